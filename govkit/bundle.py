@@ -1,0 +1,97 @@
+"""The signed bundle a runner needs for one profile, made current on demand.
+
+For a profile, `ensure_bundle` makes sure the test PKI exists, that the governance and
+permissions documents on disk are exactly what govkit would render now, that each has a
+`.p7s` that verifies against the Permissions CA, and re-generates / re-signs whatever is
+missing or stale. Nothing is signed from a document that fails validation.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import documents, smime
+from .errors import GovkitError
+from .pki import DEFAULT_PARTICIPANTS, TestPKI, init_pki
+from .profiles import Profile
+from .runners.base import Bundle, ParticipantFiles
+
+
+@dataclass
+class BundleLog:
+    """What ensure_* did, for the CLI to print."""
+    messages: list[str] = field(default_factory=list)
+
+    def say(self, message: str) -> None:
+        self.messages.append(message)
+
+
+def ensure_pki(ca_dir: Path, log: BundleLog, single_ca: bool = False,
+               participants=DEFAULT_PARTICIPANTS) -> TestPKI:
+    """Load the PKI in `ca_dir`, creating a test PKI there if it has none yet."""
+    pki = TestPKI(Path(ca_dir))
+    missing = [p for p in participants if not pki.path(p, ".key").exists()]
+    if not pki.exists() or missing:
+        created = not pki.exists()
+        pki, files = init_pki(ca_dir, participants=participants, single_ca=single_ca)
+        if created:
+            log.say(f"created a {'single-CA ' if single_ca else ''}test PKI in {ca_dir}/ "
+                    f"(TEST ONLY: identity CA, permissions CA, {', '.join(participants)})")
+        elif files:
+            log.say(f"added participants {', '.join(missing)} to {ca_dir}/")
+    if single_ca and not pki.single_ca:
+        raise GovkitError(f"{ca_dir}: this runner needs one CA for identities and permissions; "
+                          f"create one with `govkit pki init DIR --single-ca` and pass --ca DIR")
+    return pki
+
+
+def _ensure_signed(doc, xml_path: Path, pki: TestPKI, log: BundleLog) -> Path:
+    """Write + sign `doc` unless the files on disk are already current and verify."""
+    rendered = doc.render()
+    p7s = smime.signed_path(xml_path)
+    current = xml_path.exists() and xml_path.read_bytes() == rendered and p7s.exists()
+    if current and smime.verify_file(p7s, pki.permissions_ca).ok:
+        return p7s
+    documents.write_document(doc, xml_path)
+    smime.sign_document(xml_path, pki.permissions_ca, pki.permissions_ca_key)
+    check = smime.verify_file(p7s, pki.permissions_ca)
+    if not check.ok:  # would be a govkit bug: never hand a runner a file that fails verify
+        raise GovkitError(f"{p7s}: freshly signed file does not verify: "
+                          f"{'; '.join(check.problems)}", exit_code=1)
+    log.say(f"signed {p7s}")
+    return p7s
+
+
+def ensure_bundle(profile: Profile, pki: TestPKI, build_dir: Path, runner: str,
+                  log: BundleLog, participants=DEFAULT_PARTICIPANTS) -> Bundle:
+    """Current, verified, signed files for `profile` (none for the unsecured baseline)."""
+    if not profile.security:
+        return Bundle(profile)
+    build_dir = Path(build_dir)
+    scope = documents.access_scope(runner)
+    gov = _ensure_signed(documents.GovernanceDocument(profile),
+                         build_dir / "governance" / f"{profile.name}.xml", pki, log)
+    files = {}
+    for name in participants:
+        perm = _ensure_signed(documents.PermissionsDocument.for_participant(pki, name, scope),
+                              build_dir / "permissions" / f"{name}.xml", pki, log)
+        files[name] = ParticipantFiles(
+            name=name, identity_ca=pki.identity_ca.resolve(),
+            certificate=pki.path(name).resolve(), private_key=pki.path(name, ".key").resolve(),
+            permissions_ca=pki.permissions_ca.resolve(), governance=gov.resolve(),
+            permissions=perm.resolve())
+    return Bundle(profile, files)
+
+
+def bundle_hashes(bundle: Bundle) -> list[dict]:
+    """SHA-256 of every signed file a bundle hands to the runner (for the report)."""
+    seen: dict[Path, str] = {}
+    for f in bundle.participants.values():
+        for path in (f.governance, f.permissions):
+            seen.setdefault(path, hashlib.sha256(path.read_bytes()).hexdigest())
+    return [{"profile": bundle.profile.name, "path": str(p), "sha256": h}
+            for p, h in seen.items()]
+
+

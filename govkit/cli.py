@@ -1,0 +1,258 @@
+"""The `govkit` command line: parse options, call one stage function, print.
+
+Exit codes: 0 success; 1 invalid document / failed verification / failed benchmark point;
+2 unreadable input, bad usage or a missing prerequisite; 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from . import __version__
+from .errors import EXIT_INVALID, EXIT_OK, EXIT_USAGE, GovkitError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="DDS Security governance/permissions: generate, validate, sign, verify, "
+                       "and benchmark every protection profile.")
+pki_app = typer.Typer(no_args_is_help=True, help="Test PKI (identity CA, permissions CA, "
+                                                 "participants).")
+app.add_typer(pki_app, name="pki")
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+ProfileOpt = Annotated[list[str] | None, typer.Option(
+    "--profile", "-p", help="Profile name or seed alias (repeatable).")]
+AllOpt = Annotated[bool, typer.Option("--all-profiles", help="Every catalog profile.")]
+CaOpt = Annotated[Path, typer.Option("--ca", help="Test PKI directory (created if empty).")]
+
+
+def _fail(e: GovkitError):
+    for line in str(e).splitlines():
+        err.print(f"govkit: {line}" if line == str(e).splitlines()[0] else line, markup=False)
+    raise typer.Exit(e.exit_code)
+
+
+def main() -> None:
+    try:
+        app()
+    except KeyboardInterrupt:
+        err.print("govkit: interrupted")
+        sys.exit(130)
+
+
+def _run(fn, *args, **kwargs):
+    """Call a stage function; user errors become one line and an exit code."""
+    try:
+        return fn(*args, **kwargs)
+    except GovkitError as e:
+        _fail(e)
+    except OSError as e:
+        _fail(GovkitError(f"{e.filename or ''}: {e.strerror}" if e.filename else str(e)))
+
+
+@app.callback(invoke_without_command=True)
+def _root(version: Annotated[bool, typer.Option("--version", help="Print the version.")] = False):
+    if version:
+        out.print(f"govkit {__version__}")
+        raise typer.Exit()
+
+
+@app.command()
+def profiles(as_json: Annotated[bool, typer.Option("--json", help="JSON list.")] = False):
+    """List the protection-profile catalog."""
+    from .profiles import PROFILES
+    if as_json:
+        print(json.dumps([p.to_json() for p in PROFILES], indent=2))
+        return
+    from rich.table import Table
+    cols = ("name", "aliases", "allow_unauthenticated_participants", "rtps_protection_kind",
+            "metadata_protection_kind", "data_protection_kind", "perftest_governance_file")
+    table = Table(title="govkit protection profiles")
+    for c in cols:
+        table.add_column(c.replace("_", " "), overflow="fold")
+    for p in PROFILES:
+        d = p.to_json()
+        table.add_row(*[", ".join(d[c]) if c == "aliases" else str(d[c] or "—") for c in cols])
+    out.print(table)
+
+
+@app.command()
+def validate(files: Annotated[list[Path], typer.Argument(help="XML or signed S/MIME files.")],
+             as_json: Annotated[bool, typer.Option("--json")] = False):
+    """Validate governance/permissions documents against the DDS Security 1.1 schemas."""
+    from .schema import validate_file
+    report, code = [], EXIT_OK
+    for f in files:
+        try:
+            findings = validate_file(f)
+        except GovkitError as e:
+            report.append({"file": str(f), "valid": False, "error": str(e), "findings": []})
+            err.print(f"govkit: {e}", markup=False)
+            code = EXIT_USAGE
+            continue
+        report.append({"file": str(f), "valid": not findings,
+                       "findings": [x.to_json() for x in findings]})
+        if findings:
+            code = max(code, EXIT_INVALID)
+        if not as_json:
+            for x in findings:
+                out.print(str(x), markup=False, soft_wrap=True)
+            if not findings:
+                out.print(f"{f}: valid", markup=False)
+    if as_json:
+        print(json.dumps(report, indent=2))
+    raise typer.Exit(code)
+
+
+@pki_app.command("init")
+def pki_init(
+    directory: Annotated[Path, typer.Argument(help="PKI directory.")] = Path("pki"),
+    participant: Annotated[list[str] | None, typer.Option(
+        "--participant", help="Participant identity (repeatable; default pub and sub).")] = None,
+    key_type: Annotated[str, typer.Option("--key-type", help="ec-p256 or rsa-2048.")] = "ec-p256",
+    days: Annotated[int, typer.Option("--days", help="Certificate validity in days.")] = 365,
+    force: Annotated[bool, typer.Option("--force", help="Replace existing keys.")] = False,
+    single_ca: Annotated[bool, typer.Option(
+        "--single-ca", help="One CA for identities and permissions (RTI Perftest).")] = False,
+):
+    """Create a TEST PKI: identity CA, separate permissions CA, participant identities."""
+    from .pki import DEFAULT_PARTICIPANTS, init_pki
+    pki, created = _run(init_pki, directory, tuple(participant or DEFAULT_PARTICIPANTS),
+                        key_type, days, force, single_ca)
+    for f in created:
+        out.print(f"wrote {f}", markup=False)
+    if not created:
+        out.print(f"{directory}: PKI already complete; nothing written (use --force to "
+                  f"replace keys)", markup=False)
+
+
+@app.command()
+def generate(profile: ProfileOpt = None, all_profiles: AllOpt = False,
+             out_dir: Annotated[Path, typer.Option("--out")] = Path("build"),
+             ca: CaOpt = Path("pki"),
+             domain: Annotated[str, typer.Option(
+                 "--domain", help="Domain id or range, e.g. 0 or 0-10.")] = "0-230",
+             runner: Annotated[str, typer.Option(
+                 "--runner", help="Whose topics the permissions allow: ddsperf or perftest."
+             )] = "ddsperf"):
+    """Render governance per profile and permissions per participant (validated)."""
+    from .bundle import BundleLog, ensure_pki
+    from .documents import DomainSet
+    from .documents import generate as generate_documents
+    from .profiles import select_profiles
+    log = BundleLog()
+    chosen = _run(select_profiles, profile, all_profiles)
+    domains = _run(DomainSet.parse, domain)
+    pki = _run(ensure_pki, ca, log, runner == "perftest")
+    for m in log.messages:
+        out.print(m, markup=False)
+    for path in _run(generate_documents, chosen, pki, out_dir, domains, runner):
+        out.print(f"wrote {path}", markup=False)
+
+
+@app.command()
+def sign(paths: Annotated[list[Path] | None, typer.Argument(
+             help="XML files or directories (default build/).")] = None,
+         ca: CaOpt = Path("pki")):
+    """S/MIME-sign documents with the Permissions CA (writes NAME.p7s beside NAME.xml)."""
+    from .bundle import BundleLog, ensure_pki
+    from .smime import sign_paths
+    log = BundleLog()
+    pki = _run(ensure_pki, ca, log)
+    for m in log.messages:
+        out.print(m, markup=False)
+    signed, errors = _run(sign_paths, paths or [Path("build")], pki.permissions_ca,
+                          pki.permissions_ca_key)
+    for p in signed:
+        out.print(f"signed {p}", markup=False)
+    for e in errors:
+        err.print(e, markup=False)
+    if not signed and not errors:
+        err.print(f"govkit: no .xml documents under {', '.join(map(str, paths or ['build']))}; "
+                  f"run `govkit generate` first")
+        raise typer.Exit(EXIT_USAGE)
+    raise typer.Exit(EXIT_INVALID if errors else EXIT_OK)
+
+
+@app.command()
+def verify(files: Annotated[list[Path], typer.Argument(help="Signed .p7s files.")],
+           ca: CaOpt = Path("pki"),
+           as_json: Annotated[bool, typer.Option("--json")] = False):
+    """Verify signatures against the Permissions CA and validate the signed documents."""
+    from .pki import TestPKI
+    from .smime import verify_file
+    ca_cert = (ca / "permissions_ca.pem") if ca.is_dir() else ca
+    if not ca_cert.exists():
+        _fail(GovkitError(f"{ca_cert}: no Permissions CA certificate"))
+    del TestPKI
+    results = [_run(verify_file, f, ca_cert) for f in files]
+    if as_json:
+        print(json.dumps([r.to_json() for r in results], indent=2))
+    else:
+        for r in results:
+            if r.ok:
+                out.print(f"{r.file}: OK ({r.kind}, signed by {r.signer})", markup=False)
+            for p in r.problems:
+                out.print(f"{r.file}: {p}", markup=False)
+    raise typer.Exit(EXIT_OK if all(r.ok for r in results) else EXIT_INVALID)
+
+
+@app.command()
+def bench(
+    profile: ProfileOpt = None, all_profiles: AllOpt = False,
+    runner: Annotated[str, typer.Option("--runner", help="ddsperf or perftest.")] = "ddsperf",
+    mode: Annotated[str, typer.Option("--mode", help="latency, throughput or both.")] = "latency",
+    sizes: Annotated[str, typer.Option(
+        "--sizes", help="Comma list of bytes, or 'seeds' (the seeds' 8 sizes).")] = "32,1024,63000",
+    duration: Annotated[int, typer.Option("--duration", help="Measured seconds per point.")] = 5,
+    repeat: Annotated[int, typer.Option("--repeat", help="Repetitions of every point.")] = 1,
+    out_dir: Annotated[Path | None, typer.Option(
+        "--out", help="Results directory (default results/<timestamp>/).")] = None,
+    ca: CaOpt = Path("pki"),
+    build: Annotated[Path, typer.Option("--build", help="Where signed files go.")] = Path("build"),
+    resume: Annotated[bool, typer.Option("--resume", help="Continue an interrupted run.")] = False,
+    pin: Annotated[bool, typer.Option("--pin", help="Pin pub to CPU 0, sub to CPU 1.")] = False,
+    perftest: Annotated[str | None, typer.Option("--perftest", help="perftest_cpp path.")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print command lines only.")] = False,
+    no_report: Annotated[bool, typer.Option("--no-report", help="Skip report.html.")] = False,
+):
+    """Benchmark each profile with its signed bundle; write results.json, CSVs, report."""
+    from .bench import BenchOptions, parse_modes, parse_sizes, run_bench, summary_table
+    from .profiles import select_profiles
+    opts = BenchOptions(
+        profiles=_run(select_profiles, profile, all_profiles), runner=runner,
+        modes=_run(parse_modes, mode), sizes=_run(parse_sizes, sizes), duration=duration,
+        repeat=repeat, out=out_dir, ca=ca, build=build, resume=resume, pin=pin,
+        dry_run=dry_run, runner_options={"perftest": perftest} if perftest else {},
+        command=" ".join(["govkit", *sys.argv[1:]]))
+    outcome = _run(run_bench, opts, err)
+    if dry_run:
+        return
+    if outcome.summary:
+        out.print(summary_table(outcome))
+    if not no_report and outcome.summary:
+        from .report import write_report
+        html, md = _run(write_report, outcome.out)
+        out.print(f"report: {html}", markup=False)
+    out.print(f"results: {outcome.out}/results.json", markup=False)
+    if outcome.interrupted:
+        err.print(f"govkit: interrupted; completed points are kept. Continue with "
+                  f"`govkit bench ... --resume --out {outcome.out}`")
+        raise typer.Exit(130)
+    if outcome.failed:
+        err.print(f"govkit: {outcome.failed} point(s) failed (see above and results.json)")
+        raise typer.Exit(EXIT_INVALID)
+
+
+@app.command()
+def report(results_dir: Annotated[Path, typer.Argument(help="A govkit bench results dir.")]):
+    """Write report.html and summary.md for a results directory."""
+    from .report import write_report
+    html, md = _run(write_report, results_dir)
+    out.print(f"wrote {html}\nwrote {md}", markup=False)

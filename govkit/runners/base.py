@@ -1,0 +1,161 @@
+"""The runner interface: build config, build command lines, run, parse output.
+
+A runner never signs or validates anything: it receives a `Bundle` of already signed,
+verified files (govkit.bundle) and turns one `BenchPoint` into `ProcessSpec`s, which the
+shared `run_processes` executes; the runner then parses their output into a `PointResult`.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from ..profiles import Profile
+
+
+@dataclass(frozen=True)
+class ParticipantFiles:
+    """What one secured participant needs (all paths absolute)."""
+    name: str
+    identity_ca: Path
+    certificate: Path
+    private_key: Path
+    permissions_ca: Path
+    governance: Path      # signed governance (.p7s)
+    permissions: Path     # signed permissions (.p7s)
+
+
+@dataclass(frozen=True)
+class Bundle:
+    """Signed files for one profile; `participants` is empty for the `none` baseline."""
+    profile: Profile
+    participants: dict[str, ParticipantFiles] = field(default_factory=dict)
+    domain_id: int = 0
+
+
+@dataclass(frozen=True)
+class BenchPoint:
+    profile: Profile
+    mode: str              # "latency" | "throughput"
+    size: int              # payload bytes
+    duration: float        # seconds of measurement (warm-up excluded)
+    repeat: int = 0        # repetition index
+    domain_id: int = 0     # private per run: strays on other domains cannot match
+    cpus: tuple[int, int] | None = None  # optional pinning (publisher, subscriber)
+
+
+@dataclass
+class ProcessSpec:
+    role: str                          # e.g. "pub" / "sub"
+    argv: list[str]
+    env: dict[str, str] = field(default_factory=dict)
+    start_delay: float = 0.0           # seconds after the previous process started
+    primary: bool = False              # the run ends when the primary process exits
+    cpu: int | None = None             # pin to this CPU (taskset) when set
+
+
+@dataclass
+class ProcessOutput:
+    role: str
+    argv: list[str]
+    returncode: int | None             # None: killed after the timeout
+    stdout: str
+    stderr: str
+    pid: int | None = None
+
+    def tail(self, n: int = 8) -> str:
+        lines = (self.stdout + self.stderr).strip().splitlines()
+        return "\n".join(lines[-n:])
+
+
+@dataclass
+class PointResult:
+    latency_us: dict | None = None     # median mean std min max p90 p99 (+ count outside)
+    count: int | None = None
+    throughput: dict | None = None     # samples_per_s mbps lost
+    extra: dict = field(default_factory=dict)  # runner-specific details (method, raw lines)
+
+
+class RunnerError(Exception):
+    """A point failed: the message names what happened and shows the runner's last lines."""
+
+
+class Runner(Protocol):
+    name: str
+
+    def check_installed(self) -> None:
+        """Raise GovkitError (exit 2) with install instructions if the runner is unusable."""
+
+    def prepare(self, point: BenchPoint, bundle: Bundle, workdir: Path) -> list[ProcessSpec]:
+        """Write any configuration into `workdir` and return the processes to start."""
+
+    def parse(self, point: BenchPoint, outputs: dict[str, ProcessOutput]) -> PointResult:
+        """Turn the processes' output into statistics; raise RunnerError if it cannot."""
+
+
+def run_processes(specs: list[ProcessSpec], timeout: float, grace: float = 0.5
+                  ) -> dict[str, ProcessOutput]:
+    """Start the processes in order, wait for the primary one, stop the rest.
+
+    Every process gets its own session so a timeout kills its whole group. Output goes to
+    temp files (not pipes) so a chatty process can never block on a full pipe.
+    """
+    import tempfile
+
+    procs: list[tuple[ProcessSpec, subprocess.Popen, object, object]] = []
+    deadline = time.monotonic() + timeout
+    try:
+        for spec in specs:
+            if spec.start_delay:
+                time.sleep(spec.start_delay)
+            out = tempfile.TemporaryFile()
+            err = tempfile.TemporaryFile()
+            env = {**os.environ, **spec.env}
+            argv = (["taskset", "-c", str(spec.cpu)] if spec.cpu is not None else []) + spec.argv
+            p = subprocess.Popen(argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
+                                 env=env, start_new_session=True)
+            procs.append((spec, p, out, err))
+        primary = next((p for s, p, _, _ in procs if s.primary), procs[-1][1])
+        try:
+            primary.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            pass
+        # The primary holds the numbers: give the others a moment to finish, then stop them.
+        for _, p, _, _ in procs:
+            try:
+                p.wait(timeout=max(0.1, min(grace, deadline - time.monotonic())))
+            except subprocess.TimeoutExpired:
+                pass
+    finally:
+        results: dict[str, ProcessOutput] = {}
+        for spec, p, out, err in procs:
+            killed = p.poll() is None
+            if killed:
+                _kill_group(p)
+            out.seek(0)
+            err.seek(0)
+            results[spec.role] = ProcessOutput(
+                spec.role, spec.argv, None if killed else p.returncode,
+                out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace"),
+                pid=p.pid)
+            out.close()
+            err.close()
+    return results
+
+
+def _kill_group(p: subprocess.Popen) -> None:
+    for sig in (signal.SIGINT, signal.SIGKILL):
+        try:
+            os.killpg(p.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            p.wait(timeout=2)
+            return
+        except subprocess.TimeoutExpired:
+            continue
