@@ -114,7 +114,10 @@ def csv_name(profile: str, mode: str) -> str:
     """The seeds' file names, so existing post-processing keeps working."""
     from .profiles import get_profile
     alias = get_profile(profile).alias
-    prefix = "lat_udpv4_pub" if mode == "latency" else "thr_udpv4_sub"
+    prefixes = {"latency": "lat_udpv4_pub", "throughput": "thr_udpv4_sub"}
+    if mode not in prefixes:
+        raise GovkitError(f"unknown benchmark mode {mode!r}; valid: {', '.join(prefixes)}")
+    prefix = prefixes[mode]
     return f"{prefix}_unkeyed_rel_security_{alias}.csv"
 
 

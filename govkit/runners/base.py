@@ -97,6 +97,9 @@ class Runner(Protocol):
     def parse(self, point: BenchPoint, outputs: dict[str, ProcessOutput]) -> PointResult:
         """Turn the processes' output into statistics; raise RunnerError if it cannot."""
 
+    def timeout(self, point: BenchPoint) -> float:
+        """Seconds after which a point's processes are killed and the point fails."""
+
 
 def run_processes(specs: list[ProcessSpec], timeout: float, grace: float = 0.5
                   ) -> dict[str, ProcessOutput]:
