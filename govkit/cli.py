@@ -1,12 +1,13 @@
 """The `govkit` command line: parse options, call one stage function, print.
 
 Exit codes: 0 success; 1 invalid document / failed verification / failed benchmark point;
-2 unreadable input, bad usage or a missing prerequisite; 130 interrupted.
+2 unreadable input, bad usage or a missing prerequisite; 3 internal error; 130 interrupted.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -44,6 +45,12 @@ def main() -> None:
     except KeyboardInterrupt:
         err.print("govkit: interrupted")
         sys.exit(130)
+    except Exception as e:  # a govkit bug: one line unless asked for the traceback
+        if os.environ.get("GOVKIT_DEBUG"):
+            raise
+        err.print(f"govkit: internal error: {type(e).__name__}: {e} (set GOVKIT_DEBUG=1 for "
+                  f"the traceback, and please report it)", markup=False)
+        sys.exit(3)
 
 
 def _run(fn, *args, **kwargs):

@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -57,16 +58,19 @@ class ProcessSpec:
     start_delay: float = 0.0           # seconds after the previous process started
     primary: bool = False              # the run ends when the primary process exits
     cpu: int | None = None             # pin to this CPU (taskset) when set
+    # Primary only: called with the output so far; True ends the run early (all stopped).
+    stop_when: Callable[[str], bool] | None = None
 
 
 @dataclass
 class ProcessOutput:
     role: str
     argv: list[str]
-    returncode: int | None             # None: killed after the timeout
+    returncode: int | None             # None: still running when we stopped it
     stdout: str
     stderr: str
     pid: int | None = None
+    timed_out: bool = False            # stopped because the point's timeout expired
 
     def tail(self, n: int = 8) -> str:
         lines = (self.stdout + self.stderr).strip().splitlines()
@@ -112,6 +116,8 @@ def run_processes(specs: list[ProcessSpec], timeout: float, grace: float = 0.5
 
     procs: list[tuple[ProcessSpec, subprocess.Popen, object, object]] = []
     deadline = time.monotonic() + timeout
+    timed_out = False
+    stopped: set[int] = set()   # pids we signalled: their exit status is ours, not theirs
     try:
         for spec in specs:
             if spec.start_delay:
@@ -123,11 +129,10 @@ def run_processes(specs: list[ProcessSpec], timeout: float, grace: float = 0.5
             p = subprocess.Popen(argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
                                  env=env, start_new_session=True)
             procs.append((spec, p, out, err))
-        primary = next((p for s, p, _, _ in procs if s.primary), procs[-1][1])
-        try:
-            primary.wait(timeout=max(0.1, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            pass
+        pspec, primary, pout, _ = next((x for x in procs if x[0].primary), procs[-1])
+        timed_out = not _wait_primary(primary, pout, pspec.stop_when, deadline)
+        if primary.poll() is None:
+            _signal_all(procs, signal.SIGINT, stopped)   # done (or timed out): ask politely
         # The primary holds the numbers: give the others a moment to finish, then stop them.
         for _, p, _, _ in procs:
             try:
@@ -137,18 +142,44 @@ def run_processes(specs: list[ProcessSpec], timeout: float, grace: float = 0.5
     finally:
         results: dict[str, ProcessOutput] = {}
         for spec, p, out, err in procs:
-            killed = p.poll() is None
-            if killed:
+            killed = p.poll() is None or p.pid in stopped
+            if p.poll() is None:
                 _kill_group(p)
             out.seek(0)
             err.seek(0)
             results[spec.role] = ProcessOutput(
                 spec.role, spec.argv, None if killed else p.returncode,
                 out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace"),
-                pid=p.pid)
+                pid=p.pid, timed_out=timed_out and killed)
             out.close()
             err.close()
     return results
+
+
+def _wait_primary(p: subprocess.Popen, out, stop_when, deadline: float) -> bool:
+    """Wait until the primary exits or its stop condition holds (True), or the deadline
+    passes (False). Polls its output file a few times a second: negligible CPU."""
+    while time.monotonic() < deadline:
+        try:
+            p.wait(timeout=min(0.25, max(0.01, deadline - time.monotonic())))
+            return True
+        except subprocess.TimeoutExpired:
+            pass
+        if stop_when is not None:
+            text = os.pread(out.fileno(), 1 << 24, 0).decode("utf-8", "replace")
+            if stop_when(text):
+                return True
+    return p.poll() is not None
+
+
+def _signal_all(procs, sig, stopped: set[int]) -> None:
+    for _, p, _, _ in procs:
+        if p.poll() is None:
+            stopped.add(p.pid)
+            try:
+                os.killpg(p.pid, sig)
+            except ProcessLookupError:
+                pass
 
 
 def _kill_group(p: subprocess.Popen) -> None:

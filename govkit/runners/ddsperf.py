@@ -47,7 +47,8 @@ _LATENCY_RE = re.compile(
     r"max (?P<max>[\d.]+)us cnt (?P<cnt>\d+)", re.M)
 _THROUGHPUT_RE = re.compile(
     r"^\[(?P<pid>\d+)\]\s+(?P<t>[\d.]+)\s+size (?P<size>\d+) total (?P<total>\d+) lost \d+ "
-    r"delta (?P<delta>\d+) lost (?P<lost>\d+) rate (?P<ksps>[\d.]+) kS/s (?P<mbps>[\d.]+) Mb/s",
+    r"delta (?P<delta>[1-9]\d*) lost (?P<lost>\d+) "   # seconds with data only
+    r"rate (?P<ksps>[\d.]+) kS/s (?P<mbps>[\d.]+) Mb/s",
     re.M)
 _PARTICIPANT_RE = re.compile(r"^\[(?P<pid>\d+)\] participant (?P<peer>\S+): new(?! \(self\))",
                              re.M)
@@ -92,10 +93,11 @@ class DdsperfRunner:
     name = "ddsperf"
     needs_single_ca = False
     warmup_s = 1
-    # ddsperf's -D counts from process start, which includes discovery and (secured) the
-    # authentication handshake: give it this much extra so `duration` full seconds remain.
-    startup_allowance_s = 2
     init_wait_s = 10      # -Qinitwait: how long a process waits for its peer to match
+    # govkit stops both processes as soon as the measured seconds are in; ddsperf's own -D
+    # (counted from process start, including discovery and the secure handshake) is only
+    # a backstop this much later.
+    backstop_s = 10
 
     def __init__(self, ddsperf: str | None = None, pin: bool = False, **_ignored):
         self.executable = ddsperf or "ddsperf"
@@ -123,7 +125,7 @@ class DdsperfRunner:
         if bundle.profile.security and files is None:
             raise GovkitError(f"bundle for {bundle.profile.name} has no participant "
                               f"{participant!r}")
-        path = Path(workdir) / f"cyclonedds-{bundle.profile.name}-{participant}.xml"
+        path = Path(workdir).resolve() / f"cyclonedds-{bundle.profile.name}-{participant}.xml"
         text = _template().render(name=participant, files=files if bundle.profile.security
                                   else None, plugins=self.plugins, version=__version__)
         write_atomic(path, text)
@@ -132,7 +134,8 @@ class DdsperfRunner:
     def prepare(self, point: BenchPoint, bundle: Bundle, workdir: Path) -> list[ProcessSpec]:
         if self.plugins is None:
             self.check_installed()
-        measured = self.startup_allowance_s + self.warmup_s + int(point.duration)
+        needed = self.warmup_s + int(point.duration)     # per-second lines to collect
+        backstop = needed + self.backstop_s
         common = [self.executable, "-i", str(point.domain_id), "-Qminmatch:1",
                   f"-Qinitwait:{self.init_wait_s}"]
         cpu_pub, cpu_sub = point.cpus if (self.pin and point.cpus) else (None, None)
@@ -141,22 +144,27 @@ class DdsperfRunner:
             return {"CYCLONEDDS_URI": self.write_config(bundle, participant, workdir).as_uri()}
 
         if point.mode == "latency":
-            # pong outlives ping by a little so the last pings are answered.
-            sub = [*common, "-D", str(measured + 2), "pong"]
-            pub = [*common, "-D", str(measured), "ping", "size", str(point.size)]
-            pub_primary = True
+            sub = [*common, "-D", str(backstop + 2), "pong"]
+            pub = [*common, "-D", str(backstop), "ping", "size", str(point.size)]
+            pattern, primary = _LATENCY_RE, "pub"
         elif point.mode == "throughput":
-            sub = [*common, "-D", str(measured + 2), "sub"]
-            pub = [*common, "-D", str(measured), "pub", "size", str(point.size)]
-            pub_primary = False   # the subscriber holds the numbers: wait for it
+            sub = [*common, "-D", str(backstop + 2), "sub"]
+            pub = [*common, "-D", str(backstop), "pub", "size", str(point.size)]
+            pattern, primary = _THROUGHPUT_RE, "sub"   # the subscriber holds the numbers
         else:
             raise GovkitError(f"unknown mode {point.mode!r}")
-        return [ProcessSpec("sub", sub, env("sub"), cpu=cpu_sub, primary=not pub_primary),
+
+        def enough(text: str) -> bool:
+            return len(pattern.findall(text)) >= needed
+
+        return [ProcessSpec("sub", sub, env("sub"), cpu=cpu_sub, primary=primary == "sub",
+                            stop_when=enough if primary == "sub" else None),
                 ProcessSpec("pub", pub, env("pub"), cpu=cpu_pub, start_delay=0.2,
-                            primary=pub_primary)]
+                            primary=primary == "pub",
+                            stop_when=enough if primary == "pub" else None)]
 
     def timeout(self, point: BenchPoint) -> float:
-        return self.init_wait_s + self.startup_allowance_s + self.warmup_s + point.duration + 15
+        return self.init_wait_s + self.warmup_s + point.duration + self.backstop_s
 
     # ------------------------------------------------------------------ parsing
 
@@ -171,11 +179,23 @@ class DdsperfRunner:
 
     def parse(self, point: BenchPoint, outputs: dict[str, ProcessOutput]) -> PointResult:
         role = "pub" if point.mode == "latency" else "sub"
+        for o in outputs.values():
+            name = f"ddsperf {o.argv[-1] if o.role == 'sub' else ' '.join(o.argv[-3:])}"
+            if o.timed_out:
+                raise RunnerError(f"{name} did not finish within {self.timeout(point):.0f} s "
+                                  f"(peer never matched, or stopped answering)")
+            if o.returncode not in (None, 0):
+                raise RunnerError(f"{name} exited with status {o.returncode}")
         self._check_peers(outputs, role)
         if point.mode == "latency":
-            return self.parse_latency(outputs["pub"].stdout, point.duration,
-                                      peer_pid=outputs["sub"].pid)
-        return self.parse_throughput(outputs["sub"].stdout, point.duration)
+            result = self.parse_latency(outputs["pub"].stdout, point.duration,
+                                        peer_pid=outputs["sub"].pid)
+        else:
+            result = self.parse_throughput(outputs["sub"].stdout, point.duration)
+        if result.extra["seconds"] < int(point.duration):
+            raise RunnerError(f"only {result.extra['seconds']} of {int(point.duration)} measured "
+                              f"seconds arrived (the peer stopped answering?)")
+        return result
 
     def _measured(self, rows: list[dict], duration: float) -> list[dict]:
         return rows[self.warmup_s:self.warmup_s + max(1, int(duration))]
@@ -205,8 +225,7 @@ class DdsperfRunner:
                            extra={"seconds": len(rows), "per_second": rows})
 
     def parse_throughput(self, text: str, duration: float) -> PointResult:
-        rows = [m.groupdict() for m in _THROUGHPUT_RE.finditer(text)
-                if int(m["delta"]) > 0]
+        rows = [m.groupdict() for m in _THROUGHPUT_RE.finditer(text)]  # seconds with data
         rows = self._measured(rows, duration)
         if not rows:
             raise RunnerError("ddsperf sub printed no throughput lines after the warm-up "

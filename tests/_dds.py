@@ -1,0 +1,52 @@
+"""Helpers for tests that run the real Cyclone DDS ddsperf with the security plugins."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import shutil
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from govkit.bundle import BundleLog, ensure_bundle, ensure_pki
+from govkit.profiles import get_profile
+from govkit.runners.base import BenchPoint, Bundle, ProcessOutput, run_processes
+from govkit.runners.ddsperf import DdsperfRunner, find_security_plugins
+
+needs_cyclone = pytest.mark.skipif(
+    shutil.which("ddsperf") is None or find_security_plugins() is None,
+    reason="Cyclone DDS ddsperf / security plugins not installed (run `bash .ci/setup`)")
+
+# Private domain ids per test process, so parallel runs and strays cannot meet.
+_domains = itertools.count(100 + os.getpid() % 60)
+
+
+def next_domain() -> int:
+    return next(_domains) % 230 + 1
+
+
+def make_bundle(root: Path, profile: str) -> Bundle:
+    log = BundleLog()
+    pki = ensure_pki(root / "pki", log)
+    return ensure_bundle(get_profile(profile), pki, root / "build", "ddsperf", log)
+
+
+def with_file(bundle: Bundle, participant: str, **changes) -> Bundle:
+    """The bundle with one participant's files replaced (e.g. permissions=other.p7s)."""
+    parts = dict(bundle.participants)
+    parts[participant] = replace(parts[participant], **changes)
+    return replace(bundle, participants=parts)
+
+
+def run_pair(bundle: Bundle, workdir: Path, mode: str = "latency", size: int = 32,
+             duration: int = 1, domain: int | None = None
+             ) -> tuple[DdsperfRunner, BenchPoint, dict[str, ProcessOutput]]:
+    runner = DdsperfRunner()
+    runner.check_installed()
+    runner.init_wait_s = 4   # refusals show up at once; don't wait long for a peer
+    point = BenchPoint(bundle.profile, mode, size, duration,
+                       domain_id=domain if domain is not None else next_domain())
+    outputs = run_processes(runner.prepare(point, bundle, workdir), runner.timeout(point))
+    return runner, point, outputs

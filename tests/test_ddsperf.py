@@ -1,0 +1,137 @@
+"""The ddsperf runner: parsing real captured output, configuration, and real runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from _dds import make_bundle, needs_cyclone, run_pair
+from lxml import etree
+
+from govkit.profiles import get_profile
+from govkit.runners.base import BenchPoint, Bundle, ProcessOutput, RunnerError
+from govkit.runners.ddsperf import DdsperfRunner
+
+DATA = Path(__file__).parent / "data" / "ddsperf"
+
+
+def _out(role, name, pid=None):
+    text = (DATA / name).read_text()
+    return ProcessOutput(role, ["ddsperf", "-i", "88"], None, text, "", pid=pid)
+
+
+def test_latency_aggregation_of_real_ddsperf_output():
+    """Captured from ddsperf 0.10.2 ping (sign_origin_data_encrypt, 1024 B); the first
+    per-second line is warm-up, the next three are measured (duration 3)."""
+    r = DdsperfRunner()
+    res = r.parse_latency((DATA / "sign_origin_data_encrypt-latency-1024-pub.out").read_text(),
+                          duration=3, peer_pid=10599)
+    assert res.latency_us == {
+        "median": 22.830,      # median of 23.371, 22.827, 22.830
+        "p90": 29.080,         # median of 50.851, 25.542, 29.080
+        "p99": 75.721,         # median of 930.413, 75.721, 62.033
+        "min": 21.568, "max": 50318.629,
+        "mean": 37.618,        # count-weighted mean of 58.637, 34.592, 29.589
+        "std": 12.68,          # spread of the per-second means
+    }
+    assert res.count == 8515 + 14423 + 16856
+    assert res.extra["seconds"] == 3
+
+
+def test_latency_lines_from_another_peer_are_ignored():
+    r = DdsperfRunner()
+    text = (DATA / "sign_origin_data_encrypt-latency-1024-pub.out").read_text()
+    with pytest.raises(RunnerError, match="no latency lines"):
+        r.parse_latency(text, duration=3, peer_pid=4242)
+
+
+def test_throughput_aggregation_of_real_ddsperf_output():
+    r = DdsperfRunner()
+    res = r.parse_throughput((DATA / "none-throughput-1024-sub.out").read_text(), duration=3)
+    # seconds 2..4 (second 1 is warm-up): 596.82, 615.19, 583.36 kS/s
+    assert res.throughput == {"samples_per_s": 598456.7, "mbps": 4902.55, "lost": 0}
+    assert res.count == 596862 + 615565 + 583086
+
+
+def test_a_foreign_participant_invalidates_the_point():
+    r = DdsperfRunner()
+    point = BenchPoint(get_profile("none"), "latency", 1024, 3)
+    pub = _out("pub", "sign_origin_data_encrypt-latency-1024-pub.out", pid=10607)
+    sub = _out("sub", "sign_origin_data_encrypt-latency-1024-sub.out", pid=10599)
+    assert r.parse(point, {"pub": pub, "sub": sub}).count == 39794
+    stray = ProcessOutput("pub", pub.argv, None,
+                          pub.stdout.replace("participant vm:10599: new",
+                                             "participant vm:10599: new\n[10607] participant "
+                                             "otherhost:777: new"), "", pid=10607)
+    with pytest.raises(RunnerError, match="foreign participant otherhost:777"):
+        r.parse(point, {"pub": stray, "sub": sub})
+
+
+def test_a_crashed_peer_or_timeout_fails_the_point():
+    r = DdsperfRunner()
+    point = BenchPoint(get_profile("none"), "latency", 1024, 3)
+    pub = _out("pub", "sign_origin_data_encrypt-latency-1024-pub.out", pid=10607)
+    crashed = ProcessOutput("sub", ["ddsperf", "pong"], -9, "", "", pid=10599)
+    with pytest.raises(RunnerError, match="exited with status -9"):
+        r.parse(point, {"pub": pub, "sub": crashed})
+    hung = ProcessOutput("pub", pub.argv, None, "", "", pid=1, timed_out=True)
+    with pytest.raises(RunnerError, match="did not finish within"):
+        r.parse(point, {"pub": hung, "sub": crashed})
+    short = BenchPoint(get_profile("none"), "latency", 1024, 9)
+    sub = _out("sub", "sign_origin_data_encrypt-latency-1024-sub.out", pid=10599)
+    with pytest.raises(RunnerError, match="only 4 of 9 measured seconds"):
+        r.parse(short, {"pub": pub, "sub": sub})
+
+
+def _config(tmp_path, bundle, participant):
+    r = DdsperfRunner()
+    r.plugins = Path("/plugins")
+    return etree.parse(str(r.write_config(bundle, participant, tmp_path)))
+
+
+def test_unsecured_config_has_no_security_and_stays_on_loopback(tmp_path):
+    cfg = _config(tmp_path, Bundle(get_profile("none")), "pub")
+    ns = {"c": "https://cdds.io/config"}
+    assert cfg.find(".//c:Security", ns) is None
+    assert cfg.find(".//c:NetworkInterface", ns).get("name") == "lo"
+    assert cfg.findtext(".//c:AllowMulticast", namespaces=ns) == "false"
+    assert cfg.find(".//c:Peer", ns).get("address") == "127.0.0.1"
+
+
+def test_secured_config_points_at_the_signed_bundle(tmp_path):
+    bundle = make_bundle(tmp_path, "rtps_encrypt")
+    cfg = _config(tmp_path, bundle, "sub")
+    ns = {"c": "https://cdds.io/config"}
+    files = bundle.participants["sub"]
+    expect = {"IdentityCertificate": files.certificate, "IdentityCA": files.identity_ca,
+              "PrivateKey": files.private_key, "PermissionsCA": files.permissions_ca,
+              "Governance": files.governance, "Permissions": files.permissions}
+    for tag, path in expect.items():
+        assert cfg.findtext(f".//c:{tag}", namespaces=ns) == path.as_uri()
+    assert files.governance.suffix == files.permissions.suffix == ".p7s"
+    libs = [e.get("path") for e in cfg.iterfind(".//c:Library", ns)]
+    assert libs == ["/plugins/libdds_security_auth.so", "/plugins/libdds_security_ac.so",
+                    "/plugins/libdds_security_crypto.so"]
+
+
+def test_command_lines(tmp_path):
+    r = DdsperfRunner(pin=True)
+    r.plugins = Path("/plugins")
+    point = BenchPoint(get_profile("none"), "latency", 1024, 5, domain_id=42, cpus=(0, 1))
+    sub, pub = r.prepare(point, Bundle(get_profile("none")), tmp_path)
+    assert sub.argv[1:] == ["-i", "42", "-Qminmatch:1", "-Qinitwait:10", "-D", "18", "pong"]
+    assert pub.argv[-3:] == ["ping", "size", "1024"] and pub.primary and pub.stop_when
+    assert (pub.cpu, sub.cpu) == (0, 1)
+    thr = BenchPoint(get_profile("none"), "throughput", 64, 5, domain_id=42)
+    sub, pub = r.prepare(thr, Bundle(get_profile("none")), tmp_path)
+    assert sub.argv[-1] == "sub" and sub.primary and pub.argv[-3:] == ["pub", "size", "64"]
+
+
+@needs_cyclone
+@pytest.mark.cyclone
+def test_real_throughput_point(tmp_path):
+    bundle = make_bundle(tmp_path, "rtps_sign")
+    runner, point, outputs = run_pair(bundle, tmp_path / "cfg", mode="throughput", size=256)
+    res = runner.parse(point, outputs)
+    assert res.throughput["samples_per_s"] > 1000
+    assert res.throughput["mbps"] > 0 and res.throughput["lost"] >= 0
