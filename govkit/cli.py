@@ -78,11 +78,12 @@ def profiles(as_json: Annotated[bool, typer.Option("--json", help="JSON list.")]
         print(json.dumps([p.to_json() for p in PROFILES], indent=2))
         return
     from rich.table import Table
-    cols = ("name", "aliases", "allow_unauthenticated_participants", "rtps_protection_kind",
-            "metadata_protection_kind", "data_protection_kind", "perftest_governance_file")
-    table = Table(title="govkit protection profiles")
-    for c in cols:
-        table.add_column(c.replace("_", " "), overflow="fold")
+    cols = {"name": "name", "aliases": "seed alias", "allow_unauthenticated_participants":
+            "unauth. ok", "rtps_protection_kind": "rtps", "metadata_protection_kind": "metadata",
+            "data_protection_kind": "data"}
+    table = Table(title="govkit protection profiles (all settings: govkit profiles --json)")
+    for header in cols.values():
+        table.add_column(header, overflow="fold")
     for p in PROFILES:
         d = p.to_json()
         table.add_row(*[", ".join(d[c]) if c == "aliases" else str(d[c] or "—") for c in cols])
