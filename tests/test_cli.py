@@ -1,0 +1,308 @@
+"""The `govkit` command line, driven the way a user drives it, in a fresh directory."""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from govkit import __version__
+from govkit.cli import app
+from govkit.documents import GovernanceDocument
+from govkit.pki import TestPKI
+from govkit.profiles import PROFILES, get_profile
+
+# Seed 000's listing for "RTPS Sign, Submessage Encrypt with Original Auth, Data Encrypt",
+# verbatim (4-space root indentation and the blank line after the declaration included).
+SEED_BAD_GOVERNANCE = """\
+<?xml version="1.0" encoding="UTF-8"?>
+
+<dds>
+    <domain_access_rules>
+      <domain_rule>
+        <domains>
+          <id_range>
+            <min>0</min>
+          </id_range>
+        </domains>
+        <allow_unauthenticated_participants>false</allow_unauthenticated_participants>
+        <enable_join_access_control>false</enable_join_access_control>
+        <discovery_protection_kind>NONE</discovery_protection_kind>
+        <liveliness_protection_kind>NONE</liveliness_protection_kind>
+        <rtps_protection_kind>SIGN</rtps_protection_kind>
+        <topic_access_rules>
+          <topic_rule>
+            <topic_expression>*</topic_expression>
+            <enable_discovery_protection>false</enable_discovery_protection>
+            <enable_liveliness_protection>false</enable_liveliness_protection>
+            <enable_read_access_control>false</enable_read_access_control>
+            <enable_write_access_control>false</enable_write_access_control>
+            <metadata_protection_kind>ENCRYPT_WITH_ORIGINAL_AUTHENTICATION</metadata_protection_kind>
+            <data_protection_kind>ENCRYPT</data_protection_kind>
+          </topic_rule>
+        </topic_access_rules>
+      </domain_rule>
+    </domain_access_rules>
+</dds>
+"""
+BAD_LINE = 23  # the metadata_protection_kind line above
+BAD_COLUMN = 13
+
+
+@pytest.fixture
+def cwd(tmp_path, monkeypatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+@pytest.fixture
+def run():
+    runner = CliRunner()
+
+    def invoke(*args: str):
+        result = runner.invoke(app, list(args))
+        assert "Traceback" not in result.output, result.output
+        # an uncaught exception would show up here rather than as a traceback
+        assert result.exception is None or isinstance(result.exception, SystemExit), \
+            repr(result.exception)
+        return result
+
+    return invoke
+
+
+def _files(directory: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(directory)): p.read_bytes()
+            for p in sorted(directory.rglob("*")) if p.is_file()}
+
+
+def test_three_commands_on_a_fresh_directory(cwd, run):
+    assert list(cwd.iterdir()) == []
+    gen = run("generate", "--profile", "sign_origin_data_encrypt")
+    assert gen.exit_code == 0, gen.output
+    assert "created a test PKI in pki/" in gen.stdout
+    assert "TEST ONLY" in gen.stdout
+    for path in ("build/governance/sign_origin_data_encrypt.xml", "build/permissions/pub.xml",
+                 "build/permissions/sub.xml"):
+        assert f"wrote {path}" in gen.stdout
+        assert (cwd / path).is_file()
+    assert TestPKI.load(cwd / "pki").participants() == ["pub", "sub"]
+    assert (cwd / "build/governance/sign_origin_data_encrypt.xml").read_bytes() == \
+        GovernanceDocument(get_profile("sign_origin_data_encrypt")).render()
+
+    sign = run("sign", "--ca", "pki/")
+    assert sign.exit_code == 0, sign.output
+    for stem in ("governance/sign_origin_data_encrypt", "permissions/pub", "permissions/sub"):
+        assert f"signed build/{stem}.p7s" in sign.stdout
+        assert (cwd / "build" / f"{stem}.p7s").is_file()
+    assert sorted(str(p.relative_to(cwd)) for p in cwd.rglob("*.p7s")) == [
+        "build/governance/sign_origin_data_encrypt.p7s", "build/permissions/pub.p7s",
+        "build/permissions/sub.p7s"]
+
+    verify = run("verify", "--ca", "pki/", "build/governance/sign_origin_data_encrypt.p7s")
+    assert verify.exit_code == 0, verify.output
+    assert verify.stdout.startswith("build/governance/sign_origin_data_encrypt.p7s: OK "
+                                    "(governance, signed by ")
+    assert "Permissions CA" in verify.stdout
+
+    every = run("verify", "--ca", "pki", "--json", *sorted(
+        str(p.relative_to(cwd)) for p in cwd.rglob("*.p7s")))
+    assert every.exit_code == 0, every.output
+    report = json.loads(every.stdout)
+    assert [r["ok"] for r in report] == [True, True, True]
+    assert [r["kind"] for r in report] == ["governance", "permissions", "permissions"]
+    assert set(report[0]) == {"file", "ok", "problems", "signer", "kind"}
+
+
+def test_generate_again_keeps_the_pki(cwd, run):
+    assert run("generate", "-p", "rtps_sign").exit_code == 0
+    keys = _files(cwd / "pki")
+    again = run("generate", "-p", "rtps_sign", "-p", "rtps_encrypt")
+    assert again.exit_code == 0, again.output
+    assert "created" not in again.stdout
+    assert _files(cwd / "pki") == keys
+    assert (cwd / "build/governance/rtps_encrypt.xml").is_file()
+
+
+def test_generate_by_alias(cwd, run):
+    result = run("generate", "--profile", "rtps_sign_orig_data_encrypt")
+    assert result.exit_code == 0, result.output
+    assert (cwd / "build/governance/sign_origin_data_encrypt.xml").is_file()
+    assert not (cwd / "build/governance/rtps_sign_orig_data_encrypt.xml").exists()
+
+
+def test_generate_all_profiles_and_options(cwd, run):
+    result = run("generate", "--all-profiles", "--out", "o", "--ca", "k", "--domain", "3",
+                 "--runner", "perftest")
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in (cwd / "o" / "governance").iterdir()) == sorted(
+        f"{p.name}.xml" for p in PROFILES if p.security)
+    assert "single-CA" in result.stdout  # perftest takes one CA
+    assert TestPKI.load(cwd / "k").single_ca
+    perm = (cwd / "o" / "permissions" / "pub.xml").read_text()
+    assert "<topic>Throughput</topic>" in perm and "<id>3</id>" in perm
+
+
+def test_unknown_profile(cwd, run):
+    result = run("generate", "--profile", "rtps_sign_encrypt")
+    assert result.exit_code == 2
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith("govkit: unknown profile 'rtps_sign_encrypt'")
+    for p in PROFILES:
+        assert p.name in lines[0]
+    assert result.stdout == ""
+    assert list(cwd.iterdir()) == []  # nothing created, not even the PKI
+
+
+@pytest.mark.parametrize("args", [["generate"], ["generate", "-p", "rtps_sign", "--domain", "231"],
+                                  ["generate", "-p", "rtps_sign", "--runner", "connext"]])
+def test_generate_usage_errors(cwd, run, args):
+    result = run(*args)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith("govkit: ")
+    assert not (cwd / "build").exists()
+
+
+def test_validate_exit_codes_and_json(cwd, run):
+    assert run("generate", "-p", "rtps_sign").exit_code == 0
+    good = "build/governance/rtps_sign.xml"
+    Path("bad_governance.xml").write_text(SEED_BAD_GOVERNANCE)
+
+    ok = run("validate", good, "build/permissions/pub.xml")
+    assert ok.exit_code == 0, ok.output
+    assert ok.stdout.splitlines() == [f"{good}: valid", "build/permissions/pub.xml: valid"]
+
+    bad = run("validate", "bad_governance.xml")
+    assert bad.exit_code == 1, bad.output
+
+    missing = run("validate", "missing.xml")
+    assert missing.exit_code == 2, missing.output
+    assert missing.stderr.startswith("govkit: missing.xml")
+
+    assert run("validate", good, "bad_governance.xml").exit_code == 1
+    assert run("validate", good, "bad_governance.xml", "missing.xml").exit_code == 2
+
+    js = run("validate", "--json", good, "bad_governance.xml", "missing.xml")
+    assert js.exit_code == 2
+    report = json.loads(js.stdout)
+    assert [r["file"] for r in report] == [good, "bad_governance.xml", "missing.xml"]
+    assert [r["valid"] for r in report] == [True, False, False]
+    assert report[0]["findings"] == []
+    (finding,) = report[1]["findings"]
+    assert finding == {"file": "bad_governance.xml", "line": BAD_LINE, "column": BAD_COLUMN,
+                       "message": finding["message"]}
+    assert "ENCRYPT_WITH_ORIGINAL_AUTHENTICATION" in finding["message"]
+    assert "ENCRYPT_WITH_ORIGIN_AUTHENTICATION" in finding["message"]
+    assert report[2]["findings"] == [] and "missing.xml" in report[2]["error"]
+
+
+def test_validate_points_at_the_seed_error(cwd, run):
+    Path("seed.xml").write_text(SEED_BAD_GOVERNANCE)
+    assert SEED_BAD_GOVERNANCE.splitlines()[BAD_LINE - 1].index("<") + 1 == BAD_COLUMN
+    assert "ORIGINAL" in SEED_BAD_GOVERNANCE.splitlines()[BAD_LINE - 1]
+    result = run("validate", "seed.xml")
+    assert result.exit_code == 1
+    lines = result.stdout.splitlines()
+    assert len(lines) == 1
+    assert re.match(rf"seed\.xml:{BAD_LINE}:{BAD_COLUMN}: metadata_protection_kind: ", lines[0])
+    assert "did you mean ENCRYPT_WITH_ORIGIN_AUTHENTICATION?" in lines[0]
+
+
+def test_validate_signed_file(cwd, run):
+    assert run("generate", "-p", "rtps_sign").exit_code == 0
+    assert run("sign").exit_code == 0
+    result = run("validate", "build/governance/rtps_sign.p7s")
+    assert result.exit_code == 0, result.output
+
+
+def test_verify_tampered_exits_1(cwd, run):
+    assert run("generate", "-p", "rtps_encrypt").exit_code == 0
+    assert run("sign", "--ca", "pki").exit_code == 0
+    p7s = cwd / "build/governance/rtps_encrypt.p7s"
+    data = p7s.read_bytes()
+    p7s.write_bytes(data.replace(b"<max>230</max>", b"<max>200</max>", 1))
+    result = run("verify", "--ca", "pki/", str(p7s.relative_to(cwd)))
+    assert result.exit_code == 1, result.output
+    assert "content digest mismatch" in result.stdout
+    assert "OK" not in result.stdout
+
+
+def test_verify_errors(cwd, run):
+    assert run("generate", "-p", "rtps_sign").exit_code == 0
+    assert run("sign").exit_code == 0
+    no_ca = run("verify", "--ca", "nowhere", "build/governance/rtps_sign.p7s")
+    assert no_ca.exit_code == 2 and no_ca.stderr.startswith("govkit: ")
+    missing = run("verify", "missing.p7s")
+    assert missing.exit_code == 2 and missing.stderr.startswith("govkit: ")
+    # an unsigned document is not a signed one
+    plain = run("verify", "build/governance/rtps_sign.xml")
+    assert plain.exit_code == 1 and "malformed" in plain.stdout
+    # the wrong CA: the identity CA did not sign it
+    wrong = run("verify", "--ca", "pki/identity_ca.pem", "build/governance/rtps_sign.p7s")
+    assert wrong.exit_code == 1 and "not the Permissions CA" in wrong.stdout
+
+
+def test_verify_corrupt_signature_is_reported_not_raised(cwd, run):
+    assert run("generate", "-p", "rtps_sign").exit_code == 0
+    assert run("sign").exit_code == 0
+    p7s = cwd / "build/governance/rtps_sign.p7s"
+    # X.509 version 3 (value 2) -> 4 (value 3) in the embedded certificate: unparsable
+    data = p7s.read_bytes()
+    head, _, rest = data.partition(b'filename="smime.p7s"\n\n')
+    b64, _, tail = rest.partition(b"\n\n--")
+    der = base64.b64decode(b64.replace(b"\n", b""))
+    der = der.replace(b"\xa0\x03\x02\x01\x02", b"\xa0\x03\x02\x01\x03", 1)
+    p7s.write_bytes(head + b'filename="smime.p7s"\n\n' + base64.encodebytes(der) + b"\n--" + tail)
+    result = CliRunner().invoke(app, ["verify", str(p7s)])
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert result.exit_code == 1
+
+
+def test_sign_directory_with_an_invalid_document(cwd, run):
+    assert run("generate", "-p", "rtps_sign").exit_code == 0
+    bad = cwd / "build" / "governance" / "seed.xml"
+    bad.write_text(SEED_BAD_GOVERNANCE)
+    result = run("sign", "--ca", "pki", "build")
+    assert result.exit_code == 1, result.output
+    assert not bad.with_suffix(".p7s").exists()
+    assert f"build/governance/seed.xml:{BAD_LINE}:{BAD_COLUMN}:" in result.stderr
+    assert "not signed" in result.stderr
+    # the valid ones are still signed
+    assert (cwd / "build/governance/rtps_sign.p7s").is_file()
+    assert (cwd / "build/permissions/pub.p7s").is_file()
+
+
+def test_sign_with_nothing_to_sign(cwd, run):
+    Path("empty").mkdir()
+    result = run("sign", "empty")
+    assert result.exit_code == 2
+    assert "govkit generate" in result.stderr
+
+
+def test_version(run):
+    result = run("--version")
+    assert result.exit_code == 0
+    assert result.stdout.strip() == f"govkit {__version__}"
+
+
+def test_pki_init_twice_keeps_keys(cwd, run):
+    first = run("pki", "init", "pki")
+    assert first.exit_code == 0, first.output
+    assert "wrote pki/pub.key" in first.stdout
+    keys = _files(cwd / "pki")
+    second = run("pki", "init", "pki")
+    assert second.exit_code == 0, second.output
+    assert "already complete" in second.stdout and "nothing written" in second.stdout
+    assert _files(cwd / "pki") == keys
+    forced = run("pki", "init", "pki", "--force")
+    assert forced.exit_code == 0
+    assert _files(cwd / "pki")["pub.key"] != keys["pub.key"]
+
+
+def test_no_arguments_shows_help(run):
+    result = run()
+    assert "generate" in result.output and "verify" in result.output

@@ -1,0 +1,395 @@
+"""The test PKI: separate CAs, Cyclone-compatible certificates, safe key handling, CLI."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import shutil
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+from cryptography import x509
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from typer.testing import CliRunner
+
+from govkit.cli import app
+from govkit.errors import EXIT_USAGE, GovkitError
+from govkit.fsutil import write_atomic
+from govkit.pki import TestPKI, init_pki
+
+CA_STEMS = ("identity_ca", "permissions_ca")
+FORBIDDEN_IN_VALUES = ",/|+"  # Cyclone DDS 0.10 splits subject names on these
+
+
+@pytest.fixture(scope="module")
+def pki(pki_dir) -> TestPKI:
+    return TestPKI.load(pki_dir)
+
+
+def _openssl_verify(ca: Path, cert: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(["openssl", "verify", "-x509_strict", "-CAfile", str(ca), str(cert)],
+                          capture_output=True, text=True, timeout=30)
+
+
+def _issued_by(cert: x509.Certificate, issuer: x509.Certificate) -> bool:
+    try:
+        cert.verify_directly_issued_by(issuer)
+        return True
+    except (ValueError, TypeError, InvalidSignature):
+        return False
+
+
+def _files(directory: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(directory.iterdir())}
+
+
+# ------------------------------------------------------------------ the CAs
+
+
+def test_identity_and_permissions_cas_are_separate(pki):
+    id_ca, perm_ca = pki.certificate("identity_ca"), pki.certificate("permissions_ca")
+    assert id_ca.subject != perm_ca.subject
+    assert id_ca.public_key() != perm_ca.public_key()
+    assert pki.identity_ca.read_bytes() != pki.permissions_ca.read_bytes()
+    assert pki.path("identity_ca", ".key").read_bytes() != pki.permissions_ca_key.read_bytes()
+    assert not pki.single_ca
+    assert "Identity" in id_ca.subject.rfc4514_string()
+    assert "Permissions" in perm_ca.subject.rfc4514_string()
+
+
+@pytest.mark.parametrize("stem", CA_STEMS)
+def test_cas_are_self_signed(pki, stem):
+    ca = pki.certificate(stem)
+    assert ca.issuer == ca.subject
+    ca.verify_directly_issued_by(ca)  # raises if not self-signed
+    result = _openssl_verify(pki.path(stem), pki.path(stem))
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("stem", CA_STEMS)
+def test_ca_extensions(pki, stem):
+    ca = pki.certificate(stem)
+    assert ca.version == x509.Version.v3
+    bc = ca.extensions.get_extension_for_class(x509.BasicConstraints)
+    assert bc.critical
+    assert bc.value.ca is True
+    ku = ca.extensions.get_extension_for_class(x509.KeyUsage).value
+    assert ku.key_cert_sign and ku.crl_sign
+    # Cyclone DDS 0.10 refuses an S/MIME signer (the Permissions CA) without digitalSignature.
+    assert ku.digital_signature
+    ski = ca.extensions.get_extension_for_class(x509.SubjectKeyIdentifier).value
+    aki = ca.extensions.get_extension_for_class(x509.AuthorityKeyIdentifier).value
+    assert ski.digest == x509.SubjectKeyIdentifier.from_public_key(ca.public_key()).digest
+    assert aki.key_identifier == ski.digest
+
+
+# ------------------------------------------------------------------ participants
+
+
+@pytest.mark.parametrize("name", ["pub", "sub"])
+def test_participants_issued_by_identity_ca_only(pki, name):
+    leaf = pki.certificate(name)
+    id_ca, perm_ca = pki.certificate("identity_ca"), pki.certificate("permissions_ca")
+    assert leaf.issuer == id_ca.subject
+    leaf.verify_directly_issued_by(id_ca)
+    ok = _openssl_verify(pki.identity_ca, pki.path(name))
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert f"{pki.path(name)}: OK" in ok.stdout
+    # The Permissions CA did not issue identities.
+    assert not _issued_by(leaf, perm_ca)
+    refused = _openssl_verify(pki.permissions_ca, pki.path(name))
+    assert refused.returncode != 0
+
+
+@pytest.mark.parametrize("name", ["pub", "sub"])
+def test_participant_extensions(pki, name):
+    leaf = pki.certificate(name)
+    assert leaf.version == x509.Version.v3
+    bc = leaf.extensions.get_extension_for_class(x509.BasicConstraints)
+    assert bc.critical and bc.value.ca is False
+    ku = leaf.extensions.get_extension_for_class(x509.KeyUsage).value
+    assert ku.digital_signature
+    assert not ku.key_cert_sign and not ku.crl_sign
+    aki = leaf.extensions.get_extension_for_class(x509.AuthorityKeyIdentifier).value
+    id_ski = pki.certificate("identity_ca").extensions.get_extension_for_class(
+        x509.SubjectKeyIdentifier).value
+    assert aki.key_identifier == id_ski.digest
+    leaf.extensions.get_extension_for_class(x509.SubjectKeyIdentifier)  # present
+    assert leaf.subject.get_attributes_for_oid(x509.NameOID.COMMON_NAME)[0].value == name
+
+
+def test_private_keys_match_certificates(pki):
+    for stem in (*CA_STEMS, *pki.participants()):
+        assert pki.private_key(stem).public_key() == pki.certificate(stem).public_key()
+
+
+def test_not_before_is_backdated(pki):
+    now = dt.datetime.now(dt.UTC)
+    for stem in (*CA_STEMS, "pub", "sub"):
+        cert = pki.certificate(stem)
+        # backdated for clock skew: clearly before the time the PKI was made
+        assert cert.not_valid_before_utc < now - dt.timedelta(minutes=30)
+        assert cert.not_valid_after_utc > now + dt.timedelta(days=300)
+
+
+@pytest.mark.parametrize("days", [1, 10])
+def test_days_honoured(tmp_path, days):
+    now = dt.datetime(2030, 6, 1, 12, 0, 0, tzinfo=dt.UTC)
+    pki, _ = init_pki(tmp_path, participants=["p"], days=days, now=now)
+    for stem in (*CA_STEMS, "p"):
+        cert = pki.certificate(stem)
+        assert cert.not_valid_after_utc == now + dt.timedelta(days=days)
+        assert cert.not_valid_before_utc < now
+
+
+def test_days_below_one_refused(tmp_path):
+    with pytest.raises(GovkitError, match="days"):
+        init_pki(tmp_path / "p", days=0)
+    assert not (tmp_path / "p").exists()
+
+
+def test_subject_names_have_no_cyclone_separators(pki):
+    for stem in (*CA_STEMS, *pki.participants()):
+        cert = pki.certificate(stem)
+        for name in (cert.subject, cert.issuer):
+            for attr in name:
+                assert not set(attr.value) & set(FORBIDDEN_IN_VALUES), (stem, attr)
+                assert attr.value == attr.value.strip()
+
+
+# ------------------------------------------------------------------ key types
+
+
+def test_default_key_type_is_ec_p256(pki):
+    for stem in (*CA_STEMS, "pub", "sub"):
+        key = pki.certificate(stem).public_key()
+        assert isinstance(key, ec.EllipticCurvePublicKey)
+        assert key.curve.name == "secp256r1"
+
+
+def test_rsa_2048(tmp_path):
+    pki, _ = init_pki(tmp_path, participants=["p"], key_type="rsa-2048")
+    for stem in (*CA_STEMS, "p"):
+        key = pki.certificate(stem).public_key()
+        assert isinstance(key, rsa.RSAPublicKey)
+        assert key.key_size == 2048
+    ku = pki.certificate("p").extensions.get_extension_for_class(x509.KeyUsage).value
+    assert ku.digital_signature
+    result = _openssl_verify(pki.identity_ca, pki.path("p"))
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("key_type", ["dsa", "ec-p384", "rsa-4096", ""])
+def test_unknown_key_type_refused(tmp_path, key_type):
+    with pytest.raises(GovkitError) as info:
+        init_pki(tmp_path / "p", key_type=key_type)
+    assert "ec-p256" in str(info.value) and "rsa-2048" in str(info.value)
+    assert not (tmp_path / "p").exists()
+
+
+# ------------------------------------------------------------------ files on disk
+
+
+def test_file_modes(pki):
+    for stem in (*CA_STEMS, "pub", "sub"):
+        assert stat.S_IMODE(pki.path(stem, ".key").stat().st_mode) == 0o600, stem
+        cert_mode = stat.S_IMODE(pki.path(stem).stat().st_mode)
+        assert cert_mode & 0o444 == 0o444, (stem, oct(cert_mode))  # readable by everyone
+        assert cert_mode & 0o022 == 0, (stem, oct(cert_mode))
+
+
+def test_file_layout_and_participants(pki):
+    assert sorted(p.name for p in pki.directory.iterdir()) == sorted(
+        f"{s}{x}" for s in (*CA_STEMS, "pub", "sub") for x in (".pem", ".key"))
+    assert pki.participants() == ["pub", "sub"]
+
+
+def test_participants_lists_only_complete_identities(tmp_path):
+    pki, _ = init_pki(tmp_path, participants=["zed", "alpha"])
+    assert pki.participants() == ["alpha", "zed"]
+    shutil.copy(tmp_path / "zed.pem", tmp_path / "stray.pem")
+    assert pki.participants() == ["alpha", "zed"]  # no key: not an identity
+    init_pki(tmp_path, participants=["beta"])
+    assert pki.participants() == ["alpha", "beta", "zed"]
+
+
+def test_load_requires_a_complete_pki(tmp_path):
+    with pytest.raises(GovkitError, match="govkit pki init"):
+        TestPKI.load(tmp_path)
+
+
+def test_no_temp_files_left(tmp_path):
+    init_pki(tmp_path, participants=["a", "b"])
+    init_pki(tmp_path, participants=["a", "c"])
+    init_pki(tmp_path, participants=["a"], force=True)
+    leftovers = [p.name for p in tmp_path.iterdir() if p.name.startswith(".")
+                 or p.name.endswith(".tmp")]
+    assert leftovers == []
+
+
+def test_write_atomic_without_overwrite_keeps_old_file_and_no_temp(tmp_path):
+    target = tmp_path / "x.key"
+    write_atomic(target, b"old", mode=0o600, overwrite=False)
+    with pytest.raises(FileExistsError):
+        write_atomic(target, b"new", mode=0o600, overwrite=False)
+    assert target.read_bytes() == b"old"
+    assert [p.name for p in tmp_path.iterdir()] == ["x.key"]
+    write_atomic(target, "newer", overwrite=True)
+    assert target.read_bytes() == b"newer"
+    assert [p.name for p in tmp_path.iterdir()] == ["x.key"]
+
+
+# ------------------------------------------------------------------ never clobber keys
+
+
+def test_second_init_changes_nothing(tmp_path):
+    _, created = init_pki(tmp_path)
+    assert sorted(Path(f).name for f in created) == sorted(
+        f"{s}{x}" for s in (*CA_STEMS, "pub", "sub") for x in (".pem", ".key"))
+    before = _files(tmp_path)
+    _, created = init_pki(tmp_path)
+    assert created == []
+    assert _files(tmp_path) == before
+
+
+def test_extending_keeps_existing_identities(tmp_path):
+    init_pki(tmp_path)
+    before = _files(tmp_path)
+    pki, created = init_pki(tmp_path, participants=["pub", "third"])
+    assert sorted(Path(f).name for f in created) == ["third.key", "third.pem"]
+    after = _files(tmp_path)
+    assert {k: after[k] for k in before} == before
+    pki.certificate("third").verify_directly_issued_by(pki.certificate("identity_ca"))
+
+
+def test_force_replaces_keys(tmp_path):
+    init_pki(tmp_path)
+    before = _files(tmp_path)
+    pki, created = init_pki(tmp_path, force=True)
+    after = _files(tmp_path)
+    assert len(created) == 8
+    for name in before:
+        assert after[name] != before[name], name
+    for name in ("pub", "sub"):
+        pki.certificate(name).verify_directly_issued_by(pki.certificate("identity_ca"))
+    for stem in (*CA_STEMS, "pub", "sub"):
+        assert stat.S_IMODE(pki.path(stem, ".key").stat().st_mode) == 0o600
+
+
+@pytest.mark.parametrize("stem", CA_STEMS)
+def test_incomplete_pki_with_a_ca_key_refuses(tmp_path, pki_dir, stem):
+    shutil.copy(pki_dir / f"{stem}.key", tmp_path / f"{stem}.key")
+    before = _files(tmp_path)
+    with pytest.raises(GovkitError, match="incomplete"):
+        init_pki(tmp_path)
+    assert _files(tmp_path) == before
+
+
+def test_incomplete_pki_with_only_participant_keys_is_not_silently_mixed(tmp_path, pki_dir):
+    # A directory holding pub.pem/pub.key from some earlier PKI but no CAs.
+    for suffix in (".pem", ".key"):
+        shutil.copy(pki_dir / f"pub{suffix}", tmp_path / f"pub{suffix}")
+    try:
+        pki, _ = init_pki(tmp_path, participants=["pub"])
+    except GovkitError:
+        return  # refusing (like for a stray CA key) is fine
+    # Otherwise every participant must chain to the identity CA that is now on disk.
+    assert _issued_by(pki.certificate("pub"), pki.certificate("identity_ca"))
+
+
+# ------------------------------------------------------------------ names
+
+
+@pytest.mark.parametrize("name", [
+    "a,b", "a/b", "a|b", "a+b", "a b", " pub", "pub ", "", "-pub", ".pub", "_pub",
+    "identity_ca", "permissions_ca", "x" * 64, "pub=1", "pub\\", "pübl",
+])
+def test_invalid_participant_names_refused(tmp_path, name):
+    with pytest.raises(GovkitError, match="invalid participant name"):
+        init_pki(tmp_path / "p", participants=["ok", name])
+    assert not (tmp_path / "p").exists()
+
+
+def test_participant_name_with_trailing_newline_refused(tmp_path):
+    with pytest.raises(GovkitError, match="invalid participant name"):
+        init_pki(tmp_path / "p", participants=["pub\n"])
+
+
+def test_valid_participant_names(tmp_path):
+    names = ["a", "A9", "node-1.pub_2", "x" * 63]
+    pki, _ = init_pki(tmp_path, participants=names)
+    assert pki.participants() == sorted(names)
+
+
+# ------------------------------------------------------------------ single CA
+
+
+def test_single_ca(tmp_path):
+    pki, created = init_pki(tmp_path, participants=["p"], single_ca=True)
+    assert pki.identity_ca.read_bytes() == pki.permissions_ca.read_bytes()
+    assert pki.path("identity_ca", ".key").read_bytes() == pki.permissions_ca_key.read_bytes()
+    assert pki.single_ca
+    pki.certificate("p").verify_directly_issued_by(pki.certificate("permissions_ca"))
+    assert len(created) == 6
+    # reusing it is fine; asking a separate-CA directory for single-CA is not
+    assert init_pki(tmp_path, participants=["p"], single_ca=True)[1] == []
+
+
+def test_single_ca_refused_on_separate_ca_pki(tmp_path):
+    init_pki(tmp_path)
+    before = _files(tmp_path)
+    with pytest.raises(GovkitError, match="separate"):
+        init_pki(tmp_path, single_ca=True)
+    assert _files(tmp_path) == before
+
+
+# ------------------------------------------------------------------ CLI
+
+
+def test_cli_pki_init(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    result = runner.invoke(app, ["pki", "init", "mypki", "--participant", "a",
+                                 "--participant", "b"])
+    assert result.exit_code == 0, result.output
+    expected = [f"wrote {os.path.join('mypki', s + x)}"
+                for s in (*CA_STEMS, "a", "b") for x in (".pem", ".key")]
+    assert result.stdout.splitlines() == expected
+    pki = TestPKI.load(tmp_path / "mypki")
+    assert pki.participants() == ["a", "b"]
+    assert not pki.single_ca
+    before = _files(tmp_path / "mypki")
+
+    again = runner.invoke(app, ["pki", "init", "mypki", "--participant", "a",
+                                "--participant", "b"])
+    assert again.exit_code == 0, again.output
+    assert "already complete" in again.stdout and "nothing written" in again.stdout
+    assert "wrote" not in again.stdout
+    assert _files(tmp_path / "mypki") == before
+    assert "Traceback" not in result.output + again.output
+
+
+def test_cli_pki_init_days_key_type_and_errors(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    result = runner.invoke(app, ["pki", "init", "r", "--key-type", "rsa-2048", "--days", "3",
+                                 "--participant", "p"])
+    assert result.exit_code == 0, result.output
+    cert = TestPKI.load(tmp_path / "r").certificate("p")
+    assert isinstance(cert.public_key(), rsa.RSAPublicKey)
+    validity = cert.not_valid_after_utc - cert.not_valid_before_utc
+    assert dt.timedelta(days=3) <= validity <= dt.timedelta(days=3, hours=2)
+
+    for args in (["--key-type", "dsa"], ["--participant", "a/b"], ["--days", "0"]):
+        bad = runner.invoke(app, ["pki", "init", "bad", *args])
+        assert bad.exit_code == EXIT_USAGE, (args, bad.output)
+        assert bad.stderr.startswith("govkit: ") and len(bad.stderr.splitlines()) == 1, args
+        assert "Traceback" not in bad.output
+        assert not (tmp_path / "bad").exists()
+
+    single = runner.invoke(app, ["pki", "init", "s", "--single-ca"])
+    assert single.exit_code == 0, single.output
+    assert TestPKI.load(tmp_path / "s").single_ca
