@@ -35,7 +35,7 @@ KEY_TYPES = ("ec-p256", "rsa-2048")  # the two identity key types Cyclone DDS 0.
 DEFAULT_PARTICIPANTS = ("pub", "sub")
 CLOCK_SKEW = dt.timedelta(hours=1)   # backdate not_before so a slightly-behind peer agrees
 ORGANIZATION = "govkit test PKI"
-_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
+_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
 _CA_FILES = ("identity_ca", "permissions_ca")
 
 
@@ -188,7 +188,7 @@ def init_pki(directory: Path, participants: tuple[str, ...] | list[str] = DEFAUL
     if days < 1:
         raise GovkitError("--days must be at least 1")
     for name in participants:
-        if not _NAME_RE.match(name) or name in _CA_FILES:
+        if not _NAME_RE.fullmatch(name) or name in _CA_FILES:
             raise GovkitError(f"invalid participant name {name!r}: use letters, digits, '_', "
                               f"'.', '-' (no ',' '/' '|' '+' or spaces: Cyclone splits subject "
                               f"names on them) and not {' or '.join(_CA_FILES)}")
@@ -198,10 +198,11 @@ def init_pki(directory: Path, participants: tuple[str, ...] | list[str] = DEFAUL
     created: list[str] = []
     if force or not pki.exists():
         if not force:
-            for stem in _CA_FILES:
-                if pki.path(stem, ".key").exists():
-                    raise GovkitError(f"{pki.path(stem, '.key')}: a key exists but the PKI is "
-                                      f"incomplete; refusing to overwrite it (use --force)")
+            # New CAs would not have issued any identity already here: refuse to mix.
+            for key in sorted(pki.directory.glob("*.key")):
+                raise GovkitError(f"{key}: a key exists but the PKI is incomplete; refusing "
+                                  f"to overwrite or mix it with new CAs (use --force, or "
+                                  f"another directory)")
         id_cert, id_key = _make_ca("govkit Identity CA", key_type, days, now)
         if single_ca:
             perm_cert, perm_key = id_cert, id_key

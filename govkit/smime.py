@@ -33,10 +33,14 @@ from .errors import EXIT_USAGE, GovkitError
 from .fsutil import write_atomic
 
 TEXT_HEADER = b"Content-Type: text/plain\r\n\r\n"
+# A signed part's MIME headers, the first being Content-Type: text/plain (any parameters).
+_TEXT_ENTITY = re.compile(rb"(?i)content-type:[ \t]*text/plain[^\r\n]*\r\n"
+                          rb"(?:[^\r\n]+\r\n)*\r\n")
 
 
 def _crlf(data: bytes) -> bytes:
-    return re.sub(rb"\r?\n", b"\r\n", data)
+    # OpenSSL (and so Cyclone) canonicalises any run of CRs before LF to one CRLF.
+    return re.sub(rb"\r*\n", b"\r\n", data)
 
 
 def sign_bytes(content: bytes, signer_cert: x509.Certificate, signer_key) -> bytes:
@@ -102,7 +106,7 @@ _HASHES = {"sha256": hashes.SHA256, "sha384": hashes.SHA384, "sha512": hashes.SH
 
 def _split_headers(part: bytes) -> tuple[bytes, bytes]:
     """(headers, body) of a MIME entity; LF or CRLF line ends."""
-    m = re.search(rb"\r?\n\r?\n", part)
+    m = re.search(rb"\r*\n\r*\n", part)
     return (part, b"") if not m else (part[:m.start()], part[m.end():])
 
 
@@ -114,7 +118,7 @@ def split_multipart_signed(data: bytes) -> tuple[bytes, bytes]:
         raise ValueError("not an S/MIME multipart/signed message")
     delim = re.escape(b"--" + m.group(1))
     # The line break before a delimiter belongs to the delimiter (RFC 2046 5.1.1).
-    parts = re.split(rb"(?:\r?\n|^)" + delim + rb"(?:--)?[ \t]*(?:\r?\n|$)", rest)
+    parts = re.split(rb"(?:\r*\n|^)" + delim + rb"(?:--)?[ \t]*(?:\r*\n|$)", rest)
     if len(parts) < 3:  # preamble, signed content, signature part (, epilogue)
         raise ValueError("multipart/signed message has fewer than two parts")
     signed, (sig_head, sig_body) = parts[1], _split_headers(parts[2])
@@ -148,9 +152,23 @@ def _verify_issued_by(cert: x509.Certificate, issuer: x509.Certificate) -> bool:
 
 def verify_bytes(data: bytes, filename: str, ca_cert: x509.Certificate,
                  now: dt.datetime | None = None) -> Verification:
-    """Check a signed document against the Permissions CA; never raises for bad input."""
-    now = now or dt.datetime.now(dt.UTC)
+    """Check a signed document against the Permissions CA; never raises for bad input.
+
+    Note: the spec (and govkit) accept a signer issued by the Permissions CA; Cyclone DDS
+    0.10 verifies with PKCS7_NOINTERN and only the CA certificate, so it accepts documents
+    signed by the Permissions CA itself only, which is what govkit signs with.
+    """
     result = Verification(filename, ok=False)
+    try:
+        _verify(data, filename, ca_cert, now or dt.datetime.now(dt.UTC), result)
+    except Exception as e:  # noqa: BLE001 - hostile bytes can break any parser layer
+        result.problems.append(f"malformed S/MIME: {type(e).__name__}: {e}")
+    result.ok = not result.problems
+    return result
+
+
+def _verify(data: bytes, filename: str, ca_cert: x509.Certificate, now: dt.datetime,
+            result: Verification) -> None:
     problems = result.problems
     try:
         signed, der = split_multipart_signed(data)
@@ -166,7 +184,7 @@ def verify_bytes(data: bytes, filename: str, ca_cert: x509.Certificate,
                  if c.name == "certificate"] if sd["certificates"].native else []
     except (ValueError, TypeError, KeyError) as e:
         problems.append(f"malformed S/MIME: {e}")
-        return result
+        return
 
     # Which certificate signed? (issuer + serial, or subject key identifier)
     sid = si["sid"]
@@ -187,19 +205,19 @@ def verify_bytes(data: bytes, filename: str, ca_cert: x509.Certificate,
                 continue
     if signer is None:
         problems.append("the signer's certificate is not in the signature")
-        return result
+        return
     result.signer = signer.subject.rfc4514_string()
 
     digest_name = si["digest_algorithm"]["algorithm"].native
     if digest_name not in _HASHES:
         problems.append(f"digest algorithm {digest_name} is not accepted (use sha256 or better)")
-        return result
+        return
     hash_cls = _HASHES[digest_name]
     canonical = _crlf(signed)
     attrs = si["signed_attrs"]
     if not attrs.native:
         problems.append("the signature has no signed attributes")
-        return result
+        return
     by_type = {a["type"].native: a["values"][0].native for a in attrs}
     digest = hashlib.new(digest_name, canonical).digest()
     if by_type.get("message_digest") != digest:
@@ -224,8 +242,15 @@ def verify_bytes(data: bytes, filename: str, ca_cert: x509.Certificate,
         if now > cert.not_valid_after_utc:
             problems.append(f"{who} certificate expired on {cert.not_valid_after_utc.isoformat()}")
 
-    # The signed body must itself be a valid document.
-    body = canonical[len(TEXT_HEADER):] if canonical.startswith(TEXT_HEADER) else canonical
+    # The signed part must be a text/plain MIME entity: Cyclone verifies with PKCS7_TEXT,
+    # which refuses content signed without `-text`, and so do we.
+    m = _TEXT_ENTITY.match(canonical)
+    if not m:
+        problems.append("signed part is not a text/plain MIME entity (sign with "
+                        "`openssl smime -sign -text`; DDS Security plugins verify with "
+                        "PKCS7_TEXT)")
+        return
+    body = canonical[m.end():]
     findings = schema.validate_bytes(body.replace(b"\r\n", b"\n"), filename)
     problems.extend(f"signed document is invalid: {f.message} (line {f.line})" for f in findings)
     if not findings:
@@ -234,8 +259,6 @@ def verify_bytes(data: bytes, filename: str, ca_cert: x509.Certificate,
                 schema.parse_document(body, filename)).value
         except schema.DocumentError:
             pass
-    result.ok = not problems
-    return result
 
 
 def verify_file(path: Path, ca_cert_path: Path, now: dt.datetime | None = None) -> Verification:
