@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 import shlex
+import signal
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -73,6 +74,7 @@ class BenchOutcome:
     failed: int = 0
     interrupted: bool = False
     summary: list[dict] = field(default_factory=list)
+    dry_run_lines: list[str] = field(default_factory=list)
 
 
 def _points(opts: BenchOptions, base_domain: int) -> list[BenchPoint]:
@@ -102,7 +104,20 @@ def _describe(spec) -> str:
     return f"{env + ' ' if env else ''}{pin}{shlex.join(spec.argv)}"
 
 
+def _terminate_as_interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
 def run_bench(opts: BenchOptions, console: Console) -> BenchOutcome:
+    # `kill` (SIGTERM) ends a run like Ctrl-C: runner processes stopped, results kept.
+    previous = signal.signal(signal.SIGTERM, _terminate_as_interrupt)
+    try:
+        return _run_bench(opts, console)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _run_bench(opts: BenchOptions, console: Console) -> BenchOutcome:
     if opts.repeat < 1 or opts.duration < 1:
         raise GovkitError("--repeat and --duration must be at least 1")
     runner = get_runner(opts.runner, pin=opts.pin, **opts.runner_options)
@@ -140,12 +155,13 @@ def run_bench(opts: BenchOptions, console: Console) -> BenchOutcome:
     points = _points(opts, base_domain=random.randrange(229))
 
     if opts.dry_run:
+        lines = []
         for point in points:
-            console.print(f"# {point.profile.name} {point.mode} size {point.size} "
-                          f"repeat {point.repeat}", markup=False, highlight=False)
-            for spec in runner.prepare(point, bundles[point.profile.name], workdir):
-                console.print(_describe(spec), markup=False, highlight=False, soft_wrap=True)
-        return BenchOutcome(None)
+            lines.append(f"# {point.profile.name} {point.mode} size {point.size} "
+                         f"repeat {point.repeat}")
+            lines += [_describe(spec) for spec in
+                      runner.prepare(point, bundles[point.profile.name], workdir)]
+        return BenchOutcome(None, dry_run_lines=lines)
 
     for b in bundles.values():
         store.add_signed_files(bundle_hashes(b))
@@ -199,7 +215,8 @@ def run_bench(opts: BenchOptions, console: Console) -> BenchOutcome:
 def summary_table(outcome: BenchOutcome) -> Table:
     table = Table(title="Median one-way latency and overhead over `none`")
     for col in ("profile", "size (B)", "median (µs)", "p99 (µs)", "× none", "× none (RTI)"):
-        table.add_column(col, justify="left" if col == "profile" else "right")
+        table.add_column(col, justify="left" if col == "profile" else "right",
+                         overflow="fold")
     for row in outcome.summary:
         table.add_row(row["profile"], str(row["size"]), f"{row['median_us']:.1f}",
                       f"{row['p99_us']:.1f}",

@@ -193,12 +193,10 @@ def verify(files: Annotated[list[Path], typer.Argument(help="Signed .p7s files."
            ca: CaOpt = Path("pki"),
            as_json: Annotated[bool, typer.Option("--json")] = False):
     """Verify signatures against the Permissions CA and validate the signed documents."""
-    from .pki import TestPKI
     from .smime import verify_file
     ca_cert = (ca / "permissions_ca.pem") if ca.is_dir() else ca
     if not ca_cert.exists():
         _fail(GovkitError(f"{ca_cert}: no Permissions CA certificate"))
-    del TestPKI
     results = [_run(verify_file, f, ca_cert) for f in files]
     if as_json:
         print(json.dumps([r.to_json() for r in results], indent=2))
@@ -241,6 +239,7 @@ def bench(
         command=" ".join(["govkit", *sys.argv[1:]]))
     outcome = _run(run_bench, opts, err)
     if dry_run:
+        print("\n".join(outcome.dry_run_lines))
         return
     if outcome.summary:
         out.print(summary_table(outcome))

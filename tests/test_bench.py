@@ -133,3 +133,31 @@ def test_missing_ddsperf_is_one_clear_message(tmp_path):
     assert r.returncode == 2
     assert "ddsperf not found" in r.stderr and "apt-get install cyclonedds-tools" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_interrupt_keeps_completed_points_and_stops_the_runners(tmp_path, sig):
+    out = tmp_path / "res"
+    proc = subprocess.Popen([GOVKIT, "bench", "--profile", "none", "--sizes", "32,64",
+                             "--duration", "3", "--out", str(out), "--no-report"],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, stdin=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if (out / "results.json").exists() and \
+                    json.loads((out / "results.json").read_text())["results"]:
+                break
+            time.sleep(0.1)
+        time.sleep(1.0)   # point 2 is running now
+        proc.send_signal(sig)
+        _, stderr = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, stderr
+    assert "interrupted; completed points are kept" in stderr and "--resume" in stderr
+    assert "Traceback" not in stderr
+    doc = json.loads((out / "results.json").read_text())
+    assert [(r["size"], r["status"]) for r in doc["results"]] == [(32, "ok")]
+    time.sleep(0.5)
+    assert _pong_of(out, set()) is None, "a ddsperf process outlived govkit"

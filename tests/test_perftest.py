@@ -502,3 +502,25 @@ def test_summary_found_in_stderr_too():
     r = PerftestRunner(perftest=EXE).parse(
         point("none"), {"pub": out("pub", "", stderr=fixture("lat_pub_csv_headers.txt"))})
     assert r.latency_us == SEED000_NONE_32
+
+
+def test_cli_dry_run_prints_the_seed_style_command_lines(tmp_path):
+    """`govkit bench --runner perftest --dry-run` creates the single-CA PKI it needs,
+    signs the bundle, and prints both processes' command lines on stdout."""
+    import subprocess
+    import sys
+    govkit = str(Path(sys.executable).with_name("govkit"))
+    r = subprocess.run([govkit, "bench", "--runner", "perftest", "--profile", "rtps_sign",
+                        "--sizes", "32", "--dry-run", "--ca", "pki-single"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert "created a single-CA test PKI in pki-single/" in r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == "# rtps_sign latency size 32 repeat 0"
+    sub, pub = (shlex.split(x) for x in lines[1:3])
+    assert sub[:2] == ["perftest_cpp", "-sub"] and pub[:2] == ["perftest_cpp", "-pub"]
+    assert "-latencyTest" in pub and pub[pub.index("-dataLen") + 1] == "32"
+    gov = Path(pub[pub.index("-secureGovernanceFile") + 1])
+    assert gov == tmp_path / "build/perftest/governance/rtps_sign.p7s" and gov.exists()
+    ca = pub[pub.index("-secureCertAuthority") + 1]
+    assert Path(ca).read_bytes() == (tmp_path / "pki-single/permissions_ca.pem").read_bytes()
