@@ -117,44 +117,49 @@ def run_bench(opts: BenchOptions, console: Console) -> BenchOutcome:
         signal.signal(signal.SIGTERM, previous)
 
 
+def _make_bundles(opts: BenchOptions, runner, console: Console) -> dict[str, Bundle]:
+    """Every profile's signed bundle, made current (generated, signed, verified)."""
+    log = BundleLog()
+    pki = ensure_pki(opts.ca, log, single_ca=runner.needs_single_ca) \
+        if any(p.security for p in opts.profiles) else None
+    # Permissions differ per runner (its topics), so other runners get their own build dir.
+    build = opts.build if runner.name == "ddsperf" else opts.build / runner.name
+    bundles = {p.name: ensure_bundle(p, pki, build, runner.name, log) if p.security
+               else Bundle(p) for p in opts.profiles}
+    for msg in log.messages:
+        console.print(f"[dim]{msg}[/dim]")
+    return bundles
+
+
+def _open_store(opts: BenchOptions, runner, console: Console) -> ResultStore:
+    if opts.resume:
+        out = opts.out or _latest_results()
+        store = ResultStore.load(out)
+        console.print(f"resuming {out}: {len(store.completed())} completed point(s) kept")
+        return store
+    out = opts.out or Path("results") / datetime.now().strftime("%Y%m%d-%H%M%S")
+    if (out / "results.json").exists():
+        raise GovkitError(f"{out}/results.json exists; use --resume to continue it or "
+                          f"choose another --out")
+    settings = {"modes": opts.modes, "sizes": opts.sizes, "duration_s": opts.duration,
+                "warmup_s": runner.warmup_s, "repeat": opts.repeat, "pin": opts.pin,
+                "aggregation": runner.aggregation()}
+    return ResultStore.create(out, opts.command, runner.name, settings,
+                              environment(runner.versions()),
+                              [p.to_json() for p in opts.profiles])
+
+
 def _run_bench(opts: BenchOptions, console: Console) -> BenchOutcome:
     if opts.repeat < 1 or opts.duration < 1:
         raise GovkitError("--repeat and --duration must be at least 1")
     runner = get_runner(opts.runner, pin=opts.pin, **opts.runner_options)
     if not opts.dry_run:
         runner.check_installed()
-    log = BundleLog()
-    secured = any(p.security for p in opts.profiles)
-    pki = ensure_pki(opts.ca, log, single_ca=getattr(runner, "needs_single_ca", False)) \
-        if secured else None
-    build = opts.build / runner.name if runner.name != "ddsperf" else opts.build
-    bundles: dict[str, Bundle] = {
-        p.name: ensure_bundle(p, pki, build, runner.name, log) if p.security else Bundle(p)
-        for p in opts.profiles}
-    for msg in log.messages:
-        console.print(f"[dim]{msg}[/dim]")
-
-    out = opts.out
-    if opts.resume:
-        out = out or _latest_results()
-        store = ResultStore.load(out)
-        console.print(f"resuming {out}: {len(store.completed())} completed point(s) kept")
-    else:
-        out = out or Path("results") / datetime.now().strftime("%Y%m%d-%H%M%S")
-        if (out / "results.json").exists():
-            raise GovkitError(f"{out}/results.json exists; use --resume to continue it or "
-                              f"choose another --out")
-        env = environment(getattr(runner, "versions", dict)())
-        settings = {"modes": opts.modes, "sizes": opts.sizes, "duration_s": opts.duration,
-                    "warmup_s": getattr(runner, "warmup_s", 0), "repeat": opts.repeat,
-                    "pin": opts.pin, "aggregation": getattr(runner, "aggregation", str)()}
-        if not opts.dry_run:
-            store = ResultStore.create(out, opts.command, runner.name, settings, env,
-                                       [p.to_json() for p in opts.profiles])
-    workdir = out / "config"
+    bundles = _make_bundles(opts, runner, console)
     points = _points(opts, base_domain=random.randrange(229))
 
     if opts.dry_run:
+        workdir = (opts.out or Path("results") / "dry-run") / "config"
         lines = []
         for point in points:
             lines.append(f"# {point.profile.name} {point.mode} size {point.size} "
@@ -163,6 +168,8 @@ def _run_bench(opts: BenchOptions, console: Console) -> BenchOutcome:
                       runner.prepare(point, bundles[point.profile.name], workdir)]
         return BenchOutcome(None, dry_run_lines=lines)
 
+    store = _open_store(opts, runner, console)
+    out, workdir = store.directory, store.directory / "config"
     for b in bundles.values():
         store.add_signed_files(bundle_hashes(b))
     done = store.completed()
@@ -177,39 +184,50 @@ def _run_bench(opts: BenchOptions, console: Console) -> BenchOutcome:
         for point in todo:
             progress.update(task, description=f"{point.profile.name} {point.mode} "
                                               f"{point.size} B (rep {point.repeat})")
-            started = datetime.now(UTC).isoformat(timespec="seconds")
-            specs = runner.prepare(point, bundles[point.profile.name], workdir)
-            result = {"profile": point.profile.name, "mode": point.mode, "size": point.size,
-                      "repeat": point.repeat, "domain_id": point.domain_id,
-                      "commands": [_describe(s) for s in specs], "started": started}
-            t0 = time.monotonic()
-            outputs = {}
             try:
-                outputs = run_processes(specs, timeout=runner.timeout(point))
-                res = runner.parse(point, outputs)
+                result, failure = run_point(runner, point, bundles[point.profile.name], workdir)
             except KeyboardInterrupt:
                 outcome.interrupted = True
                 break
-            except RunnerError as e:
-                result.update(status="failed", error=str(e),
-                              output_tail={o.role: o.tail(12) for o in outputs.values()})
+            if failure:
                 outcome.failed += 1
-                tails = "".join(f"\n  [{o.role}] exit {o.returncode}: "
-                                + (o.tail(6).replace("\n", "\n    ") or "(no output)")
-                                for o in outputs.values())
                 progress.console.print(f"[red]FAILED[/red] {point.profile.name} {point.mode} "
-                                       f"size {point.size}: {e}{tails}", highlight=False)
-            else:
-                result.update(status="ok", error=None, count=res.count,
-                              **({"latency_us": res.latency_us} if res.latency_us else {}),
-                              **({"throughput": res.throughput} if res.throughput else {}),
-                              seconds=res.extra.get("seconds"))
-            result["finished"] = datetime.now(UTC).isoformat(timespec="seconds")
-            result["elapsed_s"] = round(time.monotonic() - t0, 2)
+                                       f"size {point.size}: {failure}", highlight=False)
             store.add(result)
             progress.advance(task)
     outcome.summary = store.doc["summary"]
     return outcome
+
+
+def run_point(runner, point: BenchPoint, bundle: Bundle, workdir: Path
+              ) -> tuple[dict, str | None]:
+    """Run one point; returns its result record and, if it failed, what to tell the user
+    (the error and each process's last lines)."""
+    specs = runner.prepare(point, bundle, workdir)
+    result = {"profile": point.profile.name, "mode": point.mode, "size": point.size,
+              "repeat": point.repeat, "domain_id": point.domain_id,
+              "commands": [_describe(s) for s in specs],
+              "started": datetime.now(UTC).isoformat(timespec="seconds")}
+    t0 = time.monotonic()
+    outputs = {}
+    failure = None
+    try:
+        outputs = run_processes(specs, timeout=runner.timeout(point))
+        res = runner.parse(point, outputs)
+    except RunnerError as e:
+        result.update(status="failed", error=str(e),
+                      output_tail={o.role: o.tail(12) for o in outputs.values()})
+        failure = str(e) + "".join(f"\n  [{o.role}] exit {o.returncode}: "
+                                   + (o.tail(6).replace("\n", "\n    ") or "(no output)")
+                                   for o in outputs.values())
+    else:
+        result.update(status="ok", error=None, count=res.count,
+                      **({"latency_us": res.latency_us} if res.latency_us else {}),
+                      **({"throughput": res.throughput} if res.throughput else {}),
+                      seconds=res.extra.get("seconds"))
+    result["finished"] = datetime.now(UTC).isoformat(timespec="seconds")
+    result["elapsed_s"] = round(time.monotonic() - t0, 2)
+    return result, failure
 
 
 def summary_table(outcome: BenchOutcome) -> Table:

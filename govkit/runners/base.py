@@ -91,6 +91,14 @@ class RunnerError(Exception):
 
 class Runner(Protocol):
     name: str
+    needs_single_ca: bool   # one CA for identities and permissions (RTI Perftest)
+    warmup_s: int           # leading seconds the runner discards
+
+    def aggregation(self) -> str:
+        """How this runner's statistics are computed (stored with every result)."""
+
+    def versions(self) -> dict:
+        """Versions of the runner's software for results.json's environment."""
 
     def check_installed(self) -> None:
         """Raise GovkitError (exit 2) with install instructions if the runner is unusable."""
