@@ -217,7 +217,7 @@ def run_point(runner, point: BenchPoint, bundle: Bundle, workdir: Path
     except RunnerError as e:
         result.update(status="failed", error=str(e),
                       output_tail={o.role: o.tail(12) for o in outputs.values()})
-        failure = str(e) + "".join(f"\n  [{o.role}] exit {o.returncode}: "
+        failure = str(e) + "".join(f"\n  [{o.role}] {o.status}: "
                                    + (o.tail(6).replace("\n", "\n    ") or "(no output)")
                                    for o in outputs.values())
     else:

@@ -72,6 +72,12 @@ class ProcessOutput:
     pid: int | None = None
     timed_out: bool = False            # stopped because the point's timeout expired
 
+    @property
+    def status(self) -> str:
+        if self.timed_out:
+            return "killed after the timeout"
+        return "stopped by govkit" if self.returncode is None else f"exit {self.returncode}"
+
     def tail(self, n: int = 8) -> str:
         lines = (self.stdout + self.stderr).strip().splitlines()
         return "\n".join(lines[-n:])

@@ -85,10 +85,6 @@ def _template() -> jinja2.Template:
     return env.get_template("cyclonedds.xml.j2")
 
 
-def _median(values: list[float]) -> float:
-    return statistics.median(values)
-
-
 class DdsperfRunner:
     name = "ddsperf"
     needs_single_ca = False
@@ -213,13 +209,13 @@ class DdsperfRunner:
         total = sum(cnt)
         mean = sum(m * c for m, c in zip(means, cnt, strict=True)) / total
         stats = {
-            "median": _median([float(r["p50"]) for r in rows]),
+            "median": statistics.median([float(r["p50"]) for r in rows]),
             "mean": mean,
             "std": statistics.pstdev(means) if len(means) > 1 else 0.0,
             "min": min(float(r["min"]) for r in rows),
             "max": max(float(r["max"]) for r in rows),
-            "p90": _median([float(r["p90"]) for r in rows]),
-            "p99": _median([float(r["p99"]) for r in rows]),
+            "p90": statistics.median([float(r["p90"]) for r in rows]),
+            "p99": statistics.median([float(r["p99"]) for r in rows]),
         }
         return PointResult(latency_us={k: round(v, 3) for k, v in stats.items()}, count=total,
                            extra={"seconds": len(rows), "per_second": rows})
