@@ -132,3 +132,34 @@ def test_cyclone_reads_an_open_id_range_as_domain_0_only(tmp_path):
     _, _, outputs = run_pair(ok, tmp_path / "cfg-ok", domain=1 + next_domain() % 5)
     assert "Could not find domain" not in _refusals(outputs)
     assert outputs["pub"].returncode in (0, None) and not outputs["pub"].timed_out
+
+
+def test_cyclone_accepts_only_rsa2048_and_p256_identities(tmp_path):
+    """Cyclone 0.10's authentication plugin refuses other identity keys (here EC P-384),
+    which is why `govkit pki init --key-type` offers only ec-p256 and rsa-2048."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    from govkit.pki import TestPKI, _key_pem, _name, _pem
+
+    bundle = make_bundle(tmp_path, "rtps_sign")
+    pki = TestPKI(tmp_path / "pki")
+    ca_cert, ca_key = pki.certificate("identity_ca"), pki.private_key("identity_ca")
+    key = ec.generate_private_key(ec.SECP384R1())
+    now = dt.datetime.now(dt.UTC)
+    cert = (x509.CertificateBuilder().subject_name(_name("p384")).issuer_name(ca_cert.subject)
+            .public_key(key.public_key()).serial_number(x509.random_serial_number())
+            .not_valid_before(now - dt.timedelta(hours=1))
+            .not_valid_after(now + dt.timedelta(days=1))
+            .sign(ca_key, hashes.SHA256()))
+    pki.path("p384").write_bytes(_pem(cert))
+    pki.path("p384", ".key").write_bytes(_key_pem(key))
+    doc = documents.PermissionsDocument.for_participant(pki, "p384",
+                                                        documents.access_scope("ddsperf"))
+    signed = _resign(tmp_path, doc.render(), tmp_path / "pki", "p384")
+    p384 = with_file(bundle, "pub", certificate=pki.path("p384").resolve(),
+                     private_key=pki.path("p384", ".key").resolve(), permissions=signed)
+    _, _, outputs = run_pair(p384, tmp_path / "cfg")
+    assert outputs["pub"].returncode not in (0, None)
+    assert "Certificate authentication algorithm unknown" in _refusals(outputs)
