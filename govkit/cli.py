@@ -34,8 +34,7 @@ CaOpt = Annotated[Path, typer.Option("--ca", help="Test PKI directory (created i
 
 
 def _fail(e: GovkitError):
-    for line in str(e).splitlines():
-        err.print(f"govkit: {line}" if line == str(e).splitlines()[0] else line, markup=False)
+    err.print(f"govkit: {e}", markup=False)   # multi-line messages: prefix the first only
     raise typer.Exit(e.exit_code)
 
 

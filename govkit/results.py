@@ -20,11 +20,10 @@ from pathlib import Path
 from . import __version__
 from .errors import GovkitError
 from .fsutil import write_atomic
-from .profiles import PROFILES
+from .profiles import PROFILES, get_profile
 from .published import published_ratio
 
 SCHEMA = "govkit.bench/1"
-LATENCY_KEYS = ("median", "mean", "std", "min", "max", "p90", "p99")
 
 
 def environment(extra: dict | None = None) -> dict:
@@ -112,7 +111,6 @@ class ResultStore:
 
 def csv_name(profile: str, mode: str) -> str:
     """The seeds' file names, so existing post-processing keeps working."""
-    from .profiles import get_profile
     alias = get_profile(profile).alias
     prefixes = {"latency": "lat_udpv4_pub", "throughput": "thr_udpv4_sub"}
     if mode not in prefixes:

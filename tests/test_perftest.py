@@ -104,7 +104,8 @@ def specs_for(tmp_path, p: BenchPoint, **kw):
 
 
 def out(role: str, stdout: str, rc: int | None = 0, stderr: str = "") -> ProcessOutput:
-    return ProcessOutput(role, [EXE], rc, stdout, stderr)
+    # As run_processes reports it: no exit status means it was killed at the timeout.
+    return ProcessOutput(role, [EXE], rc, stdout, stderr, timed_out=rc is None)
 
 
 def fixture(name: str) -> str:

@@ -76,7 +76,7 @@ class ProcessOutput:
     def status(self) -> str:
         if self.timed_out:
             return "killed after the timeout"
-        return "stopped by govkit" if self.returncode is None else f"exit {self.returncode}"
+        return "stopped by govkit" if self.returncode is None else f"exit code {self.returncode}"
 
     def tail(self, n: int = 8) -> str:
         lines = (self.stdout + self.stderr).strip().splitlines()

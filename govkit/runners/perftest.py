@@ -199,17 +199,11 @@ class PerftestRunner:
     def _failure(point: BenchPoint, role: str, outputs: dict[str, ProcessOutput],
                  what: str) -> str:
         lines = [f"perftest {point.profile.name} {point.mode} {point.size} B: {what} in the "
-                 f"{role} output ({_status(outputs[role])})", outputs[role].tail(12)]
+                 f"{role} output ({outputs[role].status})", outputs[role].tail(12)]
         for other, out in outputs.items():
             if other != role and out.returncode not in (0, None):
-                lines += [f"-- {other} ({_status(out)}):", out.tail(8)]
+                lines += [f"-- {other} ({out.status}):", out.tail(8)]
         return "\n".join(line for line in lines if line)
-
-
-def _status(out: ProcessOutput) -> str:
-    if out.returncode is None:
-        return "killed after the timeout"
-    return f"exit code {out.returncode}"
 
 
 def _taskset(cpu: int | None) -> list[str]:
