@@ -12,7 +12,7 @@ import pytest
 
 from govkit.bundle import BundleLog, ensure_bundle, ensure_pki
 from govkit.profiles import get_profile
-from govkit.runners.base import BenchPoint, Bundle, ProcessOutput, run_processes
+from govkit.runners.base import BenchPoint, Bundle, ProcessOutput, prepare, run_processes
 from govkit.runners.ddsperf import DdsperfRunner, find_security_plugins
 
 needs_cyclone = pytest.mark.skipif(
@@ -48,5 +48,5 @@ def run_pair(bundle: Bundle, workdir: Path, mode: str = "latency", size: int = 3
     runner.init_wait_s = 4   # refusals show up at once; don't wait long for a peer
     point = BenchPoint(bundle.profile, mode, size, duration,
                        domain_id=domain if domain is not None else next_domain())
-    outputs = run_processes(runner.prepare(point, bundle, workdir), runner.timeout(point))
+    outputs = run_processes(prepare(runner, point, bundle, workdir), runner.timeout(point))
     return runner, point, outputs

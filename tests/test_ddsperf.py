@@ -20,37 +20,28 @@ def _out(role, name, pid=None):
     return ProcessOutput(role, ["ddsperf", "-i", "88"], None, text, "", pid=pid)
 
 
-def test_latency_aggregation_of_real_ddsperf_output():
-    """Captured from ddsperf 0.10.2 ping (sign_origin_data_encrypt, 1024 B); the first
-    per-second line is warm-up, the next three are measured (duration 3)."""
-    r = DdsperfRunner()
-    res = r.parse_latency((DATA / "sign_origin_data_encrypt-latency-1024-pub.out").read_text(),
-                          duration=3, peer_pid=10599)
-    assert res.latency_us == {
-        "median": 22.830,      # median of 23.371, 22.827, 22.830
-        "p90": 29.080,         # median of 50.851, 25.542, 29.080
-        "p99": 75.721,         # median of 930.413, 75.721, 62.033
-        "min": 21.568, "max": 50318.629,
-        "mean": 37.618,        # count-weighted mean of 58.637, 34.592, 29.589
-        "std": 12.68,          # spread of the per-second means
-    }
-    assert res.count == 8515 + 14423 + 16856
-    assert res.extra["seconds"] == 3
+def test_latency_lines_become_raw_rows():
+    """Captured from ddsperf 0.10.2 ping (sign_origin_data_encrypt, 1024 B): every per-second
+    line for the peer, warm-up included; statistics are govkit.stats' business."""
+    res = DdsperfRunner.parse_latency(
+        (DATA / "sign_origin_data_encrypt-latency-1024-pub.out").read_text(), peer_pid=10599)
+    assert res.row_format == "ddsperf-latency-per-second"
+    assert len(res.rows) == 5
+    assert res.rows[1] == {"t": 3.0, "count": 8515, "mean": 58.637, "min": 21.942,
+                           "p50": 23.371, "p90": 50.851, "p99": 930.413, "max": 23848.305}
 
 
 def test_latency_lines_from_another_peer_are_ignored():
-    r = DdsperfRunner()
     text = (DATA / "sign_origin_data_encrypt-latency-1024-pub.out").read_text()
     with pytest.raises(RunnerError, match="no latency lines"):
-        r.parse_latency(text, duration=3, peer_pid=4242)
+        DdsperfRunner.parse_latency(text, peer_pid=4242)
 
 
-def test_throughput_aggregation_of_real_ddsperf_output():
-    r = DdsperfRunner()
-    res = r.parse_throughput((DATA / "none-throughput-1024-sub.out").read_text(), duration=3)
-    # seconds 2..4 (second 1 is warm-up): 596.82, 615.19, 583.36 kS/s
-    assert res.throughput == {"samples_per_s": 598456.7, "mbps": 4902.55, "lost": 0}
-    assert res.count == 596862 + 615565 + 583086
+def test_throughput_lines_become_raw_rows():
+    res = DdsperfRunner.parse_throughput((DATA / "none-throughput-1024-sub.out").read_text())
+    assert res.row_format == "ddsperf-throughput-per-second"
+    assert [round(r["rate_sps"]) for r in res.rows[1:4]] == [596820, 615190, 583360]
+    assert [r["count"] for r in res.rows[1:4]] == [596862, 615565, 583086]
 
 
 def test_a_foreign_participant_invalidates_the_point():
@@ -58,7 +49,7 @@ def test_a_foreign_participant_invalidates_the_point():
     point = BenchPoint(get_profile("none"), "latency", 1024, 3)
     pub = _out("pub", "sign_origin_data_encrypt-latency-1024-pub.out", pid=10607)
     sub = _out("sub", "sign_origin_data_encrypt-latency-1024-sub.out", pid=10599)
-    assert r.parse(point, {"pub": pub, "sub": sub}).count == 39794
+    assert len(r.parse(point, {"pub": pub, "sub": sub}).rows) == 5
     stray = ProcessOutput("pub", pub.argv, None,
                           pub.stdout.replace("participant vm:10599: new",
                                              "participant vm:10599: new\n[10607] participant "
@@ -79,14 +70,14 @@ def test_a_crashed_peer_or_timeout_fails_the_point():
         r.parse(point, {"pub": hung, "sub": crashed})
     short = BenchPoint(get_profile("none"), "latency", 1024, 9)
     sub = _out("sub", "sign_origin_data_encrypt-latency-1024-sub.out", pid=10599)
-    with pytest.raises(RunnerError, match="only 4 of 9 measured seconds"):
+    with pytest.raises(RunnerError, match=r"only 5 of 10 seconds \(1 warm-up \+ 9 measured\)"):
         r.parse(short, {"pub": pub, "sub": sub})
 
 
 def _config(tmp_path, bundle, participant):
     r = DdsperfRunner()
     r.plugins = Path("/plugins")
-    return etree.parse(str(r.write_config(bundle, participant, tmp_path)))
+    return etree.fromstring(r.config_text(bundle, participant).encode())
 
 
 def test_unsecured_config_has_no_security_and_stays_on_loopback(tmp_path):
@@ -115,16 +106,30 @@ def test_secured_config_points_at_the_signed_bundle(tmp_path):
 
 
 def test_command_lines(tmp_path):
-    r = DdsperfRunner(pin=True)
+    r = DdsperfRunner()
     r.plugins = Path("/plugins")
-    point = BenchPoint(get_profile("none"), "latency", 1024, 5, domain_id=42, cpus=(0, 1))
-    sub, pub = r.prepare(point, Bundle(get_profile("none")), tmp_path)
-    assert sub.argv[1:] == ["-i", "42", "-Qminmatch:1", "-Qinitwait:10", "-D", "18", "pong"]
+    point = BenchPoint(get_profile("none"), "latency", 1024, 5, domain_id=42, cpus=(0, 1),
+                       warmup=2)
+    sub, pub = r.commands(point, Bundle(get_profile("none")), tmp_path)
+    # -D backstop: 1 idle + 2 warm-up + 5 measured + 10 s
+    assert sub.argv[1:] == ["-i", "42", "-Qminmatch:1", "-Qinitwait:10", "-D", "20", "pong"]
     assert pub.argv[-3:] == ["ping", "size", "1024"] and pub.primary and pub.stop_when
     assert (pub.cpu, sub.cpu) == (0, 1)
+    assert not list(tmp_path.iterdir())            # commands() writes nothing
     thr = BenchPoint(get_profile("none"), "throughput", 64, 5, domain_id=42)
-    sub, pub = r.prepare(thr, Bundle(get_profile("none")), tmp_path)
-    assert sub.argv[-1] == "sub" and sub.primary and pub.argv[-3:] == ["pub", "size", "64"]
+    sub, pub = r.commands(thr, Bundle(get_profile("none")), tmp_path)
+    assert sub.argv[-2:] == ["-1", "sub"] and sub.primary and pub.argv[-3:] == ["pub", "size", "64"]
+    assert (pub.cpu, sub.cpu) == (None, None)
+
+
+def test_stop_condition_counts_warmup_and_measured_seconds():
+    r = DdsperfRunner()
+    r.plugins = Path("/plugins")
+    text = (DATA / "sign_origin_data_encrypt-latency-1024-pub.out").read_text()
+    for warmup, duration, enough in ((1, 4, True), (1, 5, False), (0, 5, True)):
+        point = BenchPoint(get_profile("none"), "latency", 1024, duration, warmup=warmup)
+        pub = r.commands(point, Bundle(get_profile("none")), Path("/nowhere"))[1]
+        assert pub.stop_when(text) is enough
 
 
 @needs_cyclone
@@ -133,5 +138,5 @@ def test_real_throughput_point(tmp_path):
     bundle = make_bundle(tmp_path, "rtps_sign")
     runner, point, outputs = run_pair(bundle, tmp_path / "cfg", mode="throughput", size=256)
     res = runner.parse(point, outputs)
-    assert res.throughput["samples_per_s"] > 1000
-    assert res.throughput["mbps"] > 0 and res.throughput["lost"] >= 0
+    assert len(res.rows) >= point.warmup + point.duration
+    assert all(r["rate_sps"] > 1000 and r["mbps"] > 0 for r in res.rows[:2])

@@ -15,8 +15,17 @@ import pytest
 from govkit.errors import EXIT_USAGE, GovkitError
 from govkit.profiles import PROFILES, get_profile
 from govkit.results import csv_name
+from govkit.runners import get_runner
 from govkit.runners import perftest as pt
-from govkit.runners.base import BenchPoint, Bundle, ParticipantFiles, ProcessOutput, RunnerError
+from govkit.runners.base import (
+    BenchPoint,
+    Bundle,
+    ParticipantFiles,
+    ProcessOutput,
+    RunnerError,
+    describe,
+    prepare,
+)
 from govkit.runners.perftest import PerftestRunner
 
 DATA = Path(__file__).parent / "data" / "perftest"
@@ -223,12 +232,12 @@ def test_nic_option(tmp_path):
     assert options(specs["pub"].argv)["-nic"] == "172.16.0.1"
 
 
-def test_taskset_prefix(tmp_path):
+def test_pinning(tmp_path):
     specs, _, _ = specs_for(tmp_path, point(cpus=(0, 1)))
-    assert specs["pub"].argv[:4] == ["taskset", "-c", "0", EXE]
-    assert specs["sub"].argv[:4] == ["taskset", "-c", "1", EXE]
+    assert (specs["pub"].cpu, specs["sub"].cpu) == (0, 1)
+    assert describe(specs["pub"]).startswith(f"taskset -c 0 {EXE} -pub")
     specs, _, _ = specs_for(tmp_path, point())
-    assert specs["pub"].argv[0] == EXE and specs["sub"].argv[0] == EXE
+    assert specs["pub"].cpu is None and describe(specs["pub"]).startswith(f"{EXE} -pub")
 
 
 def test_unknown_mode(tmp_path):
@@ -240,10 +249,9 @@ def test_dry_run_lines(tmp_path):
     runner = PerftestRunner(perftest="/opt/RTI Perftest/perftest_cpp")  # a space to quote
     bundle = make_bundle(tmp_path)
     p = point(cpus=(0, 1))
-    lines = runner.dry_run_lines(p, bundle, tmp_path / "work")
-    specs = runner._specs(p, bundle)
-    assert lines == [shlex.join(s.argv) for s in specs]
-    assert [shlex.split(line) for line in lines] == [s.argv for s in specs]
+    specs = runner.commands(p, bundle, tmp_path / "work")
+    lines = [describe(s) for s in specs]
+    assert [shlex.split(line)[3:] for line in lines] == [s.argv for s in specs]
     assert lines[0].startswith("taskset -c 1 '/opt/RTI Perftest/perftest_cpp' -sub -domain 7")
     assert lines[1].startswith("taskset -c 0 '/opt/RTI Perftest/perftest_cpp' -pub -domain 7")
     assert f"-secureGovernanceFile {bundle.participants['pub'].governance}" in lines[1]
@@ -252,27 +260,17 @@ def test_dry_run_lines(tmp_path):
 
 def test_dry_run_without_perftest_uses_the_default_name(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
-    lines = PerftestRunner().dry_run_lines(point("none"), make_bundle(tmp_path, "none"),
-                                           tmp_path)
+    lines = [describe(s) for s in PerftestRunner().commands(
+        point("none"), make_bundle(tmp_path, "none"), tmp_path)]
     assert lines[1].startswith("perftest_cpp -pub ")
 
 
 def test_prepare_writes_the_commands(tmp_path):
     runner = PerftestRunner(perftest=EXE)
     bundle = make_bundle(tmp_path)
-    specs = runner.prepare(point(), bundle, tmp_path / "work")
+    specs = prepare(runner, point(cpus=(0, 1)), bundle, tmp_path / "work")
     script = (tmp_path / "work" / "perftest-commands.sh").read_text()
-    assert [shlex.split(line) for line in script.splitlines()[2:]] == [s.argv for s in specs]
-
-
-def test_prepare_needs_taskset_for_pinning(tmp_path, monkeypatch):
-    real_which = pt.shutil.which
-    monkeypatch.setattr(pt.shutil, "which",
-                        lambda name, *a, **k: None if name == "taskset" else real_which(name))
-    runner = PerftestRunner(perftest=EXE)
-    with pytest.raises(GovkitError, match="taskset"):
-        runner.prepare(point(cpus=(0, 1)), make_bundle(tmp_path), tmp_path / "w")
-    runner.prepare(point(), make_bundle(tmp_path), tmp_path / "w")  # no pinning: fine
+    assert [line for line in script.splitlines()[2:]] == [describe(s) for s in specs]
 
 
 # -- single CA ----------------------------------------------------------------------------
@@ -281,33 +279,33 @@ def test_two_different_cas_are_refused(tmp_path):
     runner = PerftestRunner(perftest=EXE)
     bundle = make_bundle(tmp_path, single_ca=False)
     with pytest.raises(GovkitError) as e:
-        runner.prepare(point(), bundle, tmp_path / "work")
+        prepare(runner, point(), bundle, tmp_path / "work")
     assert e.value.exit_code == EXIT_USAGE
     msg = str(e.value)
     assert "govkit pki init --single-ca" in msg and "-secureCertAuthority" in msg
     assert "identity_ca.pem" in msg and "permissions_ca.pem" in msg
     with pytest.raises(GovkitError, match="--single-ca"):
-        runner.dry_run_lines(point(), bundle, tmp_path / "work")
+        runner.commands(point(), bundle, tmp_path / "work")
 
 
 def test_same_ca_in_two_files_is_accepted(tmp_path):
     bundle = make_bundle(tmp_path, ca_copy=True)
     part = bundle.participants["pub"]
     assert part.identity_ca != part.permissions_ca
-    specs = PerftestRunner(perftest=EXE).prepare(point(), bundle, tmp_path / "work")
+    specs = prepare(PerftestRunner(perftest=EXE), point(), bundle, tmp_path / "work")
     assert options(specs[1].argv)["-secureCertAuthority"] == str(part.identity_ca)
 
 
 def test_baseline_skips_the_ca_check(tmp_path):
     bundle = make_bundle(tmp_path, single_ca=False)
     none_bundle = Bundle(get_profile("none"), dict(bundle.participants))
-    PerftestRunner(perftest=EXE).prepare(point("none"), none_bundle, tmp_path / "work")
+    prepare(PerftestRunner(perftest=EXE), point("none"), none_bundle, tmp_path / "work")
 
 
 def test_secured_profile_without_participants(tmp_path):
     bundle = Bundle(get_profile("rtps_encrypt"), {})
     with pytest.raises(GovkitError, match="no 'sub' participant"):
-        PerftestRunner(perftest=EXE).prepare(point("rtps_encrypt"), bundle, tmp_path)
+        prepare(PerftestRunner(perftest=EXE), point("rtps_encrypt"), bundle, tmp_path)
 
 
 # -- check_installed ----------------------------------------------------------------------
@@ -352,11 +350,28 @@ def test_relative_executable_is_made_absolute(tmp_path, monkeypatch):
     assert runner.executable == str(tmp_path / "perftest_cpp")
 
 
-def test_unknown_options_are_ignored():
-    PerftestRunner(perftest=EXE, ddsperf="/usr/bin/ddsperf", whatever=1)
+def test_unknown_options_are_refused():
+    with pytest.raises(GovkitError, match="do not apply to --runner perftest"):
+        get_runner("perftest", perftest=EXE, whatever=1)
+    with pytest.raises(GovkitError, match="--perftest do not apply to --runner ddsperf"):
+        get_runner("ddsperf", perftest=EXE)
 
 
 # -- parsing: latency ---------------------------------------------------------------------
+
+_SHORT = {honest: short for short, honest in pt.LATENCY_NAMES.items()}
+
+
+def lat(r) -> dict:
+    """Perftest's latency summary under perftest's own short names."""
+    assert r.row_format == "perftest-latency-summary" and not r.rows
+    return {_SHORT[k]: v for k, v in r.summary.items()}
+
+
+def thr(r) -> dict:
+    assert r.row_format == "perftest-throughput-summary" and not r.rows
+    s = r.summary
+    return {"samples_per_s": s["mean_rate_sps"], "mbps": s["mean_mbps"], "lost": s["lost"]}
 
 SEED000_NONE_32 = {"mean": 21, "std": 0.7, "min": 20, "max": 50, "median": 21, "p90": 22,
                    "p99": 24, "p9999": 31, "p999999": 50}
@@ -369,8 +384,7 @@ def parse_lat(text: str, profile="none", size=32, rc=0):
 
 def test_latency_csv_with_headers():
     r = parse_lat(fixture("lat_pub_csv_headers.txt"))
-    assert r.latency_us == SEED000_NONE_32
-    assert r.count is None and r.throughput is None
+    assert lat(r) == SEED000_NONE_32
     assert r.extra["source"] == "perftest summary"
     assert r.extra["format"] == "csv" and r.extra["length"] == 32
 
@@ -379,34 +393,34 @@ def test_latency_csv_without_headers_crlf():
     r = parse_lat(fixture("lat_pub_csv_noheaders_crlf.txt"), "rtps_sign")
     assert "\r\n" in fixture("lat_pub_csv_noheaders_crlf.txt")
     # seed 000, RTPS Sign, 32 B: 25 0.8 23 55 25 25 29 34 55
-    assert r.latency_us == {"mean": 25, "std": 0.8, "min": 23, "max": 55, "median": 25,
+    assert lat(r) == {"mean": 25, "std": 0.8, "min": 23, "max": 55, "median": 25,
                             "p90": 25, "p99": 29, "p9999": 34, "p999999": 55}
 
 
 def test_latency_seed_output_file_picks_the_size():
     text = fixture(csv_name(get_profile("none").name, "latency"))
-    assert parse_lat(text, size=32).latency_us == SEED000_NONE_32
+    assert lat(parse_lat(text, size=32)) == SEED000_NONE_32
     r = parse_lat(text, size=8192)  # seed 000, none, 8192 B: 44 0.8 43 67 44 45 48 53 67
-    assert r.latency_us == {"mean": 44, "std": 0.8, "min": 43, "max": 67, "median": 44,
+    assert lat(r) == {"mean": 44, "std": 0.8, "min": 43, "max": 67, "median": 44,
                             "p90": 45, "p99": 48, "p9999": 53, "p999999": 67}
-    assert parse_lat(text, size=63000).latency_us["median"] == 109
+    assert lat(parse_lat(text, size=63000))["median"] == 109
     assert parse_lat(text, size=100).extra["length"] == 63000  # no such size: the last one
 
 
 def test_latency_intervals_new_headers_and_cpu():
     r = parse_lat(fixture("lat_pub_csv_intervals_cpu.txt"), "rtps_encrypt", 8192)
     # seed 000, RTPS Encrypt, 8192 B: 52 0.8 51 81 52 52 55 61 81 (intervals are ignored)
-    assert r.latency_us == {"mean": 52, "std": 0.8, "min": 51, "max": 81, "median": 52,
+    assert lat(r) == {"mean": 52, "std": 0.8, "min": 51, "max": 81, "median": 52,
                             "p90": 52, "p99": 55, "p9999": 61, "p999999": 81}
     assert r.extra["cpu_percent"] == 12.5
 
 
 def test_latency_legacy_format():
     r = parse_lat(fixture("lat_pub_legacy.txt"), size=32)
-    assert r.latency_us == {"mean": 396, "std": 48.9, "min": 83, "max": 538, "median": 401,
+    assert lat(r) == {"mean": 396, "std": 48.9, "min": 83, "max": 538, "median": 401,
                             "p90": 459, "p99": 510, "p9999": 538, "p999999": 538}
     assert r.extra["format"] == "legacy"
-    assert parse_lat(fixture("lat_pub_legacy.txt"), size=64).latency_us["max"] == 1062
+    assert lat(parse_lat(fixture("lat_pub_legacy.txt"), size=64))["max"] == 1062
 
 
 def test_latency_newest_micro_sign_headers_without_intervals():
@@ -414,7 +428,7 @@ def test_latency_newest_micro_sign_headers_without_intervals():
             " 99% (μs), 99.99% (μs), 99.9999% (μs)\n"
             "                 32,   21.250,    0.700,   20.000,   50.000,   21.000,   22.000,"
             "   24.000,      31.000,        50.000\n")  # built with --ns-resolution: %9.3f
-    assert parse_lat(text).latency_us["mean"] == 21.25
+    assert lat(parse_lat(text))["mean"] == 21.25
 
 
 def test_latency_summary_missing_raises_with_tail():
@@ -455,32 +469,32 @@ def parse_thr(text: str, size=32, rc=0, pub: ProcessOutput | None = None):
 def test_throughput_csv_with_headers():
     r = parse_thr(fixture("thr_sub_csv_headers.txt"))
     # seed 003, RWT (RTPS Sign + Encrypt), 32 B: 3642113 samples, 182062 /s, 46.6 Mbps
-    assert r.throughput == {"samples_per_s": 182062, "mbps": 46.6, "lost": 0}
+    assert thr(r) == {"samples_per_s": 182062, "mbps": 46.6, "lost": 0}
     assert r.extra["total_samples"] == 3642113 and r.extra["lost_percent"] == 0
-    assert r.latency_us is None and r.count is None
+    assert r.summary["count"] == 3642113
     assert r.extra["source"] == "perftest summary"
 
 
 def test_throughput_csv_without_headers_empty_field_and_cpu():
     r = parse_thr(fixture("thr_sub_csv_noheaders_cpu.txt"), size=500000)
     # seed 003, TCP, 500000 B: 5 samples, (empty) samples/s, 0.8 Mbps, CPU 0.00
-    assert r.throughput == {"samples_per_s": 0, "mbps": 0.8, "lost": 0}
+    assert thr(r) == {"samples_per_s": 0, "mbps": 0.8, "lost": 0}
     assert r.extra["total_samples"] == 5 and r.extra["cpu_percent"] == 0
 
 
 def test_throughput_intervals_are_ignored():
     r = parse_thr(fixture("thr_sub_csv_intervals.txt"), size=1024)
     # seed 003, TCP (second table), 1024 B: 56160 samples, 2802 /s, 23.0 Mbps
-    assert r.throughput == {"samples_per_s": 2802, "mbps": 23.0, "lost": 12}
+    assert thr(r) == {"samples_per_s": 2802, "mbps": 23.0, "lost": 12}
     assert r.extra["total_samples"] == 56160 and r.extra["lost_percent"] == 0.02
 
 
 def test_throughput_legacy_format():
     r = parse_thr(fixture("thr_sub_legacy.txt"), size=100)
-    assert r.throughput == {"samples_per_s": 2055011, "mbps": 1644.0, "lost": 0}
+    assert thr(r) == {"samples_per_s": 2055011, "mbps": 1644.0, "lost": 0}
     assert r.extra["format"] == "legacy" and r.extra["total_samples"] == 6163858
     old = "Length: 32 Packets: 10000000 Packets/s(ave): 47913 Mbps(ave): 12.3 Lost: 0\n"
-    assert parse_thr(old).throughput == {"samples_per_s": 47913, "mbps": 12.3, "lost": 0}
+    assert thr(parse_thr(old)) == {"samples_per_s": 47913, "mbps": 12.3, "lost": 0}
 
 
 def test_throughput_failure_shows_both_sides():
@@ -502,26 +516,27 @@ def test_throughput_zero_samples_raises():
 def test_summary_found_in_stderr_too():
     r = PerftestRunner(perftest=EXE).parse(
         point("none"), {"pub": out("pub", "", stderr=fixture("lat_pub_csv_headers.txt"))})
-    assert r.latency_us == SEED000_NONE_32
+    assert lat(r) == SEED000_NONE_32
 
 
 def test_cli_dry_run_prints_the_seed_style_command_lines(tmp_path):
-    """`govkit bench --runner perftest --dry-run` creates the single-CA PKI it needs,
-    signs the bundle, and prints both processes' command lines on stdout."""
+    """`govkit bench --runner perftest --dry-run` prints both processes' command lines on
+    stdout, with the files a real run would create, and creates nothing."""
     import subprocess
     import sys
     govkit = str(Path(sys.executable).with_name("govkit"))
     r = subprocess.run([govkit, "bench", "--runner", "perftest", "--profile", "rtps_sign",
-                        "--sizes", "32", "--dry-run", "--ca", "pki-single"], cwd=tmp_path,
-                       capture_output=True, text=True, timeout=60)
+                        "--sizes", "32", "--repeat", "1", "--dry-run", "--no-pin", "--ca",
+                        "pki-single"],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
-    assert "created a single-CA test PKI in pki-single/" in r.stderr
     lines = r.stdout.splitlines()
-    assert lines[0] == "# rtps_sign latency size 32 repeat 0"
-    sub, pub = (shlex.split(x) for x in lines[1:3])
+    assert lines[1] == "# rtps_sign latency size 32 repeat 0"
+    sub, pub = (shlex.split(x) for x in lines[2:4])
     assert sub[:2] == ["perftest_cpp", "-sub"] and pub[:2] == ["perftest_cpp", "-pub"]
     assert "-latencyTest" in pub and pub[pub.index("-dataLen") + 1] == "32"
     gov = Path(pub[pub.index("-secureGovernanceFile") + 1])
-    assert gov == tmp_path / "build/perftest/governance/rtps_sign.p7s" and gov.exists()
+    assert gov == tmp_path / "build/perftest/governance/rtps_sign.p7s"
     ca = pub[pub.index("-secureCertAuthority") + 1]
-    assert Path(ca).read_bytes() == (tmp_path / "pki-single/permissions_ca.pem").read_bytes()
+    assert ca == str(tmp_path / "pki-single/identity_ca.pem")
+    assert list(tmp_path.iterdir()) == []          # no PKI, no build/, no results/

@@ -1,13 +1,17 @@
 """The runner interface: build config, build command lines, run, parse output.
 
 A runner never signs or validates anything: it receives a `Bundle` of already signed,
-verified files (govkit.bundle) and turns one `BenchPoint` into `ProcessSpec`s, which the
-shared `run_processes` executes; the runner then parses their output into a `PointResult`.
+verified files (govkit.bundle) and turns one `BenchPoint` into configuration files
+(`configs`, pure) and `ProcessSpec`s (`commands`, pure), which the shared `run_processes`
+executes; the runner then parses their output into a `PointResult` that holds the raw rows
+it read. Statistics are not the runner's business: govkit.stats computes every figure from
+those rows, the same way for every runner.
 """
 
 from __future__ import annotations
 
 import os
+import shlex
 import signal
 import subprocess
 import time
@@ -16,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from ..fsutil import write_atomic
 from ..profiles import Profile
 
 
@@ -44,10 +49,11 @@ class BenchPoint:
     profile: Profile
     mode: str              # "latency" | "throughput"
     size: int              # payload bytes
-    duration: float        # seconds of measurement (warm-up excluded)
+    duration: int          # measured seconds (warm-up excluded)
     repeat: int = 0        # repetition index
     domain_id: int = 0     # private per run: strays on other domains cannot match
     cpus: tuple[int, int] | None = None  # optional pinning (publisher, subscriber)
+    warmup: int = 1        # leading seconds recorded but not measured
 
 
 @dataclass
@@ -71,6 +77,7 @@ class ProcessOutput:
     stderr: str
     pid: int | None = None
     timed_out: bool = False            # stopped because the point's timeout expired
+    cpus_allowed: str | None = None    # the affinity the process really ran with (/proc)
 
     @property
     def status(self) -> str:
@@ -85,10 +92,16 @@ class ProcessOutput:
 
 @dataclass
 class PointResult:
-    latency_us: dict | None = None     # median mean std min max p90 p99 (+ count outside)
-    count: int | None = None
-    throughput: dict | None = None     # samples_per_s mbps lost
-    extra: dict = field(default_factory=dict)  # runner-specific details (method, raw lines)
+    """What a runner read from one point's output, before any statistics.
+
+    Either `rows`: one dict per reporting interval (ddsperf: per second), warm-up rows
+    included, in the runner's `row_format` (see govkit.stats); or, for a runner that only
+    prints an end-of-run summary (RTI Perftest), `summary`: that summary's own statistics.
+    """
+    row_format: str
+    rows: list[dict] = field(default_factory=list)
+    summary: dict | None = None
+    extra: dict = field(default_factory=dict)  # runner-specific details (e.g. the raw line)
 
 
 class RunnerError(Exception):
@@ -98,10 +111,10 @@ class RunnerError(Exception):
 class Runner(Protocol):
     name: str
     needs_single_ca: bool   # one CA for identities and permissions (RTI Perftest)
-    warmup_s: int           # leading seconds the runner discards
+    per_second: bool        # True: rows per second (warm-up applies); False: one summary
 
-    def aggregation(self) -> str:
-        """How this runner's statistics are computed (stored with every result)."""
+    def method(self) -> str:
+        """What the runner measures and prints (stored with every result)."""
 
     def versions(self) -> dict:
         """Versions of the runner's software for results.json's environment."""
@@ -109,14 +122,32 @@ class Runner(Protocol):
     def check_installed(self) -> None:
         """Raise GovkitError (exit 2) with install instructions if the runner is unusable."""
 
-    def prepare(self, point: BenchPoint, bundle: Bundle, workdir: Path) -> list[ProcessSpec]:
-        """Write any configuration into `workdir` and return the processes to start."""
+    def configs(self, point: BenchPoint, bundle: Bundle, workdir: Path) -> dict[Path, str]:
+        """The configuration files the point's processes read (path -> text); pure."""
+
+    def commands(self, point: BenchPoint, bundle: Bundle, workdir: Path) -> list[ProcessSpec]:
+        """The processes to start, in order; pure (nothing is written or started)."""
 
     def parse(self, point: BenchPoint, outputs: dict[str, ProcessOutput]) -> PointResult:
         """Turn the processes' output into statistics; raise RunnerError if it cannot."""
 
     def timeout(self, point: BenchPoint) -> float:
         """Seconds after which a point's processes are killed and the point fails."""
+
+
+def prepare(runner: Runner, point: BenchPoint, bundle: Bundle, workdir: Path
+            ) -> list[ProcessSpec]:
+    """Write the point's configuration files (atomically) and return its processes."""
+    for path, text in runner.configs(point, bundle, workdir).items():
+        write_atomic(path, text)
+    return runner.commands(point, bundle, workdir)
+
+
+def describe(spec: ProcessSpec) -> str:
+    """The shell command line that starts `spec` by hand, environment and pinning included."""
+    env = " ".join(f"{k}={shlex.quote(v)}" for k, v in spec.env.items())
+    pin = f"taskset -c {spec.cpu} " if spec.cpu is not None else ""
+    return f"{env + ' ' if env else ''}{pin}{shlex.join(spec.argv)}"
 
 
 def run_processes(specs: list[ProcessSpec], timeout: float, grace: float = 0.5
@@ -132,6 +163,7 @@ def run_processes(specs: list[ProcessSpec], timeout: float, grace: float = 0.5
     deadline = time.monotonic() + timeout
     timed_out = False
     stopped: set[int] = set()   # pids we signalled: their exit status is ours, not theirs
+    affinity: dict[int, str | None] = {}
     try:
         for spec in specs:
             if spec.start_delay:
@@ -145,6 +177,9 @@ def run_processes(specs: list[ProcessSpec], timeout: float, grace: float = 0.5
             procs.append((spec, p, out, err))
         pspec, primary, pout, _ = next((x for x in procs if x[0].primary), procs[-1])
         timed_out = not _wait_primary(primary, pout, pspec.stop_when, deadline)
+        # Read while they still run: the affinity each process really had (taskset has
+        # exec'd into the runner by now).
+        affinity = {p.pid: _cpus_allowed(p.pid) for _, p, _, _ in procs}
         if primary.poll() is None:
             _signal_all(procs, signal.SIGINT, stopped)   # done (or timed out): ask politely
         # The primary holds the numbers: give the others a moment to finish, then stop them.
@@ -164,25 +199,39 @@ def run_processes(specs: list[ProcessSpec], timeout: float, grace: float = 0.5
             results[spec.role] = ProcessOutput(
                 spec.role, spec.argv, None if killed else p.returncode,
                 out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace"),
-                pid=p.pid, timed_out=timed_out and killed)
+                pid=p.pid, timed_out=timed_out and killed, cpus_allowed=affinity.get(p.pid))
             out.close()
             err.close()
     return results
 
 
+def _cpus_allowed(pid: int) -> str | None:
+    """The CPU list a running process may use (Linux /proc), or None if unknown."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("Cpus_allowed_list:"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return None
+
+
 def _wait_primary(p: subprocess.Popen, out, stop_when, deadline: float) -> bool:
     """Wait until the primary exits or its stop condition holds (True), or the deadline
-    passes (False). Polls its output file a few times a second: negligible CPU."""
+    passes (False). Wakes ten times a second and re-reads the output only when it grew:
+    negligible CPU beside the runner processes."""
+    seen = 0
     while time.monotonic() < deadline:
-        try:
-            p.wait(timeout=min(0.25, max(0.01, deadline - time.monotonic())))
+        time.sleep(min(0.1, max(0.0, deadline - time.monotonic())))
+        if p.poll() is not None:
             return True
-        except subprocess.TimeoutExpired:
-            pass
         if stop_when is not None:
-            text = os.pread(out.fileno(), 1 << 24, 0).decode("utf-8", "replace")
-            if stop_when(text):
-                return True
+            size = os.fstat(out.fileno()).st_size
+            if size != seen:
+                seen = size
+                if stop_when(os.pread(out.fileno(), size, 0).decode("utf-8", "replace")):
+                    return True
     return p.poll() is not None
 
 

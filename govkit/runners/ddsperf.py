@@ -4,8 +4,8 @@ Latency: `ddsperf pong` (subscriber role) and `ddsperf ping size S` (publisher r
 already reports one-way latency: round trip / 2 (process_pong in ddsperf.c).
 Throughput: `ddsperf sub` and `ddsperf pub size S`.
 
-ddsperf prints one summary line per second, not raw samples, so a point's statistics are
-aggregated from those lines (AGGREGATION below says how; it is stored with every result).
+ddsperf prints one summary line per second, not raw samples: the runner hands those lines
+over as rows, and govkit.stats computes every figure from them.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ import glob
 import os
 import re
 import shutil
-import statistics
 import subprocess
 from functools import cache
 from pathlib import Path
@@ -23,19 +22,18 @@ import jinja2
 
 from .. import __version__
 from ..errors import GovkitError
-from ..fsutil import write_atomic
 from ..paths import TEMPLATES_DIR
 from .base import BenchPoint, Bundle, PointResult, ProcessOutput, ProcessSpec, RunnerError
 
-AGGREGATION = (
-    "ddsperf prints one summary per second (its percentiles come from at most 20000 samples "
-    "of that second). govkit drops the first {warmup} second(s) as warm-up, then over the "
-    "measured seconds reports: median = median of the per-second medians; p90/p99 = median "
-    "of the per-second p90/p99; mean = count-weighted mean of the per-second means; min/max "
-    "= overall min/max; std = standard deviation of the per-second means (ddsperf prints no "
-    "per-sample deviation); count = samples in the measured seconds. Throughput: mean of "
-    "the per-second rates; lost = sum of samples lost in the measured seconds."
-)
+METHOD = (
+    "Eclipse Cyclone DDS ddsperf, two processes with a loopback-only configuration each. "
+    "Latency: `ddsperf ping size S` against `ddsperf pong`; ping sends the next ping when "
+    "the pong arrives and reports one-way latency (round trip / 2). Throughput: `ddsperf "
+    "pub size S` (as fast as it can, reliable) into `ddsperf -1 sub`. ddsperf prints one "
+    "summary line per second (latency: count, mean, min, 50/90/99 % and max of that "
+    "second, the percentiles over at most the first 20000 samples of the second; "
+    "throughput: samples, lost samples and rate of that second, also for seconds without "
+    "samples); govkit keeps every line as a raw row.")
 
 INSTALL_HINT = ("install Cyclone DDS and its security plugins: `sudo apt-get install "
                 "cyclonedds-tools libddsc0debian` (or run `bash .ci/setup`)")
@@ -47,7 +45,7 @@ _LATENCY_RE = re.compile(
     r"max (?P<max>[\d.]+)us cnt (?P<cnt>\d+)", re.M)
 _THROUGHPUT_RE = re.compile(
     r"^\[(?P<pid>\d+)\]\s+(?P<t>[\d.]+)\s+size (?P<size>\d+) total (?P<total>\d+) lost \d+ "
-    r"delta (?P<delta>[1-9]\d*) lost (?P<lost>\d+) "   # seconds with data only
+    r"delta (?P<delta>\d+) lost (?P<lost>\d+) "
     r"rate (?P<ksps>[\d.]+) kS/s (?P<mbps>[\d.]+) Mb/s",
     re.M)
 _PARTICIPANT_RE = re.compile(r"^\[(?P<pid>\d+)\] participant (?P<peer>\S+): new(?! \(self\))",
@@ -88,20 +86,21 @@ def _template() -> jinja2.Template:
 class DdsperfRunner:
     name = "ddsperf"
     needs_single_ca = False
-    warmup_s = 1
+    per_second = True
     init_wait_s = 10      # -Qinitwait: how long a process waits for its peer to match
-    # govkit stops both processes as soon as the measured seconds are in; ddsperf's own -D
-    # (counted from process start, including discovery and the secure handshake) is only
-    # a backstop this much later.
+    # ddsperf ping sends its first ping one second after its peer matched, so the first
+    # latency line (t = 2.000) already covers a full second of round trips.
+    idle_s = 1
+    # govkit stops both processes as soon as the seconds it needs are in; ddsperf's own -D
+    # (counted from the match) is only a backstop this much later.
     backstop_s = 10
 
-    def __init__(self, ddsperf: str | None = None, pin: bool = False, **_ignored):
+    def __init__(self, ddsperf: str | None = None):
         self.executable = ddsperf or "ddsperf"
-        self.pin = pin
         self.plugins: Path | None = None
 
-    def aggregation(self) -> str:
-        return AGGREGATION.format(warmup=self.warmup_s)
+    def method(self) -> str:
+        return METHOD
 
     def check_installed(self) -> None:
         path = shutil.which(self.executable)
@@ -116,51 +115,58 @@ class DdsperfRunner:
     def versions(self) -> dict:
         return {"cyclonedds": cyclonedds_version()}
 
-    def write_config(self, bundle: Bundle, participant: str, workdir: Path) -> Path:
+    def config_path(self, bundle: Bundle, participant: str, workdir: Path) -> Path:
+        return Path(workdir).resolve() / f"cyclonedds-{bundle.profile.name}-{participant}.xml"
+
+    def config_text(self, bundle: Bundle, participant: str) -> str:
         files = bundle.participants.get(participant)
         if bundle.profile.security and files is None:
             raise GovkitError(f"bundle for {bundle.profile.name} has no participant "
                               f"{participant!r}")
-        path = Path(workdir).resolve() / f"cyclonedds-{bundle.profile.name}-{participant}.xml"
-        text = _template().render(name=participant, files=files if bundle.profile.security
-                                  else None, plugins=self.plugins, version=__version__)
-        write_atomic(path, text)
-        return path
+        # --dry-run on a machine without Cyclone: show where the plugins are expected.
+        plugins = self.plugins or find_security_plugins() or "/usr/lib/MULTIARCH/libddsc0debian"
+        return _template().render(name=participant, files=files if bundle.profile.security
+                                  else None, plugins=plugins, version=__version__)
 
-    def prepare(self, point: BenchPoint, bundle: Bundle, workdir: Path) -> list[ProcessSpec]:
-        if self.plugins is None:
-            self.check_installed()
-        needed = self.warmup_s + int(point.duration)     # per-second lines to collect
-        backstop = needed + self.backstop_s
+    def configs(self, point: BenchPoint, bundle: Bundle, workdir: Path) -> dict[Path, str]:
+        return {self.config_path(bundle, role, workdir): self.config_text(bundle, role)
+                for role in ("sub", "pub")}
+
+    def commands(self, point: BenchPoint, bundle: Bundle, workdir: Path) -> list[ProcessSpec]:
+        needed = point.warmup + point.duration          # per-second lines to collect
+        backstop = self.idle_s + needed + self.backstop_s
         common = [self.executable, "-i", str(point.domain_id), "-Qminmatch:1",
                   f"-Qinitwait:{self.init_wait_s}"]
-        cpu_pub, cpu_sub = point.cpus if (self.pin and point.cpus) else (None, None)
+        cpu_pub, cpu_sub = point.cpus if point.cpus else (None, None)
 
         def env(participant):
-            return {"CYCLONEDDS_URI": self.write_config(bundle, participant, workdir).as_uri()}
+            return {"CYCLONEDDS_URI": self.config_path(bundle, participant, workdir).as_uri()}
 
         if point.mode == "latency":
             sub = [*common, "-D", str(backstop + 2), "pong"]
             pub = [*common, "-D", str(backstop), "ping", "size", str(point.size)]
-            pattern, primary = _LATENCY_RE, "pub"
+            primary = "pub"
+
+            def enough(text: str) -> bool:
+                return len(_LATENCY_RE.findall(text)) >= needed
         elif point.mode == "throughput":
-            sub = [*common, "-D", str(backstop + 2), "sub"]
+            # -1: a line every second, also for seconds without samples (stalls count).
+            sub = [*common, "-D", str(backstop + 2), "-1", "sub"]
             pub = [*common, "-D", str(backstop), "pub", "size", str(point.size)]
-            pattern, primary = _THROUGHPUT_RE, "sub"   # the subscriber holds the numbers
+            primary = "sub"   # the subscriber holds the numbers
+
+            def enough(text: str) -> bool:
+                return len(_throughput_rows(text)) >= needed
         else:
             raise GovkitError(f"unknown mode {point.mode!r}")
-
-        def enough(text: str) -> bool:
-            return len(pattern.findall(text)) >= needed
-
+        # Both start at once: -Qinitwait makes each wait for the other.
         return [ProcessSpec("sub", sub, env("sub"), cpu=cpu_sub, primary=primary == "sub",
                             stop_when=enough if primary == "sub" else None),
-                ProcessSpec("pub", pub, env("pub"), cpu=cpu_pub, start_delay=0.2,
-                            primary=primary == "pub",
+                ProcessSpec("pub", pub, env("pub"), cpu=cpu_pub, primary=primary == "pub",
                             stop_when=enough if primary == "pub" else None)]
 
     def timeout(self, point: BenchPoint) -> float:
-        return self.init_wait_s + self.warmup_s + point.duration + self.backstop_s
+        return self.init_wait_s + self.idle_s + point.warmup + point.duration + self.backstop_s
 
     # ------------------------------------------------------------------ parsing
 
@@ -184,52 +190,44 @@ class DdsperfRunner:
                 raise RunnerError(f"{name} exited with status {o.returncode}")
         self._check_peers(outputs, role)
         if point.mode == "latency":
-            result = self.parse_latency(outputs["pub"].stdout, point.duration,
-                                        peer_pid=outputs["sub"].pid)
+            result = self.parse_latency(outputs["pub"].stdout, peer_pid=outputs["sub"].pid)
         else:
-            result = self.parse_throughput(outputs["sub"].stdout, point.duration)
-        if result.extra["seconds"] < int(point.duration):
-            raise RunnerError(f"only {result.extra['seconds']} of {int(point.duration)} measured "
-                              f"seconds arrived (the peer stopped answering?)")
+            result = self.parse_throughput(outputs["sub"].stdout)
+        needed = point.warmup + point.duration
+        if len(result.rows) < needed:
+            raise RunnerError(f"only {len(result.rows)} of {needed} seconds ({point.warmup} "
+                              f"warm-up + {point.duration} measured) arrived (the peer stopped "
+                              f"answering?)")
         return result
 
-    def _measured(self, rows: list[dict], duration: float) -> list[dict]:
-        return rows[self.warmup_s:self.warmup_s + max(1, int(duration))]
-
-    def parse_latency(self, text: str, duration: float, peer_pid: int | None = None
-                      ) -> PointResult:
-        rows = [m.groupdict() for m in _LATENCY_RE.finditer(text)
+    @staticmethod
+    def parse_latency(text: str, peer_pid: int | None = None) -> PointResult:
+        """Every per-second latency line for the peer, as rows (µs)."""
+        rows = [{"t": float(m["t"]), "count": int(m["cnt"]), "mean": float(m["mean"]),
+                 "min": float(m["min"]), "p50": float(m["p50"]), "p90": float(m["p90"]),
+                 "p99": float(m["p99"]), "max": float(m["max"])}
+                for m in _LATENCY_RE.finditer(text)
                 if peer_pid is None or m["peer"].endswith(f":{peer_pid}")]
-        rows = self._measured(rows, duration)
         if not rows:
-            raise RunnerError("ddsperf printed no latency lines after the warm-up "
-                              "(did the peer match and answer?)")
-        cnt = [int(r["cnt"]) for r in rows]
-        means = [float(r["mean"]) for r in rows]
-        total = sum(cnt)
-        mean = sum(m * c for m, c in zip(means, cnt, strict=True)) / total
-        stats = {
-            "median": statistics.median([float(r["p50"]) for r in rows]),
-            "mean": mean,
-            "std": statistics.pstdev(means) if len(means) > 1 else 0.0,
-            "min": min(float(r["min"]) for r in rows),
-            "max": max(float(r["max"]) for r in rows),
-            "p90": statistics.median([float(r["p90"]) for r in rows]),
-            "p99": statistics.median([float(r["p99"]) for r in rows]),
-        }
-        return PointResult(latency_us={k: round(v, 3) for k, v in stats.items()}, count=total,
-                           extra={"seconds": len(rows), "per_second": rows})
+            raise RunnerError("ddsperf printed no latency lines (did the peer match and "
+                              "answer?)")
+        return PointResult("ddsperf-latency-per-second", rows)
 
-    def parse_throughput(self, text: str, duration: float) -> PointResult:
-        rows = [m.groupdict() for m in _THROUGHPUT_RE.finditer(text)]  # seconds with data
-        rows = self._measured(rows, duration)
+    @staticmethod
+    def parse_throughput(text: str) -> PointResult:
+        """Every per-second subscriber line from the first one with samples on."""
+        rows = _throughput_rows(text)
         if not rows:
-            raise RunnerError("ddsperf sub printed no throughput lines after the warm-up "
-                              "(did the publisher match?)")
-        sps = statistics.fmean(float(r["ksps"]) * 1000 for r in rows)
-        mbps = statistics.fmean(float(r["mbps"]) for r in rows)
-        lost = sum(int(r["lost"]) for r in rows)
-        return PointResult(throughput={"samples_per_s": round(sps, 1), "mbps": round(mbps, 2),
-                                       "lost": lost},
-                           count=sum(int(r["delta"]) for r in rows),
-                           extra={"seconds": len(rows), "per_second": rows})
+            raise RunnerError("ddsperf sub received no samples (did the publisher match?)")
+        return PointResult("ddsperf-throughput-per-second", rows)
+
+
+def _throughput_rows(text: str) -> list[dict]:
+    """Subscriber lines as rows, from the first second with samples: the seconds before it
+    are the subscriber waiting for the publisher, not a stall. Later seconds without
+    samples are kept (rate 0)."""
+    rows = [{"t": float(m["t"]), "count": int(m["delta"]), "lost": int(m["lost"]),
+             "rate_sps": float(m["ksps"]) * 1000, "mbps": float(m["mbps"])}
+            for m in _THROUGHPUT_RE.finditer(text)]
+    first = next((i for i, r in enumerate(rows) if r["count"] > 0), len(rows))
+    return rows[first:]

@@ -41,25 +41,30 @@ DEFAULT_EXECUTABLE = "perftest_cpp"
 PERFTEST_URL = "https://github.com/rticommunity/rtiperftest"
 
 LATENCY_KEYS = ("mean", "std", "min", "max", "median", "p90", "p99", "p9999", "p999999")
+# Perftest computes its summary over every sample: its figures are sample statistics.
+LATENCY_NAMES = {"mean": "mean_of_samples", "std": "std_of_samples", "min": "min",
+                 "max": "max", "median": "median_of_samples", "p90": "p90_of_samples",
+                 "p99": "p99_of_samples", "p9999": "p9999_of_samples",
+                 "p999999": "p999999_of_samples"}
 THROUGHPUT_KEYS = ("samples_per_s", "mbps", "lost")
 _MODES = ("latency", "throughput")
 
 class PerftestRunner:
     name = "perftest"
     needs_single_ca = True   # one -secureCertAuthority for identities and permissions
-    warmup_s = 0             # perftest discards its own warm-up samples
+    per_second = False       # one end-of-run summary; perftest discards its own warm-up
     pub_delay = 1.0  # seconds between starting the subscriber and the publisher
 
-    def __init__(self, perftest: str | Path | None = None, nic: str = "127.0.0.1",
-                 **_ignored) -> None:
+    def __init__(self, perftest: str | Path | None = None, nic: str = "127.0.0.1") -> None:
         self._perftest = None if perftest in (None, "") else str(perftest)
         self.nic = nic
 
     def timeout(self, point: BenchPoint) -> float:
         return self.pub_delay + math.ceil(point.duration) + 60  # discovery + secure handshake
 
-    def aggregation(self) -> str:
-        return "RTI Perftest's own end-of-run summary (computed by perftest over all samples)."
+    def method(self) -> str:
+        return ("RTI Perftest's own end-of-run summary, computed by perftest over all samples "
+                "of the run (after perftest's own warm-up); latency is one-way.")
 
     def versions(self) -> dict:
         return {"perftest": self.executable}
@@ -100,22 +105,16 @@ class PerftestRunner:
 
     # -- command lines -----------------------------------------------------------------
 
-    def prepare(self, point: BenchPoint, bundle: Bundle, workdir: Path) -> list[ProcessSpec]:
-        specs = self._specs(point, bundle)
-        if point.cpus is not None and shutil.which("taskset") is None:
-            raise GovkitError("CPU pinning needs `taskset` (util-linux), which is not on PATH")
-        workdir = Path(workdir)
-        workdir.mkdir(parents=True, exist_ok=True)
+    def configs(self, point: BenchPoint, bundle: Bundle, workdir: Path) -> dict[Path, str]:
         # For reproducing a point by hand: the exact commands, in start order.
-        (workdir / "perftest-commands.sh").write_text(
+        specs = self.commands(point, bundle, workdir)
+        return {Path(workdir) / "perftest-commands.sh": (
             "#!/bin/sh\n# start in this order, the publisher "
             f"{self.pub_delay:g} s after the subscriber\n"
-            + "".join(shlex.join(s.argv) + "\n" for s in specs))
-        return specs
+            + "".join(shlex.join(_taskset(s.cpu) + s.argv) + "\n" for s in specs))}
 
-    def dry_run_lines(self, point: BenchPoint, bundle: Bundle, workdir: Path) -> list[str]:
-        """The shell-quoted command lines `prepare` would start, subscriber first."""
-        return [shlex.join(s.argv) for s in self._specs(point, bundle)]
+    def commands(self, point: BenchPoint, bundle: Bundle, workdir: Path) -> list[ProcessSpec]:
+        return self._specs(point, bundle)
 
     def _specs(self, point: BenchPoint, bundle: Bundle) -> list[ProcessSpec]:
         if point.mode not in _MODES:
@@ -129,16 +128,16 @@ class PerftestRunner:
         execution = ["-executionTime", str(max(1, math.ceil(point.duration)))]
         latency = ["-latencyTest"] if point.mode == "latency" else []
 
-        sub = (_taskset(sub_cpu) + [exe, "-sub"] + common + transport
-               + self._secure_args(point.profile, bundle, "sub"))
-        pub = (_taskset(pub_cpu) + [exe, "-pub"] + common + transport + execution + latency
+        sub = [exe, "-sub"] + common + transport + self._secure_args(point.profile, bundle, "sub")
+        pub = ([exe, "-pub"] + common + transport + execution + latency
                + self._secure_args(point.profile, bundle, "pub"))
         # Latency: the publisher prints the summary and ends the run. Throughput: the
         # subscriber prints it, and must exit by itself (stdout to a file is block-buffered:
         # a killed process would lose its summary), so it is the primary process there.
         return [
-            ProcessSpec("sub", sub, primary=point.mode == "throughput"),
-            ProcessSpec("pub", pub, start_delay=self.pub_delay, primary=point.mode == "latency"),
+            ProcessSpec("sub", sub, primary=point.mode == "throughput", cpu=sub_cpu),
+            ProcessSpec("pub", pub, start_delay=self.pub_delay, primary=point.mode == "latency",
+                        cpu=pub_cpu),
         ]
 
     def _secure_args(self, profile: Profile, bundle: Bundle, role: str) -> list[str]:
@@ -181,8 +180,9 @@ class PerftestRunner:
                                                 "the latency summary reports no samples"))
             if "cpu" in values:
                 extra["cpu_percent"] = values["cpu"]
-            return PointResult(latency_us={k: values[k] for k in LATENCY_KEYS},
-                               count=None, extra=extra)
+            return PointResult("perftest-latency-summary", extra=extra, summary={
+                honest: values[k] for k, honest in LATENCY_NAMES.items()
+                if values.get(k) is not None})
         if values["total_samples"] == 0:
             raise RunnerError(self._failure(point, role, outputs,
                                             "the throughput summary reports no samples"))
@@ -191,9 +191,9 @@ class PerftestRunner:
             extra["lost_percent"] = values["lost_percent"]
         if "cpu" in values:
             extra["cpu_percent"] = values["cpu"]
-        return PointResult(throughput={"samples_per_s": values["samples_per_s"],
-                                       "mbps": values["mbps"], "lost": int(values["lost"])},
-                           extra=extra)
+        return PointResult("perftest-throughput-summary", extra=extra, summary={
+            "mean_rate_sps": values["samples_per_s"], "mean_mbps": values["mbps"],
+            "lost": int(values["lost"]), "count": int(values["total_samples"])})
 
     @staticmethod
     def _failure(point: BenchPoint, role: str, outputs: dict[str, ProcessOutput],
@@ -212,6 +212,8 @@ def _taskset(cpu: int | None) -> list[str]:
 
 def _require_single_ca(profile: Profile, part: ParticipantFiles) -> None:
     ident, perms = Path(part.identity_ca), Path(part.permissions_ca)
+    if not ident.exists() and not perms.exists():
+        return   # a plan (--dry-run): `bench` creates a single-CA PKI for this runner
     try:
         same = ident.resolve() == perms.resolve() or ident.read_bytes() == perms.read_bytes()
     except OSError as e:
