@@ -1,31 +1,48 @@
-"""`govkit bench`: make each profile's signed bundle current, run the runner per point,
-record every point as soon as it completes, and summarise."""
+"""`govkit bench`: make each profile's signed bundle current, then run every point's repeats
+in a seeded, shuffled, interleaved order, record each repeat as soon as it completes, and
+keep repeating the points whose interval is still wider than the target while the time
+budget allows.
+
+Why this order: a noisy machine drifts. Running all of one profile, then all of the next,
+would put the drift into the overheads; rounds (every point once per round), each in its
+own shuffled order, spread it over all profiles instead.
+"""
 
 from __future__ import annotations
 
+import os
 import random
-import shlex
+import re
+import shutil
 import signal
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
-from rich.table import Table
-
-from .bundle import BundleLog, bundle_hashes, ensure_bundle, ensure_pki
+from .bundle import BundleLog, bundle_hashes, ensure_bundle, ensure_pki, planned_bundle
+from .defaults import (
+    DEFAULT_BUDGET_S,
+    DEFAULT_DURATION_S,
+    DEFAULT_MAX_REPEATS,
+    DEFAULT_REPEATS,
+    DEFAULT_TARGET_CI_PCT,
+    DEFAULT_WARMUP_S,
+)
+from .documents import MAX_DOMAIN_ID
 from .errors import GovkitError
 from .profiles import Profile
-from .results import ResultStore, environment
+from .results import ResultStore, check_resumable, environment
 from .runners import get_runner
-from .runners.base import BenchPoint, Bundle, RunnerError, run_processes
+from .runners.base import BenchPoint, Bundle, RunnerError, describe, prepare, run_processes
+from .stats import INTERVAL_METHOD, repeat_figures
 
 SEED_SIZES = (32, 64, 128, 256, 512, 1024, 8192, 63000)
 DEFAULT_SIZES = (32, 1024, 63000)
 MODES = ("latency", "throughput")
 EXIT_INTERRUPTED = 130
+LIMITS = {"repeat": (1, 100), "max_repeat": (1, 1000), "duration": (1, 3600),
+          "warmup": (0, 600), "budget": (0, 7 * 24 * 3600)}
 
 
 def parse_sizes(text: str) -> list[int]:
@@ -39,7 +56,7 @@ def parse_sizes(text: str) -> list[int]:
     if not sizes or any(s < 12 or s > 64 * 1024 * 1024 for s in sizes):
         # ddsperf's KS topic has a 12-byte fixed part; below that it cannot send.
         raise GovkitError(f"invalid --sizes {text!r}: sizes must be 12 .. 67108864 bytes")
-    return sizes
+    return list(dict.fromkeys(sizes))
 
 
 def parse_modes(text: str) -> list[str]:
@@ -50,22 +67,49 @@ def parse_modes(text: str) -> list[str]:
     return [text]
 
 
+_DURATION_RE = re.compile(r"(\d{1,9})(s|m|h)?")
+
+
+def parse_budget(text: str) -> int:
+    """`--budget`: seconds, or with a unit: 300, 300s, 5m, 1h."""
+    m = _DURATION_RE.fullmatch(text.strip())
+    if not m:
+        raise GovkitError(f"invalid --budget {text!r}: use seconds or e.g. 5m, 1h")
+    return int(m[1]) * {"s": 1, None: 1, "m": 60, "h": 3600}[m[2]]
+
+
 @dataclass
 class BenchOptions:
     profiles: list[Profile]
     runner: str = "ddsperf"
     modes: list[str] = field(default_factory=lambda: ["latency"])
     sizes: list[int] = field(default_factory=lambda: list(DEFAULT_SIZES))
-    duration: float = 5.0
-    repeat: int = 1
+    duration: int = DEFAULT_DURATION_S
+    warmup: int = DEFAULT_WARMUP_S
+    repeat: int = DEFAULT_REPEATS
+    max_repeat: int = DEFAULT_MAX_REPEATS
+    target_ci: float = DEFAULT_TARGET_CI_PCT
+    budget: int = DEFAULT_BUDGET_S
+    seed: int | None = None
     out: Path | None = None
     ca: Path = Path("pki")
     build: Path = Path("build")
     resume: bool = False
-    pin: bool = False
+    pin: bool = True
     dry_run: bool = False
     runner_options: dict = field(default_factory=dict)
     command: str = "govkit bench"
+
+    def check(self) -> None:
+        for name, (lo, hi) in LIMITS.items():
+            value = getattr(self, name)
+            if not lo <= value <= hi:
+                raise GovkitError(f"--{name.replace('_', '-')} {value} is out of range "
+                                  f"({lo} .. {hi})")
+        if self.max_repeat < self.repeat:
+            raise GovkitError(f"--max-repeat {self.max_repeat} is below --repeat {self.repeat}")
+        if not 0 < self.target_ci <= 100:
+            raise GovkitError(f"--target-ci {self.target_ci:g} must be a percentage in (0, 100]")
 
 
 @dataclass
@@ -75,20 +119,53 @@ class BenchOutcome:
     interrupted: bool = False
     summary: list[dict] = field(default_factory=list)
     dry_run_lines: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
 
-def _points(opts: BenchOptions, base_domain: int) -> list[BenchPoint]:
-    points = []
-    cpus = (0, 1) if opts.pin else None
-    # Repetitions outermost so that slow drifts of a noisy machine spread over profiles.
-    for rep in range(opts.repeat):
-        for p in opts.profiles:
-            for mode in opts.modes:
-                for size in opts.sizes:
-                    i = len(points)
-                    points.append(BenchPoint(p, mode, size, opts.duration, rep,
-                                             domain_id=1 + (base_domain + i) % 229, cpus=cpus))
-    return points
+@dataclass(frozen=True)
+class Cell:
+    """One point: what its repeats share."""
+    profile: Profile
+    mode: str
+    size: int
+
+    @property
+    def key(self) -> tuple:
+        return (self.profile.name, self.mode, self.size)
+
+
+@dataclass(frozen=True)
+class Pinning:
+    cpus: tuple[int, int] | None          # (pub, sub)
+    orchestrator: list[int] | None        # CPUs govkit itself moves to, if any are left
+    note: str
+
+    def to_json(self) -> dict | None:
+        return None if self.cpus is None else {"pub": self.cpus[0], "sub": self.cpus[1]}
+
+
+def pinning(pin: bool) -> Pinning:
+    """pub and sub on two different CPUs, govkit on the others (if the machine has any)."""
+    if not pin:
+        return Pinning(None, None, "unpinned (--no-pin)")
+    usable = sorted(os.sched_getaffinity(0))
+    if len(usable) < 2:
+        return Pinning(None, None, "only one usable CPU: running unpinned")
+    if shutil.which("taskset") is None:
+        raise GovkitError("pinning needs `taskset` (Debian package util-linux); install it "
+                          "or pass --no-pin")
+    rest = usable[2:] or None
+    where = (f"govkit on CPU {','.join(map(str, rest))}" if rest
+             else "govkit shares them (2 CPUs), idle while a point runs")
+    return Pinning((usable[0], usable[1]), rest,
+                   f"pub on CPU {usable[0]}, sub on CPU {usable[1]}, {where}")
+
+
+def round_order(cells: list[Cell], seed: int, round_: int) -> list[Cell]:
+    """Every point once, in this round's own seeded shuffle."""
+    order = list(cells)
+    random.Random(f"govkit/{seed}/round/{round_}").shuffle(order)
+    return order
 
 
 def _latest_results(root: Path = Path("results")) -> Path:
@@ -98,32 +175,37 @@ def _latest_results(root: Path = Path("results")) -> Path:
     return runs[-1]
 
 
-def _describe(spec) -> str:
-    env = " ".join(f"{k}={shlex.quote(v)}" for k, v in spec.env.items())
-    pin = f"taskset -c {spec.cpu} " if spec.cpu is not None else ""
-    return f"{env + ' ' if env else ''}{pin}{shlex.join(spec.argv)}"
-
-
 def _terminate_as_interrupt(signum, frame):
     raise KeyboardInterrupt
 
 
-def run_bench(opts: BenchOptions, console: Console) -> BenchOutcome:
+def run_bench(opts: BenchOptions, console) -> BenchOutcome:
     # `kill` (SIGTERM) ends a run like Ctrl-C: runner processes stopped, results kept.
     previous = signal.signal(signal.SIGTERM, _terminate_as_interrupt)
+    affinity = os.sched_getaffinity(0)
     try:
         return _run_bench(opts, console)
     finally:
         signal.signal(signal.SIGTERM, previous)
+        os.sched_setaffinity(0, affinity)
 
 
-def _make_bundles(opts: BenchOptions, runner, console: Console) -> dict[str, Bundle]:
+def _settings(opts: BenchOptions, runner, pin: Pinning, seed: int) -> dict:
+    return {"runner": runner.name, "modes": opts.modes, "sizes": opts.sizes,
+            "profiles": [p.name for p in opts.profiles], "duration_s": opts.duration,
+            "warmup_s": opts.warmup if runner.per_second else 0, "pin": opts.pin,
+            "cpus": pin.to_json(), "pinning": pin.note, "min_repeats": opts.repeat,
+            "max_repeats": opts.max_repeat, "target_ci_pct": opts.target_ci,
+            "budget_s": opts.budget, "seed": seed, "method": runner.method(),
+            "interval": INTERVAL_METHOD}
+
+
+def _make_bundles(opts: BenchOptions, runner, console) -> dict[str, Bundle]:
     """Every profile's signed bundle, made current (generated, signed, verified)."""
     log = BundleLog()
     pki = ensure_pki(opts.ca, log, single_ca=runner.needs_single_ca) \
         if any(p.security for p in opts.profiles) else None
-    # Permissions differ per runner (its topics), so other runners get their own build dir.
-    build = opts.build if runner.name == "ddsperf" else opts.build / runner.name
+    build = _build_dir(opts, runner)
     bundles = {p.name: ensure_bundle(p, pki, build, runner.name, log) if p.security
                else Bundle(p) for p in opts.profiles}
     for msg in log.messages:
@@ -131,82 +213,163 @@ def _make_bundles(opts: BenchOptions, runner, console: Console) -> dict[str, Bun
     return bundles
 
 
-def _open_store(opts: BenchOptions, runner, console: Console) -> ResultStore:
-    if opts.resume:
-        out = opts.out or _latest_results()
-        store = ResultStore.load(out)
-        console.print(f"resuming {out}: {len(store.completed())} completed point(s) kept")
-        return store
+def _build_dir(opts: BenchOptions, runner) -> Path:
+    # Permissions differ per runner (its topics), so other runners get their own build dir.
+    return opts.build if runner.name == "ddsperf" else opts.build / runner.name
+
+
+def _resumed_store(opts: BenchOptions, settings: dict, console) -> ResultStore | None:
+    """The stored run to continue (same experiment only), or None for a new run."""
+    if not opts.resume:
+        return None
+    out = opts.out or _latest_results()
+    store = ResultStore.load(out)
+    check_resumable(store.doc["settings"], settings, out / "results.json")
+    console.print(f"resuming {out}: {len(store.completed())} completed repeat(s) kept")
+    # Same seed (same order) as before; the new repeat, budget and target settings apply.
+    for key in ("min_repeats", "max_repeats", "target_ci_pct", "budget_s"):
+        store.doc["settings"][key] = settings[key]
+    return store
+
+
+def _new_store(opts: BenchOptions, settings: dict, runner) -> ResultStore:
     out = opts.out or Path("results") / datetime.now().strftime("%Y%m%d-%H%M%S")
     if (out / "results.json").exists():
         raise GovkitError(f"{out}/results.json exists; use --resume to continue it or "
                           f"choose another --out")
-    settings = {"modes": opts.modes, "sizes": opts.sizes, "duration_s": opts.duration,
-                "warmup_s": runner.warmup_s, "repeat": opts.repeat, "pin": opts.pin,
-                "aggregation": runner.aggregation()}
-    return ResultStore.create(out, opts.command, runner.name, settings,
-                              environment(runner.versions()),
+    return ResultStore.create(out, opts.command, settings, environment(runner.versions()),
                               [p.to_json() for p in opts.profiles])
 
 
-def _run_bench(opts: BenchOptions, console: Console) -> BenchOutcome:
-    if opts.repeat < 1 or opts.duration < 1:
-        raise GovkitError("--repeat and --duration must be at least 1")
-    runner = get_runner(opts.runner, pin=opts.pin, **opts.runner_options)
-    if not opts.dry_run:
-        runner.check_installed()
-    bundles = _make_bundles(opts, runner, console)
-    points = _points(opts, base_domain=random.randrange(229))
-
+def _run_bench(opts: BenchOptions, console) -> BenchOutcome:
+    opts.check()
+    runner = get_runner(opts.runner, **opts.runner_options)
+    cells = [Cell(p, m, s) for p in opts.profiles for m in opts.modes for s in opts.sizes]
+    seed = opts.seed if opts.seed is not None else random.randrange(1 << 31)
+    pin = pinning(opts.pin)
     if opts.dry_run:
-        workdir = (opts.out or Path("results") / "dry-run") / "config"
-        lines = []
-        for point in points:
-            lines.append(f"# {point.profile.name} {point.mode} size {point.size} "
-                         f"repeat {point.repeat}")
-            lines += [_describe(spec) for spec in
-                      runner.prepare(point, bundles[point.profile.name], workdir)]
-        return BenchOutcome(None, dry_run_lines=lines)
+        return _dry_run(opts, runner, cells, seed, pin)
 
-    store = _open_store(opts, runner, console)
-    out, workdir = store.directory, store.directory / "config"
-    for b in bundles.values():
-        store.add_signed_files(bundle_hashes(b))
+    runner.check_installed()
+    settings = _settings(opts, runner, pin, seed)
+    store = _resumed_store(opts, settings, console)     # refuse a mismatch before any work
+    bundles = _make_bundles(opts, runner, console)
+    store = store or _new_store(opts, settings, runner)
+    store.set_signed_files([h for b in bundles.values() for h in bundle_hashes(b)])
+    store.save()
+    seed = store.doc["settings"]["seed"]
+    console.print(f"[dim]{len(cells)} point(s) × {opts.repeat}–{opts.max_repeat} repeats of "
+                  f"{settings['warmup_s']} s warm-up + {opts.duration} s; {pin.note}; "
+                  f"order seed {seed}; extra repeats until ±{opts.target_ci:g}% within "
+                  f"{opts.budget} s[/dim]")
+    if pin.orchestrator:
+        os.sched_setaffinity(0, pin.orchestrator)
+    return _schedule(opts, runner, store, cells, bundles, pin, seed, console)
+
+
+def _dry_run(opts: BenchOptions, runner, cells: list[Cell], seed: int, pin: Pinning
+             ) -> BenchOutcome:
+    """The command lines of the minimum rounds, in run order; nothing is created."""
+    build = _build_dir(opts, runner)
+    bundles = {p.name: planned_bundle(p, opts.ca, build) for p in opts.profiles}
+    workdir = (opts.out or Path("results") / "<timestamp>") / "config"
+    lines = [f"# {pin.note}; order seed {seed}; config files would go to {workdir}/"]
+    n = 0
+    for r in range(opts.repeat):
+        for cell in round_order(cells, seed, r):
+            point = _point(cell, opts, r, n, seed, pin)
+            n += 1
+            lines.append(f"# {cell.profile.name} {cell.mode} size {cell.size} repeat {r}")
+            lines += [describe(s) for s in
+                      runner.commands(point, bundles[cell.profile.name], workdir)]
+    lines.append(f"# then up to {opts.max_repeat} repeats of points whose 95% interval is "
+                 f"wider than ±{opts.target_ci:g}%, while within {opts.budget} s")
+    return BenchOutcome(None, dry_run_lines=lines)
+
+
+def _point(cell: Cell, opts: BenchOptions, repeat: int, n: int, seed: int, pin: Pinning
+           ) -> BenchPoint:
+    # A private domain per repeat: a stray process of an earlier repeat cannot match.
+    domain = 1 + (seed + n) % MAX_DOMAIN_ID
+    return BenchPoint(cell.profile, cell.mode, cell.size, opts.duration, repeat,
+                      domain_id=domain, cpus=pin.cpus, warmup=opts.warmup)
+
+
+def _schedule(opts: BenchOptions, runner, store: ResultStore, cells: list[Cell],
+              bundles: dict[str, Bundle], pin: Pinning, seed: int, console) -> BenchOutcome:
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    outcome = BenchOutcome(store.directory)
+    workdir = store.directory / "config"
     done = store.completed()
-    todo = [p for p in points
-            if (p.profile.name, p.mode, p.size, p.repeat) not in done]
-    outcome = BenchOutcome(out)
+    n = len(store.doc["results"])
+    started = time.monotonic()
+    elapsed: list[float] = []
     columns = (TextColumn("{task.description}"), BarColumn(),
-               TextColumn("{task.completed}/{task.total}"), TimeRemainingColumn())
+               TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn())
+    todo_min = sum(1 for r in range(opts.repeat) for c in cells if (*c.key, r) not in done)
     # A slow refresh keeps the orchestrator off the CPUs the two runner processes use.
     with Progress(*columns, console=console, refresh_per_second=1, transient=True) as progress:
-        task = progress.add_task("starting", total=len(todo))
-        for point in todo:
-            progress.update(task, description=f"{point.profile.name} {point.mode} "
-                                              f"{point.size} B (rep {point.repeat})")
-            try:
-                result, failure = run_point(runner, point, bundles[point.profile.name], workdir)
-            except KeyboardInterrupt:
-                outcome.interrupted = True
-                break
-            if failure:
-                outcome.failed += 1
-                progress.console.print(f"[red]FAILED[/red] {point.profile.name} {point.mode} "
-                                       f"size {point.size}: {failure}", highlight=False)
-            store.add(result)
-            progress.advance(task)
+        task = progress.add_task("starting", total=todo_min)
+        for r in range(opts.max_repeat):
+            if r < opts.repeat:
+                round_cells = round_order(cells, seed, r)
+            else:
+                wide = set(_wide_points(store.doc["summary"], opts.target_ci))
+                round_cells = [c for c in round_order(cells, seed, r) if c.key in wide]
+                if not round_cells:
+                    break
+            for cell in round_cells:
+                if (*cell.key, r) in done:
+                    continue
+                if r >= opts.repeat:
+                    expect = (sum(elapsed) / len(elapsed)) if elapsed else \
+                        runner.timeout(_point(cell, opts, r, n, seed, pin))
+                    if time.monotonic() - started + expect > opts.budget:
+                        outcome.notes.append(
+                            f"stopped adding repeats: the {opts.budget} s budget is spent "
+                            "(--budget to allow more)")
+                        break
+                    progress.update(task, total=progress.tasks[0].total + 1)
+                point = _point(cell, opts, r, n, seed, pin)
+                n += 1
+                progress.update(task, description=f"{cell.profile.name} {cell.mode} "
+                                                  f"{cell.size} B (repeat {r})")
+                try:
+                    result, failure = run_point(runner, point, bundles[cell.profile.name],
+                                                workdir, order=n - 1)
+                except KeyboardInterrupt:
+                    outcome.interrupted = True
+                    break
+                elapsed.append(result["elapsed_s"])
+                if failure:
+                    outcome.failed += 1
+                    progress.console.print(f"[red]FAILED[/red] {cell.profile.name} {cell.mode} "
+                                           f"size {cell.size} repeat {r}: {failure}",
+                                           highlight=False)
+                store.add(result)
+                progress.advance(task)
+            else:
+                continue
+            break   # interrupted, or out of budget
     outcome.summary = store.doc["summary"]
     return outcome
 
 
-def run_point(runner, point: BenchPoint, bundle: Bundle, workdir: Path
+def _wide_points(summary: list[dict], target: float):
+    for row in summary:
+        if row["ci_halfwidth_pct"] is None or row["ci_halfwidth_pct"] > target:
+            yield (row["profile"], row["mode"], row["size"])
+
+
+def run_point(runner, point: BenchPoint, bundle: Bundle, workdir: Path, order: int = 0
               ) -> tuple[dict, str | None]:
-    """Run one point; returns its result record and, if it failed, what to tell the user
-    (the error and each process's last lines)."""
-    specs = runner.prepare(point, bundle, workdir)
+    """Run one repeat of a point; returns its record and, if it failed, what to tell the
+    user (the error and each process's last lines)."""
+    specs = prepare(runner, point, bundle, workdir)
     result = {"profile": point.profile.name, "mode": point.mode, "size": point.size,
-              "repeat": point.repeat, "domain_id": point.domain_id,
-              "commands": [_describe(s) for s in specs],
+              "repeat": point.repeat, "order": order, "domain_id": point.domain_id,
+              "commands": [describe(s) for s in specs],
               "started": datetime.now(UTC).isoformat(timespec="seconds")}
     t0 = time.monotonic()
     outputs = {}
@@ -221,23 +384,17 @@ def run_point(runner, point: BenchPoint, bundle: Bundle, workdir: Path
                                    + (o.tail(6).replace("\n", "\n    ") or "(no output)")
                                    for o in outputs.values())
     else:
-        result.update(status="ok", error=None, count=res.count,
-                      **({"latency_us": res.latency_us} if res.latency_us else {}),
-                      **({"throughput": res.throughput} if res.throughput else {}),
-                      seconds=res.extra.get("seconds"))
+        warmup = point.warmup if runner.per_second else 0
+        result.update(status="ok", error=None,
+                      raw={"format": res.row_format, "rows": res.rows,
+                           **({"summary": res.summary} if res.summary is not None else {}),
+                           **res.extra},
+                      warmup_rows=warmup, measured_rows=point.duration if runner.per_second
+                      else 0)
+        figures, count = repeat_figures(result)
+        result.update({"latency_us" if point.mode == "latency" else "throughput": figures,
+                       "count": count})
+    result["cpus"] = {o.role: o.cpus_allowed for o in outputs.values()}
     result["finished"] = datetime.now(UTC).isoformat(timespec="seconds")
     result["elapsed_s"] = round(time.monotonic() - t0, 2)
     return result, failure
-
-
-def summary_table(outcome: BenchOutcome) -> Table:
-    table = Table(title="Median one-way latency and overhead over `none`")
-    for col in ("profile", "size (B)", "median (µs)", "p99 (µs)", "× none", "× none (RTI)"):
-        table.add_column(col, justify="left" if col == "profile" else "right",
-                         overflow="fold")
-    for row in outcome.summary:
-        table.add_row(row["profile"], str(row["size"]), f"{row['median_us']:.1f}",
-                      f"{row['p99_us']:.1f}",
-                      f"{row['overhead_vs_none']:.2f}" if row["overhead_vs_none"] else "–",
-                      f"{row['rti_ratio']:.2f}" if row["rti_ratio"] else "–")
-    return table

@@ -64,6 +64,27 @@ def _ensure_signed(doc, xml_path: Path, pki: TestPKI, log: BundleLog) -> Path:
     return p7s
 
 
+def _participant_files(pki: TestPKI, name: str, governance: Path, permissions: Path
+                       ) -> ParticipantFiles:
+    return ParticipantFiles(
+        name=name, identity_ca=pki.identity_ca.resolve(),
+        certificate=pki.path(name).resolve(), private_key=pki.path(name, ".key").resolve(),
+        permissions_ca=pki.permissions_ca.resolve(), governance=governance.resolve(),
+        permissions=permissions.resolve())
+
+
+def planned_bundle(profile: Profile, ca_dir: Path, build_dir: Path,
+                   participants=DEFAULT_PARTICIPANTS) -> Bundle:
+    """Where `ensure_bundle` would put the files, without reading or writing anything
+    (for `bench --dry-run`)."""
+    if not profile.security:
+        return Bundle(profile)
+    pki, build_dir = TestPKI(Path(ca_dir)), Path(build_dir)
+    gov = build_dir / "governance" / f"{profile.name}.p7s"
+    return Bundle(profile, {name: _participant_files(
+        pki, name, gov, build_dir / "permissions" / f"{name}.p7s") for name in participants})
+
+
 def ensure_bundle(profile: Profile, pki: TestPKI, build_dir: Path, runner: str,
                   log: BundleLog, participants=DEFAULT_PARTICIPANTS) -> Bundle:
     """Current, verified, signed files for `profile` (none for the unsecured baseline)."""
@@ -77,11 +98,7 @@ def ensure_bundle(profile: Profile, pki: TestPKI, build_dir: Path, runner: str,
     for name in participants:
         perm = _ensure_signed(documents.PermissionsDocument.for_participant(pki, name, scope),
                               build_dir / "permissions" / f"{name}.xml", pki, log)
-        files[name] = ParticipantFiles(
-            name=name, identity_ca=pki.identity_ca.resolve(),
-            certificate=pki.path(name).resolve(), private_key=pki.path(name, ".key").resolve(),
-            permissions_ca=pki.permissions_ca.resolve(), governance=gov.resolve(),
-            permissions=perm.resolve())
+        files[name] = _participant_files(pki, name, gov, perm)
     return Bundle(profile, files)
 
 

@@ -10,12 +10,20 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 from rich.console import Console
 
 from . import __version__
+from .defaults import (
+    DEFAULT_BUDGET_S,
+    DEFAULT_DURATION_S,
+    DEFAULT_MAX_REPEATS,
+    DEFAULT_REPEATS,
+    DEFAULT_TARGET_CI_PCT,
+    DEFAULT_WARMUP_S,
+)
 from .errors import EXIT_INVALID, EXIT_OK, EXIT_USAGE, GovkitError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -25,6 +33,8 @@ pki_app = typer.Typer(no_args_is_help=True, help="Test PKI (identity CA, permiss
                                                  "participants).")
 app.add_typer(pki_app, name="pki")
 out = Console(highlight=False, soft_wrap=True)
+# Tables written to a file or pipe keep their columns instead of folding at 80.
+wide = Console(highlight=False, width=None if out.is_terminal else 160)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 ProfileOpt = Annotated[list[str] | None, typer.Option(
@@ -211,48 +221,82 @@ def verify(files: Annotated[list[Path], typer.Argument(help="Signed .p7s files."
 @app.command()
 def bench(
     profile: ProfileOpt = None, all_profiles: AllOpt = False,
-    runner: Annotated[str, typer.Option("--runner", help="ddsperf or perftest.")] = "ddsperf",
-    mode: Annotated[str, typer.Option("--mode", help="latency, throughput or both.")] = "latency",
+    runner: Annotated[Literal["ddsperf", "perftest"], typer.Option(
+        "--runner", help="Benchmark program.")] = "ddsperf",
+    mode: Annotated[Literal["latency", "throughput", "both"], typer.Option(
+        "--mode", help="What to measure.")] = "latency",
     sizes: Annotated[str, typer.Option(
         "--sizes", help="Comma list of bytes, or 'seeds' (the seeds' 8 sizes).")] = "32,1024,63000",
-    duration: Annotated[int, typer.Option("--duration", help="Measured seconds per point.")] = 5,
-    repeat: Annotated[int, typer.Option("--repeat", help="Repetitions of every point.")] = 1,
+    duration: Annotated[int, typer.Option(
+        "--duration", help="Measured seconds per repeat.")] = DEFAULT_DURATION_S,
+    warmup: Annotated[int, typer.Option(
+        "--warmup", help="Seconds recorded but not measured at the start of every repeat.")
+    ] = DEFAULT_WARMUP_S,
+    repeat: Annotated[int, typer.Option(
+        "--repeat", help="Repeats of every point (the minimum).")] = DEFAULT_REPEATS,
+    max_repeat: Annotated[int, typer.Option(
+        "--max-repeat", help="At most this many repeats of a point whose interval is wider "
+                             "than --target-ci.")] = DEFAULT_MAX_REPEATS,
+    target_ci: Annotated[float, typer.Option(
+        "--target-ci", help="Target 95% interval half-width, in % of the median.")
+    ] = DEFAULT_TARGET_CI_PCT,
+    budget: Annotated[str, typer.Option(
+        "--budget", help="Time for extra repeats: none starts after this (e.g. 300, 5m, 1h); "
+                         "the minimum repeats always run.")] = f"{DEFAULT_BUDGET_S}s",
+    seed: Annotated[int | None, typer.Option(
+        "--seed", help="Seed of the shuffled run order (default: random, recorded).")] = None,
     out_dir: Annotated[Path | None, typer.Option(
         "--out", help="Results directory (default results/<timestamp>/).")] = None,
-    ca: CaOpt = Path("pki"),
+    ca: Annotated[Path, typer.Option(
+        "--ca", help="Test PKI directory (created if missing).")] = Path("pki"),
     build: Annotated[Path, typer.Option("--build", help="Where signed files go.")] = Path("build"),
-    resume: Annotated[bool, typer.Option("--resume", help="Continue an interrupted run.")] = False,
-    pin: Annotated[bool, typer.Option("--pin", help="Pin pub to CPU 0, sub to CPU 1.")] = False,
+    resume: Annotated[bool, typer.Option(
+        "--resume", help="Continue an interrupted run (same settings only).")] = False,
+    pin: Annotated[bool, typer.Option(
+        "--pin/--no-pin", help="Pin pub and sub to two different CPUs.")] = True,
     perftest: Annotated[str | None, typer.Option("--perftest", help="perftest_cpp path.")] = None,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print command lines only.")] = False,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="Print the command lines of the minimum repeats; create nothing.")
+    ] = False,
     no_report: Annotated[bool, typer.Option("--no-report", help="Skip report.html.")] = False,
 ):
     """Benchmark each profile with its signed bundle; write results.json, CSVs, report."""
-    from .bench import BenchOptions, parse_modes, parse_sizes, run_bench, summary_table
+    from .bench import BenchOptions, parse_budget, parse_modes, parse_sizes, run_bench
     from .profiles import select_profiles
+    from .tables import flag_advice, latency_table, throughput_table
     opts = BenchOptions(
         profiles=_run(select_profiles, profile, all_profiles), runner=runner,
         modes=_run(parse_modes, mode), sizes=_run(parse_sizes, sizes), duration=duration,
-        repeat=repeat, out=out_dir, ca=ca, build=build, resume=resume, pin=pin,
-        dry_run=dry_run, runner_options={"perftest": perftest} if perftest else {},
+        warmup=warmup, repeat=repeat, max_repeat=max_repeat, target_ci=target_ci,
+        budget=_run(parse_budget, budget), seed=seed, out=out_dir, ca=ca, build=build,
+        resume=resume, pin=pin, dry_run=dry_run,
+        runner_options={"perftest": perftest} if perftest else {},
         command=" ".join(["govkit", *sys.argv[1:]]))
     outcome = _run(run_bench, opts, err)
     if dry_run:
         print("\n".join(outcome.dry_run_lines))
         return
-    if outcome.summary:
-        out.print(summary_table(outcome))
+    for table in (latency_table(outcome.summary), throughput_table(outcome.summary)):
+        if table is not None:
+            wide.print(table)
     if not no_report and outcome.summary:
         from .report import write_report
         html, md = _run(write_report, outcome.out)
         out.print(f"report: {html}", markup=False)
     out.print(f"results: {outcome.out}/results.json", markup=False)
+    for note in outcome.notes:
+        err.print(f"govkit: {note}", markup=False)
+    advice = flag_advice(outcome.summary)
+    if advice:
+        err.print("govkit: flagged (see the flags column; the figures are kept):", markup=False)
+        for line in advice:
+            err.print(f"  {line}", markup=False)
     if outcome.interrupted:
-        err.print(f"govkit: interrupted; completed points are kept. Continue with "
+        err.print(f"govkit: interrupted; completed repeats are kept. Continue with "
                   f"`govkit bench ... --resume --out {outcome.out}`")
         raise typer.Exit(130)
     if outcome.failed:
-        err.print(f"govkit: {outcome.failed} point(s) failed (see above and results.json)")
+        err.print(f"govkit: {outcome.failed} repeat(s) failed (see above and results.json)")
         raise typer.Exit(EXIT_INVALID)
 
 

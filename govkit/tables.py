@@ -1,0 +1,83 @@
+"""The run's summary as terminal tables, and what to do about its flags."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from rich.table import Table
+
+# What a user can do about each flag, in one line.
+ADVICE = {
+    "wide_interval": "more repeats narrow it: a larger --budget (e.g. --budget 15m) or "
+                     "--max-repeat; --resume --out DIR continues this run",
+    "no_interval": "run at least two repeats (--repeat)",
+    "faster_than_none": "the machine was disturbed: close other programs and run again "
+                        "(a new --out, not --resume)",
+    "bimodal": "the machine switched between two speeds: run again on an idle machine",
+    "trend": "a longer --warmup lets each repeat settle before it is measured",
+    "failed_repeats": "see the FAILED lines above; --resume --out DIR re-runs them",
+    "stalled_seconds": "the subscriber stalled: run again on an idle machine",
+    "lost_samples": "samples were lost on a reliable topic: check the runner's output",
+}
+
+
+def _ci(values, fmt: str) -> str:
+    return "–" if not values else f"{fmt.format(values[0])}…{fmt.format(values[1])}"
+
+
+# Short labels for the flags column; results.json, summary.md and the report say why.
+SHORT = {"wide_interval": "wide", "no_interval": "no CI", "faster_than_none": "FASTER?",
+         "no_measurable_overhead": "≈none", "bimodal": "bimodal", "trend": "trend",
+         "failed_repeats": "failed", "stalled_seconds": "stalls", "lost_samples": "lost"}
+
+
+def _flags(row: dict) -> str:
+    return " ".join(SHORT.get(f["code"], f["code"]) for f in row["flags"]) or "–"
+
+
+def latency_table(summary: list[dict]) -> Table | None:
+    rows = [r for r in summary if r["mode"] == "latency"]
+    if not rows:
+        return None
+    table = Table(title=f"One-way latency (µs): {rows[0]['statistic']}, with 95% intervals; "
+                        "overhead over `none` as a ratio and as added µs; RTI's published "
+                        "Connext figures beside them", title_justify="left")
+    for col in ("profile", "B", "µs", "95% CI", "× none", "95% CI", "+µs", "95% CI",
+                "RTI ×", "RTI +µs", "flags"):
+        table.add_column(col, justify="left" if col in ("profile", "flags") else "right",
+                         no_wrap=col != "flags")
+    for r in rows:
+        vs, rti = r["vs_none"], r["rti"]
+        table.add_row(
+            r["profile"], str(r["size"]), f"{r['estimate']:.1f}", _ci(r["ci95"], "{:.1f}"),
+            f"{vs['ratio']:.2f}" if vs else "–", _ci(vs and vs["ratio_ci95"], "{:.2f}"),
+            f"{vs['difference']:+.1f}" if vs else "–",
+            _ci(vs and vs["difference_ci95"], "{:+.1f}"),
+            f"{rti['ratio']:.2f}" if rti else "–",
+            f"{rti['added_us']:+.0f}" if rti else "–", _flags(r))
+    return table
+
+
+def throughput_table(summary: list[dict]) -> Table | None:
+    rows = [r for r in summary if r["mode"] == "throughput"]
+    if not rows:
+        return None
+    table = Table(title=f"Throughput (samples/s): {rows[0]['statistic']}, with 95% "
+                        "intervals; ratio over `none`", title_justify="left")
+    for col in ("profile", "B", "samples/s", "95% CI", "× none", "95% CI", "flags"):
+        table.add_column(col, justify="left" if col in ("profile", "flags") else "right",
+                         no_wrap=col != "flags")
+    for r in rows:
+        vs = r["vs_none"]
+        table.add_row(r["profile"], str(r["size"]), f"{r['estimate']:,.0f}",
+                      _ci(r["ci95"], "{:,.0f}"), f"{vs['ratio']:.2f}" if vs else "–",
+                      _ci(vs and vs["ratio_ci95"], "{:.2f}"), _flags(r))
+    return table
+
+
+def flag_advice(summary: list[dict]) -> list[str]:
+    """One line per kind of warning in the run, with what to do about it."""
+    warnings = Counter(f["code"] for r in summary for f in r["flags"]
+                       if f["severity"] == "warning")
+    return [f"{code} on {n} point(s): {ADVICE.get(code, '')}" for code, n in
+            sorted(warnings.items())]
