@@ -25,6 +25,7 @@ from .defaults import (
     DEFAULT_WARMUP_S,
 )
 from .errors import EXIT_INVALID, EXIT_OK, EXIT_USAGE, GovkitError
+from .runners import runner_names
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="DDS Security governance/permissions: generate, validate, sign, verify, "
@@ -40,6 +41,7 @@ err = Console(stderr=True, highlight=False, soft_wrap=True)
 ProfileOpt = Annotated[list[str] | None, typer.Option(
     "--profile", "-p", help="Profile name or seed alias (repeatable).")]
 AllOpt = Annotated[bool, typer.Option("--all-profiles", help="Every catalog profile.")]
+RunnerName = Literal[runner_names()]
 CaOpt = Annotated[Path, typer.Option("--ca", help="Test PKI directory (created if empty).")]
 
 
@@ -221,7 +223,7 @@ def verify(files: Annotated[list[Path], typer.Argument(help="Signed .p7s files."
 @app.command()
 def bench(
     profile: ProfileOpt = None, all_profiles: AllOpt = False,
-    runner: Annotated[Literal["ddsperf", "perftest"], typer.Option(
+    runner: Annotated[RunnerName, typer.Option(
         "--runner", help="Benchmark program.")] = "ddsperf",
     mode: Annotated[Literal["latency", "throughput", "both"], typer.Option(
         "--mode", help="What to measure.")] = "latency",

@@ -57,18 +57,21 @@ class RowFormat:
     unit: str
 
 
+# Any runner uses one of these (its `method` says how the rows come about):
+# latency-per-second rows: t, count, mean, min, p50, p90, p99, max (µs, one second each);
+# throughput-per-second rows: t, count, lost, rate_sps, mbps (seconds without samples kept);
+# *-summary: no rows, the runner's own end-of-run sample statistics in `summary`.
 ROW_FORMATS = {f.name: f for f in (
-    RowFormat("ddsperf-latency-per-second", "latency", "p50",
+    RowFormat("latency-per-second", "latency", "p50",
               "median of per-second medians (one-way latency)", statistics.median, "us"),
-    RowFormat("ddsperf-throughput-per-second", "throughput", "rate_sps",
+    RowFormat("throughput-per-second", "throughput", "rate_sps",
               "mean of per-second rates (seconds without samples count as 0)",
               statistics.fmean, "samples/s"),
-    RowFormat("perftest-latency-summary", "latency", None,
-              "median over repeats of Perftest's per-run sample median (one-way latency)",
+    RowFormat("latency-summary", "latency", None,
+              "median over repeats of each run's sample median (one-way latency)",
               statistics.median, "us"),
-    RowFormat("perftest-throughput-summary", "throughput", None,
-              "mean over repeats of Perftest's per-run average rate", statistics.fmean,
-              "samples/s"),
+    RowFormat("throughput-summary", "throughput", None,
+              "mean over repeats of each run's average rate", statistics.fmean, "samples/s"),
 )}
 
 

@@ -25,7 +25,7 @@ def test_latency_lines_become_raw_rows():
     line for the peer, warm-up included; statistics are govkit.stats' business."""
     res = DdsperfRunner.parse_latency(
         (DATA / "sign_origin_data_encrypt-latency-1024-pub.out").read_text(), peer_pid=10599)
-    assert res.row_format == "ddsperf-latency-per-second"
+    assert res.row_format == "latency-per-second"
     assert len(res.rows) == 5
     assert res.rows[1] == {"t": 3.0, "count": 8515, "mean": 58.637, "min": 21.942,
                            "p50": 23.371, "p90": 50.851, "p99": 930.413, "max": 23848.305}
@@ -39,7 +39,7 @@ def test_latency_lines_from_another_peer_are_ignored():
 
 def test_throughput_lines_become_raw_rows():
     res = DdsperfRunner.parse_throughput((DATA / "none-throughput-1024-sub.out").read_text())
-    assert res.row_format == "ddsperf-throughput-per-second"
+    assert res.row_format == "throughput-per-second"
     assert [round(r["rate_sps"]) for r in res.rows[1:4]] == [596820, 615190, 583360]
     assert [r["count"] for r in res.rows[1:4]] == [596862, 615565, 583086]
 

@@ -364,12 +364,12 @@ _SHORT = {honest: short for short, honest in pt.LATENCY_NAMES.items()}
 
 def lat(r) -> dict:
     """Perftest's latency summary under perftest's own short names."""
-    assert r.row_format == "perftest-latency-summary" and not r.rows
+    assert r.row_format == "latency-summary" and not r.rows
     return {_SHORT[k]: v for k, v in r.summary.items()}
 
 
 def thr(r) -> dict:
-    assert r.row_format == "perftest-throughput-summary" and not r.rows
+    assert r.row_format == "throughput-summary" and not r.rows
     s = r.summary
     return {"samples_per_s": s["mean_rate_sps"], "mbps": s["mean_mbps"], "lost": s["lost"]}
 

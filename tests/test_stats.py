@@ -28,7 +28,7 @@ def record(profile, name, repeat=0, size=32, mode="latency", warmup=1, duration=
     r = {"profile": profile, "mode": mode, "size": size, "repeat": repeat, "status": status}
     if status == "ok":
         raw_rows = rows(name, mode)
-        r.update(raw={"format": f"ddsperf-{mode}-per-second", "rows": raw_rows},
+        r.update(raw={"format": f"{mode}-per-second", "rows": raw_rows},
                  warmup_rows=warmup, measured_rows=duration or len(raw_rows) - warmup)
     return r
 

@@ -211,7 +211,7 @@ class DdsperfRunner:
         if not rows:
             raise RunnerError("ddsperf printed no latency lines (did the peer match and "
                               "answer?)")
-        return PointResult("ddsperf-latency-per-second", rows)
+        return PointResult("latency-per-second", rows)
 
     @staticmethod
     def parse_throughput(text: str) -> PointResult:
@@ -219,7 +219,7 @@ class DdsperfRunner:
         rows = _throughput_rows(text)
         if not rows:
             raise RunnerError("ddsperf sub received no samples (did the publisher match?)")
-        return PointResult("ddsperf-throughput-per-second", rows)
+        return PointResult("throughput-per-second", rows)
 
 
 def _throughput_rows(text: str) -> list[dict]:
@@ -231,3 +231,6 @@ def _throughput_rows(text: str) -> list[dict]:
             for m in _THROUGHPUT_RE.finditer(text)]
     first = next((i for i, r in enumerate(rows) if r["count"] > 0), len(rows))
     return rows[first:]
+
+
+RUNNER = DdsperfRunner

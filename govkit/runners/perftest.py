@@ -180,7 +180,7 @@ class PerftestRunner:
                                                 "the latency summary reports no samples"))
             if "cpu" in values:
                 extra["cpu_percent"] = values["cpu"]
-            return PointResult("perftest-latency-summary", extra=extra, summary={
+            return PointResult("latency-summary", extra=extra, summary={
                 honest: values[k] for k, honest in LATENCY_NAMES.items()
                 if values.get(k) is not None})
         if values["total_samples"] == 0:
@@ -191,7 +191,7 @@ class PerftestRunner:
             extra["lost_percent"] = values["lost_percent"]
         if "cpu" in values:
             extra["cpu_percent"] = values["cpu"]
-        return PointResult("perftest-throughput-summary", extra=extra, summary={
+        return PointResult("throughput-summary", extra=extra, summary={
             "mean_rate_sps": values["samples_per_s"], "mean_mbps": values["mbps"],
             "lost": int(values["lost"]), "count": int(values["total_samples"])})
 
@@ -354,3 +354,6 @@ def _pick(found: list[tuple[dict, str, str]], size: int) -> tuple[dict, str, str
         if int(item[0]["length"]) == size:
             return item
     return found[-1]
+
+
+RUNNER = PerftestRunner
