@@ -16,7 +16,7 @@ import re
 import shutil
 import signal
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -34,7 +34,15 @@ from .errors import GovkitError
 from .profiles import Profile
 from .results import ResultStore, check_resumable, environment
 from .runners import get_runner
-from .runners.base import BenchPoint, Bundle, RunnerError, describe, prepare, run_processes
+from .runners.base import (
+    BenchPoint,
+    Bundle,
+    ForeignParticipant,
+    RunnerError,
+    describe,
+    prepare,
+    run_processes,
+)
 from .stats import INTERVAL_METHOD, repeat_figures
 
 SEED_SIZES = (32, 64, 128, 256, 512, 1024, 8192, 63000)
@@ -151,9 +159,6 @@ def pinning(pin: bool) -> Pinning:
     usable = sorted(os.sched_getaffinity(0))
     if len(usable) < 2:
         return Pinning(None, None, "only one usable CPU: running unpinned")
-    if shutil.which("taskset") is None:
-        raise GovkitError("pinning needs `taskset` (Debian package util-linux); install it "
-                          "or pass --no-pin")
     rest = usable[2:] or None
     where = (f"govkit on CPU {','.join(map(str, rest))}" if rest
              else "govkit shares them (2 CPUs), idle while a point runs")
@@ -251,6 +256,9 @@ def _run_bench(opts: BenchOptions, console) -> BenchOutcome:
         return _dry_run(opts, runner, cells, seed, pin)
 
     runner.check_installed()
+    if pin.cpus and shutil.which("taskset") is None:
+        raise GovkitError("pinning needs `taskset` (Debian package util-linux); install it "
+                          "or pass --no-pin")
     settings = _settings(opts, runner, pin, seed)
     store = _resumed_store(opts, settings, console)     # refuse a mismatch before any work
     bundles = _make_bundles(opts, runner, console)
@@ -274,11 +282,9 @@ def _dry_run(opts: BenchOptions, runner, cells: list[Cell], seed: int, pin: Pinn
     bundles = {p.name: planned_bundle(p, opts.ca, build) for p in opts.profiles}
     workdir = (opts.out or Path("results") / "<timestamp>") / "config"
     lines = [f"# {pin.note}; order seed {seed}; config files would go to {workdir}/"]
-    n = 0
     for r in range(opts.repeat):
         for cell in round_order(cells, seed, r):
-            point = _point(cell, opts, r, n, seed, pin)
-            n += 1
+            point = _point(cell, opts, r, pin)
             lines.append(f"# {cell.profile.name} {cell.mode} size {cell.size} repeat {r}")
             lines += [describe(s) for s in
                       runner.commands(point, bundles[cell.profile.name], workdir)]
@@ -287,12 +293,17 @@ def _dry_run(opts: BenchOptions, runner, cells: list[Cell], seed: int, pin: Pinn
     return BenchOutcome(None, dry_run_lines=lines)
 
 
-def _point(cell: Cell, opts: BenchOptions, repeat: int, n: int, seed: int, pin: Pinning
-           ) -> BenchPoint:
-    # A private domain per repeat: a stray process of an earlier repeat cannot match.
-    domain = 1 + (seed + n) % MAX_DOMAIN_ID
+# Domains come from the system's randomness, not from --seed: two runs with the same seed
+# at the same time (two users, two CI jobs) must not share them.
+_domains = random.SystemRandom()
+
+
+def _point(cell: Cell, opts: BenchOptions, repeat: int, pin: Pinning) -> BenchPoint:
+    # A private domain per repeat: a stray process of an earlier repeat cannot match, and
+    # a stranger on it is detected (ForeignParticipant) and the repeat run again elsewhere.
     return BenchPoint(cell.profile, cell.mode, cell.size, opts.duration, repeat,
-                      domain_id=domain, cpus=pin.cpus, warmup=opts.warmup)
+                      domain_id=_domains.randint(1, MAX_DOMAIN_ID), cpus=pin.cpus,
+                      warmup=opts.warmup)
 
 
 def _schedule(opts: BenchOptions, runner, store: ResultStore, cells: list[Cell],
@@ -324,14 +335,14 @@ def _schedule(opts: BenchOptions, runner, store: ResultStore, cells: list[Cell],
                     continue
                 if r >= opts.repeat:
                     expect = (sum(elapsed) / len(elapsed)) if elapsed else \
-                        runner.timeout(_point(cell, opts, r, n, seed, pin))
+                        runner.timeout(_point(cell, opts, r, pin))
                     if time.monotonic() - started + expect > opts.budget:
                         outcome.notes.append(
                             f"stopped adding repeats: the {opts.budget} s budget is spent "
                             "(--budget to allow more)")
                         break
                     progress.update(task, total=progress.tasks[0].total + 1)
-                point = _point(cell, opts, r, n, seed, pin)
+                point = _point(cell, opts, r, pin)
                 n += 1
                 progress.update(task, description=f"{cell.profile.name} {cell.mode} "
                                                   f"{cell.size} B (repeat {r})")
@@ -362,10 +373,27 @@ def _wide_points(summary: list[dict], target: float):
             yield (row["profile"], row["mode"], row["size"])
 
 
-def run_point(runner, point: BenchPoint, bundle: Bundle, workdir: Path, order: int = 0
+def run_point(runner, point: BenchPoint, bundle: Bundle, workdir: Path, order: int = 0,
+              attempts: int = 3) -> tuple[dict, str | None]:
+    """Run one repeat of a point (again on a fresh domain if a stranger joined it); returns
+    its record and, if it failed, what to tell the user (the error and each process's last
+    lines)."""
+    strangers = []
+    for _ in range(attempts - 1):
+        result, failure = _run_once(runner, point, bundle, workdir, order)
+        if result.get("error_kind") != "foreign_participant":
+            break
+        strangers.append(result["error"])
+        point = replace(point, domain_id=_domains.randint(1, MAX_DOMAIN_ID))
+    else:
+        result, failure = _run_once(runner, point, bundle, workdir, order)
+    if strangers:
+        result["retried_after"] = strangers
+    return result, failure
+
+
+def _run_once(runner, point: BenchPoint, bundle: Bundle, workdir: Path, order: int
               ) -> tuple[dict, str | None]:
-    """Run one repeat of a point; returns its record and, if it failed, what to tell the
-    user (the error and each process's last lines)."""
     specs = prepare(runner, point, bundle, workdir)
     result = {"profile": point.profile.name, "mode": point.mode, "size": point.size,
               "repeat": point.repeat, "order": order, "domain_id": point.domain_id,
@@ -379,6 +407,8 @@ def run_point(runner, point: BenchPoint, bundle: Bundle, workdir: Path, order: i
         res = runner.parse(point, outputs)
     except RunnerError as e:
         result.update(status="failed", error=str(e),
+                      error_kind="foreign_participant" if isinstance(e, ForeignParticipant)
+                      else "runner",
                       output_tail={o.role: o.tail(12) for o in outputs.values()})
         failure = str(e) + "".join(f"\n  [{o.role}] {o.status}: "
                                    + (o.tail(6).replace("\n", "\n    ") or "(no output)")

@@ -108,6 +108,11 @@ class RunnerError(Exception):
     """A point failed: the message names what happened and shows the runner's last lines."""
 
 
+class ForeignParticipant(RunnerError):
+    """Another DDS application shared the point's domain: the point is not failed but
+    contaminated, and is run again on another domain."""
+
+
 class Runner(Protocol):
     name: str
     needs_single_ca: bool   # one CA for identities and permissions (RTI Perftest)

@@ -23,7 +23,15 @@ import jinja2
 from .. import __version__
 from ..errors import GovkitError
 from ..paths import TEMPLATES_DIR
-from .base import BenchPoint, Bundle, PointResult, ProcessOutput, ProcessSpec, RunnerError
+from .base import (
+    BenchPoint,
+    Bundle,
+    ForeignParticipant,
+    PointResult,
+    ProcessOutput,
+    ProcessSpec,
+    RunnerError,
+)
 
 METHOD = (
     "Eclipse Cyclone DDS ddsperf, two processes with a loopback-only configuration each. "
@@ -175,7 +183,7 @@ class DdsperfRunner:
         me, other = outputs[role], outputs["sub" if role == "pub" else "pub"]
         for m in _PARTICIPANT_RE.finditer(me.stdout):
             if other.pid is not None and not m["peer"].endswith(f":{other.pid}"):
-                raise RunnerError(f"a foreign participant {m['peer']} matched this run's "
+                raise ForeignParticipant(f"a foreign participant {m['peer']} matched this run's "
                                   f"{role} process; result discarded (another DDS application "
                                   f"on domain {me.argv[me.argv.index('-i') + 1]}?)")
 
