@@ -247,6 +247,7 @@ def _new_store(opts: BenchOptions, settings: dict, runner) -> ResultStore:
 
 
 def _run_bench(opts: BenchOptions, console) -> BenchOutcome:
+    started = time.monotonic()     # --budget counts from here, signing included
     opts.check()
     runner = get_runner(opts.runner, **opts.runner_options)
     cells = [Cell(p, m, s) for p in opts.profiles for m in opts.modes for s in opts.sizes]
@@ -272,7 +273,7 @@ def _run_bench(opts: BenchOptions, console) -> BenchOutcome:
                   f"{opts.budget} s[/dim]")
     if pin.orchestrator:
         os.sched_setaffinity(0, pin.orchestrator)
-    return _schedule(opts, runner, store, cells, bundles, pin, seed, console)
+    return _schedule(opts, runner, store, cells, bundles, pin, seed, console, started)
 
 
 def _dry_run(opts: BenchOptions, runner, cells: list[Cell], seed: int, pin: Pinning
@@ -307,14 +308,14 @@ def _point(cell: Cell, opts: BenchOptions, repeat: int, pin: Pinning) -> BenchPo
 
 
 def _schedule(opts: BenchOptions, runner, store: ResultStore, cells: list[Cell],
-              bundles: dict[str, Bundle], pin: Pinning, seed: int, console) -> BenchOutcome:
+              bundles: dict[str, Bundle], pin: Pinning, seed: int, console, started: float
+              ) -> BenchOutcome:
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     outcome = BenchOutcome(store.directory)
     workdir = store.directory / "config"
     done = store.completed()
     n = len(store.doc["results"])
-    started = time.monotonic()
     elapsed: list[float] = []
     columns = (TextColumn("{task.description}"), BarColumn(),
                TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn())

@@ -243,8 +243,9 @@ def bench(
         "--target-ci", help="Target 95% interval half-width, in % of the median.")
     ] = DEFAULT_TARGET_CI_PCT,
     budget: Annotated[str, typer.Option(
-        "--budget", help="Time for extra repeats: none starts after this (e.g. 300, 5m, 1h); "
-                         "the minimum repeats always run.")] = f"{DEFAULT_BUDGET_S}s",
+        "--budget", help="Seconds from the start of the run after which no extra repeat "
+                         "starts (e.g. 300, 5m, 1h); the minimum repeats always run.")
+    ] = f"{DEFAULT_BUDGET_S}s",
     seed: Annotated[int | None, typer.Option(
         "--seed", help="Seed of the shuffled run order (default: random, recorded).")] = None,
     out_dir: Annotated[Path | None, typer.Option(
