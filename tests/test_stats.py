@@ -235,3 +235,12 @@ def test_summary_is_recomputed_from_raw_rows_alone(tmp_path):
     for r in stripped["results"]:
         r.pop("latency_us", None)
     assert summarize(stripped) == saved["summary"]
+
+
+def test_a_re_signed_file_replaces_its_stale_hash(tmp_path):
+    store = ResultStore.create(tmp_path, "govkit bench", {"runner": "ddsperf"}, {}, [])
+    store.set_signed_files([{"profile": "rtps_sign", "path": "/b/gov.p7s", "sha256": "a" * 64},
+                            {"profile": "rtps_sign", "path": "/b/pub.p7s", "sha256": "b" * 64}])
+    store.set_signed_files([{"profile": "rtps_sign", "path": "/b/gov.p7s", "sha256": "c" * 64}])
+    assert {e["path"]: e["sha256"] for e in store.doc["signed_files"]} == {
+        "/b/gov.p7s": "c" * 64, "/b/pub.p7s": "b" * 64}
