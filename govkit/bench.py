@@ -15,6 +15,7 @@ import random
 import re
 import shutil
 import signal
+import subprocess
 import time
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -104,6 +105,7 @@ class BenchOptions:
     build: Path = Path("build")
     resume: bool = False
     pin: bool = True
+    realtime: bool = True
     dry_run: bool = False
     runner_options: dict = field(default_factory=dict)
     command: str = "govkit bench"
@@ -147,6 +149,7 @@ class Pinning:
     cpus: tuple[int, int] | None          # (pub, sub)
     orchestrator: list[int] | None        # CPUs govkit itself moves to, if any are left
     note: str
+    realtime: bool = False                # latency repeats SCHED_FIFO (realtime_note)
 
     def to_json(self) -> dict | None:
         return None if self.cpus is None else {"pub": self.cpus[0], "sub": self.cpus[1]}
@@ -164,6 +167,31 @@ def pinning(pin: bool) -> Pinning:
              else "govkit shares them (2 CPUs), idle while a point runs")
     return Pinning((usable[0], usable[1]), rest,
                    f"pub on CPU {usable[0]}, sub on CPU {usable[1]}, {where}")
+
+
+def realtime_note(wanted: bool, modes: list[str], dry_run: bool) -> tuple[bool, str]:
+    """Whether latency repeats run SCHED_FIFO, and why (or why not).
+
+    Pinning does not keep other programs off the two CPUs; real-time priority does: on the
+    2-core VM, with other work running, rtps_sign 32 B gave 51–68 µs in five SCHED_FIFO
+    repeats against 62–116 µs in five normal ones (README, "Benchmarking"). Only latency
+    repeats: ping and pong block between messages, whereas a throughput publisher sends
+    as fast as it can and would take its CPU from everything else.
+    """
+    if not wanted:
+        return False, "normal scheduling (--no-realtime)"
+    if "latency" not in modes:
+        return False, "normal scheduling (real-time applies to latency repeats only)"
+    if not dry_run:
+        try:
+            ok = subprocess.run(["chrt", "-f", "1", "true"], capture_output=True,
+                                timeout=10).returncode == 0
+        except (OSError, subprocess.SubprocessError):
+            ok = False
+        if not ok:
+            return False, ("normal scheduling: SCHED_FIFO not permitted here (needs root, "
+                           "CAP_SYS_NICE or an rtprio limit, and `chrt` from util-linux)")
+    return True, "latency repeats SCHED_FIFO priority 1 (chrt), throughput repeats normal"
 
 
 def round_order(cells: list[Cell], seed: int, round_: int) -> list[Cell]:
@@ -195,11 +223,13 @@ def run_bench(opts: BenchOptions, console) -> BenchOutcome:
         os.sched_setaffinity(0, affinity)
 
 
-def _settings(opts: BenchOptions, runner, pin: Pinning, seed: int) -> dict:
+def _settings(opts: BenchOptions, runner, pin: Pinning, realtime: tuple[bool, str],
+              seed: int) -> dict:
     return {"runner": runner.name, "modes": opts.modes, "sizes": opts.sizes,
             "profiles": [p.name for p in opts.profiles], "duration_s": opts.duration,
             "warmup_s": opts.warmup if runner.per_second else 0, "pin": opts.pin,
-            "cpus": pin.to_json(), "pinning": pin.note, "min_repeats": opts.repeat,
+            "cpus": pin.to_json(), "pinning": pin.note, "realtime": realtime[0],
+            "scheduling": realtime[1], "min_repeats": opts.repeat,
             "max_repeats": opts.max_repeat, "target_ci_pct": opts.target_ci,
             "budget_s": opts.budget, "seed": seed, "method": runner.method(),
             "interval": INTERVAL_METHOD}
@@ -253,14 +283,16 @@ def _run_bench(opts: BenchOptions, console) -> BenchOutcome:
     cells = [Cell(p, m, s) for p in opts.profiles for m in opts.modes for s in opts.sizes]
     seed = opts.seed if opts.seed is not None else random.randrange(1 << 31)
     pin = pinning(opts.pin)
+    realtime = realtime_note(opts.realtime, opts.modes, opts.dry_run)
+    pin = replace(pin, realtime=realtime[0])
     if opts.dry_run:
-        return _dry_run(opts, runner, cells, seed, pin)
+        return _dry_run(opts, runner, cells, seed, pin, realtime[1])
 
     runner.check_installed()
     if pin.cpus and shutil.which("taskset") is None:
         raise GovkitError("pinning needs `taskset` (Debian package util-linux); install it "
                           "or pass --no-pin")
-    settings = _settings(opts, runner, pin, seed)
+    settings = _settings(opts, runner, pin, realtime, seed)
     store = _resumed_store(opts, settings, console)     # refuse a mismatch before any work
     bundles = _make_bundles(opts, runner, console)
     store = store or _new_store(opts, settings, runner)
@@ -269,6 +301,7 @@ def _run_bench(opts: BenchOptions, console) -> BenchOutcome:
     seed = store.doc["settings"]["seed"]
     console.print(f"[dim]{len(cells)} point(s) × {opts.repeat}–{opts.max_repeat} repeats of "
                   f"{settings['warmup_s']} s warm-up + {opts.duration} s; {pin.note}; "
+                  f"{realtime[1]}; "
                   f"order seed {seed}; extra repeats until ±{opts.target_ci:g}% within "
                   f"{opts.budget} s[/dim]")
     if pin.orchestrator:
@@ -276,13 +309,14 @@ def _run_bench(opts: BenchOptions, console) -> BenchOutcome:
     return _schedule(opts, runner, store, cells, bundles, pin, seed, console, started)
 
 
-def _dry_run(opts: BenchOptions, runner, cells: list[Cell], seed: int, pin: Pinning
-             ) -> BenchOutcome:
+def _dry_run(opts: BenchOptions, runner, cells: list[Cell], seed: int, pin: Pinning,
+             scheduling: str) -> BenchOutcome:
     """The command lines of the minimum rounds, in run order; nothing is created."""
     build = _build_dir(opts, runner)
     bundles = {p.name: planned_bundle(p, opts.ca, build) for p in opts.profiles}
     workdir = (opts.out or Path("results") / "<timestamp>") / "config"
-    lines = [f"# {pin.note}; order seed {seed}; config files would go to {workdir}/"]
+    lines = [f"# {pin.note}; {scheduling}; order seed {seed}; config files would go to "
+             f"{workdir}/"]
     for r in range(opts.repeat):
         for cell in round_order(cells, seed, r):
             point = _point(cell, opts, r, pin)
@@ -304,7 +338,7 @@ def _point(cell: Cell, opts: BenchOptions, repeat: int, pin: Pinning) -> BenchPo
     # a stranger on it is detected (ForeignParticipant) and the repeat run again elsewhere.
     return BenchPoint(cell.profile, cell.mode, cell.size, opts.duration, repeat,
                       domain_id=_domains.randint(1, MAX_DOMAIN_ID), cpus=pin.cpus,
-                      warmup=opts.warmup)
+                      warmup=opts.warmup, realtime=pin.realtime and cell.mode == "latency")
 
 
 def _schedule(opts: BenchOptions, runner, store: ResultStore, cells: list[Cell],
@@ -426,6 +460,7 @@ def _run_once(runner, point: BenchPoint, bundle: Bundle, workdir: Path, order: i
         result.update({"latency_us" if point.mode == "latency" else "throughput": figures,
                        "count": count})
     result["cpus"] = {o.role: o.cpus_allowed for o in outputs.values()}
+    result["scheduling"] = {o.role: o.policy for o in outputs.values()}
     result["finished"] = datetime.now(UTC).isoformat(timespec="seconds")
     result["elapsed_s"] = round(time.monotonic() - t0, 2)
     return result, failure

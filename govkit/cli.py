@@ -257,6 +257,9 @@ def bench(
         "--resume", help="Continue an interrupted run (same settings only).")] = False,
     pin: Annotated[bool, typer.Option(
         "--pin/--no-pin", help="Pin pub and sub to two different CPUs.")] = True,
+    realtime: Annotated[bool, typer.Option(
+        "--realtime/--no-realtime", help="Run latency repeats SCHED_FIFO where permitted "
+                                         "(keeps other programs off their CPUs).")] = True,
     perftest: Annotated[str | None, typer.Option("--perftest", help="perftest_cpp path.")] = None,
     dry_run: Annotated[bool, typer.Option(
         "--dry-run", help="Print the command lines of the minimum repeats; create nothing.")
@@ -272,7 +275,7 @@ def bench(
         modes=_run(parse_modes, mode), sizes=_run(parse_sizes, sizes), duration=duration,
         warmup=warmup, repeat=repeat, max_repeat=max_repeat, target_ci=target_ci,
         budget=_run(parse_budget, budget), seed=seed, out=out_dir, ca=ca, build=build,
-        resume=resume, pin=pin, dry_run=dry_run,
+        resume=resume, pin=pin, realtime=realtime, dry_run=dry_run,
         runner_options={"perftest": perftest} if perftest else {},
         command=" ".join(["govkit", *sys.argv[1:]]))
     outcome = _run(run_bench, opts, err)

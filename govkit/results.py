@@ -30,7 +30,8 @@ BASELINE = "none"
 # Settings that make two runs different experiments: `--resume` refuses to mix them.
 RESUME_KEYS = {"runner": "--runner", "modes": "--mode", "sizes": "--sizes",
                "profiles": "--profile", "duration_s": "--duration", "warmup_s": "--warmup",
-               "pin": "--pin/--no-pin", "cpus": "pinned CPUs"}
+               "pin": "--pin/--no-pin", "cpus": "pinned CPUs",
+               "realtime": "--realtime/--no-realtime"}
 
 
 def environment(extra: dict | None = None) -> dict:
@@ -291,6 +292,11 @@ def _flags(row: dict, groups: list[list[float]], ok: list[dict], secured: bool,
         flags.append(stats.flag("failed_repeats", "warning",
                                 f"{row['failed_repeats']} of {total} repeats failed; the "
                                 f"figures use the {row['repeats']} that completed"))
+    if row["repeats"] == 1 and fmt.value_key and row["ci95"] is not None:
+        flags.append(stats.flag(
+            "one_repeat", "warning",
+            "the interval comes from one repeat's seconds only, so it leaves out how much "
+            "repeats differ from each other; run at least two (--repeat)"))
     if row["ci95"] is None:
         flags.append(stats.flag("no_interval", "warning",
                                 "too little data for an interval (one value); run more repeats"))

@@ -11,6 +11,7 @@ ADVICE = {
     "wide_interval": "more repeats narrow it: a larger --budget (e.g. --budget 15m) or "
                      "--max-repeat; --resume --out DIR continues this run",
     "no_interval": "run at least two repeats (--repeat)",
+    "one_repeat": "run at least two repeats (--repeat)",
     "faster_than_none": "the machine was disturbed: close other programs and run again "
                         "(a new --out, not --resume)",
     "bimodal": "the machine switched between two speeds: run again on an idle machine",
@@ -26,7 +27,8 @@ def _ci(values, fmt: str) -> str:
 
 
 # Short labels for the flags column; results.json, summary.md and the report say why.
-SHORT = {"wide_interval": "wide", "no_interval": "no CI", "faster_than_none": "FASTER?",
+SHORT = {"wide_interval": "wide", "no_interval": "no CI", "one_repeat": "1 repeat",
+         "faster_than_none": "FASTER?",
          "no_measurable_overhead": "≈none", "bimodal": "bimodal", "trend": "trend",
          "failed_repeats": "failed", "stalled_seconds": "stalls", "lost_samples": "lost"}
 

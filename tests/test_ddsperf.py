@@ -9,7 +9,14 @@ from _dds import make_bundle, needs_cyclone, run_pair
 from lxml import etree
 
 from govkit.profiles import get_profile
-from govkit.runners.base import BenchPoint, Bundle, ProcessOutput, RunnerError
+from govkit.runners.base import (
+    BenchPoint,
+    Bundle,
+    ProcessOutput,
+    RunnerError,
+    describe,
+    launch_argv,
+)
 from govkit.runners.ddsperf import DdsperfRunner
 
 DATA = Path(__file__).parent / "data" / "ddsperf"
@@ -120,6 +127,17 @@ def test_command_lines(tmp_path):
     sub, pub = r.commands(thr, Bundle(get_profile("none")), tmp_path)
     assert sub.argv[-2:] == ["-1", "sub"] and sub.primary and pub.argv[-3:] == ["pub", "size", "64"]
     assert (pub.cpu, sub.cpu) == (None, None)
+
+
+def test_realtime_and_pinning_are_in_the_command_line_a_user_can_copy(tmp_path):
+    r = DdsperfRunner()
+    r.plugins = Path("/plugins")
+    point = BenchPoint(get_profile("none"), "latency", 32, 2, domain_id=9, cpus=(0, 1),
+                       realtime=True)
+    sub, pub = r.commands(point, Bundle(get_profile("none")), tmp_path)
+    assert describe(sub).startswith("CYCLONEDDS_URI=file://")
+    assert " chrt -f 1 taskset -c 1 " in describe(sub) and describe(sub).endswith(" pong")
+    assert launch_argv(pub)[:6] == ["chrt", "-f", "1", "taskset", "-c", "0"]
 
 
 def test_stop_condition_counts_warmup_and_measured_seconds():

@@ -54,6 +54,7 @@ class BenchPoint:
     domain_id: int = 0     # private per run: strays on other domains cannot match
     cpus: tuple[int, int] | None = None  # optional pinning (publisher, subscriber)
     warmup: int = 1        # leading seconds recorded but not measured
+    realtime: bool = False  # run both processes SCHED_FIFO (see govkit.bench)
 
 
 @dataclass
@@ -64,6 +65,7 @@ class ProcessSpec:
     start_delay: float = 0.0           # seconds after the previous process started
     primary: bool = False              # the run ends when the primary process exits
     cpu: int | None = None             # pin to this CPU (taskset) when set
+    realtime: bool = False             # SCHED_FIFO priority 1 (chrt) when set
     # Primary only: called with the output so far; True ends the run early (all stopped).
     stop_when: Callable[[str], bool] | None = None
 
@@ -78,6 +80,7 @@ class ProcessOutput:
     pid: int | None = None
     timed_out: bool = False            # stopped because the point's timeout expired
     cpus_allowed: str | None = None    # the affinity the process really ran with (/proc)
+    policy: str | None = None          # the scheduling policy it really ran with (/proc)
 
     @property
     def status(self) -> str:
@@ -148,11 +151,16 @@ def prepare(runner: Runner, point: BenchPoint, bundle: Bundle, workdir: Path
     return runner.commands(point, bundle, workdir)
 
 
+def launch_argv(spec: ProcessSpec) -> list[str]:
+    """argv with the scheduling prefixes: `chrt -f 1` (real-time) and `taskset -c N`."""
+    return ((["chrt", "-f", "1"] if spec.realtime else [])
+            + (["taskset", "-c", str(spec.cpu)] if spec.cpu is not None else []) + spec.argv)
+
+
 def describe(spec: ProcessSpec) -> str:
     """The shell command line that starts `spec` by hand, environment and pinning included."""
     env = " ".join(f"{k}={shlex.quote(v)}" for k, v in spec.env.items())
-    pin = f"taskset -c {spec.cpu} " if spec.cpu is not None else ""
-    return f"{env + ' ' if env else ''}{pin}{shlex.join(spec.argv)}"
+    return f"{env + ' ' if env else ''}{shlex.join(launch_argv(spec))}"
 
 
 def run_processes(specs: list[ProcessSpec], timeout: float, grace: float = 0.5
@@ -168,7 +176,7 @@ def run_processes(specs: list[ProcessSpec], timeout: float, grace: float = 0.5
     deadline = time.monotonic() + timeout
     timed_out = False
     stopped: set[int] = set()   # pids we signalled: their exit status is ours, not theirs
-    affinity: dict[int, str | None] = {}
+    placement: dict[int, dict] = {}
     try:
         for spec in specs:
             if spec.start_delay:
@@ -176,15 +184,14 @@ def run_processes(specs: list[ProcessSpec], timeout: float, grace: float = 0.5
             out = tempfile.TemporaryFile()
             err = tempfile.TemporaryFile()
             env = {**os.environ, **spec.env}
-            argv = (["taskset", "-c", str(spec.cpu)] if spec.cpu is not None else []) + spec.argv
-            p = subprocess.Popen(argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
-                                 env=env, start_new_session=True)
+            p = subprocess.Popen(launch_argv(spec), stdout=out, stderr=err,
+                                 stdin=subprocess.DEVNULL, env=env, start_new_session=True)
             procs.append((spec, p, out, err))
         pspec, primary, pout, _ = next((x for x in procs if x[0].primary), procs[-1])
         timed_out = not _wait_primary(primary, pout, pspec.stop_when, deadline)
-        # Read while they still run: the affinity each process really had (taskset has
-        # exec'd into the runner by now).
-        affinity = {p.pid: _cpus_allowed(p.pid) for _, p, _, _ in procs}
+        # Read while they still run: the affinity and policy each process really had
+        # (chrt and taskset have exec'd into the runner by now).
+        placement = {p.pid: _placement(p.pid) for _, p, _, _ in procs}
         if primary.poll() is None:
             _signal_all(procs, signal.SIGINT, stopped)   # done (or timed out): ask politely
         # The primary holds the numbers: give the others a moment to finish, then stop them.
@@ -204,22 +211,32 @@ def run_processes(specs: list[ProcessSpec], timeout: float, grace: float = 0.5
             results[spec.role] = ProcessOutput(
                 spec.role, spec.argv, None if killed else p.returncode,
                 out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace"),
-                pid=p.pid, timed_out=timed_out and killed, cpus_allowed=affinity.get(p.pid))
+                pid=p.pid, timed_out=timed_out and killed,
+                **placement.get(p.pid, {}))
             out.close()
             err.close()
     return results
 
 
-def _cpus_allowed(pid: int) -> str | None:
-    """The CPU list a running process may use (Linux /proc), or None if unknown."""
+_POLICIES = {0: "normal", 1: "fifo", 2: "rr", 3: "batch", 5: "idle", 6: "deadline"}
+
+
+def _placement(pid: int) -> dict:
+    """The CPU list and scheduling policy a running process has (Linux /proc); {} if
+    unknown."""
+    found = {}
     try:
         with open(f"/proc/{pid}/status") as f:
             for line in f:
                 if line.startswith("Cpus_allowed_list:"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
+                    found["cpus_allowed"] = line.split(":", 1)[1].strip()
+        with open(f"/proc/{pid}/stat") as f:
+            # fields after the command name (which may hold spaces) start after ") "
+            fields = f.read().rsplit(")", 1)[1].split()
+            found["policy"] = _POLICIES.get(int(fields[38]), fields[38])  # field 41
+    except (OSError, IndexError, ValueError):
         pass
-    return None
+    return found
 
 
 def _wait_primary(p: subprocess.Popen, out, stop_when, deadline: float) -> bool:

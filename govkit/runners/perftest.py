@@ -35,6 +35,7 @@ from .base import (
     ProcessOutput,
     ProcessSpec,
     RunnerError,
+    launch_argv,
 )
 
 DEFAULT_EXECUTABLE = "perftest_cpp"
@@ -111,7 +112,7 @@ class PerftestRunner:
         return {Path(workdir) / "perftest-commands.sh": (
             "#!/bin/sh\n# start in this order, the publisher "
             f"{self.pub_delay:g} s after the subscriber\n"
-            + "".join(shlex.join(_taskset(s.cpu) + s.argv) + "\n" for s in specs))}
+            + "".join(shlex.join(launch_argv(s)) + "\n" for s in specs))}
 
     def commands(self, point: BenchPoint, bundle: Bundle, workdir: Path) -> list[ProcessSpec]:
         return self._specs(point, bundle)
@@ -135,9 +136,10 @@ class PerftestRunner:
         # subscriber prints it, and must exit by itself (stdout to a file is block-buffered:
         # a killed process would lose its summary), so it is the primary process there.
         return [
-            ProcessSpec("sub", sub, primary=point.mode == "throughput", cpu=sub_cpu),
+            ProcessSpec("sub", sub, primary=point.mode == "throughput", cpu=sub_cpu,
+                        realtime=point.realtime),
             ProcessSpec("pub", pub, start_delay=self.pub_delay, primary=point.mode == "latency",
-                        cpu=pub_cpu),
+                        cpu=pub_cpu, realtime=point.realtime),
         ]
 
     def _secure_args(self, profile: Profile, bundle: Bundle, role: str) -> list[str]:
@@ -204,10 +206,6 @@ class PerftestRunner:
             if other != role and out.returncode not in (0, None):
                 lines += [f"-- {other} ({out.status}):", out.tail(8)]
         return "\n".join(line for line in lines if line)
-
-
-def _taskset(cpu: int | None) -> list[str]:
-    return [] if cpu is None else ["taskset", "-c", str(cpu)]
 
 
 def _require_single_ca(profile: Profile, part: ParticipantFiles) -> None:
