@@ -526,8 +526,8 @@ def test_cli_dry_run_prints_the_seed_style_command_lines(tmp_path):
     import sys
     govkit = str(Path(sys.executable).with_name("govkit"))
     r = subprocess.run([govkit, "bench", "--runner", "perftest", "--profile", "rtps_sign",
-                        "--sizes", "32", "--repeat", "1", "--dry-run", "--no-pin", "--no-realtime", "--ca",
-                        "pki-single"],
+                        "--sizes", "32", "--repeat", "1", "--dry-run", "--no-pin",
+                        "--no-realtime", "--ca", "pki-single"],
                        cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
