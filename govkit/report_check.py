@@ -17,6 +17,7 @@ from .errors import EXIT_USAGE, GovkitError
 
 SCHEMA = results.SCHEMA
 OLD_SCHEMAS = ("govkit.bench/1",)      # per-repeat figures only, no raw rows
+MAX_DEPTH = 32                         # results.json nests 5 deep; deeper is not ours
 MODES = ("latency", "throughput")
 # The numbers each raw row (or runner summary) must hold, per row format (govkit.stats).
 _ROW_KEYS = {
@@ -200,12 +201,30 @@ def load_results(path: Path) -> dict:
         reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
         raise GovkitError(f"{path}: cannot read: {reason}", EXIT_USAGE) from None
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        doc = json.loads(text, parse_constant=_reject_constant)
+        deep = _too_deep(doc)
     except json.JSONDecodeError as e:
         raise GovkitError(f"{path}: not valid JSON: {e.msg} at line {e.lineno} column "
                           f"{e.colno}", EXIT_USAGE) from None
+    except RecursionError:              # the parser's own limit, far deeper than ours
+        doc, deep = None, True
     except ValueError as e:
         raise GovkitError(f"{path}: not valid JSON: {e}", EXIT_USAGE) from None
+    if deep:
+        raise GovkitError(f"{path}: nested deeper than {MAX_DEPTH} levels; not a govkit "
+                          "results file", EXIT_USAGE)
+    return doc
+
+
+def _too_deep(doc: Any) -> bool:
+    """Iteratively (no recursion), whether any value sits deeper than MAX_DEPTH."""
+    level = [doc]
+    for _ in range(MAX_DEPTH + 1):
+        level = [v for x in level if isinstance(x, dict | list)
+                 for v in (x.values() if isinstance(x, dict) else x)]
+        if not level:
+            return False
+    return True
 
 
 def _reject_constant(name: str) -> None:

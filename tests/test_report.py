@@ -857,6 +857,10 @@ MALFORMED = [
         mean=True)), "results[0].raw.rows[0].mean: expected a number, got true"),
     ("profile not object", _broken(lambda d: d["profiles"].append("rtps_sign")),
      "profiles[3]: expected an object"),
+    ("deep nesting", "[" * 100_000 + "]" * 100_000, "nested deeper than 32 levels"),
+    ("deep inside", _broken(lambda d: d["environment"].update(x=json.loads("[" * 40 +
+                                                                             "]" * 40))),
+     "nested deeper than 32 levels"),
 ]
 
 
@@ -876,8 +880,9 @@ def test_malformed_results_json_is_one_clear_line(tmp_path, content, expected):
 
 
 @pytest.mark.parametrize(("content", "expected"), [
+    ("[" * 100_000 + "]" * 100_000, "nested deeper than 32 levels"),
     (_broken(lambda d: d.update(schema="govkit.bench/1")), "predates raw per-second rows"),
-], ids=["schema 1"])
+], ids=["deep", "schema 1"])
 def test_govkit_report_command_exits_2_with_one_line(tmp_path, content, expected):
     (tmp_path / "results.json").write_text(content)
     r = subprocess.run([GOVKIT, "report", str(tmp_path)], capture_output=True, text=True,
