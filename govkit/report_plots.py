@@ -41,6 +41,7 @@ _RC = {
     "legend.frameon": False,
     "hatch.linewidth": 0.7,
     "hatch.color": "#333333",
+    "text.parse_math": False,     # a `$` in a profile name is text, not mathtext
 }
 
 

@@ -683,6 +683,22 @@ def test_svg_ids_unique_across_the_page(tmp_path):
     assert refs and refs <= set(ids)
 
 
+@pytest.mark.parametrize("name", ["sign$x^2$", r"a$\frac{$b", "$$", r"x\$y_1"])
+def test_profile_names_are_never_mathtext(tmp_path, name):
+    doc = load("full")
+    for r in doc["results"]:
+        if r["profile"] == "rtps_sign":
+            r["profile"] = name
+    for p in doc["profiles"]:
+        if p["name"] == "rtps_sign":
+            p["name"] = name
+    page, md, _ = report(tmp_path, doc)
+    for key in ("fig-latency", "fig-overhead"):
+        labels = [t.text_content() for t in _svg(page, key).xpath(".//text")]
+        assert name in labels, (key, labels)
+    assert point_row(page, "headline-table", name, 32).get("data-status") == "ok"
+
+
 # --------------------------------------------------------------------- other sections
 
 
