@@ -125,9 +125,10 @@ def build_report_model(doc: Any, source: str = RESULTS_NAME) -> ReportModel:
 
 def _build(doc: dict, summary: list[dict]) -> ReportModel:
     profiles = _profiles(doc)
-    points = [_point(row, i, doc) for i, row in enumerate(summary)]
     settings = doc.get("settings") or {}
     records = doc["results"]
+    repeats = [_repeat_row(r) for r in records]          # each repeat's figures, once
+    points = [_point(row, i, repeats) for i, row in enumerate(summary)]
     by_key: dict[tuple, list[dict]] = {}
     for r in records:
         by_key.setdefault(results.point_key(r), []).append(r)
@@ -144,7 +145,7 @@ def _build(doc: dict, summary: list[dict]) -> ReportModel:
     rank = {p.name: i for i, p in enumerate(order)}
     failures = sorted((_failure(r) for r in records if r["status"] != "ok"),
                       key=lambda f: (rank[f.profile], f.mode, f.size, f.repeat))
-    stored, missing = _stored_differences(doc, summary)
+    stored, missing = _stored_differences(doc, summary, repeats)
     env = doc.get("environment") or {}
     environment = [(label, _setting_text(env[key])) for key, label in _ENV_LABELS.items()
                    if env.get(key) is not None]
@@ -161,7 +162,8 @@ def _build(doc: dict, summary: list[dict]) -> ReportModel:
         profiles=order, sizes=[row.size for row in tables["latency"][0].rows]
         if tables["latency"] else [],
         points=points, latency=tables["latency"], throughput=tables["throughput"],
-        repeat_tables=[t for mode in MODES if (t := _repeat_table(mode, order, records))],
+        repeat_tables=[t for mode in MODES if (t := _repeat_table(mode, order, records,
+                                                                  repeats))],
         runs=runs, failures=failures,
         signed_files=[SignedFile(f.get("profile") or "", f["path"], f["sha256"])
                       for f in doc.get("signed_files") or []],
@@ -189,21 +191,18 @@ def _profile_order(profiles: dict[str, ProfileInfo]) -> list[ProfileInfo]:
                                                     listed.index(p.name)))
 
 
-def _point(row: dict, index: int, doc: dict) -> Point:
+def _point(row: dict, index: int, repeats: list[RepeatRow]) -> Point:
     vs, rti, tail = row["vs_none"], row["rti"], row.get("tail") or {}
     extra = {}
-    if row["mode"] == "throughput":
-        figures = [stats.repeat_figures(r)[0] for r in doc["results"]
-                   if r["status"] == "ok" and results.point_key(r) == results.point_key(row)]
-        for key, attr in (("stalled_seconds", "stalled_seconds"), ("lost", "lost")):
-            found = [f[key] for f in figures if f.get(key) is not None]
-            extra[attr] = int(sum(found)) if found else None
+    if row["mode"] == "throughput":   # summed over the point's completed repeats
+        mine = [r.figures for r in repeats if r.ok and r.key == results.point_key(row)]
+        for key in ("stalled_seconds", "lost"):
+            found = [f[key] for f in mine if f.get(key) is not None]
+            extra[key] = int(sum(found)) if found else None
     return Point(
         profile=row["profile"], mode=row["mode"], size=row["size"],
-        statistic=row["statistic"], unit=row["unit"], estimate=row["estimate"],
-        ci95=_pair(row["ci95"]), ci_halfwidth_pct=row["ci_halfwidth_pct"],
+        statistic=row["statistic"], estimate=row["estimate"], ci95=_pair(row["ci95"]),
         repeats=row["repeats"], failed_repeats=row["failed_repeats"], seconds=row["seconds"],
-        repeat_estimates=list(row["repeat_estimates"]),
         p99_median_of_seconds=tail.get("p99_median_of_seconds"),
         p99_worst_second=tail.get("p99_worst_second"),
         vs_none=Overhead(vs["ratio"], _pair(vs["ratio_ci95"]), vs["difference"],
@@ -244,17 +243,17 @@ def _point_rows(mode: str, order: list[ProfileInfo], points: list[Point],
     return out
 
 
-def _repeat_table(mode: str, order: list[ProfileInfo], records: list[dict]
-                  ) -> RepeatTable | None:
-    mine = [r for r in records if r["mode"] == mode]
+def _repeat_table(mode: str, order: list[ProfileInfo], records: list[dict],
+                  repeats: list[RepeatRow]) -> RepeatTable | None:
+    mine = [r for r in repeats if r.mode == mode]
     if not mine:
         return None
-    ok = [r for r in mine if r["status"] == "ok"]
-    name = ok[0]["raw"]["format"] if ok else f"{mode}-per-second"
+    formats = [r["raw"]["format"] for r in records if r["mode"] == mode and r["status"] == "ok"]
+    name = formats[0] if formats else f"{mode}-per-second"
     values_title, values_kind = _REPEAT_VALUES.get(name, (None, "us"))
     blocks = []
     for profile in order:
-        rows = [_repeat_row(r) for r in mine if r["profile"] == profile.name]
+        rows = [r for r in mine if r.profile == profile.name]
         if rows:
             blocks.append((profile, sorted(rows, key=lambda r: (r.size, r.repeat))))
     return RepeatTable(mode, _REPEAT_COLUMNS[name], values_title, values_kind, blocks)
@@ -285,7 +284,8 @@ def _label(profile: Any, mode: Any, size: Any, repeat: Any = None) -> str:
     return f"{profile} {mode} {size} B" + ("" if repeat is None else f" repeat {repeat}")
 
 
-def _stored_differences(doc: dict, summary: list[dict]) -> tuple[list[str], bool]:
+def _stored_differences(doc: dict, summary: list[dict], repeats: list[RepeatRow]
+                        ) -> tuple[list[str], bool]:
     """Where the figures stored in results.json differ from the recomputed ones (one text
     per point or repeat), and whether it stores no summary at all."""
     fresh = json.loads(json.dumps(summary))           # as stored: lists, not tuples
@@ -313,11 +313,11 @@ def _stored_differences(doc: dict, summary: list[dict]) -> tuple[list[str], bool
                 fields = [k for k in row if s.get(k) != row[k]] + [k for k in s if k not in row]
                 out.append(f"{label}: {', '.join(fields)}")
         out += [f"{_label(*key)}: stored, but no completed repeat gives it" for key in by_key]
-    for r in doc["results"]:
+    for r, fresh_repeat in zip(doc["results"], repeats, strict=True):
         key = "latency_us" if r["mode"] == "latency" else "throughput"
         if r["status"] != "ok" or (key not in r and "count" not in r):
             continue
-        figures, count = stats.repeat_figures(r)
+        figures, count = fresh_repeat.figures, fresh_repeat.count
         if r.get(key, figures) != figures or r.get("count", count) != count:
             out.append(f"{_label(r['profile'], r['mode'], r['size'], r.get('repeat', 0))}: "
                        f"per-repeat figures")

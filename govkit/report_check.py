@@ -18,7 +18,7 @@ from .errors import EXIT_USAGE, GovkitError
 SCHEMA = results.SCHEMA
 OLD_SCHEMAS = ("govkit.bench/1",)      # per-repeat figures only, no raw rows
 MAX_DEPTH = 32                         # results.json nests 5 deep; deeper is not ours
-MODES = ("latency", "throughput")
+MODES = tuple(dict.fromkeys(f.mode for f in stats.ROW_FORMATS.values()))   # latency, …
 # The numbers each raw row (or runner summary) must hold, per row format (govkit.stats).
 _ROW_KEYS = {
     "latency-per-second": ("count", "mean", "min", "p50", "p90", "p99", "max"),

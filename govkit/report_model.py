@@ -104,14 +104,11 @@ class Point:
     mode: str
     size: int
     statistic: str               # the estimate's exact name
-    unit: str
     estimate: float
     ci95: Interval | None
-    ci_halfwidth_pct: float | None
     repeats: int                 # ok repeats the figures use
     failed_repeats: int
     seconds: int | None          # measured seconds pooled (None: summary-only runner)
-    repeat_estimates: list[float]
     p99_median_of_seconds: float | None
     p99_worst_second: float | None
     vs_none: Overhead | None
@@ -167,6 +164,11 @@ class RepeatRow:
     @property
     def ok(self) -> bool:
         return self.status == "ok"
+
+    @property
+    def key(self) -> tuple:
+        """The point it is a repeat of (govkit.results.point_key)."""
+        return (self.profile, self.mode, self.size)
 
 
 @dataclass(frozen=True)
@@ -343,8 +345,7 @@ def fmt_value(v: float | None, kind: str = "us") -> str:
 
 
 FORMATTERS = {"us": fmt_us, "int": fmt_int, "rate": fmt_int, "ratio": fmt_ratio,
-              "added": fmt_added, "added_int": lambda v: fmt_added(v, 0),
-              "pct": lambda v: DASH if v is None else f"±{v:.1f}%"}
+              "added": fmt_added, "added_int": lambda v: fmt_added(v, 0)}
 
 
 def fmt_size(size: int) -> str:

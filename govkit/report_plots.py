@@ -284,13 +284,14 @@ def _throughput_figure(model: ReportModel) -> Figure:
         panels.append((axes[1], "ratio", "ratio_ci95", "Rate / rate of none (\u00d7)", "ratio"))
     for ax, value, ci, label, key in panels:
         for j, group in enumerate(model.throughput):
-            pts = [r.point for r in group.rows if r.point]
-            src = pts if value == "estimate" else [p.vs_none for p in pts if p.vs_none]
-            xs = [p.size for p in pts] if value == "estimate" else \
-                [p.size for p in pts if p.vs_none]
-            if not src:
+            # (size, what holds the value): the point itself, or its overhead over none
+            pairs = [(r.size, r.point if value == "estimate" else r.point.vs_none)
+                     for r in group.rows if r.point]
+            pairs = [(x, src) for x, src in pairs if src]
+            if not pairs:
                 continue
             st = _style(index[group.profile.name])
+            xs, src = [x for x, _ in pairs], [s for _, s in pairs]
             ys = [getattr(s, value) for s in src]
             ax.plot(xs, ys, color=st["color"], linestyle=st["linestyle"],
                     marker=st["marker"], linewidth=1.8, markersize=6, label=group.profile.name)
