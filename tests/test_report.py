@@ -934,3 +934,34 @@ def test_unreadable_results_json(tmp_path):
 def test_build_report_model_names_its_source():
     with pytest.raises(GovkitError, match=r"^x/results\.json: missing 'schema'"):
         build_report_model({}, source="x/results.json")
+
+
+def test_summary_only_runner(tmp_path):
+    """A runner without per-second rows (RTI Perftest: one end-of-run summary per repeat)
+    gets its own honest column names and no per-second values or tail."""
+    doc = load("full")
+    doc["runner"] = doc["settings"]["runner"] = "perftest"
+    for r in doc["results"]:
+        if r["status"] == "ok":
+            rows = r["raw"]["rows"][r["warmup_rows"]:]
+            r["raw"] = {"format": "latency-summary", "rows": [], "summary": {
+                "median_of_samples": rows[0]["p50"], "p90_of_samples": rows[0]["p90"],
+                "p99_of_samples": rows[0]["p99"], "mean_of_samples": rows[0]["mean"],
+                "std_of_samples": 1.5, "min": rows[0]["min"], "max": rows[0]["max"]}}
+            r.update(warmup_rows=0, measured_rows=0)
+    summary = summary_of(doc)
+    page, md, _ = report(tmp_path, doc)
+    header = [words(th) for th in page.xpath('//table[@id="headline-table"]/thead//th')]
+    assert header[2] == "Median over repeats of each run's sample median (µs) 95% interval"
+    for s in summary:
+        row = point_row(page, "headline-table", s["profile"], s["size"])
+        check_value(cell(row, "estimate"), s["estimate"], 1)
+        check_interval(cell(row, "estimate-ci"), s["ci95"], 1)
+        assert cell(row, "p99-median") == DASH and cell(row, "seconds") == f"({DASH} s)"
+        check_value(cell(row, "ratio"), s["vs_none"] and s["vs_none"]["ratio"], 2)
+    repeat_header = [text(th) for th in
+                     page.xpath('(//table[@class="repeats"])[1]/thead//th')]
+    assert repeat_header[4:] == ["Median of samples", "p90 of samples", "p99 of samples",
+                                 "Mean of samples", "Std of samples", "Min sample",
+                                 "Max sample", "Samples"]
+    assert "this run used `perftest` on loopback" in md
