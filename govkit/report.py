@@ -1,94 +1,69 @@
 """Turn a bench's results.json into report.html (self-contained) and summary.md.
 
-`build_report_model` validates the document and reduces it to plain dataclasses; the
-templates (templates/report.html.j2, templates/summary.md.j2) only format what the model
-holds, so tests can compare every number on the page with results.json. Plots are drawn
-with matplotlib in govkit.report_plots and inlined as SVG; the model dataclasses and the
-value formatters live in govkit.report_model (all re-exported here).
-
-Nothing here recomputes a statistic: medians, percentiles, overhead ratios and RTI's
-published ratios are taken as the bench wrote them.
+Nothing stored in results.json is taken on trust: `build_report_model` validates the raw
+rows, recomputes the whole summary from them (govkit.results.summarize) and every repeat's
+figures (govkit.stats.repeat_figures), says so if the stored figures differ, and reduces
+it all to the plain dataclasses of govkit.report_model. The templates
+(templates/report.html.j2, templates/summary.md.j2) only format what the model holds, and
+the plots (govkit.report_plots) only draw it.
 """
 
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
 
+from . import results, stats
 from .errors import EXIT_USAGE, GovkitError
 from .fsutil import write_atomic
 from .paths import TEMPLATES_DIR
+from .profiles import PROFILES
+from .report_check import MODES, SCHEMA, Malformed, check, describe, load_results
 from .report_model import (
     DASH,
+    FORMATTERS,
+    Column,
     Failure,
-    Figure,
+    Flag,
     Governance,
-    HeadlineCell,
-    HeadlineRow,
-    LatencyRow,
+    Overhead,
+    Point,
+    PointRow,
     ProfileInfo,
-    ProfileStats,
+    ProfileRows,
+    Published,
+    RepeatRow,
+    RepeatTable,
     ReportModel,
     Run,
     SignedFile,
-    ThroughputRow,
     _md_cell,
     _md_code,
     first_line,
-    fmt_int,
-    fmt_ratio,
+    fmt_ci,
     fmt_size,
-    fmt_us,
+    fmt_value,
+    fmt_values,
     wbr,
 )
 from .report_plots import build_figures
+from .tables import flag_advice
 
-__all__ = [
-    "DASH",
-    "HTML_NAME",
-    "RESULTS_NAME",
-    "SCHEMA",
-    "SUMMARY_NAME",
-    "Failure",
-    "Figure",
-    "Governance",
-    "HeadlineCell",
-    "HeadlineRow",
-    "LatencyRow",
-    "ProfileInfo",
-    "ProfileStats",
-    "ReportModel",
-    "Run",
-    "SignedFile",
-    "ThroughputRow",
-    "build_figures",
-    "build_report_model",
-    "first_line",
-    "fmt_int",
-    "fmt_ratio",
-    "fmt_size",
-    "fmt_us",
-    "load_results",
-    "render_html",
-    "render_summary_md",
-    "wbr",
-    "write_report",
-]
+__all__ = ["HTML_NAME", "RESULTS_NAME", "SCHEMA", "SUMMARY_NAME", "build_report_model",
+           "load_results", "render_html", "render_summary_md", "write_report"]
 
-SCHEMA = "govkit.bench/1"
 RESULTS_NAME = "results.json"
 HTML_NAME = "report.html"
 SUMMARY_NAME = "summary.md"
 
 # Environment keys shown first, with labels; any other key follows in document order.
 _ENV_LABELS = {
-    "cpu": "CPU", "cores": "Cores", "kernel": "Kernel", "cyclonedds": "Cyclone DDS",
-    "openssl": "OpenSSL", "govkit": "govkit", "python": "Python",
+    "cpu": "CPU", "cores": "Cores", "usable_cpus": "Usable CPUs", "kernel": "Kernel",
+    "cyclonedds": "Cyclone DDS", "openssl": "OpenSSL", "govkit": "govkit", "python": "Python",
 }
 # Governance settings that tell profiles apart; always shown as columns, in this order.
 _KEY_SETTINGS = {
@@ -97,218 +72,276 @@ _KEY_SETTINGS = {
     "data_protection_kind": "serialized payload",
     "allow_unauthenticated_participants": "unauthenticated peers may join",
 }
-
-
-# ------------------------------------------------------------------ validation
-
-
-class _Malformed(Exception):
-    """Raised by the validators; turned into one GovkitError line naming the file."""
-
-
-def _where(path: str, msg: str) -> _Malformed:
-    return _Malformed(f"{path}: {msg}")
-
-
-def _get(obj: dict, key: str, path: str, kind: str, required: bool = True,
-         default: Any = None) -> Any:
-    here = f"{path}.{key}" if path else key
-    if key not in obj or obj[key] is None:
-        if required:
-            raise _Malformed(f"missing '{here}' (expected {kind})")
-        return default
-    value = obj[key]
-    check = {
-        "a string": lambda v: isinstance(v, str),
-        "an object": lambda v: isinstance(v, dict),
-        "a list": lambda v: isinstance(v, list),
-        "an integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
-        "a number": _is_number,
-        "true or false": lambda v: isinstance(v, bool),
-    }[kind]
-    if not check(value):
-        raise _where(here, f"expected {kind}, got {_describe(value)}")
-    return value
-
-
-def _is_number(v: Any) -> bool:
-    return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
-
-
-def _describe(v: Any) -> str:
-    text = json.dumps(v, ensure_ascii=False, default=str)
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
-def _number(obj: dict, key: str, path: str, required: bool = False) -> float | None:
-    return _get(obj, key, path, "a number", required)
-
-
-def _entries(doc: dict, key: str) -> list[tuple[str, dict]]:
-    items = _get(doc, key, "", "a list")
-    out = []
-    for i, item in enumerate(items):
-        here = f"{key}[{i}]"
-        if not isinstance(item, dict):
-            raise _where(here, f"expected an object, got {_describe(item)}")
-        out.append((here, item))
-    return out
+# Per-repeat columns per row format: stats.repeat_figures' keys, named for what they are.
+_REPEAT_COLUMNS = {
+    "latency-per-second": [
+        Column("median_of_second_medians", "Median of per-second medians"),
+        Column("p90_median_of_seconds", "p90: median of the per-second p90s"),
+        Column("p99_median_of_seconds", "p99: median of the per-second p99s"),
+        Column("p99_worst_second", "p99: worst second"),
+        Column("mean_of_samples", "Mean of all samples"),
+        Column("std_of_second_means", "Std of per-second means"),
+        Column("min", "Min sample"), Column("max", "Max sample")],
+    "latency-summary": [
+        Column("median_of_samples", "Median of samples"),
+        Column("p90_of_samples", "p90 of samples"), Column("p99_of_samples", "p99 of samples"),
+        Column("mean_of_samples", "Mean of samples"), Column("std_of_samples", "Std of samples"),
+        Column("min", "Min sample"), Column("max", "Max sample")],
+    "throughput-per-second": [
+        Column("mean_rate_sps", "Mean of per-second rates (samples/s)", "rate"),
+        Column("mean_mbps", "Mean of per-second Mbit/s"),
+        Column("lost", "Lost samples", "int"),
+        Column("stalled_seconds", "Seconds without samples", "int")],
+    "throughput-summary": [
+        Column("mean_rate_sps", "Average rate (samples/s)", "rate"),
+        Column("mean_mbps", "Average Mbit/s"), Column("lost", "Lost samples", "int")],
+}
+_REPEAT_VALUES = {"latency-per-second": ("Measured per-second medians (µs), in time order",
+                                         "us"),
+                  "throughput-per-second": ("Measured per-second rates (samples/s), in time "
+                                            "order", "rate")}
 
 
 # ---------------------------------------------------------------------- building
 
 
 def build_report_model(doc: Any, source: str = RESULTS_NAME) -> ReportModel:
-    """Validate a parsed results.json and reduce it to what the report shows.
+    """Validate a parsed results.json, recompute its figures from the raw rows and reduce
+    it to what the report shows.
 
     Raises GovkitError (exit 2) naming `source` and the first thing that is wrong.
     """
     try:
-        return _build(doc)
-    except _Malformed as e:
+        check(doc)
+        try:
+            summary = results.summarize(doc)
+        except (ArithmeticError, AttributeError, KeyError, TypeError, ValueError) as e:
+            raise Malformed(f"cannot recompute the figures from the raw rows "
+                             f"({type(e).__name__}: {e})") from None
+        return _build(doc, summary)
+    except Malformed as e:
         raise GovkitError(f"{source}: {e}", EXIT_USAGE) from None
 
 
-def _build(doc: Any) -> ReportModel:
-    if not isinstance(doc, dict):
-        raise _Malformed(f"expected a JSON object at the top level, got {_describe(doc)}")
-    schema = _get(doc, "schema", "", "a string")
-    if schema != SCHEMA:
-        raise _Malformed(f"schema is {schema!r}, expected {SCHEMA!r}")
-
-    profiles: dict[str, ProfileInfo] = {}
-    for here, p in _entries(doc, "profiles"):
-        name = _get(p, "name", here, "a string")
-        settings = _get(p, "settings", here, "an object", required=False, default={})
-        for k, v in settings.items():
-            if not isinstance(v, str | int | float | bool):
-                raise _where(f"{here}.settings.{k}", f"expected a value, got {_describe(v)}")
-        aliases = _get(p, "aliases", here, "a list", required=False, default=[])
-        profiles[name] = ProfileInfo(
-            name=name, title=_get(p, "title", here, "a string", required=False, default=""),
-            security=_get(p, "security", here, "true or false", required=False,
-                          default=bool(settings)),
-            aliases=[str(a) for a in aliases],
-            settings={k: _setting_text(v) for k, v in settings.items()})
-
-    def profile(name: str) -> ProfileInfo:
-        if name not in profiles:  # robust to a result whose profile is not described
-            profiles[name] = ProfileInfo(name, "", False, [], {}, listed=False)
-        return profiles[name]
-
-    latency: list[LatencyRow] = []
-    throughput: list[ThroughputRow] = []
-    runs: list[Run] = []
-    failures: list[Failure] = []
-    results = _entries(doc, "results")
-    for here, r in results:
-        name = _get(r, "profile", here, "a string")
-        profile(name)
-        mode = _get(r, "mode", here, "a string")
-        size = _get(r, "size", here, "an integer")
-        repeat = _get(r, "repeat", here, "an integer", required=False, default=0)
-        status = _get(r, "status", here, "a string")
-        error = _get(r, "error", here, "a string", required=False)
-        commands = _get(r, "commands", here, "a list", required=False, default=[])
-        for i, c in enumerate(commands):
-            if not isinstance(c, str):
-                raise _where(f"{here}.commands[{i}]", f"expected a string, got {_describe(c)}")
-        runs.append(Run(name, mode, size, repeat, status, list(commands)))
-        ok = status == "ok"
-        if not ok:
-            failures.append(Failure(name, mode, size, repeat, status,
-                                    error or f"status {status!r} (no error message recorded)"))
-        if mode == "latency":
-            if not ok:
-                latency.append(LatencyRow(name, size, repeat, status, error))
-                continue
-            lat = _get(r, "latency_us", here, "an object")
-            where = f"{here}.latency_us"
-            stats = {k: _number(lat, k, where) for k in
-                     ("mean", "std", "min", "max", "p90", "p99")}
-            latency.append(LatencyRow(
-                name, size, repeat, status, error, median=_number(lat, "median", where, True),
-                count=_get(r, "count", here, "an integer", required=False), **stats))
-        elif mode == "throughput":
-            if not ok:
-                throughput.append(ThroughputRow(name, size, repeat, status, error))
-                continue
-            tp = _get(r, "throughput", here, "an object")
-            where = f"{here}.throughput"
-            throughput.append(ThroughputRow(
-                name, size, repeat, status, error,
-                samples_per_s=_number(tp, "samples_per_s", where),
-                mbps=_number(tp, "mbps", where),
-                lost=_get(tp, "lost", where, "an integer", required=False)))
-
-    summary: dict[tuple[str, int], dict] = {}
-    for here, s in _entries(doc, "summary"):
-        name = _get(s, "profile", here, "a string")
-        if _get(s, "mode", here, "a string", required=False, default="latency") != "latency":
-            continue
-        size = _get(s, "size", here, "an integer")
-        spread = _get(s, "spread_us", here, "a list", required=False)
-        if spread is not None and (len(spread) != 2 or not all(map(_is_number, spread))):
-            raise _where(f"{here}.spread_us", f"expected [low, high], got {_describe(spread)}")
-        profile(name)
-        summary[(name, size)] = {
-            "median_us": _number(s, "median_us", here, True),
-            "spread_us": tuple(spread) if spread is not None else None,
-            "p90_us": _number(s, "p90_us", here),
-            "p99_us": _number(s, "p99_us", here),
-            "repeats": _get(s, "repeats", here, "an integer", required=False, default=1),
-            "overhead_vs_none": _number(s, "overhead_vs_none", here),
-            "rti_ratio": _number(s, "rti_ratio", here),
-        }
-
-    settings = _get(doc, "settings", "", "an object", required=False, default={})
-    modes = settings.get("modes", ["latency"])
-    modes = modes if isinstance(modes, list) else []
-    set_sizes = settings.get("sizes") if "latency" in modes else None
-    if set_sizes is not None and not (isinstance(set_sizes, list)
-                                      and all(isinstance(x, int) for x in set_sizes)):
-        raise _where("settings.sizes", f"expected a list of integers, got {_describe(set_sizes)}")
-    sizes = sorted({*(set_sizes or []), *(r.size for r in latency),
-                    *(size for _, size in summary)})
-
-    order = list(profiles.values())
-    headline = [HeadlineRow(p, [_cell(p.name, size, summary, latency) for size in sizes])
-                for p in order]
-    by_profile = {p.name: ProfileStats(p, []) for p in order}
-    for row in sorted(latency, key=lambda r: (r.size, r.repeat)):
-        by_profile[row.profile].rows.append(row)
+def _build(doc: dict, summary: list[dict]) -> ReportModel:
+    profiles = _profiles(doc)
+    settings = doc.get("settings") or {}
+    records = doc["results"]
+    repeats = [_repeat_row(r) for r in records]          # each repeat's figures, once
+    points = [_point(row, i, repeats) for i, row in enumerate(summary)]
+    by_key: dict[tuple, list[dict]] = {}
+    for r in records:
+        by_key.setdefault(results.point_key(r), []).append(r)
+    for name, _, _ in by_key:
+        if name not in profiles:          # a result whose profile is not described
+            profiles[name] = ProfileInfo(name, "", name != results.BASELINE, [], {},
+                                         listed=False)
+    order = _profile_order(profiles)
+    tables = {mode: _point_rows(mode, order, points, by_key, settings) for mode in MODES}
+    runs = sorted((Run(r["profile"], r["mode"], r["size"], r.get("repeat", 0), r.get("order"),
+                       r["status"], list(r.get("commands") or [])) for r in records),
+                  key=lambda r: (r.order is None, r.order or 0, r.profile, r.mode, r.size,
+                                 r.repeat))
     rank = {p.name: i for i, p in enumerate(order)}
-    throughput.sort(key=lambda r: (rank[r.profile], r.size, r.repeat))
-    runs.sort(key=lambda r: (rank[r.profile], r.mode != "latency", r.mode, r.size, r.repeat))
-    failures.sort(key=lambda f: (rank[f.profile], f.mode, f.size, f.repeat))
-
-    signed = []
-    for here, f in _entries(doc, "signed_files") if "signed_files" in doc else []:
-        signed.append(SignedFile(_get(f, "profile", here, "a string", required=False,
-                                      default=""),
-                                 _get(f, "path", here, "a string"),
-                                 _get(f, "sha256", here, "a string")))
-
-    env = _get(doc, "environment", "", "an object", required=False, default={})
+    failures = sorted((_failure(r) for r in records if r["status"] != "ok"),
+                      key=lambda f: (rank[f.profile], f.mode, f.size, f.repeat))
+    stored, missing = _stored_differences(doc, summary, repeats)
+    env = doc.get("environment") or {}
     environment = [(label, _setting_text(env[key])) for key, label in _ENV_LABELS.items()
                    if env.get(key) is not None]
     environment += [(key, _setting_text(v)) for key, v in env.items()
                     if key not in _ENV_LABELS and v is not None]
-    aggregation = settings.get("aggregation")
-    run_settings = [(key, _setting_text(v)) for key, v in settings.items()
-                    if key != "aggregation" and v is not None]
-
     return ReportModel(
-        schema=schema,
-        created=_get(doc, "created", "", "a string", required=False, default=DASH),
-        command=_get(doc, "command", "", "a string", required=False, default=DASH),
-        runner=_get(doc, "runner", "", "a string", required=False, default=DASH),
-        environment=environment, settings=run_settings,
-        aggregation=aggregation if isinstance(aggregation, str) else "",
-        profiles=order, sizes=sizes, headline=headline,
-        latency=[s for s in by_profile.values() if s.rows],
-        throughput=throughput, runs=runs, failures=failures, signed_files=signed,
-        governance=_governance(order), result_count=len(results))
+        schema=doc["schema"], created=doc.get("created") or DASH,
+        command=doc.get("command") or DASH, runner=doc.get("runner") or DASH,
+        environment=environment,
+        settings=[(k, _setting_text(v)) for k, v in settings.items()
+                  if k not in ("method", "interval") and v is not None],
+        method=settings.get("method") or "", interval=settings.get("interval") or "",
+        run_shape=_run_shape(settings),
+        profiles=order, sizes=[row.size for row in tables["latency"][0].rows]
+        if tables["latency"] else [],
+        points=points, latency=tables["latency"], throughput=tables["throughput"],
+        repeat_tables=[t for mode in MODES if (t := _repeat_table(mode, order, records,
+                                                                  repeats))],
+        runs=runs, failures=failures,
+        signed_files=[SignedFile(f.get("profile") or "", f["path"], f["sha256"])
+                      for f in doc.get("signed_files") or []],
+        governance=_governance(order), advice=flag_advice(summary),
+        stored_summary=stored, stored_summary_missing=missing, result_count=len(records))
+
+
+def _profiles(doc: dict) -> dict[str, ProfileInfo]:
+    out = {}
+    for p in doc["profiles"]:
+        settings = p.get("settings") or {}
+        out[p["name"]] = ProfileInfo(
+            name=p["name"], title=p.get("title") or "",
+            security=p["security"] if p.get("security") is not None else bool(settings),
+            aliases=[str(a) for a in p.get("aliases") or []],
+            settings={k: _setting_text(v) for k, v in settings.items()})
+    return out
+
+
+def _profile_order(profiles: dict[str, ProfileInfo]) -> list[ProfileInfo]:
+    """Catalog order (as govkit.results.summarize), then described ones, then the rest."""
+    catalog = {p.name: i for i, p in enumerate(PROFILES)}
+    listed = list(profiles)
+    return sorted(profiles.values(), key=lambda p: (not p.listed, catalog.get(p.name, 99),
+                                                    listed.index(p.name)))
+
+
+def _point(row: dict, index: int, repeats: list[RepeatRow]) -> Point:
+    vs, rti, tail = row["vs_none"], row["rti"], row.get("tail") or {}
+    extra = {}
+    if row["mode"] == "throughput":   # summed over the point's completed repeats
+        mine = [r.figures for r in repeats if r.ok and r.key == results.point_key(row)]
+        for key in ("stalled_seconds", "lost"):
+            found = [f[key] for f in mine if f.get(key) is not None]
+            extra[key] = int(sum(found)) if found else None
+    return Point(
+        profile=row["profile"], mode=row["mode"], size=row["size"],
+        statistic=row["statistic"], estimate=row["estimate"], ci95=_pair(row["ci95"]),
+        repeats=row["repeats"], failed_repeats=row["failed_repeats"], seconds=row["seconds"],
+        p99_median_of_seconds=tail.get("p99_median_of_seconds"),
+        p99_worst_second=tail.get("p99_worst_second"),
+        vs_none=Overhead(vs["ratio"], _pair(vs["ratio_ci95"]), vs["difference"],
+                         _pair(vs["difference_ci95"])) if vs else None,
+        rti=Published(rti["ratio"], rti["added_us"], rti["median_us"]) if rti else None,
+        flags=[Flag(f["code"], f["severity"], f["reason"]) for f in row["flags"]],
+        anchor=f"flags-{index}", **extra)
+
+
+def _pair(v) -> tuple[float, float] | None:
+    return None if v is None else (v[0], v[1])
+
+
+def _point_rows(mode: str, order: list[ProfileInfo], points: list[Point],
+                by_key: dict[tuple, list[dict]], settings: dict) -> list[ProfileRows]:
+    """Every profile × size of `mode` that was asked for or measured, with its status."""
+    measured = [key for key in by_key if key[1] == mode]
+    if not measured:
+        return []
+    asked = (settings.get("sizes") or []) if mode in (settings.get("modes") or []) else []
+    sizes = sorted({*asked, *(size for _, _, size in measured)})
+    found = {(p.profile, p.size): p for p in points if p.mode == mode}
+    names = {name for name, _, _ in measured}
+    out = []
+    for profile in order:
+        if profile.name not in names:
+            continue
+        rows = []
+        for size in sizes:
+            failed = [r for r in by_key.get((profile.name, mode, size), [])
+                      if r["status"] != "ok"]
+            errors = tuple(dict.fromkeys(first_line(r.get("error")) or r["status"]
+                                         for r in failed))
+            point = found.get((profile.name, size))
+            status = "ok" if point else "failed" if failed else "missing"
+            rows.append(PointRow(size, status, point, len(failed), errors))
+        out.append(ProfileRows(profile, rows))
+    return out
+
+
+def _repeat_table(mode: str, order: list[ProfileInfo], records: list[dict],
+                  repeats: list[RepeatRow]) -> RepeatTable | None:
+    mine = [r for r in repeats if r.mode == mode]
+    if not mine:
+        return None
+    formats = [r["raw"]["format"] for r in records if r["mode"] == mode and r["status"] == "ok"]
+    name = formats[0] if formats else f"{mode}-per-second"
+    values_title, values_kind = _REPEAT_VALUES.get(name, (None, "us"))
+    blocks = []
+    for profile in order:
+        rows = [r for r in mine if r.profile == profile.name]
+        if rows:
+            blocks.append((profile, sorted(rows, key=lambda r: (r.size, r.repeat))))
+    return RepeatTable(mode, _REPEAT_COLUMNS[name], values_title, values_kind, blocks)
+
+
+def _repeat_row(r: dict) -> RepeatRow:
+    cpus = r.get("cpus") or {}
+    roles = sorted(cpus, key=lambda role: (role not in ("pub", "sub"), role))
+    common = {"profile": r["profile"], "mode": r["mode"], "size": r["size"],
+              "repeat": r.get("repeat", 0), "order": r.get("order"), "status": r["status"],
+              "error": r.get("error"),
+              "cpus": ", ".join(f"{role} {cpus[role] or '?'}" for role in roles) or DASH}
+    if r["status"] != "ok":
+        return RepeatRow(**common)
+    figures, count = stats.repeat_figures(r)
+    values = stats.repeat_values(r) if stats.row_format(r["raw"]["format"]).value_key else []
+    return RepeatRow(**common, figures=figures, count=count, values=values)
+
+
+def _failure(r: dict) -> Failure:
+    tail = r.get("output_tail") or {}
+    return Failure(r["profile"], r["mode"], r["size"], r.get("repeat", 0), r["status"],
+                   r.get("error") or f"status {r['status']!r} (no error message recorded)",
+                   [(role, text) for role, text in tail.items() if text])
+
+
+def _label(profile: Any, mode: Any, size: Any, repeat: Any = None) -> str:
+    return f"{profile} {mode} {size} B" + ("" if repeat is None else f" repeat {repeat}")
+
+
+def _stored_differences(doc: dict, summary: list[dict], repeats: list[RepeatRow]
+                        ) -> tuple[list[str], bool]:
+    """Where the figures stored in results.json differ from the recomputed ones (one text
+    per point or repeat), and whether it stores no summary at all."""
+    fresh = json.loads(json.dumps(summary))           # as stored: lists, not tuples
+    stored = doc.get("summary")
+    out = []
+    if stored in (None, []):
+        missing = bool(fresh)
+    elif not isinstance(stored, list):
+        out.append(f"the stored summary is {describe(stored)}, not a list of points")
+        missing = False
+    else:
+        missing = False
+        by_key = {}
+        for s in stored:
+            if isinstance(s, dict):
+                by_key[tuple(str(s.get(k)) for k in ("profile", "mode", "size"))] = s
+            else:
+                out.append(f"a stored summary entry is {describe(s)}, not an object")
+        for row in fresh:
+            s = by_key.pop(tuple(str(row[k]) for k in ("profile", "mode", "size")), None)
+            label = _label(row["profile"], row["mode"], row["size"])
+            if s is None:
+                out.append(f"{label}: not in the stored summary")
+            elif s != row:
+                fields = [k for k in row if s.get(k) != row[k]] + [k for k in s if k not in row]
+                out.append(f"{label}: {', '.join(fields)}")
+        out += [f"{_label(*key)}: stored, but no completed repeat gives it" for key in by_key]
+    for r, fresh_repeat in zip(doc["results"], repeats, strict=True):
+        key = "latency_us" if r["mode"] == "latency" else "throughput"
+        if r["status"] != "ok" or (key not in r and "count" not in r):
+            continue
+        figures, count = fresh_repeat.figures, fresh_repeat.count
+        if r.get(key, figures) != figures or r.get("count", count) != count:
+            out.append(f"{_label(r['profile'], r['mode'], r['size'], r.get('repeat', 0))}: "
+                       f"per-repeat figures")
+    return out, missing
+
+
+def _run_shape(settings: dict) -> str:
+    """How the repeats were run, in one plain sentence, from the run's settings."""
+    s = {k: _setting_text(v) for k, v in settings.items() if v is not None}
+    parts = []
+    if "min_repeats" in s:
+        more = (f" (up to {s['max_repeats']} while its 95% interval was wider than "
+                f"±{s['target_ci_pct']}% of the estimate)"
+                if "target_ci_pct" in s and s.get("max_repeats", s["min_repeats"])
+                != s["min_repeats"] else "")
+        seed = f" (seed {s['seed']})" if "seed" in s else ""
+        parts.append(f"Each point ran {s['min_repeats']} repeats{more}, all points "
+                     f"interleaved in a shuffled order{seed}")
+    if "duration_s" in s:
+        parts.append(f"each repeat recorded {s.get('warmup_s', '0')} s of warm-up (kept, not "
+                     f"measured), then {s['duration_s']} s measured")
+    if "pinning" in s:
+        parts.append(s["pinning"])
+    return "; ".join(parts) + "." if parts else ""
 
 
 def _setting_text(v: Any) -> str:
@@ -316,18 +349,9 @@ def _setting_text(v: Any) -> str:
         return "true" if v else "false"
     if isinstance(v, list):
         return ", ".join(_setting_text(x) for x in v)
+    if isinstance(v, dict):
+        return ", ".join(f"{k} {_setting_text(x)}" for k, x in v.items())
     return str(v)
-
-
-def _cell(name: str, size: int, summary: dict, latency: list[LatencyRow]) -> HeadlineCell:
-    points = [r for r in latency if r.profile == name and r.size == size]
-    failed = [r for r in points if not r.ok]
-    errors = tuple(dict.fromkeys(first_line(r.error) or r.status for r in failed))
-    s = summary.get((name, size))
-    if s is None:
-        return HeadlineCell(name, size, "failed" if failed else "missing",
-                            failed=len(failed), errors=errors)
-    return HeadlineCell(name, size, "ok", failed=len(failed), errors=errors, **s)
 
 
 def _governance(profiles: list[ProfileInfo]) -> Governance:
@@ -350,8 +374,9 @@ def _environment() -> Environment:
                                                    disabled_extensions=("md.j2",),
                                                    default=True),
                       trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
-    env.filters.update(wbr=wbr, us=fmt_us, ratio=fmt_ratio, int=fmt_int, size=fmt_size,
-                       md=_md_cell, mdcode=_md_code, first_line=first_line)
+    env.filters.update({**FORMATTERS, "wbr": wbr, "ci": fmt_ci, "value": fmt_value,
+                        "values": fmt_values, "size": fmt_size, "md": _md_cell,
+                        "mdcode": _md_code, "first_line": first_line})
     env.globals.update(DASH=DASH, hints=_KEY_SETTINGS)
     return env
 
@@ -365,28 +390,6 @@ def render_html(model: ReportModel) -> str:
 
 def render_summary_md(model: ReportModel) -> str:
     return _environment().get_template("summary.md.j2").render(m=model)
-
-
-def load_results(path: Path) -> dict:
-    """Parse results.json; any problem is one GovkitError line naming the file."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise GovkitError(f"{path}: not found (run `govkit bench` first)", EXIT_USAGE) from None
-    except (OSError, UnicodeDecodeError) as e:
-        reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
-        raise GovkitError(f"{path}: cannot read: {reason}", EXIT_USAGE) from None
-    try:
-        return json.loads(text, parse_constant=_reject_constant)
-    except json.JSONDecodeError as e:
-        raise GovkitError(f"{path}: not valid JSON: {e.msg} at line {e.lineno} column "
-                          f"{e.colno}", EXIT_USAGE) from None
-    except ValueError as e:
-        raise GovkitError(f"{path}: not valid JSON: {e}", EXIT_USAGE) from None
-
-
-def _reject_constant(name: str) -> None:
-    raise ValueError(f"{name} is not a JSON number")
 
 
 def write_report(results_dir: Path) -> tuple[Path, Path]:

@@ -1,5 +1,6 @@
-"""What the report shows: the dataclasses `build_report_model` (govkit.report) fills from
-results.json, and the formatters that write their values as text.
+"""What the report shows: the dataclasses `build_report_model` (govkit.report) fills from a
+results.json's raw rows (every figure recomputed by govkit.results.summarize and
+govkit.stats.repeat_figures), and the formatters that write their values as text.
 
 Shared by the templates (rendered in govkit.report) and the plots (govkit.report_plots), so
 neither of those modules has to import the other.
@@ -12,6 +13,7 @@ from dataclasses import dataclass, field
 from markupsafe import Markup, escape
 
 from .published import DEFAULT_SOURCE
+from .tables import ADVICE, SHORT
 
 DASH = "\u2013"  # shown wherever a value does not exist
 
@@ -56,79 +58,137 @@ class ProfileInfo:
 
 
 @dataclass(frozen=True)
-class HeadlineCell:
-    """One (profile, size) of the headline table, from `summary` (+ failures from `results`)."""
+class Flag:
+    """Something about a point's figures a reader must know (govkit.results._flags)."""
+    code: str
+    severity: str                # "warning" | "note"
+    reason: str
+
+    @property
+    def warning(self) -> bool:
+        return self.severity == "warning"
+
+    @property
+    def short(self) -> str:
+        return SHORT.get(self.code, self.code)
+
+    @property
+    def advice(self) -> str:
+        return ADVICE.get(self.code, "")
+
+
+Interval = tuple[float, float]
+
+
+@dataclass(frozen=True)
+class Overhead:
+    """A point over `none` at the same mode and size, each form with its 95% interval."""
+    ratio: float
+    ratio_ci95: Interval | None
+    difference: float            # added µs (latency) or samples/s (throughput)
+    difference_ci95: Interval | None
+
+
+@dataclass(frozen=True)
+class Published:
+    """RTI's published Connext figures for the same profile and size."""
+    ratio: float
+    added_us: float
+    median_us: float
+
+
+@dataclass(frozen=True)
+class Point:
+    """One (profile, mode, size): a row of the recomputed summary."""
     profile: str
+    mode: str
+    size: int
+    statistic: str               # the estimate's exact name
+    estimate: float
+    ci95: Interval | None
+    repeats: int                 # ok repeats the figures use
+    failed_repeats: int
+    seconds: int | None          # measured seconds pooled (None: summary-only runner)
+    p99_median_of_seconds: float | None
+    p99_worst_second: float | None
+    vs_none: Overhead | None
+    rti: Published | None
+    flags: list[Flag]
+    stalled_seconds: int | None = None   # throughput: measured seconds without samples
+    lost: int | None = None              # throughput: samples lost, all repeats
+    anchor: str = ""                     # id of its entry in the flags list
+
+    @property
+    def warnings(self) -> list[Flag]:
+        return [f for f in self.flags if f.warning]
+
+
+@dataclass(frozen=True)
+class PointRow:
+    """One profile and size in a summary table; `point` is None if nothing completed."""
     size: int
     status: str                  # "ok" | "failed" | "missing"
-    median_us: float | None = None
-    spread_us: tuple[float, float] | None = None
-    p90_us: float | None = None
-    p99_us: float | None = None
-    repeats: int = 0             # successful repeats
+    point: Point | None
     failed: int = 0              # failed repeats
     errors: tuple[str, ...] = ()
-    overhead_vs_none: float | None = None
-    rti_ratio: float | None = None
 
 
 @dataclass(frozen=True)
-class HeadlineRow:
+class ProfileRows:
     profile: ProfileInfo
-    cells: list[HeadlineCell]    # aligned with ReportModel.sizes
+    rows: list[PointRow]         # one per size, ascending
 
 
 @dataclass(frozen=True)
-class LatencyRow:
-    """One latency result (one repeat of one point), seeds' column order."""
-    profile: str
-    size: int
-    repeat: int
-    status: str
-    error: str | None
-    mean: float | None = None
-    std: float | None = None
-    min: float | None = None
-    max: float | None = None
-    median: float | None = None
-    p90: float | None = None
-    p99: float | None = None
-    count: int | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.status == "ok"
+class Column:
+    key: str                     # key in stats.repeat_figures(record)
+    title: str                   # what the figure is, exactly
+    kind: str = "us"             # formatter: us | int | rate
 
 
 @dataclass(frozen=True)
-class ProfileStats:
-    profile: ProfileInfo
-    rows: list[LatencyRow]
-
-
-@dataclass(frozen=True)
-class ThroughputRow:
-    profile: str
-    size: int
-    repeat: int
-    status: str
-    error: str | None
-    samples_per_s: float | None = None
-    mbps: float | None = None
-    lost: int | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.status == "ok"
-
-
-@dataclass(frozen=True)
-class Run:
-    """The command lines of one result, in the order they were started."""
+class RepeatRow:
+    """One repeat of one point, its figures recomputed from its raw rows."""
     profile: str
     mode: str
     size: int
     repeat: int
+    order: int | None            # position in the run's shuffled order
+    status: str
+    error: str | None
+    cpus: str                    # the affinity each process really had
+    figures: dict = field(default_factory=dict)
+    count: int | None = None     # samples in the measured seconds
+    values: list[float] = field(default_factory=list)   # measured per-second values
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    @property
+    def key(self) -> tuple:
+        """The point it is a repeat of (govkit.results.point_key)."""
+        return (self.profile, self.mode, self.size)
+
+
+@dataclass(frozen=True)
+class RepeatTable:
+    """Every repeat of one mode, one block per profile."""
+    mode: str
+    columns: list[Column]
+    values_title: str | None     # what `RepeatRow.values` are; None: no per-second rows
+    values_kind: str
+    blocks: list[tuple[ProfileInfo, list[RepeatRow]]]
+
+
+@dataclass(frozen=True)
+class Run:
+    """The command lines of one repeat, in the order they were started."""
+    profile: str
+    mode: str
+    size: int
+    repeat: int
+    order: int | None
     status: str
     commands: list[str]
 
@@ -141,6 +201,7 @@ class Failure:
     repeat: int
     status: str
     error: str
+    output_tail: list[tuple[str, str]] = field(default_factory=list)   # (role, last lines)
 
     @property
     def first_line(self) -> str:
@@ -176,24 +237,61 @@ class ReportModel:
     command: str
     runner: str
     environment: list[tuple[str, str]]
-    settings: list[tuple[str, str]]        # run settings except the aggregation text
-    aggregation: str
+    settings: list[tuple[str, str]]        # run settings except method and interval
+    method: str                            # how the runner measures (settings.method)
+    interval: str                          # how intervals are computed (settings.interval)
+    run_shape: str                         # repeats, warm-up, order, pinning in one sentence
     profiles: list[ProfileInfo]            # catalog order, then any unlisted ones
     sizes: list[int]                       # latency sizes, ascending
-    headline: list[HeadlineRow]
-    latency: list[ProfileStats]
-    throughput: list[ThroughputRow]
-    runs: list[Run]
+    points: list[Point]                    # the recomputed summary, in its order
+    latency: list[ProfileRows]
+    throughput: list[ProfileRows]
+    repeat_tables: list[RepeatTable]
+    runs: list[Run]                        # in run order
     failures: list[Failure]
     signed_files: list[SignedFile]
     governance: Governance
+    advice: list[str]                      # tables.flag_advice: one line per warning code
+    stored_summary: list[str]              # how the stored summary differs (empty: equal)
+    stored_summary_missing: bool = False
     published_source: str = DEFAULT_SOURCE
     result_count: int = 0
     figures: list[Figure] = field(default_factory=list)
 
+    def statistic(self, mode: str) -> str:
+        """The exact name of `mode`'s headline statistic (govkit.stats.ROW_FORMATS)."""
+        return next((p.statistic for p in self.points if p.mode == mode), "")
+
+    def statistic_title(self, mode: str) -> str:
+        """That name as a column title: "Median of per-second medians"."""
+        name = self.statistic(mode).split(" (")[0]
+        return name[:1].upper() + name[1:]
+
     @property
     def has_throughput(self) -> bool:
-        return any(r.ok for r in self.throughput)
+        return any(p.mode == "throughput" for p in self.points)
+
+    @property
+    def has_overhead(self) -> bool:
+        return any(p.vs_none is not None for p in self.points if p.mode == "latency")
+
+    @property
+    def flagged(self) -> list[Point]:
+        """Points with at least one flag, warnings or notes."""
+        return [p for p in self.points if p.flags]
+
+    @property
+    def warned(self) -> list[Point]:
+        return [p for p in self.points if p.warnings]
+
+    @property
+    def flag_codes(self) -> list[Flag]:
+        """One flag per code present in the run (warnings first), for its advice."""
+        seen: dict[str, Flag] = {}
+        for p in self.points:
+            for f in p.flags:
+                seen.setdefault(f.code, f)
+        return sorted(seen.values(), key=lambda f: (not f.warning, f.code))
 
     @property
     def environment_line(self) -> str:
@@ -204,23 +302,13 @@ class ReportModel:
         return " · ".join(p for p in parts if p)
 
     @property
-    def has_repeats(self) -> bool:
-        return any(r.repeat > 0 for r in self.runs)
-
-    @property
     def command_count(self) -> int:
         return sum(len(r.commands) for r in self.runs)
 
-    @property
-    def has_overhead(self) -> bool:
-        return any(c.overhead_vs_none is not None for r in self.headline for c in r.cells)
-
-    def cell(self, profile: str, size: int) -> HeadlineCell | None:
-        for row in self.headline:
-            if row.profile.name == profile:
-                for c in row.cells:
-                    if c.size == size:
-                        return c
+    def point(self, profile: str, mode: str, size: int) -> Point | None:
+        for p in self.points:
+            if (p.profile, p.mode, p.size) == (profile, mode, size):
+                return p
         return None
 
 
@@ -235,13 +323,39 @@ def fmt_ratio(v: float | None) -> str:
     return DASH if v is None else f"{v:.2f}\u00d7"
 
 
+def fmt_added(v: float | None, digits: int = 1) -> str:
+    """A signed difference: +28.8 (µs, or samples/s with digits=0)."""
+    return DASH if v is None else f"{v:+,.{digits}f}".replace(",", "\u202f")
+
+
 def fmt_int(v: float | None) -> str:
     return DASH if v is None else f"{v:,.0f}".replace(",", "\u202f")
+
+
+def fmt_ci(ci: Interval | None, kind: str = "us") -> str:
+    """A 95% interval as [low, high], each end formatted like its estimate."""
+    if ci is None:
+        return DASH
+    f = FORMATTERS[kind]
+    return f"[{f(ci[0])}, {f(ci[1])}]"
+
+
+def fmt_value(v: float | None, kind: str = "us") -> str:
+    return FORMATTERS[kind](v)
+
+
+FORMATTERS = {"us": fmt_us, "int": fmt_int, "rate": fmt_int, "ratio": fmt_ratio,
+              "added": fmt_added, "added_int": lambda v: fmt_added(v, 0)}
 
 
 def fmt_size(size: int) -> str:
     """Sample size as on the tables: exact bytes (ddsperf's `size` argument)."""
     return f"{size} B"
+
+
+def fmt_values(values: list[float], kind: str = "us") -> str:
+    """Per-second values, compact: one formatted number each, space separated."""
+    return " ".join(FORMATTERS[kind](v) for v in values) or DASH
 
 
 def wbr(text: object) -> Markup:

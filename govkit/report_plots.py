@@ -1,4 +1,5 @@
-"""The report's plots: latency, overhead and throughput figures from a ReportModel.
+"""The report's plots: latency, overhead and throughput figures from a ReportModel, each
+estimate with whiskers for its 95% interval.
 
 Plots are drawn with matplotlib (no pyplot, so no global backend state) and inlined as SVG.
 matplotlib is imported inside the functions, so importing govkit.report does not load it.
@@ -11,6 +12,7 @@ import math
 import re
 
 from .report_model import Figure, ReportModel, fmt_int, fmt_size
+from .results import BASELINE
 
 # ---------------------------------------------------------------------- plots
 
@@ -39,6 +41,7 @@ _RC = {
     "legend.frameon": False,
     "hatch.linewidth": 0.7,
     "hatch.color": "#333333",
+    "text.parse_math": False,     # a `$` in a profile name is text, not mathtext
 }
 
 
@@ -123,140 +126,192 @@ def build_figures(model: ReportModel) -> list[Figure]:
 
     figures = []
     with matplotlib.rc_context(_RC):
-        if any(c.median_us is not None for r in model.headline for c in r.cells):
+        if any(r.point for g in model.latency for r in g.rows):
             figures.append(_latency_figure(model))
-        if any(c.overhead_vs_none is not None or c.rti_ratio is not None
-               for r in model.headline if r.profile.name != "none" for c in r.cells):
+        if any(r.point and (r.point.vs_none or r.point.rti)
+               for g in model.latency if g.profile.name != BASELINE for r in g.rows):
             figures.append(_overhead_figure(model))
         if model.has_throughput:
             figures.append(_throughput_figure(model))
     return figures
 
 
+def _whiskers(ax, xs, values, intervals, gid: str, **kw) -> None:
+    """95% interval whiskers (caps at both ends) at the points that have an interval."""
+    pts = [(x, v, ci) for x, v, ci in zip(xs, values, intervals, strict=True)
+           if v is not None and ci is not None]
+    if not pts:
+        return
+    errs = [[max(v - ci[0], 0) for _, v, ci in pts], [max(ci[1] - v, 0) for _, v, ci in pts]]
+    style = {"ecolor": "black", "elinewidth": 1.1, "capsize": 3.5, "capthick": 1.1,
+             "zorder": 6, **kw}
+    container = ax.errorbar([x for x, _, _ in pts], [v for _, v, _ in pts], yerr=errs,
+                            fmt="none", **style)
+    container.lines[2][0].set_gid(gid)
+
+
+def _whisker_proxy():
+    from matplotlib.lines import Line2D
+    return Line2D([], [], color="black", marker="|", markersize=10, linewidth=0,
+                  markeredgewidth=1.3)
+
+
 def _latency_figure(model: ReportModel) -> Figure:
+    from matplotlib.lines import Line2D
     fig = _new_figure(10.0, 5.0)
     ax = fig.add_subplot()
     styles = _style_indexes(model)
-    for row in model.headline:
-        pts = [c for c in row.cells if c.median_us is not None]
+    values = []
+    for j, group in enumerate(model.latency):
+        pts = [r.point for r in group.rows if r.point]
         if not pts:
             continue
-        st = _style(styles[row.profile.name])
-        xs = [c.size for c in pts]
-        ax.plot(xs, [c.median_us for c in pts], color=st["color"], linestyle=st["linestyle"],
-                marker=st["marker"], markersize=6, linewidth=1.8, label=row.profile.name,
+        st = _style(styles[group.profile.name])
+        xs = [p.size for p in pts]
+        ax.plot(xs, [p.estimate for p in pts], color=st["color"], linestyle=st["linestyle"],
+                marker=st["marker"], markersize=6, linewidth=1.8, label=group.profile.name,
                 zorder=3)
-        band = [c for c in pts if c.p90_us is not None and c.p99_us is not None]
-        if band:
-            ax.fill_between([c.size for c in band], [c.p90_us for c in band],
-                            [c.p99_us for c in band], color=st["color"], alpha=0.10,
-                            linewidth=0, zorder=1)
-    from matplotlib.patches import Patch
+        _whiskers(ax, xs, [p.estimate for p in pts], [p.ci95 for p in pts],
+                  f"whiskers-latency-{j}", ecolor=st["color"])
+        tail = [p for p in pts if p.p99_median_of_seconds is not None]
+        if tail:   # thin, hollow markers: the tail, in the profile's own line style
+            ax.plot([p.size for p in tail], [p.p99_median_of_seconds for p in tail],
+                    color=st["color"], linestyle=st["linestyle"], marker=st["marker"],
+                    markersize=4, markerfacecolor="white", linewidth=0.8, alpha=0.75,
+                    zorder=2)
+        values += [v for p in pts for v in (p.estimate, *(p.ci95 or ()),
+                                            p.p99_median_of_seconds) if v is not None]
     handles, labels = ax.get_legend_handles_labels()
-    handles.append(Patch(facecolor="#000000", alpha=0.15, linewidth=0))
-    labels.append("p90\u2013p99 (shaded,\nsame colour)")
+    handles += [_whisker_proxy(), Line2D([], [], color="#555555", linewidth=0.8, marker="o",
+                                         markerfacecolor="white", markersize=4)]
+    labels += ["95% interval", "p99: median of the\nper-second p99s (thin,\nhollow markers)"]
     _size_axis(ax, model.sizes)
-    values = [v for r in model.headline for c in r.cells
-              for v in (c.median_us, c.p90_us, c.p99_us) if v is not None]
     _log_y(ax, values)
-    ax.set_ylabel("Median one-way latency (\u00b5s, log scale)")
-    ax.set_title("Median latency vs sample size, per profile")
+    title = model.statistic_title("latency")
+    ax.set_ylabel(f"{title} (\u00b5s, log scale)")
+    ax.set_title(f"One-way latency vs sample size: {title[:1].lower() + title[1:]}")
     ax.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.01, 1.0), title="Profile",
               title_fontsize=9, alignment="left")
     return Figure("fig-latency", "Latency vs sample size",
-                  "Median one-way latency per profile (lines); shaded: p90 to p99. "
-                  "Lower is better.", _to_svg(fig, "fig-latency"))
+                  f"Bold lines: {model.statistic('latency')}, with its 95% interval "
+                  "(whiskers). Thin lines with hollow markers: the tail, the median of the "
+                  "per-second p99s. Lower is better.", _to_svg(fig, "fig-latency"))
 
 
 def _overhead_figure(model: ReportModel) -> Figure:
+    from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
-    rows = [r for r in model.headline if r.profile.name != "none"]
+    groups = [g for g in model.latency if g.profile.name != BASELINE]
     styles = _style_indexes(model)
     sizes = model.sizes
-    fig = _new_figure(10.0, 5.0)
-    ax = fig.add_subplot()
-    n = max(len(rows), 1)
+    fig = _new_figure(10.0, 7.4)
+    ratio_ax, added_ax = fig.subplots(2, 1, sharex=True)
+    n = max(len(groups), 1)
     width = min(0.8 / n, 0.22)
-    top = 1.0
-    rti_drawn = False
     proxies = []
-    for j, row in enumerate(rows):
-        st = _style(styles[row.profile.name])
-        xs = [k + width * (j + 0.5 - n / 2) for k in range(len(sizes))]
-        vals = [c.overhead_vs_none for c in row.cells]
-        bx = [x for x, v in zip(xs, vals, strict=True) if v is not None]
-        bv = [v for v in vals if v is not None]
+    shown = {"ratio": [0.0, 1.0], "added": [0.0]}   # the axes include 0 and the baseline
+    for j, group in enumerate(groups):
+        st = _style(styles[group.profile.name])
         bar = {"facecolor": st["color"], "alpha": 0.85, "hatch": st["hatch"],
                "edgecolor": "#333333", "linewidth": 0.6}
-        if bv:
-            ax.bar(bx, bv, width=width * 0.92, zorder=2, **bar)
-        proxies.append((Patch(**bar), row.profile.name))  # legend even without bars
-        for x, c in zip(xs, row.cells, strict=True):
-            if c.status == "failed":
-                ax.text(x, 0.04, "failed", rotation=90, ha="center", va="bottom", fontsize=8,
-                        color="#b00020", zorder=4)
-        rti = [(x, c.rti_ratio) for x, c in zip(xs, row.cells, strict=True)
-               if c.rti_ratio is not None]
-        if rti:
-            ax.scatter([x for x, _ in rti], [v for _, v in rti], marker="D", s=34,
-                       facecolor="white", edgecolor="black", linewidth=1.3, zorder=5,
-                       label=None if rti_drawn else "RTI Connext published ratio")
-            rti_drawn = True
-        top = max([top, *bv, *(v for _, v in rti)])
-    ax.axhline(1.0, color="black", linewidth=1.0, linestyle="--", zorder=3,
-               label="none baseline (1\u00d7)")
-    ax.set_xticks(range(len(sizes)), [fmt_size(s) for s in sizes])
-    ax.set_xlim(-0.5, len(sizes) - 0.5)
-    ax.set_ylim(0, top * 1.12)
-    ax.grid(False, axis="x")
-    ax.set_xlabel("Sample size")
-    ax.set_ylabel("Median latency / median of none (\u00d7)")
-    title = "Security overhead over the none baseline"
-    if not model.has_overhead:
-        title += " (no baseline measured)"
-    ax.set_title(title)
-    handles, labels = ax.get_legend_handles_labels()
-    ax.legend(handles + [h for h, _ in proxies], labels + [n for _, n in proxies],
-              loc="upper left", bbox_to_anchor=(1.01, 1.0), title="Profile",
-              title_fontsize=9, alignment="left")
+        proxies.append((Patch(**bar), group.profile.name))   # legend even without bars
+        xs = [k + width * (j + 0.5 - n / 2) for k in range(len(sizes))]
+        pts = [r.point for r in group.rows]
+        vs = [p.vs_none if p else None for p in pts]
+        rti = [p.rti if p else None for p in pts]
+        for ax, key, value, ci, published in (
+                (ratio_ax, "ratio", "ratio", "ratio_ci95", "ratio"),
+                (added_ax, "added", "difference", "difference_ci95", "added_us")):
+            vals = [getattr(v, value) if v else None for v in vs]
+            bx = [x for x, v in zip(xs, vals, strict=True) if v is not None]
+            if bx:
+                ax.bar(bx, [v for v in vals if v is not None], width=width * 0.92, zorder=2,
+                       **bar)
+            _whiskers(ax, xs, vals, [getattr(v, ci) if v else None for v in vs],
+                      f"whiskers-{key}-{j}")
+            marks = [(x, getattr(r, published)) for x, r in zip(xs, rti, strict=True) if r]
+            shown[key] += [v for v in vals if v is not None] + [v for _, v in marks] + [
+                end for v in vs if v and getattr(v, ci) for end in getattr(v, ci)]
+            if marks:
+                ax.scatter([x for x, _ in marks], [v for _, v in marks], marker="D", s=34,
+                           facecolor="white", edgecolor="black", linewidth=1.3, zorder=7)
+            for x, row in zip(xs, group.rows, strict=True):
+                if row.status == "failed":
+                    ax.text(x, 0.03, "failed", rotation=90, ha="center", va="bottom",
+                            fontsize=8, color="#b00020", zorder=4,
+                            transform=ax.get_xaxis_transform())
+    ratio_ax.axhline(1.0, color="black", linewidth=1.0, linestyle="--", zorder=3)
+    added_ax.axhline(0.0, color="black", linewidth=1.0, linestyle="--", zorder=3)
+    for ax, key in ((ratio_ax, "ratio"), (added_ax, "added")):
+        lo, hi = min(shown[key]), max(shown[key])
+        pad = 0.12 * (hi - lo or 1)
+        ax.set_ylim(lo - pad if lo < 0 else 0, hi + pad)
+        ax.grid(False, axis="x")
+    added_ax.set_xticks(range(len(sizes)), [fmt_size(s) for s in sizes])
+    added_ax.set_xlim(-0.5, len(sizes) - 0.5)
+    added_ax.set_xlabel("Sample size")
+    ratio_ax.set_ylabel("Latency / latency of none (\u00d7)")
+    added_ax.set_ylabel("Latency \u2212 latency of none (\u00b5s)")
+    suffix = "" if model.has_overhead else " (no baseline measured: RTI's figures only)"
+    ratio_ax.set_title("Overhead over none as a ratio" + suffix)
+    added_ax.set_title("Overhead over none as added \u00b5s" + suffix)
+    handles = [h for h, _ in proxies] + [
+        _whisker_proxy(),
+        Line2D([], [], marker="D", markersize=6, linewidth=0, markerfacecolor="white",
+               markeredgecolor="black", markeredgewidth=1.3),
+        Line2D([], [], color="black", linestyle="--", linewidth=1.0)]
+    labels = [name for _, name in proxies] + [
+        "95% interval", "RTI Connext published\n(same profile and size)",
+        "none baseline\n(1\u00d7, +0 \u00b5s)"]
+    ratio_ax.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.01, 1.0),
+                    title="Profile", title_fontsize=9, alignment="left")
     return Figure("fig-overhead", "Overhead over none",
-                  "Bars: this run's median latency divided by none's at the same size. "
-                  "Diamonds: the same ratio from RTI's published Connext figures.",
+                  f"Bars: this run's {model.statistic('latency')} over none's at the same "
+                  "size, as a ratio (top) and as added \u00b5s (bottom); whiskers: their 95% "
+                  "intervals. Diamonds: the same from RTI's published Connext figures.",
                   _to_svg(fig, "fig-overhead"))
 
 
 def _throughput_figure(model: ReportModel) -> Figure:
-    import statistics
-
     from matplotlib.ticker import FuncFormatter
+    with_ratio = any(r.point and r.point.vs_none for g in model.throughput for r in g.rows)
     fig = _new_figure(10.0, 4.2)
-    axes = fig.subplots(1, 2)
-    sizes = sorted({r.size for r in model.throughput if r.ok})
+    axes = fig.subplots(1, 2 if with_ratio else 1, squeeze=False)[0]
+    sizes = sorted({r.size for g in model.throughput for r in g.rows if r.point})
     index = _style_indexes(model)
-    for ax, attr, label in ((axes[0], "samples_per_s", "Samples per second"),
-                            (axes[1], "mbps", "Throughput (Mbit/s)")):
-        for p in model.profiles:
-            pts = []
-            for size in sizes:
-                vals = [getattr(r, attr) for r in model.throughput
-                        if r.ok and r.profile == p.name and r.size == size
-                        and getattr(r, attr) is not None]
-                if vals:
-                    pts.append((size, statistics.median(vals)))
-            if pts:
-                st = _style(index[p.name])
-                ax.plot([x for x, _ in pts], [y for _, y in pts], color=st["color"],
-                        linestyle=st["linestyle"], marker=st["marker"], linewidth=1.8,
-                        markersize=6, label=p.name)
+    panels = [(axes[0], "estimate", "ci95", "Samples per second", "rate")]
+    if with_ratio:
+        panels.append((axes[1], "ratio", "ratio_ci95", "Rate / rate of none (\u00d7)", "ratio"))
+    for ax, value, ci, label, key in panels:
+        for j, group in enumerate(model.throughput):
+            # (size, what holds the value): the point itself, or its overhead over none
+            pairs = [(r.size, r.point if value == "estimate" else r.point.vs_none)
+                     for r in group.rows if r.point]
+            pairs = [(x, src) for x, src in pairs if src]
+            if not pairs:
+                continue
+            st = _style(index[group.profile.name])
+            xs, src = [x for x, _ in pairs], [s for _, s in pairs]
+            ys = [getattr(s, value) for s in src]
+            ax.plot(xs, ys, color=st["color"], linestyle=st["linestyle"],
+                    marker=st["marker"], linewidth=1.8, markersize=6, label=group.profile.name)
+            _whiskers(ax, xs, ys, [getattr(s, ci) for s in src], f"whiskers-{key}-{j}",
+                      ecolor=st["color"])
         _size_axis(ax, sizes)
         ax.set_ylim(bottom=0)
         ax.set_ylabel(label)
-        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: fmt_int(v)))
-    axes[0].set_title("Samples per second")
-    axes[1].set_title("Throughput (Mbit/s)")
-    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside right upper",
-               title="Profile", title_fontsize=9, alignment="left")
-    fig.suptitle("Throughput vs sample size (median over repeats)", fontweight="bold")
+        ax.set_title(label)
+        if value == "estimate":
+            ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: fmt_int(v)))
+        else:
+            ax.axhline(1.0, color="black", linewidth=1.0, linestyle="--", zorder=1)
+            ax.set_ylim(0, max(ax.get_ylim()[1], 1.1))     # the baseline stays in view
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend([*handles, _whisker_proxy()], [*labels, "95% interval"],
+               loc="outside right upper", title="Profile", title_fontsize=9,
+               alignment="left")
+    fig.suptitle("Throughput vs sample size", fontweight="bold")
     return Figure("fig-throughput", "Throughput",
-                  "Subscriber-side throughput per profile; higher is better.",
-                  _to_svg(fig, "fig-throughput"))
+                  f"Subscriber-side {model.statistic('throughput')} per profile with its 95% "
+                  "interval" + (", and its ratio over none" if with_ratio else "")
+                  + "; higher is better.", _to_svg(fig, "fig-throughput"))

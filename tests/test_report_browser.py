@@ -189,9 +189,12 @@ PAGE_FACTS = """(() => {
     return {id: svg.closest('figure').id, width: r.width, height: r.height,
             bboxWidth: b.width, bboxHeight: b.height,
             paths: svg.querySelectorAll('path').length,
+            whiskers: svg.querySelectorAll('g[id*="-whiskers-"] path').length,
             text: [...svg.querySelectorAll('text')].map(t => t.textContent).join(' ')};
   });
-  return {title: document.title, text: document.body.innerText, plots,
+  const flags = [...document.querySelectorAll('#headline-table a.flag')]
+    .map(a => ({title: a.title, target: !!document.getElementById(a.hash.slice(1))}));
+  return {title: document.title, text: document.body.innerText, plots, flags,
           scripts: document.scripts.length,
           scrolled: [...document.querySelectorAll('.scroll')]
             .filter(d => d.scrollWidth > d.clientWidth + 1)
@@ -221,6 +224,7 @@ def _report(tmp_path: Path, fixture: str) -> tuple[Path, dict]:
 @pytest.mark.parametrize(("fixture", "plots", "shot"), [
     ("full", ["fig-latency", "fig-overhead"], "report.png"),
     ("throughput", ["fig-latency", "fig-overhead", "fig-throughput"], "report-throughput.png"),
+    ("no_baseline", ["fig-latency", "fig-overhead"], "report-no-baseline.png"),
 ])
 def test_report_renders_in_chromium(browser, tmp_path, fixture, plots, shot):
     html, doc = _report(tmp_path, fixture)
@@ -230,12 +234,17 @@ def test_report_renders_in_chromium(browser, tmp_path, fixture, plots, shot):
 
     for p in doc["profiles"]:
         assert p["name"] in facts["text"], f"profile {p['name']} not visible on the page"
-    assert "failed" in facts["text"]
+    assert ("repeats failed" in facts["text"]) == any(r["status"] != "ok"
+                                                      for r in doc["results"])
     assert [p["id"] for p in facts["plots"]] == plots
     for p in facts["plots"]:
         assert p["width"] > 300 and p["height"] > 150, p
         assert p["bboxWidth"] > 0 and p["bboxHeight"] > 0, p
         assert p["paths"] > 10, p
+        # every plot but the overhead one without a baseline has interval whiskers
+        assert p["whiskers"] > 0 or (p["id"] == "fig-overhead" and fixture == "no_baseline"), p
+    # each flag marker explains itself on hover and leads to its entry in the Flags list
+    assert facts["flags"] and all(f["title"] and f["target"] for f in facts["flags"])
     latency = facts["plots"][0]["text"]
     for p in doc["profiles"]:
         assert p["name"] in latency, f"{p['name']} missing from the latency plot's legend"
