@@ -115,11 +115,12 @@ class ResultStore:
         self.save()
 
     def set_signed_files(self, entries: list[dict]) -> None:
-        """Record the files this run hands the runner; a re-signed file's new SHA-256
-        replaces the stale one."""
-        fresh = {e["path"]: e for e in entries}
+        """Record the files this run hands the runner, per profile (the permissions are
+        shared by all); a re-signed file's new SHA-256 replaces the stale one."""
+        fresh = {(e["profile"], e["path"]): e for e in entries}
         self.doc["signed_files"] = [e for e in self.doc["signed_files"]
-                                    if e["path"] not in fresh] + list(fresh.values())
+                                    if (e["profile"], e["path"]) not in fresh] \
+            + list(fresh.values())
 
     def save(self) -> None:
         self.doc["summary"] = self.summarizer.summarize(self.doc)
@@ -300,13 +301,14 @@ def _flags(row: dict, groups: list[list[float]], ok: list[dict], secured: bool,
     if row["ci95"] is None:
         flags.append(stats.flag("no_interval", "warning",
                                 "too little data for an interval (one value); run more repeats"))
-    elif target is not None and row["ci_halfwidth_pct"] > target:
+    elif target is not None and (row["ci_halfwidth_pct"] is None
+                                 or row["ci_halfwidth_pct"] > target):
         flags.append(stats.flag(
             "wide_interval", "warning",
-            f"95% interval ±{row['ci_halfwidth_pct']:.1f}% is wider than the target "
+            f"95% interval {_pct(row['ci_halfwidth_pct'])} is wider than the target "
             f"±{target:g}% after {row['repeats']} repeats"))
     vs = row["vs_none"]
-    if secured and vs is not None:
+    if secured and vs is not None and vs["ratio"] is not None:
         ratio, ci = vs["ratio"], vs["ratio_ci95"]
         latency = fmt.mode == "latency"
         interval = f" (95% interval {ci[0]:.2f}–{ci[1]:.2f})" if ci else ""
@@ -354,6 +356,10 @@ def _flags(row: dict, groups: list[list[float]], ok: list[dict], secured: bool,
             flags.append(stats.flag("lost_samples", "warning",
                                     f"{lost} samples lost although the writer is reliable"))
     return flags
+
+
+def _pct(halfwidth: float | None) -> str:
+    return "of unknown width (the estimate is 0)" if halfwidth is None else f"±{halfwidth:.1f}%"
 
 
 def _rounded(obj):

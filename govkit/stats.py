@@ -197,11 +197,12 @@ def estimate(groups: list[list[float]], statistic: Callable[[Sequence[float]], f
 
 def compare(mine: Estimate, base: Estimate) -> dict:
     """Ratio and difference of two independent estimates, each with its interval."""
-    out = {"ratio": mine.value / base.value, "ratio_ci95": None,
+    out = {"ratio": mine.value / base.value if base.value else None, "ratio_ci95": None,
            "difference": mine.value - base.value, "difference_ci95": None}
     if mine.dist and base.dist:
-        out["ratio_ci95"] = list(percentile_interval(
-            [a / b for a, b in zip(mine.dist, base.dist, strict=True)]))
+        if out["ratio"] is not None and all(base.dist):
+            out["ratio_ci95"] = list(percentile_interval(
+                [a / b for a, b in zip(mine.dist, base.dist, strict=True)]))
         out["difference_ci95"] = list(percentile_interval(
             [a - b for a, b in zip(mine.dist, base.dist, strict=True)]))
     return out

@@ -52,7 +52,8 @@ def latency_table(summary: list[dict]) -> Table | None:
         vs, rti = r["vs_none"], r["rti"]
         table.add_row(
             r["profile"], str(r["size"]), f"{r['estimate']:.1f}", _ci(r["ci95"], "{:.1f}"),
-            f"{vs['ratio']:.2f}" if vs else "–", _ci(vs and vs["ratio_ci95"], "{:.2f}"),
+            f"{vs['ratio']:.2f}" if vs and vs["ratio"] is not None else "–",
+            _ci(vs and vs["ratio_ci95"], "{:.2f}"),
             f"{vs['difference']:+.1f}" if vs else "–",
             _ci(vs and vs["difference_ci95"], "{:+.1f}"),
             f"{rti['ratio']:.2f}" if rti else "–",
@@ -72,7 +73,8 @@ def throughput_table(summary: list[dict]) -> Table | None:
     for r in rows:
         vs = r["vs_none"]
         table.add_row(r["profile"], str(r["size"]), f"{r['estimate']:,.0f}",
-                      _ci(r["ci95"], "{:,.0f}"), f"{vs['ratio']:.2f}" if vs else "–",
+                      _ci(r["ci95"], "{:,.0f}"),
+                      f"{vs['ratio']:.2f}" if vs and vs["ratio"] is not None else "–",
                       _ci(vs and vs["ratio_ci95"], "{:.2f}"), _flags(r))
     return table
 

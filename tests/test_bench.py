@@ -67,8 +67,9 @@ def test_bench_every_profile_writes_results_and_csv(tmp_path):
     # RTI published 25 µs for rtps_sign vs 21 µs for none at 64 B.
     assert summary["rtps_sign"]["rti"]["ratio"] == pytest.approx(25 / 21, abs=0.01)
     assert summary["rtps_sign"]["rti"]["added_us"] == 4
-    # Six signed governance files + two permissions, each with its SHA-256.
-    assert len(doc["signed_files"]) == 8
+    # Per secured profile: its governance + the two shared permissions, each with its SHA-256.
+    assert len(doc["signed_files"]) == 6 * 3
+    assert len({f["path"] for f in doc["signed_files"]}) == 6 + 2
     assert all(len(f["sha256"]) == 64 for f in doc["signed_files"])
     csv = (tmp_path / "res/lat_udpv4_pub_unkeyed_rel_security_rtps_sign_orig_data_encrypt.csv"
            ).read_text()

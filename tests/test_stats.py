@@ -245,3 +245,15 @@ def test_a_re_signed_file_replaces_its_stale_hash(tmp_path):
     store.set_signed_files([{"profile": "rtps_sign", "path": "/b/gov.p7s", "sha256": "c" * 64}])
     assert {e["path"]: e["sha256"] for e in store.doc["signed_files"]} == {
         "/b/gov.p7s": "c" * 64, "/b/pub.p7s": "b" * 64}
+
+
+def test_a_baseline_of_zero_gives_no_ratio_instead_of_a_crash():
+    """`none` throughput with every measured second stalled: nothing to divide by."""
+    stalled = record("none", "stall-sub.out", mode="throughput", size=1024, warmup=0)
+    stalled["raw"]["rows"] = [r for r in stalled["raw"]["rows"] if r["count"] == 0] * 2
+    stalled["measured_rows"] = len(stalled["raw"]["rows"])
+    other = record("rtps_sign", "stall-sub.out", mode="throughput", size=1024, warmup=0)
+    rows_ = {r["profile"]: r for r in summarize(doc(stalled, other))}
+    assert rows_["none"]["estimate"] == 0 and rows_["none"]["ci_halfwidth_pct"] is None
+    assert any("of unknown width" in f["reason"] for f in rows_["none"]["flags"])
+    assert rows_["rtps_sign"]["vs_none"]["ratio"] is None
