@@ -19,7 +19,7 @@ from .errors import GovkitError
 from .fsutil import write_atomic
 from .paths import TEMPLATES_DIR
 from .pki import TestPKI, subject_rfc2253
-from .profiles import SECURED_PROFILES, Profile
+from .profiles import Profile
 
 # Cyclone DDS 0.10 accepts domain ids 0..230 only (access_control_parser.c).
 MAX_DOMAIN_ID = 230
@@ -160,16 +160,3 @@ def generate(profiles: list[Profile], pki: TestPKI, out_dir: Path,
         written.append(write_document(doc, out_dir / "permissions" / f"{name}.xml"))
     return written
 
-
-def render_all_for_tests() -> list[tuple[str, bytes]]:
-    """Every governance document and a representative permissions document, in memory."""
-    docs = [(f"governance/{p.name}.xml", GovernanceDocument(p).render())
-            for p in SECURED_PROFILES]
-    docs += [(f"governance/{p.name}-domains.xml",
-              GovernanceDocument(p, DomainSet.parse("0,3-7,230")).render())
-             for p in SECURED_PROFILES[:1]]
-    for runner, scope in ACCESS_SCOPES.items():
-        doc = PermissionsDocument("pub", "CN=pub,O=govkit test PKI", "2026-01-01T00:00:00Z",
-                                  "2027-01-01T00:00:00Z", scope, DomainSet.parse("0-230"))
-        docs.append((f"permissions/{runner}.xml", doc.render()))
-    return docs

@@ -9,6 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from _require import missing
 
 from govkit.bundle import BundleLog, ensure_bundle, ensure_pki
 from govkit.profiles import get_profile
@@ -17,7 +18,8 @@ from govkit.runners.ddsperf import DdsperfRunner, find_security_plugins
 
 needs_cyclone = pytest.mark.skipif(
     shutil.which("ddsperf") is None or find_security_plugins() is None,
-    reason="Cyclone DDS ddsperf / security plugins not installed (run `bash .ci/setup`)")
+    reason=missing("cyclone", "Cyclone DDS ddsperf / security plugins not installed "
+                              "(run `bash .ci/setup`)"))
 
 # Private domain ids per test process, so parallel runs and strays cannot meet.
 _domains = itertools.count(100 + os.getpid() % 60)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
+from _documents import render_all
 from lxml import etree
 
 from govkit import schema
@@ -16,7 +17,6 @@ from govkit.documents import (
     PermissionsDocument,
     access_scope,
     generate,
-    render_all_for_tests,
     write_document,
 )
 from govkit.errors import GovkitError
@@ -175,7 +175,7 @@ def test_domain_set_parse_errors(text):
 
 
 def test_every_id_range_has_an_explicit_max(pki):
-    docs = [data for _, data in render_all_for_tests()]
+    docs = [data for _, data in render_all()]
     docs.append(PermissionsDocument.for_participant(pki, "pub", ACCESS_SCOPES["ddsperf"],
                                                     DomainSet.parse("0,3-7")).render())
     ranges = 0
@@ -243,7 +243,7 @@ def test_unknown_runner():
 
 
 def test_every_rendered_document_validates():
-    docs = render_all_for_tests()
+    docs = render_all()
     assert len(docs) >= len(SECURED_PROFILES) + 2
     for name, data in docs:
         assert schema.validate_bytes(data, name) == [], name
