@@ -7,22 +7,17 @@ project's schemas before anything is written: an invalid document is never writt
 from __future__ import annotations
 
 import datetime as dt
-import re
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
-
-import jinja2
 
 from . import __version__, schema
 from .errors import GovkitError
+from .findings import quote_value
 from .fsutil import write_atomic
-from .paths import TEMPLATES_DIR
+from .limits import MAX_DOMAIN_ID
 from .pki import TestPKI, subject_rfc2253
 from .profiles import Profile
-
-# Cyclone DDS 0.10 accepts domain ids 0..230 only (access_control_parser.c).
-MAX_DOMAIN_ID = 230
+from .templating import get_template
 
 
 @dataclass(frozen=True)
@@ -33,14 +28,17 @@ class DomainSet:
     @classmethod
     def parse(cls, text: str) -> DomainSet:
         """'0', '0-10' or a comma list of those."""
+        shown = quote_value(text)
         ranges = []
         for item in text.split(","):
-            m = re.fullmatch(r"\s*(\d+)\s*(?:-\s*(\d+)\s*)?", item)
-            if not m:
-                raise GovkitError(f"invalid --domain {text!r}: use N, N-M or a comma list")
-            lo, hi = int(m.group(1)), int(m.group(2) or m.group(1))
+            bounds = [b.strip() for b in item.split("-")]
+            # ASCII digits only, and few of them: int() of a huge number is slow or refused
+            if not 1 <= len(bounds) <= 2 or not all(
+                    b.isascii() and b.isdigit() and len(b) <= 9 for b in bounds):
+                raise GovkitError(f"invalid --domain {shown}: use N, N-M or a comma list")
+            lo, hi = int(bounds[0]), int(bounds[-1])
             if lo > hi or hi > MAX_DOMAIN_ID:
-                raise GovkitError(f"invalid --domain {text!r}: need min <= max <= "
+                raise GovkitError(f"invalid --domain {shown}: need min <= max <= "
                                   f"{MAX_DOMAIN_ID} (Cyclone DDS rejects higher domain ids)")
             ranges.append((lo, hi))
         return cls(tuple(ranges))
@@ -74,13 +72,6 @@ def access_scope(runner: str) -> AccessScope:
             from None
 
 
-@cache
-def _env() -> jinja2.Environment:
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES_DIR),
-                              autoescape=jinja2.select_autoescape(["xml.j2"]),
-                              undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
-
-
 def _xml_datetime(t: dt.datetime) -> str:
     return t.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -98,7 +89,7 @@ class GovernanceDocument:
         if not self.profile.security:
             raise GovkitError(f"profile {self.profile.name!r} loads no security plugins: "
                               f"it has no governance document")
-        return _env().get_template("governance.xml.j2").render(
+        return get_template("governance.xml.j2").render(
             profile=self.profile, s=self.profile.governance_settings(), domains=self.domains,
             version=__version__).encode()
 
@@ -128,7 +119,7 @@ class PermissionsDocument:
                    scope, domains)
 
     def render(self) -> bytes:
-        return _env().get_template("permissions.xml.j2").render(
+        return get_template("permissions.xml.j2").render(
             doc=self, domains=self.domains, version=__version__).encode()
 
 

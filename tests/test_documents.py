@@ -11,7 +11,6 @@ from lxml import etree
 from govkit import schema
 from govkit.documents import (
     ACCESS_SCOPES,
-    MAX_DOMAIN_ID,
     DomainSet,
     GovernanceDocument,
     PermissionsDocument,
@@ -20,6 +19,7 @@ from govkit.documents import (
     write_document,
 )
 from govkit.errors import GovkitError
+from govkit.limits import MAX_DOMAIN_ID
 from govkit.pki import TestPKI, init_pki
 from govkit.profiles import PROFILES, SECURED_PROFILES, get_profile
 
