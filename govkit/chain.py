@@ -31,14 +31,9 @@ import datetime as dt
 
 from cryptography import x509
 from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
-from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import dsa, ec, ed448, ed25519, padding, rsa
-from cryptography.x509.oid import (
-    ExtendedKeyUsageOID,
-    ExtensionOID,
-    ObjectIdentifier,
-    SignatureAlgorithmOID,
-)
+from cryptography.x509.oid import ExtendedKeyUsageOID, ExtensionOID, ObjectIdentifier
 
 MAX_DEPTH = 100   # X509_VERIFY_PARAM's default depth limit
 _NS_CERT_TYPE = ObjectIdentifier("2.16.840.1.113730.1.1")
@@ -119,25 +114,33 @@ class _Cert:
         return 0
 
 
+# Certificate signature algorithms by OID: (issuer key type, hash). cryptography verifies
+# certificates signed with these itself, except SHA-1 and MD5 ones, which OpenSSL still
+# accepts; so certificate signatures are checked here, from this table.
+_RSA, _EC, _DSA = rsa.RSAPublicKey, ec.EllipticCurvePublicKey, dsa.DSAPublicKey
+_SIGNATURE_ALGORITHMS = {
+    "1.2.840.113549.1.1.4": (_RSA, hashes.MD5), "1.2.840.113549.1.1.5": (_RSA, hashes.SHA1),
+    "1.2.840.113549.1.1.14": (_RSA, hashes.SHA224),
+    "1.2.840.113549.1.1.11": (_RSA, hashes.SHA256),
+    "1.2.840.113549.1.1.12": (_RSA, hashes.SHA384),
+    "1.2.840.113549.1.1.13": (_RSA, hashes.SHA512),
+    "1.2.840.10045.4.1": (_EC, hashes.SHA1), "1.2.840.10045.4.3.1": (_EC, hashes.SHA224),
+    "1.2.840.10045.4.3.2": (_EC, hashes.SHA256), "1.2.840.10045.4.3.3": (_EC, hashes.SHA384),
+    "1.2.840.10045.4.3.4": (_EC, hashes.SHA512),
+    "1.2.840.10040.4.3": (_DSA, hashes.SHA1), "2.16.840.1.101.3.4.3.1": (_DSA, hashes.SHA224),
+    "2.16.840.1.101.3.4.3.2": (_DSA, hashes.SHA256),
+    "1.2.840.113549.1.1.10": (_RSA, None),   # RSASSA-PSS: parameters in the certificate
+    "1.3.101.112": (ed25519.Ed25519PublicKey, None), "1.3.101.113": (ed448.Ed448PublicKey, None),
+}
+
+
 def _sig_alg_matches(cert: _Cert, issuer: _Cert) -> bool:
     """The certificate's signature algorithm is one the issuer's key type can make."""
+    entry = _SIGNATURE_ALGORITHMS.get(cert.cert.signature_algorithm_oid.dotted_string)
     try:
-        key = issuer.cert.public_key()
-        params = cert.cert.signature_algorithm_parameters
+        return entry is not None and isinstance(issuer.cert.public_key(), entry[0])
     except (ValueError, UnsupportedAlgorithm):
         return False
-    if isinstance(key, rsa.RSAPublicKey):
-        return isinstance(params, padding.PKCS1v15 | padding.PSS)
-    if isinstance(key, ec.EllipticCurvePublicKey):
-        return isinstance(params, ec.ECDSA)
-    if params is not None:
-        return False
-    oid = cert.cert.signature_algorithm_oid
-    if isinstance(key, dsa.DSAPublicKey):
-        return oid in (SignatureAlgorithmOID.DSA_WITH_SHA1, SignatureAlgorithmOID.DSA_WITH_SHA224,
-                       SignatureAlgorithmOID.DSA_WITH_SHA256)
-    return (isinstance(key, ed25519.Ed25519PublicKey) and oid == SignatureAlgorithmOID.ED25519
-            or isinstance(key, ed448.Ed448PublicKey) and oid == SignatureAlgorithmOID.ED448)
 
 
 def _likely_issued(cert: _Cert, issuer: _Cert) -> bool:
@@ -203,8 +206,19 @@ def _time_problem(c: _Cert, who: str, now: dt.datetime) -> str | None:
 
 
 def _signed_by(c: _Cert, issuer: _Cert) -> bool:
+    """The certificate's signature verifies with the issuer's key."""
+    entry = _SIGNATURE_ALGORITHMS.get(c.cert.signature_algorithm_oid.dotted_string)
     try:
-        c.cert.verify_directly_issued_by(issuer.cert)
+        key = issuer.cert.public_key()
+        if entry is None or entry[1] is None:   # PSS, EdDSA: cryptography knows them
+            c.cert.verify_directly_issued_by(issuer.cert)
+        elif isinstance(key, rsa.RSAPublicKey):
+            key.verify(c.cert.signature, c.cert.tbs_certificate_bytes, padding.PKCS1v15(),
+                       entry[1]())
+        elif isinstance(key, ec.EllipticCurvePublicKey):
+            key.verify(c.cert.signature, c.cert.tbs_certificate_bytes, ec.ECDSA(entry[1]()))
+        else:
+            key.verify(c.cert.signature, c.cert.tbs_certificate_bytes, entry[1]())
         return True
     except (ValueError, TypeError, InvalidSignature, UnsupportedAlgorithm):
         return False
@@ -257,11 +271,13 @@ def weak_key_warning(cert: x509.Certificate) -> str | None:
     """A note for what OpenSSL accepts here but no new PKI should use."""
     name = cert.subject.rfc4514_string()
     try:
-        key, algo = cert.public_key(), cert.signature_hash_algorithm
+        key = cert.public_key()
     except (ValueError, UnsupportedAlgorithm):
         return None
     if isinstance(key, rsa.RSAPublicKey) and key.key_size < 2048:
         return f"{name} has an RSA-{key.key_size} key (weak, but OpenSSL accepts it)"
+    entry = _SIGNATURE_ALGORITHMS.get(cert.signature_algorithm_oid.dotted_string)
+    algo = entry[1] if entry else None
     if algo is not None and algo.name in ("sha1", "md5"):
         return f"{name} is signed with {algo.name.upper()} (weak, but OpenSSL accepts it)"
     return None
