@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import documents, smime
+from .access import access_scope
 from .errors import GovkitError
 from .pki import DEFAULT_PARTICIPANTS, TestPKI, init_pki
 from .profiles import Profile
@@ -75,7 +76,7 @@ def ensure_bundle(profile: Profile, pki: TestPKI, build_dir: Path, runner: str,
     if not profile.security:
         return Bundle(profile)
     build_dir = Path(build_dir)
-    scope = documents.access_scope(runner)
+    scope = access_scope(runner)
     gov = _ensure_signed(documents.GovernanceDocument(profile),
                          build_dir / "governance" / f"{profile.name}.xml", pki, log)
     files = {}

@@ -16,9 +16,9 @@ import typer
 from rich.console import Console
 
 from . import __version__
-from .documents import ACCESS_SCOPES
+from .access import ACCESS_SCOPES
 from .errors import EXIT_INVALID, EXIT_OK, EXIT_USAGE, GovkitError
-from .pki import KEY_TYPES
+from .limits import KEY_TYPES
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="DDS Security governance/permissions: generate, validate, sign, verify, "
@@ -170,8 +170,9 @@ def generate(profile: ProfileOpt = None, all_profiles: AllOpt = False,
                  "--runner", metavar=f"[{'|'.join(ACCESS_SCOPES)}]",
                  help="Whose topics the permissions allow.")] = "ddsperf"):
     """Render governance per profile and permissions per participant (validated)."""
+    from .access import access_scope
     from .bundle import BundleLog, ensure_pki
-    from .documents import DomainSet, access_scope
+    from .documents import DomainSet
     from .documents import generate as generate_documents
     from .profiles import select_profiles
     log = BundleLog()

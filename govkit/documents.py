@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import __version__, schema
+from .access import ACCESS_SCOPES, AccessScope, access_scope  # noqa: F401 (re-exported)
 from .errors import GovkitError
 from .findings import quote_value
 from .fsutil import write_atomic
@@ -45,31 +46,6 @@ class DomainSet:
 
     def __contains__(self, domain_id: int) -> bool:
         return any(lo <= domain_id <= hi for lo, hi in self.ranges)
-
-
-@dataclass(frozen=True)
-class AccessScope:
-    """The topics and partitions one benchmark runner's participants use."""
-    runner: str
-    topics: tuple[str, ...]
-    partitions: tuple[str, ...]
-
-
-# ddsperf's topics for its default KS type; pongs are written to per-ping partitions
-# whose names ddsperf makes up at run time, so partitions need "*".
-ACCESS_SCOPES = {
-    "ddsperf": AccessScope("ddsperf", ("DDSPerfRDataKS", "DDSPerfRPingKS", "DDSPerfRPongKS",
-                                       "DDSPerfCPUStats"), ("*",)),
-    "perftest": AccessScope("perftest", ("Throughput", "Latency", "Announcement"), ("*",)),
-}
-
-
-def access_scope(runner: str) -> AccessScope:
-    try:
-        return ACCESS_SCOPES[runner]
-    except KeyError:
-        raise GovkitError(f"unknown runner {runner!r}; valid: {', '.join(ACCESS_SCOPES)}") \
-            from None
 
 
 def _xml_datetime(t: dt.datetime) -> str:

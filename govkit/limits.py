@@ -9,6 +9,10 @@ anything below them is handled in well under a second.
 # so govkit never writes a higher one and `validate` reports one (lint/domain-range).
 MAX_DOMAIN_ID = 230
 
+# The identity key types Cyclone DDS 0.10 accepts (its authentication plugin refuses any
+# other, e.g. EC P-384); `pki init --key-type` offers exactly these.
+KEY_TYPES = ("ec-p256", "rsa-2048")
+
 # A governance or permissions document (plain XML), and the signed document inside an
 # S/MIME file. Real documents are a few KiB.
 MAX_DOCUMENT_BYTES = 1_000_000

@@ -35,9 +35,8 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from .errors import EXIT_USAGE, GovkitError
 from .fsutil import write_atomic
 from .inputs import read_input
-from .limits import MAX_PEM_BYTES
+from .limits import KEY_TYPES, MAX_PEM_BYTES
 
-KEY_TYPES = ("ec-p256", "rsa-2048")  # the two identity key types Cyclone DDS 0.10 accepts
 DEFAULT_PARTICIPANTS = ("pub", "sub")
 CLOCK_SKEW = dt.timedelta(hours=1)   # backdate not_before so a slightly-behind peer agrees
 ORGANIZATION = "govkit test PKI"
