@@ -36,6 +36,9 @@ from cryptography.hazmat.primitives.asymmetric import dsa, ec, ed448, ed25519, p
 from cryptography.x509.oid import ExtendedKeyUsageOID, ExtensionOID, ObjectIdentifier
 
 MAX_DEPTH = 100   # X509_VERIFY_PARAM's default depth limit
+# What cryptography raises for a certificate it cannot read (or read an extension of).
+CERTIFICATE_ERRORS = (ValueError, TypeError, UnsupportedAlgorithm, x509.InvalidVersion,
+                      x509.DuplicateExtension, x509.UnsupportedGeneralNameType)
 _NS_CERT_TYPE = ObjectIdentifier("2.16.840.1.113730.1.1")
 _NS_SMIME, _NS_SSL_CLIENT, _NS_ANY_CA = 0x20, 0x80, 0x07
 # Extensions OpenSSL 3.0 handles; any other one marked critical fails verification.
@@ -231,8 +234,8 @@ def check_signer(signer: x509.Certificate, untrusted: list[x509.Certificate],
     try:
         s, a = _Cert(signer), _Cert(anchor)
         pool = [_Cert(c) for c in untrusted]
-    except ValueError as e:
-        return [f"a certificate has an invalid extension: {e}"]
+    except CERTIFICATE_ERRORS as e:
+        return [f"a certificate cannot be read: {e}"]
     chain, why = _build(s, pool, a)
     if not chain:
         return [f"signer {_name(s)}: {why}"]

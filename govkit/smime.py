@@ -191,8 +191,8 @@ class _Malformed(ValueError):
 
 
 # Anything else escaping verification is a govkit bug: it is not turned into a verdict.
-_PARSER_ERRORS = (ValueError, TypeError, KeyError, IndexError, OverflowError, RecursionError,
-                  UnsupportedAlgorithm)
+_PARSER_ERRORS = (KeyError, IndexError, OverflowError, RecursionError,
+                  *chain.CERTIFICATE_ERRORS)
 
 
 @dataclass
@@ -232,7 +232,7 @@ def _parse_signed_data(der: bytes) -> _SignedData:
         content = None if econtent.native is None else econtent.native
     except _Malformed:
         raise
-    except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as e:
+    except (KeyError, AttributeError, RecursionError, *chain.CERTIFICATE_ERRORS) as e:
         raise _Malformed(f"the PKCS#7 object does not parse: {e}") from None
     if not infos:
         raise _Malformed("the signature holds no signer")
