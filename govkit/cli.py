@@ -190,8 +190,8 @@ def generate(profile: ProfileOpt = None, all_profiles: AllOpt = False,
 def _permissions_ca(ca: Path, command: str, need_key: bool) -> Path:
     """The Permissions CA certificate that --ca names (for sign, with its key beside it).
     sign and verify never create a CA: a wrong --ca is an error, not a new PKI."""
-    if ca.is_file() and not need_key:
-        return ca
+    if not need_key and ca.exists() and not ca.is_dir():
+        return ca   # a certificate file (read_input refuses it if it is not a regular file)
     hint = f"create a test PKI with `govkit pki init {ca}`; {command} never creates one"
     if not ca.is_dir():
         _fail(GovkitError(f"{ca}: no such directory ({hint})"))
@@ -213,12 +213,12 @@ def sign(paths: Annotated[list[Path] | None, typer.Argument(
     for p in signed:
         out.print(f"signed {p}", markup=False)
     for e in errors:
-        err.print(e, markup=False)
+        err.print(str(e), markup=False)
     if not signed and not errors:
         err.print(f"govkit: no .xml documents under {', '.join(map(str, paths or ['build']))}; "
                   f"run `govkit generate` first")
         raise typer.Exit(EXIT_USAGE)
-    raise typer.Exit(EXIT_INVALID if errors else EXIT_OK)
+    raise typer.Exit(max((e.exit_code for e in errors), default=EXIT_OK))
 
 
 @app.command()

@@ -259,6 +259,8 @@ def init_pki(directory: Path, participants: tuple[str, ...] | list[str] = DEFAUL
                               f"'.', '-' (no ',' '/' '|' '+' or spaces: Cyclone splits subject "
                               f"names on them) and not {' or '.join(_CA_FILES)}")
     pki = TestPKI(Path(directory))
+    if pki.directory.exists() and not pki.directory.is_dir():
+        raise GovkitError(f"{directory}: exists and is not a directory")
     pki.directory.mkdir(parents=True, exist_ok=True)
     created: list[str] = []
     if force or not pki.exists():

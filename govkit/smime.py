@@ -148,16 +148,16 @@ def sign_document(xml_path: Path, signer_cert_path: Path, signer_key_path: Path,
 
 
 def sign_paths(paths: list[Path], signer_cert_path: Path, signer_key_path: Path
-               ) -> tuple[list[Path], list[str]]:
+               ) -> tuple[list[Path], list[GovkitError]]:
     """Sign every .xml named or found below named directories. Returns (signed, errors);
-    an invalid or unreadable document is reported and skipped, never signed."""
+    an invalid (exit code 1) or unreadable (2) document is reported and skipped."""
     signer = load_signer(signer_cert_path, signer_key_path)
     signed, errors = [], []
     for xml in collect_files(paths, ".xml"):
         try:
             signed.append(sign_document(xml, signer_cert_path, signer_key_path, signer))
         except GovkitError as e:
-            errors.append(str(e))
+            errors.append(e)
     return signed, errors
 
 

@@ -352,7 +352,7 @@ def test_sign_paths_skips_invalid(pki, tmp_path):
     signed, errors = smime.sign_paths([tmp_path / "d"], pki.permissions_ca,
                                       pki.permissions_ca_key)
     assert signed == [good.with_suffix(".p7s")]
-    assert len(errors) == 1 and "bad.xml" in errors[0]
+    assert len(errors) == 1 and "bad.xml" in str(errors[0]) and errors[0].exit_code == 1
     assert not bad.with_suffix(".p7s").exists()
     assert smime.verify_file(signed[0], pki.permissions_ca).ok
 
