@@ -59,7 +59,7 @@ def decode_source(data: bytes) -> str:
         if declared:
             try:
                 encoding = codecs.lookup(declared).name
-            except LookupError:
+            except (LookupError, ValueError):  # unknown, or not even a name (a NUL in it)
                 pass
     try:
         return data.decode(encoding, "replace")

@@ -169,6 +169,8 @@ def cases(base: Path) -> dict[str, Case]:
                                         b"<dds>&x;</dds>"}, 1, "DTD/DOCTYPE is not allowed"),
         "doctype-after-unterminated-pi": Case(v + ["f.xml"], {
             "f.xml": b"<?x <!DOCTYPE a><dds/>"}, 1, "f.xml:1:"),
+        "encoding-name-with-nul": Case(v + ["f.xml"], {"f.xml": GOVERNANCE.replace(
+            b'encoding="UTF-8"', b'encoding="\0UTF-8"', 1)}, 1, "not well-formed"),
         "doctype-utf16": Case(v + ["f.xml"], {"f.xml": '<?xml version="1.0" encoding="UTF-16"?>'
                                              '\n<!DOCTYPE x>\n<dds/>'.encode("utf-16")}, 1,
                               "DTD/DOCTYPE"),
