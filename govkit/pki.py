@@ -148,7 +148,7 @@ def subject_rfc2253(cert: x509.Certificate) -> str:
 
 @dataclass(frozen=True)
 class TestPKI:
-    """A PKI directory on disk. `load` reads one; `init_pki` creates or extends one."""
+    """A PKI directory on disk; `init_pki` creates or extends one."""
     directory: Path
 
     __test__ = False  # not a pytest test class
@@ -214,15 +214,6 @@ class TestPKI:
 
     def exists(self) -> bool:
         return all(self.path(s, x).exists() for s in _CA_FILES for x in (".pem", ".key"))
-
-    @classmethod
-    def load(cls, directory: Path) -> TestPKI:
-        pki = cls(Path(directory))
-        if not pki.exists():
-            raise GovkitError(f"{directory}: no test PKI here (expected identity_ca.pem/.key and "
-                              f"permissions_ca.pem/.key); create one with `govkit pki init "
-                              f"{directory}`")
-        return pki
 
 
 def _existing_participants(pki: TestPKI) -> list[str]:

@@ -45,7 +45,6 @@ __all__ = [
     "Finding",
     "check_bytes",
     "document_kind",
-    "parse_document",
     "signed_document",
     "validate_bytes",
     "validate_file",
@@ -65,17 +64,6 @@ _KIND_CHILD = {
 
 _NOT_PLAIN_XML = ("this is a MIME (S/MIME) message, not a plain XML document (a signed "
                   "file renamed, or signed twice?)")
-
-
-def parse_document(data: bytes, filename: str):
-    """Parse one XML document safely and return its root element.
-
-    Raises DocumentError (with findings) for oversize, DTD-carrying or malformed input.
-    The input must be plain XML; S/MIME is not unwrapped here (see signed_document).
-    """
-    if mime.looks_like_mime(bytes(data)):
-        raise DocumentError([Finding(filename, 1, 1, _NOT_PLAIN_XML)])
-    return parse_xml(data, filename).root
 
 
 def document_kind(root) -> DocumentKind:

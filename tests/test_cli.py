@@ -89,7 +89,7 @@ def test_three_commands_on_a_fresh_directory(cwd, run):
                  "build/permissions/sub.xml"):
         assert f"wrote {path}" in gen.stdout
         assert (cwd / path).is_file()
-    assert TestPKI.load(cwd / "pki").participants() == ["pub", "sub"]
+    assert TestPKI(cwd / "pki").participants() == ["pub", "sub"]
     assert (cwd / "build/governance/sign_origin_data_encrypt.xml").read_bytes() == \
         GovernanceDocument(get_profile("sign_origin_data_encrypt")).render()
 
@@ -141,7 +141,7 @@ def test_generate_all_profiles_and_options(cwd, run):
     assert sorted(p.name for p in (cwd / "o" / "governance").iterdir()) == sorted(
         f"{p.name}.xml" for p in PROFILES if p.security)
     assert "single-CA" in result.stdout  # perftest takes one CA
-    assert TestPKI.load(cwd / "k").single_ca
+    assert TestPKI(cwd / "k").single_ca
     perm = (cwd / "o" / "permissions" / "pub.xml").read_text()
     assert "<topic>Throughput</topic>" in perm and "<id>3</id>" in perm
 

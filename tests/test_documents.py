@@ -96,7 +96,7 @@ def _xml_time(text: str) -> dt.datetime:
 
 @pytest.fixture(scope="module")
 def pki(pki_dir) -> TestPKI:
-    return TestPKI.load(pki_dir)
+    return TestPKI(pki_dir)
 
 
 # ------------------------------------------------------------------ governance
@@ -222,8 +222,7 @@ def test_permissions_document(pki, runner, topics, participant):
     assert grant.findtext("default") == "DENY"
     assert root.find(".//deny_rule") is None
     assert schema.validate_bytes(data, f"{participant}.xml") == []
-    assert schema.document_kind(schema.parse_document(data, "p.xml")) is \
-        schema.DocumentKind.PERMISSIONS
+    assert schema.check_bytes(data, "p.xml").kind is schema.DocumentKind.PERMISSIONS
 
 
 def test_permissions_explicit_validity_and_domains(pki):
@@ -248,7 +247,7 @@ def test_every_rendered_document_validates():
     for name, data in docs:
         assert schema.validate_bytes(data, name) == [], name
         expected = "governance" if name.startswith("governance/") else "permissions"
-        assert schema.document_kind(schema.parse_document(data, name)).value == expected
+        assert schema.check_bytes(data, name).kind.value == expected
 
 
 # ------------------------------------------------------------------ generate / write

@@ -26,7 +26,7 @@ FORBIDDEN_IN_VALUES = ",/|+"  # Cyclone DDS 0.10 splits subject names on these
 
 @pytest.fixture(scope="module")
 def pki(pki_dir) -> TestPKI:
-    return TestPKI.load(pki_dir)
+    return TestPKI(pki_dir)
 
 
 def _openssl_verify(ca: Path, cert: Path) -> subprocess.CompletedProcess:
@@ -216,9 +216,10 @@ def test_participants_lists_only_complete_identities(tmp_path):
     assert pki.participants() == ["alpha", "beta", "zed"]
 
 
-def test_load_requires_a_complete_pki(tmp_path):
-    with pytest.raises(GovkitError, match="govkit pki init"):
-        TestPKI.load(tmp_path)
+def test_an_empty_directory_is_not_a_pki(tmp_path):
+    assert not TestPKI(tmp_path).exists()
+    init_pki(tmp_path, participants=[])
+    assert TestPKI(tmp_path).exists()
 
 
 def test_no_temp_files_left(tmp_path):
@@ -358,7 +359,7 @@ def test_cli_pki_init(tmp_path, monkeypatch):
     expected = [f"wrote {os.path.join('mypki', s + x)}"
                 for s in (*CA_STEMS, "a", "b") for x in (".pem", ".key")]
     assert result.stdout.splitlines() == expected
-    pki = TestPKI.load(tmp_path / "mypki")
+    pki = TestPKI(tmp_path / "mypki")
     assert pki.participants() == ["a", "b"]
     assert not pki.single_ca
     before = _files(tmp_path / "mypki")
@@ -378,7 +379,7 @@ def test_cli_pki_init_days_key_type_and_errors(tmp_path, monkeypatch):
     result = runner.invoke(app, ["pki", "init", "r", "--key-type", "rsa-2048", "--days", "3",
                                  "--participant", "p"])
     assert result.exit_code == 0, result.output
-    cert = TestPKI.load(tmp_path / "r").certificate("p")
+    cert = TestPKI(tmp_path / "r").certificate("p")
     assert isinstance(cert.public_key(), rsa.RSAPublicKey)
     validity = cert.not_valid_after_utc - cert.not_valid_before_utc
     assert dt.timedelta(days=3) <= validity <= dt.timedelta(days=3, hours=2)
@@ -392,7 +393,7 @@ def test_cli_pki_init_days_key_type_and_errors(tmp_path, monkeypatch):
 
     single = runner.invoke(app, ["pki", "init", "s", "--single-ca"])
     assert single.exit_code == 0, single.output
-    assert TestPKI.load(tmp_path / "s").single_ca
+    assert TestPKI(tmp_path / "s").single_ca
 
 
 # ------------------------------------------------------------------ one consistent PKI

@@ -26,7 +26,7 @@ INVALID_GOVERNANCE = GovernanceDocument(
 
 @pytest.fixture(scope="module")
 def pki(pki_dir) -> TestPKI:
-    return TestPKI.load(pki_dir)
+    return TestPKI(pki_dir)
 
 
 @pytest.fixture(scope="module")
