@@ -15,6 +15,8 @@ from pathlib import Path
 from . import documents, smime
 from .access import access_scope
 from .errors import GovkitError
+from .inputs import read_input
+from .limits import MAX_DOCUMENT_BYTES
 from .pki import DEFAULT_PARTICIPANTS, TestPKI, init_pki
 from .profiles import Profile
 from .runners.base import Bundle, ParticipantFiles
@@ -53,12 +55,21 @@ def ensure_pki(ca_dir: Path, log: BundleLog, single_ca: bool = False,
     return pki
 
 
+def _is_current(xml_path: Path, rendered: bytes, p7s: Path, pki: TestPKI) -> bool:
+    """The document on disk is `rendered` and its .p7s verifies. Whatever is there is read
+    like any input (regular file, size limit): anything odd just means 'not current'."""
+    try:
+        return (read_input(xml_path, MAX_DOCUMENT_BYTES) == rendered
+                and smime.verify_file(p7s, pki.permissions_ca).ok)
+    except GovkitError:
+        return False
+
+
 def _ensure_signed(doc, xml_path: Path, pki: TestPKI, log: BundleLog) -> Path:
     """Write + sign `doc` unless the files on disk are already current and verify."""
     rendered = doc.render()
     p7s = smime.signed_path(xml_path)
-    current = xml_path.exists() and xml_path.read_bytes() == rendered and p7s.exists()
-    if current and smime.verify_file(p7s, pki.permissions_ca).ok:
+    if _is_current(xml_path, rendered, p7s, pki):
         return p7s
     documents.write_document(doc, xml_path)
     smime.sign_document(xml_path, pki.permissions_ca, pki.permissions_ca_key)

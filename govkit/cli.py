@@ -212,8 +212,8 @@ def sign(paths: Annotated[list[Path] | None, typer.Argument(
                           cert.with_suffix(".key"))
     for p in signed:
         out.print(f"signed {p}", markup=False)
-    for e in errors:
-        err.print(str(e), markup=False)
+    for e in errors:  # unreadable files as govkit errors, invalid ones as findings
+        err.print(f"govkit: {e}" if e.exit_code == EXIT_USAGE else str(e), markup=False)
     if not signed and not errors:
         err.print(f"govkit: no .xml documents under {', '.join(map(str, paths or ['build']))}; "
                   f"run `govkit generate` first")
