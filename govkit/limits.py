@@ -19,7 +19,7 @@ MAX_DOCUMENT_BYTES = 1_000_000
 # An S/MIME file: the document plus its MIME headers and the base64 signature.
 MAX_SMIME_BYTES = MAX_DOCUMENT_BYTES + 256 * 1024
 # A MIME header block (OpenSSL reads any length; real ones are a few hundred bytes).
-MAX_HEADER_BYTES = 64 * 1024
+MAX_HEADER_BYTES = 16 * 1024
 # The signature part of an S/MIME file (base64 CMS with a few certificates is a few KiB).
 MAX_SIGNATURE_PART_BYTES = 64 * 1024
 # A PEM certificate or private key of the test PKI.

@@ -39,7 +39,8 @@ from .limits import MAX_HEADER_BYTES, MAX_SIGNATURE_PART_BYTES
 
 PIECE = 1023          # bytes per BIO_gets() call with OpenSSL's 1024-byte line buffer
 B64_BLOCK = 1024      # bytes per read of OpenSSL's base64 BIO
-_SPACE = frozenset(b" \t\n\v\f\r")  # C isspace()
+_WHITE = b" \t\n\v\f\r"            # C isspace()
+_SPACE = frozenset(_WHITE)
 SIGNATURE_TYPES = ("application/x-pkcs7-signature", "application/pkcs7-signature")
 OPAQUE_TYPES = ("application/x-pkcs7-mime", "application/pkcs7-mime")
 
@@ -115,25 +116,24 @@ class Header:
 
 
 def _strip_start(s: bytes) -> bytes | None:
-    for i, c in enumerate(s):
-        if c == 0x22:  # a quote: what follows it, if anything
-            return s[i + 1:] if i + 1 < len(s) else None
-        if c not in _SPACE:
-            return s[i:]
-    return None
+    """OpenSSL's strip_start(): skip white space; a leading quote is dropped too."""
+    s = s.lstrip(_WHITE)
+    if not s:
+        return None
+    return (s[1:] or None) if s[0] == 0x22 else s
 
 
 def _strip_end(s: bytes | None) -> bytes | None:
+    """OpenSSL's strip_end(): drop trailing white space; a trailing quote ends the value
+    there (quirk: a quote at index 1 gives no value at all)."""
     if s is None:
         return None
-    i = len(s) - 1
-    while i >= 0:
-        if s[i] == 0x22:           # a closing quote ends the value (OpenSSL quirk: a
-            return None if i == 1 else s[:i]   # quote at index 1 gives no value at all)
-        if s[i] not in _SPACE:
-            return s[:i + 1]
-        i -= 1
-    return None
+    s = s.rstrip(_WHITE)
+    if not s:
+        return None
+    if s[-1] == 0x22:
+        return None if len(s) == 2 else s[:-1]
+    return s
 
 
 def _token(s: bytes) -> str | None:
@@ -156,7 +156,8 @@ _STATE_CHARS = {_START: re.compile(rb":"), _TYPE: re.compile(rb"[;(]"),
 def _parse_header_line(line: bytes, headers: list[Header], current: Header | None
                        ) -> Header | None:
     """Feed one header piece to OpenSSL's state machine; returns the current header."""
-    cstr = line.split(b"\0", 1)[0]                # C string: ends at the first NUL
+    nul = line.find(b"\0")
+    cstr = line if nul < 0 else line[:nul]       # a C string: it ends at the first NUL
     stop = len(cstr)
     for eol in (cstr.find(b"\r"), cstr.find(b"\n")):
         if 0 <= eol < stop:
@@ -243,44 +244,69 @@ class Part:
     offset: int        # where the part's first piece starts in the file
 
 
-def _delimiters(data: bytes, start: int, delim: bytes):
-    """(piece start, piece end, final) of each delimiter piece after `start`, up to and
-    including the first final one: pieces that begin with `delim`."""
-    body = data[start:]
-    if max(map(len, body.split(b"\n"))) < PIECE:
-        # Every line is one piece: delimiters are lines that start with `delim`.
-        positions = [start + m.start() for m in
-                     re.finditer(b"(?m)^" + re.escape(delim), body)]
-    else:  # long lines: a piece also starts every 1023 bytes into a line
-        positions = [s for s, _ in pieces(data, start) if data.startswith(delim, s)]
-    for p in positions:
-        nl = data.find(b"\n", p, p + PIECE)
-        final = data.startswith(b"--", p + len(delim))
-        yield p, nl + 1 if nl >= 0 else min(len(data), p + PIECE), final
-        if final:
-            return
+def _too_many(count: int) -> MimeError:
+    return MimeError(f"multipart/signed message with {count} parts between its delimiters; "
+                     f"exactly 2 (content, signature) are required")
 
 
-def split_multipart(data: bytes, start: int, boundary: str) -> list[Part]:
-    """OpenSSL's multi_split(): the parts of the multipart body at `start`."""
-    if len(boundary) > 1024:
-        raise MimeError("multipart boundary longer than 1024 characters")
-    marks = list(_delimiters(data, start, b"--" + boundary.encode("latin-1")))
+def _spans_by_lines(body: bytes, delim: bytes, boundary: str) -> list[tuple[int, int]]:
+    """The parts of a body whose lines are all single pieces, found in C: a part starts
+    after a delimiter line not followed by another delimiter line, and runs to the next
+    one. So a flood of empty delimiters costs no Python loop."""
+    quoted = re.escape(delim)
+    final = re.compile(b"(?m)^" + quoted + b"--").search(body)
+    if final is None:
+        if re.compile(b"(?m)^" + quoted).search(body) is None:
+            raise MimeError(f"boundary {boundary!r} not found")
+        raise MimeError(f"the closing boundary --{boundary}-- is missing")
+    any_delimiter = re.compile(b"(?m)^" + quoted)
+    part_start = re.compile(b"(?m)^" + quoted + b"[^\n]*\n(?!" + quoted + b")")
+    spans = []
+    for m in part_start.finditer(body):
+        if m.start() >= final.start():
+            break
+        spans.append((m.end(), any_delimiter.search(body, m.end()).start()))
+        if len(spans) > 2:
+            raise _too_many(len(spans))
+    return spans
+
+
+def _spans_by_pieces(data: bytes, start: int, delim: bytes, boundary: str
+                     ) -> list[tuple[int, int]]:
+    """The same, piece by piece: with a line over 1023 bytes a piece also starts every
+    1023 bytes into it, and may be a delimiter."""
+    marks: list[tuple[int, int, bool]] = []
+    for s, e in pieces(data, start):
+        if data.startswith(delim, s):
+            marks.append((s - start, e - start, data.startswith(b"--", s + len(delim))))
+            if marks[-1][2]:
+                break
     if not marks:
         raise MimeError(f"boundary {boundary!r} not found")
     if not marks[-1][2]:
         raise MimeError(f"the closing boundary --{boundary}-- is missing")
-    parts: list[Part] = []
-    for (_, prev_end, _), (next_start, _, _) in zip(marks, marks[1:], strict=False):
-        if next_start > prev_end:   # a part exists only if a piece follows its delimiter
-            if len(parts) == 2:
-                raise MimeError("multipart/signed message with more than 2 parts; exactly "
-                                "2 (content, signature) are required")
-            parts.append(Part(canonical(data, prev_end, next_start), prev_end))
-    if len(parts) != 2:
-        raise MimeError(f"multipart/signed message with {len(parts)} part(s) between its "
+    spans = [(prev_end, next_start) for (_, prev_end, _), (next_start, _, _)
+             in zip(marks, marks[1:], strict=False) if next_start > prev_end]
+    if len(spans) > 2:
+        raise _too_many(len(spans))
+    return spans
+
+
+def split_multipart(data: bytes, start: int, boundary: str) -> list[Part]:
+    """OpenSSL's multi_split(): the parts of the multipart body at `start`. A part exists
+    only where a piece follows its delimiter; exactly two are required."""
+    if len(boundary) > 1024:
+        raise MimeError("multipart boundary longer than 1024 characters")
+    delim = b"--" + boundary.encode("latin-1")
+    body = data[start:]
+    if max(map(len, body.split(b"\n"))) < PIECE:
+        spans = _spans_by_lines(body, delim, boundary)
+    else:
+        spans = _spans_by_pieces(data, start, delim, boundary)
+    if len(spans) != 2:
+        raise MimeError(f"multipart/signed message with {len(spans)} part(s) between its "
                         f"delimiters; exactly 2 (content, signature) are required")
-    return parts
+    return [Part(canonical(data, start + s, start + e), start + s) for s, e in spans]
 
 
 # ---------------------------------------------------------------- base64 (bio_b64.c)
