@@ -30,6 +30,7 @@ Everything here is linear in the input: pieces are found with ``bytes.find`` and
 from __future__ import annotations
 
 import binascii
+import itertools
 import re
 from dataclasses import dataclass, field
 
@@ -66,39 +67,54 @@ def pieces(data: bytes, start: int = 0, end: int | None = None):
         pos = stop
 
 
-def canonical(data: bytes, start: int = 0, end: int | None = None) -> bytes:
-    """data[start:end] as OpenSSL re-joins a part's pieces: trailing CR/LF of each piece
-    dropped, CRLF between pieces that ended a line, nothing after the last piece."""
-    end = len(data) if end is None else end
-    chunk = data[start:end]
-    lines = chunk.split(b"\n")
-    if max(map(len, lines)) < PIECE:  # every line is one piece: all in C
-        if chunk.endswith(b"\n"):
-            lines.pop()
-        return b"\r\n".join(line.rstrip(b"\r") for line in lines)
+# A line longer than one piece (tried only at line starts, so linear).
+_LONG_LINE_RE = re.compile(rb"(?<![^\n])[^\n]{%d}" % PIECE)
+
+
+def _crlf(chunk: bytes) -> bytes:
+    """Every line end as CRLF, the CRs that preceded it dropped; the last line (after the
+    last LF) loses its trailing CRs too. All in C: two replaces when no line ends in more
+    than one CR, else split, strip and join."""
+    if b"\r\r\n" in chunk:
+        return b"\r\n".join(map(bytes.rstrip, chunk.split(b"\n"), itertools.repeat(b"\r")))
+    out = chunk.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n")
+    return out if chunk.endswith(b"\n") else out.rstrip(b"\r")
+
+
+def _joined_pieces(data: bytes, start: int, end: int, keep_last_eol: bool) -> bytes:
+    """The general case, piece by piece (lines over 1023 bytes)."""
     out, eol = [], False
     for s, e in pieces(data, start, end):
         piece = data[s:e]
         text = piece.rstrip(b"\r\n")             # OpenSSL's strip_eol()
-        if eol and out:
+        if eol:
             out.append(b"\r\n")
         out.append(text)
         eol = b"\n" in piece[len(text):]
+    if eol and keep_last_eol:
+        out.append(b"\r\n")
     return b"".join(out)
+
+
+def canonical(data: bytes, start: int = 0, end: int | None = None,
+              long_lines: bool | None = None) -> bytes:
+    """data[start:end] as OpenSSL re-joins a part's pieces: trailing CR/LF of each piece
+    dropped, CRLF between pieces that ended a line, nothing after the last piece.
+    `long_lines` says whether a line may be longer than a piece (checked if None)."""
+    end = len(data) if end is None else end
+    chunk = data[start:end]
+    if long_lines or long_lines is None and _LONG_LINE_RE.search(chunk):
+        return _joined_pieces(data, start, end, keep_last_eol=False)
+    # The last line break belongs to the delimiter.
+    return _crlf(chunk)[:-2] if chunk.endswith(b"\n") else _crlf(chunk)
 
 
 def signed_text(content: bytes) -> bytes:
     """`content` as `openssl smime -sign -text` canonicalises it before signing
     (SMIME_crlf_copy): per piece, trailing CR/LF dropped and CRLF added if it ended a line."""
-    lines = content.split(b"\n")
-    if max(map(len, lines)) < PIECE:
-        return b"\r\n".join(line.rstrip(b"\r") for line in lines)
-    out = []
-    for s, e in pieces(content):
-        piece = content[s:e]
-        text = piece.rstrip(b"\r\n")
-        out.append(text + b"\r\n" if b"\n" in piece[len(text):] else text)
-    return b"".join(out)
+    if _LONG_LINE_RE.search(content):
+        return _joined_pieces(content, 0, len(content), keep_last_eol=True)
+    return _crlf(content)
 
 
 # ---------------------------------------------------------------- headers (mime_parse_hdr)
@@ -299,14 +315,16 @@ def split_multipart(data: bytes, start: int, boundary: str) -> list[Part]:
         raise MimeError("multipart boundary longer than 1024 characters")
     delim = b"--" + boundary.encode("latin-1")
     body = data[start:]
-    if max(map(len, body.split(b"\n"))) < PIECE:
-        spans = _spans_by_lines(body, delim, boundary)
-    else:
+    long_lines = _LONG_LINE_RE.search(body) is not None
+    if long_lines:
         spans = _spans_by_pieces(data, start, delim, boundary)
+    else:
+        spans = _spans_by_lines(body, delim, boundary)
     if len(spans) != 2:
         raise MimeError(f"multipart/signed message with {len(spans)} part(s) between its "
                         f"delimiters; exactly 2 (content, signature) are required")
-    return [Part(canonical(data, start + s, start + e), start + s) for s, e in spans]
+    return [Part(canonical(data, start + s, start + e, long_lines), start + s)
+            for s, e in spans]
 
 
 # ---------------------------------------------------------------- base64 (bio_b64.c)
