@@ -30,8 +30,8 @@ from .defaults import (
     DEFAULT_TARGET_CI_PCT,
     DEFAULT_WARMUP_S,
 )
-from .documents import MAX_DOMAIN_ID
 from .errors import GovkitError
+from .limits import MAX_DOMAIN_ID
 from .profiles import Profile
 from .results import ResultStore, check_resumable, environment
 from .runners import get_runner

@@ -13,7 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import documents, smime
+from .access import access_scope
 from .errors import GovkitError
+from .inputs import read_input
+from .limits import MAX_DOCUMENT_BYTES
 from .pki import DEFAULT_PARTICIPANTS, TestPKI, init_pki
 from .profiles import Profile
 from .runners.base import Bundle, ParticipantFiles
@@ -44,15 +47,29 @@ def ensure_pki(ca_dir: Path, log: BundleLog, single_ca: bool = False,
     if single_ca and not pki.single_ca:
         raise GovkitError(f"{ca_dir}: this runner needs one CA for identities and permissions; "
                           f"create one with `govkit pki init DIR --single-ca` and pass --ca DIR")
+    stale = [p for p in pki.stale_participants() if p in participants]
+    if stale:
+        raise GovkitError(f"{ca_dir}: {', '.join(stale)} not issued by the current Identity CA "
+                          f"(left from an earlier PKI); reissue with `govkit pki init {ca_dir} "
+                          f"--force`")
     return pki
+
+
+def _is_current(xml_path: Path, rendered: bytes, p7s: Path, pki: TestPKI) -> bool:
+    """The document on disk is `rendered` and its .p7s verifies. Whatever is there is read
+    like any input (regular file, size limit): anything odd just means 'not current'."""
+    try:
+        return (read_input(xml_path, MAX_DOCUMENT_BYTES) == rendered
+                and smime.verify_file(p7s, pki.permissions_ca).ok)
+    except GovkitError:
+        return False
 
 
 def _ensure_signed(doc, xml_path: Path, pki: TestPKI, log: BundleLog) -> Path:
     """Write + sign `doc` unless the files on disk are already current and verify."""
     rendered = doc.render()
     p7s = smime.signed_path(xml_path)
-    current = xml_path.exists() and xml_path.read_bytes() == rendered and p7s.exists()
-    if current and smime.verify_file(p7s, pki.permissions_ca).ok:
+    if _is_current(xml_path, rendered, p7s, pki):
         return p7s
     documents.write_document(doc, xml_path)
     smime.sign_document(xml_path, pki.permissions_ca, pki.permissions_ca_key)
@@ -91,7 +108,7 @@ def ensure_bundle(profile: Profile, pki: TestPKI, build_dir: Path, runner: str,
     if not profile.security:
         return Bundle(profile)
     build_dir = Path(build_dir)
-    scope = documents.access_scope(runner)
+    scope = access_scope(runner)
     gov = _ensure_signed(documents.GovernanceDocument(profile),
                          build_dir / "governance" / f"{profile.name}.xml", pki, log)
     files = {}

@@ -16,6 +16,7 @@ import typer
 from rich.console import Console
 
 from . import __version__
+from .access import ACCESS_SCOPES
 from .defaults import (
     DEFAULT_BUDGET_S,
     DEFAULT_DURATION_S,
@@ -25,6 +26,7 @@ from .defaults import (
     DEFAULT_WARMUP_S,
 )
 from .errors import EXIT_INVALID, EXIT_OK, EXIT_USAGE, GovkitError
+from .limits import KEY_TYPES
 from .runners import runner_names
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -42,7 +44,15 @@ ProfileOpt = Annotated[list[str] | None, typer.Option(
     "--profile", "-p", help="Profile name or seed alias (repeatable).")]
 AllOpt = Annotated[bool, typer.Option("--all-profiles", help="Every catalog profile.")]
 RunnerName = Literal[runner_names()]
-CaOpt = Annotated[Path, typer.Option("--ca", help="Test PKI directory (created if empty).")]
+CaOpt = Annotated[Path, typer.Option(
+    "--ca", help="Test PKI directory (a test PKI is created there if it has none, and "
+                 "govkit says so).")]
+SignCaOpt = Annotated[Path, typer.Option(
+    "--ca", help="Test PKI directory holding the Permissions CA (permissions_ca.pem and "
+                 ".key); never created here: see `govkit pki init`.")]
+VerifyCaOpt = Annotated[Path, typer.Option(
+    "--ca", help="The Permissions CA to trust: a test PKI directory (its permissions_ca.pem) "
+                 "or a PEM certificate file; never created here.")]
 
 
 def _fail(e: GovkitError):
@@ -134,9 +144,12 @@ def pki_init(
     directory: Annotated[Path, typer.Argument(help="PKI directory.")] = Path("pki"),
     participant: Annotated[list[str] | None, typer.Option(
         "--participant", help="Participant identity (repeatable; default pub and sub).")] = None,
-    key_type: Annotated[str, typer.Option("--key-type", help="ec-p256 or rsa-2048.")] = "ec-p256",
+    key_type: Annotated[str, typer.Option(
+        "--key-type", metavar=f"[{'|'.join(KEY_TYPES)}]",
+        help="Key type of every new key (the two Cyclone DDS 0.10 accepts).")] = KEY_TYPES[0],
     days: Annotated[int, typer.Option("--days", help="Certificate validity in days.")] = 365,
-    force: Annotated[bool, typer.Option("--force", help="Replace existing keys.")] = False,
+    force: Annotated[bool, typer.Option(
+        "--force", help="Replace the CAs and reissue every participant (new keys).")] = False,
     single_ca: Annotated[bool, typer.Option(
         "--single-ca", help="One CA for identities and permissions (RTI Perftest).")] = False,
 ):
@@ -149,6 +162,14 @@ def pki_init(
     if not created:
         out.print(f"{directory}: PKI already complete; nothing written (use --force to "
                   f"replace keys)", markup=False)
+    _warn_stale(pki)
+
+
+def _warn_stale(pki) -> None:
+    for name in _run(pki.stale_participants):
+        err.print(f"govkit: warning: {pki.path(name)} was not issued by the current Identity "
+                  f"CA (left from an earlier PKI); no permissions are written for it "
+                  f"(reissue with `govkit pki init {pki.directory} --force`)", markup=False)
 
 
 @app.command()
@@ -158,9 +179,10 @@ def generate(profile: ProfileOpt = None, all_profiles: AllOpt = False,
              domain: Annotated[str, typer.Option(
                  "--domain", help="Domain id or range, e.g. 0 or 0-10.")] = "0-230",
              runner: Annotated[str, typer.Option(
-                 "--runner", help="Whose topics the permissions allow: ddsperf or perftest."
-             )] = "ddsperf"):
+                 "--runner", metavar=f"[{'|'.join(ACCESS_SCOPES)}]",
+                 help="Whose topics the permissions allow.")] = "ddsperf"):
     """Render governance per profile and permissions per participant (validated)."""
+    from .access import access_scope
     from .bundle import BundleLog, ensure_pki
     from .documents import DomainSet
     from .documents import generate as generate_documents
@@ -168,56 +190,80 @@ def generate(profile: ProfileOpt = None, all_profiles: AllOpt = False,
     log = BundleLog()
     chosen = _run(select_profiles, profile, all_profiles)
     domains = _run(DomainSet.parse, domain)
+    _run(access_scope, runner)  # a usage error before anything is created
     pki = _run(ensure_pki, ca, log, runner == "perftest")
     for m in log.messages:
         out.print(m, markup=False)
+    _warn_stale(pki)
     for path in _run(generate_documents, chosen, pki, out_dir, domains, runner):
         out.print(f"wrote {path}", markup=False)
+
+
+def _permissions_ca(ca: Path, command: str, need_key: bool) -> Path:
+    """The Permissions CA certificate that --ca names (for sign, with its key beside it).
+    sign and verify never create a CA: a wrong --ca is an error, not a new PKI."""
+    if not need_key and ca.exists() and not ca.is_dir():
+        return ca   # a certificate file (read_input refuses it if it is not a regular file)
+    hint = f"create a test PKI with `govkit pki init {ca}`; {command} never creates one"
+    if not ca.is_dir():
+        _fail(GovkitError(f"{ca}: no such directory ({hint})"))
+    for path in (ca / "permissions_ca.pem", ca / "permissions_ca.key")[:2 if need_key else 1]:
+        if not path.is_file():
+            _fail(GovkitError(f"{path}: not found: {ca} holds no Permissions CA ({hint})"))
+    return ca / "permissions_ca.pem"
 
 
 @app.command()
 def sign(paths: Annotated[list[Path] | None, typer.Argument(
              help="XML files or directories (default build/).")] = None,
-         ca: CaOpt = Path("pki")):
+         ca: SignCaOpt = Path("pki")):
     """S/MIME-sign documents with the Permissions CA (writes NAME.p7s beside NAME.xml)."""
-    from .bundle import BundleLog, ensure_pki
     from .smime import sign_paths
-    log = BundleLog()
-    pki = _run(ensure_pki, ca, log)
-    for m in log.messages:
-        out.print(m, markup=False)
-    signed, errors = _run(sign_paths, paths or [Path("build")], pki.permissions_ca,
-                          pki.permissions_ca_key)
+    cert = _permissions_ca(ca, "sign", need_key=True)
+    signed, errors = _run(sign_paths, paths or [Path("build")], cert,
+                          cert.with_suffix(".key"))
     for p in signed:
         out.print(f"signed {p}", markup=False)
-    for e in errors:
-        err.print(e, markup=False)
+    for e in errors:  # unreadable files as govkit errors, invalid ones as findings
+        err.print(f"govkit: {e}" if e.exit_code == EXIT_USAGE else str(e), markup=False)
     if not signed and not errors:
         err.print(f"govkit: no .xml documents under {', '.join(map(str, paths or ['build']))}; "
                   f"run `govkit generate` first")
         raise typer.Exit(EXIT_USAGE)
-    raise typer.Exit(EXIT_INVALID if errors else EXIT_OK)
+    raise typer.Exit(max((e.exit_code for e in errors), default=EXIT_OK))
 
 
 @app.command()
 def verify(files: Annotated[list[Path], typer.Argument(help="Signed .p7s files.")],
-           ca: CaOpt = Path("pki"),
+           ca: VerifyCaOpt = Path("pki"),
            as_json: Annotated[bool, typer.Option("--json")] = False):
-    """Verify signatures against the Permissions CA and validate the signed documents."""
-    from .smime import verify_file
-    ca_cert = (ca / "permissions_ca.pem") if ca.is_dir() else ca
-    if not ca_cert.exists():
-        _fail(GovkitError(f"{ca_cert}: no Permissions CA certificate"))
-    results = [_run(verify_file, f, ca_cert) for f in files]
+    """Verify signatures as OpenSSL and Cyclone DDS do, and validate the signed documents."""
+    from .pki import load_certificate
+    from .smime import Verification, verify_file
+    ca_cert = _run(load_certificate, _permissions_ca(ca, "verify", need_key=False),
+                   "Permissions CA certificate")
+    results, code = [], EXIT_OK
+    for f in files:  # every file is reported, readable or not
+        try:
+            r = verify_file(f, ca_cert)
+        except GovkitError as e:  # unreadable: said on stderr, and exit 2 at the end
+            err.print(f"govkit: {e}", markup=False)
+            results.append(Verification(str(f), ok=False, problems=[f"cannot verify: {e}"]))
+            code = EXIT_USAGE
+            continue
+        results.append(r)
+        code = max(code, EXIT_OK if r.ok else EXIT_INVALID)
+        if as_json:
+            continue
+        if r.ok:
+            out.print(f"{r.file}: OK ({r.kind}, signed by {r.signer})", markup=False)
+        for w in r.warnings:
+            out.print(f"{r.file}: warning: {w}", markup=False)
+        for p in r.problems:
+            out.print(f"{r.file}: {p}", markup=False)
     if as_json:
         print(json.dumps([r.to_json() for r in results], indent=2))
-    else:
-        for r in results:
-            if r.ok:
-                out.print(f"{r.file}: OK ({r.kind}, signed by {r.signer})", markup=False)
-            for p in r.problems:
-                out.print(f"{r.file}: {p}", markup=False)
-    raise typer.Exit(EXIT_OK if all(r.ok for r in results) else EXIT_INVALID)
+    raise typer.Exit(code)
 
 
 @app.command()
@@ -250,8 +296,7 @@ def bench(
         "--seed", help="Seed of the shuffled run order (default: random, recorded).")] = None,
     out_dir: Annotated[Path | None, typer.Option(
         "--out", help="Results directory (default results/<timestamp>/).")] = None,
-    ca: Annotated[Path, typer.Option(
-        "--ca", help="Test PKI directory (created if missing).")] = Path("pki"),
+    ca: CaOpt = Path("pki"),
     build: Annotated[Path, typer.Option("--build", help="Where signed files go.")] = Path("build"),
     resume: Annotated[bool, typer.Option(
         "--resume", help="Continue an interrupted run (same settings only).")] = False,

@@ -7,22 +7,18 @@ project's schemas before anything is written: an invalid document is never writt
 from __future__ import annotations
 
 import datetime as dt
-import re
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 
-import jinja2
-
 from . import __version__, schema
+from .access import ACCESS_SCOPES, AccessScope, access_scope  # noqa: F401 (re-exported)
 from .errors import GovkitError
+from .findings import quote_value
 from .fsutil import write_atomic
-from .paths import TEMPLATES_DIR
+from .limits import MAX_DOMAIN_ID
 from .pki import TestPKI, subject_rfc2253
-from .profiles import SECURED_PROFILES, Profile
-
-# Cyclone DDS 0.10 accepts domain ids 0..230 only (access_control_parser.c).
-MAX_DOMAIN_ID = 230
+from .profiles import Profile
+from .templating import get_template
 
 
 @dataclass(frozen=True)
@@ -33,52 +29,23 @@ class DomainSet:
     @classmethod
     def parse(cls, text: str) -> DomainSet:
         """'0', '0-10' or a comma list of those."""
+        shown = quote_value(text)
         ranges = []
         for item in text.split(","):
-            m = re.fullmatch(r"\s*(\d+)\s*(?:-\s*(\d+)\s*)?", item)
-            if not m:
-                raise GovkitError(f"invalid --domain {text!r}: use N, N-M or a comma list")
-            lo, hi = int(m.group(1)), int(m.group(2) or m.group(1))
+            bounds = [b.strip() for b in item.split("-")]
+            if not 1 <= len(bounds) <= 2 or not all(b.isascii() and b.isdigit() for b in bounds):
+                raise GovkitError(f"invalid --domain {shown}: use N, N-M or a comma list")
+            # int() of a huge digit string is slow or refused: anything long is too high
+            lo, hi = (int(b) if len(b) <= 9 else MAX_DOMAIN_ID + 1 for b in (bounds[0],
+                                                                            bounds[-1]))
             if lo > hi or hi > MAX_DOMAIN_ID:
-                raise GovkitError(f"invalid --domain {text!r}: need min <= max <= "
+                raise GovkitError(f"invalid --domain {shown}: need min <= max <= "
                                   f"{MAX_DOMAIN_ID} (Cyclone DDS rejects higher domain ids)")
             ranges.append((lo, hi))
         return cls(tuple(ranges))
 
     def __contains__(self, domain_id: int) -> bool:
         return any(lo <= domain_id <= hi for lo, hi in self.ranges)
-
-
-@dataclass(frozen=True)
-class AccessScope:
-    """The topics and partitions one benchmark runner's participants use."""
-    runner: str
-    topics: tuple[str, ...]
-    partitions: tuple[str, ...]
-
-
-# ddsperf's topics for its default KS type; pongs are written to per-ping partitions
-# whose names ddsperf makes up at run time, so partitions need "*".
-ACCESS_SCOPES = {
-    "ddsperf": AccessScope("ddsperf", ("DDSPerfRDataKS", "DDSPerfRPingKS", "DDSPerfRPongKS",
-                                       "DDSPerfCPUStats"), ("*",)),
-    "perftest": AccessScope("perftest", ("Throughput", "Latency", "Announcement"), ("*",)),
-}
-
-
-def access_scope(runner: str) -> AccessScope:
-    try:
-        return ACCESS_SCOPES[runner]
-    except KeyError:
-        raise GovkitError(f"unknown runner {runner!r}; valid: {', '.join(ACCESS_SCOPES)}") \
-            from None
-
-
-@cache
-def _env() -> jinja2.Environment:
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES_DIR),
-                              autoescape=jinja2.select_autoescape(["xml.j2"]),
-                              undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
 
 
 def _xml_datetime(t: dt.datetime) -> str:
@@ -98,7 +65,7 @@ class GovernanceDocument:
         if not self.profile.security:
             raise GovkitError(f"profile {self.profile.name!r} loads no security plugins: "
                               f"it has no governance document")
-        return _env().get_template("governance.xml.j2").render(
+        return get_template("governance.xml.j2").render(
             profile=self.profile, s=self.profile.governance_settings(), domains=self.domains,
             version=__version__).encode()
 
@@ -128,7 +95,7 @@ class PermissionsDocument:
                    scope, domains)
 
     def render(self) -> bytes:
-        return _env().get_template("permissions.xml.j2").render(
+        return get_template("permissions.xml.j2").render(
             doc=self, domains=self.domains, version=__version__).encode()
 
 
@@ -160,16 +127,3 @@ def generate(profiles: list[Profile], pki: TestPKI, out_dir: Path,
         written.append(write_document(doc, out_dir / "permissions" / f"{name}.xml"))
     return written
 
-
-def render_all_for_tests() -> list[tuple[str, bytes]]:
-    """Every governance document and a representative permissions document, in memory."""
-    docs = [(f"governance/{p.name}.xml", GovernanceDocument(p).render())
-            for p in SECURED_PROFILES]
-    docs += [(f"governance/{p.name}-domains.xml",
-              GovernanceDocument(p, DomainSet.parse("0,3-7,230")).render())
-             for p in SECURED_PROFILES[:1]]
-    for runner, scope in ACCESS_SCOPES.items():
-        doc = PermissionsDocument("pub", "CN=pub,O=govkit test PKI", "2026-01-01T00:00:00Z",
-                                  "2027-01-01T00:00:00Z", scope, DomainSet.parse("0-230"))
-        docs.append((f"permissions/{runner}.xml", doc.render()))
-    return docs

@@ -1,6 +1,6 @@
 """The result types every validation stage shares: :class:`Finding` (one problem at one
-position), :class:`DocumentKind`, :class:`DocumentError`, and ``_show`` for quoting document
-values inside finding messages.
+position), :class:`DocumentKind`, :class:`DocumentError`, and :func:`quote_value` for quoting
+document values inside messages.
 
 Kept apart from the stages (``govkit.xmlsource``, ``govkit.schema``, ``govkit.lint``) so each
 of them can import these without importing the others.
@@ -46,7 +46,7 @@ class DocumentError(Exception):
         super().__init__("; ".join(str(f) for f in self.findings) or "invalid document")
 
 
-def _show(value: str, limit: int = 60) -> str:
+def quote_value(value: str, limit: int = 60) -> str:
     """Quote a document value for a message: visible whitespace, bounded length."""
     if len(value) > limit:
         value = value[:limit] + "..."

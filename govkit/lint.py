@@ -2,12 +2,16 @@
 
 Every message starts with the rule:
 
-* ``lint/domain-range``     a domain id (``id``, ``min`` or ``max``) above 230: Cyclone DDS
-                            refuses such documents.
+* ``lint/domain-range``     a domain id (``id``, ``min`` or ``max``) above MAX_DOMAIN_ID
+                            (230): Cyclone DDS refuses such documents.
 * ``lint/id-range-order``   ``id_range`` with ``min`` greater than ``max`` (an empty range).
 * ``lint/validity-order``   ``not_before`` is not earlier than ``not_after``.
 * ``lint/empty-topic-expression``  empty governance ``topic_expression`` (matches no topic).
 * ``lint/duplicate-grant-name``    two grants with the same ``name``.
+
+Values are read the way the schema validator reads them: all of an element's text, with
+comments and processing instructions inside it ignored (``<max>2<!-- -->31</max>`` is
+231, so a comment cannot hide a value from these rules).
 """
 
 from __future__ import annotations
@@ -15,11 +19,9 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-from govkit.findings import DocumentKind, Finding, _show
-from govkit.xmlsource import _Doc, _local
-
-CYCLONE_MAX_DOMAIN_ID = 230
-
+from govkit.findings import DocumentKind, Finding, quote_value
+from govkit.limits import MAX_DOMAIN_ID
+from govkit.xmlsource import ParsedDocument, local_name, text_value
 
 # --------------------------------------------------------------------------- lint
 
@@ -38,6 +40,11 @@ def _days_from_civil(y: int, m: int, d: int) -> int:
     return era * 146097 + doe - 719468
 
 
+def is_xml_datetime(text: str) -> bool:
+    """True for an xs:dateTime (surrounding whitespace allowed)."""
+    return _DATETIME_RE.match(text) is not None
+
+
 def _datetime_key(text: str) -> Fraction | None:
     """Seconds since the epoch of an xs:dateTime (no timezone: taken as UTC)."""
     m = _DATETIME_RE.match(text or "")
@@ -54,17 +61,19 @@ def _datetime_key(text: str) -> Fraction | None:
 
 
 def _int_text(elem) -> int | None:
-    try:
-        return int((elem.text or "").strip())
-    except ValueError:
+    text = text_value(elem).strip()
+    # Schema-valid values are decimal integers; a huge one is simply "too big".
+    if not (text.isascii() and text.isdigit()):
         return None
+    return int(text) if len(text) <= 18 else 10 ** 18
 
 
 def _children(elem, name: str) -> list:
-    return [c for c in elem if isinstance(c.tag, str) and _local(c) == name]
+    return [c for c in elem if isinstance(c.tag, str) and local_name(c) == name]
 
 
-def _lint(doc: _Doc, kind: DocumentKind) -> list[Finding]:
+def lint_findings(doc: ParsedDocument, kind: DocumentKind) -> list[Finding]:
+    """The lint rules above, for a schema-valid document."""
     findings: list[Finding] = []
     for domains in doc.root.iter("domains"):
         for item in domains:
@@ -86,13 +95,15 @@ def _lint(doc: _Doc, kind: DocumentKind) -> list[Finding]:
                 continue
             for v in values:
                 n = _int_text(v)
-                if n is not None and n > CYCLONE_MAX_DOMAIN_ID:
+                if n is not None and n > MAX_DOMAIN_ID:
+                    shown = text_value(v).strip()
+                    shown = shown if len(shown) <= 20 else shown[:20] + "..."
                     findings.append(doc.finding(v, (
-                        f"lint/domain-range: domain id {n} in <{v.tag}> is above "
-                        f"{CYCLONE_MAX_DOMAIN_ID}, the highest domain id Cyclone DDS accepts")))
+                        f"lint/domain-range: domain id {shown} in <{v.tag}> is above "
+                        f"{MAX_DOMAIN_ID}, the highest domain id Cyclone DDS accepts")))
     if kind is DocumentKind.GOVERNANCE:
         for expr in doc.root.iter("topic_expression"):
-            if not (expr.text or "").strip():
+            if not text_value(expr).strip():
                 findings.append(doc.finding(expr, (
                     "lint/empty-topic-expression: topic_expression is empty, so this "
                     "topic_rule matches no topic")))
@@ -101,22 +112,22 @@ def _lint(doc: _Doc, kind: DocumentKind) -> list[Finding]:
             nb, na = _children(validity, "not_before"), _children(validity, "not_after")
             if not (nb and na):
                 continue
-            a, b = _datetime_key(nb[0].text or ""), _datetime_key(na[0].text or "")
+            before, after = text_value(nb[0]).strip(), text_value(na[0]).strip()
+            a, b = _datetime_key(before), _datetime_key(after)
             if a is not None and b is not None and a >= b:
                 findings.append(doc.finding(na[0], (
-                    f"lint/validity-order: not_before {(nb[0].text or '').strip()} is not "
-                    f"earlier than not_after {(na[0].text or '').strip()}; "
-                    "the grant is never valid")))
-        first_use: dict[str, int] = {}
+                    f"lint/validity-order: not_before {before} is not earlier than "
+                    f"not_after {after}; the grant is never valid")))
+        first_use: dict[str, object] = {}
         for grant in doc.root.iter("grant"):
             name = grant.get("name")
             if name is None:
                 continue
-            line, _ = doc.locate(grant)
             if name in first_use:
+                line, _ = doc.locate(first_use[name])
                 findings.append(doc.finding(grant, (
-                    f"lint/duplicate-grant-name: grant name {_show(name)} is already used "
-                    f"by the grant on line {first_use[name]}")))
+                    f"lint/duplicate-grant-name: grant name {quote_value(name)} is already used "
+                    f"by the grant on line {line}")))
             else:
-                first_use[name] = line
+                first_use[name] = grant
     return findings

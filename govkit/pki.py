@@ -6,7 +6,10 @@ its own permissions document (sros2 issue #282). RTI Perftest can only take one 
 
 Files are flat in the PKI directory:
   identity_ca.pem/.key, permissions_ca.pem/.key, <participant>.pem/.key
-Keys are written atomically with mode 0600 and never overwritten unless `force`.
+Keys are written atomically with mode 0600 and never overwritten unless `force`; with
+`force` the CAs are replaced and every participant already there is reissued by the new
+Identity CA, so the directory always holds one consistent PKI. Every file is read with a
+size limit, and a file that is not what it should be is one clean error, never a crash.
 
 Vendor notes (Cyclone DDS 0.10):
 - identities must be RSA-2048 or EC P-256; nothing else is accepted;
@@ -24,19 +27,46 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cryptography import x509
+from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from .errors import GovkitError
+from .errors import EXIT_USAGE, GovkitError
 from .fsutil import write_atomic
+from .inputs import read_input
+from .limits import KEY_TYPES, MAX_PEM_BYTES
 
-KEY_TYPES = ("ec-p256", "rsa-2048")  # the two identity key types Cyclone DDS 0.10 accepts
 DEFAULT_PARTICIPANTS = ("pub", "sub")
 CLOCK_SKEW = dt.timedelta(hours=1)   # backdate not_before so a slightly-behind peer agrees
 ORGANIZATION = "govkit test PKI"
 _NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
 _CA_FILES = ("identity_ca", "permissions_ca")
+# The last instant an X.509 certificate can state (GeneralizedTime 99991231235959Z).
+LAST_VALID_TIME = dt.datetime(9999, 12, 31, 23, 59, 59, tzinfo=dt.UTC)
+
+
+def load_certificate(path: Path, what: str = "certificate") -> x509.Certificate:
+    """A PEM certificate (the first in the file); GovkitError (exit 2) otherwise."""
+    data = read_input(path, MAX_PEM_BYTES, what)
+    try:
+        return x509.load_pem_x509_certificate(data)
+    except ValueError:
+        raise GovkitError(f"{path}: not a PEM certificate", EXIT_USAGE) from None
+
+
+def load_private_key(path: Path):
+    """An unencrypted PEM private key; GovkitError (exit 2) otherwise."""
+    data = read_input(path, MAX_PEM_BYTES, "private key")
+    try:
+        return serialization.load_pem_private_key(data, None)
+    except (ValueError, TypeError, UnsupportedAlgorithm):
+        raise GovkitError(f"{path}: not an unencrypted PEM private key", EXIT_USAGE) from None
+
+
+def max_days(now: dt.datetime) -> int:
+    """The longest validity (in days) a certificate issued at `now` can have."""
+    return (LAST_VALID_TIME - now).days
 
 
 def _new_key(key_type: str):
@@ -118,7 +148,7 @@ def subject_rfc2253(cert: x509.Certificate) -> str:
 
 @dataclass(frozen=True)
 class TestPKI:
-    """A PKI directory on disk. `load` reads one; `init_pki` creates or extends one."""
+    """A PKI directory on disk; `init_pki` creates or extends one."""
     directory: Path
 
     __test__ = False  # not a pytest test class
@@ -141,31 +171,55 @@ class TestPKI:
     def permissions_ca_key(self) -> Path:
         return self.path("permissions_ca", ".key")
 
-    def participants(self) -> list[str]:
+    def identities(self) -> list[str]:
+        """Every participant with a certificate and a key here, current or not."""
         return sorted(p.stem for p in self.directory.glob("*.pem")
                       if p.stem not in _CA_FILES and p.with_suffix(".key").exists())
 
+    def participants(self) -> list[str]:
+        """The participants whose certificate the current Identity CA issued (the only
+        ones a permissions document may be written for)."""
+        stale = set(self.stale_participants())
+        return [n for n in self.identities() if n not in stale]
+
+    def stale_participants(self) -> list[str]:
+        """Participants whose certificate the current Identity CA did not issue (left over
+        from an earlier PKI), or that cannot be read."""
+        ca = self.certificate("identity_ca")
+        stale = []
+        for name in self.identities():
+            try:
+                self.certificate(name).verify_directly_issued_by(ca)
+            except (GovkitError, ValueError, TypeError, InvalidSignature):
+                stale.append(name)
+        return stale
+
     def certificate(self, stem: str) -> x509.Certificate:
-        return x509.load_pem_x509_certificate(self.path(stem).read_bytes())
+        return load_certificate(self.path(stem))
 
     def private_key(self, stem: str):
-        return serialization.load_pem_private_key(self.path(stem, ".key").read_bytes(), None)
+        return load_private_key(self.path(stem, ".key"))
+
+    def key_pair(self, stem: str):
+        """(certificate, key) of a CA or participant; GovkitError if they do not match."""
+        cert, key = self.certificate(stem), self.private_key(stem)
+        if key.public_key() != cert.public_key():
+            raise GovkitError(f"{self.path(stem, '.key')}: does not belong to the certificate "
+                              f"{self.path(stem)}", EXIT_USAGE)
+        return cert, key
 
     @property
     def single_ca(self) -> bool:
-        return self.identity_ca.read_bytes() == self.permissions_ca.read_bytes()
+        return self.certificate("identity_ca") == self.certificate("permissions_ca")
 
     def exists(self) -> bool:
         return all(self.path(s, x).exists() for s in _CA_FILES for x in (".pem", ".key"))
 
-    @classmethod
-    def load(cls, directory: Path) -> TestPKI:
-        pki = cls(Path(directory))
-        if not pki.exists():
-            raise GovkitError(f"{directory}: no test PKI here (expected identity_ca.pem/.key and "
-                              f"permissions_ca.pem/.key); create one with `govkit pki init "
-                              f"{directory}`")
-        return pki
+
+def _existing_participants(pki: TestPKI) -> list[str]:
+    """Participant names with a key or a certificate in the directory."""
+    return sorted({p.stem for p in pki.directory.iterdir() if p.suffix in (".pem", ".key")
+                   and p.stem not in _CA_FILES and _NAME_RE.fullmatch(p.stem)})
 
 
 def _write_pair(pki: TestPKI, stem: str, cert, key, force: bool) -> None:
@@ -179,21 +233,25 @@ def init_pki(directory: Path, participants: tuple[str, ...] | list[str] = DEFAUL
              single_ca: bool = False, now: dt.datetime | None = None) -> tuple[TestPKI, list[str]]:
     """Create (or extend) a test PKI. Returns it and the list of files created.
 
-    An existing CA is reused and existing participants are kept as they are; nothing with a
-    key is replaced unless `force` is set.
+    Without `force` an existing CA is reused and existing participants are kept as they
+    are: nothing with a key is replaced. With `force` both CAs are new and every
+    participant, named or already present, is reissued by the new Identity CA.
     """
     if key_type not in KEY_TYPES:
         raise GovkitError(f"unknown key type {key_type!r}; Cyclone DDS 0.10 accepts only "
                           f"{', '.join(KEY_TYPES)}")
-    if days < 1:
-        raise GovkitError("--days must be at least 1")
+    now = now or dt.datetime.now(dt.UTC)
+    if not 1 <= days <= max_days(now):
+        raise GovkitError(f"--days must be between 1 and {max_days(now)} (no certificate can "
+                          f"be valid after {LAST_VALID_TIME.date()})")
     for name in participants:
         if not _NAME_RE.fullmatch(name) or name in _CA_FILES:
             raise GovkitError(f"invalid participant name {name!r}: use letters, digits, '_', "
                               f"'.', '-' (no ',' '/' '|' '+' or spaces: Cyclone splits subject "
                               f"names on them) and not {' or '.join(_CA_FILES)}")
-    now = now or dt.datetime.now(dt.UTC)
     pki = TestPKI(Path(directory))
+    if pki.directory.exists() and not pki.directory.is_dir():
+        raise GovkitError(f"{directory}: exists and is not a directory")
     pki.directory.mkdir(parents=True, exist_ok=True)
     created: list[str] = []
     if force or not pki.exists():
@@ -214,7 +272,9 @@ def init_pki(directory: Path, participants: tuple[str, ...] | list[str] = DEFAUL
     elif single_ca and not pki.single_ca:
         raise GovkitError(f"{directory}: has separate identity and permissions CAs; use another "
                           f"directory for a single-CA PKI (or --force to replace it)")
-    id_cert, id_key = pki.certificate("identity_ca"), pki.private_key("identity_ca")
+    id_cert, id_key = pki.key_pair("identity_ca")
+    if force:  # the old participants' certificates are from the old Identity CA: reissue
+        participants = sorted(set(participants) | set(_existing_participants(pki)))
     for name in participants:
         if pki.path(name, ".key").exists() and not force:
             continue

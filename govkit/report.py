@@ -11,18 +11,18 @@ the plots (govkit.report_plots) only draw it.
 from __future__ import annotations
 
 import json
+from functools import cache
 from pathlib import Path
 from typing import Any
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+from jinja2 import Environment
 from markupsafe import Markup
 
 from . import results, stats
 from .errors import EXIT_USAGE, GovkitError
 from .fsutil import write_atomic
-from .paths import TEMPLATES_DIR
 from .profiles import PROFILES
-from .report_check import MODES, SCHEMA, Malformed, check, describe, load_results
+from .report_check import MODES, SCHEMA, Malformed, check, describe
 from .report_model import (
     DASH,
     FORMATTERS,
@@ -51,7 +51,9 @@ from .report_model import (
     wbr,
 )
 from .report_plots import build_figures
+from .results import load_results
 from .tables import flag_advice
+from .templating import template_environment
 
 __all__ = ["HTML_NAME", "RESULTS_NAME", "SCHEMA", "SUMMARY_NAME", "build_report_model",
            "load_results", "render_html", "render_summary_md", "write_report"]
@@ -368,12 +370,9 @@ def _governance(profiles: list[ProfileInfo]) -> Governance:
 # ---------------------------------------------------------------------- rendering
 
 
+@cache
 def _environment() -> Environment:
-    env = Environment(loader=FileSystemLoader(TEMPLATES_DIR), undefined=StrictUndefined,
-                      autoescape=select_autoescape(enabled_extensions=("html.j2",),
-                                                   disabled_extensions=("md.j2",),
-                                                   default=True),
-                      trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    env = template_environment(trim_blocks=True)
     env.filters.update({**FORMATTERS, "wbr": wbr, "ci": fmt_ci, "value": fmt_value,
                         "values": fmt_values, "size": fmt_size, "md": _md_cell,
                         "mdcode": _md_code, "first_line": first_line})

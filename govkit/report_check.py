@@ -9,15 +9,12 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 from typing import Any
 
 from . import results, stats
-from .errors import EXIT_USAGE, GovkitError
 
 SCHEMA = results.SCHEMA
 OLD_SCHEMAS = ("govkit.bench/1",)      # per-repeat figures only, no raw rows
-MAX_DEPTH = 32                         # results.json nests 5 deep; deeper is not ours
 MODES = tuple(dict.fromkeys(f.mode for f in stats.ROW_FORMATS.values()))   # latency, …
 # The numbers each raw row (or runner summary) must hold, per row format (govkit.stats).
 _ROW_KEYS = {
@@ -191,41 +188,3 @@ def check(doc: Any) -> None:
 # --------------------------------------------------------------------- reading
 
 
-def load_results(path: Path) -> dict:
-    """Parse results.json; any problem is one GovkitError line naming the file."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise GovkitError(f"{path}: not found (run `govkit bench` first)", EXIT_USAGE) from None
-    except (OSError, UnicodeDecodeError) as e:
-        reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
-        raise GovkitError(f"{path}: cannot read: {reason}", EXIT_USAGE) from None
-    try:
-        doc = json.loads(text, parse_constant=_reject_constant)
-        deep = _too_deep(doc)
-    except json.JSONDecodeError as e:
-        raise GovkitError(f"{path}: not valid JSON: {e.msg} at line {e.lineno} column "
-                          f"{e.colno}", EXIT_USAGE) from None
-    except RecursionError:              # the parser's own limit, far deeper than ours
-        doc, deep = None, True
-    except ValueError as e:
-        raise GovkitError(f"{path}: not valid JSON: {e}", EXIT_USAGE) from None
-    if deep:
-        raise GovkitError(f"{path}: nested deeper than {MAX_DEPTH} levels; not a govkit "
-                          "results file", EXIT_USAGE)
-    return doc
-
-
-def _too_deep(doc: Any) -> bool:
-    """Iteratively (no recursion), whether any value sits deeper than MAX_DEPTH."""
-    level = [doc]
-    for _ in range(MAX_DEPTH + 1):
-        level = [v for x in level if isinstance(x, dict | list)
-                 for v in (x.values() if isinstance(x, dict) else x)]
-        if not level:
-            return False
-    return True
-
-
-def _reject_constant(name: str) -> None:
-    raise ValueError(f"{name} is not a JSON number")

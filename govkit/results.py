@@ -18,10 +18,13 @@ import subprocess
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from . import __version__, stats
-from .errors import GovkitError
+from .errors import EXIT_USAGE, GovkitError
 from .fsutil import write_atomic
+from .inputs import read_input
+from .limits import MAX_RESULTS_BYTES
 from .profiles import PROFILES, get_profile
 from .published import published_latency
 
@@ -91,12 +94,9 @@ class ResultStore:
     @classmethod
     def load(cls, directory: Path) -> ResultStore:
         path = Path(directory) / "results.json"
-        try:
-            doc = json.loads(path.read_text())
-        except FileNotFoundError:
-            raise GovkitError(f"{path}: no results to resume") from None
-        except (OSError, ValueError, RecursionError) as e:
-            raise GovkitError(f"{path}: unreadable results file: {e}") from None
+        if not path.exists():
+            raise GovkitError(f"{path}: no results to resume")
+        doc = load_results(path)
         if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
             found = doc.get("schema") if isinstance(doc, dict) else None
             raise GovkitError(f"{path}: schema is {found!r}, expected {SCHEMA!r}")
@@ -131,6 +131,49 @@ class ResultStore:
                         and r["mode"] == mode and r.get("status") == "ok"]
                 if rows:
                     write_atomic(self.directory / csv_name(profile, mode), to_csv(rows, mode))
+
+
+MAX_DEPTH = 32       # results.json nests 5 deep; deeper is not ours
+
+
+def load_results(path: Path) -> Any:
+    """Parse a results.json (a regular file within MAX_RESULTS_BYTES); any problem is one
+    GovkitError line naming the file. Checked for depth without recursion, so no input can
+    make a reader of it recurse."""
+    if not Path(path).exists():
+        raise GovkitError(f"{path}: not found (run `govkit bench` first)", EXIT_USAGE)
+    data = read_input(Path(path), MAX_RESULTS_BYTES, "results file")
+    try:
+        doc = json.loads(data.decode("utf-8"), parse_constant=_reject_constant)
+        deep = _too_deep(doc)
+    except UnicodeDecodeError as e:
+        raise GovkitError(f"{path}: cannot read: {e}", EXIT_USAGE) from None
+    except json.JSONDecodeError as e:
+        raise GovkitError(f"{path}: not valid JSON: {e.msg} at line {e.lineno} column "
+                          f"{e.colno}", EXIT_USAGE) from None
+    except RecursionError:              # the parser's own limit, far deeper than ours
+        doc, deep = None, True
+    except ValueError as e:
+        raise GovkitError(f"{path}: not valid JSON: {e}", EXIT_USAGE) from None
+    if deep:
+        raise GovkitError(f"{path}: nested deeper than {MAX_DEPTH} levels; not a govkit "
+                          "results file", EXIT_USAGE)
+    return doc
+
+
+def _too_deep(doc: Any) -> bool:
+    """Iteratively (no recursion), whether any value sits deeper than MAX_DEPTH."""
+    level = [doc]
+    for _ in range(MAX_DEPTH + 1):
+        level = [v for x in level if isinstance(x, dict | list)
+                 for v in (x.values() if isinstance(x, dict) else x)]
+        if not level:
+            return False
+    return True
+
+
+def _reject_constant(name: str) -> None:
+    raise ValueError(f"{name} is not a JSON number")
 
 
 def check_resumable(stored: dict, wanted: dict, path: Path) -> None:

@@ -2,51 +2,50 @@
 schemas (``schemas/governance.xsd``, ``schemas/permissions.xsd``) and a small lint pass.
 
 Every problem is a :class:`Finding` printed as ``FILE:LINE:COLUMN: message``. Lines and
-columns are 1-based and point at the ``<`` of the element's start tag. For S/MIME
-(``multipart/signed``) files the line numbers point into the wrapper file, not into the
-extracted XML.
+columns are 1-based and point at the ``<`` of the element's start tag. For S/MIME files the
+line numbers point into the S/MIME file, not into the extracted XML.
 
 This module holds the XSD step, its friendly messages and the public entry points. Safe
-parsing, source positions and S/MIME unwrapping live in :mod:`govkit.xmlsource` (see there
-for how hostile input is refused); the lint rules, listed in :mod:`govkit.lint`, run only
-when the document is schema-valid.
+parsing and source positions live in :mod:`govkit.xmlsource`, S/MIME reading (exactly as
+OpenSSL reads it) in :mod:`govkit.mime`; the lint rules, listed in :mod:`govkit.lint`, run
+only when the document is schema-valid. Every step is linear in the input, and the number
+of findings worked out in detail is capped.
 """
 
 from __future__ import annotations
 
 import difflib
-import re
 import threading
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
 from lxml import etree
 
+from govkit import mime
 from govkit.errors import EXIT_USAGE, GovkitError
-from govkit.findings import DocumentError, DocumentKind, Finding, _show
-from govkit.lint import _DATETIME_RE, CYCLONE_MAX_DOMAIN_ID, _lint
+from govkit.findings import DocumentError, DocumentKind, Finding, quote_value
+from govkit.inputs import read_input, too_large_message
+from govkit.limits import MAX_DOCUMENT_BYTES, MAX_SMIME_BYTES
+from govkit.lint import is_xml_datetime, lint_findings
 from govkit.paths import SCHEMAS_DIR
 from govkit.xmlsource import (
-    MAX_DOCUMENT_BYTES,
-    _Doc,
-    _local,
-    _looks_like_mime,
-    _make_parser,
-    _parse,
-    _split_smime,
-    _too_large,
-    unwrap_smime,
+    ParsedDocument,
+    local_name,
+    parse_xml,
+    safe_parser,
+    text_value,
 )
 
 __all__ = [
     "MAX_DOCUMENT_BYTES",
-    "CYCLONE_MAX_DOMAIN_ID",
+    "DocumentCheck",
     "DocumentError",
     "DocumentKind",
     "Finding",
+    "check_bytes",
     "document_kind",
-    "parse_document",
-    "unwrap_smime",
+    "signed_document",
     "validate_bytes",
     "validate_file",
 ]
@@ -63,17 +62,8 @@ _KIND_CHILD = {
 }
 
 
-def parse_document(data: bytes, filename: str):
-    """Parse one XML document safely and return its root element.
-
-    Raises DocumentError (with findings) for oversize, DTD-carrying or malformed input.
-    The input must be plain XML; S/MIME wrappers are not removed here (see unwrap_smime).
-    """
-    if _looks_like_mime(bytes(data[:4096])):
-        raise DocumentError([Finding(
-            filename, 1, 1,
-            "this is a MIME (S/MIME) message, not plain XML: extract the signed document first")])
-    return _parse(data, filename).root
+_NOT_PLAIN_XML = ("this is a MIME (S/MIME) message, not a plain XML document (a signed "
+                  "file renamed, or signed twice?)")
 
 
 def document_kind(root) -> DocumentKind:
@@ -81,13 +71,13 @@ def document_kind(root) -> DocumentKind:
     if hasattr(root, "getroot"):
         root = root.getroot()
     for child in root:
-        kind = _KIND_CHILD.get(_local(child))
+        kind = _KIND_CHILD.get(local_name(child))
         if kind is not None:
             return kind
     filename = root.getroottree().docinfo.URL or "<document>"
     raise DocumentError([Finding(
         filename, root.sourceline or 1, 1,
-        f"cannot tell the document kind: <{_local(root)}> has neither a <domain_access_rules> "
+        f"cannot tell the document kind: <{local_name(root)}> has neither a <domain_access_rules> "
         "child (governance) nor a <permissions> child (permissions)")])
 
 
@@ -100,7 +90,7 @@ _schema_lock = threading.Lock()
 def _schema(kind: DocumentKind) -> etree.XMLSchema:
     path = Path(SCHEMAS_DIR) / _SCHEMA_FILES[kind]
     try:
-        xsd = etree.parse(str(path), _make_parser())
+        xsd = etree.parse(str(path), safe_parser())
         return etree.XMLSchema(xsd)
     except OSError as err:
         raise GovkitError(f"{path}: cannot read the {kind.value} schema: {err}",
@@ -162,19 +152,61 @@ _FOREIGN_IN = {
     ("relay", "validity"): "OpenDDS's action-level validity extension",
 }
 
-_MSG_ELEMENT_RE = re.compile(r"^Element '(?P<el>[^']*)'(?:, attribute '(?P<attr>[^']*)')?: ")
-_ATOMIC_RE = re.compile(r"^'(?P<value>.*)' is not a valid value of the (?:local )?"
-                        r"(?:atomic|list|union) type '?(?P<type>[^']*)'?\.?$", re.S)
-_ENUM_RE = re.compile(r"^\[facet 'enumeration'\] The value '(?P<value>.*)' is not an element of "
-                      r"the set \{(?P<set>.*)\}\.?$", re.S)
-_EXPECTED_RE = re.compile(r"Expected is (?:one of )?\( (?P<list>[^)]*) \)")
+_ELEMENT_PREFIX = "Element '"
+_ATOMIC_MARK = "' is not a valid value of the "
+_ENUM_PREFIX = "[facet 'enumeration'] The value '"
+_ENUM_MARK = "' is not an element of the set {"
+
+
+def _split_element(message: str) -> tuple[str, str | None, str] | None:
+    """libxml2's "Element 'E'[, attribute 'A']: rest" as (E, A, rest), or None."""
+    if not message.startswith(_ELEMENT_PREFIX):
+        return None
+    end = message.find("'", len(_ELEMENT_PREFIX))
+    if end < 0:
+        return None
+    el, rest, attr = message[len(_ELEMENT_PREFIX):end], message[end + 1:], None
+    if rest.startswith(", attribute '"):
+        a_end = rest.find("'", len(", attribute '"))
+        if a_end < 0:
+            return None
+        attr, rest = rest[len(", attribute '"):a_end], rest[a_end + 1:]
+    if not rest.startswith(": "):
+        return None
+    return el, attr, rest[2:].strip()
+
+
+def _atomic(rest: str) -> tuple[str, str] | None:
+    """"'V' is not a valid value of the [local ]atomic|list|union type 'T'." as (V, T)."""
+    mark = rest.rfind(_ATOMIC_MARK)
+    if not rest.startswith("'") or mark < 1:
+        return None
+    tail = rest[mark + len(_ATOMIC_MARK):].removeprefix("local ")
+    for kind in ("atomic type ", "list type ", "union type "):
+        if tail.startswith(kind):
+            return rest[1:mark], tail[len(kind):].rstrip(".").strip("'")
+    return None
+
+
+def _enumeration(rest: str) -> tuple[str, list[str]] | None:
+    """"[facet 'enumeration'] The value 'V' is not an element of the set {'A', ...}." """
+    mark = rest.rfind(_ENUM_MARK)
+    if not rest.startswith(_ENUM_PREFIX) or mark < len(_ENUM_PREFIX) - 1:
+        return None
+    allowed = rest[mark + len(_ENUM_MARK):].rstrip(".").removesuffix("}")
+    return (rest[len(_ENUM_PREFIX):mark],
+            [v.strip().strip("'") for v in allowed.split(",")])
 
 
 def _expected_names(message: str) -> list[str]:
-    m = _EXPECTED_RE.search(message)
-    if not m:
+    at = message.find("Expected is ")
+    if at < 0:
         return []
-    return [n.strip().rsplit("}", 1)[-1] for n in m.group("list").split(",") if n.strip()]
+    rest = message[at + len("Expected is "):].removeprefix("one of ")
+    if not rest.startswith("( ") or " )" not in rest:
+        return []
+    names = rest[2:rest.index(" )")]
+    return [n.strip().rsplit("}", 1)[-1] for n in names.split(",") if n.strip()]
 
 
 def _expected_text(names: list[str]) -> str:
@@ -204,39 +236,39 @@ def _did_you_mean(value: str, allowed: tuple[str, ...] | list[str]) -> str:
 
 def _value_message(el: str, elem, value: str, type_name: str) -> str:
     if elem is not None and len(elem) == 0:
-        value = elem.text or ""
+        value = text_value(elem)
     base = type_name.rsplit("}", 1)[-1]
     if base in ("xs:boolean", "boolean"):
         hint = ""
         if value.strip().lower() in ("true", "false"):
             hint = f" (booleans are lowercase: use {value.strip().lower()})"
-        return (f"{el}: {_show(value)} is not an xs:boolean; allowed: "
+        return (f"{el}: {quote_value(value)} is not an xs:boolean; allowed: "
                 f"{', '.join(_BOOLEAN_VALUES)}{hint}")
     if base in ("xs:dateTime", "dateTime"):
         hint = ""
-        if value != value.strip() and _DATETIME_RE.match(value.strip()):
+        if value != value.strip() and is_xml_datetime(value.strip()):
             # XSD collapses whitespace here, but libxml2 (xmllint, lxml) does not.
             hint = " (remove the surrounding whitespace: libxml2-based validators reject it)"
-        return (f"{el}: {_show(value)} is not an xs:dateTime; expected "
+        return (f"{el}: {quote_value(value)} is not an xs:dateTime; expected "
                 f"YYYY-MM-DDThh:mm:ss[.fff][Z|(+|-)hh:mm], e.g. 2030-01-01T00:00:00Z{hint}")
     if base in ("DomainIdNumber", "xs:nonNegativeInteger", "nonNegativeInteger"):
-        return (f"{el}: {_show(value)} is not a valid domain id; expected a non-negative "
+        return (f"{el}: {quote_value(value)} is not a valid domain id; expected a non-negative "
                 "integer (xs:nonNegativeInteger)")
     if base in ("ProtectionKindEnum", "BasicProtectionKindEnum", "DefaultVerdict"):
         friendly = {"ProtectionKindEnum": "ProtectionKind",
                     "BasicProtectionKindEnum": "BasicProtectionKind",
                     "DefaultVerdict": "DefaultAction"}[base]
         allowed = _ENUMS[friendly]
-        return (f"{el}: {_show(value)} is not a valid {friendly}; allowed: "
+        return (f"{el}: {quote_value(value)} is not a valid {friendly}; allowed: "
                 f"{', '.join(allowed)}{_did_you_mean(value, allowed)}")
-    return f"{el}: {_show(value)} is not a valid value of type {base}"
+    return f"{el}: {quote_value(value)} is not a valid value of type {base}"
 
 
-def _content_message(el: str, elem, rest: str) -> str:
+def _content_message(doc: ParsedDocument, el: str, elem, rest: str) -> str:
     names = _expected_names(rest)
     parent = elem.getparent() if elem is not None else None
-    parent_name = _local(parent) if parent is not None else ""
-    siblings = [_local(c) for c in parent if isinstance(c.tag, str)] if parent is not None else []
+    parent_name = local_name(parent) if parent is not None else ""
+    siblings = doc.child_names(parent)[1] if parent is not None else {}
     order = _ORDER.get(parent_name, ())
     foreign = _FOREIGN_IN.get((parent_name, el)) or _FOREIGN.get(el)
     if foreign:
@@ -247,22 +279,22 @@ def _content_message(el: str, elem, rest: str) -> str:
         hint = ""
 
     if "Missing child element(s)" in rest:
-        own = [_local(c) for c in elem if isinstance(c.tag, str)] if elem is not None else []
-        if el in ("publish", "subscribe", "relay") and "topics" not in own:
+        own = doc.child_names(elem)[1] if elem is not None else {}
+        if el in ("publish", "subscribe", "relay") and not own.get("topics"):
             return f"{el}: missing child element; expected topics (required)"
         return f"{el}: missing child element; {_expected_text(names)}" if names else \
             f"{el}: missing child element(s)"
     if "This element is not expected" in rest:
         if not names:
-            if not foreign and siblings.count(el) > 1 and (
+            if not foreign and siblings.get(el, 0) > 1 and (
                     el in order or parent_name in ("publish", "subscribe", "relay")):
                 return f"{el}: element not allowed here (duplicate {el}?){hint}"
             return f"{el}: element not allowed here{hint}"
         expected = _expected_text(names)
         if el not in order:
             return f"{el}: unexpected element; {expected}{hint}"
-        missing = [n for n in names if n not in siblings]
-        if (siblings.count(el) > 1 and names[0] in order
+        missing = [n for n in names if not siblings.get(n)]
+        if (siblings.get(el, 0) > 1 and names[0] in order
                 and order.index(el) < order.index(names[0])):
             return f"{el}: duplicate element; {expected} here"
         if len(names) == 1 and missing:
@@ -270,8 +302,10 @@ def _content_message(el: str, elem, rest: str) -> str:
         order_text = _ORDER_TEXT.get(parent_name, ", ".join(order))
         return f"{el}: out of order; {expected} here (order in {parent_name}: {order_text})"
     if "is required but missing" in rest:
-        m = re.search(r"attribute '([^']*)'", rest)
-        return f"{el}: missing required attribute '{m.group(1) if m else '?'}'"
+        at = rest.find("attribute '")
+        end = rest.find("'", at + len("attribute '")) if at >= 0 else -1
+        name = rest[at + len("attribute '"):end] if end >= 0 else "?"
+        return f"{el}: missing required attribute '{name}'"
     if "Character content other than whitespace is not allowed" in rest:
         return f"{el}: text is not allowed here ({el} may only contain child elements)"
     if "Element content is not allowed" in rest:
@@ -284,69 +318,73 @@ def _content_message(el: str, elem, rest: str) -> str:
     return f"{el}: {rest}"
 
 
-def _schema_message(entry, elem) -> str:
+def _schema_message(doc: ParsedDocument, entry, elem) -> str:
     message = entry.message or ""
-    m = _MSG_ELEMENT_RE.match(message)
-    if not m:
+    parts = _split_element(message)
+    if parts is None:
         return message
-    el = m.group("el").rsplit("}", 1)[-1]
-    attr = m.group("attr")
-    rest = message[m.end():].strip()
+    el, attr, rest = parts
+    el = el.rsplit("}", 1)[-1]
     if attr is not None:
         attr_local = attr.rsplit("}", 1)[-1]
         if "is not allowed" in rest:
             return f"{el}: attribute '{attr_local}' is not allowed"
-        av = _ATOMIC_RE.match(rest)
+        av = _atomic(rest)
         if av:
-            return f"{el}: attribute '{attr_local}': {_show(av.group('value'))} is not valid"
+            return f"{el}: attribute '{attr_local}': {quote_value(av[0])} is not valid"
         return f"{el}: attribute '{attr_local}': {rest}"
-    em = _ENUM_RE.match(rest)
+    em = _enumeration(rest)
     if em:
+        value, allowed = em
         friendly = _enum_type_for(el)
-        allowed = [v.strip().strip("'") for v in em.group("set").split(",")]
         if list(_ENUMS[friendly]) == allowed or set(_ENUMS[friendly]) == set(allowed):
             allowed = list(_ENUMS[friendly])
         else:
             friendly = "value"
-        value = em.group("value")
         if elem is not None and len(elem) == 0:
-            value = elem.text or ""
-        return (f"{el}: {_show(value)} is not a valid {friendly}; allowed: "
+            value = text_value(elem)
+        return (f"{el}: {quote_value(value)} is not a valid {friendly}; allowed: "
                 f"{', '.join(allowed)}{_did_you_mean(value, allowed)}")
-    av = _ATOMIC_RE.match(rest)
+    av = _atomic(rest)
     if av:
-        return _value_message(el, elem, av.group("value"), av.group("type"))
-    return _content_message(el, elem, rest)
+        return _value_message(el, elem, av[0], av[1])
+    return _content_message(doc, el, elem, rest)
 
 
-def _schema_findings(doc: _Doc, kind: DocumentKind) -> list[Finding]:
+def _schema_findings(doc: ParsedDocument, kind: DocumentKind) -> tuple[list[Finding], int]:
+    """The schema's findings (at most MAX_FINDINGS), and how many more were not shown."""
     schema = _schema(kind)
     with _schema_lock:
         try:
             ok = schema.validate(doc.tree)
         except etree.XMLSchemaValidateError as err:  # libxml2 internal error
             line, col = doc.locate(doc.root)
-            return [Finding(doc.filename, line, col, f"schema validation failed: {err}")]
-        entries = list(schema.error_log)
+            return [Finding(doc.filename, line, col, f"schema validation failed: {err}")], 0
+        entries = schema.error_log
     if ok:
-        return []
+        return [], 0
     findings: list[Finding] = []
     seen: set[tuple[int, int, str]] = set()
     has_children: set = set()  # elements already reported for holding child elements
+    not_shown = 0
     for entry in entries:
+        # Only the first MAX_FINDINGS problems are worked out (libxml2 reports them in
+        # document order); the rest are counted, so 100,000 errors cost no more than 200.
+        if len(findings) >= MAX_FINDINGS:
+            not_shown += 1
+            continue
+        text = entry.message or ""
         elem = doc.element_at_path(entry.path)
         if elem is not None:
-            if "Element content is not allowed" in (entry.message or ""):
+            if "Element content is not allowed" in text:
                 has_children.add(elem)
-            elif elem in has_children and "is not a valid value" in (entry.message or ""):
+            elif elem in has_children and "is not a valid value" in text:
                 continue  # the value error is a consequence of the child elements
         if elem is None:  # path not resolvable (e.g. namespaced root): fall back to the line
-            m = _MSG_ELEMENT_RE.match(entry.message or "")
-            local = m.group("el").rsplit("}", 1)[-1] if m else ""
-            candidates = [e for e in doc.elements
-                          if e.sourceline == entry.line and _local(e) == local]
-            elem = candidates[0] if candidates else None
-        message = _schema_message(entry, elem)
+            parts = _split_element(text)
+            elem = doc.element_on_line(entry.line, parts[0].rsplit("}", 1)[-1]) \
+                if parts else None
+        message = _schema_message(doc, entry, elem)
         if elem is not None:
             line, col = doc.locate(elem)
         else:
@@ -360,7 +398,7 @@ def _schema_findings(doc: _Doc, kind: DocumentKind) -> list[Finding]:
     if not findings:  # validation failed without a usable log entry
         line, col = doc.locate(doc.root)
         findings.append(Finding(doc.filename, line, col, "document is not schema-valid"))
-    return findings
+    return findings, not_shown
 
 
 # --------------------------------------------------------------------------- entry points
@@ -375,34 +413,78 @@ def _kind_from_filename(filename: str) -> DocumentKind | None:
     return None
 
 
-def _cap(findings: list[Finding]) -> list[Finding]:
+def _cap(findings: list[Finding], not_shown: int = 0) -> list[Finding]:
     findings = sorted(findings, key=lambda f: (f.line, f.column))
-    if len(findings) > MAX_FINDINGS:
-        rest = len(findings) - MAX_FINDINGS
-        last = findings[MAX_FINDINGS - 1]
+    if len(findings) > MAX_FINDINGS or not_shown:
+        rest = len(findings) - MAX_FINDINGS + not_shown if len(findings) > MAX_FINDINGS \
+            else not_shown
+        last = findings[min(len(findings), MAX_FINDINGS) - 1]
         findings = findings[:MAX_FINDINGS] + [Finding(
             last.file, last.line, last.column,
             f"too many problems: {rest} more not shown")]
     return findings
 
 
-def validate_bytes(data: bytes, filename: str, kind: DocumentKind | None = None) -> list[Finding]:
-    """Validate one document (plain XML or S/MIME multipart/signed); [] means valid.
+@dataclass
+class DocumentCheck:
+    """What validating one document found; `kind` is known once it parsed."""
+    findings: list[Finding]
+    kind: DocumentKind | None = None
 
-    Runs the safe parser, the XSD of the detected (or given) kind and, if the document is
-    schema-valid, the lint rules. Line numbers of S/MIME input point into the wrapper.
+    @property
+    def valid(self) -> bool:
+        return not self.findings
+
+
+@dataclass
+class SignedDocument:
+    """The document inside an S/MIME file, and where its lines are in that file."""
+    data: bytes
+    line_offset: int
+    label: str
+
+
+def signed_document(data: bytes, filename: str) -> SignedDocument:
+    """The document an S/MIME file carries, as OpenSSL extracts it (its signature is NOT
+    checked here); DocumentError if OpenSSL would not read the file."""
+    try:
+        message = mime.read_smime(data)
+        if message.content is not None:
+            body, start = mime.text_body(message.content.data)
+            before = data.count(b"\n", 0, message.content.offset)
+            return SignedDocument(body, before + message.content.data.count(b"\n", 0, start),
+                                  filename)
+        # Opaque signed data: the document is inside the base64 signature, so its lines
+        # are lines of that signed content, not of the file.
+        body, _ = mime.text_body(mime.opaque_content(message.signature()))
+        return SignedDocument(body, 0, f"{filename} (signed content)")
+    except mime.MimeError as e:
+        raise DocumentError([Finding(filename, 1, 1, f"S/MIME: {e}")]) from None
+
+
+def check_bytes(data: bytes, filename: str, kind: DocumentKind | None = None,
+                allow_smime: bool = True) -> DocumentCheck:
+    """Validate one document; plain XML, or (if `allow_smime`) the document inside an
+    S/MIME file. Runs the safe parser, the XSD of the detected (or given) kind and, if the
+    document is schema-valid, the lint rules. Line numbers of S/MIME input point into it.
     """
     data = bytes(data)
-    if len(data) > MAX_DOCUMENT_BYTES:
-        return [_too_large(filename, len(data))]
-    split = _split_smime(data)
-    if isinstance(split, str):
-        return [Finding(filename, 1, 1, split)]
-    body, offset = split if split is not None else (data, 0)
+    if len(data) > MAX_SMIME_BYTES:
+        return DocumentCheck([Finding(filename, 1, 1, too_large_message(
+            len(data), MAX_SMIME_BYTES, "input"))])
+    offset = 0
+    if mime.looks_like_mime(data):
+        if not allow_smime:
+            return DocumentCheck([Finding(filename, 1, 1, _NOT_PLAIN_XML)])
+        try:
+            inner = signed_document(data, filename)
+        except DocumentError as err:
+            return DocumentCheck(err.findings)
+        data, offset, filename = inner.data, inner.line_offset, inner.label
     try:
-        doc = _parse(body, filename, offset)
+        doc = parse_xml(data, filename, offset)
     except DocumentError as err:
-        return err.findings
+        return DocumentCheck(err.findings)
     if kind is None:
         try:
             kind = document_kind(doc.root)
@@ -410,27 +492,26 @@ def validate_bytes(data: bytes, filename: str, kind: DocumentKind | None = None)
             kind = _kind_from_filename(filename)
             if kind is None:
                 line, col = doc.locate(doc.root)
-                return [Finding(filename, line, col, err.findings[0].message)]
+                return DocumentCheck([Finding(filename, line, col, err.findings[0].message)])
     kind = DocumentKind(kind)
-    findings = _schema_findings(doc, kind)
+    findings, not_shown = _schema_findings(doc, kind)
     if not findings:
-        findings = _lint(doc, kind)
-    return _cap(findings)
+        findings = lint_findings(doc, kind)
+    return DocumentCheck(_cap(findings, not_shown), kind)
+
+
+def validate_bytes(data: bytes, filename: str, kind: DocumentKind | None = None,
+                   allow_smime: bool = True) -> list[Finding]:
+    """Validate one document (see check_bytes); [] means valid."""
+    return check_bytes(data, filename, kind, allow_smime).findings
 
 
 def validate_file(path: Path) -> list[Finding]:
-    """Read and validate one file. GovkitError (exit 2) if it cannot be read or is too large."""
+    """Read and validate one file. GovkitError (exit 2) if it cannot be read, is not a
+    regular file, or is too large."""
     path = Path(path)
-    try:
-        if path.is_dir():
-            raise GovkitError(f"{path}: is a directory, not a document", EXIT_USAGE)
-        with open(path, "rb") as f:
-            data = f.read(MAX_DOCUMENT_BYTES + 1)
-    except GovkitError:
-        raise
-    except OSError as err:
-        raise GovkitError(f"{path}: cannot read: {err.strerror or err}", EXIT_USAGE) from None
-    if len(data) > MAX_DOCUMENT_BYTES:
-        raise GovkitError(
-            f"{path}: file is too large (more than {MAX_DOCUMENT_BYTES} bytes)", EXIT_USAGE)
+    data = read_input(path, MAX_SMIME_BYTES, "document")
+    if len(data) > MAX_DOCUMENT_BYTES and not mime.looks_like_mime(data):
+        raise GovkitError(f"{path}: {too_large_message(len(data), MAX_DOCUMENT_BYTES, 'document')}",
+                          EXIT_USAGE)
     return validate_bytes(data, str(path))

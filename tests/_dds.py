@@ -5,10 +5,12 @@ from __future__ import annotations
 import itertools
 import os
 import shutil
+import subprocess
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from _require import missing
 
 from govkit.bundle import BundleLog, ensure_bundle, ensure_pki
 from govkit.profiles import get_profile
@@ -17,7 +19,8 @@ from govkit.runners.ddsperf import DdsperfRunner, find_security_plugins
 
 needs_cyclone = pytest.mark.skipif(
     shutil.which("ddsperf") is None or find_security_plugins() is None,
-    reason="Cyclone DDS ddsperf / security plugins not installed (run `bash .ci/setup`)")
+    reason=missing("cyclone", "Cyclone DDS ddsperf / security plugins not installed "
+                              "(run `bash .ci/setup`)"))
 
 # Private domain ids per test process, so parallel runs and strays cannot meet.
 _domains = itertools.count(100 + os.getpid() % 60)
@@ -50,3 +53,19 @@ def run_pair(bundle: Bundle, workdir: Path, mode: str = "latency", size: int = 3
                        domain_id=domain if domain is not None else next_domain())
     outputs = run_processes(prepare(runner, point, bundle, workdir), runner.timeout(point))
     return runner, point, outputs
+
+
+def cyclone_loads(bundle: Bundle, participant: str, workdir: Path, seconds: int = 1
+                  ) -> tuple[bool, str]:
+    """Whether Cyclone DDS accepts `participant`'s security files: one real ddsperf
+    subscriber (idle, so cheap) with the bundle's configuration, for `seconds`. Cyclone
+    validates the identity, governance and permissions when the participant is created;
+    a refusal ends ddsperf at once with the plugin's error text."""
+    runner = DdsperfRunner()
+    runner.check_installed()
+    workdir.mkdir(parents=True, exist_ok=True)
+    config = runner.write_config(bundle, participant, workdir)
+    result = subprocess.run([runner.executable, "-i", str(next_domain()), "-D", str(seconds),
+                             "sub"], env={**os.environ, "CYCLONEDDS_URI": config.as_uri()},
+                            capture_output=True, text=True, timeout=30 + seconds)
+    return result.returncode == 0, result.stdout + result.stderr

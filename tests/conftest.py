@@ -1,21 +1,48 @@
-"""Shared fixtures: one test PKI per session, and the optional ../shared reference tree."""
+"""Shared fixtures: one test PKI per session, the optional ../shared reference tree, and
+GOVKIT_REQUIRE (skips for a missing prerequisite become failures; see tests/_require.py)."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
+from _require import ENV, missing, prerequisite_of, required, shared_dir
 
 from govkit.pki import init_pki
 
-SHARED_SKIP_REASON = ("../shared not found: reference corpus/seeds only exist in the project's "
-                      "CI/dev workspace")
+SHARED_SKIP_REASON = missing("shared", "../shared not found: reference corpus/seeds only exist "
+                                       "in the project's CI/dev workspace")
 
 
-def shared_dir() -> Path:
-    """The reference corpus and seeds (outside the repository); may not exist."""
-    return Path(os.environ.get("GOVKIT_SHARED") or Path(__file__).resolve().parents[2] / "shared")
+def pytest_configure(config):
+    try:
+        config._govkit_required = required()
+    except ValueError as e:
+        raise pytest.UsageError(str(e)) from None
+
+
+def _skip_reason(report) -> str:
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        return str(longrepr[2])
+    return str(longrepr)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if not report.skipped or hasattr(report, "wasxfail"):
+        return
+    reason = _skip_reason(report)
+    needed = prerequisite_of(reason)
+    # test_report_browser.py skips with its own wording; its marker says what it needs.
+    if needed is None and item.get_closest_marker("browser") is not None:
+        needed = "browser"
+    if needed in item.config._govkit_required:
+        report.outcome = "failed"
+        report.longrepr = (f"{ENV} requires {needed!r}, but this test would have been skipped: "
+                           f"{reason.removeprefix('Skipped: ')}")
 
 
 @pytest.fixture(scope="session")

@@ -89,7 +89,7 @@ def test_three_commands_on_a_fresh_directory(cwd, run):
                  "build/permissions/sub.xml"):
         assert f"wrote {path}" in gen.stdout
         assert (cwd / path).is_file()
-    assert TestPKI.load(cwd / "pki").participants() == ["pub", "sub"]
+    assert TestPKI(cwd / "pki").participants() == ["pub", "sub"]
     assert (cwd / "build/governance/sign_origin_data_encrypt.xml").read_bytes() == \
         GovernanceDocument(get_profile("sign_origin_data_encrypt")).render()
 
@@ -114,7 +114,7 @@ def test_three_commands_on_a_fresh_directory(cwd, run):
     report = json.loads(every.stdout)
     assert [r["ok"] for r in report] == [True, True, True]
     assert [r["kind"] for r in report] == ["governance", "permissions", "permissions"]
-    assert set(report[0]) == {"file", "ok", "problems", "signer", "kind"}
+    assert set(report[0]) == {"file", "ok", "problems", "signer", "kind", "warnings"}
 
 
 def test_generate_again_keeps_the_pki(cwd, run):
@@ -141,7 +141,7 @@ def test_generate_all_profiles_and_options(cwd, run):
     assert sorted(p.name for p in (cwd / "o" / "governance").iterdir()) == sorted(
         f"{p.name}.xml" for p in PROFILES if p.security)
     assert "single-CA" in result.stdout  # perftest takes one CA
-    assert TestPKI.load(cwd / "k").single_ca
+    assert TestPKI(cwd / "k").single_ca
     perm = (cwd / "o" / "permissions" / "pub.xml").read_text()
     assert "<topic>Throughput</topic>" in perm and "<id>3</id>" in perm
 
@@ -277,6 +277,7 @@ def test_sign_directory_with_an_invalid_document(cwd, run):
 
 
 def test_sign_with_nothing_to_sign(cwd, run):
+    assert run("pki", "init").exit_code == 0
     Path("empty").mkdir()
     result = run("sign", "empty")
     assert result.exit_code == 2
@@ -306,3 +307,93 @@ def test_pki_init_twice_keeps_keys(cwd, run):
 def test_no_arguments_shows_help(run):
     result = run()
     assert "generate" in result.output and "verify" in result.output
+
+
+# ------------------------------------------------------------------ sign/verify never create a CA
+
+
+@pytest.mark.parametrize("command", [["sign"], ["verify", "x.p7s"]])
+def test_sign_and_verify_never_create_a_ca(cwd, run, command):
+    assert run("generate", "-p", "rtps_sign").exit_code == 0
+    Path("x.p7s").write_text("x")
+    before = sorted(str(p) for p in cwd.rglob("*"))
+    result = run(*command, "--ca", "typo/")
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith("govkit: typo") and "never creates" in result.stderr
+    assert len(result.stderr.splitlines()) == 1
+    assert sorted(str(p) for p in cwd.rglob("*")) == before  # nothing created or signed
+
+
+def test_sign_refuses_a_permissions_ca_key_that_does_not_match(cwd, run):
+    assert run("generate", "-p", "rtps_sign").exit_code == 0
+    assert run("pki", "init", "other").exit_code == 0
+    Path("pki/permissions_ca.key").write_bytes(Path("other/permissions_ca.key").read_bytes())
+    result = run("sign", "--ca", "pki")
+    assert result.exit_code == 2, result.output
+    assert "does not belong to the certificate" in result.stderr
+    assert not list(cwd.rglob("*.p7s"))
+
+
+def test_verify_reports_every_file(cwd, run):
+    assert run("generate", "-p", "rtps_sign").exit_code == 0
+    assert run("sign").exit_code == 0
+    good = "build/governance/rtps_sign.p7s"
+    result = run("verify", good, "missing.p7s", "build/permissions/pub.p7s")
+    assert result.exit_code == 2, result.output
+    assert result.stdout.splitlines()[0].startswith(f"{good}: OK (governance")
+    assert result.stdout.splitlines()[1].startswith("build/permissions/pub.p7s: OK")
+    assert result.stderr.startswith("govkit: missing.p7s: cannot read")
+    js = run("verify", "--json", good, "missing.p7s")
+    assert js.exit_code == 2
+    report = json.loads(js.stdout)
+    assert [(r["file"], r["ok"]) for r in report] == [(good, True), ("missing.p7s", False)]
+
+
+def test_verify_accepts_a_ca_certificate_file(cwd, run):
+    assert run("generate", "-p", "rtps_sign").exit_code == 0
+    assert run("sign").exit_code == 0
+    result = run("verify", "--ca", "pki/permissions_ca.pem", "build/governance/rtps_sign.p7s")
+    assert result.exit_code == 0, result.output
+
+
+def test_pki_init_days_too_large_is_a_usage_error(cwd, run):
+    result = run("pki", "init", "--days", "1000000000")
+    assert result.exit_code == 2
+    assert result.stderr.startswith("govkit: --days must be between 1 and ")
+    assert len(result.stderr.splitlines()) == 1
+    assert not (cwd / "pki").exists()
+
+
+def test_generate_skips_identities_of_an_earlier_identity_ca(cwd, run, pki_dir):
+    assert run("pki", "init").exit_code == 0
+    for suffix in (".pem", ".key"):
+        Path(f"pki/old{suffix}").write_bytes((pki_dir / f"pub{suffix}").read_bytes())
+    result = run("generate", "-p", "rtps_sign")
+    assert result.exit_code == 0, result.output
+    assert "pki/old.pem was not issued by the current Identity CA" in result.stderr
+    assert not (cwd / "build/permissions/old.xml").exists()
+    assert (cwd / "build/permissions/pub.xml").exists()
+    forced = run("pki", "init", "--force")  # reissues every participant, old included
+    assert forced.exit_code == 0 and "wrote pki/old.pem" in forced.stdout
+    assert "not issued" not in forced.stderr
+    assert run("generate", "-p", "rtps_sign").exit_code == 0
+    assert (cwd / "build/permissions/old.xml").exists()
+
+
+@pytest.mark.parametrize(("command", "option", "choices"), [
+    (["pki", "init"], "--key-type", "[ec-p256|rsa-2048]"),
+    (["generate"], "--runner", "[ddsperf|perftest]"),
+])
+def test_enumerated_options_show_their_choices(run, command, option, choices):
+    result = run(*command, "--help")
+    line = next(x for x in result.stdout.splitlines() if option in x)
+    assert choices in line
+
+
+def test_ca_help_says_who_creates_a_pki(run):
+    def help_text(command: str) -> str:  # rich wraps the help in a box: unwrap it
+        return " ".join(run(command, "--help").stdout.replace("│", " ").split())
+
+    assert "created there if it has none" in help_text("generate")
+    for command in ("sign", "verify"):
+        assert "never created" in help_text(command), command

@@ -5,21 +5,21 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
+from _documents import render_all
 from lxml import etree
 
 from govkit import schema
 from govkit.documents import (
     ACCESS_SCOPES,
-    MAX_DOMAIN_ID,
     DomainSet,
     GovernanceDocument,
     PermissionsDocument,
     access_scope,
     generate,
-    render_all_for_tests,
     write_document,
 )
 from govkit.errors import GovkitError
+from govkit.limits import MAX_DOMAIN_ID
 from govkit.pki import TestPKI, init_pki
 from govkit.profiles import PROFILES, SECURED_PROFILES, get_profile
 
@@ -96,7 +96,7 @@ def _xml_time(text: str) -> dt.datetime:
 
 @pytest.fixture(scope="module")
 def pki(pki_dir) -> TestPKI:
-    return TestPKI.load(pki_dir)
+    return TestPKI(pki_dir)
 
 
 # ------------------------------------------------------------------ governance
@@ -175,7 +175,7 @@ def test_domain_set_parse_errors(text):
 
 
 def test_every_id_range_has_an_explicit_max(pki):
-    docs = [data for _, data in render_all_for_tests()]
+    docs = [data for _, data in render_all()]
     docs.append(PermissionsDocument.for_participant(pki, "pub", ACCESS_SCOPES["ddsperf"],
                                                     DomainSet.parse("0,3-7")).render())
     ranges = 0
@@ -222,8 +222,7 @@ def test_permissions_document(pki, runner, topics, participant):
     assert grant.findtext("default") == "DENY"
     assert root.find(".//deny_rule") is None
     assert schema.validate_bytes(data, f"{participant}.xml") == []
-    assert schema.document_kind(schema.parse_document(data, "p.xml")) is \
-        schema.DocumentKind.PERMISSIONS
+    assert schema.check_bytes(data, "p.xml").kind is schema.DocumentKind.PERMISSIONS
 
 
 def test_permissions_explicit_validity_and_domains(pki):
@@ -243,12 +242,12 @@ def test_unknown_runner():
 
 
 def test_every_rendered_document_validates():
-    docs = render_all_for_tests()
+    docs = render_all()
     assert len(docs) >= len(SECURED_PROFILES) + 2
     for name, data in docs:
         assert schema.validate_bytes(data, name) == [], name
         expected = "governance" if name.startswith("governance/") else "permissions"
-        assert schema.document_kind(schema.parse_document(data, name)).value == expected
+        assert schema.check_bytes(data, name).kind.value == expected
 
 
 # ------------------------------------------------------------------ generate / write

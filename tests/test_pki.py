@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from govkit.cli import app
 from govkit.errors import EXIT_USAGE, GovkitError
 from govkit.fsutil import write_atomic
-from govkit.pki import TestPKI, init_pki
+from govkit.pki import TestPKI, init_pki, max_days
 
 CA_STEMS = ("identity_ca", "permissions_ca")
 FORBIDDEN_IN_VALUES = ",/|+"  # Cyclone DDS 0.10 splits subject names on these
@@ -26,7 +26,7 @@ FORBIDDEN_IN_VALUES = ",/|+"  # Cyclone DDS 0.10 splits subject names on these
 
 @pytest.fixture(scope="module")
 def pki(pki_dir) -> TestPKI:
-    return TestPKI.load(pki_dir)
+    return TestPKI(pki_dir)
 
 
 def _openssl_verify(ca: Path, cert: Path) -> subprocess.CompletedProcess:
@@ -216,9 +216,10 @@ def test_participants_lists_only_complete_identities(tmp_path):
     assert pki.participants() == ["alpha", "beta", "zed"]
 
 
-def test_load_requires_a_complete_pki(tmp_path):
-    with pytest.raises(GovkitError, match="govkit pki init"):
-        TestPKI.load(tmp_path)
+def test_an_empty_directory_is_not_a_pki(tmp_path):
+    assert not TestPKI(tmp_path).exists()
+    init_pki(tmp_path, participants=[])
+    assert TestPKI(tmp_path).exists()
 
 
 def test_no_temp_files_left(tmp_path):
@@ -358,7 +359,7 @@ def test_cli_pki_init(tmp_path, monkeypatch):
     expected = [f"wrote {os.path.join('mypki', s + x)}"
                 for s in (*CA_STEMS, "a", "b") for x in (".pem", ".key")]
     assert result.stdout.splitlines() == expected
-    pki = TestPKI.load(tmp_path / "mypki")
+    pki = TestPKI(tmp_path / "mypki")
     assert pki.participants() == ["a", "b"]
     assert not pki.single_ca
     before = _files(tmp_path / "mypki")
@@ -378,7 +379,7 @@ def test_cli_pki_init_days_key_type_and_errors(tmp_path, monkeypatch):
     result = runner.invoke(app, ["pki", "init", "r", "--key-type", "rsa-2048", "--days", "3",
                                  "--participant", "p"])
     assert result.exit_code == 0, result.output
-    cert = TestPKI.load(tmp_path / "r").certificate("p")
+    cert = TestPKI(tmp_path / "r").certificate("p")
     assert isinstance(cert.public_key(), rsa.RSAPublicKey)
     validity = cert.not_valid_after_utc - cert.not_valid_before_utc
     assert dt.timedelta(days=3) <= validity <= dt.timedelta(days=3, hours=2)
@@ -392,4 +393,63 @@ def test_cli_pki_init_days_key_type_and_errors(tmp_path, monkeypatch):
 
     single = runner.invoke(app, ["pki", "init", "s", "--single-ca"])
     assert single.exit_code == 0, single.output
-    assert TestPKI.load(tmp_path / "s").single_ca
+    assert TestPKI(tmp_path / "s").single_ca
+
+
+# ------------------------------------------------------------------ one consistent PKI
+
+
+def test_force_reissues_every_participant_not_only_the_named_ones(tmp_path):
+    init_pki(tmp_path, participants=["pub", "sub", "extra"])
+    before = _files(tmp_path)
+    pki, created = init_pki(tmp_path, participants=["pub"], force=True)
+    names = {Path(f).name for f in created}
+    assert {"extra.pem", "extra.key", "sub.pem", "sub.key", "pub.pem", "pub.key"} <= names
+    ca = pki.certificate("identity_ca")
+    for name in ("pub", "sub", "extra"):
+        pki.certificate(name).verify_directly_issued_by(ca)
+        assert _files(tmp_path)[f"{name}.key"] != before[f"{name}.key"]
+    assert pki.stale_participants() == []
+    assert pki.participants() == ["extra", "pub", "sub"]
+
+
+def test_participants_from_an_earlier_pki_are_stale(tmp_path, pki_dir):
+    pki, _ = init_pki(tmp_path, participants=["pub"])
+    for suffix in (".pem", ".key"):  # an identity issued by another Identity CA
+        shutil.copy(pki_dir / f"sub{suffix}", tmp_path / f"old{suffix}")
+    assert pki.identities() == ["old", "pub"]
+    assert pki.stale_participants() == ["old"]
+    assert pki.participants() == ["pub"]
+
+
+def test_garbage_in_a_pki_file_is_a_clean_error(tmp_path):
+    init_pki(tmp_path, participants=["pub"])
+    (tmp_path / "identity_ca.key").write_text("not a key\n")
+    with pytest.raises(GovkitError, match="identity_ca.key: not an unencrypted PEM private key"):
+        init_pki(tmp_path, participants=["pub", "new"])
+    (tmp_path / "identity_ca.pem").write_bytes(b"\x00" * 10)
+    with pytest.raises(GovkitError, match="identity_ca.pem: not a PEM certificate") as info:
+        TestPKI(tmp_path).certificate("identity_ca")
+    assert info.value.exit_code == EXIT_USAGE
+
+
+def test_mismatched_ca_key_is_refused_before_issuing(tmp_path, pki_dir):
+    init_pki(tmp_path, participants=["pub"])
+    shutil.copy(pki_dir / "identity_ca.key", tmp_path / "identity_ca.key")
+    with pytest.raises(GovkitError, match="does not belong"):
+        init_pki(tmp_path, participants=["pub", "new"])
+    assert not (tmp_path / "new.key").exists()
+
+
+@pytest.mark.parametrize("days", [0, -5, 10**9, 10**30])
+def test_days_out_of_range_refused(tmp_path, days):
+    with pytest.raises(GovkitError, match="--days must be between 1 and"):
+        init_pki(tmp_path / "p", days=days)
+    assert not (tmp_path / "p").exists()
+
+
+def test_days_up_to_the_last_valid_time(tmp_path):
+    now = dt.datetime(2030, 1, 1, tzinfo=dt.UTC)
+    days = max_days(now)
+    pki, _ = init_pki(tmp_path, participants=[], days=days, now=now)
+    assert pki.certificate("identity_ca").not_valid_after_utc.year == 9999

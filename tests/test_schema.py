@@ -6,6 +6,7 @@ import datetime as dt
 import json
 import random
 import socket
+import subprocess
 import time
 from pathlib import Path
 
@@ -25,11 +26,25 @@ from govkit.schema import (
     DocumentKind,
     Finding,
     document_kind,
-    parse_document,
-    unwrap_smime,
+    signed_document,
     validate_bytes,
     validate_file,
 )
+
+
+def parse_document(data: bytes, filename: str):
+    """The root of a plain XML document, parsed the safe way (DocumentError otherwise)."""
+    return xmlsource.parse_xml(data, filename).root
+
+
+def unwrap_smime(data: bytes) -> tuple[bytes, int] | None:
+    """(document, line offset) of an S/MIME file as OpenSSL reads it; None if it is not
+    one OpenSSL would read."""
+    try:
+        inner = signed_document(data, "x.p7s")
+    except DocumentError:
+        return None
+    return inner.data, inner.line_offset
 
 DATA = Path(__file__).resolve().parent / "data" / "schema"
 PROTECTION_KINDS = ("ENCRYPT_WITH_ORIGIN_AUTHENTICATION, SIGN_WITH_ORIGIN_AUTHENTICATION, "
@@ -339,7 +354,7 @@ def test_dtds_are_refused_quickly_and_offline(name, monkeypatch):
 def test_dtds_are_refused_even_if_the_text_scan_misses_them(name, monkeypatch):
     """Defence in depth: the parser itself is configured safely and the tree is checked."""
     no_network(monkeypatch)
-    monkeypatch.setattr(xmlsource, "_decode_source", lambda data: "")
+    monkeypatch.setattr(xmlsource, "decode_source", lambda data: "")
     start = time.monotonic()
     findings = validate_bytes(read(name), name)
     assert time.monotonic() - start < 1.0
@@ -449,14 +464,27 @@ def test_smime_syntax_error_line_is_shifted():
     assert f.message.startswith("not well-formed XML")
 
 
-def test_smime_without_part_headers():
+def test_smime_without_a_text_header_is_refused_like_openssl():
+    # Signed without -text: the first part has no "Content-Type: text/plain" header, which
+    # PKCS7_TEXT (OpenSSL, Cyclone DDS) refuses; validate says why instead of guessing.
     xml = read("valid_governance.xml")
     wrapped = (b'MIME-Version: 1.0\nContent-Type: multipart/signed; protocol="application/'
                b'x-pkcs7-signature"; micalg="sha-256"; boundary="XyZ"\n\n'
                b"This is an S/MIME signed message\n\n--XyZ\n" + xml + b"\n--XyZ\n"
                b"Content-Type: application/x-pkcs7-signature\n\nAAAA\n\n--XyZ--\n")
+    assert unwrap_smime(wrapped) is None
+    f = _only(wrapped)
+    assert (f.line, f.column) == (1, 1)
+    assert f.message.startswith("S/MIME: ") and "text/plain" in f.message
+
+
+def test_smime_part_headers_and_parameters():
+    xml = read("valid_governance.xml")
+    wrapped = (b'Content-Type: multipart/signed; boundary="XyZ"\n\n--XyZ\n'
+               b"Content-Type: text/plain; charset=utf-8\nX-Note: kept out\n\n" + xml +
+               b"\n--XyZ\nContent-Type: application/pkcs7-signature\n\nAAAA\n--XyZ--\n")
     body, offset = unwrap_smime(wrapped)
-    assert body == xml and offset == 6
+    assert body.replace(b"\r\n", b"\n") == xml and offset == 6
     assert validate_bytes(wrapped, "g.p7s") == []
 
 
@@ -464,19 +492,40 @@ def test_not_smime():
     assert unwrap_smime(read("valid_governance.xml")) is None
     assert unwrap_smime(b"") is None
     assert unwrap_smime(b"Subject: hi\n\nbody") is None
-    opaque = (b"MIME-Version: 1.0\nContent-Type: application/pkcs7-mime; smime-type=signed-data;"
-              b" name=\"smime.p7m\"\nContent-Transfer-Encoding: base64\n\n"
-              b"MIAGCSqGSIb3DQEHAqCAMIACAQEx\n")
-    assert unwrap_smime(opaque) is None
-    f = _only(opaque)
+    f = _only(b"Subject: hi\nContent-Type: text/plain\n\nbody")
     assert "multipart/signed" in f.message
+    truncated = (b"MIME-Version: 1.0\nContent-Type: application/pkcs7-mime; "
+                 b"smime-type=signed-data; name=\"smime.p7m\"\nContent-Transfer-Encoding: "
+                 b"base64\n\nMIAGCSqGSIb3DQEHAqCAMIACAQEx\n")
+    assert unwrap_smime(truncated) is None
+    assert "ASN.1" in _only(truncated).message
     broken = smime_sign(read("valid_governance.xml"))
     broken = broken[:broken.index(b"\r\n--", 200)]  # cut before the closing boundary
     assert unwrap_smime(broken) is None
     assert "boundary" in _only(broken).message
-    with pytest.raises(DocumentError) as e:
-        parse_document(smime_sign(read("valid_governance.xml")), "g.p7s")
-    assert "S/MIME" in e.value.findings[0].message
+    plain_only = validate_bytes(smime_sign(read("valid_governance.xml")), "g.p7s",
+                                allow_smime=False)
+    assert len(plain_only) == 1 and "not a plain XML document" in plain_only[0].message
+
+
+def test_opaque_smime_is_validated_inside(tmp_path):
+    # `openssl smime -sign -nodetach`: the document is base64 inside the signature.
+    # OpenSSL and Cyclone read it; validate reports lines of the signed content.
+    cert, key = _signer()
+    (tmp_path / "c.pem").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    (tmp_path / "k.pem").write_bytes(key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption()))
+    opaque = subprocess.run(
+        ["openssl", "smime", "-sign", "-nodetach", "-text", "-md", "sha256", "-signer",
+         str(tmp_path / "c.pem"), "-inkey", str(tmp_path / "k.pem"), "-in",
+         str(DATA / "seed_perftest_no_protection.xml")],
+        check=True, capture_output=True, timeout=30).stdout
+    assert b"application/x-pkcs7-mime" in opaque
+    findings = validate_bytes(opaque, "g.p7m")
+    assert [(f.file, f.line, f.column) for f in findings] == [
+        ("g.p7m (signed content)", 9, 9), ("g.p7m (signed content)", 10, 9),
+        ("g.p7m (signed content)", 17, 13), ("g.p7m (signed content)", 18, 13)]
 
 
 # --------------------------------------------------------------------------- lint

@@ -4,7 +4,7 @@ Compared with lxml (libxml2) on both sides over:
 * every document of the reference corpus (signed ones: the XML inside the S/MIME wrapper);
 * every well-formed document under tests/data/schema/;
 * deterministic mutants of the schema-valid corpus documents;
-* the documents govkit itself generates (govkit.documents.render_all_for_tests), if present.
+* the documents govkit itself generates (tests/_documents.py).
 
 The reference material lives outside the repository: ``../shared/reference`` next to the
 checkout, or wherever the GOVKIT_SHARED environment variable points (its ``reference``
@@ -15,30 +15,24 @@ from __future__ import annotations
 
 import copy
 import csv
-import os
 import random
 from collections import Counter
 from pathlib import Path
 
 import pytest
+from _documents import render_all
+from _require import missing, shared_dir
 from lxml import etree
 
-from govkit import schema
+from govkit import mime, schema
 from govkit.paths import SCHEMAS_DIR
-from govkit.schema import DocumentError, DocumentKind, unwrap_smime, validate_bytes
+from govkit.schema import DocumentError, DocumentKind, signed_document, validate_bytes
 
 HERE = Path(__file__).resolve().parent
 FIXTURES = HERE / "data" / "schema"
-SKIP_REASON = ("../shared/reference not found: the reference corpus is only available in the "
-               "project's CI/dev workspace")
-
-
-def _shared_dir() -> Path:
-    env = os.environ.get("GOVKIT_SHARED")
-    return Path(env) if env else Path(__file__).resolve().parents[2] / "shared"
-
-
-REFERENCE = _shared_dir() / "reference"
+SKIP_REASON = missing("shared", "../shared/reference not found: the reference corpus is only "
+                               "available in the project's CI/dev workspace")
+REFERENCE = shared_dir() / "reference"
 CORPUS = REFERENCE / "corpus"
 OMG_XSD = REFERENCE / "xsd" / "omg-1.1"
 HAVE_REFERENCE = (CORPUS / "INDEX.tsv").is_file() and OMG_XSD.is_dir()
@@ -104,11 +98,16 @@ def corpus_rows() -> list[dict]:
         return list(csv.DictReader(f, delimiter="\t"))
 
 
+def unwrap(data: bytes) -> bytes | None:
+    """The XML an S/MIME file carries (as OpenSSL extracts it); None for plain XML."""
+    return signed_document(data, "x.p7s").data if mime.looks_like_mime(data) else None
+
+
 def corpus_xml(row: dict) -> bytes:
     data = (CORPUS / row["file"]).read_bytes()
-    unwrapped = unwrap_smime(data)
+    unwrapped = unwrap(data)
     assert (unwrapped is not None) == (row["signed"] == "y"), row["file"]
-    return unwrapped[0] if unwrapped else data
+    return unwrapped if unwrapped is not None else data
 
 
 _ROWS = corpus_rows()
@@ -155,7 +154,7 @@ def fixture_documents() -> list[Path]:
 @pytest.mark.parametrize("path", fixture_documents(), ids=lambda p: p.name)
 def test_fixture_document(path):
     data = path.read_bytes()
-    data = (unwrap_smime(data) or (data, 0))[0]
+    data = unwrap(data) or data
     tree = parse_or_none(data)
     if tree is None:
         pytest.skip(f"{path.name} is not well-formed")
@@ -420,17 +419,10 @@ def test_mutants_through_the_validation_stage():
 
 @needs_reference
 def test_generated_documents_agree():
-    try:
-        from govkit import documents
-    except ImportError as e:
-        pytest.skip(f"govkit.documents is not importable: {e}")
-    render = getattr(documents, "render_all_for_tests", None)
-    if render is None:
-        pytest.skip("govkit.documents has no render_all_for_tests()")
-    generated = render()
+    generated = render_all()
     assert generated
     for name, data in generated:
-        xml = (unwrap_smime(data) or (data, 0))[0]
+        xml = unwrap(data) or data
         tree = parse_or_none(xml)
         assert tree is not None, f"{name} is not well-formed"
         for kind in kinds_of(tree):

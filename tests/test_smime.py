@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from asn1crypto import cms
 
-from govkit import smime
+from govkit import mime, smime
 from govkit.documents import GovernanceDocument, PermissionsDocument, access_scope
 from govkit.errors import EXIT_INVALID, EXIT_USAGE, GovkitError
 from govkit.pki import TestPKI, init_pki
@@ -26,7 +26,7 @@ INVALID_GOVERNANCE = GovernanceDocument(
 
 @pytest.fixture(scope="module")
 def pki(pki_dir) -> TestPKI:
-    return TestPKI.load(pki_dir)
+    return TestPKI(pki_dir)
 
 
 @pytest.fixture(scope="module")
@@ -49,9 +49,10 @@ def signed(governance_xml, pki) -> Path:
 
 
 def openssl_verify(p7s: Path, ca: Path, out: Path | None = None) -> subprocess.CompletedProcess:
+    """What Cyclone DDS does: PKCS7_verify(PKCS7_TEXT) with only `ca` trusted."""
     return subprocess.run(
-        ["openssl", "smime", "-verify", "-CAfile", str(ca), "-text", "-in", str(p7s),
-         "-out", str(out) if out else "/dev/null"],
+        ["openssl", "smime", "-verify", "-CAfile", str(ca), "-no-CApath", "-no-CAstore",
+         "-text", "-in", str(p7s), "-out", str(out) if out else "/dev/null"],
         capture_output=True, timeout=30)
 
 
@@ -87,7 +88,7 @@ def _signed_part(data: bytes) -> bytes:
 
 
 def _der(data: bytes) -> bytes:
-    return smime.split_multipart_signed(data)[1]
+    return mime.read_smime(data).signature()
 
 
 def _replace_der(data: bytes, der: bytes) -> bytes:
@@ -116,7 +117,7 @@ def test_signed_by_govkit_verifies_with_openssl(signed, governance_xml, pki, tmp
     assert v.kind == "governance"
     assert v.signer == pki.certificate("permissions_ca").subject.rfc4514_string()
     assert v.to_json() == {"file": str(signed), "ok": True, "problems": [],
-                           "signer": v.signer, "kind": "governance"}
+                           "signer": v.signer, "kind": "governance", "warnings": []}
 
 
 def test_signed_permissions_verify(pki, tmp_path):
@@ -161,15 +162,18 @@ def test_signed_by_openssl_verifies_with_govkit(governance_xml, pki, tmp_path):
     assert v.kind == "governance"
 
 
-@pytest.mark.parametrize("extra", [["-md", "sha512"], ["-nocerts"], ["-nodetach"]])
-def test_openssl_variants(governance_xml, pki, tmp_path, extra):
+@pytest.mark.parametrize("extra", [["-md", "sha512"], ["-md", "sha384"], ["-nodetach"],
+                                   ["-noattr"], ["-nocerts"]])
+def test_openssl_variants_get_openssl_s_verdict(governance_xml, pki, tmp_path, extra):
     p7s = openssl_sign(governance_xml, pki.permissions_ca, pki.permissions_ca_key,
                        tmp_path / "v.p7s", *extra)
     v = smime.verify_file(p7s, pki.permissions_ca)
-    if extra == ["-nodetach"]:  # opaque signed data is not a readable multipart/signed
-        assert not v.ok and "malformed" in v.problems[0]
-    else:
-        assert v.ok, v.problems
+    openssl_ok = openssl_verify(p7s, pki.permissions_ca).returncode == 0
+    assert v.ok == openssl_ok, v.problems
+    if extra == ["-nocerts"]:  # PKCS7_verify finds the signer only inside the signature
+        assert not v.ok and "not in the signature" in v.problems[0]
+    else:  # opaque (-nodetach) and attribute-less signatures are read by Cyclone too
+        assert v.ok and v.kind == "governance", v.problems
 
 
 def test_document_without_final_newline(pki, tmp_path, governance_xml):
@@ -196,14 +200,17 @@ def test_signed_part_without_text_header_refused(governance_xml, pki, tmp_path):
     assert not v.ok
 
 
-def test_sha1_refused(governance_xml, pki, tmp_path):
+def test_sha1_is_accepted_like_openssl_with_a_warning(governance_xml, pki, tmp_path):
+    # OpenSSL (so Cyclone DDS, see test_verify_cyclone.py) accepts a SHA-1 signature:
+    # verify says OK, and warns.
     p7s = tmp_path / "sha1.p7s"
     subprocess.run(["openssl", "smime", "-sign", "-text", "-md", "sha1", "-signer",
                     str(pki.permissions_ca), "-inkey", str(pki.permissions_ca_key), "-in",
                     str(governance_xml), "-out", str(p7s)], check=True, capture_output=True)
+    assert openssl_verify(p7s, pki.permissions_ca).returncode == 0
     v = smime.verify_file(p7s, pki.permissions_ca)
-    assert not v.ok
-    assert any("sha1" in p for p in v.problems)
+    assert v.ok, v.problems
+    assert any("SHA1" in w for w in v.warnings), v.warnings
 
 
 def test_rsa_pki_round_trip(tmp_path, governance_xml):
@@ -272,12 +279,18 @@ def test_other_pki_without_embedded_certificate_refused(governance_xml, pki, oth
 def test_signed_by_identity_side_refused(governance_xml, pki, tmp_path, stem):
     p7s = tmp_path / f"by_{stem}.p7s"
     p7s.write_bytes(_sign_raw(governance_xml.read_bytes(), pki, stem))
-    # the signature is fine: against the identity CA (that is or issued the signer) it verifies
-    assert smime.verify_file(p7s, pki.identity_ca).ok
     v = smime.verify_file(p7s, pki.permissions_ca)
     assert not v.ok
     assert any("is not the Permissions CA" in p for p in v.problems)
     assert openssl_verify(p7s, pki.permissions_ca).returncode != 0
+    # Against the identity CA, the CA itself is a fine S/MIME signer, but a participant is
+    # not: its extendedKeyUsage (clientAuth, serverAuth) lacks emailProtection, and
+    # OpenSSL's smime_sign purpose check refuses it. govkit agrees with OpenSSL both ways.
+    by_id = smime.verify_file(p7s, pki.identity_ca)
+    assert by_id.ok == (stem == "identity_ca"), by_id.problems
+    assert by_id.ok == (openssl_verify(p7s, pki.identity_ca).returncode == 0)
+    if stem == "pub":
+        assert any("emailProtection" in p for p in by_id.problems), by_id.problems
 
 
 def test_expired_signer_refused(governance_xml, tmp_path):
@@ -339,7 +352,7 @@ def test_sign_paths_skips_invalid(pki, tmp_path):
     signed, errors = smime.sign_paths([tmp_path / "d"], pki.permissions_ca,
                                       pki.permissions_ca_key)
     assert signed == [good.with_suffix(".p7s")]
-    assert len(errors) == 1 and "bad.xml" in errors[0]
+    assert len(errors) == 1 and "bad.xml" in str(errors[0]) and errors[0].exit_code == 1
     assert not bad.with_suffix(".p7s").exists()
     assert smime.verify_file(signed[0], pki.permissions_ca).ok
 

@@ -18,11 +18,13 @@ import threading
 
 import pytest
 from _dds import make_bundle, needs_cyclone, next_domain, run_pair
+from _require import missing
 
 from govkit.profiles import PROFILES
 
 pytestmark = [needs_cyclone, pytest.mark.cyclone,
-              pytest.mark.skipif(os.geteuid() != 0, reason="raw capture on lo needs root")]
+              pytest.mark.skipif(os.geteuid() != 0,
+                                 reason=missing("root", "raw capture on lo needs root"))]
 
 SRTPS_PREFIX = 0x33
 # DDS Security 1.1, 9.5.2.1.1: CryptoTransformKind (last octet of transformation_kind)

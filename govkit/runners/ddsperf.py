@@ -18,11 +18,9 @@ import subprocess
 from functools import cache
 from pathlib import Path
 
-import jinja2
-
 from .. import __version__
 from ..errors import GovkitError
-from ..paths import TEMPLATES_DIR
+from ..templating import get_template
 from .base import (
     BenchPoint,
     Bundle,
@@ -84,13 +82,6 @@ def cyclonedds_version() -> str:
     return "unknown"
 
 
-@cache
-def _template() -> jinja2.Template:
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES_DIR), autoescape=True,
-                             undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
-    return env.get_template("cyclonedds.xml.j2")
-
-
 class DdsperfRunner:
     name = "ddsperf"
     needs_single_ca = False
@@ -133,8 +124,9 @@ class DdsperfRunner:
                               f"{participant!r}")
         # --dry-run on a machine without Cyclone: show where the plugins are expected.
         plugins = self.plugins or find_security_plugins() or "/usr/lib/MULTIARCH/libddsc0debian"
-        return _template().render(name=participant, files=files if bundle.profile.security
-                                  else None, plugins=plugins, version=__version__)
+        return get_template("cyclonedds.xml.j2").render(
+            name=participant, files=files if bundle.profile.security else None,
+            plugins=plugins, version=__version__)
 
     def configs(self, point: BenchPoint, bundle: Bundle, workdir: Path) -> dict[Path, str]:
         return {self.config_path(bundle, role, workdir): self.config_text(bundle, role)

@@ -1,0 +1,286 @@
+"""The signer's certificate checked the way PKCS7_verify checks it, with the Permissions CA
+as the only trusted certificate.
+
+Cyclone DDS 0.10 verifies governance and permissions with ``PKCS7_verify(p7, NULL, store,
+content, out, PKCS7_TEXT)`` where the store holds just the Permissions CA. So OpenSSL
+builds a chain from the signer (found among the certificates inside the signature) to the
+Permissions CA, and checks it for the ``smime_sign`` purpose. What that means, and so
+what this module checks (x509_vfy.c, v3_purp.c):
+
+* The signer may be the Permissions CA itself (then it must be byte-identical to the
+  trusted certificate: a look-alike with the same name is refused), or a certificate
+  issued by it, directly or through intermediates carried in the signature. Cyclone does
+  *not* restrict the signer to the CA itself (no PKCS7_NOINTERN): a leaf the CA issued is
+  accepted, and tests/test_verify_cyclone.py shows it on the real library.
+* The signer (at the bottom of the chain) must allow S/MIME signing: keyUsage, if present,
+  has digitalSignature or nonRepudiation; extendedKeyUsage, if present, has
+  emailProtection; Netscape cert type, if present, allows S/MIME.
+* Every certificate above it must be a CA (basicConstraints CA:TRUE, or for the trusted
+  one also a v1 self-signed or keyCertSign certificate), allow certificate signing
+  (keyUsage keyCertSign, if present), allow S/MIME (extendedKeyUsage, if present), and
+  respect path-length limits.
+* Every certificate, the trusted one included, must be within its validity period, and
+  none may carry a critical extension OpenSSL does not know.
+* No key-size or hash strength is required (PKCS7_verify sets no security level): RSA-1024
+  or SHA-1 certificates are accepted, as Cyclone accepts them. govkit says so as a warning.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from cryptography import x509
+from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import dsa, ec, ed448, ed25519, padding, rsa
+from cryptography.x509.oid import ExtendedKeyUsageOID, ExtensionOID, ObjectIdentifier
+
+MAX_DEPTH = 100   # X509_VERIFY_PARAM's default depth limit
+# What cryptography raises for a certificate it cannot read (or read an extension of).
+CERTIFICATE_ERRORS = (ValueError, TypeError, UnsupportedAlgorithm, x509.InvalidVersion,
+                      x509.DuplicateExtension, x509.UnsupportedGeneralNameType)
+_NS_CERT_TYPE = ObjectIdentifier("2.16.840.1.113730.1.1")
+_NS_SMIME, _NS_SSL_CLIENT, _NS_ANY_CA = 0x20, 0x80, 0x07
+# Extensions OpenSSL 3.0 handles; any other one marked critical fails verification.
+_SUPPORTED = {_NS_CERT_TYPE, ExtensionOID.KEY_USAGE, ExtensionOID.SUBJECT_ALTERNATIVE_NAME,
+              ExtensionOID.BASIC_CONSTRAINTS, ExtensionOID.CERTIFICATE_POLICIES,
+              ExtensionOID.CRL_DISTRIBUTION_POINTS, ExtensionOID.EXTENDED_KEY_USAGE,
+              ObjectIdentifier("1.3.6.1.5.5.7.1.7"), ObjectIdentifier("1.3.6.1.5.5.7.1.8"),
+              ExtensionOID.OCSP_NO_CHECK, ExtensionOID.POLICY_CONSTRAINTS,
+              ObjectIdentifier("1.3.6.1.5.5.7.1.14"), ExtensionOID.NAME_CONSTRAINTS,
+              ExtensionOID.POLICY_MAPPINGS, ExtensionOID.INHIBIT_ANY_POLICY}
+
+
+class _Cert:
+    """The facts about one certificate that OpenSSL's checks use."""
+
+    def __init__(self, cert: x509.Certificate):
+        self.cert = cert
+        self.der = cert.public_bytes(serialization.Encoding.DER)
+        exts = cert.extensions  # ValueError for duplicate or malformed extensions
+        self.critical_unknown = [e.oid.dotted_string for e in exts
+                                 if e.critical and e.oid not in _SUPPORTED]
+        self.ku = self._value(exts, x509.KeyUsage)
+        self.eku = self._value(exts, x509.ExtendedKeyUsage)
+        self.bc = self._value(exts, x509.BasicConstraints)
+        self.skid = self._value(exts, x509.SubjectKeyIdentifier)
+        self.akid = self._value(exts, x509.AuthorityKeyIdentifier)
+        ns = next((e.value for e in exts if e.oid == _NS_CERT_TYPE), None)
+        # A BIT STRING: tag, length, unused bits, then the flags OpenSSL reads (first byte).
+        self.ns_type = None if ns is None else \
+            ns.value[3] if isinstance(ns, x509.UnrecognizedExtension) and len(ns.value) > 3 \
+            else 0
+        self.self_issued = cert.subject == cert.issuer
+        self.self_signed = self.self_issued and self._akid_matches(self) and \
+            _sig_alg_matches(self, self)
+
+    @staticmethod
+    def _value(exts, cls):
+        try:
+            return exts.get_extension_for_class(cls).value
+        except x509.ExtensionNotFound:
+            return None
+
+    def _akid_matches(self, issuer: _Cert) -> bool:
+        """X509_check_akid(): this certificate's authority key id fits `issuer`."""
+        akid = self.akid
+        if akid is None:
+            return True
+        if akid.key_identifier is not None and issuer.skid is not None and \
+                akid.key_identifier != issuer.skid.digest:
+            return False
+        if akid.authority_cert_serial_number is not None and \
+                akid.authority_cert_serial_number != issuer.cert.serial_number:
+            return False
+        if akid.authority_cert_issuer:
+            names = [g.value for g in akid.authority_cert_issuer
+                     if isinstance(g, x509.DirectoryName)]
+            if names and issuer.cert.issuer not in names:
+                return False
+        return True
+
+    def key_usage_allows(self, what: str) -> bool:
+        return self.ku is None or getattr(self.ku, what)
+
+    def is_ca(self) -> int:
+        """X509_check_ca(): 0 not a CA; 1 basicConstraints CA; 3, 4, 5 weaker forms."""
+        if not self.key_usage_allows("key_cert_sign"):
+            return 0
+        if self.bc is not None:
+            return 1 if self.bc.ca else 0
+        if self.self_signed and self.cert.version == x509.Version.v1:
+            return 3
+        if self.ku is not None:
+            return 4
+        if self.ns_type and self.ns_type & _NS_ANY_CA:
+            return 5
+        return 0
+
+
+# Certificate signature algorithms by OID: (issuer key type, hash). cryptography verifies
+# certificates signed with these itself, except SHA-1 and MD5 ones, which OpenSSL still
+# accepts; so certificate signatures are checked here, from this table.
+_RSA, _EC, _DSA = rsa.RSAPublicKey, ec.EllipticCurvePublicKey, dsa.DSAPublicKey
+_SIGNATURE_ALGORITHMS = {
+    "1.2.840.113549.1.1.4": (_RSA, hashes.MD5), "1.2.840.113549.1.1.5": (_RSA, hashes.SHA1),
+    "1.2.840.113549.1.1.14": (_RSA, hashes.SHA224),
+    "1.2.840.113549.1.1.11": (_RSA, hashes.SHA256),
+    "1.2.840.113549.1.1.12": (_RSA, hashes.SHA384),
+    "1.2.840.113549.1.1.13": (_RSA, hashes.SHA512),
+    "1.2.840.10045.4.1": (_EC, hashes.SHA1), "1.2.840.10045.4.3.1": (_EC, hashes.SHA224),
+    "1.2.840.10045.4.3.2": (_EC, hashes.SHA256), "1.2.840.10045.4.3.3": (_EC, hashes.SHA384),
+    "1.2.840.10045.4.3.4": (_EC, hashes.SHA512),
+    "1.2.840.10040.4.3": (_DSA, hashes.SHA1), "2.16.840.1.101.3.4.3.1": (_DSA, hashes.SHA224),
+    "2.16.840.1.101.3.4.3.2": (_DSA, hashes.SHA256),
+    "1.2.840.113549.1.1.10": (_RSA, None),   # RSASSA-PSS: parameters in the certificate
+    "1.3.101.112": (ed25519.Ed25519PublicKey, None), "1.3.101.113": (ed448.Ed448PublicKey, None),
+}
+
+
+def _sig_alg_matches(cert: _Cert, issuer: _Cert) -> bool:
+    """The certificate's signature algorithm is one the issuer's key type can make."""
+    entry = _SIGNATURE_ALGORITHMS.get(cert.cert.signature_algorithm_oid.dotted_string)
+    try:
+        return entry is not None and isinstance(issuer.cert.public_key(), entry[0])
+    except (ValueError, UnsupportedAlgorithm):
+        return False
+
+
+def _likely_issued(cert: _Cert, issuer: _Cert) -> bool:
+    """ossl_x509_likely_issued(): names, authority key id and key type fit."""
+    return cert.cert.issuer == issuer.cert.subject and cert._akid_matches(issuer) and \
+        _sig_alg_matches(cert, issuer)
+
+
+def _build(signer: _Cert, untrusted: list[_Cert], anchor: _Cert) -> tuple[list[_Cert], str]:
+    """The chain from the signer to the anchor (trusted issuer first, then certificates from
+    the signature); '' or why there is none."""
+    if signer.self_signed:
+        if signer.der == anchor.der:
+            return [anchor], ""
+        return [], "self-signed certificate that is not the Permissions CA"
+    chain = [signer]
+    while len(chain) <= MAX_DEPTH:
+        top = chain[-1]
+        if _likely_issued(top, anchor):
+            if not anchor.self_signed:
+                return [], "the Permissions CA is not self-signed: it cannot be a trust anchor"
+            return chain + [anchor], ""
+        issuer = next((c for c in untrusted if c not in chain and _likely_issued(top, c)),
+                      None)
+        if issuer is None or issuer.self_signed:
+            return [], ("unable to get local issuer certificate: the signer is not the "
+                        "Permissions CA and is not issued by it")
+        chain.append(issuer)
+    return [], "certificate chain too long"
+
+
+def _signer_purpose_problem(c: _Cert) -> str | None:
+    if c.eku is not None and ExtendedKeyUsageOID.EMAIL_PROTECTION not in c.eku:
+        return "its extendedKeyUsage lacks emailProtection"
+    if c.ns_type is not None and not c.ns_type & (_NS_SMIME | _NS_SSL_CLIENT):
+        return "its Netscape cert type does not allow S/MIME"
+    if c.ku is not None and not (c.ku.digital_signature or c.ku.content_commitment):
+        return "its keyUsage has neither digitalSignature nor nonRepudiation"
+    return None
+
+
+def _ca_problem(c: _Cert, is_anchor: bool) -> str | None:
+    ca = c.is_ca()
+    if ca == 0 or (not is_anchor and ca != 1):
+        return "is not a CA (basicConstraints CA:TRUE with keyCertSign)"
+    if c.eku is not None and ExtendedKeyUsageOID.EMAIL_PROTECTION not in c.eku:
+        return "its extendedKeyUsage lacks emailProtection"
+    if ca == 5 and not c.ns_type & 0x02:
+        return "its Netscape cert type does not allow S/MIME CAs"
+    return None
+
+
+def _name(c: _Cert) -> str:
+    return c.cert.subject.rfc4514_string()
+
+
+def _time_problem(c: _Cert, who: str, now: dt.datetime) -> str | None:
+    if now < c.cert.not_valid_before_utc:
+        return f"{who} certificate is not valid before {c.cert.not_valid_before_utc.isoformat()}"
+    if now > c.cert.not_valid_after_utc:
+        return f"{who} certificate expired on {c.cert.not_valid_after_utc.isoformat()}"
+    return None
+
+
+def _signed_by(c: _Cert, issuer: _Cert) -> bool:
+    """The certificate's signature verifies with the issuer's key."""
+    entry = _SIGNATURE_ALGORITHMS.get(c.cert.signature_algorithm_oid.dotted_string)
+    try:
+        key = issuer.cert.public_key()
+        if entry is None or entry[1] is None:   # PSS, EdDSA: cryptography knows them
+            c.cert.verify_directly_issued_by(issuer.cert)
+        elif isinstance(key, rsa.RSAPublicKey):
+            key.verify(c.cert.signature, c.cert.tbs_certificate_bytes, padding.PKCS1v15(),
+                       entry[1]())
+        elif isinstance(key, ec.EllipticCurvePublicKey):
+            key.verify(c.cert.signature, c.cert.tbs_certificate_bytes, ec.ECDSA(entry[1]()))
+        else:
+            key.verify(c.cert.signature, c.cert.tbs_certificate_bytes, entry[1]())
+        return True
+    except (ValueError, TypeError, InvalidSignature, UnsupportedAlgorithm):
+        return False
+
+
+def check_signer(signer: x509.Certificate, untrusted: list[x509.Certificate],
+                 anchor: x509.Certificate, now: dt.datetime) -> list[str]:
+    """Why OpenSSL would refuse `signer` for S/MIME with `anchor` as the only trusted
+    certificate ([] if it would not)."""
+    try:
+        s, a = _Cert(signer), _Cert(anchor)
+        pool = [_Cert(c) for c in untrusted]
+    except CERTIFICATE_ERRORS as e:
+        return [f"a certificate cannot be read: {e}"]
+    chain, why = _build(s, pool, a)
+    if not chain:
+        return [f"signer {_name(s)}: {why}"]
+    problems = []
+    path_len = 0
+    for depth, c in enumerate(chain):
+        who = "Permissions CA" if c is a else "signer" if depth == 0 else \
+            f"intermediate CA {_name(c)}"
+        if c.critical_unknown:
+            problems.append(f"{who} certificate has an unsupported critical extension "
+                            f"{', '.join(c.critical_unknown)}")
+        if depth == 0:
+            why = _signer_purpose_problem(c)
+            if why:
+                problems.append(f"{who} certificate {_name(c)} is not usable for S/MIME "
+                                f"signing: {why}")
+        else:
+            why = _ca_problem(c, c is a)
+            if why:
+                problems.append(f"{who} certificate {why}")
+            if depth > 1 and c.bc is not None and c.bc.path_length is not None and \
+                    path_len > c.bc.path_length:
+                problems.append(f"{who} certificate's path length limit is exceeded")
+            if not c.self_issued:
+                path_len += 1
+            below = chain[depth - 1]
+            if not _signed_by(below, c):
+                problems.append(f"certificate {_name(below)} has an invalid signature")
+        why = _time_problem(c, who, now)
+        if why:
+            problems.append(why)
+    return problems
+
+
+def weak_key_warning(cert: x509.Certificate) -> str | None:
+    """A note for what OpenSSL accepts here but no new PKI should use."""
+    name = cert.subject.rfc4514_string()
+    try:
+        key = cert.public_key()
+    except (ValueError, UnsupportedAlgorithm):
+        return None
+    if isinstance(key, rsa.RSAPublicKey) and key.key_size < 2048:
+        return f"{name} has an RSA-{key.key_size} key (weak, but OpenSSL accepts it)"
+    entry = _SIGNATURE_ALGORITHMS.get(cert.signature_algorithm_oid.dotted_string)
+    algo = entry[1] if entry else None
+    if algo is not None and algo.name in ("sha1", "md5"):
+        return f"{name} is signed with {algo.name.upper()} (weak, but OpenSSL accepts it)"
+    return None
