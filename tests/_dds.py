@@ -64,7 +64,8 @@ def cyclone_loads(bundle: Bundle, participant: str, workdir: Path, seconds: int 
     runner = DdsperfRunner()
     runner.check_installed()
     workdir.mkdir(parents=True, exist_ok=True)
-    config = runner.write_config(bundle, participant, workdir)
+    config = runner.config_path(bundle, participant, workdir)
+    config.write_text(runner.config_text(bundle, participant))
     result = subprocess.run([runner.executable, "-i", str(next_domain()), "-D", str(seconds),
                              "sub"], env={**os.environ, "CYCLONEDDS_URI": config.as_uri()},
                             capture_output=True, text=True, timeout=30 + seconds)

@@ -930,7 +930,7 @@ def test_unreadable_results_json(tmp_path):
     (tmp_path / "results.json").mkdir()
     with pytest.raises(GovkitError) as exc:
         write_report(tmp_path)
-    assert exc.value.exit_code == 2 and "cannot read" in str(exc.value)
+    assert exc.value.exit_code == 2 and "is a directory, not a results file" in str(exc.value)
 
 
 def test_build_report_model_names_its_source():
