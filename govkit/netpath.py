@@ -432,6 +432,10 @@ class NetPaths:
             out["hosts"] = {r: {"target": self.hosts[r],
                                 **({"address": e.address} if e is not None else {})}
                             for r, e in zip(ROLES, eps or (None, None), strict=True)}
+            for role, host in self.remotes.items():
+                # what went there: its own files only (checked in _refuse_foreign_keys)
+                out["hosts"][role].update(workdir=host.workdir, shipped=sorted(
+                    str(p.relative_to(host.workdir)) for p in host.shipped.values()))
             out["ssh"] = "OpenSSH, BatchMode=yes" + (f", -F {self.ssh_config}"
                                                      if self.ssh_config else "")
         return out

@@ -238,7 +238,7 @@ def run_processes(specs: list[ProcessSpec], timeout: float, grace: float = 0.5
         # (chrt and taskset have exec'd into the runner by now).
         placement = {p.pid: REMOTE_PLACEMENT if s.endpoint is not None and s.endpoint.remote
                      else _placement(p.pid) for s, p, _, _ in procs}
-        _close_stdin(procs)      # remote processes: the watcher stops them now
+        _stop_remote(procs, stopped, deadline)
         if primary.poll() is None:
             _signal_all(procs, signal.SIGINT, stopped)   # done (or timed out): ask politely
         # The primary holds the numbers: give the others a moment to finish, then stop them.
@@ -269,6 +269,20 @@ def run_processes(specs: list[ProcessSpec], timeout: float, grace: float = 0.5
 # govkit pins and prioritises only the processes it starts here: a remote host's CPUs are
 # not known to it (README, "Across machines").
 REMOTE_PLACEMENT = {"cpus_allowed": "remote (not pinned)", "policy": "remote (normal)"}
+
+
+def _stop_remote(procs, stopped: set[int], deadline: float) -> None:
+    """Close the remote processes' ssh stdin (their watcher stops them, remote_script) and
+    give their ssh a moment to end by itself: a remote process that ends while its ssh
+    session is still open is reaped by sshd instead of being orphaned."""
+    remote = [p for s, p, _, _ in procs if p.stdin is not None and p.poll() is None]
+    stopped.update(p.pid for p in remote)
+    _close_stdin(procs)
+    for p in remote:
+        try:
+            p.wait(timeout=max(0.1, min(3.0, deadline - time.monotonic())))
+        except subprocess.TimeoutExpired:
+            pass
 
 
 def _close_stdin(procs) -> None:

@@ -61,6 +61,7 @@ _THROUGHPUT_RE = re.compile(
 _XMIT_RE = re.compile(
     r"^\[(?P<pid>\d+)\]\s+(?P<t>[\d.]+)\s+discarded (?P<discarded>\d+) rexmit (?P<rexmit>\d+) "
     r"Trexmit (?P<trexmit>\d+) Tthrottle (?P<tthrottle>\d+) Nthrottle (?P<nthrottle>\d+)", re.M)
+_SELF_RE = re.compile(r"^\[\d+\] participant (?P<name>\S+): new \(self\)", re.M)
 _PARTICIPANT_RE = re.compile(r"^\[(?P<pid>\d+)\] participant (?P<peer>\S+): new(?! \(self\))",
                              re.M)
 
@@ -235,11 +236,21 @@ class DdsperfRunner:
 
     # ------------------------------------------------------------------ parsing
 
+    @staticmethod
+    def _peer_name(other: ProcessOutput) -> str | None:
+        """How the other process names itself (`host:pid`, from its own "(self)" line; a
+        remote process's pid is not the local ssh's), else `:pid` for a local one."""
+        m = _SELF_RE.search(other.stdout)
+        if m:
+            return m["name"]
+        return f":{other.pid}" if other.pid is not None else None
+
     def _check_peers(self, outputs: dict[str, ProcessOutput], role: str) -> None:
         """The only participant a process may see is this run's other process."""
         me, other = outputs[role], outputs["sub" if role == "pub" else "pub"]
+        peer = self._peer_name(other)
         for m in _PARTICIPANT_RE.finditer(me.stdout):
-            if other.pid is not None and not m["peer"].endswith(f":{other.pid}"):
+            if peer is not None and not _same(m["peer"], peer):
                 raise ForeignParticipant(f"a foreign participant {m['peer']} matched this run's "
                                   f"{role} process; result discarded (another DDS application "
                                   f"on domain {me.argv[me.argv.index('-i') + 1]}?)")
@@ -255,7 +266,8 @@ class DdsperfRunner:
                 raise RunnerError(f"{name} exited with status {o.returncode}")
         self._check_peers(outputs, role)
         if point.mode == "latency":
-            result = self.parse_latency(outputs["pub"].stdout, peer_pid=outputs["sub"].pid)
+            result = self.parse_latency(outputs["pub"].stdout,
+                                        peer=self._peer_name(outputs["sub"]))
         else:
             result = self.parse_throughput(outputs["sub"].stdout)
             if point.network.loss_pct:
@@ -268,13 +280,17 @@ class DdsperfRunner:
         return result
 
     @staticmethod
-    def parse_latency(text: str, peer_pid: int | None = None) -> PointResult:
-        """Every per-second latency line for the peer, as rows (µs)."""
+    def parse_latency(text: str, peer_pid: int | None = None, peer: str | None = None
+                      ) -> PointResult:
+        """Every per-second latency line for the peer (`host:pid`, or any host with
+        `peer_pid`), as rows (µs)."""
+        if peer is None and peer_pid is not None:
+            peer = f":{peer_pid}"
         rows = [{"t": float(m["t"]), "count": int(m["cnt"]), "mean": float(m["mean"]),
                  "min": float(m["min"]), "p50": float(m["p50"]), "p90": float(m["p90"]),
                  "p99": float(m["p99"]), "max": float(m["max"])}
                 for m in _LATENCY_RE.finditer(text)
-                if peer_pid is None or m["peer"].endswith(f":{peer_pid}")]
+                if peer is None or _same(m["peer"], peer)]
         if not rows:
             raise RunnerError("ddsperf printed no latency lines (did the peer match and "
                               "answer?)")
@@ -287,6 +303,11 @@ class DdsperfRunner:
         if not rows:
             raise RunnerError("ddsperf sub received no samples (did the publisher match?)")
         return PointResult("throughput-per-second", rows)
+
+
+def _same(name: str, peer: str) -> bool:
+    """`host:pid` is `peer` (or, for `:pid`, ends with it)."""
+    return name.endswith(peer) if peer.startswith(":") else name == peer
 
 
 def add_retransmissions(result: PointResult, pub_text: str) -> None:
