@@ -388,7 +388,7 @@ class NetPaths:
                 out.append(Endpoint(role, address[role], None))
             else:
                 ep = host.endpoint(address[role])
-                out.append(replace(ep, workdir=ep.workdir or "<remote dir>"))
+                out.append(replace(ep, workdir=ep.workdir or "/tmp/govkit-XXXXXXXX"))
         return tuple(out)
 
     def bundle(self, bundle: Bundle, path: str) -> Bundle:
