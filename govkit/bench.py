@@ -358,7 +358,9 @@ def _run_bench(opts: BenchOptions, console) -> BenchOutcome:
     # Namespaces, veth and remote work directories exist only inside this block: they are
     # removed however it is left (end, failed point, exception, Ctrl-C, SIGTERM).
     with paths:
+        # saved at once: if govkit is killed, results.json names what it had set up
         store.doc["settings"]["network"] = paths.to_json()
+        store.save()
         outcome = _schedule(opts, runner, store, cells, bundles, pin, seed, console, started,
                             paths)
         store.doc["settings"]["network"] = paths.to_json()
