@@ -21,7 +21,15 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from .bundle import BundleLog, bundle_hashes, ensure_bundle, ensure_pki, planned_bundle
+from .bundle import (
+    BundleLog,
+    bundle_hashes,
+    ensure_bundle,
+    ensure_pki,
+    ensure_tls,
+    planned_bundle,
+    tls_keystore_path,
+)
 from .defaults import (
     DEFAULT_BUDGET_S,
     DEFAULT_DURATION_S,
@@ -32,8 +40,10 @@ from .defaults import (
 )
 from .errors import GovkitError
 from .limits import MAX_DOMAIN_ID
+from .netpath import NetPaths
+from .network import DEFAULT, LOSS_MEANING, ROLES, Network, networks
 from .profiles import Profile
-from .results import ResultStore, check_resumable, environment
+from .results import ResultStore, check_resumable, environment, point_key
 from .runners import get_runner
 from .runners.base import (
     BenchPoint,
@@ -109,6 +119,17 @@ class BenchOptions:
     dry_run: bool = False
     runner_options: dict = field(default_factory=dict)
     command: str = "govkit bench"
+    # The network dimension (govkit.network): every point runs over each combination.
+    transports: list[str] = field(default_factory=lambda: ["udp"])
+    paths: list[str] = field(default_factory=lambda: ["lo"])
+    loss_rates: list[float] = field(default_factory=lambda: [0])
+    hosts: dict[str, str] = field(default_factory=dict)          # --hosts pub=…,sub=…
+    peer_addresses: dict[str, str] = field(default_factory=dict)  # --peer-address
+    ssh_config: Path | None = None
+
+    @property
+    def networks(self) -> list[Network]:
+        return networks(self.transports, self.paths, self.loss_rates)
 
     def check(self) -> None:
         for name, (lo, hi) in LIMITS.items():
@@ -120,6 +141,10 @@ class BenchOptions:
             raise GovkitError(f"--max-repeat {self.max_repeat} is below --repeat {self.repeat}")
         if not 0 < self.target_ci <= 100:
             raise GovkitError(f"--target-ci {self.target_ci:g} must be a percentage in (0, 100]")
+        plain = self.transports == ["udp"] and self.paths == ["lo"] and self.loss_rates == [0]
+        if self.runner != "ddsperf" and not plain:
+            raise GovkitError(f"--transport, --net, --hosts and --loss-rate need --runner "
+                              f"ddsperf (Cyclone's transports); {self.runner} runs udp on lo")
 
 
 @dataclass
@@ -138,10 +163,18 @@ class Cell:
     profile: Profile
     mode: str
     size: int
+    network: Network = DEFAULT
 
     @property
     def key(self) -> tuple:
-        return (self.profile.name, self.mode, self.size)
+        """As govkit.results.point_key."""
+        return (self.profile.name, self.mode, self.size, *self.network.key)
+
+    @property
+    def label(self) -> str:
+        """`rtps_sign latency size 32` (+ ` over tls netns` off the default network)."""
+        net = "" if self.network == DEFAULT else f" over {self.network.label}"
+        return f"{self.profile.name} {self.mode} size {self.size}{net}"
 
 
 @dataclass(frozen=True)
@@ -225,7 +258,17 @@ def run_bench(opts: BenchOptions, console) -> BenchOutcome:
 
 def _settings(opts: BenchOptions, runner, pin: Pinning, realtime: tuple[bool, str],
               seed: int) -> dict:
-    return {"runner": runner.name, "modes": opts.modes, "sizes": opts.sizes,
+    network = {"transports": opts.transports, "paths": opts.paths,
+               "loss_rates_pct": opts.loss_rates}
+    if opts.hosts:
+        network.update(hosts=opts.hosts, peer_addresses=opts.peer_addresses or None)
+    if any(opts.loss_rates):
+        network["loss"] = LOSS_MEANING
+    if "tls" in opts.transports:
+        network["tls"] = ("DDSI over TCP with TLS 1.3 (Cyclone <SSL>): each side's TLS key "
+                          "pair issued by the test PKI's Identity CA, both sides verify "
+                          "the other's certificate chain")
+    return {**network, "runner": runner.name, "modes": opts.modes, "sizes": opts.sizes,
             "profiles": [p.name for p in opts.profiles], "duration_s": opts.duration,
             "warmup_s": opts.warmup if runner.per_second else 0, "pin": opts.pin,
             "cpus": pin.to_json(), "pinning": pin.note, "realtime": realtime[0],
@@ -236,13 +279,16 @@ def _settings(opts: BenchOptions, runner, pin: Pinning, realtime: tuple[bool, st
 
 
 def _make_bundles(opts: BenchOptions, runner, console) -> dict[str, Bundle]:
-    """Every profile's signed bundle, made current (generated, signed, verified)."""
+    """Every profile's signed bundle, made current (generated, signed, verified), with the
+    TLS keystores when a transport is tls (also for `none`: TLS is the transport's)."""
     log = BundleLog()
+    tls = "tls" in opts.transports
     pki = ensure_pki(opts.ca, log, single_ca=runner.needs_single_ca) \
-        if any(p.security for p in opts.profiles) else None
+        if tls or any(p.security for p in opts.profiles) else None
     build = _build_dir(opts, runner)
-    bundles = {p.name: ensure_bundle(p, pki, build, runner.name, log) if p.security
-               else Bundle(p) for p in opts.profiles}
+    keystores = ensure_tls(pki, build, log) if tls else {}
+    bundles = {p.name: replace(ensure_bundle(p, pki, build, runner.name, log) if p.security
+                               else Bundle(p), tls=keystores) for p in opts.profiles}
     for msg in log.messages:
         console.print(f"[dim]{msg}[/dim]")
     return bundles
@@ -280,14 +326,17 @@ def _run_bench(opts: BenchOptions, console) -> BenchOutcome:
     started = time.monotonic()     # --budget counts from here, signing included
     opts.check()
     runner = get_runner(opts.runner, **opts.runner_options)
-    cells = [Cell(p, m, s) for p in opts.profiles for m in opts.modes for s in opts.sizes]
+    cells = [Cell(p, m, s, n) for p in opts.profiles for m in opts.modes for s in opts.sizes
+             for n in opts.networks]
     seed = opts.seed if opts.seed is not None else random.randrange(1 << 31)
     pin = pinning(opts.pin)
     realtime = realtime_note(opts.realtime, opts.modes, opts.dry_run)
     pin = replace(pin, realtime=realtime[0])
+    paths = NetPaths(opts.paths, opts.hosts, opts.peer_addresses, opts.ssh_config)
     if opts.dry_run:
-        return _dry_run(opts, runner, cells, seed, pin, realtime[1])
+        return _dry_run(opts, runner, cells, seed, pin, realtime[1], paths)
 
+    paths.check()       # e.g. no root for --net netns: one line, exit 2, before any work
     runner.check_installed()
     if pin.cpus and shutil.which("taskset") is None:
         raise GovkitError("pinning needs `taskset` (Debian package util-linux); install it "
@@ -306,21 +355,35 @@ def _run_bench(opts: BenchOptions, console) -> BenchOutcome:
                   f"{opts.budget} s[/dim]")
     if pin.orchestrator:
         os.sched_setaffinity(0, pin.orchestrator)
-    return _schedule(opts, runner, store, cells, bundles, pin, seed, console, started)
+    # Namespaces, veth and remote work directories exist only inside this block: they are
+    # removed however it is left (end, failed point, exception, Ctrl-C, SIGTERM).
+    with paths:
+        # saved at once: if govkit is killed, results.json names what it had set up
+        store.doc["settings"]["network"] = paths.to_json()
+        store.save()
+        outcome = _schedule(opts, runner, store, cells, bundles, pin, seed, console, started,
+                            paths)
+        store.doc["settings"]["network"] = paths.to_json()
+        store.save()
+    return outcome
 
 
 def _dry_run(opts: BenchOptions, runner, cells: list[Cell], seed: int, pin: Pinning,
-             scheduling: str) -> BenchOutcome:
+             scheduling: str, paths: NetPaths) -> BenchOutcome:
     """The command lines of the minimum rounds, in run order; nothing is created."""
     build = _build_dir(opts, runner)
-    bundles = {p.name: planned_bundle(p, opts.ca, build) for p in opts.profiles}
+    keystores = {r: tls_keystore_path(build, r) for r in ROLES} \
+        if "tls" in opts.transports else {}
+    bundles = {p.name: replace(planned_bundle(p, opts.ca, build), tls=keystores)
+               for p in opts.profiles}
     workdir = (opts.out or Path("results") / "<timestamp>") / "config"
     lines = [f"# {pin.note}; {scheduling}; order seed {seed}; config files would go to "
              f"{workdir}/"]
+    lines += paths.plan()
     for r in range(opts.repeat):
         for cell in round_order(cells, seed, r):
-            point = _point(cell, opts, r, pin)
-            lines.append(f"# {cell.profile.name} {cell.mode} size {cell.size} repeat {r}")
+            point = _point(cell, opts, r, pin, paths, planned=True)
+            lines.append(f"# {cell.label} repeat {r}")
             lines += [describe(s) for s in
                       runner.commands(point, bundles[cell.profile.name], workdir)]
     lines.append(f"# then up to {opts.max_repeat} repeats of points whose 95% interval is "
@@ -333,17 +396,34 @@ def _dry_run(opts: BenchOptions, runner, cells: list[Cell], seed: int, pin: Pinn
 _domains = random.SystemRandom()
 
 
-def _point(cell: Cell, opts: BenchOptions, repeat: int, pin: Pinning) -> BenchPoint:
+def _point(cell: Cell, opts: BenchOptions, repeat: int, pin: Pinning,
+           paths: NetPaths | None = None, planned: bool = False) -> BenchPoint:
     # A private domain per repeat: a stray process of an earlier repeat cannot match, and
     # a stranger on it is detected (ForeignParticipant) and the repeat run again elsewhere.
+    net = cell.network
+    endpoints = paths.endpoints(net.path, planned) if paths else None
     return BenchPoint(cell.profile, cell.mode, cell.size, opts.duration, repeat,
                       domain_id=_domains.randint(1, MAX_DOMAIN_ID), cpus=pin.cpus,
-                      warmup=opts.warmup, realtime=pin.realtime and cell.mode == "latency")
+                      warmup=opts.warmup, realtime=pin.realtime and cell.mode == "latency",
+                      network=net, endpoints=endpoints,
+                      tcp_port=_tcp_port(net, planned) if net.transport != "udp" else None)
+
+
+def _tcp_port(net: Network, planned: bool) -> int:
+    """The port the sub side listens on: one the kernel has free right now on loopback;
+    in a run's own namespaces and on remote hosts, a random one of 20000-29999 (below
+    Linux's ephemeral range, above Cyclone's UDP ports for low domain ids)."""
+    if net.path == "lo" and not planned:
+        import socket
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            return s.getsockname()[1]
+    return _domains.randint(20000, 29999)
 
 
 def _schedule(opts: BenchOptions, runner, store: ResultStore, cells: list[Cell],
-              bundles: dict[str, Bundle], pin: Pinning, seed: int, console, started: float
-              ) -> BenchOutcome:
+              bundles: dict[str, Bundle], pin: Pinning, seed: int, console, started: float,
+              paths: NetPaths | None = None) -> BenchOutcome:
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     outcome = BenchOutcome(store.directory)
@@ -370,28 +450,30 @@ def _schedule(opts: BenchOptions, runner, store: ResultStore, cells: list[Cell],
                     continue
                 if r >= opts.repeat:
                     expect = (sum(elapsed) / len(elapsed)) if elapsed else \
-                        runner.timeout(_point(cell, opts, r, pin))
+                        runner.timeout(_point(cell, opts, r, pin, paths, planned=True))
                     if time.monotonic() - started + expect > opts.budget:
                         outcome.notes.append(
                             f"stopped adding repeats: the {opts.budget} s budget is spent "
                             "(--budget to allow more)")
                         break
                     progress.update(task, total=progress.tasks[0].total + 1)
-                point = _point(cell, opts, r, pin)
                 n += 1
-                progress.update(task, description=f"{cell.profile.name} {cell.mode} "
-                                                  f"{cell.size} B (repeat {r})")
+                progress.update(task, description=f"{cell.label} (repeat {r})")
                 try:
-                    result, failure = run_point(runner, point, bundles[cell.profile.name],
-                                                workdir, order=n - 1)
+                    point = _point(cell, opts, r, pin, paths)
+                    bundle = paths.bundle(bundles[cell.profile.name], cell.network.path) \
+                        if paths else bundles[cell.profile.name]
+                    result, failure = run_point(runner, point, bundle, workdir, order=n - 1,
+                                                paths=paths)
                 except KeyboardInterrupt:
                     outcome.interrupted = True
                     break
                 elapsed.append(result["elapsed_s"])
                 if failure:
                     outcome.failed += 1
+                    net = "" if cell.network == DEFAULT else f" over {cell.network.label}"
                     progress.console.print(f"[red]FAILED[/red] {cell.profile.name} {cell.mode} "
-                                           f"size {cell.size} repeat {r}: {failure}",
+                                           f"size {cell.size}{net} repeat {r}: {failure}",
                                            highlight=False)
                 store.add(result)
                 progress.advance(task)
@@ -405,40 +487,51 @@ def _schedule(opts: BenchOptions, runner, store: ResultStore, cells: list[Cell],
 def _wide_points(summary: list[dict], target: float):
     for row in summary:
         if row["ci_halfwidth_pct"] is None or row["ci_halfwidth_pct"] > target:
-            yield (row["profile"], row["mode"], row["size"])
+            yield point_key(row)
 
 
 def run_point(runner, point: BenchPoint, bundle: Bundle, workdir: Path, order: int = 0,
-              attempts: int = 3) -> tuple[dict, str | None]:
+              attempts: int = 3, paths: NetPaths | None = None) -> tuple[dict, str | None]:
     """Run one repeat of a point (again on a fresh domain if a stranger joined it); returns
     its record and, if it failed, what to tell the user (the error and each process's last
     lines)."""
     strangers = []
     for _ in range(attempts - 1):
-        result, failure = _run_once(runner, point, bundle, workdir, order)
+        result, failure = _run_once(runner, point, bundle, workdir, order, paths)
         if result.get("error_kind") != "foreign_participant":
             break
         strangers.append(result["error"])
         point = replace(point, domain_id=_domains.randint(1, MAX_DOMAIN_ID))
     else:
-        result, failure = _run_once(runner, point, bundle, workdir, order)
+        result, failure = _run_once(runner, point, bundle, workdir, order, paths)
     if strangers:
         result["retried_after"] = strangers
     return result, failure
 
 
-def _run_once(runner, point: BenchPoint, bundle: Bundle, workdir: Path, order: int
-              ) -> tuple[dict, str | None]:
-    specs = prepare(runner, point, bundle, workdir)
+def _run_once(runner, point: BenchPoint, bundle: Bundle, workdir: Path, order: int,
+              paths: NetPaths | None = None) -> tuple[dict, str | None]:
+    specs = prepare(runner, point, bundle, workdir, write=paths.write if paths else None)
+    net = point.network
     result = {"profile": point.profile.name, "mode": point.mode, "size": point.size,
-              "repeat": point.repeat, "order": order, "domain_id": point.domain_id,
-              "commands": [describe(s) for s in specs],
+              **net.to_json(), "repeat": point.repeat, "order": order,
+              "domain_id": point.domain_id, "commands": [describe(s) for s in specs],
               "started": datetime.now(UTC).isoformat(timespec="seconds")}
+    if point.endpoints:
+        result["endpoints"] = {e.role: e.to_json() for e in point.endpoints}
+    if point.tcp_port is not None:
+        result["tcp_port"] = point.tcp_port
     t0 = time.monotonic()
     outputs = {}
     failure = None
+    before = paths.counters(net.path) if paths else None
     try:
         outputs = run_processes(specs, timeout=runner.timeout(point))
+        if before is not None:
+            # What crossed the veth during the repeat: proof the samples took the link.
+            after = paths.counters(net.path)
+            result["link_counters"] = {r: {k: after[r][k] - before[r][k] for k in after[r]}
+                                       for r in after}
         res = runner.parse(point, outputs)
     except RunnerError as e:
         result.update(status="failed", error=str(e),

@@ -15,9 +15,10 @@ from pathlib import Path
 from . import documents, smime
 from .access import access_scope
 from .errors import GovkitError
+from .fsutil import write_atomic
 from .inputs import read_input
 from .limits import MAX_DOCUMENT_BYTES
-from .pki import DEFAULT_PARTICIPANTS, TestPKI, init_pki
+from .pki import DEFAULT_PARTICIPANTS, TestPKI, init_pki, init_tls, tls_paths
 from .profiles import Profile
 from .runners.base import Bundle, ParticipantFiles
 
@@ -129,3 +130,27 @@ def bundle_hashes(bundle: Bundle) -> list[dict]:
             for p, h in seen.items()]
 
 
+
+
+def tls_keystore_path(build_dir: Path, participant: str) -> Path:
+    return (Path(build_dir) / "tls" / f"{participant}-keystore.pem").resolve()
+
+
+def ensure_tls(pki: TestPKI, build_dir: Path, log: BundleLog,
+               participants=DEFAULT_PARTICIPANTS) -> dict[str, Path]:
+    """Per participant, Cyclone's TLS keystore: one PEM file with its TLS certificate, its
+    private key and the Identity CA certificate that issued both sides' (Cyclone reads the
+    certificate, the key and the trusted CAs all from <SSL><KeystoreFile>). Mode 0600: it
+    holds a private key. Never a CA key."""
+    for f in init_tls(pki, participants):
+        if f.endswith(".pem"):
+            log.say(f"issued TLS certificate {f} (by the Identity CA)")
+    out = {}
+    for name in participants:
+        cert, key = tls_paths(pki, name)
+        text = cert.read_bytes() + key.read_bytes() + pki.identity_ca.read_bytes()
+        path = tls_keystore_path(build_dir, name)
+        if not path.exists() or path.read_bytes() != text:
+            write_atomic(path, text, mode=0o600)
+        out[name] = path
+    return out

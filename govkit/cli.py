@@ -306,6 +306,25 @@ def bench(
         "--realtime/--no-realtime", help="Run latency repeats SCHED_FIFO where permitted "
                                          "(keeps other programs off their CPUs).")] = True,
     perftest: Annotated[str | None, typer.Option("--perftest", help="perftest_cpp path.")] = None,
+    transport: Annotated[list[str] | None, typer.Option(
+        "--transport", help="udp, tcp or tls (Cyclone's DDSI transports; repeatable or a "
+                            "comma list: each profile is measured over each).")] = None,
+    loss_rate: Annotated[list[str] | None, typer.Option(
+        "--loss-rate", help="Percent of the publisher's packets Cyclone drops before "
+                            "sending (injected by the sender, not the network; 0.1 steps; "
+                            "repeatable or a comma list, e.g. 0,1).")] = None,
+    net: Annotated[list[str] | None, typer.Option(
+        "--net", help="Where the two sides run: lo (loopback), netns (two network "
+                      "namespaces and a veth pair; needs root), hosts (with --hosts); "
+                      "repeatable or a comma list.")] = None,
+    hosts: Annotated[str | None, typer.Option(
+        "--hosts", help="pub=USER@HOST,sub=USER@HOST (either may be 'local'): run each "
+                        "side there over OpenSSH (batch mode).")] = None,
+    peer_address: Annotated[str | None, typer.Option(
+        "--peer-address", help="pub=IP,sub=IP: the address each side is reached at "
+                               "(default: from the host names).")] = None,
+    ssh_config: Annotated[Path | None, typer.Option(
+        "--ssh-config", help="ssh_config file for --hosts (ssh -F).")] = None,
     dry_run: Annotated[bool, typer.Option(
         "--dry-run", help="Print the command lines of the minimum repeats; create nothing.")
     ] = False,
@@ -313,8 +332,16 @@ def bench(
 ):
     """Benchmark each profile with its signed bundle; write results.json, CSVs, report."""
     from .bench import BenchOptions, parse_budget, parse_modes, parse_sizes, run_bench
+    from .network import (
+        parse_hosts,
+        parse_loss_rates,
+        parse_paths,
+        parse_peer_addresses,
+        parse_transports,
+    )
     from .profiles import select_profiles
-    from .tables import flag_advice, latency_table, throughput_table
+    from .tables import flag_advice, latency_table, network_table, throughput_table
+    host_map = _run(parse_hosts, hosts)
     opts = BenchOptions(
         profiles=_run(select_profiles, profile, all_profiles), runner=runner,
         modes=_run(parse_modes, mode), sizes=_run(parse_sizes, sizes), duration=duration,
@@ -322,12 +349,18 @@ def bench(
         budget=_run(parse_budget, budget), seed=seed, out=out_dir, ca=ca, build=build,
         resume=resume, pin=pin, realtime=realtime, dry_run=dry_run,
         runner_options={"perftest": perftest} if perftest else {},
-        command=" ".join(["govkit", *sys.argv[1:]]))
+        command=" ".join(["govkit", *sys.argv[1:]]),
+        transports=_run(parse_transports, transport), loss_rates=_run(parse_loss_rates, loss_rate),
+        paths=_run(parse_paths, net, bool(host_map)), hosts=host_map,
+        peer_addresses=_run(parse_peer_addresses, peer_address), ssh_config=ssh_config)
+    if peer_address and not host_map:
+        _fail(GovkitError("--peer-address applies to --hosts only"))
     outcome = _run(run_bench, opts, err)
     if dry_run:
         print("\n".join(outcome.dry_run_lines))
         return
-    for table in (latency_table(outcome.summary), throughput_table(outcome.summary)):
+    for table in (latency_table(outcome.summary), throughput_table(outcome.summary),
+                  *network_table(outcome.summary)):
         if table is not None:
             wide.print(table)
     if not no_report and outcome.summary:

@@ -282,3 +282,48 @@ def init_pki(directory: Path, participants: tuple[str, ...] | list[str] = DEFAUL
         _write_pair(pki, name, cert, key, force)
         created.append(name)
     return pki, [str(pki.path(s, x)) for s in created for x in (".pem", ".key")]
+
+
+# ------------------------------------------------------------------ TLS transport material
+# Kept apart from the DDS Security PKI above (nothing above calls it): `govkit bench
+# --transport tls` needs one TLS key pair per participant for Cyclone's <SSL> (DDSI over
+# TCP with TLS 1.3, both ends verified).
+#
+# Issued by the *Identity CA*, because TLS authenticates the same parties the Identity CA
+# already vouches for (who a participant is); the Permissions CA states what a participant
+# may do and signs nothing but governance and permissions documents, so its key stays out
+# of this. A third "TLS CA" would add a key without a distinction Cyclone could check: its
+# TLS verifies the certificate chain only, not names. A separate key pair (not the
+# participant's DDS identity key) keeps one key per purpose.
+
+TLS_DIR = "tls"
+
+
+def tls_paths(pki: TestPKI, participant: str) -> tuple[Path, Path]:
+    """(certificate, key) of a participant's TLS key pair: <pki>/tls/<name>.pem/.key (a
+    subdirectory, so they are never taken for DDS identities)."""
+    d = pki.directory / TLS_DIR
+    return d / f"{participant}.pem", d / f"{participant}.key"
+
+
+def init_tls(pki: TestPKI, participants: tuple[str, ...] | list[str] = DEFAULT_PARTICIPANTS,
+             days: int = 365, now: dt.datetime | None = None) -> list[str]:
+    """Issue a TLS key pair per participant from the Identity CA where it is missing (or
+    was issued by another CA); returns the files written. EC P-256, serverAuth and
+    clientAuth (a DDSI TCP connection may be opened by either side)."""
+    now = now or dt.datetime.now(dt.UTC)
+    id_cert = pki.certificate("identity_ca")
+    written: list[str] = []
+    id_key = None
+    for name in participants:
+        cert_path, key_path = tls_paths(pki, name)
+        if cert_path.exists() and key_path.exists():
+            cert = x509.load_pem_x509_certificate(cert_path.read_bytes())
+            if cert.issuer == id_cert.subject and cert.not_valid_after_utc > now:
+                continue
+        id_key = id_key or pki.private_key("identity_ca")
+        cert, key = _make_leaf(f"{name}-tls", id_cert, id_key, "ec-p256", days, now)
+        write_atomic(key_path, _key_pem(key), mode=0o600)
+        write_atomic(cert_path, _pem(cert), mode=0o644)
+        written += [str(cert_path), str(key_path)]
+    return written

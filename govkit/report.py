@@ -21,12 +21,15 @@ from markupsafe import Markup
 from . import results, stats
 from .errors import EXIT_USAGE, GovkitError
 from .fsutil import write_atomic
+from .network import Network
+from .network import sort_key as network_order
 from .profiles import PROFILES
 from .report_check import MODES, SCHEMA, Malformed, check, describe
 from .report_model import (
     DASH,
     FORMATTERS,
     Column,
+    Comparison,
     Failure,
     Flag,
     Governance,
@@ -134,14 +137,16 @@ def _build(doc: dict, summary: list[dict]) -> ReportModel:
     by_key: dict[tuple, list[dict]] = {}
     for r in records:
         by_key.setdefault(results.point_key(r), []).append(r)
-    for name, _, _ in by_key:
+    for name, *_ in by_key:
         if name not in profiles:          # a result whose profile is not described
             profiles[name] = ProfileInfo(name, "", name != results.BASELINE, [], {},
                                          listed=False)
     order = _profile_order(profiles)
     tables = {mode: _point_rows(mode, order, points, by_key, settings) for mode in MODES}
+    nets = sorted({Network(*k[3:]) for k in by_key}, key=network_order)
     runs = sorted((Run(r["profile"], r["mode"], r["size"], r.get("repeat", 0), r.get("order"),
-                       r["status"], list(r.get("commands") or [])) for r in records),
+                       r["status"], list(r.get("commands") or []),
+                       Network.of(r).label) for r in records),
                   key=lambda r: (r.order is None, r.order or 0, r.profile, r.mode, r.size,
                                  r.repeat))
     rank = {p.name: i for i, p in enumerate(order)}
@@ -161,7 +166,7 @@ def _build(doc: dict, summary: list[dict]) -> ReportModel:
                   if k not in ("method", "interval") and v is not None],
         method=settings.get("method") or "", interval=settings.get("interval") or "",
         run_shape=_run_shape(settings),
-        profiles=order, sizes=[row.size for row in tables["latency"][0].rows]
+        profiles=order, sizes=sorted({row.size for row in tables["latency"][0].rows})
         if tables["latency"] else [],
         points=points, latency=tables["latency"], throughput=tables["throughput"],
         repeat_tables=[t for mode in MODES if (t := _repeat_table(mode, order, records,
@@ -170,7 +175,30 @@ def _build(doc: dict, summary: list[dict]) -> ReportModel:
         signed_files=[SignedFile(f.get("profile") or "", f["path"], f["sha256"])
                       for f in doc.get("signed_files") or []],
         governance=_governance(order), advice=flag_advice(summary),
-        stored_summary=stored, stored_summary_missing=missing, result_count=len(records))
+        stored_summary=stored, stored_summary_missing=missing, result_count=len(records),
+        networks=[n.label for n in nets] or ["udp lo"],
+        comparisons=[c for mode in MODES if (c := _comparison(mode, order, points, nets))],
+        path_text=_path_text(nets))
+
+
+def _path_text(nets: list[Network]) -> str:
+    words = {"lo": "loopback", "netns": "two network namespaces joined by a veth pair",
+             "hosts": "two hosts over the network"}
+    return " and ".join(dict.fromkeys(words.get(n.path, n.path) for n in nets)) or "loopback"
+
+
+def _comparison(mode: str, order: list[ProfileInfo], points: list[Point],
+                nets: list[Network]) -> Comparison | None:
+    """Seed 003's side-by-side table, when a mode was measured over several networks."""
+    mine = [p for p in points if p.mode == mode]
+    labels = [n.label for n in nets if any(p.network == n.label for p in mine)]
+    if len(labels) < 2:
+        return None
+    found = {(p.profile, p.size, p.network): p for p in mine}
+    rows = [(profile, size, [found.get((profile.name, size, label)) for label in labels])
+            for profile in order
+            for size in sorted({p.size for p in mine if p.profile == profile.name})]
+    return Comparison(mode, labels, rows)
 
 
 def _profiles(doc: dict) -> dict[str, ProfileInfo]:
@@ -195,6 +223,7 @@ def _profile_order(profiles: dict[str, ProfileInfo]) -> list[ProfileInfo]:
 
 def _point(row: dict, index: int, repeats: list[RepeatRow]) -> Point:
     vs, rti, tail = row["vs_none"], row["rti"], row.get("tail") or {}
+    vn = row.get("vs_network")
     extra = {}
     if row["mode"] == "throughput":   # summed over the point's completed repeats
         mine = [r.figures for r in repeats if r.ok and r.key == results.point_key(row)]
@@ -211,7 +240,10 @@ def _point(row: dict, index: int, repeats: list[RepeatRow]) -> Point:
                          _pair(vs["difference_ci95"])) if vs else None,
         rti=Published(rti["ratio"], rti["added_us"], rti["median_us"]) if rti else None,
         flags=[Flag(f["code"], f["severity"], f["reason"]) for f in row["flags"]],
-        anchor=f"flags-{index}", **extra)
+        anchor=f"flags-{index}", network=Network.of(row).label,
+        vs_network=Overhead(vn["ratio"], _pair(vn["ratio_ci95"]), vn["difference"],
+                            _pair(vn["difference_ci95"])) if vn else None,
+        loss=row.get("loss"), **extra)
 
 
 def _pair(v) -> tuple[float, float] | None:
@@ -220,27 +252,30 @@ def _pair(v) -> tuple[float, float] | None:
 
 def _point_rows(mode: str, order: list[ProfileInfo], points: list[Point],
                 by_key: dict[tuple, list[dict]], settings: dict) -> list[ProfileRows]:
-    """Every profile × size of `mode` that was asked for or measured, with its status."""
+    """Every profile × network × size of `mode` that was asked for or measured, with its
+    status."""
     measured = [key for key in by_key if key[1] == mode]
     if not measured:
         return []
     asked = (settings.get("sizes") or []) if mode in (settings.get("modes") or []) else []
-    sizes = sorted({*asked, *(size for _, _, size in measured)})
-    found = {(p.profile, p.size): p for p in points if p.mode == mode}
-    names = {name for name, _, _ in measured}
+    sizes = sorted({*asked, *(key[2] for key in measured)})
+    nets = sorted({Network(*key[3:]) for key in measured}, key=network_order)
+    found = {(p.profile, p.size, p.network): p for p in points if p.mode == mode}
+    names = {key[0] for key in measured}
     out = []
     for profile in order:
         if profile.name not in names:
             continue
         rows = []
-        for size in sizes:
-            failed = [r for r in by_key.get((profile.name, mode, size), [])
-                      if r["status"] != "ok"]
-            errors = tuple(dict.fromkeys(first_line(r.get("error")) or r["status"]
-                                         for r in failed))
-            point = found.get((profile.name, size))
-            status = "ok" if point else "failed" if failed else "missing"
-            rows.append(PointRow(size, status, point, len(failed), errors))
+        for net in nets:
+            for size in sizes:
+                failed = [r for r in by_key.get((profile.name, mode, size, *net.key), [])
+                          if r["status"] != "ok"]
+                errors = tuple(dict.fromkeys(first_line(r.get("error")) or r["status"]
+                                             for r in failed))
+                point = found.get((profile.name, size, net.label))
+                status = "ok" if point else "failed" if failed else "missing"
+                rows.append(PointRow(size, status, point, len(failed), errors, net.label))
         out.append(ProfileRows(profile, rows))
     return out
 
@@ -257,7 +292,8 @@ def _repeat_table(mode: str, order: list[ProfileInfo], records: list[dict],
     for profile in order:
         rows = [r for r in mine if r.profile == profile.name]
         if rows:
-            blocks.append((profile, sorted(rows, key=lambda r: (r.size, r.repeat))))
+            blocks.append((profile, sorted(rows, key=lambda r: (
+                network_order(Network(*r.net_key)), r.size, r.repeat))))
     return RepeatTable(mode, _REPEAT_COLUMNS[name], values_title, values_kind, blocks)
 
 
@@ -267,7 +303,8 @@ def _repeat_row(r: dict) -> RepeatRow:
     common = {"profile": r["profile"], "mode": r["mode"], "size": r["size"],
               "repeat": r.get("repeat", 0), "order": r.get("order"), "status": r["status"],
               "error": r.get("error"),
-              "cpus": ", ".join(f"{role} {cpus[role] or '?'}" for role in roles) or DASH}
+              "cpus": ", ".join(f"{role} {cpus[role] or '?'}" for role in roles) or DASH,
+              "net_key": Network.of(r).key, "network": Network.of(r).label}
     if r["status"] != "ok":
         return RepeatRow(**common)
     figures, count = stats.repeat_figures(r)
@@ -279,11 +316,21 @@ def _failure(r: dict) -> Failure:
     tail = r.get("output_tail") or {}
     return Failure(r["profile"], r["mode"], r["size"], r.get("repeat", 0), r["status"],
                    r.get("error") or f"status {r['status']!r} (no error message recorded)",
-                   [(role, text) for role, text in tail.items() if text])
+                   [(role, text) for role, text in tail.items() if text],
+                   Network.of(r).label)
 
 
-def _label(profile: Any, mode: Any, size: Any, repeat: Any = None) -> str:
-    return f"{profile} {mode} {size} B" + ("" if repeat is None else f" repeat {repeat}")
+def _label(profile: Any, mode: Any, size: Any, network: Any = "udp lo",
+           repeat: Any = None) -> str:
+    net = "" if network == "udp lo" else f" over {network}"
+    return f"{profile} {mode} {size} B{net}" + ("" if repeat is None else f" repeat {repeat}")
+
+
+def _stored_key(s: dict) -> tuple[str, ...]:
+    """A summary row's point, as text (a stored row may hold anything)."""
+    return (*(str(s.get(k)) for k in ("profile", "mode", "size")),
+            str(Network(s.get("transport", "udp"), s.get("path", "lo"),
+                        s.get("loss_pct", 0)).label))
 
 
 def _stored_differences(doc: dict, summary: list[dict], repeats: list[RepeatRow]
@@ -303,12 +350,12 @@ def _stored_differences(doc: dict, summary: list[dict], repeats: list[RepeatRow]
         by_key = {}
         for s in stored:
             if isinstance(s, dict):
-                by_key[tuple(str(s.get(k)) for k in ("profile", "mode", "size"))] = s
+                by_key[_stored_key(s)] = s
             else:
                 out.append(f"a stored summary entry is {describe(s)}, not an object")
         for row in fresh:
-            s = by_key.pop(tuple(str(row[k]) for k in ("profile", "mode", "size")), None)
-            label = _label(row["profile"], row["mode"], row["size"])
+            s = by_key.pop(_stored_key(row), None)
+            label = _label(*_stored_key(row))
             if s is None:
                 out.append(f"{label}: not in the stored summary")
             elif s != row:
@@ -321,8 +368,9 @@ def _stored_differences(doc: dict, summary: list[dict], repeats: list[RepeatRow]
             continue
         figures, count = fresh_repeat.figures, fresh_repeat.count
         if r.get(key, figures) != figures or r.get("count", count) != count:
-            out.append(f"{_label(r['profile'], r['mode'], r['size'], r.get('repeat', 0))}: "
-                       f"per-repeat figures")
+            label = _label(r["profile"], r["mode"], r["size"], Network.of(r).label,
+                           r.get("repeat", 0))
+            out.append(f"{label}: per-repeat figures")
     return out, missing
 
 

@@ -99,7 +99,7 @@ class Published:
 
 @dataclass(frozen=True)
 class Point:
-    """One (profile, mode, size): a row of the recomputed summary."""
+    """One (profile, mode, size, network): a row of the recomputed summary."""
     profile: str
     mode: str
     size: int
@@ -117,6 +117,9 @@ class Point:
     stalled_seconds: int | None = None   # throughput: measured seconds without samples
     lost: int | None = None              # throughput: samples lost, all repeats
     anchor: str = ""                     # id of its entry in the flags list
+    network: str = "udp lo"              # govkit.network.Network.label
+    vs_network: Overhead | None = None   # over the same point on the run's first network
+    loss: dict | None = None             # injected loss and what it did (results._loss)
 
     @property
     def warnings(self) -> list[Flag]:
@@ -125,12 +128,23 @@ class Point:
 
 @dataclass(frozen=True)
 class PointRow:
-    """One profile and size in a summary table; `point` is None if nothing completed."""
+    """One profile, network and size in a summary table; `point` is None if nothing
+    completed."""
     size: int
     status: str                  # "ok" | "failed" | "missing"
     point: Point | None
     failed: int = 0              # failed repeats
     errors: tuple[str, ...] = ()
+    network: str = "udp lo"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Seed 003's tables side by side: per profile and size, one column group per network
+    (transport, path, injected loss), each point with its ratio over the first network."""
+    mode: str
+    networks: list[str]          # the reference first
+    rows: list[tuple[ProfileInfo, int, list[Point | None]]]   # profile, size, per network
 
 
 @dataclass(frozen=True)
@@ -160,6 +174,8 @@ class RepeatRow:
     figures: dict = field(default_factory=dict)
     count: int | None = None     # samples in the measured seconds
     values: list[float] = field(default_factory=list)   # measured per-second values
+    net_key: tuple = ("udp", "lo", 0)   # govkit.network.Network.key
+    network: str = "udp lo"
 
     @property
     def ok(self) -> bool:
@@ -168,7 +184,7 @@ class RepeatRow:
     @property
     def key(self) -> tuple:
         """The point it is a repeat of (govkit.results.point_key)."""
-        return (self.profile, self.mode, self.size)
+        return (self.profile, self.mode, self.size, *self.net_key)
 
 
 @dataclass(frozen=True)
@@ -191,6 +207,7 @@ class Run:
     order: int | None
     status: str
     commands: list[str]
+    network: str = "udp lo"
 
 
 @dataclass(frozen=True)
@@ -202,6 +219,7 @@ class Failure:
     status: str
     error: str
     output_tail: list[tuple[str, str]] = field(default_factory=list)   # (role, last lines)
+    network: str = "udp lo"
 
     @property
     def first_line(self) -> str:
@@ -257,6 +275,14 @@ class ReportModel:
     published_source: str = DEFAULT_SOURCE
     result_count: int = 0
     figures: list[Figure] = field(default_factory=list)
+    networks: list[str] = field(default_factory=lambda: ["udp lo"])   # reference first
+    comparisons: list[Comparison] = field(default_factory=list)
+    path_text: str = "loopback"            # where the processes ran, for the prose
+
+    @property
+    def show_network(self) -> bool:
+        """A network column wherever points are listed: anything but udp over lo."""
+        return self.networks != ["udp lo"]
 
     def statistic(self, mode: str) -> str:
         """The exact name of `mode`'s headline statistic (govkit.stats.ROW_FORMATS)."""
@@ -270,6 +296,11 @@ class ReportModel:
     @property
     def has_throughput(self) -> bool:
         return any(p.mode == "throughput" for p in self.points)
+
+    @property
+    def has_loss(self) -> bool:
+        """Some throughput point ran with injected loss (retransmissions counted)."""
+        return any(p.loss for p in self.points if p.mode == "throughput")
 
     @property
     def has_overhead(self) -> bool:
@@ -305,9 +336,11 @@ class ReportModel:
     def command_count(self) -> int:
         return sum(len(r.commands) for r in self.runs)
 
-    def point(self, profile: str, mode: str, size: int) -> Point | None:
+    def point(self, profile: str, mode: str, size: int, network: str | None = None
+              ) -> Point | None:
         for p in self.points:
-            if (p.profile, p.mode, p.size) == (profile, mode, size):
+            if (p.profile, p.mode, p.size) == (profile, mode, size) and \
+                    network in (None, p.network):
                 return p
         return None
 

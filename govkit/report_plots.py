@@ -10,8 +10,9 @@ from __future__ import annotations
 import io
 import math
 import re
+from dataclasses import replace
 
-from .report_model import Figure, ReportModel, fmt_int, fmt_size
+from .report_model import Figure, ProfileRows, ReportModel, fmt_int, fmt_size
 from .results import BASELINE
 
 # ---------------------------------------------------------------------- plots
@@ -120,10 +121,26 @@ def _to_svg(fig, key: str) -> str:
     return svg.strip()
 
 
+def _on_reference_network(model: ReportModel) -> ReportModel:
+    """The model with only the points over the run's first network: one line per profile
+    (the other networks are compared in the report's "Networks side by side" table)."""
+    if not model.show_network:
+        return model
+    ref = model.networks[0]
+
+    def only(groups):
+        return [ProfileRows(g.profile, [r for r in g.rows if r.network == ref])
+                for g in groups]
+
+    return replace(model, latency=only(model.latency), throughput=only(model.throughput),
+                   points=[p for p in model.points if p.network == ref])
+
+
 def build_figures(model: ReportModel) -> list[Figure]:
     """The report's plots as inline SVG, in page order (throughput only if measured)."""
     import matplotlib
 
+    model = _on_reference_network(model)
     figures = []
     with matplotlib.rc_context(_RC):
         if any(r.point for g in model.latency for r in g.rows):

@@ -25,6 +25,8 @@ from .errors import EXIT_USAGE, GovkitError
 from .fsutil import write_atomic
 from .inputs import read_input
 from .limits import MAX_RESULTS_BYTES
+from .network import LOSS_MEANING, Network, csv_prefix, csv_suffix
+from .network import sort_key as network_order
 from .profiles import PROFILES, get_profile
 from .published import published_latency
 
@@ -34,7 +36,12 @@ BASELINE = "none"
 RESUME_KEYS = {"runner": "--runner", "modes": "--mode", "sizes": "--sizes",
                "profiles": "--profile", "duration_s": "--duration", "warmup_s": "--warmup",
                "pin": "--pin/--no-pin", "cpus": "pinned CPUs",
-               "realtime": "--realtime/--no-realtime"}
+               "realtime": "--realtime/--no-realtime", "transports": "--transport",
+               "paths": "--net", "loss_rates_pct": "--loss-rate", "hosts": "--hosts",
+               "peer_addresses": "--peer-address"}
+# What a run stored before a setting existed means (runs before the network dimension
+# were UDP over loopback without loss).
+RESUME_DEFAULTS = {"transports": ["udp"], "paths": ["lo"], "loss_rates_pct": [0]}
 
 
 def environment(extra: dict | None = None) -> dict:
@@ -61,8 +68,9 @@ def environment(extra: dict | None = None) -> dict:
 
 
 def point_key(r: dict) -> tuple:
-    """(profile, mode, size): what a point is; its repeats share it."""
-    return (r["profile"], r["mode"], r["size"])
+    """(profile, mode, size, transport, path, loss %): what a point is; its repeats share
+    it. Records made before the network dimension are UDP over loopback without loss."""
+    return (r["profile"], r["mode"], r["size"], *Network.of(r).key)
 
 
 def repeat_key(r: dict) -> tuple:
@@ -125,12 +133,12 @@ class ResultStore:
     def save(self) -> None:
         self.doc["summary"] = self.summarizer.summarize(self.doc)
         write_atomic(self.json_path, json.dumps(self.doc, indent=2) + "\n")
-        for profile in {r["profile"] for r in self.doc["results"]}:
-            for mode in ("latency", "throughput"):
-                rows = [r for r in self.doc["results"] if r["profile"] == profile
-                        and r["mode"] == mode and r.get("status") == "ok"]
-                if rows:
-                    write_atomic(self.directory / csv_name(profile, mode), to_csv(rows, mode))
+        groups: dict[tuple, list[dict]] = {}
+        for r in self.doc["results"]:
+            if r.get("status") == "ok":
+                groups.setdefault((r["profile"], r["mode"], Network.of(r)), []).append(r)
+        for (profile, mode, net), rows in groups.items():
+            write_atomic(self.directory / csv_name(profile, mode, net), to_csv(rows, mode))
 
 
 MAX_DEPTH = 32       # results.json nests 5 deep; deeper is not ours
@@ -179,27 +187,33 @@ def _reject_constant(name: str) -> None:
 def check_resumable(stored: dict, wanted: dict, path: Path) -> None:
     """Refuse to continue a run with settings that make it another experiment."""
     for key, option in RESUME_KEYS.items():
-        if stored.get(key) != wanted.get(key):
+        was = stored.get(key, RESUME_DEFAULTS.get(key))
+        now = wanted.get(key, RESUME_DEFAULTS.get(key))
+        if was != now:
             raise GovkitError(
-                f"--resume: {option} is {_show(wanted.get(key))} but the run in {path} used "
-                f"{_show(stored.get(key))}; resume with the same settings or choose a new --out")
+                f"--resume: {option} is {_show(now)} but the run in {path} used "
+                f"{_show(was)}; resume with the same settings or choose a new --out")
 
 
 def _show(v) -> str:
     if isinstance(v, list):
         return ",".join(map(str, v))
+    if isinstance(v, dict):
+        return ",".join(f"{k}={x}" for k, x in v.items())
     return str(v)
 
 
 # -------------------------------------------------------------------------------- CSV
 
-def csv_name(profile: str, mode: str) -> str:
-    """The seeds' file names, so existing post-processing keeps working."""
+def csv_name(profile: str, mode: str, net: Network | None = None) -> str:
+    """The seeds' file names, so existing post-processing keeps working: the transport in
+    the prefix as the seeds write it (lat_udpv4_pub, lat_tcpv4_pub, lat_tlsv4_pub); a path
+    other than loopback or injected loss appended (…_netns_loss1pct.csv)."""
     alias = get_profile(profile).alias
-    prefixes = {"latency": "lat_udpv4_pub", "throughput": "thr_udpv4_sub"}
-    if mode not in prefixes:
-        raise GovkitError(f"unknown benchmark mode {mode!r}; valid: {', '.join(prefixes)}")
-    return f"{prefixes[mode]}_unkeyed_rel_security_{alias}.csv"
+    if mode not in ("latency", "throughput"):
+        raise GovkitError(f"unknown benchmark mode {mode!r}; valid: latency, throughput")
+    net = net or Network()
+    return f"{csv_prefix(mode, net)}_unkeyed_rel_security_{alias}{csv_suffix(net)}.csv"
 
 
 # Perftest's summary columns, then govkit's own. A perftest column the runner cannot fill
@@ -220,6 +234,8 @@ THROUGHPUT_COLUMNS = (
     ("Length (Bytes)", None), ("Repeat", None), ("Total Samples", None),
     ("Ave Samples/s", "mean_rate_sps"), ("Ave Mbps", "mean_mbps"), ("Lost Samples", "lost"),
     ("Seconds without samples", "stalled_seconds"),
+    ("Retransmitted bytes (injected loss)", "rexmit_bytes"),
+    ("Retransmitted / delivered payload (%)", "rexmit_share_pct"),
 )
 
 
@@ -266,9 +282,10 @@ class Summarizer:
 
 
 def summarize(doc: dict, summarizer: Summarizer | None = None) -> list[dict]:
-    """One row per point (profile, mode, size): its statistic over all ok repeats with a
-    95 % interval, the overhead over `none` (ratio and difference, with intervals), RTI's
-    published figures, and flags saying what looks wrong and why."""
+    """One row per point (profile, mode, size, network): its statistic over all ok repeats
+    with a 95 % interval, the overhead over `none` over the same network (ratio and
+    difference, with intervals), RTI's published figures (UDP over a LAN without injected
+    loss, so only beside such points), and flags saying what looks wrong and why."""
     summarizer = summarizer or Summarizer()
     settings = doc.get("settings", {})
     target = settings.get("target_ci_pct")
@@ -287,9 +304,15 @@ def summarize(doc: dict, summarizer: Summarizer | None = None) -> list[dict]:
             estimates[key] = (fmt, summarizer.point_estimate(key, fmt, groups), groups)
 
     order = {p.name: i for i, p in enumerate(PROFILES)}
+    # Transport (path, loss) comparison: every point against the same profile, mode and
+    # size over the run's first network (udp lo without loss when measured), seed 003-like.
+    nets = sorted({Network(*k[3:]) for k in estimates}, key=network_order)
+    reference = nets[0] if len(nets) > 1 else None
     rows = []
-    for key in sorted(points, key=lambda k: (order.get(k[0], 99), k[0], k[1], k[2])):
-        profile, mode, size = key
+    for key in sorted(points, key=lambda k: (network_order(Network(*k[3:])),
+                                             order.get(k[0], 99), k[0], k[1], k[2])):
+        profile, mode, size = key[:3]
+        net = Network(*key[3:])
         if key not in estimates:
             continue
         fmt, est, groups = estimates[key]
@@ -297,7 +320,8 @@ def summarize(doc: dict, summarizer: Summarizer | None = None) -> list[dict]:
         ok = [r for r in records if r.get("status") == "ok"]
         failed = len(records) - len(ok)
         row = {
-            "profile": profile, "mode": mode, "size": size, "statistic": fmt.statistic,
+            "profile": profile, "mode": mode, "size": size, **net.to_json(),
+            "statistic": fmt.statistic,
             "unit": fmt.unit, "estimate": est.value,
             "ci95": list(est.interval) if est.interval else None,
             "ci_halfwidth_pct": est.halfwidth_pct,
@@ -311,13 +335,45 @@ def summarize(doc: dict, summarizer: Summarizer | None = None) -> list[dict]:
             p99 = [x["p99"] for x in measured]
             row["tail"] = {"p99_median_of_seconds": stats.statistics.median(p99),
                            "p99_worst_second": max(p99)}
-        base = estimates.get((BASELINE, mode, size))
+        if net.loss_pct:
+            row["loss"] = _loss(net, fmt, ok)
+        base = estimates.get((BASELINE, mode, size, *net.key))   # like with like
         row["vs_none"] = stats.compare(est, base[1]) if base and profile != BASELINE else None
-        row["rti"] = _rti(profile, size) if mode == "latency" else None
+        ref = estimates.get((profile, mode, size, *reference.key)) \
+            if reference is not None and net != reference else None
+        row["vs_network"] = {"network": reference.label, **stats.compare(est, ref[1])} \
+            if ref else None
+        row["rti"] = _rti(profile, size) if mode == "latency" and net.transport == "udp" \
+            and not net.loss_pct else None
         row["flags"] = _flags(row, groups, ok, secured.get(profile, profile != BASELINE),
                               target, fmt)
         rows.append(_rounded(row))
     return rows
+
+
+def _loss(net: Network, fmt: stats.RowFormat, ok: list[dict]) -> dict:
+    """What injected loss did to a point, from its raw rows: retransmitted bytes (throughput,
+    ddsperf -X) or nothing counted (latency: ping/pong has no such counter)."""
+    out = {"injected_pct": net.loss_pct, "by": "sender (publisher): Cyclone DDS "
+           "Internal/Test/XmitLossiness, not a network impairment", "meaning": LOSS_MEANING}
+    if fmt.mode == "throughput" and fmt.value_key:
+        figures = [stats.repeat_figures(r)[0] for r in ok]
+        counted = [f for f in figures if "rexmit_bytes" in f]
+        out["retransmitted_bytes"] = sum(f["rexmit_bytes"] for f in counted) \
+            if counted else None
+        shares = [f["rexmit_share_pct"] for f in counted if f.get("rexmit_share_pct") is not None]
+        out["retransmitted_share_pct"] = _median(shares)
+        out["lost_samples"] = sum(f.get("lost", 0) or 0 for f in figures)
+    else:
+        out["retransmitted_bytes"] = None
+        out["note"] = ("ddsperf counts no retransmissions for ping/pong: each dropped ping "
+                       "or pong shows as a round trip delayed by the retransmission, in "
+                       "the tail (p99, worst second)")
+    return out
+
+
+def _median(values: list[float]) -> float | None:
+    return stats.statistics.median(values) if values else None
 
 
 def _rti(profile: str, size: int) -> dict | None:
@@ -387,6 +443,16 @@ def _flags(row: dict, groups: list[list[float]], ok: list[dict], secured: bool,
                     f"the last third on average over {len(values)} repeat(s); a longer "
                     "--warmup lets each repeat settle first"))
                 break
+    if row.get("loss"):
+        loss = row["loss"]
+        what = (f"{loss['retransmitted_bytes']} bytes retransmitted"
+                if loss.get("retransmitted_bytes") is not None
+                else "retransmissions not counted (ping/pong): they show in the tail")
+        flags.append(stats.flag(
+            "injected_loss", "note",
+            f"{loss['injected_pct']:g}% of the publisher's packets dropped by the sender "
+            f"(Cyclone XmitLossiness), not by the network; the writer is reliable, so "
+            f"dropped samples were retransmitted: {what}"))
     if fmt.mode == "throughput":
         figures = [stats.repeat_figures(r)[0] for r in ok]
         stalled = sum(f.get("stalled_seconds", 0) or 0 for f in figures)

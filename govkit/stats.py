@@ -7,7 +7,8 @@ and nothing here is stored that cannot be recomputed from the rows: `govkit repo
 recomputes all of it from results.json.
 
 Terms used in names, so that each figure says what it is:
-- a *point* is one (profile, mode, size); a *repeat* is one run of its two processes;
+- a *point* is one (profile, mode, size) over one network (transport, path, injected
+  loss: govkit.network); a *repeat* is one run of its two processes;
 - a *second* is one reporting interval of a repeat; the first `warmup` seconds of each
   repeat are kept in the raw data but not measured;
 - ddsperf computes each second's percentiles itself, over (at most) the first 20000
@@ -110,13 +111,26 @@ def latency_figures(rows: list[dict]) -> dict:
 
 
 def throughput_figures(rows: list[dict]) -> dict:
-    """One repeat's throughput figures from its measured per-second rows (stalls = 0)."""
-    return {
+    """One repeat's throughput figures from its measured per-second rows (stalls = 0).
+
+    Rows of a run with injected loss also hold `rexmit_bytes` (the publisher's
+    retransmitted bytes in that second, ddsperf -X): summed, and set against the payload
+    bytes delivered in the same seconds (ddsperf's Mb/s counts payload only, a
+    retransmission counts whole RTPS messages: the share is an upper estimate)."""
+    figures = {
         "mean_rate_sps": statistics.fmean(r["rate_sps"] for r in rows),
         "mean_mbps": statistics.fmean(r["mbps"] for r in rows),
         "lost": sum(r["lost"] for r in rows),
         "stalled_seconds": sum(1 for r in rows if r["count"] == 0),
     }
+    if any("rexmit_bytes" in r for r in rows):
+        known = [r for r in rows if r.get("rexmit_bytes") is not None]
+        delivered = sum(r["mbps"] for r in known) * 1e6 / 8
+        figures["rexmit_bytes"] = sum(r["rexmit_bytes"] for r in known)
+        figures["rexmit_seconds"] = len(known)
+        figures["rexmit_share_pct"] = (100 * figures["rexmit_bytes"] / delivered
+                                       if delivered else None)
+    return figures
 
 
 def repeat_figures(record: dict) -> tuple[dict, int | None]:

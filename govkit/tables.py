@@ -6,6 +6,8 @@ from collections import Counter
 
 from rich.table import Table
 
+from .network import DEFAULT, Network, sort_key
+
 # What a user can do about each flag, in one line.
 ADVICE = {
     "wide_interval": "more repeats narrow it: a larger --budget (e.g. --budget 15m) or "
@@ -19,6 +21,7 @@ ADVICE = {
     "failed_repeats": "see the FAILED lines above; --resume --out DIR re-runs them",
     "stalled_seconds": "the subscriber stalled: run again on an idle machine",
     "lost_samples": "samples were lost on a reliable topic: check the runner's output",
+    "injected_loss": "",
 }
 
 
@@ -30,28 +33,42 @@ def _ci(values, fmt: str) -> str:
 SHORT = {"wide_interval": "wide", "no_interval": "no CI", "one_repeat": "1 repeat",
          "faster_than_none": "FASTER?",
          "no_measurable_overhead": "≈none", "bimodal": "bimodal", "trend": "trend",
-         "failed_repeats": "failed", "stalled_seconds": "stalls", "lost_samples": "lost"}
+         "failed_repeats": "failed", "stalled_seconds": "stalls", "lost_samples": "lost",
+         "injected_loss": "loss injected"}
 
 
 def _flags(row: dict) -> str:
     return " ".join(SHORT.get(f["code"], f["code"]) for f in row["flags"]) or "–"
 
 
+def _networks(rows: list[dict]) -> list[Network]:
+    return list(dict.fromkeys(Network.of(r) for r in rows))
+
+
+def _with_network(rows: list[dict]) -> bool:
+    """Show a network column when the run measured anything but udp over lo."""
+    return _networks(rows) != [DEFAULT] and bool(rows)
+
+
 def latency_table(summary: list[dict]) -> Table | None:
     rows = [r for r in summary if r["mode"] == "latency"]
     if not rows:
         return None
+    net = _with_network(rows)
     table = Table(title=f"One-way latency (µs): {rows[0]['statistic']}, with 95% intervals; "
-                        "overhead over `none` as a ratio and as added µs; RTI's published "
-                        "Connext figures beside them", title_justify="left")
-    for col in ("profile", "B", "µs", "95% CI", "× none", "95% CI", "+µs", "95% CI",
-                "RTI ×", "RTI +µs", "flags"):
-        table.add_column(col, justify="left" if col in ("profile", "flags") else "right",
-                         no_wrap=col != "flags")
+                        "overhead over `none` (same network) as a ratio and as added µs; "
+                        "RTI's published Connext figures beside them", title_justify="left")
+    for col in ("profile", *(("network",) if net else ()), "B", "µs", "95% CI", "p99",
+                "× none", "95% CI", "+µs", "95% CI", "RTI ×", "RTI +µs", "flags"):
+        table.add_column(col, justify="left" if col in ("profile", "network", "flags")
+                         else "right", no_wrap=col != "flags")
     for r in rows:
         vs, rti = r["vs_none"], r["rti"]
+        tail = r.get("tail") or {}
         table.add_row(
-            r["profile"], str(r["size"]), f"{r['estimate']:.1f}", _ci(r["ci95"], "{:.1f}"),
+            r["profile"], *((Network.of(r).label,) if net else ()), str(r["size"]),
+            f"{r['estimate']:.1f}", _ci(r["ci95"], "{:.1f}"),
+            f"{tail['p99_median_of_seconds']:.0f}" if tail else "–",
             f"{vs['ratio']:.2f}" if vs and vs["ratio"] is not None else "–",
             _ci(vs and vs["ratio_ci95"], "{:.2f}"),
             f"{vs['difference']:+.1f}" if vs else "–",
@@ -65,18 +82,65 @@ def throughput_table(summary: list[dict]) -> Table | None:
     rows = [r for r in summary if r["mode"] == "throughput"]
     if not rows:
         return None
+    net = _with_network(rows)
+    lossy = any(r.get("loss") for r in rows)
     table = Table(title=f"Throughput (samples/s): {rows[0]['statistic']}, with 95% "
-                        "intervals; ratio over `none`", title_justify="left")
-    for col in ("profile", "B", "samples/s", "95% CI", "× none", "95% CI", "flags"):
-        table.add_column(col, justify="left" if col in ("profile", "flags") else "right",
-                         no_wrap=col != "flags")
+                        "intervals; ratio over `none` (same network)"
+                        + ("; bytes the publisher retransmitted (injected loss)" if lossy
+                           else ""), title_justify="left")
+    for col in ("profile", *(("network",) if net else ()), "B", "samples/s", "95% CI",
+                "× none", "95% CI", *(("rexmit B", "rexmit %") if lossy else ()), "flags"):
+        table.add_column(col, justify="left" if col in ("profile", "network", "flags")
+                         else "right", no_wrap=col != "flags")
     for r in rows:
-        vs = r["vs_none"]
-        table.add_row(r["profile"], str(r["size"]), f"{r['estimate']:,.0f}",
-                      _ci(r["ci95"], "{:,.0f}"),
+        vs, loss = r["vs_none"], r.get("loss") or {}
+        rex = loss.get("retransmitted_bytes")
+        share = loss.get("retransmitted_share_pct")
+        table.add_row(r["profile"], *((Network.of(r).label,) if net else ()), str(r["size"]),
+                      f"{r['estimate']:,.0f}", _ci(r["ci95"], "{:,.0f}"),
                       f"{vs['ratio']:.2f}" if vs and vs["ratio"] is not None else "–",
-                      _ci(vs and vs["ratio_ci95"], "{:.2f}"), _flags(r))
+                      _ci(vs and vs["ratio_ci95"], "{:.2f}"),
+                      *((f"{rex:,}" if rex is not None else "–",
+                         f"{share:.1f}" if share is not None else "–") if lossy else ()),
+                      _flags(r))
     return table
+
+
+def network_table(summary: list[dict]) -> list[Table]:
+    """Seed 003's comparison: rows are profiles (and sizes), one column group per network
+    (transport, path, loss), each with the estimate, its interval and its ratio over the
+    same profile and size over the run's first network."""
+    tables = []
+    for mode, unit, fmt in (("latency", "µs", "{:.1f}"), ("throughput", "samples/s",
+                                                           "{:,.0f}")):
+        rows = [r for r in summary if r["mode"] == mode]
+        nets = sorted(_networks(rows), key=sort_key)    # the reference first
+        if len(nets) < 2:
+            continue
+        table = Table(title=f"{mode.capitalize()} ({unit}) per network, side by side: "
+                            f"estimate [95% CI] and × {nets[0].label} (same profile and "
+                            "size)", title_justify="left")
+        table.add_column("profile", no_wrap=True)
+        table.add_column("B", justify="right")
+        for n in nets:
+            table.add_column(n.label, justify="right", no_wrap=True)
+            if n != nets[0]:
+                table.add_column(f"× {nets[0].transport}" if n.path == nets[0].path
+                                 and n.loss_pct == nets[0].loss_pct else "×",
+                                 justify="right", no_wrap=True)
+        cells = {(r["profile"], r["size"], Network.of(r)): r for r in rows}
+        for profile, size in dict.fromkeys((r["profile"], r["size"]) for r in rows):
+            out = [profile, str(size)]
+            for n in nets:
+                r = cells.get((profile, size, n))
+                out.append(f"{fmt.format(r['estimate'])} {_ci(r['ci95'], fmt)}" if r else "–")
+                if n != nets[0]:
+                    vs = r and r.get("vs_network")
+                    out.append(f"{vs['ratio']:.2f} {_ci(vs['ratio_ci95'], '{:.2f}')}"
+                               if vs and vs["ratio"] is not None else "–")
+            table.add_row(*out)
+        tables.append(table)
+    return tables
 
 
 def flag_advice(summary: list[dict]) -> list[str]:

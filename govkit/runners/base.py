@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Protocol
 
 from ..fsutil import write_atomic
+from ..network import DEFAULT, LOOPBACK, Endpoint, Network
 from ..profiles import Profile
 
 
@@ -42,6 +43,9 @@ class Bundle:
     profile: Profile
     participants: dict[str, ParticipantFiles] = field(default_factory=dict)
     domain_id: int = 0
+    # TLS transport only: per participant, one PEM holding its TLS certificate, its key and
+    # the Identity CA certificate (Cyclone's <SSL><KeystoreFile>; govkit.bundle.ensure_tls)
+    tls: dict[str, Path] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -55,6 +59,14 @@ class BenchPoint:
     cpus: tuple[int, int] | None = None  # optional pinning (publisher, subscriber)
     warmup: int = 1        # leading seconds recorded but not measured
     realtime: bool = False  # run both processes SCHED_FIFO (see govkit.bench)
+    network: Network = DEFAULT  # transport, path and injected loss (govkit.network)
+    tcp_port: int | None = None  # tcp/tls: the port the sub side listens on
+    # Where each side runs (govkit.netpath): None is both on this machine's loopback.
+    endpoints: tuple[Endpoint, Endpoint] | None = None
+
+    def endpoint(self, role: str) -> Endpoint:
+        found = {e.role: e for e in self.endpoints or ()}
+        return found.get(role) or LOOPBACK[role]
 
 
 @dataclass
@@ -68,6 +80,8 @@ class ProcessSpec:
     realtime: bool = False             # SCHED_FIFO priority 1 (chrt) when set
     # Primary only: called with the output so far; True ends the run early (all stopped).
     stop_when: Callable[[str], bool] | None = None
+    # Where it runs (netns / ssh); None: here, as it is. See launch_argv.
+    endpoint: Endpoint | None = None
 
 
 @dataclass
@@ -143,22 +157,50 @@ class Runner(Protocol):
         """Seconds after which a point's processes are killed and the point fails."""
 
 
-def prepare(runner: Runner, point: BenchPoint, bundle: Bundle, workdir: Path
-            ) -> list[ProcessSpec]:
-    """Write the point's configuration files (atomically) and return its processes."""
+def prepare(runner: Runner, point: BenchPoint, bundle: Bundle, workdir: Path,
+            write: Callable[[Path, str], None] | None = None) -> list[ProcessSpec]:
+    """Write the point's configuration files (atomically; `write` puts a remote side's on
+    its host: govkit.netpath.NetPaths.write) and return its processes."""
     for path, text in runner.configs(point, bundle, workdir).items():
-        write_atomic(path, text)
+        (write or write_atomic)(path, text)
     return runner.commands(point, bundle, workdir)
 
 
 def launch_argv(spec: ProcessSpec) -> list[str]:
-    """argv with the scheduling prefixes: `chrt -f 1` (real-time) and `taskset -c N`."""
-    return ((["chrt", "-f", "1"] if spec.realtime else [])
+    """argv with the scheduling prefixes: `chrt -f 1` (real-time) and `taskset -c N`; in a
+    network namespace behind `ip netns exec NAME` (which execs: the pid stays the runner's,
+    so its placement is read as before); on a remote host the whole command as one ssh
+    command (see remote_script)."""
+    argv = ((["chrt", "-f", "1"] if spec.realtime else [])
             + (["taskset", "-c", str(spec.cpu)] if spec.cpu is not None else []) + spec.argv)
+    where = spec.endpoint
+    if where is not None and where.netns:
+        argv = ["ip", "netns", "exec", where.netns, *argv]
+    if where is not None and where.ssh:
+        return [*where.ssh, remote_script(spec.role, where.workdir or ".", spec.env, argv)]
+    return argv
+
+
+def remote_script(role: str, workdir: str, env: dict[str, str], argv: list[str]) -> str:
+    """The remote shell command for one process.
+
+    A remote process does not end when its ssh connection does (no tty, no SIGHUP), so the
+    script ties it to ssh's standard input, which govkit holds open while the process should
+    run: when govkit closes it (the point is done, Ctrl-C) or dies (even by SIGKILL), a
+    watcher reading it sees end-of-file and sends the process SIGINT. `$$` in the watcher
+    subshell is the outer shell's pid, which `exec` hands to the runner. The pid is also
+    written to ROLE.pid, so the final cleanup can make sure.
+    """
+    assign = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+    return (f"cd {shlex.quote(workdir)} && echo $$ > {role}.pid && exec 3<&0 && "
+            f"{{ (cat <&3 >/dev/null 2>&1; kill -INT $$ 2>/dev/null) >/dev/null 2>&1 & }} && "
+            f"exec 3<&- && exec env {assign} {shlex.join(argv)}")
 
 
 def describe(spec: ProcessSpec) -> str:
     """The shell command line that starts `spec` by hand, environment and pinning included."""
+    if spec.endpoint is not None and spec.endpoint.ssh:
+        return shlex.join(launch_argv(spec))      # the environment is inside the ssh command
     env = " ".join(f"{k}={shlex.quote(v)}" for k, v in spec.env.items())
     return f"{env + ' ' if env else ''}{shlex.join(launch_argv(spec))}"
 
@@ -184,14 +226,19 @@ def run_processes(specs: list[ProcessSpec], timeout: float, grace: float = 0.5
             out = tempfile.TemporaryFile()
             err = tempfile.TemporaryFile()
             env = {**os.environ, **spec.env}
+            remote = spec.endpoint is not None and spec.endpoint.remote
+            # ssh: stdin stays open while the remote process should run (remote_script)
             p = subprocess.Popen(launch_argv(spec), stdout=out, stderr=err,
-                                 stdin=subprocess.DEVNULL, env=env, start_new_session=True)
+                                 stdin=subprocess.PIPE if remote else subprocess.DEVNULL,
+                                 env=env, start_new_session=True)
             procs.append((spec, p, out, err))
         pspec, primary, pout, _ = next((x for x in procs if x[0].primary), procs[-1])
         timed_out = not _wait_primary(primary, pout, pspec.stop_when, deadline)
         # Read while they still run: the affinity and policy each process really had
         # (chrt and taskset have exec'd into the runner by now).
-        placement = {p.pid: _placement(p.pid) for _, p, _, _ in procs}
+        placement = {p.pid: REMOTE_PLACEMENT if s.endpoint is not None and s.endpoint.remote
+                     else _placement(p.pid) for s, p, _, _ in procs}
+        _stop_remote(procs, stopped, deadline)
         if primary.poll() is None:
             _signal_all(procs, signal.SIGINT, stopped)   # done (or timed out): ask politely
         # The primary holds the numbers: give the others a moment to finish, then stop them.
@@ -201,6 +248,7 @@ def run_processes(specs: list[ProcessSpec], timeout: float, grace: float = 0.5
             except subprocess.TimeoutExpired:
                 pass
     finally:
+        _close_stdin(procs)
         results: dict[str, ProcessOutput] = {}
         for spec, p, out, err in procs:
             killed = p.poll() is None or p.pid in stopped
@@ -216,6 +264,34 @@ def run_processes(specs: list[ProcessSpec], timeout: float, grace: float = 0.5
             out.close()
             err.close()
     return results
+
+
+# govkit pins and prioritises only the processes it starts here: a remote host's CPUs are
+# not known to it (README, "Across machines").
+REMOTE_PLACEMENT = {"cpus_allowed": "remote (not pinned)", "policy": "remote (normal)"}
+
+
+def _stop_remote(procs, stopped: set[int], deadline: float) -> None:
+    """Close the remote processes' ssh stdin (their watcher stops them, remote_script) and
+    give their ssh a moment to end by itself: a remote process that ends while its ssh
+    session is still open is reaped by sshd instead of being orphaned."""
+    remote = [p for s, p, _, _ in procs if p.stdin is not None and p.poll() is None]
+    stopped.update(p.pid for p in remote)
+    _close_stdin(procs)
+    for p in remote:
+        try:
+            p.wait(timeout=max(0.1, min(3.0, deadline - time.monotonic())))
+        except subprocess.TimeoutExpired:
+            pass
+
+
+def _close_stdin(procs) -> None:
+    for _, p, _, _ in procs:
+        if p.stdin is not None and not p.stdin.closed:
+            try:
+                p.stdin.close()
+            except OSError:
+                pass
 
 
 _POLICIES = {0: "normal", 1: "fifo", 2: "rr", 3: "batch", 5: "idle", 6: "deadline"}

@@ -16,7 +16,7 @@ import re
 import shutil
 import subprocess
 from functools import cache
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from .. import __version__
 from ..errors import GovkitError
@@ -32,7 +32,8 @@ from .base import (
 )
 
 METHOD = (
-    "Eclipse Cyclone DDS ddsperf, two processes with a loopback-only configuration each. "
+    "Eclipse Cyclone DDS ddsperf, two processes with a configuration each that names one "
+    "interface (loopback unless the point's path is netns or hosts) and the peer's address. "
     "Latency: `ddsperf ping size S` against `ddsperf pong`; ping sends the next ping when "
     "the pong arrives and reports one-way latency (round trip / 2). Throughput: `ddsperf "
     "pub size S` (as fast as it can, reliable) into `ddsperf -1 sub`. ddsperf prints one "
@@ -54,6 +55,11 @@ _THROUGHPUT_RE = re.compile(
     r"delta (?P<delta>\d+) lost (?P<lost>\d+) "
     r"rate (?P<ksps>[\d.]+) kS/s (?P<mbps>[\d.]+) Mb/s",
     re.M)
+# ddsperf -X (extended statistics), the publisher's data writer; cumulative counters.
+_XMIT_RE = re.compile(
+    r"^\[(?P<pid>\d+)\]\s+(?P<t>[\d.]+)\s+discarded (?P<discarded>\d+) rexmit (?P<rexmit>\d+) "
+    r"Trexmit (?P<trexmit>\d+) Tthrottle (?P<tthrottle>\d+) Nthrottle (?P<nthrottle>\d+)", re.M)
+_SELF_RE = re.compile(r"^\[\d+\] participant (?P<name>\S+): new \(self\)", re.M)
 _PARTICIPANT_RE = re.compile(r"^\[(?P<pid>\d+)\] participant (?P<peer>\S+): new(?! \(self\))",
                              re.M)
 
@@ -114,69 +120,128 @@ class DdsperfRunner:
     def versions(self) -> dict:
         return {"cyclonedds": cyclonedds_version()}
 
-    def config_path(self, bundle: Bundle, participant: str, workdir: Path) -> Path:
-        return Path(workdir).resolve() / f"cyclonedds-{bundle.profile.name}-{participant}.xml"
+    def config_path(self, bundle: Bundle, participant: str, workdir: Path,
+                    point: BenchPoint | None = None) -> Path:
+        """Where the side's configuration goes: the local work directory, or the remote
+        host's for a side run over ssh (govkit.netpath ships it there)."""
+        net = f"-{point.network.slug}" if point is not None else ""
+        name = f"cyclonedds-{bundle.profile.name}{net}-{participant}.xml"
+        where = point.endpoint(participant) if point is not None else None
+        if where is not None and where.remote:
+            return PurePosixPath(where.workdir or ".") / name
+        return Path(workdir).resolve() / name
 
-    def config_text(self, bundle: Bundle, participant: str) -> str:
+    def config_text(self, bundle: Bundle, participant: str, point: BenchPoint | None = None
+                    ) -> str:
         files = bundle.participants.get(participant)
         if bundle.profile.security and files is None:
             raise GovkitError(f"bundle for {bundle.profile.name} has no participant "
                               f"{participant!r}")
+        me = point.endpoint(participant) if point is not None else None
         # --dry-run on a machine without Cyclone: show where the plugins are expected.
-        plugins = self.plugins or find_security_plugins() or "/usr/lib/MULTIARCH/libddsc0debian"
+        plugins = (me and me.plugins) or self.plugins or find_security_plugins() \
+            or "/usr/lib/MULTIARCH/libddsc0debian"
         return get_template("cyclonedds.xml.j2").render(
             name=participant, files=files if bundle.profile.security else None,
-            plugins=plugins, version=__version__)
+            plugins=plugins, version=__version__, net=self._net(point, bundle, participant),
+            uri=lambda p: PurePosixPath(p).as_uri())
+
+    @staticmethod
+    def _net(point: BenchPoint | None, bundle: Bundle, role: str) -> dict:
+        """The network part of one side's configuration, from the point alone."""
+        if point is None:
+            return {"interface": "lo", "address": "127.0.0.1", "peers": ["127.0.0.1"],
+                    "transport": "udp", "path": "lo", "loss_per_mille": 0}
+        me, other = point.endpoint(role), point.endpoint("sub" if role == "pub" else "pub")
+        net = point.network
+        tcp = net.transport in ("tcp", "tls")
+        if tcp and point.tcp_port is None:
+            raise GovkitError("a tcp/tls point needs a TCP port (govkit.bench chooses one)")
+        if not tcp:
+            peers = [other.address]
+        else:    # the sub side listens; the pub side connects to it
+            peers = [f"{other.address}:{point.tcp_port}"] if role == "pub" else []
+        keystore = bundle.tls.get(role) if net.transport == "tls" else None
+        if net.transport == "tls" and keystore is None:
+            raise GovkitError(f"no TLS keystore for {role} (govkit.bundle.ensure_tls)")
+        return {"interface": me.interface, "address": me.address, "peers": peers,
+                "transport": net.transport, "path": net.path,
+                "tcp_port": (point.tcp_port if role == "sub" else -1) if tcp else None,
+                "keystore": str(keystore) if keystore else None,
+                # 002's driver drops on the publisher's NIC only; so does govkit
+                "loss_per_mille": net.loss_per_mille if role == "pub" else 0}
 
     def configs(self, point: BenchPoint, bundle: Bundle, workdir: Path) -> dict[Path, str]:
-        return {self.config_path(bundle, role, workdir): self.config_text(bundle, role)
-                for role in ("sub", "pub")}
+        return {self.config_path(bundle, role, workdir, point):
+                self.config_text(bundle, role, point) for role in ("sub", "pub")}
 
     def commands(self, point: BenchPoint, bundle: Bundle, workdir: Path) -> list[ProcessSpec]:
         needed = point.warmup + point.duration          # per-second lines to collect
         backstop = self.idle_s + needed + self.backstop_s
-        common = [self.executable, "-i", str(point.domain_id), "-Qminmatch:1",
-                  f"-Qinitwait:{self.init_wait_s}"]
         cpu_pub, cpu_sub = point.cpus if point.cpus else (None, None)
 
+        def common(role):
+            where = point.endpoint(role)
+            return [where.ddsperf or "ddsperf" if where.remote else self.executable,
+                    "-i", str(point.domain_id), "-Qminmatch:1", f"-Qinitwait:{self.init_wait_s}"]
+
         def env(participant):
-            return {"CYCLONEDDS_URI": self.config_path(bundle, participant, workdir).as_uri()}
+            path = self.config_path(bundle, participant, workdir, point)
+            return {"CYCLONEDDS_URI": PurePosixPath(path).as_uri()}
 
         if point.mode == "latency":
-            sub = [*common, "-D", str(backstop + 2), "pong"]
-            pub = [*common, "-D", str(backstop), "ping", "size", str(point.size)]
+            sub = [*common("sub"), "-D", str(backstop + 2), "pong"]
+            pub = [*common("pub"), "-D", str(backstop), "ping", "size", str(point.size)]
             primary = "pub"
 
             def enough(text: str) -> bool:
                 return len(_LATENCY_RE.findall(text)) >= needed
         elif point.mode == "throughput":
             # -1: a line every second, also for seconds without samples (stalls count).
-            sub = [*common, "-D", str(backstop + 2), "-1", "sub"]
-            pub = [*common, "-D", str(backstop), "pub", "size", str(point.size)]
+            sub = [*common("sub"), "-D", str(backstop + 2), "-1", "sub"]
+            # -X: the publisher's retransmitted bytes per second, when loss is injected
+            # (ddsperf counts them for its throughput writer only, not for ping/pong)
+            extended = ["-X"] if point.network.loss_pct else []
+            pub = [*common("pub"), *extended, "-D", str(backstop), "pub", "size",
+                   str(point.size)]
             primary = "sub"   # the subscriber holds the numbers
 
             def enough(text: str) -> bool:
                 return len(_throughput_rows(text)) >= needed
         else:
             raise GovkitError(f"unknown mode {point.mode!r}")
+        def spec(role, argv, cpu):
+            where = point.endpoint(role)
+            local = not where.remote      # govkit pins and prioritises local processes only
+            return ProcessSpec(role, argv, env(role), cpu=cpu if local else None,
+                               primary=primary == role,
+                               stop_when=enough if primary == role else None,
+                               realtime=point.realtime and local,
+                               endpoint=where if point.endpoints else None)
+
         # Both start at once: -Qinitwait makes each wait for the other.
-        return [ProcessSpec("sub", sub, env("sub"), cpu=cpu_sub, primary=primary == "sub",
-                            stop_when=enough if primary == "sub" else None,
-                            realtime=point.realtime),
-                ProcessSpec("pub", pub, env("pub"), cpu=cpu_pub, primary=primary == "pub",
-                            stop_when=enough if primary == "pub" else None,
-                            realtime=point.realtime)]
+        return [spec("sub", sub, cpu_sub), spec("pub", pub, cpu_pub)]
 
     def timeout(self, point: BenchPoint) -> float:
         return self.init_wait_s + self.idle_s + point.warmup + point.duration + self.backstop_s
 
     # ------------------------------------------------------------------ parsing
 
+    @staticmethod
+    def _peer_name(other: ProcessOutput) -> str | None:
+        """How the other process names itself (`host:pid`, from its own "(self)" line; a
+        remote process's pid is not the local ssh's), else `:pid` for a local one."""
+        m = _SELF_RE.search(other.stdout)
+        if m:
+            return m["name"]
+        return f":{other.pid}" if other.pid is not None else None
+
     def _check_peers(self, outputs: dict[str, ProcessOutput], role: str) -> None:
         """The only participant a process may see is this run's other process."""
         me, other = outputs[role], outputs["sub" if role == "pub" else "pub"]
+        peer = self._peer_name(other)
         for m in _PARTICIPANT_RE.finditer(me.stdout):
-            if other.pid is not None and not m["peer"].endswith(f":{other.pid}"):
+            if peer is not None and not _same(m["peer"], peer):
                 raise ForeignParticipant(f"a foreign participant {m['peer']} matched this run's "
                                   f"{role} process; result discarded (another DDS application "
                                   f"on domain {me.argv[me.argv.index('-i') + 1]}?)")
@@ -192,9 +257,12 @@ class DdsperfRunner:
                 raise RunnerError(f"{name} exited with status {o.returncode}")
         self._check_peers(outputs, role)
         if point.mode == "latency":
-            result = self.parse_latency(outputs["pub"].stdout, peer_pid=outputs["sub"].pid)
+            result = self.parse_latency(outputs["pub"].stdout,
+                                        peer=self._peer_name(outputs["sub"]))
         else:
             result = self.parse_throughput(outputs["sub"].stdout)
+            if point.network.loss_pct:
+                add_retransmissions(result, outputs["pub"].stdout)
         needed = point.warmup + point.duration
         if len(result.rows) < needed:
             raise RunnerError(f"only {len(result.rows)} of {needed} seconds ({point.warmup} "
@@ -203,13 +271,17 @@ class DdsperfRunner:
         return result
 
     @staticmethod
-    def parse_latency(text: str, peer_pid: int | None = None) -> PointResult:
-        """Every per-second latency line for the peer, as rows (µs)."""
+    def parse_latency(text: str, peer_pid: int | None = None, peer: str | None = None
+                      ) -> PointResult:
+        """Every per-second latency line for the peer (`host:pid`, or any host with
+        `peer_pid`), as rows (µs)."""
+        if peer is None and peer_pid is not None:
+            peer = f":{peer_pid}"
         rows = [{"t": float(m["t"]), "count": int(m["cnt"]), "mean": float(m["mean"]),
                  "min": float(m["min"]), "p50": float(m["p50"]), "p90": float(m["p90"]),
                  "p99": float(m["p99"]), "max": float(m["max"])}
                 for m in _LATENCY_RE.finditer(text)
-                if peer_pid is None or m["peer"].endswith(f":{peer_pid}")]
+                if peer is None or _same(m["peer"], peer)]
         if not rows:
             raise RunnerError("ddsperf printed no latency lines (did the peer match and "
                               "answer?)")
@@ -222,6 +294,29 @@ class DdsperfRunner:
         if not rows:
             raise RunnerError("ddsperf sub received no samples (did the publisher match?)")
         return PointResult("throughput-per-second", rows)
+
+
+def _same(name: str, peer: str) -> bool:
+    """`host:pid` is `peer` (or, for `:pid`, ends with it)."""
+    return name.endswith(peer) if peer.startswith(":") else name == peer
+
+
+def add_retransmissions(result: PointResult, pub_text: str) -> None:
+    """Each subscriber second gets the bytes the publisher retransmitted in its own second
+    ending within half a second of it (`rexmit_bytes`, None where there is none): ddsperf -X
+    prints cumulative counters once a second, from the publisher's clock, which starts
+    with the subscriber's to within milliseconds (both are started at once). The
+    publisher's lines are kept as they were printed, in `publisher_xmit`."""
+    xmit = [{"t": float(m["t"]), "discarded_bytes": int(m["discarded"]),
+             "rexmit_bytes": int(m["rexmit"]), "rexmit_ns": int(m["trexmit"]),
+             "throttle_ns": int(m["tthrottle"]), "throttle_count": int(m["nthrottle"])}
+            for m in _XMIT_RE.finditer(pub_text)]
+    deltas = [(b["t"], b["rexmit_bytes"] - a["rexmit_bytes"])
+              for a, b in zip([{"rexmit_bytes": 0}, *xmit], xmit, strict=False)]
+    for row in result.rows:
+        near = [d for t, d in deltas if abs(t - row["t"]) < 0.5]
+        row["rexmit_bytes"] = near[0] if near else None
+    result.extra["publisher_xmit"] = xmit
 
 
 def _throughput_rows(text: str) -> list[dict]:
