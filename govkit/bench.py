@@ -16,11 +16,14 @@ import re
 import shutil
 import signal
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
+from . import wire
 from .bundle import BundleLog, bundle_hashes, ensure_bundle, ensure_pki, planned_bundle
+from .capture import Capture, check_capture, pcap_bytes, udp_datagrams
 from .defaults import (
     DEFAULT_BUDGET_S,
     DEFAULT_DURATION_S,
@@ -31,6 +34,7 @@ from .defaults import (
 )
 from .documents import MAX_DOMAIN_ID
 from .errors import GovkitError
+from .fsutil import write_atomic
 from .profiles import Profile
 from .results import ResultStore, check_resumable, environment
 from .runners import get_runner
@@ -107,8 +111,13 @@ class BenchOptions:
     dry_run: bool = False
     runner_options: dict = field(default_factory=dict)
     command: str = "govkit bench"
+    wire: bool = False             # one extra, captured, unmeasured repeat per point
+    wire_pcap: bool = False        # ... and its frames as a pcap (implies wire)
+    wire_interface: str = "lo"     # where the points' traffic flows (templates: loopback)
+    wire_expect: Profile | None = None   # check against this profile's governance instead
 
     def check(self) -> None:
+        self.wire = self.wire or self.wire_pcap
         for name, (lo, hi) in LIMITS.items():
             value = getattr(self, name)
             if not lo <= value <= hi:
@@ -128,6 +137,12 @@ class BenchOutcome:
     summary: list[dict] = field(default_factory=list)
     dry_run_lines: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    wire: list[dict] = field(default_factory=list)          # results.json's wire.points
+    wire_profiles: dict = field(default_factory=dict)       # ... and wire.profiles
+
+    @property
+    def wire_mismatches(self) -> list[str]:
+        return [p for p, v in self.wire_profiles.items() if v["verdict"] != "match"]
 
 
 @dataclass(frozen=True)
@@ -256,6 +271,8 @@ def _run_bench(opts: BenchOptions, console) -> BenchOutcome:
     if opts.dry_run:
         return _dry_run(opts, runner, cells, seed, pin)
 
+    if opts.wire:
+        check_capture(opts.wire_interface)       # no privilege: one line, exit 2, at once
     runner.check_installed()
     if pin.cpus and shutil.which("taskset") is None:
         raise GovkitError("pinning needs `taskset` (Debian package util-linux); install it "
@@ -273,7 +290,19 @@ def _run_bench(opts: BenchOptions, console) -> BenchOutcome:
                   f"{opts.budget} s[/dim]")
     if pin.orchestrator:
         os.sched_setaffinity(0, pin.orchestrator)
-    return _schedule(opts, runner, store, cells, bundles, pin, seed, console, started)
+    outcome = BenchOutcome(store.directory)
+    if opts.wire:
+        done = {wire_key(p) for p in store.doc.get("wire", {}).get("points", [])
+                if p["status"] == "ok"}
+        outcome.interrupted = wire_phase(opts, runner, cells, bundles, pin,
+                                         store.directory / "config", console, done,
+                                         store.add_wire, store.directory / "wire")
+    if not outcome.interrupted:
+        outcome = _schedule(opts, runner, store, cells, bundles, pin, seed, console, started)
+    outcome.summary = store.doc["summary"]
+    outcome.wire = store.doc.get("wire", {}).get("points", [])
+    outcome.wire_profiles = store.doc.get("wire", {}).get("profiles", {})
+    return outcome
 
 
 def _dry_run(opts: BenchOptions, runner, cells: list[Cell], seed: int, pin: Pinning
@@ -289,6 +318,10 @@ def _dry_run(opts: BenchOptions, runner, cells: list[Cell], seed: int, pin: Pinn
             lines.append(f"# {cell.profile.name} {cell.mode} size {cell.size} repeat {r}")
             lines += [describe(s) for s in
                       runner.commands(point, bundles[cell.profile.name], workdir)]
+    if opts.wire:
+        lines.insert(1, "# --wire: before the rounds below, one extra repeat of every point "
+                        f"with the same commands on its own domain, captured on "
+                        f"{opts.wire_interface} and not measured")
     lines.append(f"# then up to {opts.max_repeat} repeats of points whose 95% interval is "
                  f"wider than ±{opts.target_ci:g}%, while within {opts.budget} s")
     return BenchOutcome(None, dry_run_lines=lines)
@@ -375,26 +408,27 @@ def _wide_points(summary: list[dict], target: float):
 
 
 def run_point(runner, point: BenchPoint, bundle: Bundle, workdir: Path, order: int = 0,
-              attempts: int = 3) -> tuple[dict, str | None]:
+              attempts: int = 3, around=None) -> tuple[dict, str | None]:
     """Run one repeat of a point (again on a fresh domain if a stranger joined it); returns
     its record and, if it failed, what to tell the user (the error and each process's last
-    lines)."""
+    lines). `around(point, specs)`, if given, is a context manager open while the processes
+    run (it may wrap the specs' `stop_when` to learn when govkit stops them)."""
     strangers = []
     for _ in range(attempts - 1):
-        result, failure = _run_once(runner, point, bundle, workdir, order)
+        result, failure = _run_once(runner, point, bundle, workdir, order, around)
         if result.get("error_kind") != "foreign_participant":
             break
         strangers.append(result["error"])
         point = replace(point, domain_id=_domains.randint(1, MAX_DOMAIN_ID))
     else:
-        result, failure = _run_once(runner, point, bundle, workdir, order)
+        result, failure = _run_once(runner, point, bundle, workdir, order, around)
     if strangers:
         result["retried_after"] = strangers
     return result, failure
 
 
-def _run_once(runner, point: BenchPoint, bundle: Bundle, workdir: Path, order: int
-              ) -> tuple[dict, str | None]:
+def _run_once(runner, point: BenchPoint, bundle: Bundle, workdir: Path, order: int,
+              around=None) -> tuple[dict, str | None]:
     specs = prepare(runner, point, bundle, workdir)
     result = {"profile": point.profile.name, "mode": point.mode, "size": point.size,
               "repeat": point.repeat, "order": order, "domain_id": point.domain_id,
@@ -404,7 +438,8 @@ def _run_once(runner, point: BenchPoint, bundle: Bundle, workdir: Path, order: i
     outputs = {}
     failure = None
     try:
-        outputs = run_processes(specs, timeout=runner.timeout(point))
+        with around(point, specs) if around else nullcontext():
+            outputs = run_processes(specs, timeout=runner.timeout(point))
         res = runner.parse(point, outputs)
     except RunnerError as e:
         result.update(status="failed", error=str(e),
@@ -429,3 +464,97 @@ def _run_once(runner, point: BenchPoint, bundle: Bundle, workdir: Path, order: i
     result["finished"] = datetime.now(UTC).isoformat(timespec="seconds")
     result["elapsed_s"] = round(time.monotonic() - t0, 2)
     return result, failure
+
+
+# ------------------------------------------------------------------------------ wire
+
+def wire_key(record: dict) -> tuple:
+    return (record["profile"], record["mode"], record["size"])
+
+
+def wire_phase(opts: BenchOptions, runner, cells: list[Cell], bundles: dict[str, Bundle],
+               pin: Pinning, workdir: Path, console, done: set, record, pcap_dir: Path
+               ) -> bool:
+    """One extra repeat of every point not in `done`, captured and not measured: its
+    record goes to `record` (results.json's `wire`), never to `results`, so no statistic
+    sees it; the capture socket exists only while that repeat's processes run, so the
+    measured repeats run without it. Returns True if interrupted."""
+    for cell in cells:
+        if cell.key in done:
+            continue
+        expect = wire.expectation(opts.wire_expect or cell.profile)
+        console.print(f"[dim]wire: capturing {cell.profile.name} {cell.mode} {cell.size} B "
+                      f"on {opts.wire_interface} (an extra repeat, not measured)[/dim]")
+        try:
+            rec = run_wire_point(runner, _point(cell, opts, 0, pin), bundles[cell.profile.name],
+                                 workdir, expect, opts.wire_interface,
+                                 pcap_dir if opts.wire_pcap else None)
+        except KeyboardInterrupt:
+            return True
+        verdict = rec["verdict"].upper() if rec["verdict"] != "match" else "match"
+        console.print(f"wire: {cell.profile.name} {cell.mode} {cell.size} B: {verdict}; "
+                      f"{rec.get('headline') or rec['error']}", markup=False, highlight=False)
+        record(rec)
+    return False
+
+
+def run_wire_point(runner, point: BenchPoint, bundle: Bundle, workdir: Path,
+                   expect: wire.Expectation, interface: str, pcap_dir: Path | None) -> dict:
+    """Run one point with its traffic captured; parse and judge it afterwards."""
+    captures: list[Capture] = []
+
+    def capture(p: BenchPoint, specs) -> Capture:
+        cap = Capture(interface, wire.PORTS.ports(p.domain_id))
+        for spec in specs:     # the moment govkit stops the processes: shutdown from there
+            if spec.stop_when is not None:
+                spec.stop_when = _marking_stop(spec.stop_when, cap)
+        captures.append(cap)
+        return cap
+
+    result, failure = run_point(runner, point, bundle, workdir, around=capture)
+    cap = captures[-1]
+    rec = {k: result.get(k) for k in ("profile", "mode", "size", "domain_id", "started",
+                                      "finished", "elapsed_s", "commands", "status", "error")}
+    rec["capture"] = cap.summary()
+    rec["pcap"] = None
+    if pcap_dir is not None:
+        path = pcap_dir / f"{point.profile.name}-{point.mode}-{point.size}.pcap"
+        write_atomic(path, pcap_bytes(cap.frames))
+        rec["pcap"] = str(path)
+    if failure or cap.error:
+        rec.update(status="failed", error=failure or cap.error, verdict="failed",
+                   reasons=[failure or cap.error], expected=expect.to_json())
+        return rec
+    # Parsed now, after the processes stopped and before the next point starts.
+    rec.update(wire.analyse(udp_datagrams(cap.frames), result["domain_id"], expect,
+                            getattr(runner, "wire_filler", None), cap.stop_ns))
+    cap.frames.clear()
+    return rec
+
+
+def _marking_stop(stop_when, cap: Capture):
+    def wrapped(text: str) -> bool:
+        done = stop_when(text)
+        if done:
+            cap.mark_stop()
+        return done
+    return wrapped
+
+
+def wire_check(opts: BenchOptions, console) -> BenchOutcome:
+    """`govkit wire-check`: the wire phase alone, no results directory (pcaps to --out)."""
+    import tempfile
+
+    opts.check()
+    check_capture(opts.wire_interface)
+    runner = get_runner(opts.runner, **opts.runner_options)
+    runner.check_installed()
+    bundles = _make_bundles(opts, runner, console)
+    cells = [Cell(p, m, s) for p in opts.profiles for m in opts.modes for s in opts.sizes]
+    outcome = BenchOutcome(opts.out)
+    with tempfile.TemporaryDirectory(prefix="govkit-wire-") as tmp:
+        outcome.interrupted = wire_phase(opts, runner, cells, bundles, pinning(opts.pin),
+                                         Path(tmp), console, set(), outcome.wire.append,
+                                         opts.out or Path("."))
+    outcome.wire_profiles = wire.profile_verdicts(outcome.wire)
+    return outcome

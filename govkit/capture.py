@@ -39,9 +39,9 @@ ARPHRD_ETHER, ARPHRD_LOOPBACK = 1, 772
 ANCILLARY = socket.CMSG_SPACE(16)
 LINKTYPE_ETHERNET = 1
 DEFAULT_KEEP_BYTES = 96 << 20
-NEEDS_PRIVILEGE = ("--wire reads packets off {interface} with a raw socket, which needs root "
-                   "or CAP_NET_RAW (run as root, or `setcap cap_net_raw+ep` on the Python "
-                   "binary); plain `govkit bench` does not need it")
+NEEDS_PRIVILEGE = ("reading packets off {interface} (--wire, wire-check) needs root or "
+                   "CAP_NET_RAW: run as root, or give the Python binary cap_net_raw with "
+                   "setcap; plain `govkit bench` does not need it")
 
 
 def interface_type(interface: str) -> int | None:
