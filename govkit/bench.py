@@ -527,7 +527,8 @@ def run_wire_point(runner, point: BenchPoint, bundle: Bundle, workdir: Path,
         return rec
     # Parsed now, after the processes stopped and before the next point starts.
     rec.update(wire.analyse(udp_datagrams(cap.frames), result["domain_id"], expect,
-                            getattr(runner, "wire_filler", None), cap.stop_ns))
+                            getattr(runner, "wire_filler", None), cap.stop_ns,
+                            lost=cap.kernel_drops + cap.seen - len(cap.frames)))
     cap.frames.clear()
     return rec
 

@@ -32,7 +32,7 @@ PACKET_OUTGOING = 4
 SO_ATTACH_FILTER = 26
 SO_RCVBUFFORCE = 33
 SO_TIMESTAMPNS = 35          # = SCM_TIMESTAMPNS: the kernel's receive time of each frame
-RECV_BUFFER = 32 << 20
+RECV_BUFFER = 128 << 20     # charged only while frames wait: room for bursts
 SNAPLEN = 1 << 18
 # Interface types whose frames start with a 14-byte Ethernet header (lo: a zeroed one).
 ARPHRD_ETHER, ARPHRD_LOOPBACK = 1, 772

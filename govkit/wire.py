@@ -363,9 +363,11 @@ def tally(datagrams, domain: int, filler: bytes | None, stop_ns: int | None = No
 
 
 def analyse(datagrams, domain: int, expect: Expectation, filler: bytes | None,
-            stop_ns: int | None = None, mapping: PortMapping = PORTS) -> dict:
-    """Observed counts, every check against the expectation, the verdict and a headline."""
+            stop_ns: int | None = None, lost: int = 0, mapping: PortMapping = PORTS) -> dict:
+    """Observed counts, every check against the expectation, the verdict and a headline.
+    `lost`: frames the capture saw go by but could not keep (kernel drops, memory cap)."""
     observed = tally(datagrams, domain, filler, stop_ns, mapping)
+    observed["not_captured"] = lost
     results = checks(expect, observed)
     failing = [c for c in results if c["status"] == "mismatch"]
     return {"expected": expect.to_json(), "observed": observed, "checks": results,

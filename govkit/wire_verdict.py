@@ -155,6 +155,12 @@ def checks(e: Expectation, observed: dict) -> list[dict]:
         add("shutdown", True, "not judged, except that no payload may be readable (above)",
             f"{down['messages']:,} messages after govkit stopped the processes: rtps "
             f"{distribution(down['rtps'], down['messages'])}", info=True)
+    lost = observed.get("not_captured", 0)
+    if lost:
+        kept = sum(t["messages"] for t in every)
+        add("capture", True, "every frame of the point classified",
+            f"{lost:,} frames went by unclassified (the capture fell behind or hit its memory "
+            f"cap); the checks cover the {kept:,} captured messages", info=True)
     bad = sum(t["malformed"] for t in every)
     reasons = sorted({r for t in every for r in t["errors"]})
     add("parsing", bad == 0 and not observed["ip_fragmented"],
