@@ -253,19 +253,22 @@ def classify(msg: bytes, filler: bytes | None = None) -> Message:
         ids = {s.id for s in subs}
         m.kinds = {NAMES.get(i, f"0x{i:02x}") for i in ids}
         m.secured = not ids.isdisjoint(SECURITY)
-        inner = subs
+        inner, unclosed = subs, False
         if subs and subs[0].id == SRTPS_PREFIX:
+            m.rtps = "unknown"                  # until its CryptoHeader says otherwise
             m.rtps = transform(msg, subs[0])
             inner = subs[1:]
             if subs[-1].id == SRTPS_POSTFIX and len(subs) > 1:
                 m.rtps_origin = receiver_macs(msg, subs[-1]) > 0
                 inner = subs[1:-1]
-            elif m.error is None:
-                raise Malformed("SRTPS_PREFIX without SRTPS_POSTFIX")
+            else:
+                unclosed = True
             if len(inner) == 1 and inner[0].id == SEC_BODY:       # the whole message
                 m.submessage = m.payload = "hidden"
                 inner = []
         _walk(msg, inner, m)
+        if unclosed:
+            raise Malformed("SRTPS_PREFIX without SRTPS_POSTFIX")
     except Malformed as e:
         m.error = m.error or str(e)
     except (IndexError, ValueError, struct.error) as e:   # a bounds check missed: still no crash
