@@ -517,18 +517,21 @@ def run_wire_point(runner, point: BenchPoint, bundle: Bundle, workdir: Path,
                                       "finished", "elapsed_s", "commands", "status", "error")}
     rec["capture"] = cap.summary()
     rec["pcap"] = None
+    frames = cap.own_frames()      # only what the point's two processes sent
     if pcap_dir is not None:
         path = pcap_dir / f"{point.profile.name}-{point.mode}-{point.size}.pcap"
-        write_atomic(path, pcap_bytes(cap.frames))
+        write_atomic(path, pcap_bytes(frames))
         rec["pcap"] = str(path)
     if failure or cap.error:
         rec.update(status="failed", error=failure or cap.error, verdict="failed",
                    reasons=[failure or cap.error], expected=expect.to_json())
         return rec
     # Parsed now, after the processes stopped and before the next point starts.
-    rec.update(wire.analyse(udp_datagrams(cap.frames), result["domain_id"], expect,
+    rec.update(wire.analyse(udp_datagrams(frames), result["domain_id"], expect,
                             getattr(runner, "wire_filler", None), cap.stop_ns,
-                            lost=cap.kernel_drops + cap.seen - len(cap.frames)))
+                            lost=cap.kernel_drops + cap.seen - len(cap.frames),
+                            others=len(cap.frames) - len(frames),
+                            attributed=bool(cap.own_ports)))
     cap.frames.clear()
     return rec
 

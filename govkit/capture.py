@@ -8,6 +8,12 @@ and stores them untouched, with their time; nothing is parsed while the point ru
 `govkit.wire`'s job, afterwards). Memory is bounded: frames beyond `keep_bytes` are counted,
 not kept.
 
+The domain's ports are shared by anything else on that domain (another user's run with
+another PKI never matches the point's processes, so they cannot tell, but its datagrams
+still cross `lo`): while it runs, the capture also notes every UDP port the point's
+processes (govkit's children) have bound, receive and transmit sockets alike, and
+`own_frames` keeps only what those processes sent.
+
 The socket exists only between `__enter__` and `__exit__`: points that are not captured run
 with no socket and no filter at all.
 """
@@ -15,6 +21,7 @@ with no socket and no filter at all.
 from __future__ import annotations
 
 import ctypes
+import os
 import socket
 import struct
 import threading
@@ -39,6 +46,7 @@ ARPHRD_ETHER, ARPHRD_LOOPBACK = 1, 772
 ANCILLARY = socket.CMSG_SPACE(16)
 LINKTYPE_ETHERNET = 1
 DEFAULT_KEEP_BYTES = 96 << 20
+PORT_SCAN_S = 0.25           # how often the point's processes' sockets are looked up
 NEEDS_PRIVILEGE = ("reading packets off {interface} (--wire, wire-check) needs root or "
                    "CAP_NET_RAW: run as root, or give the Python binary cap_net_raw with "
                    "setcap; plain `govkit bench` does not need it")
@@ -115,6 +123,7 @@ class Capture:
     kernel_drops: int = 0
     error: str | None = None
     stop_ns: int | None = None    # when govkit decided to stop the point's processes
+    own_ports: set[int] = field(default_factory=set)   # bound by the point's processes
 
     def mark_stop(self) -> None:
         if self.stop_ns is None:
@@ -144,8 +153,12 @@ class Capture:
 
     def _read(self) -> None:
         sock, stop = self._sock, self._stop
+        scan = 0.0
         try:
             while True:
+                if time.monotonic() >= scan:
+                    self.own_ports |= child_udp_ports()
+                    scan = time.monotonic() + PORT_SCAN_S
                 try:
                     self._store(*sock.recvmsg(SNAPLEN, ANCILLARY)[:2])
                 except TimeoutError:
@@ -188,16 +201,69 @@ class Capture:
             pass
         self._sock.close()
 
+    def own_frames(self) -> list[tuple[int, bytes]]:
+        """The frames the point's processes sent (all of them if their ports are unknown)."""
+        if not self.own_ports:
+            return self.frames
+        return [(t, f) for t, f in self.frames if udp_source_port(f) in self.own_ports]
+
     def summary(self) -> dict:
+        own = len(self.own_frames())
         return {"interface": self.interface, "ports": [self.ports.start, self.ports.stop - 1],
                 "frames": self.seen, "kept": len(self.frames),
+                "point_ports": sorted(self.own_ports), "point_frames": own,
+                "other_senders_frames": len(self.frames) - own,
                 "not_kept": self.seen - len(self.frames), "kept_bytes": self.kept_bytes,
                 "kernel_drops": self.kernel_drops, "error": self.error,
                 "stopped_at_s": None if self.stop_ns is None or not self.frames else
                 round((self.stop_ns - self.frames[0][0]) / 1e9, 3)}
 
 
+def child_udp_ports(pid: int | None = None) -> set[int]:
+    """Local UDP ports of `pid`'s (this process's) children, from /proc; read in each
+    child's own network namespace. Processes that vanish meanwhile are skipped."""
+    pid = pid or os.getpid()
+    children: set[str] = set()
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return set()
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/children") as f:
+                children.update(f.read().split())
+        except OSError:
+            pass
+    ports: set[int] = set()
+    for child in children:
+        inodes = set()
+        try:
+            for fd in os.listdir(f"/proc/{child}/fd"):
+                target = os.readlink(f"/proc/{child}/fd/{fd}")
+                if target.startswith("socket:["):
+                    inodes.add(target[8:-1])
+        except OSError:
+            continue
+        for table in ("udp", "udp6"):
+            try:
+                with open(f"/proc/{child}/net/{table}") as f:
+                    for line in f.readlines()[1:]:
+                        cols = line.split()
+                        if len(cols) > 9 and cols[9] in inodes:
+                            ports.add(int(cols[1].rsplit(":", 1)[1], 16))
+            except (OSError, ValueError):
+                continue
+    return ports
+
+
 # ------------------------------------------------------------------ frames to datagrams
+
+def udp_source_port(f: bytes) -> int | None:
+    if len(f) < ETH_HEADER + 20 or f[12:14] != b"\x08\x00":
+        return None
+    udp = ETH_HEADER + (f[ETH_HEADER] & 0x0F) * 4
+    return int.from_bytes(f[udp:udp + 2], "big") if len(f) >= udp + 2 else None
+
 
 def udp_datagrams(frames: list[tuple[int, bytes]]):
     """(time_ns, destination port, UDP payload, IP-fragmented?) of every IPv4/UDP frame; anything

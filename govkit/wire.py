@@ -366,11 +366,14 @@ def tally(datagrams, domain: int, filler: bytes | None, stop_ns: int | None = No
 
 
 def analyse(datagrams, domain: int, expect: Expectation, filler: bytes | None,
-            stop_ns: int | None = None, lost: int = 0, mapping: PortMapping = PORTS) -> dict:
+            stop_ns: int | None = None, lost: int = 0, others: int = 0,
+            attributed: bool = True, mapping: PortMapping = PORTS) -> dict:
     """Observed counts, every check against the expectation, the verdict and a headline.
-    `lost`: frames the capture saw go by but could not keep (kernel drops, memory cap)."""
+    `lost`: frames the capture saw go by but could not keep (kernel drops, memory cap);
+    `others`: frames on the domain's ports sent by other processes, left out; `attributed`:
+    whether the point's own senders were known (else every frame was taken as its own)."""
     observed = tally(datagrams, domain, filler, stop_ns, mapping)
-    observed["not_captured"] = lost
+    observed.update(not_captured=lost, other_senders=others, attributed=attributed)
     results = checks(expect, observed)
     failing = [c for c in results if c["status"] == "mismatch"]
     return {"expected": expect.to_json(), "observed": observed, "checks": results,

@@ -161,6 +161,14 @@ def checks(e: Expectation, observed: dict) -> list[dict]:
         add("capture", True, "every frame of the point classified",
             f"{lost:,} frames went by unclassified (the capture fell behind or hit its memory "
             f"cap); the checks cover the {kept:,} captured messages", info=True)
+    if observed.get("other_senders"):
+        add("other senders", True, "only the point's own two processes on its domain",
+            f"{observed['other_senders']:,} datagrams to the domain's ports came from other "
+            "processes (another run on the same domain id) and were left out", info=True)
+    if not observed.get("attributed", True):
+        add("other senders", True, "the point's own sockets known",
+            "the point's sockets could not be read from /proc: every datagram on the "
+            "domain's ports was taken as the point's own", info=True)
     bad = sum(t["malformed"] for t in every)
     reasons = sorted({r for t in every for r in t["errors"]})
     add("parsing", bad == 0 and not observed["ip_fragmented"],
