@@ -17,10 +17,12 @@ import shutil
 import signal
 import subprocess
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
+from . import wire
 from .bundle import (
     BundleLog,
     bundle_hashes,
@@ -30,6 +32,7 @@ from .bundle import (
     planned_bundle,
     tls_keystore_path,
 )
+from .capture import Capture, check_capture, pcap_bytes, udp_datagrams
 from .defaults import (
     DEFAULT_BUDGET_S,
     DEFAULT_DURATION_S,
@@ -39,6 +42,7 @@ from .defaults import (
     DEFAULT_WARMUP_S,
 )
 from .errors import GovkitError
+from .fsutil import write_atomic
 from .limits import MAX_DOMAIN_ID
 from .netpath import NetPaths
 from .network import DEFAULT, LOSS_MEANING, ROLES, Network, networks
@@ -127,11 +131,17 @@ class BenchOptions:
     peer_addresses: dict[str, str] = field(default_factory=dict)  # --peer-address
     ssh_config: Path | None = None
 
+    wire: bool = False             # one extra, captured, unmeasured repeat per point
+    wire_pcap: bool = False        # ... and its frames as a pcap (implies wire)
+    wire_interface: str = "lo"     # where the points' traffic flows (templates: loopback)
+    wire_expect: Profile | None = None   # check against this profile's governance instead
+
     @property
     def networks(self) -> list[Network]:
         return networks(self.transports, self.paths, self.loss_rates)
 
     def check(self) -> None:
+        self.wire = self.wire or self.wire_pcap
         for name, (lo, hi) in LIMITS.items():
             value = getattr(self, name)
             if not lo <= value <= hi:
@@ -155,6 +165,12 @@ class BenchOutcome:
     summary: list[dict] = field(default_factory=list)
     dry_run_lines: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    wire: list[dict] = field(default_factory=list)          # results.json's wire.points
+    wire_profiles: dict = field(default_factory=dict)       # ... and wire.profiles
+
+    @property
+    def wire_mismatches(self) -> list[str]:
+        return [p for p, v in self.wire_profiles.items() if v["verdict"] != "match"]
 
 
 @dataclass(frozen=True)
@@ -337,6 +353,9 @@ def _run_bench(opts: BenchOptions, console) -> BenchOutcome:
         return _dry_run(opts, runner, cells, seed, pin, realtime[1], paths)
 
     paths.check()       # e.g. no root for --net netns: one line, exit 2, before any work
+    if opts.wire:
+        check_wire_networks(opts)
+        check_capture(opts.wire_interface)       # no privilege: one line, exit 2, at once
     runner.check_installed()
     if pin.cpus and shutil.which("taskset") is None:
         raise GovkitError("pinning needs `taskset` (Debian package util-linux); install it "
@@ -361,10 +380,21 @@ def _run_bench(opts: BenchOptions, console) -> BenchOutcome:
         # saved at once: if govkit is killed, results.json names what it had set up
         store.doc["settings"]["network"] = paths.to_json()
         store.save()
-        outcome = _schedule(opts, runner, store, cells, bundles, pin, seed, console, started,
-                            paths)
+        outcome = BenchOutcome(store.directory)
+        if opts.wire:
+            done = {wire_key(p) for p in store.doc.get("wire", {}).get("points", [])
+                    if p["status"] == "ok"}
+            outcome.interrupted = wire_phase(opts, runner, cells, bundles, pin,
+                                             store.directory / "config", console, done,
+                                             store.add_wire, store.directory / "wire")
+        if not outcome.interrupted:
+            outcome = _schedule(opts, runner, store, cells, bundles, pin, seed, console,
+                                started, paths)
         store.doc["settings"]["network"] = paths.to_json()
         store.save()
+    outcome.summary = store.doc["summary"]
+    outcome.wire = store.doc.get("wire", {}).get("points", [])
+    outcome.wire_profiles = store.doc.get("wire", {}).get("profiles", {})
     return outcome
 
 
@@ -386,6 +416,10 @@ def _dry_run(opts: BenchOptions, runner, cells: list[Cell], seed: int, pin: Pinn
             lines.append(f"# {cell.label} repeat {r}")
             lines += [describe(s) for s in
                       runner.commands(point, bundles[cell.profile.name], workdir)]
+    if opts.wire:
+        lines.insert(1, "# --wire: before the rounds below, one extra repeat of every point "
+                        f"with the same commands on its own domain, captured on "
+                        f"{opts.wire_interface} and not measured")
     lines.append(f"# then up to {opts.max_repeat} repeats of points whose 95% interval is "
                  f"wider than ±{opts.target_ci:g}%, while within {opts.budget} s")
     return BenchOutcome(None, dry_run_lines=lines)
@@ -491,26 +525,28 @@ def _wide_points(summary: list[dict], target: float):
 
 
 def run_point(runner, point: BenchPoint, bundle: Bundle, workdir: Path, order: int = 0,
-              attempts: int = 3, paths: NetPaths | None = None) -> tuple[dict, str | None]:
+              attempts: int = 3, paths: NetPaths | None = None, around=None
+              ) -> tuple[dict, str | None]:
     """Run one repeat of a point (again on a fresh domain if a stranger joined it); returns
     its record and, if it failed, what to tell the user (the error and each process's last
-    lines)."""
+    lines). `around(point, specs)`, if given, is a context manager open while the processes
+    run (it may wrap the specs' `stop_when` to learn when govkit stops them)."""
     strangers = []
     for _ in range(attempts - 1):
-        result, failure = _run_once(runner, point, bundle, workdir, order, paths)
+        result, failure = _run_once(runner, point, bundle, workdir, order, paths, around)
         if result.get("error_kind") != "foreign_participant":
             break
         strangers.append(result["error"])
         point = replace(point, domain_id=_domains.randint(1, MAX_DOMAIN_ID))
     else:
-        result, failure = _run_once(runner, point, bundle, workdir, order, paths)
+        result, failure = _run_once(runner, point, bundle, workdir, order, paths, around)
     if strangers:
         result["retried_after"] = strangers
     return result, failure
 
 
 def _run_once(runner, point: BenchPoint, bundle: Bundle, workdir: Path, order: int,
-              paths: NetPaths | None = None) -> tuple[dict, str | None]:
+              paths: NetPaths | None = None, around=None) -> tuple[dict, str | None]:
     specs = prepare(runner, point, bundle, workdir, write=paths.write if paths else None)
     net = point.network
     result = {"profile": point.profile.name, "mode": point.mode, "size": point.size,
@@ -526,7 +562,8 @@ def _run_once(runner, point: BenchPoint, bundle: Bundle, workdir: Path, order: i
     failure = None
     before = paths.counters(net.path) if paths else None
     try:
-        outputs = run_processes(specs, timeout=runner.timeout(point))
+        with around(point, specs) if around else nullcontext():
+            outputs = run_processes(specs, timeout=runner.timeout(point))
         if before is not None:
             # What crossed the veth during the repeat: proof the samples took the link.
             after = paths.counters(net.path)
@@ -557,3 +594,113 @@ def _run_once(runner, point: BenchPoint, bundle: Bundle, workdir: Path, order: i
     result["finished"] = datetime.now(UTC).isoformat(timespec="seconds")
     result["elapsed_s"] = round(time.monotonic() - t0, 2)
     return result, failure
+
+
+# ------------------------------------------------------------------------------ wire
+
+def wire_key(record: dict) -> tuple:
+    return (record["profile"], record["mode"], record["size"])
+
+
+def wire_key_of(cell: Cell) -> tuple:
+    return (cell.profile.name, cell.mode, cell.size)
+
+
+def check_wire_networks(opts: BenchOptions) -> None:
+    """The capture reads UDP datagrams on lo: points over TCP/TLS, namespaces or other hosts
+    are not captured, so say so instead of proving nothing about them."""
+    if DEFAULT not in opts.networks:
+        raise GovkitError("--wire captures the default network (udp over lo, no injected "
+                          "loss); add it to --transport/--net/--loss-rate or drop --wire")
+
+
+def wire_phase(opts: BenchOptions, runner, cells: list[Cell], bundles: dict[str, Bundle],
+               pin: Pinning, workdir: Path, console, done: set, record, pcap_dir: Path
+               ) -> bool:
+    """One extra repeat of every point not in `done`, captured and not measured: its
+    record goes to `record` (results.json's `wire`), never to `results`, so no statistic
+    sees it; the capture socket exists only while that repeat's processes run, so the
+    measured repeats run without it. Returns True if interrupted."""
+    for cell in cells:
+        if cell.network != DEFAULT or wire_key_of(cell) in done:
+            continue
+        expect = wire.expectation(opts.wire_expect or cell.profile)
+        console.print(f"[dim]wire: capturing {cell.profile.name} {cell.mode} {cell.size} B "
+                      f"on {opts.wire_interface} (an extra repeat, not measured)[/dim]")
+        try:
+            rec = run_wire_point(runner, _point(cell, opts, 0, pin), bundles[cell.profile.name],
+                                 workdir, expect, opts.wire_interface,
+                                 pcap_dir if opts.wire_pcap else None)
+        except KeyboardInterrupt:
+            return True
+        verdict = rec["verdict"].upper() if rec["verdict"] != "match" else "match"
+        console.print(f"wire: {cell.profile.name} {cell.mode} {cell.size} B: {verdict}; "
+                      f"{rec.get('headline') or rec['error']}", markup=False, highlight=False)
+        record(rec)
+    return False
+
+
+def run_wire_point(runner, point: BenchPoint, bundle: Bundle, workdir: Path,
+                   expect: wire.Expectation, interface: str, pcap_dir: Path | None) -> dict:
+    """Run one point with its traffic captured; parse and judge it afterwards."""
+    captures: list[Capture] = []
+
+    def capture(p: BenchPoint, specs) -> Capture:
+        cap = Capture(interface, wire.PORTS.ports(p.domain_id))
+        for spec in specs:     # the moment govkit stops the processes: shutdown from there
+            if spec.stop_when is not None:
+                spec.stop_when = _marking_stop(spec.stop_when, cap)
+        captures.append(cap)
+        return cap
+
+    result, failure = run_point(runner, point, bundle, workdir, around=capture)
+    cap = captures[-1]
+    rec = {k: result.get(k) for k in ("profile", "mode", "size", "domain_id", "started",
+                                      "finished", "elapsed_s", "commands", "status", "error")}
+    rec["capture"] = cap.summary()
+    rec["pcap"] = None
+    frames = cap.own_frames()      # only what the point's two processes sent
+    if pcap_dir is not None:
+        path = pcap_dir / f"{point.profile.name}-{point.mode}-{point.size}.pcap"
+        write_atomic(path, pcap_bytes(frames))
+        rec["pcap"] = str(path)
+    if failure or cap.error:
+        rec.update(status="failed", error=failure or cap.error, verdict="failed",
+                   reasons=[failure or cap.error], expected=expect.to_json())
+        return rec
+    # Parsed now, after the processes stopped and before the next point starts.
+    rec.update(wire.analyse(udp_datagrams(frames), result["domain_id"], expect,
+                            getattr(runner, "wire_filler", None), cap.stop_ns,
+                            lost=cap.kernel_drops + cap.seen - len(cap.frames),
+                            others=len(cap.frames) - len(frames),
+                            attributed=bool(cap.own_ports)))
+    cap.frames.clear()
+    return rec
+
+
+def _marking_stop(stop_when, cap: Capture):
+    def wrapped(text: str) -> bool:
+        done = stop_when(text)
+        if done:
+            cap.mark_stop()
+        return done
+    return wrapped
+
+
+def wire_check(opts: BenchOptions, console) -> BenchOutcome:
+    """`govkit wire-check`: the wire phase alone, no results directory (pcaps to --out)."""
+    import tempfile
+
+    opts.check()
+    check_capture(opts.wire_interface)
+    runner = get_runner(opts.runner, **opts.runner_options)
+    runner.check_installed()
+    bundles = _make_bundles(opts, runner, console)
+    cells = [Cell(p, m, s) for p in opts.profiles for m in opts.modes for s in opts.sizes]
+    outcome = BenchOutcome(opts.out)
+    with tempfile.TemporaryDirectory(prefix="govkit-wire-") as tmp:
+        outcome.interrupted = wire_phase(opts, runner, cells, bundles, pinning(opts.pin),
+                                         Path(tmp), console, set(), outcome.wire.append,
+                                         opts.out or Path("."))
+    outcome.wire_profiles = wire.profile_verdicts(outcome.wire)
+    return outcome

@@ -1,6 +1,7 @@
 """The `govkit` command line: parse options, call one stage function, print.
 
-Exit codes: 0 success; 1 invalid document / failed verification / failed benchmark point;
+Exit codes: 0 success; 1 invalid document / failed verification / failed benchmark point /
+traffic that does not match the governance (--wire, wire-check);
 2 unreadable input, bad usage or a missing prerequisite; 3 internal error; 130 interrupted.
 """
 
@@ -329,6 +330,13 @@ def bench(
         "--dry-run", help="Print the command lines of the minimum repeats; create nothing.")
     ] = False,
     no_report: Annotated[bool, typer.Option("--no-report", help="Skip report.html.")] = False,
+    wire: Annotated[bool, typer.Option(
+        "--wire", help="Also capture one extra, unmeasured repeat of every point and check "
+                       "what it put on the wire against the governance (root or CAP_NET_RAW)."
+    )] = False,
+    wire_pcap: Annotated[bool, typer.Option(
+        "--wire-pcap", help="--wire, and write each captured repeat as OUT/wire/*.pcap.")
+    ] = False,
 ):
     """Benchmark each profile with its signed bundle; write results.json, CSVs, report."""
     from .bench import BenchOptions, parse_budget, parse_modes, parse_sizes, run_bench
@@ -340,7 +348,7 @@ def bench(
         parse_transports,
     )
     from .profiles import select_profiles
-    from .tables import flag_advice, latency_table, network_table, throughput_table
+    from .tables import flag_advice, latency_table, network_table, throughput_table, wire_table
     host_map = _run(parse_hosts, hosts)
     opts = BenchOptions(
         profiles=_run(select_profiles, profile, all_profiles), runner=runner,
@@ -352,7 +360,8 @@ def bench(
         command=" ".join(["govkit", *sys.argv[1:]]),
         transports=_run(parse_transports, transport), loss_rates=_run(parse_loss_rates, loss_rate),
         paths=_run(parse_paths, net, bool(host_map)), hosts=host_map,
-        peer_addresses=_run(parse_peer_addresses, peer_address), ssh_config=ssh_config)
+        peer_addresses=_run(parse_peer_addresses, peer_address), ssh_config=ssh_config,
+        wire=wire, wire_pcap=wire_pcap)
     if peer_address and not host_map:
         _fail(GovkitError("--peer-address applies to --hosts only"))
     outcome = _run(run_bench, opts, err)
@@ -360,7 +369,7 @@ def bench(
         print("\n".join(outcome.dry_run_lines))
         return
     for table in (latency_table(outcome.summary), throughput_table(outcome.summary),
-                  *network_table(outcome.summary)):
+                  *network_table(outcome.summary), wire_table(outcome.wire)):
         if table is not None:
             wide.print(table)
     if not no_report and outcome.summary:
@@ -379,8 +388,63 @@ def bench(
         err.print(f"govkit: interrupted; completed repeats are kept. Continue with "
                   f"`govkit bench ... --resume --out {outcome.out}`")
         raise typer.Exit(130)
+    _print_wire_mismatches(outcome)
     if outcome.failed:
         err.print(f"govkit: {outcome.failed} repeat(s) failed (see above and results.json)")
+    if outcome.failed or outcome.wire_mismatches:
+        raise typer.Exit(EXIT_INVALID)
+
+
+def _print_wire_mismatches(outcome) -> None:
+    for name in outcome.wire_mismatches:
+        v = outcome.wire_profiles[name]
+        against = (v.get("expected") or {}).get("profile", name)
+        whose = "its" if against == name else f"{against}'s"
+        err.print(f"govkit: wire: {name} does NOT match {whose} governance:", markup=False)
+        for reason in v["reasons"]:
+            err.print(f"  {reason}", markup=False)
+
+
+@app.command("wire-check")
+def wire_check(
+    profile: ProfileOpt = None, all_profiles: AllOpt = False,
+    size: Annotated[int, typer.Option("--size", help="Payload bytes.")] = 1024,
+    mode: Annotated[Literal["latency", "throughput"], typer.Option(
+        "--mode", help="Which ddsperf pair to run.")] = "latency",
+    duration: Annotated[int, typer.Option("--duration", help="Seconds of traffic.")] = 2,
+    expect: Annotated[str | None, typer.Option(
+        "--expect", help="Check against this profile's governance instead of the run's own "
+                         "(a deliberately wrong pairing must be a mismatch).")] = None,
+    pcap: Annotated[Path | None, typer.Option(
+        "--pcap", help="Write each capture as DIR/PROFILE-MODE-SIZE.pcap.")] = None,
+    ca: Annotated[Path, typer.Option(
+        "--ca", help="Test PKI directory (created if missing).")] = Path("pki"),
+    build: Annotated[Path, typer.Option("--build", help="Where signed files go.")] = Path("build"),
+    pin: Annotated[bool, typer.Option("--pin/--no-pin", help="Pin pub and sub.")] = True,
+    as_json: Annotated[bool, typer.Option("--json", help="The records as JSON.")] = False,
+):
+    """Run each profile's point once with its traffic captured (root or CAP_NET_RAW) and
+    check what it put on the wire against its governance; no benchmark, no results dir."""
+    from .bench import BenchOptions, parse_sizes
+    from .bench import wire_check as run_wire_check
+    from .profiles import get_profile, select_profiles
+    from .tables import wire_table
+    opts = BenchOptions(
+        profiles=_run(select_profiles, profile, all_profiles), modes=[mode],
+        sizes=_run(parse_sizes, str(size)), duration=duration, ca=ca, build=build, pin=pin,
+        out=pcap, wire=True, wire_pcap=pcap is not None,
+        wire_expect=_run(get_profile, expect) if expect else None)
+    outcome = _run(run_wire_check, opts, err)
+    if as_json:
+        print(json.dumps({"points": outcome.wire, "profiles": outcome.wire_profiles}, indent=2))
+    else:
+        table = wire_table(outcome.wire)
+        if table is not None:
+            wide.print(table)
+    _print_wire_mismatches(outcome)
+    if outcome.interrupted:
+        raise typer.Exit(130)
+    if outcome.wire_mismatches:
         raise typer.Exit(EXIT_INVALID)
 
 

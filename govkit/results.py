@@ -29,6 +29,8 @@ from .network import LOSS_MEANING, Network, csv_prefix, csv_suffix
 from .network import sort_key as network_order
 from .profiles import PROFILES, get_profile
 from .published import published_latency
+from .wire import METHOD as WIRE_METHOD
+from .wire import profile_verdicts
 
 SCHEMA = "govkit.bench/2"
 BASELINE = "none"
@@ -120,6 +122,15 @@ class ResultStore:
         key = repeat_key(result)
         self.doc["results"] = [r for r in self.doc["results"] if repeat_key(r) != key]
         self.doc["results"].append(result)
+        self.save()
+
+    def add_wire(self, record: dict) -> None:
+        """A captured repeat: kept under `wire`, apart from `results` (no statistic reads
+        it); `wire.profiles` is the verdict per profile over its captured points."""
+        wire = self.doc.setdefault("wire", {"method": WIRE_METHOD, "points": []})
+        key = point_key(record)
+        wire["points"] = [p for p in wire["points"] if point_key(p) != key] + [record]
+        wire["profiles"] = profile_verdicts(wire["points"])
         self.save()
 
     def set_signed_files(self, entries: list[dict]) -> None:
@@ -346,7 +357,7 @@ def summarize(doc: dict, summarizer: Summarizer | None = None) -> list[dict]:
         row["rti"] = _rti(profile, size) if mode == "latency" and net.transport == "udp" \
             and not net.loss_pct else None
         row["flags"] = _flags(row, groups, ok, secured.get(profile, profile != BASELINE),
-                              target, fmt)
+                              target, fmt) + _wire_flags(doc, profile)
         rows.append(_rounded(row))
     return rows
 
@@ -374,6 +385,18 @@ def _loss(net: Network, fmt: stats.RowFormat, ok: list[dict]) -> dict:
 
 def _median(values: list[float]) -> float | None:
     return stats.statistics.median(values) if values else None
+
+
+def _wire_flags(doc: dict, profile: str) -> list[dict]:
+    """A profile whose traffic did not match its governance: its figures are not the cost
+    of the protection it claims, so every row of it says so."""
+    verdict = doc.get("wire", {}).get("profiles", {}).get(profile)
+    if not verdict or verdict["verdict"] == "match":
+        return []
+    return [stats.flag("wire_mismatch", "warning",
+                       "on the wire this profile does not do what its governance says ("
+                       + "; ".join(verdict["reasons"][:2]) + "): its figures are not the "
+                       "cost of that protection")]
 
 
 def _rti(profile: str, size: int) -> dict | None:

@@ -22,6 +22,9 @@ ADVICE = {
     "stalled_seconds": "the subscriber stalled: run again on an idle machine",
     "lost_samples": "samples were lost on a reliable topic: check the runner's output",
     "injected_loss": "",
+    "wire_mismatch": "the profile's traffic does not match its governance (see the wire "
+                     "table and results.json's wire.profiles): fix the configuration; the "
+                     "figures are not the cost of the protection it claims",
 }
 
 
@@ -34,7 +37,7 @@ SHORT = {"wide_interval": "wide", "no_interval": "no CI", "one_repeat": "1 repea
          "faster_than_none": "FASTER?",
          "no_measurable_overhead": "≈none", "bimodal": "bimodal", "trend": "trend",
          "failed_repeats": "failed", "stalled_seconds": "stalls", "lost_samples": "lost",
-         "injected_loss": "loss injected"}
+         "injected_loss": "loss injected", "wire_mismatch": "WIRE≠gov"}
 
 
 def _flags(row: dict) -> str:
@@ -149,3 +152,48 @@ def flag_advice(summary: list[dict]) -> list[str]:
                        if f["severity"] == "warning")
     return [f"{code} on {n} point(s): {ADVICE.get(code, '')}" for code, n in
             sorted(warnings.items())]
+
+
+def _level(counts: dict, want: str | None = None) -> str:
+    """'GCM 100%' / 'none 97% GCM 3%' / 'hidden' / '–', with '(want X)' when it differs."""
+    from .wire_verdict import LABELS, NOT_VISIBLE
+    visible = {k: v for k, v in counts.items() if k not in NOT_VISIBLE and v}
+    n = sum(visible.values())
+    if not visible:
+        return "hidden" if counts.get("hidden") else "–"
+    text = " ".join(f"{LABELS.get(k, k)} {100 * v / n:.0f}%" if v != n else
+                    f"{LABELS.get(k, k)} 100%"
+                    for k, v in sorted(visible.items(), key=lambda kv: -kv[1]))
+    return text if want is None or set(visible) == {want} else f"{text} (want {LABELS[want]})"
+
+
+def wire_table(points: list[dict]) -> Table | None:
+    """What each captured point's user traffic carried, against its governance."""
+    if not points:
+        return None
+    table = Table(title="On the wire (one extra, unmeasured repeat per point): what the user "
+                        "traffic carried, per RTPS message, against the governance",
+                  title_justify="left")
+    for col in ("profile", "mode", "B", "user msgs", "rtps", "submessages", "payload",
+                "readable", "discovery msgs", "verdict"):
+        table.add_column(col, justify="right" if col in ("B", "user msgs", "readable",
+                                                          "discovery msgs") else "left",
+                         no_wrap=col != "verdict")
+    for p in points:
+        if p["status"] != "ok":
+            table.add_row(p["profile"], p["mode"], str(p["size"]), "–", "–", "–", "–", "–",
+                          "–", "[red]FAILED[/red]")
+            continue
+        e, o = p["expected"], p["observed"]
+        u = o["user"]
+        readable = sum(t["readable"] for t in o.values() if isinstance(t, dict))
+        name = p["profile"] + ("" if e["profile"] == p["profile"] else f" (as {e['profile']})")
+        table.add_row(
+            name, p["mode"], str(p["size"]), f"{u['messages']:,}",
+            _level(u["rtps"], e["rtps"]), _level(u["submessage"], e["submessage"]),
+            _level(u["payload"], e["payload"]),
+            f"{readable:,}" + ("" if (readable == 0) == (not e["readable_payload"]) else
+                               " (want 0)" if not e["readable_payload"] else " (want >0)"),
+            f"{o['discovery']['messages']:,}",
+            "match" if p["verdict"] == "match" else "[red]MISMATCH[/red]")
+    return table

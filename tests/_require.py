@@ -18,6 +18,8 @@ PREREQUISITES = {
     "root": "root privileges (raw packet capture on lo)",
     "browser": "headless Chromium",
     "shared": "the ../shared reference corpus and seeds (or GOVKIT_SHARED)",
+    "tshark": "tshark (Wireshark's RTPS dissector, to cross-check the wire counts)",
+    "sshd": "OpenSSH server and client (the --hosts test)",
 }
 ENV = "GOVKIT_REQUIRE"
 _TAG_RE = re.compile(r"\[missing prerequisite: ([a-z]+)\]")

@@ -29,22 +29,19 @@ _serial = count()
 def require_root_or_skip(what: str) -> None:
     """Skip without root, but fail when GOVKIT_REQUIRE names root (CI must run these)."""
     import pytest
+    from _require import missing
     if os.geteuid() == 0 and shutil.which("ip"):
         return
-    reason = f"{what} needs root and iproute2 (network namespaces)"
-    if "root" in os.environ.get("GOVKIT_REQUIRE", "").split(","):
-        pytest.fail(f"{reason}, and GOVKIT_REQUIRE contains root")
-    pytest.skip(reason)
+    pytest.skip(missing("root", f"{what} needs root and iproute2 (network namespaces)"))
 
 
 def require_sshd_or_skip() -> None:
     import pytest
+    from _require import missing
     if os.path.exists(SSHD) and shutil.which("ssh") and shutil.which("ssh-keygen"):
         return
-    reason = "OpenSSH server/client not installed (bash .ci/setup installs them)"
-    if "root" in os.environ.get("GOVKIT_REQUIRE", "").split(","):
-        pytest.fail(reason)
-    pytest.skip(reason)
+    pytest.skip(missing("sshd", "OpenSSH server/client not installed (bash .ci/setup "
+                                "installs them)"))
 
 
 @dataclass

@@ -99,6 +99,9 @@ class DdsperfRunner:
     # govkit stops both processes as soon as the seconds it needs are in; ddsperf's own -D
     # (counted from the match) is only a backstop this much later.
     backstop_s = 10
+    # ddsperf fills its samples' baggage with 0xee: a run of them on the wire is a readable
+    # payload (govkit.wire); a runner without such a filler leaves this out.
+    wire_filler = b"\xee"
 
     def __init__(self, ddsperf: str | None = None):
         self.executable = ddsperf or "ddsperf"
