@@ -26,6 +26,9 @@ ACCESS_SCOPES = {
                                        "DDSPerfCPUStats"), ("*",)),
     "perftest": AccessScope("perftest", ("Throughput", "Latency", "Announcement"), ("*",)),
 }
+# govkit's Fast DDS program speaks ddsperf's topics and partitions (one bundle serves both).
+ACCESS_SCOPES["fastdds"] = AccessScope("fastdds", ACCESS_SCOPES["ddsperf"].topics,
+                                       ACCESS_SCOPES["ddsperf"].partitions)
 
 
 def access_scope(runner: str) -> AccessScope:

@@ -38,7 +38,10 @@ from .inputs import read_input
 from .limits import KEY_TYPES, MAX_PEM_BYTES
 
 DEFAULT_PARTICIPANTS = ("pub", "sub")
-CLOCK_SKEW = dt.timedelta(hours=1)   # backdate not_before so a slightly-behind peer agrees
+# Backdate not_before (certificates, and permissions validity, which follows the
+# certificate): a slightly-behind peer agrees, and so does Fast DDS 2.9, which reads the
+# permissions dates as *local* time (mktime): in any zone (UTC-12 .. UTC+14) a day covers it.
+CLOCK_SKEW = dt.timedelta(days=1)
 ORGANIZATION = "govkit test PKI"
 _NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
 _CA_FILES = ("identity_ca", "permissions_ca")

@@ -20,6 +20,7 @@ PREREQUISITES = {
     "shared": "the ../shared reference corpus and seeds (or GOVKIT_SHARED)",
     "tshark": "tshark (Wireshark's RTPS dissector, to cross-check the wire counts)",
     "sshd": "OpenSSH server and client (the --hosts test)",
+    "fastdds": "g++ and libfastrtps-dev, to build govkit's Fast DDS program",
 }
 ENV = "GOVKIT_REQUIRE"
 _TAG_RE = re.compile(r"\[missing prerequisite: ([a-z]+)\]")

@@ -1,0 +1,1122 @@
+// fastdds_perf: govkit's latency/throughput program for eProsima Fast DDS 2.9 with DDS Security.
+//
+// Built by govkit (govkit/fastdds_build.py) with the system compiler against Debian's
+// libfastrtps-dev. It speaks ddsperf's wire contract so that one signed permissions document
+// serves both implementations and the two can be paired across vendors:
+//   - type "KeyedSeq" { uint32 seq; @key uint32 keyval; sequence<octet> baggage; }, XCDR1,
+//     size S = 12 + baggage length (as ddsperf's `size S`);
+//   - topics DDSPerfRPingKS / DDSPerfRPongKS / DDSPerfRDataKS, reliable, volatile;
+//   - participant user data "DDSPerf:<has data reader>:<pid>:<hostname>";
+//   - pongs are written in partition "<GUID of the pinging participant>" (ddsperf's
+//     make_guidstr format), the pong reader sits in its own participant's partition;
+//   - a pong is written with the ping's source timestamp, lowest bit set (ddsperf's ping
+//     computes its round trip from that timestamp).
+// Unlike ddsperf, a process only creates the endpoints its mode needs: Fast DDS 2.9 cannot
+// ignore its own participant's endpoints, and a ping reader beside the ping writer would
+// have every ping delivered locally inside the measured path.
+//
+// Output (stdout, one line per event, flushed):
+//   [PID] participant HOST:PID: new (self)
+//   [PID] participant HOST:PID: new            a ddsperf-style peer was discovered
+//   [PID] participant GUID: new (foreign)      a participant without ddsperf user data
+//   [PID] authentication GUID: authorized|unauthorized
+//   [PID] matched after S s
+//   [PID] latency t T size S count N mean M min A p50 B p90 C p99 D max E us
+//   [PID] throughput t T size S count N lost L rate R samples/s mbps M
+// Latency rows (ping) and throughput rows (sub) cover one second each, from the match on:
+// one-way latency = round trip / 2 for every pong of that second, percentiles exact
+// (nearest rank over all samples of the second); throughput rows are printed also for
+// seconds without samples.
+//
+// Exit codes: 0 done (duration reached or SIGINT/SIGTERM), 2 usage (also a domain id above
+// 232, which Fast DDS cannot open ports for), 3 the participant could
+// not be created (Fast DDS 2.9 does not say why), 4 no peer matched within the wait,
+// 5 another DDS call failed. The participant is always deleted before exit: a Fast DDS 2.9
+// secured participant left alive at exit crashes inside OpenSSL's atexit handlers.
+
+#include <fastdds/dds/domain/DomainParticipant.hpp>
+#include <fastdds/dds/domain/DomainParticipantFactory.hpp>
+#include <fastdds/dds/domain/DomainParticipantListener.hpp>
+#include <fastdds/dds/log/Log.hpp>
+#include <fastdds/dds/publisher/DataWriter.hpp>
+#include <fastdds/dds/publisher/DataWriterListener.hpp>
+#include <fastdds/dds/publisher/Publisher.hpp>
+#include <fastdds/dds/subscriber/DataReader.hpp>
+#include <fastdds/dds/subscriber/DataReaderListener.hpp>
+#include <fastdds/dds/subscriber/SampleInfo.hpp>
+#include <fastdds/dds/subscriber/Subscriber.hpp>
+#include <fastdds/dds/topic/TopicDataType.hpp>
+#include <fastdds/dds/topic/TypeSupport.hpp>
+#include <fastdds/rtps/common/InstanceHandle.h>
+#include <fastdds/rtps/transport/UDPv4TransportDescriptor.h>
+#include <fastrtps/utils/IPLocator.h>
+#include <fastrtps/utils/md5.h>
+
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <cstdarg>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace eprosima::fastdds::dds;
+using eprosima::fastrtps::rtps::GUID_t;
+using eprosima::fastrtps::rtps::GuidPrefix_t;
+using eprosima::fastrtps::rtps::InstanceHandle_t;
+using eprosima::fastrtps::rtps::SerializedPayload_t;
+using SteadyClock = std::chrono::steady_clock;
+
+enum ExitCode { EXIT_DONE = 0, EXIT_USAGE = 2, EXIT_PARTICIPANT = 3, EXIT_NO_MATCH = 4,
+                EXIT_DDS = 5 };
+
+static const uint32_t KS_FIXED = 12;
+static const int MAX_DOMAIN_ID = 232;          // seq + keyval + sequence length
+// Keep-all histories hold at most this many samples. Not ddsperf's 10000: with that many
+// unacknowledged samples Fast DDS 2.9.1's writer falls into gap processing over its whole
+// history on every heartbeat (StatefulWriter::add_gaps_for_holes_in_history_), the rate
+// drops to a few hundred samples/s and deleting the writer hangs.
+static const int32_t KEEP_ALL_LIMIT = 100;
+static const char* PING_TOPIC = "DDSPerfRPingKS";
+static const char* PONG_TOPIC = "DDSPerfRPongKS";
+static const char* DATA_TOPIC = "DDSPerfRDataKS";
+
+static long g_pid;
+
+// ------------------------------------------------------------------------------ output
+
+static void say(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char* fmt, ...)
+{
+    static std::mutex lock;     // listener threads and the main thread print
+    std::lock_guard<std::mutex> guard(lock);
+    va_list ap;
+    va_start(ap, fmt);
+    std::printf("[%ld] ", g_pid);
+    std::vprintf(fmt, ap);
+    std::printf("\n");
+    std::fflush(stdout);
+    va_end(ap);
+}
+
+static void fail(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+static void fail(const char* fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    std::fprintf(stderr, "[%ld] error: ", g_pid);
+    std::vfprintf(stderr, fmt, ap);
+    std::fprintf(stderr, "\n");
+    std::fflush(stderr);
+    va_end(ap);
+}
+
+// Fast DDS's own log lines, uncoloured and on stderr, one line each (its default consumer
+// writes ANSI colours to stdout, between the rows govkit parses).
+class PlainLog : public LogConsumer
+{
+public:
+
+    void Consume(const Log::Entry& e) override
+    {
+        // Expected by design: pong writers are made for the peers' partitions only, and a
+        // keep-all writer waits while its history is full (that is the flow control).
+        if (e.message.find("Different Partitions") != std::string::npos ||
+                e.message.find("Full WriterCache") != std::string::npos)
+        {
+            return;
+        }
+        const char* kind = e.kind == Log::Kind::Error ? "Error"
+            : e.kind == Log::Kind::Warning ? "Warning" : "Info";
+        std::fprintf(stderr, "[%ld] fastdds %s [%s] %s\n", g_pid, kind,
+                     e.context.category ? e.context.category : "", e.message.c_str());
+        std::fflush(stderr);
+    }
+};
+
+// ddsperf's make_guidstr: 16 GUID bytes as 4 groups of 8 hex digits joined by '_'.
+static std::string guid_string(const GUID_t& guid)
+{
+    char buf[40];
+    const auto& p = guid.guidPrefix.value;
+    const auto& e = guid.entityId.value;
+    std::snprintf(buf, sizeof(buf),
+            "%02x%02x%02x%02x_%02x%02x%02x%02x_%02x%02x%02x%02x_%02x%02x%02x%02x",
+            p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[9], p[10], p[11],
+            e[0], e[1], e[2], e[3]);
+    return buf;
+}
+
+// ------------------------------------------------------------------------ the data type
+
+struct KeyedSeq
+{
+    uint32_t seq = 0;
+    uint32_t keyval = 0;
+    std::vector<uint8_t> baggage;
+};
+
+// Hand-written type support (no fastddsgen): plain XCDR1 little-endian on write; on read
+// XCDR1 or XCDR2 plain encodings of either byte order, which are laid out identically for
+// this type. Samples of any size: endpoints use dynamic payload memory.
+class KeyedSeqType : public TopicDataType
+{
+public:
+
+    KeyedSeqType()
+    {
+        setName("KeyedSeq");
+        m_typeSize = 4 + KS_FIXED + 1024;   // a first guess only: payloads grow as needed
+        m_isGetKeyDefined = true;
+        // A type object would make Fast DDS match on type structure, which ddsperf's
+        // Cyclone-generated type information would then have to equal; name matching
+        // is what ddsperf pairs on.
+        auto_fill_type_object(false);
+        auto_fill_type_information(false);
+    }
+
+    bool serialize(void* data, SerializedPayload_t* payload) override
+    {
+        const KeyedSeq* s = static_cast<const KeyedSeq*>(data);
+        const uint32_t n = static_cast<uint32_t>(s->baggage.size());
+        const uint32_t size = 4 + KS_FIXED + n;
+        if (payload->max_size < size)
+        {
+            return false;
+        }
+        uint8_t* p = payload->data;
+        p[0] = 0x00; p[1] = 0x01; p[2] = 0x00; p[3] = 0x00;   // CDR_LE, no options
+        put_le(p + 4, s->seq);
+        put_le(p + 8, s->keyval);
+        put_le(p + 12, n);
+        if (n)
+        {
+            std::memcpy(p + 16, s->baggage.data(), n);
+        }
+        payload->length = size;
+        payload->encapsulation = CDR_LE;
+        return true;
+    }
+
+    bool deserialize(SerializedPayload_t* payload, void* data) override
+    {
+        KeyedSeq* s = static_cast<KeyedSeq*>(data);
+        const uint8_t* p = payload->data;
+        if (payload->length < 4 + KS_FIXED || p[0] != 0x00)
+        {
+            return false;
+        }
+        bool little;
+        switch (p[1])
+        {
+            case 0x00: case 0x06: little = false; break;   // CDR_BE, CDR2_BE (plain)
+            case 0x01: case 0x07: little = true; break;    // CDR_LE, CDR2_LE (plain)
+            default: return false;
+        }
+        s->seq = get(p + 4, little);
+        s->keyval = get(p + 8, little);
+        const uint32_t n = get(p + 12, little);
+        if (n > payload->length - (4 + KS_FIXED))
+        {
+            return false;
+        }
+        s->baggage.assign(p + 16, p + 16 + n);
+        return true;
+    }
+
+    std::function<uint32_t()> getSerializedSizeProvider(void* data) override
+    {
+        return [data]() -> uint32_t
+               {
+                   return 4 + KS_FIXED +
+                          static_cast<uint32_t>(static_cast<KeyedSeq*>(data)->baggage.size());
+               };
+    }
+
+    void* createData() override
+    {
+        return new KeyedSeq();
+    }
+
+    void deleteData(void* data) override
+    {
+        delete static_cast<KeyedSeq*>(data);
+    }
+
+    // The key hash of a 4-byte key: its big-endian CDR, zero-padded to 16 bytes, or the MD5
+    // of that CDR when asked (Fast DDS asks when the governance protects the key).
+    bool getKey(void* data, InstanceHandle_t* handle, bool force_md5) override
+    {
+        const uint32_t k = static_cast<KeyedSeq*>(data)->keyval;
+        unsigned char be[4] = {static_cast<unsigned char>(k >> 24),
+                               static_cast<unsigned char>(k >> 16),
+                               static_cast<unsigned char>(k >> 8),
+                               static_cast<unsigned char>(k)};
+        std::memset(handle->value, 0, 16);
+        if (force_md5)
+        {
+            ::MD5 md5;    // Fast DDS ships this class in the global namespace
+            md5.init();
+            md5.update(be, 4);
+            md5.finalize();
+            std::memcpy(handle->value, md5.digest, 16);
+        }
+        else
+        {
+            std::memcpy(handle->value, be, 4);
+        }
+        return true;
+    }
+
+private:
+
+    static void put_le(uint8_t* p, uint32_t v)
+    {
+        p[0] = static_cast<uint8_t>(v); p[1] = static_cast<uint8_t>(v >> 8);
+        p[2] = static_cast<uint8_t>(v >> 16); p[3] = static_cast<uint8_t>(v >> 24);
+    }
+
+    static uint32_t get(const uint8_t* p, bool little)
+    {
+        return little
+            ? (uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24)
+            : (uint32_t(p[3]) | uint32_t(p[2]) << 8 | uint32_t(p[1]) << 16 | uint32_t(p[0]) << 24);
+    }
+};
+
+// ------------------------------------------------------------------------ shared state
+
+struct Options
+{
+    std::string mode;           // ping | pong | pub | sub
+    uint32_t size = 0;          // ping/pub: sample size in bytes (>= 12)
+    int domain = 0;
+    double wait_s = 10;         // how long to wait for the peer to match
+    double duration_s = -1;     // stop this long after the match (< 0: until signalled)
+    std::string security;       // file of Fast DDS property lines name=value
+    bool ddsperf_endpoints = false;   // -E: every endpoint ddsperf expects of a peer
+};
+
+static std::mutex g_lock;                 // guards what listeners and main share
+static std::condition_variable g_wake;    // a match, a signal, a discovered peer
+static std::atomic<bool> g_stop{false};
+
+struct Peer { std::string label; bool ddsperf; };
+static std::map<GuidPrefix_t, Peer> g_pending_peers;     // discovered, pong writer not yet made
+static std::map<GuidPrefix_t, DataWriter*> g_pong_writers;
+static GuidPrefix_t g_self;
+
+// Remote endpoints each local endpoint currently matches (local ones never count).
+static std::map<const void*, std::set<InstanceHandle_t>> g_matches;
+
+static void matched(const void* endpoint, const InstanceHandle_t& remote, int change)
+{
+    GUID_t guid = eprosima::fastrtps::rtps::iHandle2GUID(remote);
+    if (guid.guidPrefix == g_self)
+    {
+        return;
+    }
+    {
+        std::lock_guard<std::mutex> guard(g_lock);
+        if (change > 0)
+        {
+            g_matches[endpoint].insert(remote);
+        }
+        else
+        {
+            g_matches[endpoint].erase(remote);
+        }
+    }
+    g_wake.notify_all();
+}
+
+static bool has_match(const void* endpoint)
+{
+    auto it = g_matches.find(endpoint);
+    return it != g_matches.end() && !it->second.empty();
+}
+
+static int64_t wall_ns()
+{
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+        std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+static eprosima::fastrtps::Time_t to_time(int64_t ns)
+{
+    return eprosima::fastrtps::Time_t(static_cast<int32_t>(ns / 1000000000),
+                                      static_cast<uint32_t>(ns % 1000000000));
+}
+
+// ------------------------------------------------------------------------ listeners
+
+class ParticipantEvents : public DomainParticipantListener
+{
+public:
+
+    void on_participant_discovery(DomainParticipant*,
+            eprosima::fastrtps::rtps::ParticipantDiscoveryInfo&& info) override
+    {
+        using Status = eprosima::fastrtps::rtps::ParticipantDiscoveryInfo;
+        const GUID_t& guid = info.info.m_guid;
+        if (guid.guidPrefix == g_self)
+        {
+            return;
+        }
+        if (info.status == Status::DISCOVERED_PARTICIPANT)
+        {
+            Peer peer = describe(info.info.m_userData);
+            if (peer.ddsperf)
+            {
+                say("participant %s: new", peer.label.c_str());
+            }
+            else
+            {
+                say("participant %s: new (foreign)", guid_string(guid).c_str());
+            }
+            {
+                std::lock_guard<std::mutex> guard(g_lock);
+                g_pending_peers[guid.guidPrefix] = peer;
+            }
+            g_wake.notify_all();
+        }
+        else if (info.status == Status::REMOVED_PARTICIPANT ||
+                info.status == Status::DROPPED_PARTICIPANT)
+        {
+            say("participant %s: gone", guid_string(guid).c_str());
+        }
+    }
+
+    void onParticipantAuthentication(DomainParticipant*,
+            eprosima::fastrtps::rtps::ParticipantAuthenticationInfo&& info) override
+    {
+        using Auth = eprosima::fastrtps::rtps::ParticipantAuthenticationInfo;
+        say("authentication %s: %s", guid_string(info.guid).c_str(),
+                info.status == Auth::AUTHORIZED_PARTICIPANT ? "authorized" : "unauthorized");
+    }
+
+private:
+
+    // ddsperf's user data: "DDSPerf:<0|1>:<pid>:<hostname>" (no terminating NUL).
+    static Peer describe(const UserDataQosPolicy& udata)
+    {
+        std::string text(udata.begin(), udata.end());
+        int has_reader = 0, pos = 0;
+        long pid = 0;
+        if (std::sscanf(text.c_str(), "DDSPerf:%d:%ld%n", &has_reader, &pid, &pos) == 2 &&
+                pos < static_cast<int>(text.size()) && text[pos] == ':')
+        {
+            return {text.substr(pos + 1) + ":" + std::to_string(pid), true};
+        }
+        return {"", false};
+    }
+};
+
+class WriterEvents : public DataWriterListener
+{
+public:
+
+    void on_publication_matched(DataWriter* writer, const PublicationMatchedStatus& s) override
+    {
+        matched(writer, s.last_subscription_handle, s.current_count_change);
+    }
+};
+
+// Ping: measures the round trip of each ping and sends the next one at once (as ddsperf).
+class Pinger : public DataReaderListener
+{
+public:
+
+    DataWriter* writer = nullptr;
+    KeyedSeq sample;                  // the ping in flight; a pong echoes it
+
+    void on_subscription_matched(DataReader* reader, const SubscriptionMatchedStatus& s) override
+    {
+        matched(reader, s.last_publication_handle, s.current_count_change);
+    }
+
+    void start()
+    {
+        std::lock_guard<std::mutex> guard(lock_);
+        active_ = true;
+        send_locked();
+    }
+
+    // Called once a second by the main thread: re-send a ping whose pong did not come back
+    // within a second (a lost sample must not stall the measurement).
+    void resend_if_stalled()
+    {
+        std::lock_guard<std::mutex> guard(lock_);
+        if (active_ && SteadyClock::now() - sent_ > std::chrono::seconds(1))
+        {
+            ++timeouts_;
+            say("ping timed out (total %u times) ... sending new ping", timeouts_);
+            send_locked();
+        }
+    }
+
+    void on_data_available(DataReader* reader) override
+    {
+        KeyedSeq pong;
+        SampleInfo info;
+        while (reader->take_next_sample(&pong, &info) == ReturnCode_t::RETCODE_OK)
+        {
+            if (!info.valid_data)
+            {
+                continue;
+            }
+            const auto now = SteadyClock::now();
+            std::lock_guard<std::mutex> guard(lock_);
+            if (!active_ || pong.seq != sample.seq)
+            {
+                continue;                 // a late pong of a ping that timed out
+            }
+            const double one_way_us =
+                std::chrono::duration<double, std::micro>(now - sent_).count() / 2;
+            {
+                std::lock_guard<std::mutex> g(samples_lock_);
+                samples_.push_back(one_way_us);
+            }
+            send_locked();
+        }
+    }
+
+    std::vector<double> take_samples()
+    {
+        std::vector<double> out;
+        out.reserve(1 << 16);
+        std::lock_guard<std::mutex> g(samples_lock_);
+        out.swap(samples_);
+        return out;
+    }
+
+private:
+
+    void send_locked()
+    {
+        ++sample.seq;
+        sent_ = SteadyClock::now();
+        // ddsperf marks a ping by an odd source timestamp; its pong keeps that bit.
+        writer->write_w_timestamp(&sample, HANDLE_NIL, to_time(wall_ns() | 1));
+    }
+
+    std::mutex lock_;
+    bool active_ = false;             // pinging (only in ping mode, after the match)
+    SteadyClock::time_point sent_;
+    unsigned timeouts_ = 0;
+    std::mutex samples_lock_;
+    std::vector<double> samples_;
+};
+
+// Pong: answers every ping with the same sample, on the pinging participant's pong writer.
+class Ponger : public DataReaderListener
+{
+public:
+
+    void on_subscription_matched(DataReader* reader, const SubscriptionMatchedStatus& s) override
+    {
+        matched(reader, s.last_publication_handle, s.current_count_change);
+    }
+
+    void on_data_available(DataReader* reader) override
+    {
+        SampleInfo info;
+        while (reader->take_next_sample(&ping_, &info) == ReturnCode_t::RETCODE_OK)
+        {
+            if (!info.valid_data)
+            {
+                continue;
+            }
+            GUID_t from = eprosima::fastrtps::rtps::iHandle2GUID(info.publication_handle);
+            DataWriter* writer = nullptr;
+            {
+                std::lock_guard<std::mutex> guard(g_lock);
+                auto it = g_pong_writers.find(from.guidPrefix);
+                if (it != g_pong_writers.end())
+                {
+                    writer = it->second;
+                }
+            }
+            if (writer != nullptr)
+            {
+                int64_t ts = info.source_timestamp.to_ns() | 1;
+                writer->write_w_timestamp(&ping_, HANDLE_NIL, to_time(ts));
+            }
+        }
+    }
+
+private:
+
+    KeyedSeq ping_;
+};
+
+// Sub: counts samples and sequence gaps per writer.
+class Counter : public DataReaderListener
+{
+public:
+
+    void on_subscription_matched(DataReader* reader, const SubscriptionMatchedStatus& s) override
+    {
+        matched(reader, s.last_publication_handle, s.current_count_change);
+    }
+
+    void on_data_available(DataReader* reader) override
+    {
+        SampleInfo info;
+        while (reader->take_next_sample(&sample_, &info) == ReturnCode_t::RETCODE_OK)
+        {
+            if (!info.valid_data)
+            {
+                continue;
+            }
+            std::lock_guard<std::mutex> guard(lock_);
+            uint32_t& next = next_seq_[info.publication_handle];
+            if (next != 0 && sample_.seq > next)
+            {
+                lost_ += sample_.seq - next;
+            }
+            next = sample_.seq + 1;
+            ++count_;
+            size_ = KS_FIXED + static_cast<uint32_t>(sample_.baggage.size());
+        }
+    }
+
+    void take(uint64_t& count, uint64_t& lost, uint32_t& size)
+    {
+        std::lock_guard<std::mutex> guard(lock_);
+        count = count_;
+        lost = lost_;
+        size = size_;
+        count_ = lost_ = 0;
+    }
+
+private:
+
+    KeyedSeq sample_;
+    std::mutex lock_;
+    std::map<InstanceHandle_t, uint32_t> next_seq_;
+    uint64_t count_ = 0, lost_ = 0;
+    uint32_t size_ = 0;
+};
+
+// ------------------------------------------------------------------------ setup
+
+static bool read_properties(const std::string& path, DomainParticipantQos& qos)
+{
+    std::ifstream in(path);
+    if (!in)
+    {
+        fail("cannot read security properties file %s", path.c_str());
+        return false;
+    }
+    std::string line;
+    while (std::getline(in, line))
+    {
+        if (line.empty() || line[0] == '#')
+        {
+            continue;
+        }
+        auto eq = line.find('=');
+        if (eq == std::string::npos)
+        {
+            fail("%s: not a name=value line: %s", path.c_str(), line.c_str());
+            return false;
+        }
+        qos.properties().properties().emplace_back(line.substr(0, eq), line.substr(eq + 1));
+    }
+    return true;
+}
+
+// Loopback only, UDP only (no shared memory, no data sharing), no multicast: the peer is
+// found through the well-known unicast discovery ports on 127.0.0.1, as govkit's Cyclone
+// configuration does, so both implementations measure the same path.
+static void loopback_only(DomainParticipantQos& qos)
+{
+    using eprosima::fastrtps::rtps::IPLocator;
+    using eprosima::fastrtps::rtps::Locator_t;
+    auto udp = std::make_shared<eprosima::fastdds::rtps::UDPv4TransportDescriptor>();
+    udp->interfaceWhiteList.emplace_back("127.0.0.1");
+    qos.transport().use_builtin_transports = false;
+    qos.transport().user_transports.push_back(udp);
+    Locator_t lo;
+    IPLocator::setIPv4(lo, 127, 0, 0, 1);
+    qos.wire_protocol().builtin.initialPeersList.push_back(lo);
+    qos.wire_protocol().builtin.metatrafficUnicastLocatorList.push_back(lo);
+    qos.wire_protocol().default_unicast_locator_list.push_back(lo);
+}
+
+static DataWriterQos writer_qos(Publisher* pub, bool keep_all)
+{
+    DataWriterQos q = pub->get_default_datawriter_qos();
+    q.reliability().kind = RELIABLE_RELIABILITY_QOS;
+    q.durability().kind = VOLATILE_DURABILITY_QOS;
+    q.history().kind = keep_all ? KEEP_ALL_HISTORY_QOS : KEEP_LAST_HISTORY_QOS;
+    q.history().depth = 1;
+    if (keep_all)
+    {
+        q.resource_limits().max_samples = KEEP_ALL_LIMIT;
+        q.resource_limits().max_instances = 1;
+        q.resource_limits().max_samples_per_instance = KEEP_ALL_LIMIT;
+    }
+    q.publish_mode().kind = SYNCHRONOUS_PUBLISH_MODE;
+    // Acknowledge often, as eProsima's own throughput test does (there: 100 ms, no NACK
+    // delays): with the default 3 s heartbeat a keep-all writer stalls on a full history.
+    q.reliable_writer_qos().times.heartbeatPeriod = eprosima::fastrtps::Duration_t(0, 10000000);
+    q.reliable_writer_qos().times.nackSupressionDuration = eprosima::fastrtps::Duration_t(0, 0);
+    q.reliable_writer_qos().times.nackResponseDelay = eprosima::fastrtps::Duration_t(0, 0);
+    q.endpoint().history_memory_policy =
+        eprosima::fastrtps::rtps::DYNAMIC_REUSABLE_MEMORY_MODE;
+    q.data_sharing().off();
+    return q;
+}
+
+static DataReaderQos reader_qos(Subscriber* sub, bool keep_all)
+{
+    DataReaderQos q = sub->get_default_datareader_qos();
+    q.reliability().kind = RELIABLE_RELIABILITY_QOS;
+    q.durability().kind = VOLATILE_DURABILITY_QOS;
+    q.history().kind = keep_all ? KEEP_ALL_HISTORY_QOS : KEEP_LAST_HISTORY_QOS;
+    q.history().depth = 1;
+    if (keep_all)
+    {
+        q.resource_limits().max_samples = KEEP_ALL_LIMIT;
+        q.resource_limits().max_instances = 1;
+        q.resource_limits().max_samples_per_instance = KEEP_ALL_LIMIT;
+    }
+    q.endpoint().history_memory_policy =
+        eprosima::fastrtps::rtps::DYNAMIC_REUSABLE_MEMORY_MODE;
+    q.data_sharing().off();
+    return q;
+}
+
+static void usage()
+{
+    std::fprintf(stderr,
+            "usage: fastdds_perf [-i DOMAIN] [-w WAIT_S] [-D DURATION_S] [-s PROPERTIES_FILE] [-E] "
+            "(ping SIZE | pong | pub SIZE | sub)\n");
+}
+
+static bool parse_number(const char* text, double& out)
+{
+    char* end = nullptr;
+    out = std::strtod(text, &end);
+    return end != text && *end == '\0';
+}
+
+static bool parse_args(int argc, char** argv, Options& o)
+{
+    int i = 1;
+    while (i < argc && argv[i][0] == '-')
+    {
+        const std::string flag = argv[i++];
+        if (flag == "-E")
+        {
+            o.ddsperf_endpoints = true;
+            continue;
+        }
+        if (i >= argc)
+        {
+            return false;
+        }
+        const char* value = argv[i++];
+        double number = 0;
+        if (flag == "-s")
+        {
+            o.security = value;
+        }
+        else if (flag == "-i" && parse_number(value, number) && number == std::floor(number))
+        {
+            o.domain = static_cast<int>(number);
+        }
+        else if (flag == "-w" && parse_number(value, number))
+        {
+            o.wait_s = number;
+        }
+        else if (flag == "-D" && parse_number(value, number))
+        {
+            o.duration_s = number;
+        }
+        else
+        {
+            return false;
+        }
+    }
+    if (i >= argc)
+    {
+        return false;
+    }
+    o.mode = argv[i++];
+    if (o.mode == "ping" || o.mode == "pub")
+    {
+        double size = 0;
+        if (i >= argc || !parse_number(argv[i++], size) || size != std::floor(size) ||
+                size < KS_FIXED || size > (1 << 26))
+        {
+            std::fprintf(stderr, "size must be %u .. %d bytes\n", KS_FIXED, 1 << 26);
+            return false;
+        }
+        o.size = static_cast<uint32_t>(size);
+    }
+    else if (o.mode != "pong" && o.mode != "sub")
+    {
+        return false;
+    }
+    return i == argc && o.domain >= 0 && o.domain <= 65535 && o.wait_s > 0;
+}
+
+static void signal_thread(sigset_t set)
+{
+    int sig = 0;
+    sigwait(&set, &sig);
+    g_stop = true;
+    g_wake.notify_all();
+}
+
+// Pong writers for discovered ddsperf-style peers, made here rather than in the discovery
+// callback (creating entities inside a Fast DDS callback can deadlock on its locks).
+static bool make_pong_writers(DomainParticipant* dp, Topic* pong_topic, WriterEvents* events,
+                              bool pong)
+{
+    std::map<GuidPrefix_t, Peer> todo;
+    {
+        std::lock_guard<std::mutex> guard(g_lock);
+        todo.swap(g_pending_peers);
+    }
+    for (auto& kv : todo)
+    {
+        if (!pong || !kv.second.ddsperf)
+        {
+            continue;
+        }
+        GUID_t guid(kv.first, eprosima::fastrtps::rtps::c_EntityId_RTPSParticipant);
+        PublisherQos pq = dp->get_default_publisher_qos();
+        pq.partition().push_back(guid_string(guid).c_str());
+        Publisher* pub = dp->create_publisher(pq);
+        DataWriter* w = pub ? pub->create_datawriter(pong_topic, writer_qos(pub, false), events)
+                            : nullptr;
+        if (w == nullptr)
+        {
+            fail("cannot create the pong writer for %s", kv.second.label.c_str());
+            return false;
+        }
+        std::lock_guard<std::mutex> guard(g_lock);
+        g_pong_writers[kv.first] = w;
+    }
+    return true;
+}
+
+struct Endpoints
+{
+    const void* need_a = nullptr;     // the endpoints that must match before we start
+    const void* need_b = nullptr;
+    DataWriter* data_writer = nullptr;
+    Topic* pong_topic = nullptr;
+    bool answers_pings = false;       // has a ping reader, so makes pong writers for peers
+};
+
+// The endpoints of a mode: ping = ping writer + pong reader; pong = ping reader (+ a pong
+// writer per peer); pub = data writer; sub = data reader. With -E also every other endpoint
+// ddsperf has (it refuses a peer that lacks one, 5 s after discovery), at the price of the
+// local matches Fast DDS 2.9 cannot ignore: only for pairing with ddsperf, not for measuring.
+static bool create_endpoints(DomainParticipant* dp, const Options& o, Endpoints& ep,
+                             WriterEvents& writer_events, Pinger& pinger, Ponger& ponger,
+                             Counter& counter)
+{
+    TypeSupport type(new KeyedSeqType());
+    if (type.register_type(dp) != ReturnCode_t::RETCODE_OK)
+    {
+        return false;
+    }
+    Topic* ping_topic = dp->create_topic(PING_TOPIC, "KeyedSeq", TOPIC_QOS_DEFAULT);
+    ep.pong_topic = dp->create_topic(PONG_TOPIC, "KeyedSeq", TOPIC_QOS_DEFAULT);
+    Topic* data_topic = dp->create_topic(DATA_TOPIC, "KeyedSeq", TOPIC_QOS_DEFAULT);
+    Publisher* pub = dp->create_publisher(PUBLISHER_QOS_DEFAULT);
+    Subscriber* sub = dp->create_subscriber(SUBSCRIBER_QOS_DEFAULT);
+    SubscriberQos sq = dp->get_default_subscriber_qos();
+    sq.partition().push_back(guid_string(dp->guid()).c_str());
+    Subscriber* pong_sub = dp->create_subscriber(sq);
+    if (!ping_topic || !ep.pong_topic || !data_topic || !pub || !sub || !pong_sub)
+    {
+        return false;
+    }
+    const bool all = o.ddsperf_endpoints;
+    bool ok = true;
+    DataReader* pong_reader = nullptr;
+    DataReader* ping_reader = nullptr;
+    DataReader* data_reader = nullptr;
+    if (o.mode == "ping" || all)
+    {
+        pinger.writer = pub->create_datawriter(ping_topic, writer_qos(pub, false),
+                                               &writer_events);
+        pong_reader = pong_sub->create_datareader(ep.pong_topic, reader_qos(pong_sub, true),
+                                                  &pinger);
+        ok = ok && pinger.writer && pong_reader;
+    }
+    if (o.mode == "pong" || all)
+    {
+        ping_reader = sub->create_datareader(ping_topic, reader_qos(sub, false), &ponger);
+        ep.answers_pings = true;
+        ok = ok && ping_reader;
+    }
+    if (o.mode == "pub" || all)
+    {
+        ep.data_writer = pub->create_datawriter(data_topic, writer_qos(pub, true),
+                                                &writer_events);
+        ok = ok && ep.data_writer;
+    }
+    if (o.mode == "sub")
+    {
+        data_reader = sub->create_datareader(data_topic, reader_qos(sub, true), &counter);
+        ok = ok && data_reader;
+    }
+    if (o.mode == "ping")
+    {
+        pinger.sample.baggage.assign(o.size - KS_FIXED, 0xee);
+        ep.need_a = pinger.writer;
+        ep.need_b = pong_reader;
+    }
+    else if (o.mode == "pong")
+    {
+        ep.need_a = ping_reader;
+    }
+    else
+    {
+        ep.need_a = o.mode == "pub" ? static_cast<const void*>(ep.data_writer) : data_reader;
+    }
+    return ok;
+}
+
+static void print_latency(double t, uint32_t size, std::vector<double>& v)
+{
+    if (v.empty())
+    {
+        return;       // as ddsperf: no line for a second without pongs
+    }
+    std::sort(v.begin(), v.end());
+    double sum = 0;
+    for (double x : v)
+    {
+        sum += x;
+    }
+    auto rank = [&v](double q) {
+                    size_t k = static_cast<size_t>(std::ceil(q * v.size()));
+                    return v[k == 0 ? 0 : k - 1];
+                };
+    say("latency t %.3f size %u count %zu mean %.3f min %.3f p50 %.3f p90 %.3f p99 %.3f "
+        "max %.3f us", t, size, v.size(), sum / v.size(), v.front(), rank(0.5), rank(0.9),
+        rank(0.99), v.back());
+}
+
+int run(const Options& o)
+{
+    char host[256] = "?";
+    gethostname(host, sizeof(host) - 1);
+    const bool has_reader = o.mode == "sub";
+    std::string udata = "DDSPerf:" + std::to_string(has_reader ? 1 : 0) + ":" +
+        std::to_string(g_pid) + ":" + host;
+
+    DomainParticipantFactory* factory = DomainParticipantFactory::get_instance();
+    DomainParticipantQos pqos = factory->get_default_participant_qos();
+    pqos.user_data().assign(udata.begin(), udata.end());
+    pqos.user_data().length = static_cast<uint16_t>((udata.size() + 7u) & ~3u);
+    loopback_only(pqos);
+    if (!o.security.empty() && !read_properties(o.security, pqos))
+    {
+        return EXIT_USAGE;
+    }
+    ParticipantEvents participant_events;
+    // Mask none: discovery callbacks still come, but a participant listener that takes
+    // DATA_ON_READERS would swallow every reader's on_data_available.
+    DomainParticipant* dp = factory->create_participant(o.domain, pqos, &participant_events,
+                                                        StatusMask::none());
+    if (dp == nullptr)
+    {
+        fail("cannot create the participant on domain %d (Fast DDS gives no reason: a "
+             "security file refused, or the domain id too large for its ports)", o.domain);
+        Log::Flush();
+        return EXIT_PARTICIPANT;
+    }
+    g_self = dp->guid().guidPrefix;
+    say("participant %s:%ld: new (self)", host, g_pid);
+
+    int rc = EXIT_DONE;
+    WriterEvents writer_events;
+    Pinger pinger;
+    Ponger ponger;
+    Counter counter;
+    Endpoints ep;
+    if (!create_endpoints(dp, o, ep, writer_events, pinger, ponger, counter))
+    {
+        fail("cannot create the %s endpoints on domain %d", o.mode.c_str(), o.domain);
+        rc = EXIT_DDS;
+    }
+    const void* need_a = ep.need_a;
+    const void* need_b = ep.need_b;
+    DataWriter* data_writer = ep.data_writer;
+    Topic* pong_topic = ep.pong_topic;
+
+    // Wait for the peer: every endpoint this mode needs matched a remote one (a pong also
+    // needs its pong writer for the pinging participant to have matched).
+    const auto t0 = SteadyClock::now();
+    const auto wait_end = t0 + std::chrono::duration_cast<SteadyClock::duration>(
+        std::chrono::duration<double>(o.wait_s));
+    bool is_matched = false;
+    while (rc == EXIT_DONE && !g_stop)
+    {
+        if (!make_pong_writers(dp, pong_topic, &writer_events, ep.answers_pings))
+        {
+            rc = EXIT_DDS;
+            break;
+        }
+        std::unique_lock<std::mutex> guard(g_lock);
+        bool pong_ready = o.mode != "pong";
+        for (auto& kv : g_pong_writers)
+        {
+            pong_ready = pong_ready || has_match(kv.second);
+        }
+        if (has_match(need_a) && (need_b == nullptr || has_match(need_b)) && pong_ready)
+        {
+            is_matched = true;
+            break;
+        }
+        if (SteadyClock::now() >= wait_end)
+        {
+            break;
+        }
+        g_wake.wait_for(guard, std::chrono::milliseconds(50));
+    }
+    if (rc == EXIT_DONE && !is_matched && !g_stop)
+    {
+        fail("no peer matched within %g s on domain %d", o.wait_s, o.domain);
+        rc = EXIT_NO_MATCH;
+    }
+
+    if (rc == EXIT_DONE && is_matched)
+    {
+        const auto tm = SteadyClock::now();
+        say("matched after %.3f s", std::chrono::duration<double>(tm - t0).count());
+        const auto end = o.duration_s < 0 ? SteadyClock::time_point::max()
+            : tm + std::chrono::duration_cast<SteadyClock::duration>(
+                std::chrono::duration<double>(o.duration_s));
+        std::thread publisher;
+        if (o.mode == "ping")
+        {
+            pinger.start();
+        }
+        else if (o.mode == "pub")
+        {
+            publisher = std::thread([&]() {
+                KeyedSeq s;
+                s.baggage.assign(o.size - KS_FIXED, 0xee);
+                while (!g_stop)
+                {
+                    ++s.seq;
+                    // reliable, keep-all: write blocks while the history is full
+                    while (!g_stop && data_writer->write(&s, HANDLE_NIL) !=
+                            ReturnCode_t::RETCODE_OK)
+                    {
+                    }
+                }
+            });
+        }
+        auto tick = tm;
+        for (int second = 1; !g_stop; ++second)
+        {
+            tick += std::chrono::seconds(1);
+            {
+                std::unique_lock<std::mutex> guard(g_lock);
+                while (!g_stop && SteadyClock::now() < tick)
+                {
+                    g_wake.wait_until(guard, std::min(tick, end));
+                    if (SteadyClock::now() >= end)
+                    {
+                        break;
+                    }
+                }
+            }
+            if (g_stop || SteadyClock::now() >= end)
+            {
+                break;
+            }
+            const double t = std::chrono::duration<double>(SteadyClock::now() - tm).count();
+            if (o.mode == "ping")
+            {
+                std::vector<double> v = pinger.take_samples();
+                print_latency(t, o.size, v);
+                pinger.resend_if_stalled();
+            }
+            else if (o.mode == "sub")
+            {
+                uint64_t count, lost;
+                uint32_t size;
+                counter.take(count, lost, size);
+                const double dt = 1.0;
+                say("throughput t %.3f size %u count %llu lost %llu rate %.2f samples/s "
+                    "mbps %.2f", t, size, static_cast<unsigned long long>(count),
+                    static_cast<unsigned long long>(lost), count / dt,
+                    count * size * 8.0 / dt / 1e6);
+            }
+            if (!make_pong_writers(dp, pong_topic, &writer_events, ep.answers_pings))
+            {
+                rc = EXIT_DDS;
+                break;
+            }
+        }
+        g_stop = true;
+        if (publisher.joinable())
+        {
+            publisher.join();
+        }
+    }
+
+    // Listeners first (no callback may run into deleted entities), then everything.
+    dp->set_listener(nullptr);
+    dp->delete_contained_entities();
+    factory->delete_participant(dp);
+    Log::Flush();
+    return rc;
+}
+
+int main(int argc, char** argv)
+{
+    g_pid = static_cast<long>(getpid());
+    Options o;
+    if (!parse_args(argc, argv, o))
+    {
+        usage();
+        return EXIT_USAGE;
+    }
+    if (o.domain > MAX_DOMAIN_ID)
+    {
+        // Fast DDS itself would print a line to stdout and exit(EXIT_FAILURE) mid-creation.
+        fail("domain id %d: Fast DDS supports 0 .. %d (its UDP ports, 7400 + 250 x domain + "
+             "..., would pass 65535)", o.domain, MAX_DOMAIN_ID);
+        return EXIT_USAGE;
+    }
+    // Block the stop signals in every thread (Fast DDS's inherit the mask) and take them in
+    // one thread of our own, so that a signal ends the run through the normal clean-up.
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set, nullptr);
+    std::thread(signal_thread, set).detach();
+    Log::ClearConsumers();
+    Log::RegisterConsumer(std::unique_ptr<LogConsumer>(new PlainLog()));
+    Log::SetVerbosity(Log::Warning);
+    return run(o);
+}

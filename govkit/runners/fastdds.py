@@ -1,0 +1,286 @@
+"""eProsima Fast DDS 2.9 runner: govkit's own program, built against the system's Fast DDS.
+
+Fast DDS ships no ddsperf, so govkit brings one: govkit/native/fastdds_perf.cpp, compiled
+and cached on first use (govkit.fastdds_build). It speaks ddsperf's type, topics and
+partitions, so the permissions govkit writes for ddsperf hold for it unchanged and a
+Fast DDS process can be paired with a Cyclone ddsperf one (tests/test_cross_vendor.py).
+
+Latency: `fastdds_perf pong` (subscriber role) and `fastdds_perf ping S` (publisher role);
+throughput: `fastdds_perf sub` and `fastdds_perf pub S`. The program prints one summary
+line per second from the moment its peer matched; the runner hands those lines over as
+the runner-neutral per-second rows of govkit.stats, the same rows ddsperf's give.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from functools import cache
+from pathlib import Path
+
+from .. import __version__
+from ..errors import GovkitError
+from ..fastdds_build import cached_path, ensure_built, fastdds_version
+from ..fastdds_refusal import PROPERTY_FILES, explain
+from .base import BenchPoint, Bundle, PointResult, ProcessOutput, ProcessSpec, RunnerError
+
+try:    # a stranger on the domain: main's base.py reruns such a point on another domain
+    from .base import ForeignParticipant
+except ImportError:  # pragma: no cover - until this branch meets main
+    ForeignParticipant = RunnerError
+
+METHOD = (
+    "eProsima Fast DDS (Debian's libfastrtps, DDS Security built in) through govkit's "
+    "fastdds_perf program (govkit/native/fastdds_perf.cpp), two processes, UDPv4 on "
+    "127.0.0.1 only (no shared memory, no data sharing, no multicast), each with the DDS "
+    "Security properties of its participant; ddsperf's type, topics and partitions. "
+    "Latency: `fastdds_perf ping S` against `fastdds_perf pong`; ping sends the next ping "
+    "when the pong arrives and takes one-way latency as round trip / 2 (monotonic clock). "
+    "Throughput: `fastdds_perf pub S` (reliable, keep-all, as fast as it can) into "
+    "`fastdds_perf sub`. One line per second from the match on (latency: count, mean, min, "
+    "max and exact 50/90/99 % percentiles, nearest rank over every sample of that second, "
+    "where ddsperf takes at most its first 20000; throughput: samples, lost samples "
+    "(sequence gaps), samples/s and Mb/s = samples × S × 8, also for seconds without "
+    "samples); govkit keeps every line as a raw row.")
+
+# fastdds_perf's exit codes (see the program's header comment)
+EXIT_PARTICIPANT = 3
+EXIT_NO_MATCH = 4
+EXIT_DDS = 5
+
+_LATENCY_RE = re.compile(
+    r"^\[(?P<pid>\d+)\] latency t (?P<t>[\d.]+) size (?P<size>\d+) count (?P<count>\d+) "
+    r"mean (?P<mean>[\d.]+) min (?P<min>[\d.]+) p50 (?P<p50>[\d.]+) p90 (?P<p90>[\d.]+) "
+    r"p99 (?P<p99>[\d.]+) max (?P<max>[\d.]+) us$", re.M)
+_THROUGHPUT_RE = re.compile(
+    r"^\[(?P<pid>\d+)\] throughput t (?P<t>[\d.]+) size (?P<size>\d+) count (?P<count>\d+) "
+    r"lost (?P<lost>\d+) rate (?P<rate>[\d.]+) samples/s mbps (?P<mbps>[\d.]+)$", re.M)
+_PARTICIPANT_RE = re.compile(r"^\[\d+\] participant (?P<peer>\S+): new(?P<note> \(\w+\))?$",
+                             re.M)
+_UNAUTHORIZED_RE = re.compile(r"^\[\d+\] authentication (\S+): unauthorized$", re.M)
+
+
+@cache
+def fastdds_package_version() -> str:
+    """Debian's package version of the Fast DDS library (with its security patches), else
+    the version its headers state."""
+    try:
+        out = subprocess.run(["dpkg-query", "-W", "-f=${Version}", "libfastrtps2.9"],
+                             capture_output=True, text=True, timeout=10)
+        if out.returncode == 0 and out.stdout:
+            return out.stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return fastdds_version()
+
+
+class FastddsRunner:
+    name = "fastdds"
+    needs_single_ca = False
+    per_second = True
+    init_wait_s = 10      # -w: how long a process waits for its peer to match
+    # govkit stops both processes as soon as the seconds it needs are in; the program's
+    # own -D (counted from the match) is only a backstop this much later.
+    backstop_s = 10
+
+    def __init__(self):
+        self.executable: str | None = None
+
+    def method(self) -> str:
+        return METHOD
+
+    def check_installed(self) -> None:
+        self.executable = str(ensure_built())
+
+    def versions(self) -> dict:
+        return {"fastdds": fastdds_package_version(),
+                "fastdds_perf": Path(self.executable or cached_path()).name}
+
+    # ------------------------------------------------------------------ configuration
+
+    def properties_path(self, bundle: Bundle, participant: str, workdir: Path) -> Path:
+        return Path(workdir).resolve() / f"fastdds-{bundle.profile.name}-{participant}.properties"
+
+    def properties_text(self, bundle: Bundle, participant: str) -> str:
+        """The DDS Security properties of one participant, as Fast DDS names them."""
+        files = bundle.participants.get(participant)
+        if files is None:
+            raise GovkitError(f"bundle for {bundle.profile.name} has no participant "
+                              f"{participant!r}")
+        uris = {key: getattr(files, key).as_uri() for key in PROPERTY_FILES}
+        lines = [f"# Fast DDS DDS Security properties of participant {participant!r}, "
+                 f"profile {bundle.profile.name} (govkit {__version__}); "
+                 f"read by fastdds_perf -s",
+                 "dds.sec.auth.plugin=builtin.PKI-DH",
+                 "dds.sec.access.plugin=builtin.Access-Permissions",
+                 "dds.sec.crypto.plugin=builtin.AES-GCM-GMAC"]
+        lines += [f"{name}={uris[key]}" for key, name in PROPERTY_FILES.items()]
+        return "\n".join(lines) + "\n"
+
+    def configs(self, point: BenchPoint, bundle: Bundle, workdir: Path) -> dict[Path, str]:
+        if not bundle.profile.security:
+            return {}       # the baseline loads no security plugins at all
+        return {self.properties_path(bundle, role, workdir): self.properties_text(bundle, role)
+                for role in ("sub", "pub")}
+
+    def commands(self, point: BenchPoint, bundle: Bundle, workdir: Path) -> list[ProcessSpec]:
+        needed = point.warmup + point.duration          # per-second lines to collect
+        backstop = needed + self.backstop_s
+        exe = self.executable or str(cached_path())
+        cpu_pub, cpu_sub = point.cpus if point.cpus else (None, None)
+
+        def argv(participant: str, duration: int, *mode: str) -> list[str]:
+            args = [exe, "-i", str(point.domain_id), "-w", str(self.init_wait_s),
+                    "-D", str(duration)]
+            if bundle.profile.security:
+                args += ["-s", str(self.properties_path(bundle, participant, workdir))]
+            return args + list(mode)
+
+        if point.mode == "latency":
+            sub = argv("sub", backstop + 2, "pong")
+            pub = argv("pub", backstop, "ping", str(point.size))
+            primary = "pub"
+
+            def enough(text: str) -> bool:
+                return len(_LATENCY_RE.findall(text)) >= needed
+        elif point.mode == "throughput":
+            sub = argv("sub", backstop, "sub")
+            pub = argv("pub", backstop + 2, "pub", str(point.size))
+            primary = "sub"   # the subscriber holds the numbers
+
+            def enough(text: str) -> bool:
+                return len(_throughput_rows(text)) >= needed
+        else:
+            raise GovkitError(f"unknown mode {point.mode!r}")
+        # Both start at once: -w makes each wait for the other.
+        return [ProcessSpec("sub", sub, cpu=cpu_sub, primary=primary == "sub",
+                            stop_when=enough if primary == "sub" else None),
+                ProcessSpec("pub", pub, cpu=cpu_pub, primary=primary == "pub",
+                            stop_when=enough if primary == "pub" else None)]
+
+    def timeout(self, point: BenchPoint) -> float:
+        return self.init_wait_s + point.warmup + point.duration + self.backstop_s
+
+    # ------------------------------------------------------------------ parsing
+
+    def parse(self, point: BenchPoint, outputs: dict[str, ProcessOutput]) -> PointResult:
+        # A refused participant first: its peer then only says that nobody matched.
+        for o in outputs.values():
+            if o.returncode == EXIT_PARTICIPANT:
+                raise RunnerError(refusal_message(o))
+        for o in outputs.values():
+            name = f"fastdds_perf {' '.join(_mode_args(o.argv))}"
+            if o.timed_out:
+                raise RunnerError(f"{name} did not finish within {self.timeout(point):.0f} s "
+                                  f"(peer never matched, or stopped answering)")
+            if o.returncode == EXIT_NO_MATCH:
+                raise RunnerError(f"{name}: no peer matched within {self.init_wait_s} s"
+                                  + _unauthorized_note(outputs))
+            if o.returncode not in (None, 0):
+                raise RunnerError(f"{name} exited with status {o.returncode}"
+                                  + _error_line(o) + _known_crash(o))
+        role = "pub" if point.mode == "latency" else "sub"
+        self._check_peers(outputs, role)
+        if point.mode == "latency":
+            result = self.parse_latency(outputs["pub"].stdout)
+        else:
+            result = self.parse_throughput(outputs["sub"].stdout)
+        needed = point.warmup + point.duration
+        if len(result.rows) < needed:
+            raise RunnerError(f"only {len(result.rows)} of {needed} seconds ({point.warmup} "
+                              f"warm-up + {point.duration} measured) arrived (the peer stopped "
+                              f"answering?)")
+        return result
+
+    def _check_peers(self, outputs: dict[str, ProcessOutput], role: str) -> None:
+        """The only participant a process may see is this run's other process."""
+        me, other = outputs[role], outputs["sub" if role == "pub" else "pub"]
+        for m in _PARTICIPANT_RE.finditer(me.stdout):
+            if m["note"] == " (self)":
+                continue
+            if m["note"] == " (foreign)" or (other.pid is not None
+                                             and not m["peer"].endswith(f":{other.pid}")):
+                raise ForeignParticipant(
+                    f"a foreign participant {m['peer']} was discovered by this run's {role} "
+                    f"process; result discarded (another DDS application on domain "
+                    f"{_option(me.argv, '-i')}?)")
+
+    @staticmethod
+    def parse_latency(text: str) -> PointResult:
+        """Every per-second latency line, as rows (µs)."""
+        rows = [{"t": float(m["t"]), "count": int(m["count"]), "mean": float(m["mean"]),
+                 "min": float(m["min"]), "p50": float(m["p50"]), "p90": float(m["p90"]),
+                 "p99": float(m["p99"]), "max": float(m["max"])}
+                for m in _LATENCY_RE.finditer(text)]
+        if not rows:
+            raise RunnerError("fastdds_perf ping printed no latency lines (did the peer match "
+                              "and answer?)")
+        return PointResult("latency-per-second", rows)
+
+    @staticmethod
+    def parse_throughput(text: str) -> PointResult:
+        rows = _throughput_rows(text)
+        if not rows:
+            raise RunnerError("fastdds_perf sub received no samples (did the publisher match?)")
+        return PointResult("throughput-per-second", rows)
+
+
+def _throughput_rows(text: str) -> list[dict]:
+    """Subscriber lines as rows, from the first second with samples (as for ddsperf: the
+    seconds before it are the publisher starting, not a stall)."""
+    rows = [{"t": float(m["t"]), "count": int(m["count"]), "lost": int(m["lost"]),
+             "rate_sps": float(m["rate"]), "mbps": float(m["mbps"])}
+            for m in _THROUGHPUT_RE.finditer(text)]
+    first = next((i for i, r in enumerate(rows) if r["count"] > 0), len(rows))
+    return rows[first:]
+
+
+def _option(argv: list[str], flag: str) -> str | None:
+    return argv[argv.index(flag) + 1] if flag in argv[:-1] else None
+
+
+def _mode_args(argv: list[str]) -> list[str]:
+    """The mode words after the options of a fastdds_perf command line ('ping 32', 'sub')."""
+    i = 1
+    while i < len(argv) and argv[i].startswith("-"):
+        i += 1 if argv[i] == "-E" else 2     # -E is the only option without a value
+    return argv[i:]
+
+
+def _error_line(output: ProcessOutput) -> str:
+    """The program's own last 'error:' line, if it printed one."""
+    found = re.findall(r"^\[\d+\] error: (.*)$", output.stderr, re.M)
+    return f": {found[-1]}" if found else ""
+
+
+def _known_crash(output: ProcessOutput) -> str:
+    if "add_statistics_submessage" in output.stderr:
+        return ("; Fast DDS 2.9 aborted on its own assertion: an RTPS-protected message filled "
+                "to the transport's maximum leaves no room for its statistics submessage "
+                "(fixed upstream in Fast DDS 2.13, eProsima/Fast-DDS#2485)")
+    return ""
+
+
+def _unauthorized_note(outputs: dict[str, ProcessOutput]) -> str:
+    guids = sorted({g for o in outputs.values() for g in _UNAUTHORIZED_RE.findall(o.stdout)})
+    if not guids:
+        return ""
+    return (f"; Fast DDS reported participant(s) {', '.join(guids)} unauthorized (their "
+            f"authentication handshake failed)")
+
+
+def refusal_message(output: ProcessOutput) -> str:
+    """What to say when a process could not create its participant: Fast DDS gives no
+    reason, so govkit runs its own checks on the files that process was given."""
+    domain = int(_option(output.argv, "-i") or 0)
+    props = _option(output.argv, "-s")
+    reasons = explain(Path(props) if props else None, domain)
+    head = (f"fastdds_perf {' '.join(_mode_args(output.argv))} ({output.role}) could not "
+            f"create its participant on domain {domain} (Fast DDS 2.9 gives no reason)")
+    if not reasons:
+        return (head + "; govkit's own checks of the files it was given find nothing wrong "
+                "(signatures, CAs, validity as Fast DDS reads it, subject, domain)")
+    return head + "; govkit's own checks of the files it was given: " + "; ".join(reasons)
+
+
+RUNNER = FastddsRunner
