@@ -23,6 +23,7 @@ from .globs import covers, matches, matches_everything
 from .model import AccessRule, Criteria, Grant, Instant
 from .registry import PERM, Context, Hit, rule, vendor_names
 from .rules_common import children
+from .targets import VENDOR_TARGETS, Target
 from .xmlsource import text_value
 
 # --------------------------------------------------------------------------- tree reading
@@ -110,29 +111,57 @@ def _match(ctx: Context, g: Grant) -> dn.Identity | None:
     return next((i for i in ctx.identities or () if i.rdns == rdns), None)
 
 
+def _accepts(t: Target, subject: str, identity: dn.Identity) -> bool:
+    """Whether implementation `t` finds `identity`'s grant in `subject`."""
+    if t.subject_match == "tokens":
+        return dn.cyclone_accepts(subject, identity.cert)
+    if t.subject_match == "ordered":
+        return dn.ordered_accepts(subject, identity.cert)
+    try:
+        return dn.parse_subject(subject) == identity.rdns
+    except dn.SubjectSyntaxError:
+        return False
+
+
 @rule("GK202", "subject-unknown", "error", [PERM],
       "A grant applies only to the participant whose certificate subject equals its "
       "subject_name; one that matches no certificate gives nobody these permissions",
-      "<subject_name>CN=pub,O=Other Org</subject_name>", needs_ca=True)
+      "<subject_name>CN=pub,O=Other Org</subject_name>", needs_ca=True,
+      note="as distinguished names under --target omg (saying which implementations still "
+           "accept it); as the implementation compares under a vendor target")
 def subject_unknown(ctx: Context) -> Iterator[Hit]:
     for g in ctx.model.grants:
         subject = _subject(g)
-        if subject is None or _match(ctx, g) is not None:
+        if subject is None:
             continue
         try:
             rdns = dn.parse_subject(subject)
         except dn.SubjectSyntaxError:
             continue   # GK204
+        if ctx.portable:
+            if _match(ctx, g) is not None:
+                continue
+            lenient = [(t, i) for t in VENDOR_TARGETS for i in ctx.identities
+                       if _accepts(t, subject, i)]
+        elif _match(ctx, g) is not None or any(_accepts(ctx.target, subject, i)
+                                               for i in ctx.identities):
+            continue   # matched, or a DN match the target refuses (GK203)
+        else:
+            lenient = []
         hint = ""
         reversed_match = next((i for i in ctx.identities if i.rdns == rdns[::-1]), None)
         if reversed_match is not None and len(rdns) > 1:
             hint = (f"; {reversed_match.path.name} has the same attributes in the reverse "
                     "order (RFC 4514 lists the most specific first, the /-form last)")
+        if lenient:
+            hint += (f"; {vendor_names([t for t, _ in lenient])} would still match it to "
+                     f"{lenient[0][1].path.name}, comparing differently")
         known = "; ".join(f"{i.path.name}: {i.subject}" for i in ctx.identities[:3])
         more = f" and {len(ctx.identities) - 3} more" if len(ctx.identities) > 3 else ""
+        how = "as a distinguished name" if ctx.portable else f"as {ctx.target.short} compares"
         yield Hit(g.subject.elem, (
-            f"subject {quote_value(subject)} is the subject of no identity certificate in "
-            f"{ctx.ca_label} ({known or 'none found'}{more}){hint}"))
+            f"subject {quote_value(subject)} is, {how}, the subject of no identity "
+            f"certificate in {ctx.ca_label} ({known or 'none found'}{more}){hint}"))
 
 
 @rule("GK203", "subject-refused", "error", [PERM],
@@ -143,14 +172,12 @@ def subject_unknown(ctx: Context) -> Iterator[Hit]:
                           "needs the certificate's attribute order; a warning under "
                           "--target omg")
 def subject_refused(ctx: Context) -> Iterator[Hit]:
-    checks = {"tokens": dn.cyclone_accepts, "ordered": dn.ordered_accepts}
     for g in ctx.model.grants:
         identity = _match(ctx, g)
         if identity is None:
             continue
         subject = _subject(g)
-        refusers = ctx.refusing(lambda t, s=subject, i=identity: t.subject_match in checks
-                                and not checks[t.subject_match](s, i.cert))
+        refusers = ctx.refusing(lambda t, s=subject, i=identity: not _accepts(t, s, i))
         if refusers:
             yield Hit(g.subject.elem, (
                 f"subject {quote_value(subject)} is {identity.path.name}'s as a distinguished "
@@ -258,7 +285,9 @@ def validity_expiring(ctx: Context) -> Iterator[Hit]:
       needs_ca=True)
 def validity_outside_certificate(ctx: Context) -> Iterator[Hit]:
     for g in ctx.model.grants:
-        identity = _match(ctx, g)
+        identity = _match(ctx, g) or next(
+            (i for i in ctx.identities if not ctx.portable and _subject(g) is not None
+             and _accepts(ctx.target, _subject(g), i)), None)
         if identity is None:
             continue
         nb, na = g.not_before.value, g.not_after.value
