@@ -375,13 +375,15 @@ def lint(
         "--ca", help="Identity certificates to check grants against: a directory of PEM "
                      "files (e.g. a test PKI) or one PEM file; never created here.")] = None,
     target: Annotated[TargetName, typer.Option(
-        "--target", metavar=f"[{'|'.join(TARGETS)}]", help="Whose reading to check: omg (the specification, warning about "
-                         "every known implementation that differs) or one implementation.")
+        "--target", metavar=f"[{'|'.join(TARGETS)}]",
+        help="Whose reading to check: omg (the specification, warning about every known "
+             "implementation that differs) or one implementation.")
     ] = DEFAULT_TARGET,
     warn_days: Annotated[int, typer.Option(
         "--warn-days", min=0, help="Warn when a grant expires within this many days.")] = 30,
     fail_on: Annotated[SeverityName, typer.Option(
-        "--fail-on", metavar="[error|warning|info]", help="Exit 1 when a finding has at least this severity.")] = "error",
+        "--fail-on", metavar="[error|warning|info]",
+        help="Exit 1 when a finding has at least this severity.")] = "error",
     select: Annotated[list[str] | None, typer.Option(
         "--select", help="Only these rules: ids, id prefixes (GK2) or names, comma-separated "
                          "or repeated; ALL for every rule.")] = None,

@@ -3,9 +3,10 @@
 One pass per file: read it (`schema.read_document`: regular files, size caps), parse and
 validate it as `validate` does (plain XML or the document inside an S/MIME file, line
 numbers into the file), read it as the chosen --target would (GK301, GK302), then run every
-selected rule of the registry (``govkit.registry``; rules in ``rules_common``,
-``rules_governance``, ``rules_permissions``). A document that breaks the XSD gets its
-schema findings (GK002) and only the rules that make sense without a valid structure.
+selected rule of the registry (``govkit.registry``; the rules live in ``rules_common``,
+``rules_governance``, ``rules_permissions`` and ``rules_subjects``). A document that breaks
+the XSD gets its schema findings (GK002) and only the rules that make sense without a valid
+structure.
 
 `govkit validate` runs the rules marked `validate` through :func:`lint_findings`, with
 Cyclone DDS's limits and its historical messages (``lint/domain-range: ...``).
@@ -17,7 +18,12 @@ import datetime as dt
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import rules_common, rules_governance, rules_permissions  # noqa: F401 (registers)
+from . import (  # noqa: F401 (importing a rules module registers its rules)
+    rules_common,
+    rules_governance,
+    rules_permissions,
+    rules_subjects,
+)
 from .errors import EXIT_USAGE, GovkitError
 from .findings import DocumentKind, Finding, quote_value
 from .registry import BOTH, GOV, RULES, SEVERITY_RANK, Context, Rule, Severity, declare
@@ -25,7 +31,9 @@ from .rules_permissions import is_xml_datetime
 from .targets import DEFAULT_TARGET, TARGETS, Target
 from .xmlsource import ParsedDocument, local_name, text_value
 
-__all__ = ["is_xml_datetime", "lint_findings", "lint_paths", "LintOptions", "LintFinding"]
+__all__ = ["BOTH", "FileReport", "LintFinding", "LintOptions", "is_xml_datetime",
+           "lint_bytes", "lint_findings", "lint_paths", "rules_table", "selected_rules",
+           "worst"]
 
 declare("GK301", "lenient-boolean", "warning", [GOV],
         "The target reads this boolean, but the OMG XSD's xs:boolean allows only true, "
@@ -243,5 +251,3 @@ def worst(reports: list[FileReport]) -> int:
 def rules_table() -> list[Rule]:
     return sorted(RULES.values(), key=lambda r: r.id)
 
-
-__all__ += ["BOTH", "FileReport", "lint_bytes", "rules_table", "selected_rules", "worst"]
