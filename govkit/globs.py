@@ -8,13 +8,17 @@ sound (True only when it holds) and exact for the patterns seen in practice; for
 pairs (`??*` against `?*?`) it may say False, and lint then says nothing.
 
 Everything here is dynamic programming over the two patterns: time O(len(a) * len(b)), no
-backtracking regular expression.
+backtracking regular expression. Pairs whose product exceeds MAX_WORK (a hostile megabyte
+of pattern) are not decided: `matches` and `covers` say False, so callers, which only
+report what they are sure of, stay silent.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+
+MAX_WORK = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -95,6 +99,8 @@ def tokens(pattern: str) -> tuple[Token, ...]:
 
 def matches(pattern: str, name: str) -> bool:
     """fnmatch(pattern, name), in O(len(pattern) * len(name))."""
+    if len(pattern) * max(1, len(name)) > MAX_WORK:
+        return False
     toks = tokens(pattern)
     # states: the set of token positions reachable after the characters read so far
     states = _close(toks, {0})
@@ -129,6 +135,8 @@ def covers(a: str, b: str) -> bool:
     """True if every name matched by pattern `b` is matched by pattern `a` (sound)."""
     if a == b:
         return True
+    if len(a) * max(1, len(b)) > MAX_WORK:
+        return False
     ta, tb = tokens(a), tokens(b)
     if not has_wildcards(b):
         return matches(a, b)

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import (  # noqa: F401 (importing a rules module registers its rules)
+    registry,
     rules_common,
     rules_governance,
     rules_permissions,
@@ -216,6 +217,10 @@ def lint_bytes(data: bytes, filename: str, options: LintOptions, rules: list[Rul
             if which.id in chosen:
                 report.findings.append(_finding(doc.filename, doc, which, hit.elem,
                                                 hit.message, hit.severity))
+    if ctx.exhausted and "GK003" in chosen:
+        report.findings.append(_finding(doc.filename, doc, RULES["GK003"], doc.root, (
+            f"stopped comparing rules with each other after {registry.WORK_BUDGET} "
+            "comparisons; rules that never apply may be unreported")))
     report.findings.sort(key=lambda f: (f.line, f.column, f.rule))
     return report
 

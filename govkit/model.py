@@ -173,9 +173,20 @@ def _xsd_type(kind: DocumentKind, path: str):
 class _Reader:
     kind: DocumentKind
     values: dict = field(default_factory=dict)
+    _last: tuple = (None, {})   # (parent, {name: first child}) of the latest lookup
+
+    def child(self, parent, name: str):
+        """The first child element called `name`; a rule's children are looked up one
+        after another, so the parent's are indexed once."""
+        if self._last[0] is not parent:
+            index: dict = {}
+            for c in _children(parent, None):
+                index.setdefault(local_name(c), c)
+            self._last = (parent, index)
+        return self._last[1].get(name)
 
     def value(self, parent, name: str, path: str) -> Value:
-        elem = _child(parent, name)
+        elem = self.child(parent, name)
         return self.leaf(elem, path) if elem is not None else Value(None, None, None, False)
 
     def leaf(self, elem, path: str) -> Value:
@@ -217,8 +228,8 @@ class _Reader:
 
 
 def _children(parent, name: str | None) -> list:
-    return [c for c in parent if isinstance(c.tag, str)
-            and (name is None or local_name(c) == name)]
+    kids = [c for c in parent if isinstance(c.tag, str)]
+    return kids if name is None else [c for c in kids if local_name(c) == name]
 
 
 def _child(parent, name: str):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal
 
@@ -21,6 +21,10 @@ from .targets import VENDOR_TARGETS, Target
 from .xmlsource import ParsedDocument
 
 Severity = Literal["error", "warning", "info"]
+# Comparisons of rules with each other (pattern inclusions, domain set operations) one
+# document may cost before the structural rules stop; real documents need a few hundred,
+# a hostile one of 50,000 nodes could ask for billions. Reaching it is reported (GK003).
+WORK_BUDGET = 200_000
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 GOV, PERM = DocumentKind.GOVERNANCE, DocumentKind.PERMISSIONS
 BOTH = (GOV, PERM)
@@ -30,7 +34,7 @@ BOTH = (GOV, PERM)
 class Hit:
     """What a rule found: the element concerned, one sentence (no final period), and
     optionally a severity other than the rule's (e.g. per target) or another rule's id
-    (a check reporting its own budget as GK003)."""
+    (rarely needed)."""
     elem: Any
     message: str
     severity: Severity | None = None
@@ -49,6 +53,16 @@ class Context:
     identities: list | None = None    # govkit.dn.Identity list from --ca, or None
     ca_label: str = ""
     valid: bool = True                # schema-valid for the target
+    budget: int = field(default_factory=lambda: WORK_BUDGET)
+    exhausted: bool = False
+
+    def spend(self, cost: int) -> bool:
+        """Charge `cost` comparisons; False (and `exhausted`) once the budget is spent:
+        the caller stops looking, and lint says so once (GK003)."""
+        self.budget -= max(1, cost)
+        if self.budget < 0:
+            self.exhausted = True
+        return not self.exhausted
 
     @cached_property
     def model(self):

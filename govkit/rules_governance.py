@@ -17,10 +17,6 @@ from .model import DomainRule, TopicRule, Value
 from .registry import GOV, Context, Hit, rule
 from .xmlsource import text_value
 
-# Pairwise comparisons per document before lint stops looking for shadowed rules (real
-# documents have tens of rules; a hostile one may have thousands).
-PAIR_BUDGET = 200_000
-
 
 def protected(kind: Value) -> bool:
     return kind.value is not None and kind.value != "NONE"
@@ -65,17 +61,13 @@ def empty_topic_expression(ctx: Context) -> Iterator[Hit]:
       "<topic_expression>*</topic_expression> before <topic_expression>Square</...>",
       structural=True)
 def unreachable_topic_rule(ctx: Context) -> Iterator[Hit]:
-    budget = PAIR_BUDGET
     for d in ctx.model.rules:
         earlier: dict[str, TopicRule] = {}
         for t in d.topic_rules:
             expr = t.expression.value
             if not expr or not expr.strip():
                 continue
-            budget -= len(earlier)
-            if budget < 0:
-                yield Hit(t.elem, f"stopped comparing topic rules after {PAIR_BUDGET} pairs",
-                          rule="GK003")
+            if not ctx.spend(len(earlier)):
                 return
             first = next((e for p, e in earlier.items() if covers(p, expr)), None)
             if first is not None:
@@ -100,6 +92,8 @@ def unreachable_domain_rule(ctx: Context) -> Iterator[Hit]:
     taken: domainsets.DomainSet = ()
     firsts: list[tuple[DomainRule, domainsets.DomainSet]] = []
     for d, ids in _domain_sets(ctx):
+        if not ctx.spend(len(taken) + len(ids)):
+            return
         if ids and not domainsets.subtract(ids, taken):
             lines = [str(ctx.line(e.elem)) for e, s in firsts if domainsets.intersect(s, ids)]
             yield Hit(d.elem, f"domain_rule for domains {domainsets.describe(ids)} never "
@@ -118,6 +112,8 @@ def overlapping_domain_rules(ctx: Context) -> Iterator[Hit]:
     taken: domainsets.DomainSet = ()
     firsts: list[tuple[DomainRule, domainsets.DomainSet]] = []
     for d, ids in _domain_sets(ctx):
+        if not ctx.spend(len(taken) * len(ids)):
+            return
         shared = domainsets.intersect(ids, taken)
         if shared and domainsets.subtract(ids, taken):   # wholly shadowed: GK102
             lines = [str(ctx.line(e.elem)) for e, s in firsts if domainsets.intersect(s, ids)]

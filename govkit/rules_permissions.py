@@ -269,6 +269,9 @@ def shadowed_deny(ctx: Context) -> Iterator[Hit]:
             deny_ids = domainsets.of_spans(deny.domains, ctx.target.open_range)
             for c in deny.criteria:
                 for allow in g.rules[:k]:
+                    cost = len(c.topics) * sum(len(a.topics) for a in allow.criteria)
+                    if not ctx.spend(cost + len(deny_ids)):
+                        return
                     allow_ids = domainsets.of_spans(allow.domains, ctx.target.open_range)
                     if allow.verdict != "allow" or domainsets.subtract(deny_ids, allow_ids):
                         continue

@@ -2,7 +2,7 @@
 (tests/data/lint/GKnnn.bad.xml and GKnnn.ok.xml), targets, signed files, the CLI.
 
 A bad fixture marks each line a finding must point at with `<!-- expect GKnnn -->`; the
-first comment may carry `lint: ...` options (ca, target=NAME, pair_budget=N). Every
+first comment may carry `lint: ...` options (ca, target=NAME, budget=N). Every
 fixture is linted as of NOW, with the certificates of `identities` when it says `ca`.
 """
 
@@ -20,7 +20,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 from typer.testing import CliRunner
 
-from govkit import rules_governance, smime
+from govkit import registry, smime
 from govkit.cli import app
 from govkit.dn import load_identities
 from govkit.lint import LintOptions, lint_bytes, lint_findings, selected_rules
@@ -75,8 +75,8 @@ def lint_text(text: str, name: str, ca: Path | None = None, target: str = "omg",
 def lint_fixture(path: Path, identities: Path, monkeypatch):
     text = path.read_text()
     opts = fixture_options(text)
-    if "pair_budget" in opts:
-        monkeypatch.setattr(rules_governance, "PAIR_BUDGET", int(opts["pair_budget"]))
+    if "budget" in opts:
+        monkeypatch.setattr(registry, "WORK_BUDGET", int(opts["budget"]))
     return text, lint_text(text, path.name, identities if "ca" in opts else None,
                            opts.get("target", "omg"))
 
