@@ -11,20 +11,25 @@ Implementations compare differently (govkit.targets.SubjectMatch): Cyclone DDS s
 strings into NAME=VALUE tokens and compares them byte for byte
 (:func:`cyclone_accepts`), Fast DDS needs the certificate's RFC 2253 attribute order
 (:func:`ordered_accepts`). Every scan here is one pass over the string.
+
+cryptography is imported where a certificate is handled: `validate` loads the lint rules
+that use this module and never needs it.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
-
-from cryptography import x509
-from cryptography.x509.oid import NameOID
+from typing import TYPE_CHECKING
 
 from .errors import EXIT_USAGE, GovkitError
 from .inputs import read_input
 from .limits import MAX_PEM_BYTES
+
+if TYPE_CHECKING:
+    from cryptography import x509
 
 # Attribute type names (case-insensitive) as OpenSSL and RFC 4514 spell them.
 _TYPES = {
@@ -37,11 +42,16 @@ _TYPES = {
     "emailaddress": "1.2.840.113549.1.9.1", "email": "1.2.840.113549.1.9.1",
     "e": "1.2.840.113549.1.9.1",
 }
-# The names OpenSSL's RFC 2253 printing (XN_FLAG_RFC2253, what Cyclone compares against)
-# uses where cryptography's rfc4514_string() would print a dotted OID.
-_OPENSSL_NAMES = {NameOID.EMAIL_ADDRESS: "emailAddress", NameOID.SERIAL_NUMBER: "serialNumber",
-                  NameOID.SURNAME: "SN", NameOID.GIVEN_NAME: "GN", NameOID.TITLE: "title",
-                  NameOID.STREET_ADDRESS: "street", NameOID.POSTAL_CODE: "postalCode"}
+
+
+@cache
+def _openssl_names() -> dict:
+    """The names OpenSSL's RFC 2253 printing (XN_FLAG_RFC2253, what Cyclone compares
+    against) uses where cryptography's rfc4514_string() would print a dotted OID."""
+    from cryptography.x509.oid import NameOID
+    return {NameOID.EMAIL_ADDRESS: "emailAddress", NameOID.SERIAL_NUMBER: "serialNumber",
+            NameOID.SURNAME: "SN", NameOID.GIVEN_NAME: "GN", NameOID.TITLE: "title",
+            NameOID.STREET_ADDRESS: "street", NameOID.POSTAL_CODE: "postalCode"}
 
 Attribute = tuple[str, str]          # (dotted OID, normalised value)
 Rdn = frozenset[Attribute]
@@ -143,7 +153,7 @@ def certificate_rdns(cert: x509.Certificate) -> tuple[Rdn, ...]:
 def openssl_rfc2253(cert: x509.Certificate) -> str:
     """The subject as OpenSSL prints it with XN_FLAG_RFC2253 (close enough: OpenSSL also
     escapes non-ASCII bytes as \\XX)."""
-    return cert.subject.rfc4514_string(_OPENSSL_NAMES)
+    return cert.subject.rfc4514_string(_openssl_names())
 
 
 def _cyclone_tokens(text: str) -> list[str]:
@@ -216,6 +226,7 @@ class Identity:
 
 
 def _is_ca(cert: x509.Certificate) -> bool:
+    from cryptography import x509
     try:
         return cert.extensions.get_extension_for_class(x509.BasicConstraints).value.ca
     except x509.ExtensionNotFound:
@@ -226,6 +237,7 @@ def load_identities(where: Path) -> list[Identity]:
     """The identity certificates in a directory (its *.pem and *.crt files) or in one PEM
     file; CA certificates are left out (no grant names a CA). GovkitError (exit 2) for an
     unreadable path or a file that holds no certificate."""
+    from cryptography import x509
     where = Path(where)
     if where.is_dir():
         files = sorted(p for p in where.iterdir() if p.suffix in (".pem", ".crt"))
