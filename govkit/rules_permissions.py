@@ -104,7 +104,10 @@ def _now(ctx: Context) -> Instant:
 
 def _days(delta: dt.timedelta) -> str:
     days = delta.total_seconds() / 86400
-    return f"{days:.0f} days" if abs(days) >= 2 else f"{delta.total_seconds() / 3600:.0f} hours"
+    if abs(days) >= 2:
+        return f"{days:.0f} days"
+    hours = round(delta.total_seconds() / 3600)
+    return f"{hours} hour{'' if hours == 1 else 's'}"
 
 
 @rule("GK206", "validity-expired", "error", [PERM],

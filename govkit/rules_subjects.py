@@ -98,8 +98,10 @@ def subject_refused(ctx: Context) -> Iterator[Hit]:
         if refusers:
             yield Hit(g.subject.elem, (
                 f"subject {quote_value(subject)} is {identity.path.name}'s as a distinguished "
-                f"name, but {vendor_names(refusers)} compare(s) it as written and refuse(s) "
-                f"it: write it as {quote_value(identity.subject)}"),
+                f"name, but {vendor_names(refusers)} "
+                f"{'compares' if len(refusers) == 1 else 'compare'} it as written and "
+                f"{'refuses' if len(refusers) == 1 else 'refuse'} it: write it as "
+                f"{quote_value(identity.subject)}"),
                 "warning" if ctx.portable else None)
 
 
