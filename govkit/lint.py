@@ -213,10 +213,8 @@ def lint_bytes(data: bytes, filename: str, options: LintOptions, rules: list[Rul
         if r.needs_ca and identities is None:
             continue
         for hit in r.check(ctx):
-            which = RULES[hit.rule] if hit.rule else r
-            if which.id in chosen:
-                report.findings.append(_finding(doc.filename, doc, which, hit.elem,
-                                                hit.message, hit.severity))
+            report.findings.append(_finding(doc.filename, doc, r, hit.elem, hit.message,
+                                            hit.severity))
     if ctx.exhausted and "GK003" in chosen:
         report.findings.append(_finding(doc.filename, doc, RULES["GK003"], doc.root, (
             f"stopped comparing rules with each other after {registry.WORK_BUDGET} "

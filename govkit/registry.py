@@ -33,12 +33,10 @@ BOTH = (GOV, PERM)
 @dataclass(frozen=True)
 class Hit:
     """What a rule found: the element concerned, one sentence (no final period), and
-    optionally a severity other than the rule's (e.g. per target) or another rule's id
-    (rarely needed)."""
+    optionally a severity other than the rule's (e.g. per target)."""
     elem: Any
     message: str
     severity: Severity | None = None
-    rule: str | None = None
 
 
 @dataclass
