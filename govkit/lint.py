@@ -1,133 +1,256 @@
-"""Lint stage: semantic rules run only when a document is schema-valid.
+"""Lint stage: what the XSD cannot say about a governance or permissions document.
 
-Every message starts with the rule:
+One pass per file: read it (`schema.read_document`: regular files, size caps), parse and
+validate it as `validate` does (plain XML or the document inside an S/MIME file, line
+numbers into the file), read it as the chosen --target would (GK301, GK302), then run every
+selected rule of the registry (``govkit.registry``; the rules live in ``rules_common``,
+``rules_governance``, ``rules_permissions`` and ``rules_subjects``). A document that breaks
+the XSD gets its schema findings (GK002) and only the rules that make sense without a valid
+structure.
 
-* ``lint/domain-range``     a domain id (``id``, ``min`` or ``max``) above MAX_DOMAIN_ID
-                            (230): Cyclone DDS refuses such documents.
-* ``lint/id-range-order``   ``id_range`` with ``min`` greater than ``max`` (an empty range).
-* ``lint/validity-order``   ``not_before`` is not earlier than ``not_after``.
-* ``lint/empty-topic-expression``  empty governance ``topic_expression`` (matches no topic).
-* ``lint/duplicate-grant-name``    two grants with the same ``name``.
-
-Values are read the way the schema validator reads them: all of an element's text, with
-comments and processing instructions inside it ignored (``<max>2<!-- -->31</max>`` is
-231, so a comment cannot hide a value from these rules).
+`govkit validate` runs the rules marked `validate` through :func:`lint_findings`, with
+Cyclone DDS's limits and its historical messages (``lint/domain-range: ...``).
 """
 
 from __future__ import annotations
 
-import re
-from fractions import Fraction
+import datetime as dt
+from dataclasses import dataclass, field
+from pathlib import Path
 
-from govkit.findings import DocumentKind, Finding, quote_value
-from govkit.limits import MAX_DOMAIN_ID
-from govkit.xmlsource import ParsedDocument, local_name, text_value
+from . import (  # noqa: F401 (importing a rules module registers its rules)
+    registry,
+    rules_common,
+    rules_governance,
+    rules_permissions,
+    rules_subjects,
+)
+from .errors import EXIT_USAGE, GovkitError
+from .findings import DocumentKind, Finding, quote_value
+from .registry import BOTH, GOV, RULES, SEVERITY_RANK, Context, Rule, Severity, declare
+from .rules_permissions import is_xml_datetime
+from .targets import DEFAULT_TARGET, TARGETS, Target
+from .xmlsource import ParsedDocument, local_name, text_value
 
-# --------------------------------------------------------------------------- lint
+__all__ = ["BOTH", "FileReport", "LintFinding", "LintOptions", "is_xml_datetime",
+           "lint_bytes", "lint_findings", "lint_paths", "rules_table", "selected_rules",
+           "worst"]
 
-_DATETIME_RE = re.compile(
-    r"^\s*(?P<y>-?\d{4,})-(?P<mo>\d{2})-(?P<d>\d{2})T(?P<h>\d{2}):(?P<mi>\d{2}):"
-    r"(?P<s>\d{2})(?P<frac>\.\d+)?(?P<tz>Z|[+-]\d{2}:\d{2})?\s*$")
+declare("GK301", "lenient-boolean", "warning", [GOV],
+        "The target reads this boolean, but the OMG XSD's xs:boolean allows only true, "
+        "false, 1 and 0, so validating tools (xmllint, sros2, govkit validate) and other "
+        "implementations refuse the document", "<enable_join_access_control>TRUE</...>",
+        note="replaces the schema error under a --target that accepts the spelling")
+declare("GK302", "vendor-extension", "info", BOTH,
+        "The target reads this extension element, but it is not DDS Security 1.1: other "
+        "implementations refuse the document", "<enable_key_revision>true</...> (Connext)",
+        note="replaces the schema error under a --target that reads the element")
 
-
-def _days_from_civil(y: int, m: int, d: int) -> int:
-    """Days since 1970-01-01 in the proleptic Gregorian calendar, for any year."""
-    y -= m <= 2
-    era = (y if y >= 0 else y - 399) // 400
-    yoe = y - era * 400
-    doy = (153 * (m + (-3 if m > 2 else 9)) + 2) // 5 + d - 1
-    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
-    return era * 146097 + doe - 719468
-
-
-def is_xml_datetime(text: str) -> bool:
-    """True for an xs:dateTime (surrounding whitespace allowed)."""
-    return _DATETIME_RE.match(text) is not None
-
-
-def _datetime_key(text: str) -> Fraction | None:
-    """Seconds since the epoch of an xs:dateTime (no timezone: taken as UTC)."""
-    m = _DATETIME_RE.match(text or "")
-    if not m:
-        return None
-    seconds = (_days_from_civil(int(m["y"]), int(m["mo"]), int(m["d"])) * 86400
-               + int(m["h"]) * 3600 + int(m["mi"]) * 60 + int(m["s"]))
-    value = Fraction(seconds) + (Fraction(m["frac"]) if m["frac"] else 0)
-    tz = m["tz"]
-    if tz and tz != "Z":
-        sign = 1 if tz[0] == "+" else -1
-        value -= sign * (int(tz[1:3]) * 3600 + int(tz[4:6]) * 60)
-    return value
+_BOOLEANS = frozenset({
+    "allow_unauthenticated_participants", "enable_join_access_control",
+    "enable_discovery_protection", "enable_liveliness_protection",
+    "enable_read_access_control", "enable_write_access_control"})
 
 
-def _int_text(elem) -> int | None:
-    text = text_value(elem).strip()
-    # Schema-valid values are decimal integers; a huge one is simply "too big".
-    if not (text.isascii() and text.isdigit()):
-        return None
-    return int(text) if len(text) <= 18 else 10 ** 18
+@dataclass(frozen=True)
+class LintFinding:
+    file: str
+    line: int
+    column: int
+    rule: str
+    name: str
+    severity: Severity
+    message: str
+    why: str
+
+    def __str__(self) -> str:
+        return (f"{self.file}:{self.line}:{self.column}: {self.rule} {self.severity}: "
+                f"{self.message}. {self.why}.")
+
+    def to_json(self) -> dict:
+        return {"file": self.file, "line": self.line, "column": self.column,
+                "rule": self.rule, "name": self.name, "severity": self.severity,
+                "message": self.message, "why": self.why}
 
 
-def _children(elem, name: str) -> list:
-    return [c for c in elem if isinstance(c.tag, str) and local_name(c) == name]
+@dataclass
+class LintOptions:
+    target: str = DEFAULT_TARGET
+    now: dt.datetime | None = None
+    warn_days: int = 30
+    ca: Path | None = None
+    select: list[str] = field(default_factory=list)
+    ignore: list[str] = field(default_factory=list)
+
+
+@dataclass
+class FileReport:
+    file: str
+    kind: DocumentKind | None = None
+    findings: list[LintFinding] = field(default_factory=list)
+    error: str | None = None          # the file could not be read at all (exit 2)
+
+    def to_json(self) -> dict:
+        return {"file": self.file, "kind": self.kind.value if self.kind else None,
+                "error": self.error, "findings": [f.to_json() for f in self.findings]}
+
+
+def selected_rules(select: list[str], ignore: list[str]) -> list[Rule]:
+    """Rules chosen like ruff's --select/--ignore: ids, id prefixes (GK1) or names,
+    comma-separated or repeated; ALL selects every rule. GovkitError for an unknown one."""
+    def expand(items: list[str]) -> set[str]:
+        chosen: set[str] = set()
+        for item in (x.strip() for i in items for x in i.split(",")):
+            if not item:
+                continue
+            found = {r.id for r in RULES.values() if item.upper() == "ALL"
+                     or r.id.startswith(item.upper()) or r.name == item.lower()}
+            if not found:
+                raise GovkitError(f"unknown rule {quote_value(item)}: see `govkit lint "
+                                  "--rules`", EXIT_USAGE)
+            chosen |= found
+        return chosen
+    wanted = expand(select) if select else set(RULES)
+    return [r for r in sorted(RULES.values(), key=lambda r: r.id)
+            if r.id in wanted - expand(ignore)]
 
 
 def lint_findings(doc: ParsedDocument, kind: DocumentKind) -> list[Finding]:
-    """The lint rules above, for a schema-valid document."""
-    findings: list[Finding] = []
-    for domains in doc.root.iter("domains"):
-        for item in domains:
-            if not isinstance(item.tag, str):
-                continue
-            if item.tag == "id":
-                values = [item]
-            elif item.tag == "id_range":
-                values = _children(item, "min") + _children(item, "max")
-                lo = _children(item, "min")
-                hi = _children(item, "max")
-                if lo and hi:
-                    a, b = _int_text(lo[0]), _int_text(hi[0])
-                    if a is not None and b is not None and a > b:
-                        findings.append(doc.finding(item, (
-                            f"lint/id-range-order: id_range min {a} is greater than max {b}; "
-                            "the range selects no domain")))
-            else:
-                continue
-            for v in values:
-                n = _int_text(v)
-                if n is not None and n > MAX_DOMAIN_ID:
-                    shown = text_value(v).strip()
-                    shown = shown if len(shown) <= 20 else shown[:20] + "..."
-                    findings.append(doc.finding(v, (
-                        f"lint/domain-range: domain id {shown} in <{v.tag}> is above "
-                        f"{MAX_DOMAIN_ID}, the highest domain id Cyclone DDS accepts")))
-    if kind is DocumentKind.GOVERNANCE:
-        for expr in doc.root.iter("topic_expression"):
-            if not text_value(expr).strip():
-                findings.append(doc.finding(expr, (
-                    "lint/empty-topic-expression: topic_expression is empty, so this "
-                    "topic_rule matches no topic")))
-    else:
-        for validity in doc.root.iter("validity"):
-            nb, na = _children(validity, "not_before"), _children(validity, "not_after")
-            if not (nb and na):
-                continue
-            before, after = text_value(nb[0]).strip(), text_value(na[0]).strip()
-            a, b = _datetime_key(before), _datetime_key(after)
-            if a is not None and b is not None and a >= b:
-                findings.append(doc.finding(na[0], (
-                    f"lint/validity-order: not_before {before} is not earlier than "
-                    f"not_after {after}; the grant is never valid")))
-        first_use: dict[str, object] = {}
-        for grant in doc.root.iter("grant"):
-            name = grant.get("name")
-            if name is None:
-                continue
-            if name in first_use:
-                line, _ = doc.locate(first_use[name])
-                findings.append(doc.finding(grant, (
-                    f"lint/duplicate-grant-name: grant name {quote_value(name)} is already used "
-                    f"by the grant on line {line}")))
-            else:
-                first_use[name] = grant
-    return findings
+    """validate's lint pass over a schema-valid document: the `validate` rules with Cyclone
+    DDS's limits, as `lint/<name>: message` findings."""
+    ctx = Context(doc, DocumentKind(kind), TARGETS["cyclone"], dt.datetime.now(dt.UTC))
+    out = []
+    for r in RULES.values():
+        if r.validate and ctx.kind in r.kinds:
+            for hit in r.check(ctx):
+                line, col = doc.locate(hit.elem)
+                out.append(Finding(doc.filename, line, col, f"lint/{r.name}: {hit.message}"))
+    return out
+
+
+# --------------------------------------------------------------------------- targets
+
+
+def _read_as_target(doc: ParsedDocument, target: Target) -> list[tuple[str, object, str]]:
+    """Rewrite, in the parsed tree, what `target` reads leniently: booleans in another
+    spelling become true/false, extension elements it reads are removed. Returns (rule,
+    element, message) for each. The tree's position index is kept, so the schema findings
+    that remain still point at the right lines."""
+    changes: list[tuple[str, object, str]] = []
+    for elem in list(doc.root.iter()):
+        if not isinstance(elem.tag, str):
+            continue
+        name, parent = local_name(elem), elem.getparent()
+        if name in _BOOLEANS and len(elem) == 0:
+            text = text_value(elem)
+            meaning = target.accepts_boolean(text)
+            if text.strip() not in ("true", "false", "1", "0") and meaning is not None:
+                elem.text = "true" if meaning else "false"
+                changes.append(("GK301", elem, (
+                    f"{name} {quote_value(text.strip())}: {target.short} reads it as "
+                    f"{elem.text}; write {elem.text}")))
+        elif parent is not None and (local_name(parent), name) in target.extensions:
+            changes.append(("GK302", elem, f"<{name}> is a {target.short} extension"))
+    for rule_id, elem, _ in changes:
+        if rule_id == "GK302":
+            _remove(elem)
+    return changes
+
+
+def _remove(elem) -> None:
+    parent, tail = elem.getparent(), elem.tail
+    previous = elem.getprevious()
+    parent.remove(elem)   # keep the text after it, or the parent's text would change
+    if tail:
+        if previous is not None:
+            previous.tail = (previous.tail or "") + tail
+        else:
+            parent.text = (parent.text or "") + tail
+
+
+# --------------------------------------------------------------------------- the stage
+
+
+def _finding(doc_file: str, doc: ParsedDocument | None, rule: Rule, elem, message: str,
+             severity: Severity | None = None) -> LintFinding:
+    line, col = doc.locate(elem) if doc is not None and elem is not None else (1, 1)
+    return LintFinding(doc_file, line, col, rule.id, rule.name, severity or rule.severity,
+                       message, rule.why)
+
+
+def _from_finding(f: Finding, rule: Rule) -> LintFinding:
+    return LintFinding(f.file, f.line, f.column, rule.id, rule.name, rule.severity,
+                       f.message.rstrip("."), rule.why)
+
+
+def lint_bytes(data: bytes, filename: str, options: LintOptions, rules: list[Rule],
+               identities: list | None = None, ca_label: str = "") -> FileReport:
+    from . import schema  # schema imports this module (for validate's lint pass)
+    target = TARGETS[options.target]
+    chosen = {r.id for r in rules}
+    check = schema.check_bytes(data, filename, lint=False)
+    report = FileReport(filename, check.kind)
+    doc = check.document
+    if check.kind is None or doc is None:
+        report.findings = [_from_finding(f, RULES["GK001"]) for f in check.findings
+                           if "GK001" in chosen]
+        return report
+    problems = check.findings
+    if problems and target.name != "omg":
+        changes = _read_as_target(doc, target)
+        if changes:
+            doc.tree_changed()
+            problems = schema.schema_findings(doc, check.kind)
+        report.findings += [_finding(doc.filename, doc, RULES[r], e, m) for r, e, m in changes
+                            if r in chosen]
+    report.findings += [_from_finding(f, RULES["GK002"]) for f in problems
+                        if "GK002" in chosen]
+    ctx = Context(doc, check.kind, target, options.now or dt.datetime.now(dt.UTC),
+                  options.warn_days, identities, ca_label, valid=not problems)
+    for r in rules:
+        if r.check is None or ctx.kind not in r.kinds or (r.structural and not ctx.valid):
+            continue
+        if r.needs_ca and identities is None:
+            continue
+        for hit in r.check(ctx):
+            report.findings.append(_finding(doc.filename, doc, r, hit.elem, hit.message,
+                                            hit.severity))
+    if ctx.exhausted and "GK003" in chosen:
+        report.findings.append(_finding(doc.filename, doc, RULES["GK003"], doc.root, (
+            f"stopped comparing rules with each other after {registry.WORK_BUDGET} "
+            "comparisons; rules that never apply may be unreported")))
+    report.findings.sort(key=lambda f: (f.line, f.column, f.rule))
+    return report
+
+
+def lint_paths(paths: list[Path], options: LintOptions) -> list[FileReport]:
+    """Lint every file; a file that cannot be read is a report with `error` set (the
+    others are still linted). GovkitError for bad options or an unreadable --ca."""
+    if options.target not in TARGETS:
+        raise GovkitError(f"unknown target {options.target!r}", EXIT_USAGE)
+    from . import schema
+    rules = selected_rules(options.select, options.ignore)
+    identities = None
+    if options.ca is not None:
+        from .dn import load_identities
+        identities = load_identities(options.ca)
+    reports = []
+    for path in paths:
+        try:
+            data = schema.read_document(path)
+        except GovkitError as e:
+            reports.append(FileReport(str(path), error=str(e)))
+            continue
+        reports.append(lint_bytes(data, str(path), options, rules, identities,
+                                  str(options.ca or "")))
+    return reports
+
+
+def worst(reports: list[FileReport]) -> int:
+    """The highest severity rank found, -1 if none."""
+    return max((SEVERITY_RANK[f.severity] for r in reports for f in r.findings), default=-1)
+
+
+def rules_table() -> list[Rule]:
+    return sorted(RULES.values(), key=lambda r: r.id)
+

@@ -45,6 +45,8 @@ __all__ = [
     "Finding",
     "check_bytes",
     "document_kind",
+    "read_document",
+    "schema_findings",
     "signed_document",
     "validate_bytes",
     "validate_file",
@@ -427,9 +429,11 @@ def _cap(findings: list[Finding], not_shown: int = 0) -> list[Finding]:
 
 @dataclass
 class DocumentCheck:
-    """What validating one document found; `kind` is known once it parsed."""
+    """What validating one document found; `kind` is known once it parsed, `document` is
+    the parsed tree (for the stages that go on reading it: lint, identify, explain, diff)."""
     findings: list[Finding]
     kind: DocumentKind | None = None
+    document: ParsedDocument | None = None
 
     @property
     def valid(self) -> bool:
@@ -463,10 +467,11 @@ def signed_document(data: bytes, filename: str) -> SignedDocument:
 
 
 def check_bytes(data: bytes, filename: str, kind: DocumentKind | None = None,
-                allow_smime: bool = True) -> DocumentCheck:
+                allow_smime: bool = True, lint: bool = True) -> DocumentCheck:
     """Validate one document; plain XML, or (if `allow_smime`) the document inside an
     S/MIME file. Runs the safe parser, the XSD of the detected (or given) kind and, if the
-    document is schema-valid, the lint rules. Line numbers of S/MIME input point into it.
+    document is schema-valid and `lint` is true, validate's lint rules. Line numbers of
+    S/MIME input point into it.
     """
     data = bytes(data)
     if len(data) > MAX_SMIME_BYTES:
@@ -492,12 +497,19 @@ def check_bytes(data: bytes, filename: str, kind: DocumentKind | None = None,
             kind = _kind_from_filename(filename)
             if kind is None:
                 line, col = doc.locate(doc.root)
-                return DocumentCheck([Finding(filename, line, col, err.findings[0].message)])
+                return DocumentCheck([Finding(filename, line, col, err.findings[0].message)],
+                                     document=doc)
     kind = DocumentKind(kind)
     findings, not_shown = _schema_findings(doc, kind)
-    if not findings:
+    if not findings and lint:
         findings = lint_findings(doc, kind)
-    return DocumentCheck(_cap(findings, not_shown), kind)
+    return DocumentCheck(_cap(findings, not_shown), kind, doc)
+
+
+def schema_findings(doc: ParsedDocument, kind: DocumentKind) -> list[Finding]:
+    """The XSD findings of an already parsed document (capped as check_bytes caps them);
+    lint uses it to validate again after reading the document as a vendor would."""
+    return _cap(*_schema_findings(doc, DocumentKind(kind)))
 
 
 def validate_bytes(data: bytes, filename: str, kind: DocumentKind | None = None,
@@ -506,12 +518,17 @@ def validate_bytes(data: bytes, filename: str, kind: DocumentKind | None = None,
     return check_bytes(data, filename, kind, allow_smime).findings
 
 
-def validate_file(path: Path) -> list[Finding]:
-    """Read and validate one file. GovkitError (exit 2) if it cannot be read, is not a
-    regular file, or is too large."""
+def read_document(path: Path) -> bytes:
+    """The bytes of a document or S/MIME file. GovkitError (exit 2) if it cannot be read,
+    is not a regular file, or is too large."""
     path = Path(path)
     data = read_input(path, MAX_SMIME_BYTES, "document")
     if len(data) > MAX_DOCUMENT_BYTES and not mime.looks_like_mime(data):
         raise GovkitError(f"{path}: {too_large_message(len(data), MAX_DOCUMENT_BYTES, 'document')}",
                           EXIT_USAGE)
-    return validate_bytes(data, str(path))
+    return data
+
+
+def validate_file(path: Path) -> list[Finding]:
+    """Read and validate one file (GovkitError, exit 2, if it cannot be read)."""
+    return validate_bytes(read_document(path), str(path))

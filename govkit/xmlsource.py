@@ -191,6 +191,13 @@ class ParsedDocument:
         self._by_line: dict[tuple[int, str], object] | None = None
         self._children: dict = {}
 
+    def tree_changed(self) -> None:
+        """Forget what was derived from the tree's shape (paths, children), after a stage
+        removed elements; the positions of the remaining elements stay valid."""
+        self._paths = None
+        self._by_line = None
+        self._children = {}
+
     def locate(self, elem) -> tuple[int, int]:
         i = self._index.get(elem)
         local = local_name(elem)
