@@ -382,9 +382,11 @@ def test_generate_skips_identities_of_an_earlier_identity_ca(cwd, run, pki_dir):
 
 @pytest.mark.parametrize(("command", "option", "choices"), [
     (["pki", "init"], "--key-type", "[ec-p256|rsa-2048]"),
-    (["generate"], "--runner", "[ddsperf|perftest]"),
+    (["generate"], "--runner", "[ddsperf|perftest|fastdds]"),
+    (["bench"], "--runner", "<ddsperf|fastdds|perftest>"),
 ])
-def test_enumerated_options_show_their_choices(run, command, option, choices):
+def test_enumerated_options_show_their_choices(run, command, option, choices, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")       # a line wide enough for the whole list
     result = run(*command, "--help")
     line = next(x for x in result.stdout.splitlines() if option in x)
     assert choices in line
