@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 import os
+import shutil
+import signal
 import stat
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
-from govkit import staging
+from govkit import mime, schema, smime, staging
+from govkit.fsutil import collect_files
+from govkit.pki import init_pki, load_certificate
+
+GOVKIT = str(Path(sys.executable).with_name("govkit"))
 
 
 def test_commit_writes_every_file_with_its_mode_and_leaves_no_temporary(tmp_path):
@@ -77,3 +84,78 @@ def test_remove_orphans_only_touches_old_temporaries_of_dead_writers(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
         v for k, v in names.items() if k != "dead-old")
     assert staging.remove_orphans(tmp_path / "missing") == 0
+
+
+# ------------------------------------------------------------------ SIGKILL mid-batch
+
+
+def _generate(pki: Path, out: Path, domain: str) -> subprocess.Popen:
+    return subprocess.Popen([GOVKIT, "generate", "--count", "400", "--sign", "--jobs", "2",
+                             "--ca", str(pki), "--out", str(out), "--domain", domain],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            start_new_session=True)
+
+
+def _snapshot(directory: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in directory.iterdir() if p.is_file()}
+
+
+def test_sigkill_mid_batch_leaves_every_file_complete_old_or_complete_new(tmp_path):
+    pki = tmp_path / "pki"
+    init_pki(pki, participants=[f"p{i:03d}" for i in range(400)])
+    ca = pki / "permissions_ca.pem"
+    old_dir, new_dir = tmp_path / "old", tmp_path / "new"
+    for out, domain in ((old_dir, "0-230"), (new_dir, "0-10")):
+        started = time.monotonic()
+        proc = _generate(pki, out, domain)
+        assert proc.wait(timeout=600) == 0, proc.stderr.read()
+        duration = time.monotonic() - started
+    old = _snapshot(old_dir / "permissions")
+    new_xml = {k: v for k, v in _snapshot(new_dir / "permissions").items()
+               if k.endswith(".xml")}
+    assert len(old) == 800 and len(new_xml) == 400
+    assert all(old[k] != new_xml[k] for k in new_xml)   # the two generations differ
+    seen = {"old": 0, "new": 0, "temporaries": 0}
+    # Killed while the workers write temporaries, and right when the renames begin (the
+    # first file in commit order, or one in the middle, has just been replaced).
+    kills = [(fraction, None) for fraction in (0.3, 0.6, 0.9)] + \
+        [(None, "p000.xml"), (None, "p000.p7s"), (None, "p200.xml")]
+    for i, (fraction, watched) in enumerate(kills):
+        target = tmp_path / f"kill{i}"
+        shutil.copytree(old_dir, target)
+        directory = target / "permissions"
+        proc = _generate(pki, target, "0-10")
+        if fraction is not None:
+            time.sleep(duration * fraction)
+        else:
+            inode = (directory / watched).stat().st_ino
+            while (directory / watched).stat().st_ino == inode and proc.poll() is None:
+                time.sleep(0.0005)
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=60)
+        documents = sorted(p.name for p in directory.iterdir()
+                           if not p.name.endswith(staging.TMP_SUFFIX))
+        assert documents == sorted(old), "a document is missing or an extra file appeared"
+        for name in documents:
+            data = (directory / name).read_bytes()
+            if data == old[name]:
+                seen["old"] += 1
+                continue
+            seen["new"] += 1
+            if name.endswith(".xml"):
+                assert data == new_xml[name], f"{name} is neither the old nor the new one"
+            else:   # a new signature: complete, and over the new document
+                v = smime.verify_bytes(data, name, load_certificate(ca))
+                assert v.ok, (name, v.problems)
+                signed = schema.signed_document(data, name).data
+                assert signed == mime.signed_text(new_xml[name.replace(".p7s", ".xml")])
+        temporaries = [p.name for p in directory.iterdir()
+                       if p.name.endswith(staging.TMP_SUFFIX)]
+        seen["temporaries"] += len(temporaries)
+        assert all(t.startswith(".") for t in temporaries)
+        # scans for documents (sign, verify) never take a temporary for one
+        for suffix in (".xml", ".p7s"):
+            found = collect_files([directory], suffix)
+            assert sorted(p.name for p in found) == [d for d in documents if d.endswith(suffix)]
+    print(f"after the kills: {seen}")
+    assert seen["old"] > 0 and seen["new"] > 0   # some kills did land mid-commit
