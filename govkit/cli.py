@@ -46,10 +46,14 @@ class _LazyConsole:
     def __init__(self, make):
         self._make, self._console = make, None
 
-    def __getattr__(self, name):
+    def get(self):
+        """The Console itself (for code that uses it as more than a printer)."""
         if self._console is None:
             self._console = self._make()
-        return getattr(self._console, name)
+        return self._console
+
+    def __getattr__(self, name):
+        return getattr(self.get(), name)
 
 
 def _console(**options):
@@ -410,7 +414,7 @@ def bench(
         resume=resume, pin=pin, realtime=realtime, dry_run=dry_run,
         runner_options={"perftest": perftest} if perftest else {},
         command=" ".join(["govkit", *sys.argv[1:]]))
-    outcome = _run(run_bench, opts, err)
+    outcome = _run(run_bench, opts, err.get())
     if dry_run:
         print("\n".join(outcome.dry_run_lines))
         return

@@ -212,7 +212,7 @@ def run_jobs(jobs: list, settings: Settings, processes: int | None = None) -> li
     written committed at once. Returns the outcomes in job order."""
     indexed = list(enumerate(jobs))
     count, parts = workers.plan(indexed, processes)
-    for d in sorted({os.path.dirname(_xml(j)) for j in jobs}):
+    for d in sorted({os.path.dirname(_xml(j)) or "." for j in jobs}):
         os.makedirs(d, exist_ok=True)
         staging.remove_orphans(d)
     outcomes: list[Outcome] = []
