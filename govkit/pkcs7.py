@@ -84,6 +84,11 @@ def signing_time(when: dt.datetime) -> bytes:
     return tlv(_GENTIME, when.strftime("%Y%m%d%H%M%SZ").encode())
 
 
+def signing_time_attribute(when: bytes) -> bytes:
+    """The signingTime attribute (DER) carrying the time element `when`."""
+    return tlv(_SEQUENCE, _SIGNING_TIME + tlv(_SET, when))
+
+
 def _builder_der(content: bytes, cert: x509.Certificate, key) -> bytes:
     return (pkcs7.PKCS7SignatureBuilder().set_data(content)
             .add_signer(cert, key, hashes.SHA256())
@@ -173,8 +178,7 @@ class SignerTemplate:
     def attributes_with(self, digest: bytes, when: bytes) -> bytes:
         """The signed attributes carrying these values (the content of [0], as signed)."""
         digest = tlv(_SET, tlv(_OCTETS, digest))
-        stamp = tlv(_SET, when)
-        return b"".join(tlv(_SEQUENCE, _SIGNING_TIME + stamp) if a is _TIME else
+        return b"".join(signing_time_attribute(when) if a is _TIME else
                         tlv(_SEQUENCE, _MESSAGE_DIGEST + digest) if a is _DIGEST else a
                         for a in self.attributes)
 
