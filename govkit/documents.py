@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from . import __version__, schema
@@ -49,6 +50,7 @@ class DomainSet:
         return any(lo <= domain_id <= hi for lo, hi in self.ranges)
 
 
+@lru_cache(maxsize=256)   # a fleet's certificates share a few validity periods
 def _xml_datetime(t: dt.datetime) -> str:
     return t.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
