@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -100,6 +101,24 @@ def _reads_back_unchanged(signed_part: bytes) -> bool:
         max(map(len, signed_part.split(b"\n"))) <= _MAX_PIECE
 
 
+def _holds(path: Path, data: bytes) -> bool:
+    """`path` is already a regular file with exactly `data`, mode 0644, so writing it again
+    would change nothing (re-signing a fleet, e.g. after a new Permissions CA, leaves its
+    documents as they are: reading one costs far less than creating and renaming one)."""
+    try:
+        st = os.stat(path, follow_symlinks=False)
+        if not stat.S_ISREG(st.st_mode) or st.st_size != len(data) or \
+                stat.S_IMODE(st.st_mode) != 0o644:
+            return False
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        try:
+            return os.read(fd, len(data) + 1) == data
+        finally:
+            os.close(fd)
+    except OSError:
+        return False
+
+
 class _Worker:
     def __init__(self, settings: Settings):
         self.settings = settings
@@ -150,7 +169,8 @@ class _Worker:
         check_generated(data, xml)
         written = []
         if self.settings.write_xml:
-            self.stager.write(xml, data)
+            if not _holds(xml, data):
+                self.stager.write(xml, data)
             written.append(str(xml))
         if self.settings.signer_pem:
             written.append(self._sign(data, xml, validated=True))

@@ -75,6 +75,38 @@ def test_generate_sign_output_verifies_with_openssl_and_govkit(pki, tmp_path, pr
             mime.signed_text(p7s.with_suffix(".xml").read_bytes())
 
 
+def test_signing_again_leaves_unchanged_documents_in_place(pki, tmp_path):
+    """Re-signing a fleet (a new Permissions CA, say) rewrites every .p7s but leaves each
+    .xml that already holds exactly the document; a changed or odd one is replaced."""
+    profile = [get_profile("rtps_sign")]
+    fleet.generate(profile, pki, tmp_path, DomainSet(), "ddsperf", sign=True)
+    perms = tmp_path / "permissions"
+    before = {p.name: p.stat().st_ino for p in perms.iterdir()}
+    (perms / "sub.xml").write_bytes(b"changed")
+    (perms / "n00.xml").chmod(0o600)
+    result = fleet.generate(profile, pki, tmp_path, DomainSet(), "ddsperf", sign=True)
+    after = {p.name: p.stat().st_ino for p in perms.iterdir()}
+    assert sorted(after) == sorted(before)
+    for name, inode in after.items():
+        kept = name.endswith(".xml") and name not in ("sub.xml", "n00.xml")
+        assert (inode == before[name]) == kept, name
+    assert len(result.written) == 2 + 2 * len(pki.participants())   # all reported
+    assert (perms / "sub.xml").read_bytes() != b"changed"
+    assert (perms / "n00.xml").stat().st_mode & 0o777 == 0o644
+    for p7s in perms.glob("*.p7s"):
+        assert smime.verify_file(p7s, pki.permissions_ca).ok
+
+
+def test_without_a_der_template_the_builder_signs(pki, tmp_path, monkeypatch):
+    def unknown(*_):
+        raise pkcs7.TemplateError("a layout this module does not know")
+    monkeypatch.setattr(pkcs7.SignerTemplate, "for_signer", unknown)
+    (tmp_path / "d.xml").write_bytes(VALID)
+    signed, errors = fleet.sign_files([tmp_path], pki.permissions_ca, pki.permissions_ca_key,
+                                      processes=1)
+    assert not errors and smime.verify_file(signed[0], pki.permissions_ca).ok
+
+
 def test_participants_get_their_own_grants_and_subjects(tmp_path):
     fleet_ = [Participant("alpha", "Acme Corp", "Robots", "DE",
                           Grants(("Temperature", "Pressure"), ("Commands",), ("plant/*",))),
