@@ -48,7 +48,7 @@ def ensure_pki(ca_dir: Path, log: BundleLog, single_ca: bool = False,
     if single_ca and not pki.single_ca:
         raise GovkitError(f"{ca_dir}: this runner needs one CA for identities and permissions; "
                           f"create one with `govkit pki init DIR --single-ca` and pass --ca DIR")
-    stale = [p for p in pki.stale_participants() if p in participants]
+    stale = pki.stale_participants(list(participants))   # only these: a fleet may be large
     if stale:
         raise GovkitError(f"{ca_dir}: {', '.join(stale)} not issued by the current Identity CA "
                           f"(left from an earlier PKI); reissue with `govkit pki init {ca_dir} "

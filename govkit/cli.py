@@ -3,18 +3,17 @@
 Exit codes: 0 success; 1 invalid document / failed verification / failed benchmark point /
 traffic that does not match the governance (--wire, wire-check);
 2 unreadable input, bad usage or a missing prerequisite; 3 internal error; 130 interrupted.
+
+No `from __future__ import annotations` here: typer would then evaluate every option's
+annotation string at start-up (a few hundred evals, ~20 ms of `govkit --help`).
 """
 
-from __future__ import annotations
-
-import json
 import os
 import sys
 from pathlib import Path
 from typing import Annotated, Literal
 
 import typer
-from rich.console import Console
 
 from . import __version__
 from .access import ACCESS_SCOPES
@@ -28,19 +27,70 @@ from .defaults import (
 )
 from .errors import EXIT_INVALID, EXIT_OK, EXIT_USAGE, GovkitError
 from .limits import KEY_TYPES
-from .runners import runner_names
 from .targets import DEFAULT_TARGET, TARGETS
 
+# Start-up matters (`govkit --help` in well under 0.15 s): nothing heavy is imported here.
+# Each command imports what it uses; help is plain text (typer's rich help would import
+# rich and a Markdown parser); the consoles are made on first use; the runner names are
+# read from the directory, as govkit.runners.runner_names() does, without importing it.
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  rich_markup_mode=None,
                   help="DDS Security governance/permissions: generate, validate, sign, verify, "
                        "and benchmark every protection profile.")
-pki_app = typer.Typer(no_args_is_help=True, help="Test PKI (identity CA, permissions CA, "
-                                                 "participants).")
+pki_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
+                      help="Test PKI (identity CA, permissions CA, participants).")
 app.add_typer(pki_app, name="pki")
-out = Console(highlight=False, soft_wrap=True)
+
+
+class _LazyConsole:
+    """A rich Console made when first used (importing rich costs more than the rest of
+    `govkit --help`)."""
+
+    def __init__(self, make):
+        self._make, self._console = make, None
+
+    def get(self):
+        """The Console itself (for code that uses it as more than a printer)."""
+        if self._console is None:
+            self._console = self._make()
+        return self._console
+
+    def __getattr__(self, name):
+        return getattr(self.get(), name)
+
+
+def _console(**options):
+    def make():
+        from rich.console import Console
+        return Console(**options)
+    return make
+
+
+out = _LazyConsole(_console(highlight=False, soft_wrap=True))
 # Tables written to a file or pipe keep their columns instead of folding at 80.
-wide = Console(highlight=False, width=None if out.is_terminal else 160)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+wide = _LazyConsole(lambda: _console(highlight=False,
+                                     width=None if out.is_terminal else 160)())
+err = _LazyConsole(_console(stderr=True, highlight=False, soft_wrap=True))
+
+
+def _json(obj) -> str:
+    import json  # on use: govkit --help does not need it
+    return json.dumps(obj, indent=2)
+
+
+def runner_names() -> tuple[str, ...]:
+    return tuple(sorted(p.stem for p in (Path(__file__).parent / "runners").glob("*.py")
+                        if p.stem not in ("base", "__init__")))
+
+
+def _lines(lines) -> None:
+    """Many plain lines to stdout at once (rich prints one line in tens of µs: 20,000
+    "wrote" lines would take longer than writing the files)."""
+    text = "".join(f"{line}\n" for line in lines)
+    if text:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+
 
 ProfileOpt = Annotated[list[str] | None, typer.Option(
     "--profile", "-p", help="Profile name or seed alias (repeatable).")]
@@ -55,6 +105,15 @@ SignCaOpt = Annotated[Path, typer.Option(
 VerifyCaOpt = Annotated[Path, typer.Option(
     "--ca", help="The Permissions CA to trust: a test PKI directory (its permissions_ca.pem) "
                  "or a PEM certificate file; never created here.")]
+ParticipantsOpt = Annotated[Path | None, typer.Option(
+    "--participants", help="A participants file: one name per line, or CSV with a header "
+                           "(name, organization, unit, country, publish, subscribe, "
+                           "partitions); see the README.")]
+CountOpt = Annotated[int | None, typer.Option(
+    "--count", help="N numbered participants PREFIX0.. (tests and benchmarks).")]
+PrefixOpt = Annotated[str, typer.Option("--prefix", help="Name prefix for --count.")]
+JobsOpt = Annotated[int | None, typer.Option(
+    "--jobs", help="Worker processes (default: one per CPU when there are many files).")]
 
 
 def _fail(e: GovkitError):
@@ -98,7 +157,7 @@ def profiles(as_json: Annotated[bool, typer.Option("--json", help="JSON list.")]
     """List the protection-profile catalog."""
     from .profiles import PROFILES
     if as_json:
-        print(json.dumps([p.to_json() for p in PROFILES], indent=2))
+        print(_json([p.to_json() for p in PROFILES]))
         return
     from rich.table import Table
     cols = {"name": "name", "aliases": "seed alias", "allow_unauthenticated_participants":
@@ -137,7 +196,7 @@ def validate(files: Annotated[list[Path], typer.Argument(help="XML or signed S/M
             if not findings:
                 out.print(f"{f}: valid", markup=False)
     if as_json:
-        print(json.dumps(report, indent=2))
+        print(_json(report))
     raise typer.Exit(code)
 
 
@@ -154,21 +213,41 @@ def pki_init(
         "--force", help="Replace the CAs and reissue every participant (new keys).")] = False,
     single_ca: Annotated[bool, typer.Option(
         "--single-ca", help="One CA for identities and permissions (RTI Perftest).")] = False,
+    participants: ParticipantsOpt = None, count: CountOpt = None, prefix: PrefixOpt = "p",
+    jobs: JobsOpt = None,
 ):
     """Create a TEST PKI: identity CA, separate permissions CA, participant identities."""
     from .pki import DEFAULT_PARTICIPANTS, init_pki
-    pki, created = _run(init_pki, directory, tuple(participant or DEFAULT_PARTICIPANTS),
-                        key_type, days, force, single_ca)
-    for f in created:
-        out.print(f"wrote {f}", markup=False)
+    fleet = _fleet(participants, count, prefix, participant or [])
+    pki, created = _run(init_pki, directory, fleet or tuple(DEFAULT_PARTICIPANTS), key_type,
+                        days, force, single_ca, processes=jobs)
+    _lines(f"wrote {f}" for f in created)
     if not created:
         out.print(f"{directory}: PKI already complete; nothing written (use --force to "
                   f"replace keys)", markup=False)
     _warn_stale(pki)
 
 
-def _warn_stale(pki) -> None:
-    for name in _run(pki.stale_participants):
+def _fleet(file: Path | None, count: int | None, prefix: str, names: list[str]):
+    """The participants named on the command line, in a file and numbered, in that order
+    (None if none); a name given twice is a usage error."""
+    from .participants import Participant, numbered_participants, read_participants
+    fleet = [Participant(n) for n in names]
+    if file is not None:
+        fleet += _run(read_participants, file)
+    if count is not None:
+        fleet += _run(numbered_participants, count, prefix)
+    seen: set[str] = set()
+    for p in fleet:
+        if p.name in seen:
+            _fail(GovkitError(f"participant {p.name} is named twice (--participant, "
+                              f"--participants, --count)"))
+        seen.add(p.name)
+    return fleet or None
+
+
+def _warn_stale(pki, names=None) -> None:
+    for name in (_run(pki.stale_participants) if names is None else names):
         err.print(f"govkit: warning: {pki.path(name)} was not issued by the current Identity "
                   f"CA (left from an earlier PKI); no permissions are written for it "
                   f"(reissue with `govkit pki init {pki.directory} --force`)", markup=False)
@@ -182,23 +261,39 @@ def generate(profile: ProfileOpt = None, all_profiles: AllOpt = False,
                  "--domain", help="Domain id or range, e.g. 0 or 0-10.")] = "0-230",
              runner: Annotated[str, typer.Option(
                  "--runner", metavar=f"[{'|'.join(ACCESS_SCOPES)}]",
-                 help="Whose topics the permissions allow.")] = "ddsperf"):
+                 help="Whose topics the permissions allow (participants without grants "
+                      "of their own).")] = "ddsperf",
+             participants: ParticipantsOpt = None, count: CountOpt = None,
+             prefix: PrefixOpt = "p",
+             sign: Annotated[bool, typer.Option(
+                 "--sign", help="Also sign every document (NAME.p7s beside NAME.xml) in the "
+                                "same pass, with the PKI's Permissions CA.")] = False,
+             jobs: JobsOpt = None):
     """Render governance per profile and permissions per participant (validated)."""
     from .access import access_scope
     from .bundle import BundleLog, ensure_pki
     from .documents import DomainSet
-    from .documents import generate as generate_documents
+    from .fleet import ensure_identities
+    from .fleet import generate as generate_documents
     from .profiles import select_profiles
     log = BundleLog()
-    chosen = _run(select_profiles, profile, all_profiles)
+    fleet = _fleet(participants, count, prefix, [])
+    chosen = [] if fleet and not (profile or all_profiles) else \
+        _run(select_profiles, profile, all_profiles)
     domains = _run(DomainSet.parse, domain)
     _run(access_scope, runner)  # a usage error before anything is created
-    pki = _run(ensure_pki, ca, log, runner == "perftest")
-    for m in log.messages:
-        out.print(m, markup=False)
-    _warn_stale(pki)
-    for path in _run(generate_documents, chosen, pki, out_dir, domains, runner):
-        out.print(f"wrote {path}", markup=False)
+    if fleet is None:
+        pki = _run(ensure_pki, ca, log, runner == "perftest")
+    else:
+        pki = _run(ensure_identities, ca, fleet, log, runner == "perftest", jobs)
+    _lines(log.messages)
+    result = _run(generate_documents, chosen, pki, out_dir, domains, runner, fleet, sign, jobs)
+    _warn_stale(pki, result.stale if fleet is None else [])
+    _lines(f"wrote {path}" for path in result.written)
+    for e in result.errors:
+        err.print(f"govkit: {e}", markup=False)
+    if result.errors:
+        raise typer.Exit(max(e.exit_code for e in result.errors))
 
 
 def _permissions_ca(ca: Path, command: str, need_key: bool) -> Path:
@@ -218,14 +313,13 @@ def _permissions_ca(ca: Path, command: str, need_key: bool) -> Path:
 @app.command()
 def sign(paths: Annotated[list[Path] | None, typer.Argument(
              help="XML files or directories (default build/).")] = None,
-         ca: SignCaOpt = Path("pki")):
+         ca: SignCaOpt = Path("pki"), jobs: JobsOpt = None):
     """S/MIME-sign documents with the Permissions CA (writes NAME.p7s beside NAME.xml)."""
-    from .smime import sign_paths
+    from .fleet import sign_files
     cert = _permissions_ca(ca, "sign", need_key=True)
-    signed, errors = _run(sign_paths, paths or [Path("build")], cert,
-                          cert.with_suffix(".key"))
-    for p in signed:
-        out.print(f"signed {p}", markup=False)
+    signed, errors = _run(sign_files, paths or [Path("build")], cert,
+                          cert.with_suffix(".key"), jobs)
+    _lines(f"signed {p}" for p in signed)
     for e in errors:  # unreadable files as govkit errors, invalid ones as findings
         err.print(f"govkit: {e}" if e.exit_code == EXIT_USAGE else str(e), markup=False)
     if not signed and not errors:
@@ -238,19 +332,20 @@ def sign(paths: Annotated[list[Path] | None, typer.Argument(
 @app.command()
 def verify(files: Annotated[list[Path], typer.Argument(help="Signed .p7s files.")],
            ca: VerifyCaOpt = Path("pki"),
-           as_json: Annotated[bool, typer.Option("--json")] = False):
+           as_json: Annotated[bool, typer.Option("--json")] = False, jobs: JobsOpt = None):
     """Verify signatures as OpenSSL and Cyclone DDS do, and validate the signed documents."""
     from .pki import load_certificate
-    from .smime import Verification, verify_file
+    from .smime import Verification
+    from .verify_batch import verify_files
     ca_cert = _run(load_certificate, _permissions_ca(ca, "verify", need_key=False),
                    "Permissions CA certificate")
-    results, code = [], EXIT_OK
-    for f in files:  # every file is reported, readable or not
-        try:
-            r = verify_file(f, ca_cert)
-        except GovkitError as e:  # unreadable: said on stderr, and exit 2 at the end
-            err.print(f"govkit: {e}", markup=False)
-            results.append(Verification(str(f), ok=False, problems=[f"cannot verify: {e}"]))
+    results, code, lines = [], EXIT_OK, []
+    for f, r in zip(files, _run(verify_files, files, ca_cert, None, jobs), strict=True):
+        if isinstance(r, GovkitError):  # unreadable: said on stderr, and exit 2 at the end
+            _lines(lines)
+            lines = []
+            err.print(f"govkit: {r}", markup=False)
+            results.append(Verification(str(f), ok=False, problems=[f"cannot verify: {r}"]))
             code = EXIT_USAGE
             continue
         results.append(r)
@@ -258,13 +353,12 @@ def verify(files: Annotated[list[Path], typer.Argument(help="Signed .p7s files."
         if as_json:
             continue
         if r.ok:
-            out.print(f"{r.file}: OK ({r.kind}, signed by {r.signer})", markup=False)
-        for w in r.warnings:
-            out.print(f"{r.file}: warning: {w}", markup=False)
-        for p in r.problems:
-            out.print(f"{r.file}: {p}", markup=False)
+            lines.append(f"{r.file}: OK ({r.kind}, signed by {r.signer})")
+        lines += [f"{r.file}: warning: {w}" for w in r.warnings]
+        lines += [f"{r.file}: {p}" for p in r.problems]
+    _lines(lines)
     if as_json:
-        print(json.dumps([r.to_json() for r in results], indent=2))
+        print(_json([r.to_json() for r in results]))
     raise typer.Exit(code)
 
 
@@ -365,7 +459,7 @@ def bench(
         wire=wire, wire_pcap=wire_pcap)
     if peer_address and not host_map:
         _fail(GovkitError("--peer-address applies to --hosts only"))
-    outcome = _run(run_bench, opts, err)
+    outcome = _run(run_bench, opts, err.get())
     if dry_run:
         print("\n".join(outcome.dry_run_lines))
         return
@@ -437,7 +531,7 @@ def wire_check(
         wire_expect=_run(get_profile, expect) if expect else None)
     outcome = _run(run_wire_check, opts, err)
     if as_json:
-        print(json.dumps({"points": outcome.wire, "profiles": outcome.wire_profiles}, indent=2))
+        print(_json({"points": outcome.wire, "profiles": outcome.wire_profiles}))
     else:
         table = wire_table(outcome.wire)
         if table is not None:
@@ -496,8 +590,8 @@ def lint(
     if list_rules:
         table = rules_table()
         if as_json:
-            print(json.dumps({"schema": "govkit.lint-rules/1",
-                              "rules": [r.to_json() for r in table]}, indent=2))
+            print(_json({"schema": "govkit.lint-rules/1",
+                              "rules": [r.to_json() for r in table]}))
             return
         for r in table:
             kinds = ", ".join(k.value for k in r.kinds)
@@ -518,11 +612,10 @@ def lint(
     counts = {s: sum(f.severity == s for r in reports for f in r.findings)
               for s in ("error", "warning", "info")}
     if as_json:
-        print(json.dumps({"schema": "govkit.lint/1", "target": target,
+        print(_json({"schema": "govkit.lint/1", "target": target,
                           "files": [r.to_json() for r in reports],
                           "summary": {**counts, "files": len(reports),
-                                      "unreadable": sum(bool(r.error) for r in reports)}},
-                         indent=2))
+                                      "unreadable": sum(bool(r.error) for r in reports)}}))
         raise typer.Exit(code)
     for r in reports:
         if r.error:
@@ -544,8 +637,8 @@ def identify(files: Annotated[list[Path], typer.Argument(help="Governance docume
     from .identify import describe, identify_paths
     results = identify_paths(files)
     if as_json:
-        print(json.dumps({"schema": "govkit.identify/1",
-                          "files": [r.to_json() for r in results]}, indent=2))
+        print(_json({"schema": "govkit.identify/1",
+                          "files": [r.to_json() for r in results]}))
     else:
         for r in results:
             (err if r.error and r.kind is None else out).print(describe(r), markup=False)
@@ -563,7 +656,7 @@ def explain(file: Annotated[Path, typer.Argument(help="A governance or permissio
     from .loaded import load_document
     explanation = explain_document(_run(load_document, file))
     if as_json:
-        print(json.dumps({"schema": "govkit.explain/1", **explanation}, indent=2))
+        print(_json({"schema": "govkit.explain/1", **explanation}))
     else:
         out.print(render(explanation), markup=False)
 
@@ -583,9 +676,9 @@ def diff(a: Annotated[Path, typer.Argument(help="The first document (A).")],
                       f"XSD ({len(d.problems)} problem(s), see govkit validate); compared as "
                       "read leniently", markup=False)
     if as_json:
-        print(json.dumps({"schema": "govkit.diff/1", "a": str(a), "b": str(b),
+        print(_json({"schema": "govkit.diff/1", "a": str(a), "b": str(b),
                           "kind": docs[0].kind.value, "same": not changes,
-                          "changes": [c.to_json() for c in changes]}, indent=2))
+                          "changes": [c.to_json() for c in changes]}))
     else:
         for c in changes:
             out.print(str(c), markup=False)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from . import __version__, schema
@@ -16,6 +17,7 @@ from .errors import GovkitError
 from .findings import quote_value
 from .fsutil import write_atomic
 from .limits import MAX_DOMAIN_ID
+from .participants import Grants
 from .pki import TestPKI, subject_rfc2253
 from .profiles import Profile
 from .templating import get_template
@@ -48,6 +50,7 @@ class DomainSet:
         return any(lo <= domain_id <= hi for lo, hi in self.ranges)
 
 
+@lru_cache(maxsize=256)   # a fleet's certificates share a few validity periods
 def _xml_datetime(t: dt.datetime) -> str:
     return t.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -78,21 +81,48 @@ class PermissionsDocument:
     not_after: str
     scope: AccessScope
     domains: DomainSet = DomainSet()
+    grants: Grants | None = None   # None: the runner's topics, to publish and subscribe
 
     @property
     def filename(self) -> str:
         return f"{self.participant}.xml"
 
+    @property
+    def purpose(self) -> str:
+        if self.grants is None:
+            return f"for the {self.scope.runner} benchmark runner: only its topics"
+        return "from the participants file: only the topics granted there"
+
+    @property
+    def actions(self) -> list[tuple[str, tuple[str, ...]]]:
+        """(publish|subscribe, topics) for every action with topics, in document order."""
+        if self.grants is None:
+            return [("publish", self.scope.topics), ("subscribe", self.scope.topics)]
+        return [(a, t) for a, t in (("publish", self.grants.publish),
+                                    ("subscribe", self.grants.subscribe)) if t]
+
+    @property
+    def partitions(self) -> tuple[str, ...]:
+        return self.scope.partitions if self.grants is None else self.grants.partitions
+
     @classmethod
     def for_participant(cls, pki: TestPKI, participant: str, scope: AccessScope,
                         domains: DomainSet = DomainSet(),
-                        validity: tuple[dt.datetime, dt.datetime] | None = None):
+                        validity: tuple[dt.datetime, dt.datetime] | None = None,
+                        grants: Grants | None = None):
         """Subject and validity from the participant's certificate: the subject exactly as
         RFC 2253 (Cyclone does not trim spaces), validity no wider than the certificate's."""
-        cert = pki.certificate(participant)
+        return cls.for_certificate(pki.certificate(participant), participant, scope, domains,
+                                   validity, grants)
+
+    @classmethod
+    def for_certificate(cls, cert, participant: str, scope: AccessScope,
+                        domains: DomainSet = DomainSet(),
+                        validity: tuple[dt.datetime, dt.datetime] | None = None,
+                        grants: Grants | None = None):
         nb, na = validity or (cert.not_valid_before_utc, cert.not_valid_after_utc)
         return cls(participant, subject_rfc2253(cert), _xml_datetime(nb), _xml_datetime(na),
-                   scope, domains)
+                   scope, domains, grants)
 
     def render(self) -> bytes:
         return get_template("permissions.xml.j2").render(
@@ -102,12 +132,17 @@ class PermissionsDocument:
 def write_document(doc: GovernanceDocument | PermissionsDocument, path: Path) -> Path:
     """Validate the rendered document, then write it atomically; invalid ones never land."""
     data = doc.render()
+    check_generated(data, path)
+    write_atomic(path, data)
+    return path
+
+
+def check_generated(data: bytes, path: Path) -> None:
+    """GovkitError (exit 1) if a document govkit rendered is invalid (a govkit bug)."""
     findings = schema.validate_bytes(data, str(path))
     if findings:
         raise GovkitError("generated document is invalid (a govkit bug):\n"
                           + "\n".join(map(str, findings)), exit_code=1)
-    write_atomic(path, data)
-    return path
 
 
 def generate(profiles: list[Profile], pki: TestPKI, out_dir: Path,

@@ -34,3 +34,11 @@ MAX_CHILDREN = 1_000
 # A results.json keeps every raw row: a long run (8 sizes × 7 profiles × 2 modes × 8
 # repeats) is a few MB; anything far larger is not one.
 MAX_RESULTS_BYTES = 64 * 1024 * 1024
+
+# A participants file (govkit pki init/generate --participants): a fleet of 100,000
+# participants with a few topics each is a few MB.
+MAX_PARTICIPANTS_BYTES = 32 * 1024 * 1024
+# Participants in one fleet, and topics or partitions in one grant (a document element
+# holds at most MAX_CHILDREN children, so more could never validate).
+MAX_FLEET = 1_000_000
+MAX_TOPICS_PER_ACTION = MAX_CHILDREN

@@ -22,7 +22,7 @@ Vendor notes (Cyclone DDS 0.10):
 from __future__ import annotations
 
 import datetime as dt
-import re
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,10 +32,12 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
+from . import staging, workers
 from .errors import EXIT_USAGE, GovkitError
 from .fsutil import write_atomic
 from .inputs import read_input
 from .limits import KEY_TYPES, MAX_PEM_BYTES
+from .participants import CA_STEMS, Participant, name_problem
 
 DEFAULT_PARTICIPANTS = ("pub", "sub")
 # Backdate not_before (certificates, and permissions validity, which follows the
@@ -43,8 +45,7 @@ DEFAULT_PARTICIPANTS = ("pub", "sub")
 # permissions dates as *local* time (mktime): in any zone (UTC-12 .. UTC+14) a day covers it.
 CLOCK_SKEW = dt.timedelta(days=1)
 ORGANIZATION = "govkit test PKI"
-_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
-_CA_FILES = ("identity_ca", "permissions_ca")
+_CA_FILES = CA_STEMS
 # The last instant an X.509 certificate can state (GeneralizedTime 99991231235959Z).
 LAST_VALID_TIME = dt.datetime(9999, 12, 31, 23, 59, 59, tzinfo=dt.UTC)
 
@@ -80,11 +81,15 @@ def _new_key(key_type: str):
     raise GovkitError(f"unknown key type {key_type!r}; valid: {', '.join(KEY_TYPES)}")
 
 
-def _name(common_name: str) -> x509.Name:
-    return x509.Name([
-        x509.NameAttribute(NameOID.COMMON_NAME, common_name),
-        x509.NameAttribute(NameOID.ORGANIZATION_NAME, ORGANIZATION),
-    ])
+def _name(common_name: str, organization: str | None = None, unit: str | None = None,
+          country: str | None = None) -> x509.Name:
+    attributes = [x509.NameAttribute(NameOID.COMMON_NAME, common_name)]
+    if unit:
+        attributes.append(x509.NameAttribute(NameOID.ORGANIZATIONAL_UNIT_NAME, unit))
+    attributes.append(x509.NameAttribute(NameOID.ORGANIZATION_NAME, organization or ORGANIZATION))
+    if country:
+        attributes.append(x509.NameAttribute(NameOID.COUNTRY_NAME, country))
+    return x509.Name(attributes)
 
 
 def _builder(subject: x509.Name, issuer: x509.Name, public_key, days: int,
@@ -113,10 +118,11 @@ def _make_ca(common_name: str, key_type: str, days: int, now: dt.datetime):
     return cert, key
 
 
-def _make_leaf(common_name: str, ca_cert, ca_key, key_type: str, days: int, now: dt.datetime):
+def _make_leaf(who: Participant, ca_cert, ca_key, key_type: str, days: int, now: dt.datetime):
     key = _new_key(key_type)
     ski = ca_cert.extensions.get_extension_for_class(x509.SubjectKeyIdentifier).value
-    cert = (_builder(_name(common_name), ca_cert.subject, key.public_key(), days, now)
+    subject = _name(who.name, who.organization, who.unit, who.country)
+    cert = (_builder(subject, ca_cert.subject, key.public_key(), days, now)
             .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
             .add_extension(x509.KeyUsage(
                 digital_signature=True, key_agreement=key_type.startswith("ec"),
@@ -185,12 +191,16 @@ class TestPKI:
         stale = set(self.stale_participants())
         return [n for n in self.identities() if n not in stale]
 
-    def stale_participants(self) -> list[str]:
-        """Participants whose certificate the current Identity CA did not issue (left over
-        from an earlier PKI), or that cannot be read."""
+    def stale_participants(self, names: list[str] | None = None) -> list[str]:
+        """Participants (of `names`, default all identities) whose certificate the current
+        Identity CA did not issue (left over from an earlier PKI), or that cannot be read."""
         ca = self.certificate("identity_ca")
+        identities = self.identities()
+        if names is not None:
+            wanted = set(names)
+            identities = [n for n in identities if n in wanted]
         stale = []
-        for name in self.identities():
+        for name in identities:
             try:
                 self.certificate(name).verify_directly_issued_by(ca)
             except (GovkitError, ValueError, TypeError, InvalidSignature):
@@ -222,7 +232,7 @@ class TestPKI:
 def _existing_participants(pki: TestPKI) -> list[str]:
     """Participant names with a key or a certificate in the directory."""
     return sorted({p.stem for p in pki.directory.iterdir() if p.suffix in (".pem", ".key")
-                   and p.stem not in _CA_FILES and _NAME_RE.fullmatch(p.stem)})
+                   and name_problem(p.stem) is None})
 
 
 def _write_pair(pki: TestPKI, stem: str, cert, key, force: bool) -> None:
@@ -231,15 +241,24 @@ def _write_pair(pki: TestPKI, stem: str, cert, key, force: bool) -> None:
     write_atomic(pki.path(stem), _pem(cert), mode=0o644, overwrite=True)
 
 
-def init_pki(directory: Path, participants: tuple[str, ...] | list[str] = DEFAULT_PARTICIPANTS,
+def init_pki(directory: Path,
+             participants: tuple[str | Participant, ...] | list[str | Participant]
+             = DEFAULT_PARTICIPANTS,
              key_type: str = "ec-p256", days: int = 365, force: bool = False,
-             single_ca: bool = False, now: dt.datetime | None = None) -> tuple[TestPKI, list[str]]:
+             single_ca: bool = False, now: dt.datetime | None = None,
+             processes: int | None = None) -> tuple[TestPKI, list[str]]:
     """Create (or extend) a test PKI. Returns it and the list of files created.
 
     Without `force` an existing CA is reused and existing participants are kept as they
     are: nothing with a key is replaced. With `force` both CAs are new and every
     participant, named or already present, is reissued by the new Identity CA.
+    Participants are names or `Participant`s (with subject fields); many of them are
+    issued in worker processes and written together (`staging`).
     """
+    wanted = {}
+    for p in participants:
+        p = p if isinstance(p, Participant) else Participant(p)
+        wanted.setdefault(p.name, p)
     if key_type not in KEY_TYPES:
         raise GovkitError(f"unknown key type {key_type!r}; Cyclone DDS 0.10 accepts only "
                           f"{', '.join(KEY_TYPES)}")
@@ -247,11 +266,10 @@ def init_pki(directory: Path, participants: tuple[str, ...] | list[str] = DEFAUL
     if not 1 <= days <= max_days(now):
         raise GovkitError(f"--days must be between 1 and {max_days(now)} (no certificate can "
                           f"be valid after {LAST_VALID_TIME.date()})")
-    for name in participants:
-        if not _NAME_RE.fullmatch(name) or name in _CA_FILES:
-            raise GovkitError(f"invalid participant name {name!r}: use letters, digits, '_', "
-                              f"'.', '-' (no ',' '/' '|' '+' or spaces: Cyclone splits subject "
-                              f"names on them) and not {' or '.join(_CA_FILES)}")
+    for name in wanted:
+        problem = name_problem(name)
+        if problem:
+            raise GovkitError(problem)
     pki = TestPKI(Path(directory))
     if pki.directory.exists() and not pki.directory.is_dir():
         raise GovkitError(f"{directory}: exists and is not a directory")
@@ -277,14 +295,70 @@ def init_pki(directory: Path, participants: tuple[str, ...] | list[str] = DEFAUL
                           f"directory for a single-CA PKI (or --force to replace it)")
     id_cert, id_key = pki.key_pair("identity_ca")
     if force:  # the old participants' certificates are from the old Identity CA: reissue
-        participants = sorted(set(participants) | set(_existing_participants(pki)))
-    for name in participants:
-        if pki.path(name, ".key").exists() and not force:
-            continue
-        cert, key = _make_leaf(name, id_cert, id_key, key_type, days, now)
-        _write_pair(pki, name, cert, key, force)
-        created.append(name)
+        for name in _existing_participants(pki):
+            wanted.setdefault(name, Participant(name))
+        todo = [wanted[n] for n in sorted(wanted)]
+    else:
+        present = set(os.listdir(pki.directory))   # one listing, not a stat per participant
+        todo = [p for p in wanted.values() if f"{p.name}.key" not in present]
+    _issue(pki, todo, id_cert, id_key, key_type, days, now, force, processes)
+    created += [p.name for p in todo]
     return pki, [str(pki.path(s, x)) for s in created for x in (".pem", ".key")]
+
+
+@dataclass(frozen=True)
+class _Issuer:
+    """What a worker needs to issue identities (plain data: it may be pickled)."""
+    directory: str
+    ca_pem: bytes
+    ca_key_pem: bytes
+    key_type: str
+    days: int
+    now: dt.datetime
+    force: bool
+
+
+_issuer: tuple[_Issuer, x509.Certificate, object] | None = None
+
+
+def _init_issuer(issuer: _Issuer) -> None:
+    global _issuer
+    _issuer = (issuer, x509.load_pem_x509_certificate(issuer.ca_pem),
+               serialization.load_pem_private_key(issuer.ca_key_pem, None))
+
+
+def _issue_chunk(todo: list[Participant]) -> list[staging.Staged]:
+    issuer, ca_cert, ca_key = _issuer
+    stager = staging.Stager()
+    try:
+        for p in todo:
+            cert, key = _make_leaf(p, ca_cert, ca_key, issuer.key_type, issuer.days, issuer.now)
+            base = os.path.join(issuer.directory, p.name)
+            # Key first, never replacing one unless forced; then its certificate.
+            stager.write(base + ".key", _key_pem(key), mode=0o600, overwrite=issuer.force)
+            stager.write(base + ".pem", _pem(cert), mode=0o644)
+    except BaseException:
+        stager.discard()
+        raise
+    return stager.staged
+
+
+def _issue(pki: TestPKI, todo: list[Participant], id_cert, id_key, key_type: str, days: int,
+           now: dt.datetime, force: bool, processes: int | None) -> None:
+    """Issue and write identities for `todo`, in worker processes when there are many."""
+    if not todo:
+        return
+    issuer = _Issuer(str(pki.directory), _pem(id_cert), _key_pem(id_key), key_type, days, now,
+                     force)
+    count, parts = workers.plan(todo, processes)
+    staged: list[staging.Staged] = []
+    try:
+        for chunk in workers.run(_issue_chunk, parts, _init_issuer, (issuer,), count):
+            staged += chunk
+        staging.commit(staged)
+    except BaseException:
+        staging.discard(staged)
+        raise
 
 
 # ------------------------------------------------------------------ TLS transport material
@@ -325,7 +399,7 @@ def init_tls(pki: TestPKI, participants: tuple[str, ...] | list[str] = DEFAULT_P
             if cert.issuer == id_cert.subject and cert.not_valid_after_utc > now:
                 continue
         id_key = id_key or pki.private_key("identity_ca")
-        cert, key = _make_leaf(f"{name}-tls", id_cert, id_key, "ec-p256", days, now)
+        cert, key = _make_leaf(Participant(f"{name}-tls"), id_cert, id_key, "ec-p256", days, now)
         write_atomic(key_path, _key_pem(key), mode=0o600)
         write_atomic(cert_path, _pem(cert), mode=0o644)
         written += [str(cert_path), str(key_path)]

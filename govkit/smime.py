@@ -77,7 +77,14 @@ def sign_bytes(content: bytes, signer_cert: x509.Certificate, signer_key) -> byt
            .add_signer(signer_cert, signer_key, hashes.SHA256())
            .sign(serialization.Encoding.DER,
                  [pkcs7.PKCS7Options.DetachedSignature, pkcs7.PKCS7Options.Binary]))
-    boundary = "----" + os.urandom(16).hex().upper()
+    return smime_message(signed_part, der)
+
+
+def smime_message(signed_part: bytes, der: bytes, boundary: str | None = None) -> bytes:
+    """The file `openssl smime -sign -text` writes: `signed_part` (the text/plain entity
+    that was signed) and the DER signature as a detached multipart/signed message, with a
+    random boundary unless one is given."""
+    boundary = boundary or "----" + os.urandom(16).hex().upper()
     b64 = base64.b64encode(der).decode()
     b64_lines = "\n".join(b64[i:i + 64] for i in range(0, len(b64), 64))
     head = (f'MIME-Version: 1.0\nContent-Type: multipart/signed; '
@@ -123,28 +130,48 @@ def sign_document(xml_path: Path, signer_cert_path: Path, signer_key_path: Path,
     xml_path = Path(xml_path)
     signer = signer or load_signer(signer_cert_path, signer_key_path)
     content = read_input(xml_path, MAX_DOCUMENT_BYTES, "document")
-
-    def refuse(reason: str) -> GovkitError:
-        return GovkitError(f"{xml_path}: not signed: {reason}", exit_code=EXIT_INVALID)
-
-    if mime.looks_like_mime(content):
-        raise refuse("this is already a MIME (S/MIME) message, not a plain XML document")
-    problem = _encoding_problem(content)
-    if problem:
-        raise refuse(problem)
-    findings = schema.validate_bytes(content, str(xml_path), allow_smime=False)
-    if findings:
-        raise GovkitError("\n".join(map(str, findings)) + f"\n{xml_path}: not signed: the "
-                          f"document is invalid", exit_code=EXIT_INVALID)
-    if len(mime.signed_text(content)) > MAX_DOCUMENT_BYTES:
-        raise refuse(f"with CRLF line ends the document exceeds {MAX_DOCUMENT_BYTES} bytes")
+    check_signable(content, xml_path)
     signed = sign_bytes(content, signer.certificate, signer.key)
-    check = verify_bytes(signed, str(signed_path(xml_path)), signer.certificate)
-    if not check.ok:  # e.g. an expired CA, or one without digitalSignature
-        raise refuse(f"the signature would not verify: {'; '.join(check.problems)}")
+    check_own_signature(signed, xml_path, signer.certificate)
     out = signed_path(xml_path)
     write_atomic(out, signed)
     return out
+
+
+def _refusal(xml_path: Path, reason: str) -> GovkitError:
+    return GovkitError(f"{xml_path}: not signed: {reason}", exit_code=EXIT_INVALID)
+
+
+def check_signable(content: bytes, xml_path: Path, validated: bool = False) -> bytes:
+    """Refuse (GovkitError, exit 1) what cannot be signed correctly: anything but a valid
+    plain-XML governance or permissions document in UTF-8. Returns the text that is
+    signed (`content` with CRLF line ends). `validated`: the caller has just validated
+    these very bytes (a document it rendered), so that step is skipped."""
+    if mime.looks_like_mime(content):
+        raise _refusal(xml_path, "this is already a MIME (S/MIME) message, not a plain XML "
+                                 "document")
+    problem = _encoding_problem(content)
+    if problem:
+        raise _refusal(xml_path, problem)
+    findings = [] if validated else schema.validate_bytes(content, str(xml_path),
+                                                         allow_smime=False)
+    if findings:
+        raise GovkitError("\n".join(map(str, findings)) + f"\n{xml_path}: not signed: the "
+                          f"document is invalid", exit_code=EXIT_INVALID)
+    text = mime.signed_text(content)
+    if len(text) > MAX_DOCUMENT_BYTES:
+        raise _refusal(xml_path, f"with CRLF line ends the document exceeds "
+                                 f"{MAX_DOCUMENT_BYTES} bytes")
+    return text
+
+
+def check_own_signature(signed: bytes, xml_path: Path, signer_cert: x509.Certificate,
+                        now: dt.datetime | None = None) -> None:
+    """Refuse (GovkitError, exit 1) a signed file `verify` would not accept, e.g. one
+    signed by an expired CA or one without digitalSignature."""
+    check = verify_bytes(signed, str(signed_path(xml_path)), signer_cert, now)
+    if not check.ok:
+        raise _refusal(xml_path, f"the signature would not verify: {'; '.join(check.problems)}")
 
 
 def sign_paths(paths: list[Path], signer_cert_path: Path, signer_key_path: Path
@@ -310,7 +337,10 @@ def _check_signer_info(si, sd: _SignedData, content: bytes, ca: x509.Certificate
         problems.append("signature does not verify with the signer's public key")
 
 
-def _check_document(content: bytes, filename: str, result: Verification) -> None:
+def check_signed_document(content: bytes, filename: str, result: Verification) -> None:
+    """What an implementation loads from the signed part `content`: a text/plain entity
+    whose body is a valid governance or permissions document (problems, kind and
+    warnings go into `result`)."""
     try:
         document, _ = mime.text_body(content)
     except mime.MimeError as e:
@@ -373,7 +403,7 @@ def _verify(data: bytes, filename: str, ca: x509.Certificate, now: dt.datetime,
         raise _Malformed("detached signature without the signed content")
     for si in sd.signer_infos:
         _check_signer_info(si, sd, content, ca, now, result)
-    _check_document(content, filename, result)
+    check_signed_document(content, filename, result)
 
 
 def verify_file(path: Path, ca_cert_path: Path | x509.Certificate,

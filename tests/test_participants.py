@@ -1,0 +1,123 @@
+"""Participants files: both formats, every value checked, one-line errors naming FILE:LINE."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from govkit.errors import EXIT_USAGE, GovkitError
+from govkit.limits import MAX_PARTICIPANTS_BYTES, MAX_TOPICS_PER_ACTION
+from govkit.participants import (
+    Grants,
+    Participant,
+    name_problem,
+    numbered_participants,
+    parse_participants,
+    read_participants,
+)
+
+
+def _error(text: str) -> str:
+    with pytest.raises(GovkitError) as info:
+        parse_participants(text, "fleet.csv")
+    assert info.value.exit_code == EXIT_USAGE
+    message = str(info.value)
+    assert "\n" not in message
+    return message
+
+
+def test_one_name_per_line_with_comments_and_blank_lines():
+    text = "# the fleet\npub\n\n  \nsub\n# a \"quoted\" comment, with commas\n"
+    assert parse_participants(text, "f") == [Participant("pub"), Participant("sub")]
+
+
+def test_csv_with_subject_fields_and_grants():
+    text = ("name,organization,unit,country,publish,subscribe,partitions\n"
+            "alpha,Acme Corp,Robots,DE,Temperature Pressure,Commands,plant/*\n"
+            '"beta",,,, ,"Temperature",\n')
+    alpha, beta = parse_participants(text, "f")
+    assert alpha == Participant("alpha", "Acme Corp", "Robots", "DE",
+                                Grants(("Temperature", "Pressure"), ("Commands",), ("plant/*",)))
+    assert beta == Participant("beta", grants=Grants((), ("Temperature",), ()))
+
+
+def test_csv_without_grant_columns_keeps_the_runner_topics():
+    (p,) = parse_participants("NAME, Organization\nnode-1,Acme\n", "f")
+    assert p == Participant("node-1", "Acme") and p.grants is None
+
+
+def test_utf8_bom_and_crlf(tmp_path):
+    f = tmp_path / "fleet.csv"
+    f.write_bytes(b"\xef\xbb\xbfname,publish\r\na,T1\r\nb,T2\r\n")
+    assert [p.name for p in read_participants(f)] == ["a", "b"]
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("a,b\n", "fleet.csv:1: 2 fields but no header line"),
+    ("pub\nsub extra\n", "fleet.csv:2: invalid participant name 'sub extra'"),
+    ("name,nickname\n", "fleet.csv:1: unknown column 'nickname'"),
+    ("name,name\n", "fleet.csv:1: a column is named twice"),
+    ("name\na\n# x\nb\na\n", "fleet.csv:5: participant a is already on line 2"),
+    ("name,country\na,de\n", "fleet.csv:2: invalid country 'de'"),
+    ("name,organization\na,Acme/Inc\n", "fleet.csv:2: invalid organization 'Acme/Inc'"),
+    ("name,organization\na, lead\n", None),   # cells are stripped: 'lead' is fine
+    ("name,unit\na,x+y\n", "fleet.csv:2: invalid unit 'x+y'"),
+    ("name,publish\na,x<y\n", "fleet.csv:2: invalid name 'x<y' in publish"),
+    ("name,subscribe\na,T T\n", "fleet.csv:2: subscribe names a topic or partition twice"),
+    ("name,publish\na,T,extra\n", "fleet.csv:2: 3 fields, the header has 2"),
+    ('name\n"a\n', "fleet.csv:2: not CSV"),
+    ("name\n", "fleet.csv: lists no participants"),
+    ("identity_ca\n", "fleet.csv:1: invalid participant name 'identity_ca'"),
+    ("a--b\n", "fleet.csv:1: invalid participant name 'a--b'"),
+])
+def test_errors_name_file_and_line(text, expected):
+    if expected is None:
+        assert parse_participants(text, "fleet.csv")[0].organization == "lead"
+        return
+    assert _error(text).startswith(expected)
+
+
+def test_too_many_topics():
+    topics = " ".join(f"T{i}" for i in range(MAX_TOPICS_PER_ACTION + 1))
+    assert _error(f"name,publish\na,{topics}\n").startswith(
+        f"fleet.csv:2: {MAX_TOPICS_PER_ACTION + 1} publish (limit {MAX_TOPICS_PER_ACTION}")
+
+
+def test_file_is_read_like_every_input(tmp_path):
+    with pytest.raises(GovkitError, match="is a directory"):
+        read_participants(tmp_path)
+    big = tmp_path / "big.csv"
+    with big.open("wb") as f:
+        f.truncate(MAX_PARTICIPANTS_BYTES + 1)
+    with pytest.raises(GovkitError, match="too large"):
+        read_participants(big)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(GovkitError, match="FIFO"):
+        read_participants(fifo)
+    latin1 = tmp_path / "latin1.csv"
+    latin1.write_bytes(b"pub\nsub\xe9\n")
+    with pytest.raises(GovkitError, match=r"latin1.csv:2: not UTF-8 text \(byte 7\)"):
+        read_participants(latin1)
+
+
+def test_numbered_participants():
+    assert [p.name for p in numbered_participants(3, "n")] == ["n0", "n1", "n2"]
+    names = [p.name for p in numbered_participants(10_000, "p")]
+    assert names[0] == "p0000" and names[-1] == "p9999" and len(set(names)) == 10_000
+    for count, prefix, message in ((0, "p", "--count"), (3, "a/b", "--prefix 'a/b'"),
+                                   (3, "x" * 63, "invalid participant name")):
+        with pytest.raises(GovkitError, match=message):
+            numbered_participants(count, prefix)
+
+
+@pytest.mark.parametrize("name", ["a", "node-1.pub_2", "x" * 63, "a-b-c"])
+def test_valid_names(name):
+    assert name_problem(name) is None
+
+
+@pytest.mark.parametrize("name", ["", "-a", ".a", "a b", "a,b", "a--b", "x" * 64, "pübl",
+                                  "permissions_ca", "a\n"])
+def test_invalid_names(name):
+    assert name_problem(name).startswith("invalid participant name")

@@ -1,0 +1,161 @@
+"""Many files made durable together: complete old or complete new, even after SIGKILL."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from govkit import mime, schema, smime, staging
+from govkit.fsutil import collect_files
+from govkit.pki import init_pki, load_certificate
+
+GOVKIT = str(Path(sys.executable).with_name("govkit"))
+
+
+def test_commit_writes_every_file_with_its_mode_and_leaves_no_temporary(tmp_path):
+    stager = staging.Stager()
+    (tmp_path / "sub").mkdir()
+    old = os.umask(0o077)   # the modes are exact whatever the umask, as write_atomic's
+    try:
+        stager.write(tmp_path / "a.xml", b"a")
+        stager.write(tmp_path / "sub" / "b.key", b"b", mode=0o600)
+        stager.write(tmp_path / "c.p7s", b"c" * 100_000, mode=0o644)
+    finally:
+        os.umask(old)
+    assert sorted(p.name for p in tmp_path.iterdir() if p.is_file()) == [
+        f".a.xml.{stager.token}{staging.TMP_SUFFIX}", f".c.p7s.{stager.token}{staging.TMP_SUFFIX}"]
+    staging.commit(stager.staged)
+    assert (tmp_path / "a.xml").read_bytes() == b"a"
+    assert (tmp_path / "c.p7s").read_bytes() == b"c" * 100_000
+    assert stat.S_IMODE((tmp_path / "a.xml").stat().st_mode) == 0o644
+    assert stat.S_IMODE((tmp_path / "sub" / "b.key").stat().st_mode) == 0o600
+    assert sorted(p.name for p in tmp_path.rglob("*") if p.is_file()) == ["a.xml", "b.key",
+                                                                          "c.p7s"]
+
+
+@pytest.mark.parametrize("many", [False, True], ids=["fsync-each", "syncfs"])
+def test_commit_replaces_old_files_and_never_an_existing_key(tmp_path, many):
+    (tmp_path / "doc.xml").write_bytes(b"old")
+    (tmp_path / "id.key").write_bytes(b"old key")
+    stager = staging.Stager()
+    stager.write(tmp_path / "doc.xml", b"new")
+    for i in range(staging.FSYNC_EACH_UP_TO + 1 if many else 0):
+        stager.write(tmp_path / f"f{i}.xml", b"x")
+    stager.write(tmp_path / "id.key", b"new key", mode=0o600, overwrite=False)
+    stager.write(tmp_path / "id.pem", b"cert")
+    with pytest.raises(FileExistsError):
+        staging.commit(stager.staged)
+    # committed in order up to the refusal; nothing after it, no temporaries left
+    assert (tmp_path / "doc.xml").read_bytes() == b"new"
+    assert (tmp_path / "id.key").read_bytes() == b"old key"
+    assert not (tmp_path / "id.pem").exists()
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(staging.TMP_SUFFIX)]
+
+
+def test_discard_removes_the_temporaries(tmp_path):
+    stager = staging.Stager()
+    stager.write(tmp_path / "a.xml", b"a")
+    stager.discard()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_remove_orphans_only_touches_old_temporaries_of_dead_writers(tmp_path):
+    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    dead = int(done.stdout)
+    names = {"dead-old": f".a.xml.{dead}-0a0b0c0d{staging.TMP_SUFFIX}",
+             "dead-new": f".b.xml.{dead}-0a0b0c0d{staging.TMP_SUFFIX}",
+             "alive-old": f".c.xml.{os.getpid()}-0a0b0c0d{staging.TMP_SUFFIX}",
+             "not-ours": "notes.govkit-tmp.txt", "document": "d.xml"}
+    for name in names.values():
+        (tmp_path / name).write_bytes(b"x")
+    old = time.time() - 3600
+    for key in ("dead-old", "alive-old", "not-ours", "document"):
+        os.utime(tmp_path / names[key], (old, old))
+    assert staging.remove_orphans(tmp_path) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        v for k, v in names.items() if k != "dead-old")
+    assert staging.remove_orphans(tmp_path / "missing") == 0
+
+
+# ------------------------------------------------------------------ SIGKILL mid-batch
+
+
+def _generate(pki: Path, out: Path, domain: str) -> subprocess.Popen:
+    return subprocess.Popen([GOVKIT, "generate", "--count", "400", "--sign", "--jobs", "2",
+                             "--ca", str(pki), "--out", str(out), "--domain", domain],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            start_new_session=True)
+
+
+def _snapshot(directory: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in directory.iterdir() if p.is_file()}
+
+
+def test_sigkill_mid_batch_leaves_every_file_complete_old_or_complete_new(tmp_path):
+    pki = tmp_path / "pki"
+    init_pki(pki, participants=[f"p{i:03d}" for i in range(400)])
+    ca = pki / "permissions_ca.pem"
+    old_dir, new_dir = tmp_path / "old", tmp_path / "new"
+    for out, domain in ((old_dir, "0-230"), (new_dir, "0-10")):
+        started = time.monotonic()
+        proc = _generate(pki, out, domain)
+        assert proc.wait(timeout=600) == 0, proc.stderr.read()
+        duration = time.monotonic() - started
+    old = _snapshot(old_dir / "permissions")
+    new_xml = {k: v for k, v in _snapshot(new_dir / "permissions").items()
+               if k.endswith(".xml")}
+    assert len(old) == 800 and len(new_xml) == 400
+    assert all(old[k] != new_xml[k] for k in new_xml)   # the two generations differ
+    seen = {"old": 0, "new": 0, "temporaries": 0}
+    # Killed while the workers write temporaries, and right when the renames begin (the
+    # first file in commit order, or one in the middle, has just been replaced).
+    kills = [(fraction, None) for fraction in (0.3, 0.6, 0.9)] + \
+        [(None, "p000.xml"), (None, "p000.p7s"), (None, "p200.xml")]
+    for i, (fraction, watched) in enumerate(kills):
+        target = tmp_path / f"kill{i}"
+        shutil.copytree(old_dir, target)
+        directory = target / "permissions"
+        proc = _generate(pki, target, "0-10")
+        if fraction is not None:
+            time.sleep(duration * fraction)
+        else:
+            inode = (directory / watched).stat().st_ino
+            while (directory / watched).stat().st_ino == inode and proc.poll() is None:
+                time.sleep(0.0005)
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=60)
+        documents = sorted(p.name for p in directory.iterdir()
+                           if not p.name.endswith(staging.TMP_SUFFIX))
+        assert documents == sorted(old), "a document is missing or an extra file appeared"
+        for name in documents:
+            data = (directory / name).read_bytes()
+            if data == old[name]:
+                seen["old"] += 1
+                continue
+            seen["new"] += 1
+            if name.endswith(".xml"):
+                assert data == new_xml[name], f"{name} is neither the old nor the new one"
+            else:   # a new signature: complete, and over the new document
+                v = smime.verify_bytes(data, name, load_certificate(ca))
+                assert v.ok, (name, v.problems)
+                signed = schema.signed_document(data, name).data
+                assert signed == mime.signed_text(new_xml[name.replace(".p7s", ".xml")])
+        temporaries = [p.name for p in directory.iterdir()
+                       if p.name.endswith(staging.TMP_SUFFIX)]
+        seen["temporaries"] += len(temporaries)
+        assert all(t.startswith(".") for t in temporaries)
+        # scans for documents (sign, verify) never take a temporary for one
+        for suffix in (".xml", ".p7s"):
+            found = collect_files([directory], suffix)
+            assert sorted(p.name for p in found) == [d for d in documents if d.endswith(suffix)]
+    print(f"after the kills: {seen}")
+    assert seen["old"] > 0 and seen["new"] > 0   # some kills did land mid-commit
