@@ -34,9 +34,9 @@ from .base import (
 METHOD = (
     "Eclipse Cyclone DDS ddsperf, two processes with a configuration each that names one "
     "interface (loopback unless the point's path is netns or hosts) and the peer's address. "
-    "Latency: `ddsperf ping size S` against `ddsperf pong`; ping sends the next ping when "
-    "the pong arrives and reports one-way latency (round trip / 2). Throughput: `ddsperf "
-    "pub size S` (as fast as it can, reliable) into `ddsperf -1 sub`. ddsperf prints one "
+    "Latency: 'ddsperf ping size S' against 'ddsperf pong'; ping sends the next ping when "
+    "the pong arrives and reports one-way latency (round trip / 2). Throughput: 'ddsperf "
+    "pub size S' (as fast as it can, reliable) into 'ddsperf -1 sub'. ddsperf prints one "
     "summary line per second (latency: count, mean, min, 50/90/99 % and max of that "
     "second, the percentiles over at most the first 20000 samples of the second; "
     "throughput: samples, lost samples and rate of that second, also for seconds without "
