@@ -27,3 +27,14 @@ def _medians() -> dict[tuple[str, str, int], float]:
 def published_latency(profile: str, size: int, source: str = DEFAULT_SOURCE) -> float | None:
     """RTI's published median one-way latency (µs) of `profile` at `size`, or None."""
     return _medians().get((source, profile, size))
+
+
+def published_overhead(profile: str, size: int, source: str = DEFAULT_SOURCE
+                       ) -> dict | None:
+    """RTI's published overhead of `profile` over `none` at `size`: {"ratio", "added_us",
+    "median_us"}, or None where RTI did not publish both figures."""
+    mine = published_latency(profile, size, source)
+    base = published_latency("none", size, source)
+    if mine is None or not base:
+        return None
+    return {"ratio": mine / base, "added_us": mine - base, "median_us": mine}

@@ -28,7 +28,7 @@ from .limits import MAX_RESULTS_BYTES
 from .network import LOSS_MEANING, Network, csv_prefix, csv_suffix
 from .network import sort_key as network_order
 from .profiles import PROFILES, get_profile
-from .published import published_latency
+from .published import published_overhead
 from .wire import METHOD as WIRE_METHOD
 from .wire import profile_verdicts
 
@@ -354,8 +354,8 @@ def summarize(doc: dict, summarizer: Summarizer | None = None) -> list[dict]:
             if reference is not None and net != reference else None
         row["vs_network"] = {"network": reference.label, **stats.compare(est, ref[1])} \
             if ref else None
-        row["rti"] = _rti(profile, size) if mode == "latency" and net.transport == "udp" \
-            and not net.loss_pct else None
+        row["rti"] = published_overhead(profile, size) if mode == "latency" \
+            and net.transport == "udp" and not net.loss_pct else None
         row["flags"] = _flags(row, groups, ok, secured.get(profile, profile != BASELINE),
                               target, fmt) + _wire_flags(doc, profile)
         rows.append(_rounded(row))
@@ -397,13 +397,6 @@ def _wire_flags(doc: dict, profile: str) -> list[dict]:
                        "on the wire this profile does not do what its governance says ("
                        + "; ".join(verdict["reasons"][:2]) + "): its figures are not the "
                        "cost of that protection")]
-
-
-def _rti(profile: str, size: int) -> dict | None:
-    mine, base = published_latency(profile, size), published_latency(BASELINE, size)
-    if mine is None or not base:
-        return None
-    return {"ratio": mine / base, "added_us": mine - base, "median_us": mine}
 
 
 def _flags(row: dict, groups: list[list[float]], ok: list[dict], secured: bool,
