@@ -11,6 +11,7 @@ the plots (govkit.report_plots) only draw it.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,7 @@ from .report_model import (
     Column,
     Comparison,
     Failure,
+    Figure,
     Flag,
     Governance,
     Overhead,
@@ -59,7 +61,7 @@ from .tables import flag_advice
 from .templating import template_environment
 
 __all__ = ["HTML_NAME", "RESULTS_NAME", "SCHEMA", "SUMMARY_NAME", "build_report_model",
-           "load_results", "render_html", "render_summary_md", "write_report"]
+           "load_results", "render", "render_html", "render_summary_md", "write_report"]
 
 RESULTS_NAME = "results.json"
 HTML_NAME = "report.html"
@@ -428,15 +430,21 @@ def _environment() -> Environment:
     return env
 
 
+def render(template: str, figures: Iterable[Figure] = (), **context: Any) -> str:
+    """One of the report templates (templates/*.html.j2, *.md.j2) with the report's filters;
+    `figures` become the page's inline SVGs, by key."""
+    svgs = {f.key: {**f.__dict__, "svg": Markup(f.svg)} for f in figures}
+    return _environment().get_template(template).render(figures=svgs, **context)
+
+
 def render_html(model: ReportModel) -> str:
     if not model.figures:
         model.figures = build_figures(model)
-    figures = {f.key: {**f.__dict__, "svg": Markup(f.svg)} for f in model.figures}
-    return _environment().get_template("report.html.j2").render(m=model, figures=figures)
+    return render("report.html.j2", model.figures, m=model)
 
 
 def render_summary_md(model: ReportModel) -> str:
-    return _environment().get_template("summary.md.j2").render(m=model)
+    return render("summary.md.j2", m=model)
 
 
 def write_report(results_dir: Path) -> tuple[Path, Path]:
