@@ -544,10 +544,17 @@ def wire_check(
 
 
 @app.command()
-def report(results_dir: Annotated[Path, typer.Argument(help="A govkit bench results dir.")]):
-    """Write report.html and summary.md for a results directory."""
-    from .report import write_report
-    html, md = _run(write_report, results_dir)
+def report(
+    run_dirs: Annotated[list[Path], typer.Argument(
+        help="A govkit bench results dir, or two or more to compare.", show_default=False)],
+    out_dir: Annotated[Path | None, typer.Option(
+        "--out", help="Where compare.html and compare.md go (default: the first run's "
+                      "directory); only with two or more runs.")] = None,
+):
+    """Write report.html and summary.md for a results directory; for two or more (e.g. a
+    ddsperf run and a fastdds run), compare.html and compare.md side by side."""
+    from .compare import write_reports
+    html, md = _run(write_reports, run_dirs, out_dir)
     out.print(f"wrote {html}\nwrote {md}", markup=False)
 
 
