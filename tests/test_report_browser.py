@@ -264,3 +264,55 @@ def test_console_errors_are_detected(browser, tmp_path):
     page.write_text("<!DOCTYPE html><title>x</title><script>console.error('boom')</script>")
     browser.navigate(page.as_uri())
     assert any("boom" in e for e in browser.errors())
+
+
+COMPARE = Path(__file__).parent / "data" / "compare"
+
+COMPARE_FACTS = """(() => {
+  const svg = document.querySelector('svg.plot');
+  const r = svg.getBoundingClientRect();
+  const flags = [...document.querySelectorAll('#compare-table a.flag')]
+    .map(a => ({title: a.title, target: !!document.getElementById(a.hash.slice(1))}));
+  return {text: document.body.innerText, figure: svg.closest('figure').id,
+          width: r.width, height: r.height, bboxWidth: svg.getBBox().width,
+          whiskers: svg.querySelectorAll('g[id*="-whiskers-"] path').length,
+          plotText: [...svg.querySelectorAll('text')].map(t => t.textContent).join(' '),
+          flags, scripts: document.scripts.length,
+          scrolled: [...document.querySelectorAll('.scroll')]
+            .filter(d => d.scrollWidth > d.clientWidth + 1)
+            .map(d => d.querySelector('table').id || d.querySelector('table').className),
+          pageWidth: document.documentElement.scrollWidth};
+})()"""
+
+
+def test_compare_renders_in_chromium(browser, tmp_path):
+    """`govkit report A B`: the comparison page of a ddsperf and a Fast DDS run."""
+    from govkit.compare import write_comparison
+    runs = []
+    for name in ("ddsperf", "fastdds"):
+        (tmp_path / name).mkdir()
+        shutil.copy(COMPARE / name / "results.json", tmp_path / name / "results.json")
+        runs.append(tmp_path / name)
+    html, _ = write_comparison(runs)
+    browser.navigate(html.as_uri())
+    facts = browser.evaluate(COMPARE_FACTS)
+    browser.screenshot(ARTIFACTS / "compare.png")
+
+    for label in ("ddsperf · Cyclone DDS", "fastdds · Fast DDS", "RTI Connext, published"):
+        assert label in facts["text"]
+    for name in ("none", "rtps_sign", "rtps_encrypt"):
+        assert name in facts["text"]
+    assert facts["figure"] == "fig-compare"
+    assert facts["width"] > 300 and facts["height"] > 150 and facts["bboxWidth"] > 0
+    assert facts["whiskers"] > 0
+    for word in ("rtps_sign", "rtps_encrypt", "Cyclone DDS", "Fast DDS", "RTI Connext"):
+        assert word in facts["plotText"], word
+    assert facts["flags"] and all(f["title"] and f["target"] for f in facts["flags"])
+    assert facts["pageWidth"] <= WIDTH, "page overflows horizontally"
+    assert facts["scrolled"] == [], "tables need horizontal scrolling at desktop width"
+    assert facts["scripts"] == 0
+    assert browser.errors() == []
+    assert all(u.startswith(("file:", "data:", "about:")) for u in browser.requested_urls()), \
+        browser.requested_urls()
+    png = (ARTIFACTS / "compare.png").read_bytes()
+    assert png.startswith(b"\x89PNG") and len(png) > 20_000
