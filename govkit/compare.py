@@ -64,6 +64,12 @@ class RunInfo:
     def failed_repeats(self) -> int:
         return len(self.model.failures)
 
+    @property
+    def networks(self) -> list[str]:
+        """The networks its latency points were measured over, the run's reference first."""
+        return [n for n in self.model.networks
+                if any(r.network == n for g in self.model.latency for r in g.rows)]
+
 
 @dataclass(frozen=True)
 class RunColumn:
@@ -116,6 +122,11 @@ class CompareModel:
         return name[:1].upper() + name[1:]
 
     @property
+    def throughput_runs(self) -> list[str]:
+        """Labels of the runs that also measured throughput (not compared here)."""
+        return [r.label for r in self.runs if r.model.has_throughput]
+
+    @property
     def flagged_count(self) -> int:
         """Latency points with any flag, over all runs."""
         return sum(len(r.flagged) for r in self.runs)
@@ -164,8 +175,7 @@ def build_compare_model(dirs: list[Path]) -> CompareModel:
     _refuse_same_run(dirs, docs)
     _refuse_nothing_in_common(dirs, models)
     runs = _runs(dirs, docs, models)
-    columns = [RunColumn(run, net) for run in runs for net in run.model.networks
-               if any(r.network == net for g in run.model.latency for r in g.rows)]
+    columns = [RunColumn(run, net) for run in runs for net in run.networks]
     profiles = _profiles(models)
     cells = [{(g.profile.name, r.size): r for g in c.run.model.latency for r in g.rows
               if r.network == c.network} for c in columns]
@@ -184,18 +194,8 @@ def build_compare_model(dirs: list[Path]) -> CompareModel:
                 Published(rti["ratio"], rti["added_us"], rti["median_us"]) if rti else None))
         if rows:
             groups.append((profile, rows))
-    statistics = list(dict.fromkeys(s for m in models if (s := m.statistic("latency"))))
-    machine, differences = _differences(docs, runs)
-    if len(statistics) > 1:
-        differences.append("latency statistic: " + ", ".join(
-            f"{r.label}: {r.model.statistic('latency')}" for r in runs))
-    scopes = {ACCESS_SCOPES[r.model.runner].topics if r.model.runner in ACCESS_SCOPES
-              else None for r in runs}
-    topics = list(scopes.pop()) if len(scopes) == 1 and None not in scopes else []
     return CompareModel(runs=runs, columns=columns, groups=groups, sizes=sizes,
-                        statistic=statistics[0] if len(statistics) == 1 else "",
-                        machine=machine, differences=differences,
-                        topics=topics, same_governance=_same_governance(models, groups))
+                        **_comparability(docs, runs, groups))
 
 
 def _refuse_same_directory(dirs: list[Path]) -> None:
@@ -273,41 +273,44 @@ def _profiles(models: tuple[ReportModel, ...]) -> list[ProfileInfo]:
                                                  order.index(p.name)))
 
 
-def _differences(docs: tuple[dict, ...], runs: list[RunInfo]
-                 ) -> tuple[list[tuple[str, str]], list[str]]:
-    """(what every run records about its machine, when they agree; the differences)."""
-    def values(section: str, key: str) -> list:
-        return [(doc.get(section) or {}).get(key) for doc in docs]
-
+def _comparability(docs: tuple[dict, ...], runs: list[RunInfo],
+                   groups: list[tuple[ProfileInfo, list[CompareRow]]]) -> dict:
+    """What the runs share (machine, statistic, topics, governance) and, one line each,
+    where they differ: CompareModel's fields for the "what may be compared" text."""
     def text(vals: list) -> str:
-        return ", ".join(f"{r.label}: {'not recorded' if v is None else v}"
+        return "; ".join(f"{r.label}: {'not recorded' if v is None else v}"
                          for r, v in zip(runs, vals, strict=True))
 
     machine, differences = [], []
     for key, label in _MACHINE.items():
-        vals = values("environment", key)
-        if len(set(map(str, vals))) == 1:
-            if vals[0] is not None:
-                machine.append((label, str(vals[0])))
-        else:
-            differences.append(f"{label}: {text(vals)}")
-    for key, label in _SETTINGS.items():
-        vals = values("settings", key)
+        vals = [(doc.get("environment") or {}).get(key) for doc in docs]
         if len(set(map(str, vals))) > 1:
             differences.append(f"{label}: {text(vals)}")
-    return machine, differences
-
-
-def _same_governance(models: tuple[ReportModel, ...],
-                     groups: list[tuple[ProfileInfo, list[CompareRow]]]) -> bool:
-    """Whether every compared profile has the same governance settings in every run that
-    describes it (results.json records them per profile)."""
-    for profile, _ in groups:
-        settings = [p.settings for m in models for p in m.profiles
-                    if p.name == profile.name and p.listed]
-        if any(s != settings[0] for s in settings):
-            return False
-    return True
+        elif vals[0] is not None:
+            machine.append((label, str(vals[0])))
+    for key, label in _SETTINGS.items():
+        vals = [(doc.get("settings") or {}).get(key) for doc in docs]
+        if len(set(map(str, vals))) > 1:
+            differences.append(f"{label}: {text(vals)}")
+    networks = [", ".join(r.networks) for r in runs]
+    if len(set(networks)) > 1:
+        differences.append(f"networks: {text(networks)}")
+    statistics = [r.model.statistic("latency") for r in runs]
+    if len(set(statistics)) > 1:
+        differences.append(f"latency statistic: {text(statistics)}")
+    scopes = [ACCESS_SCOPES.get(r.model.runner) for r in runs]
+    topics = [", ".join(s.topics) if s else None for s in scopes]
+    if len(set(topics)) > 1:
+        differences.append(f"topics: {text(topics)}")
+    unlike = [p.name for p, _ in groups if len({tuple(sorted(q.settings.items()))
+                                               for r in runs for q in r.model.profiles
+                                               if q.name == p.name and q.listed}) > 1]
+    if unlike:
+        differences.append("governance settings of " + ", ".join(unlike))
+    return {"machine": machine, "differences": differences,
+            "statistic": statistics[0] if len(set(statistics)) == 1 else "",
+            "topics": list(scopes[0].topics) if len(set(topics)) == 1 and scopes[0] else [],
+            "same_governance": not unlike}
 
 
 # ---------------------------------------------------------------------- writing

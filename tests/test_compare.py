@@ -326,6 +326,39 @@ def test_differences_between_runs_are_said(tmp_path):
     assert "- measured seconds per repeat: ddsperf" in md
 
 
+def test_networks_topics_and_governance_differences_are_said(tmp_path):
+    docs = [load(n) for n in RUNS]
+    for r in docs[0]["results"]:
+        r["transport"] = "tcp"
+    docs[1]["runner"] = "perftest"                   # another runner's topics
+    next(p for p in docs[1]["profiles"] if p["name"] == "rtps_sign")["settings"][
+        "rtps_protection_kind"] = "ENCRYPT"
+    page, _, _ = compare(tmp_path, *docs)
+    items = [text(li) for li in page.xpath('//*[@id="differences"]//li')]
+    assert "networks: ddsperf · Cyclone DDS 0.10.2-2: tcp lo; perftest · RTI Connext DDS: " \
+           "udp lo" in items
+    assert any(i.startswith("topics: ddsperf · Cyclone DDS 0.10.2-2: DDSPerfRDataKS") and
+               "perftest · RTI Connext DDS: Throughput, Latency, Announcement" in i
+               for i in items), items
+    assert "governance settings of rtps_sign" in items
+    said = text(page.get_element_by_id("comparable-text"))
+    assert "same payload type and topics" not in said and "same governance" not in said
+
+
+def test_throughput_is_left_to_each_runs_own_report(tmp_path):
+    docs = [load(n) for n in RUNS]
+    extra = copy.deepcopy(next(r for r in docs[1]["results"] if r["profile"] == "none"))
+    extra.update(mode="throughput", raw={"format": "throughput-summary", "rows": [],
+                                         "summary": {"mean_rate_sps": 1000.0}})
+    docs[1]["results"].append(extra)
+    page, md, _ = compare(tmp_path, *docs)
+    assert text(page.get_element_by_id("throughput-note")) == (
+        "Throughput, measured by fastdds · Fast DDS 2.9.1+ds-1+deb12u2, is not compared "
+        "here: see that run's own report.")
+    assert "Throughput, measured by fastdds" in md
+    check_run_cells(page, 1, latency(docs[1]))
+
+
 def test_flags_marked_with_reasons_that_lead_to_the_flags_list(both):
     docs, page, md, _ = both
     for column, doc in enumerate(docs):
