@@ -56,6 +56,7 @@ from .report_model import (
     wbr,
 )
 from .report_plots import build_figures
+from .report_wire import WireMalformed, build_wire_section
 from .results import load_results
 from .tables import flag_advice
 from .templating import template_environment
@@ -70,7 +71,9 @@ SUMMARY_NAME = "summary.md"
 # Environment keys shown first, with labels; any other key follows in document order.
 _ENV_LABELS = {
     "cpu": "CPU", "cores": "Cores", "usable_cpus": "Usable CPUs", "kernel": "Kernel",
-    "cyclonedds": "Cyclone DDS", "openssl": "OpenSSL", "govkit": "govkit", "python": "Python",
+    "cyclonedds": "Cyclone DDS", "fastdds": "Fast DDS (libfastrtps)",
+    "fastdds_perf": "fastdds_perf build", "openssl": "OpenSSL", "govkit": "govkit",
+    "python": "Python",
 }
 # Governance settings that tell profiles apart; always shown as columns, in this order.
 _KEY_SETTINGS = {
@@ -121,11 +124,17 @@ def build_report_model(doc: Any, source: str = RESULTS_NAME) -> ReportModel:
     try:
         check(doc)
         try:
+            wire = build_wire_section(doc)       # first: its errors name the wire record
+        except WireMalformed as e:
+            raise Malformed(str(e)) from None
+        try:
             summary = results.summarize(doc)
         except (ArithmeticError, AttributeError, KeyError, TypeError, ValueError) as e:
             raise Malformed(f"cannot recompute the figures from the raw rows "
                              f"({type(e).__name__}: {e})") from None
-        return _build(doc, summary)
+        model = _build(doc, summary)
+        model.wire = wire
+        return model
     except Malformed as e:
         raise GovkitError(f"{source}: {e}", EXIT_USAGE) from None
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from markupsafe import Markup, escape
 
 from .published import DEFAULT_SOURCE
+from .report_wire import WireSection
 from .tables import ADVICE, SHORT
 
 DASH = "\u2013"  # shown wherever a value does not exist
@@ -278,6 +279,7 @@ class ReportModel:
     networks: list[str] = field(default_factory=lambda: ["udp lo"])   # reference first
     comparisons: list[Comparison] = field(default_factory=list)
     path_text: str = "loopback"            # where the processes ran, for the prose
+    wire: WireSection | None = None        # govkit bench --wire: what the wire carried
 
     @property
     def show_network(self) -> bool:

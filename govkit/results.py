@@ -31,6 +31,7 @@ from .profiles import PROFILES, get_profile
 from .published import published_overhead
 from .wire import METHOD as WIRE_METHOD
 from .wire import profile_verdicts
+from .wire_verdict import judge_again
 
 SCHEMA = "govkit.bench/2"
 BASELINE = "none"
@@ -315,6 +316,7 @@ def summarize(doc: dict, summarizer: Summarizer | None = None) -> list[dict]:
             estimates[key] = (fmt, summarizer.point_estimate(key, fmt, groups), groups)
 
     order = {p.name: i for i, p in enumerate(PROFILES)}
+    verdicts = wire_verdicts(doc)
     # Transport (path, loss) comparison: every point against the same profile, mode and
     # size over the run's first network (udp lo without loss when measured), seed 003-like.
     nets = sorted({Network(*k[3:]) for k in estimates}, key=network_order)
@@ -357,7 +359,7 @@ def summarize(doc: dict, summarizer: Summarizer | None = None) -> list[dict]:
         row["rti"] = published_overhead(profile, size) if mode == "latency" \
             and net.transport == "udp" and not net.loss_pct else None
         row["flags"] = _flags(row, groups, ok, secured.get(profile, profile != BASELINE),
-                              target, fmt) + _wire_flags(doc, profile)
+                              target, fmt) + _wire_flags(verdicts, profile)
         rows.append(_rounded(row))
     return rows
 
@@ -387,16 +389,25 @@ def _median(values: list[float]) -> float | None:
     return stats.statistics.median(values) if values else None
 
 
-def _wire_flags(doc: dict, profile: str) -> list[dict]:
+def _wire_flags(verdicts: dict, profile: str) -> list[dict]:
     """A profile whose traffic did not match its governance: its figures are not the cost
     of the protection it claims, so every row of it says so."""
-    verdict = doc.get("wire", {}).get("profiles", {}).get(profile)
+    verdict = verdicts.get(profile)
     if not verdict or verdict["verdict"] == "match":
         return []
     return [stats.flag("wire_mismatch", "warning",
                        "on the wire this profile does not do what its governance says ("
                        + "; ".join(verdict["reasons"][:2]) + "): its figures are not the "
                        "cost of that protection")]
+
+
+def wire_verdicts(doc: dict) -> dict:
+    """Per profile, the verdict over its captured points, each judged again from its stored
+    counts (govkit.wire_verdict.judge_again), not the verdict results.json stored."""
+    wire = doc.get("wire")
+    if not wire:
+        return {}
+    return profile_verdicts([judge_again(p) for p in wire.get("points", [])])
 
 
 def _flags(row: dict, groups: list[list[float]], ok: list[dict], secured: bool,

@@ -154,21 +154,9 @@ def flag_advice(summary: list[dict]) -> list[str]:
             sorted(warnings.items())]
 
 
-def _level(counts: dict, want: str | None = None) -> str:
-    """'GCM 100%' / 'none 97% GCM 3%' / 'hidden' / '–', with '(want X)' when it differs."""
-    from .wire_verdict import LABELS, NOT_VISIBLE
-    visible = {k: v for k, v in counts.items() if k not in NOT_VISIBLE and v}
-    n = sum(visible.values())
-    if not visible:
-        return "hidden" if counts.get("hidden") else "–"
-    text = " ".join(f"{LABELS.get(k, k)} {100 * v / n:.0f}%" if v != n else
-                    f"{LABELS.get(k, k)} 100%"
-                    for k, v in sorted(visible.items(), key=lambda kv: -kv[1]))
-    return text if want is None or set(visible) == {want} else f"{text} (want {LABELS[want]})"
-
-
 def wire_table(points: list[dict]) -> Table | None:
     """What each captured point's user traffic carried, against its governance."""
+    from .wire_verdict import level
     if not points:
         return None
     table = Table(title="On the wire (one extra, unmeasured repeat per point): what the user "
@@ -190,8 +178,8 @@ def wire_table(points: list[dict]) -> Table | None:
         name = p["profile"] + ("" if e["profile"] == p["profile"] else f" (as {e['profile']})")
         table.add_row(
             name, p["mode"], str(p["size"]), f"{u['messages']:,}",
-            _level(u["rtps"], e["rtps"]), _level(u["submessage"], e["submessage"]),
-            _level(u["payload"], e["payload"]),
+            level(u["rtps"], e["rtps"]), level(u["submessage"], e["submessage"]),
+            level(u["payload"], e["payload"]),
             f"{readable:,}" + ("" if (readable == 0) == (not e["readable_payload"]) else
                                " (want 0)" if not e["readable_payload"] else " (want >0)"),
             f"{o['discovery']['messages']:,}",

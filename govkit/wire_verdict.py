@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from .profiles import Profile
+from .profiles import PROFILES, Profile
 
 # governance ProtectionKind -> (transform class, origin authentication)
 PROTECTION = {"NONE": ("none", False), "SIGN": ("gmac", False),
@@ -76,6 +76,18 @@ def distribution(counts: dict, n: int | None = None, drop=(), prep: str = "on") 
         return f"none of {n:,}"
     return ", ".join(f"{LABELS.get(k, k)} {prep} {_pct(v, n)} %" for k, v in items) \
         + f" of {n:,}"
+
+
+def level(counts: dict, want: str | None = None) -> str:
+    """'GCM 100%' / 'none 97% GCM 3%' / 'hidden' / '–', with '(want X)' when it differs."""
+    visible = {k: v for k, v in counts.items() if k not in NOT_VISIBLE and v}
+    n = sum(visible.values())
+    if not visible:
+        return "hidden" if counts.get("hidden") else "–"
+    text = " ".join(f"{LABELS.get(k, k)} {100 * v / n:.0f}%" if v != n else
+                    f"{LABELS.get(k, k)} 100%"
+                    for k, v in sorted(visible.items(), key=lambda kv: -kv[1]))
+    return text if want is None or set(visible) == {want} else f"{text} (want {LABELS[want]})"
 
 
 def _visible(counts: dict) -> dict:
@@ -225,3 +237,24 @@ def _add_counts(total: dict, more: dict) -> None:
             _add_counts(total.setdefault(k, {}), v)
         elif isinstance(v, int) and not isinstance(v, bool):
             total[k] = total.get(k, 0) + v
+
+
+def judge_again(record: dict) -> dict:
+    """A stored wire point (results.json's `wire.points[i]`) with its verdict, reasons and
+    headline judged again from its own counts, against the catalog's profile where the
+    record names one: a reader (summary, report) never repeats a stored verdict that the
+    stored counts contradict. Raises KeyError/TypeError/ValueError on a malformed record."""
+    if record["status"] != "ok":
+        return record
+    stored = record["expected"]
+    catalog = {p.name: p for p in PROFILES}
+    expect = Expectation.of(catalog[stored["profile"]]) if stored["profile"] in catalog \
+        else Expectation(**{k: stored[k] for k in Expectation.__dataclass_fields__})
+    judged = checks(expect, record["observed"])
+    failing = [c for c in judged if c["status"] == "mismatch"]
+    return {**record, "expected": expect.to_json(), "checks": judged,
+            "verdict": "mismatch" if failing else "match",
+            "reasons": [f"{c['check']}: expected {c['expected']}; observed {c['observed']}"
+                        for c in failing],
+            "headline": headline(record["observed"]),
+            "stored_verdict": record.get("verdict")}

@@ -813,8 +813,8 @@ def test_render_functions_work_on_a_model():
 # --------------------------------------------------------------------- malformed input
 
 
-def _broken(mutate):
-    doc = load("full")
+def _broken(mutate, fixture="full"):
+    doc = load(fixture)
     mutate(doc)
     return json.dumps(doc)
 
@@ -875,6 +875,14 @@ MALFORMED = [
         mean=True)), "results[0].raw.rows[0].mean: expected a number, got true"),
     ("profile not object", _broken(lambda d: d["profiles"].append("rtps_sign")),
      "profiles[3]: expected an object"),
+    ("wire not object", _broken(lambda d: d.update(wire=[1])),
+     "wire: not an object with a list of points"),
+    ("wire point without counts", _broken(lambda d: d["wire"]["points"][2].pop("observed"),
+                                          "wire"),
+     "wire.points[2]: cannot be read (KeyError: 'observed')"),
+    ("wire counts not numbers", _broken(
+        lambda d: d["wire"]["points"][0]["observed"]["user"].update(readable="many"), "wire"),
+     "wire.points[0]: cannot be read (TypeError"),
     ("deep nesting", "[" * 100_000 + "]" * 100_000, "nested deeper than 32 levels"),
     ("deep inside", _broken(lambda d: d["environment"].update(x=json.loads("[" * 40 +
                                                                              "]" * 40))),

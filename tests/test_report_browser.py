@@ -316,3 +316,68 @@ def test_compare_renders_in_chromium(browser, tmp_path):
         browser.requested_urls()
     png = (ARTIFACTS / "compare.png").read_bytes()
     assert png.startswith(b"\x89PNG") and len(png) > 20_000
+
+
+WIRE_FACTS = """(() => {
+  const rows = [...document.querySelectorAll('#wire-table tbody tr')]
+    .map(r => ({profile: r.dataset.profile, verdict: r.dataset.verdict,
+                text: r.innerText}));
+  const seen = [...document.querySelectorAll('#governance-table td[data-wire]')]
+    .map(td => ({profile: td.closest('tr').dataset.profile, wire: td.dataset.wire,
+                 text: td.innerText}));
+  const alert = document.getElementById('wire-alert');
+  return {rows, seen, alert: alert ? alert.innerText : null,
+          count: document.getElementById('wire-count').innerText,
+          reasons: [...document.querySelectorAll('#wire-reasons li')].map(li => li.innerText),
+          scrolled: [...document.querySelectorAll('.scroll')]
+            .filter(d => d.scrollWidth > d.clientWidth + 1)
+            .map(d => d.querySelector('table').id || d.querySelector('table').className),
+          pageWidth: document.documentElement.scrollWidth};
+})()"""
+
+
+def test_wire_section_in_chromium(browser, tmp_path):
+    """`bench --wire`: each profile's row says what was seen on the wire, and the per-point
+    table shows the counts (recorded run: all seven match)."""
+    html, doc = _report(tmp_path, "wire")
+    browser.navigate(html.as_uri())
+    facts = browser.evaluate(WIRE_FACTS)
+    browser.screenshot(ARTIFACTS / "report-wire.png")
+    names = [p["name"] for p in doc["profiles"]]
+    assert sorted(r["profile"] for r in facts["rows"]) == sorted(names)
+    assert {r["verdict"] for r in facts["rows"]} == {"match"}
+    assert {s["profile"]: s["wire"] for s in facts["seen"]} == dict.fromkeys(names, "match")
+    encrypt = next(s for s in facts["seen"] if s["profile"] == "rtps_encrypt")["text"]
+    assert encrypt.startswith("✓ matches") and "RTPS GCM 100%" in encrypt
+    assert "readable payload in 0 of" in encrypt
+    assert facts["alert"] is None and facts["reasons"] == []
+    assert facts["count"].startswith("7 of 7")
+    assert facts["pageWidth"] <= WIDTH and facts["scrolled"] == []
+    assert browser.errors() == []
+
+
+def test_wire_mismatch_is_judged_again_from_the_counts(browser, tmp_path):
+    """A stored "match" whose counts show readable payload under rtps_encrypt: the report
+    judges the counts, raises the alert, names the broken check and says the stored verdict
+    differed."""
+    doc = json.loads((DATA / "wire" / "results.json").read_text())
+    point = next(p for p in doc["wire"]["points"] if p["profile"] == "rtps_encrypt")
+    user = point["observed"]["user"]
+    n = user["messages"]
+    user.update(rtps={"none": n}, readable=n, payload={"plain": n}, submessage={"none": n})
+    assert point["verdict"] == "match"          # what results.json (wrongly) says
+    (tmp_path / "results.json").write_text(json.dumps(doc))
+    html, _ = write_report(tmp_path)
+    browser.navigate(html.as_uri())
+    facts = browser.evaluate(WIRE_FACTS)
+    row = next(r for r in facts["rows"] if r["profile"] == "rtps_encrypt")
+    assert row["verdict"] == "mismatch"
+    assert "MISMATCH" in row["text"] and "stored another verdict" in row["text"]
+    assert "none 100% (want GCM)" in row["text"]
+    assert {s["profile"]: s["wire"] for s in facts["seen"]}["rtps_encrypt"] == "mismatch"
+    assert facts["alert"] and "rtps_encrypt" in facts["alert"]
+    assert facts["count"].startswith("6 of 7")
+    assert any(r.startswith("rtps_encrypt latency 1024 B: rtps protection: expected GCM")
+               for r in facts["reasons"]), facts["reasons"]
+    assert any("readable payload" in r for r in facts["reasons"])
+    assert browser.errors() == []

@@ -91,6 +91,32 @@ def test_bench_wire_shows_every_profile_matching(wire_run):
     assert not any(f["code"] == "wire_mismatch" for s in doc["summary"] for f in s["flags"])
 
 
+# profiles where something encrypts the user payload (the catalog's words, not govkit.wire's)
+ENCRYPTING = {p.name for p in PROFILES
+              if any("ENCRYPT" in (k or "") for k in (p.rtps_protection_kind,
+                                                      p.metadata_protection_kind,
+                                                      p.data_protection_kind))}
+
+
+def test_the_report_shows_the_wire(wire_run):
+    """The real run's report: every profile's row says what its traffic carried, and the
+    per-point table holds the counts results.json stored (judged again from them)."""
+    from govkit.report import build_report_model, render_summary_md
+    from govkit.results import load_results
+
+    _, doc, cwd = wire_run
+    model = build_report_model(load_results(cwd / "res" / "results.json"))
+    assert model.wire is not None and model.wire.mismatched == []
+    for p in model.wire.points:
+        stored = _point(doc, p.profile)
+        assert p.verdict == stored["verdict"] == "match" and not p.stored_verdict_differs
+        assert p.user_messages == stored["observed"]["user"]["messages"] > 0
+        assert (p.readable == 0) == (p.profile in ENCRYPTING), p
+    assert model.wire.profiles["rtps_encrypt"].short.startswith("RTPS GCM 100%")
+    md = render_summary_md(model)
+    assert "7 of 7 profiles match their governance" in md
+
+
 def _point(doc, name):
     return next(p for p in doc["wire"]["points"] if p["profile"] == name)
 

@@ -382,10 +382,21 @@ def test_summary_rows_of_a_mismatched_profile_are_flagged():
                         "status": "ok", "raw": {"format": "latency-per-second", "rows": rows},
                         "warmup_rows": 1, "measured_rows": len(rows) - 1}
                        for p in ("none", "rtps_sign")],
-           "wire": {"points": [], "profiles": {"rtps_sign": {
-               "verdict": "mismatch", "reasons": ["latency 1024 B: rtps protection: ..."]}}}}
-    flags = {r["profile"]: [f["code"] for f in r["flags"]] for r in summarize(doc)}
+           "wire": {"points": [], "profiles": {}}}
+    # a real captured point (tests/data/report/wire): rtps_encrypt's traffic, stored as
+    # rtps_sign's with the verdict "match" that its counts contradict (GCM, not GMAC)
+    recorded = json.loads((Path(__file__).parent / "data" / "report" / "wire" /
+                           "results.json").read_text())["wire"]["points"]
+    point = next(p for p in recorded if p["profile"] == "rtps_encrypt")
+    point = {**point, "profile": "rtps_sign",
+             "expected": {**point["expected"], "profile": "rtps_sign"}}
+    assert point["verdict"] == "match"
+    doc["wire"]["points"].append(point)
+    doc["wire"]["profiles"] = {"rtps_sign": {"verdict": "match", "reasons": []}}
+    flags = {r["profile"]: {f["code"]: f["reason"] for f in r["flags"]}
+             for r in summarize(doc)}
     assert "wire_mismatch" in flags["rtps_sign"] and "wire_mismatch" not in flags["none"]
+    assert "rtps protection: expected GMAC" in flags["rtps_sign"]["wire_mismatch"]
 
 
 # ----------------------------------------------------------------- capture helpers
