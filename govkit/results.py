@@ -431,7 +431,7 @@ def _flags(row: dict, groups: list[list[float]], ok: list[dict], secured: bool,
                                  or row["ci_halfwidth_pct"] > target):
         flags.append(stats.flag(
             "wide_interval", "warning",
-            f"95% interval {_pct(row['ci_halfwidth_pct'])} is wider than the target "
+            f"95% interval {_pct(row['ci_halfwidth_pct'], target)} is wider than the target "
             f"±{target:g}% after {row['repeats']} repeats"))
     vs = row["vs_none"]
     if secured and vs is not None and vs["ratio"] is not None:
@@ -494,8 +494,16 @@ def _flags(row: dict, groups: list[list[float]], ok: list[dict], secured: bool,
     return flags
 
 
-def _pct(halfwidth: float | None) -> str:
-    return "of unknown width (the estimate is 0)" if halfwidth is None else f"±{halfwidth:.1f}%"
+def _pct(halfwidth: float | None, target: float | None = None) -> str:
+    """'±6.3%'; with more decimals where one would round onto the target ('±5.04%', never
+    '±5.0% is wider than the target ±5%')."""
+    if halfwidth is None:
+        return "of unknown width (the estimate is 0)"
+    for digits in (1, 2, 3):
+        text = f"{halfwidth:.{digits}f}"
+        if target is None or float(text) > target:
+            return f"±{text}%"
+    return f"±{halfwidth:g}%"
 
 
 def _rounded(obj):

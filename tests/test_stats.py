@@ -257,3 +257,12 @@ def test_a_baseline_of_zero_gives_no_ratio_instead_of_a_crash():
     assert rows_["none"]["estimate"] == 0 and rows_["none"]["ci_halfwidth_pct"] is None
     assert any("of unknown width" in f["reason"] for f in rows_["none"]["flags"])
     assert rows_["rtps_sign"]["vs_none"]["ratio"] is None
+
+
+def test_wide_interval_reason_never_rounds_onto_the_target():
+    """'±5.0% is wider than the target ±5%' reads as a contradiction: more decimals."""
+    from govkit.results import _pct
+    assert _pct(5.04, 5.0) == "±5.04%"
+    assert _pct(5.0004, 5.0) == "±5.0004%"
+    assert _pct(6.33, 5.0) == "±6.3%"
+    assert _pct(None) == "of unknown width (the estimate is 0)"
