@@ -151,6 +151,8 @@ class BenchOptions:
             raise GovkitError(f"--max-repeat {self.max_repeat} is below --repeat {self.repeat}")
         if not 0 < self.target_ci <= 100:
             raise GovkitError(f"--target-ci {self.target_ci:g} must be a percentage in (0, 100]")
+        if self.peer_addresses and not self.hosts:
+            raise GovkitError("--peer-address applies to --hosts only")
         plain = self.transports == ["udp"] and self.paths == ["lo"] and self.loss_rates == [0]
         if self.runner != "ddsperf" and not plain:
             raise GovkitError(f"--transport, --net, --hosts and --loss-rate need --runner "

@@ -457,8 +457,6 @@ def bench(
         paths=_run(parse_paths, net, bool(host_map)), hosts=host_map,
         peer_addresses=_run(parse_peer_addresses, peer_address), ssh_config=ssh_config,
         wire=wire, wire_pcap=wire_pcap)
-    if peer_address and not host_map:
-        _fail(GovkitError("--peer-address applies to --hosts only"))
     outcome = _run(run_bench, opts, err.get())
     if dry_run:
         print("\n".join(outcome.dry_run_lines))
