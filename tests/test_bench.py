@@ -257,3 +257,47 @@ def test_interrupt_keeps_completed_points_and_stops_the_runners(tmp_path, sig):
     assert [(r["size"], r["status"]) for r in doc["results"]] == [(first.size, "ok")]
     time.sleep(0.5)
     assert _pong_of(out, set()) is None, "a ddsperf process outlived govkit"
+
+
+def _runners_of(out_dir: Path) -> list[int]:
+    """pids of the ddsperf processes whose configuration lives under out_dir."""
+    pids = []
+    for d in Path("/proc").iterdir():
+        try:
+            cmd = (d / "cmdline").read_bytes().split(b"\0") if d.name.isdigit() else [b""]
+            if cmd[0].endswith(b"ddsperf") and str(out_dir).encode() in \
+                    (d / "environ").read_bytes():
+                pids.append(int(d.name))
+        except OSError:
+            continue
+    return pids
+
+
+def test_sigkill_of_govkit_takes_its_runners_with_it(tmp_path):
+    """govkit killed by SIGKILL (no handler runs) mid-point: its ddsperf processes, each in
+    its own session, die with it instead of staying behind as orphans (a ping whose peer
+    is gone waits for a match forever)."""
+    out = tmp_path / "res"
+    proc = subprocess.Popen([GOVKIT, "bench", "--profile", "none", "--sizes", "32",
+                             "--duration", "30", "--repeat", "1", "--max-repeat", "1",
+                             "--out", str(out), "--no-report"], cwd=tmp_path,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            stdin=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while len(_runners_of(out)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        runners = _runners_of(out)
+        assert len(runners) == 2, "never saw the point's pong and ping"
+        time.sleep(1)                      # both running, matched
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+        deadline = time.monotonic() + 5
+        while _runners_of(out) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        left = _runners_of(out)
+    finally:
+        proc.kill()
+        for pid in _runners_of(out):
+            os.kill(pid, signal.SIGKILL)
+    assert left == [], f"ddsperf processes outlived govkit: {left}"

@@ -205,6 +205,28 @@ def describe(spec: ProcessSpec) -> str:
     return f"{env + ' ' if env else ''}{shlex.join(launch_argv(spec))}"
 
 
+def _dies_with_govkit():
+    """A preexec function: the child asks the kernel for SIGKILL when govkit dies, even by
+    SIGKILL or the OOM killer (prctl PR_SET_PDEATHSIG; kept across the exec of chrt,
+    taskset, `ip netns exec` and the runner). Without it a killed govkit left its runners
+    orphaned in their own sessions: a ddsperf ping whose pong died waits for a match
+    forever. The signal follows the thread that started the child; run_processes starts,
+    waits for and stops its processes in one thread. None where prctl is unavailable."""
+    import ctypes
+
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl    # resolved before the fork
+    except (AttributeError, OSError):
+        return None
+    parent = os.getpid()
+
+    def preexec() -> None:
+        prctl(1, signal.SIGKILL, 0, 0, 0)                  # 1 = PR_SET_PDEATHSIG
+        if os.getppid() != parent:                         # govkit died before that
+            os._exit(1)
+    return preexec
+
+
 def run_processes(specs: list[ProcessSpec], timeout: float, grace: float = 0.5
                   ) -> dict[str, ProcessOutput]:
     """Start the processes in order, wait for the primary one, stop the rest.
@@ -219,6 +241,7 @@ def run_processes(specs: list[ProcessSpec], timeout: float, grace: float = 0.5
     timed_out = False
     stopped: set[int] = set()   # pids we signalled: their exit status is ours, not theirs
     placement: dict[int, dict] = {}
+    preexec = _dies_with_govkit()
     try:
         for spec in specs:
             if spec.start_delay:
@@ -230,7 +253,7 @@ def run_processes(specs: list[ProcessSpec], timeout: float, grace: float = 0.5
             # ssh: stdin stays open while the remote process should run (remote_script)
             p = subprocess.Popen(launch_argv(spec), stdout=out, stderr=err,
                                  stdin=subprocess.PIPE if remote else subprocess.DEVNULL,
-                                 env=env, start_new_session=True)
+                                 env=env, start_new_session=True, preexec_fn=preexec)
             procs.append((spec, p, out, err))
         pspec, primary, pout, _ = next((x for x in procs if x[0].primary), procs[-1])
         timed_out = not _wait_primary(primary, pout, pspec.stop_when, deadline)
