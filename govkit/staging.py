@@ -103,16 +103,9 @@ def _sync_data(directories: list[str]) -> None:
             os.close(fd)
 
 
-def _fsync_directory(d: str) -> None:
-    fd = os.open(d, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _fsync_file(path: str) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+def _fsync(path: str, kind: int) -> None:
+    """fsync a directory (kind O_DIRECTORY) or a file (kind O_NOFOLLOW) by path."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | kind)
     try:
         os.fsync(fd)
     finally:
@@ -130,7 +123,7 @@ def commit(staged: list[Staged]) -> None:
     try:
         if len(staged) <= FSYNC_EACH_UP_TO:
             for s in staged:
-                _fsync_file(s.tmp)
+                _fsync(s.tmp, os.O_NOFOLLOW)
         else:
             _sync_data(directories)
         for s in staged:
@@ -141,7 +134,7 @@ def commit(staged: list[Staged]) -> None:
                 os.unlink(s.tmp)
             done += 1
         for d in directories:
-            _fsync_directory(d)
+            _fsync(d, os.O_DIRECTORY)
     except BaseException:
         discard(staged[done:])
         raise

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import lxml.html
 import pytest
+from _html import interval, num, text, words
 
 from govkit import results
 from govkit.compare import (
@@ -67,25 +68,6 @@ def both(tmp_path_factory):
     docs = [load(n) for n in RUNS]
     page, md, dirs = compare(tmp_path_factory.mktemp("both"), *docs)
     return docs, page, md, dirs
-
-
-def text(el) -> str:
-    return " ".join(el.text_content().split())
-
-
-def words(el) -> str:
-    """Text with a space between elements (a header's hint is a block of its own)."""
-    return " ".join(" ".join(el.itertext()).split())
-
-
-def num(s: str) -> float:
-    return float("".join(s.split()).removesuffix("\u00d7"))
-
-
-def interval(s: str) -> tuple[float, float]:
-    assert s.startswith("[") and s.endswith("]"), s
-    lo, hi = s[1:-1].split(",")
-    return num(lo), num(hi)
 
 
 def check_value(shown: str, value: float | None, digits: int) -> None:
@@ -300,14 +282,14 @@ def test_both_method_texts_and_what_may_be_compared(both):
         assert "Each point ran 2 repeats" in box
         assert doc["settings"]["method"] in md
     said = text(page.get_element_by_id("comparable-text"))
-    for words in ("Within one run, ratios and added µs are like for like",
+    for phrase in ("Within one run, ratios and added µs are like for like",
                   "Across implementations, absolute µs are measured the same way",
                   "CPU (AMD EPYC)" if docs[0]["environment"]["cpu"] == "AMD EPYC" else "CPU",
                   "over loopback", "the same payload type and topics (DDSPerfRDataKS",
                   "the same governance settings in every run",
                   "each runner's method text below says how", "its own unsecured baseline",
                   "10 GbE testbed"):
-        assert words in said, words
+        assert phrase in said, phrase
     assert not page.xpath('//*[@id="differences"]')
     assert "**What may be compared.** Within one run, ratios and added µs are like for " \
            "like" in md

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import lxml.html
 import pytest
+from _html import interval, num, text, words
 
 from govkit import results, stats
 from govkit.errors import EXIT_USAGE, GovkitError
@@ -57,26 +58,6 @@ def full(tmp_path_factory):
     doc = load("full")
     page, md, _ = report(tmp_path_factory.mktemp("full"), doc)
     return doc, page, md
-
-
-def text(el) -> str:
-    return " ".join(el.text_content().split())
-
-
-def words(el) -> str:
-    """Text with a space between elements (a header's hint is a block of its own)."""
-    return " ".join(" ".join(el.itertext()).split())
-
-
-def num(s: str) -> float:
-    """A number as shown: thin-space thousands separators, optional sign and ×."""
-    return float("".join(s.split()).removesuffix("\u00d7"))
-
-
-def interval(s: str) -> tuple[float, float]:
-    assert s.startswith("[") and s.endswith("]"), s
-    lo, hi = s[1:-1].split(",")
-    return num(lo), num(hi)
 
 
 def summary_of(doc: dict) -> list[dict]:
