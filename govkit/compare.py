@@ -292,6 +292,13 @@ def _comparability(docs: tuple[dict, ...], runs: list[RunInfo],
         vals = [(doc.get("settings") or {}).get(key) for doc in docs]
         if len(set(map(str, vals))) > 1:
             differences.append(f"{label}: {text(vals)}")
+    # What the latency repeats really had (read back from /proc per repeat), not what the
+    # settings asked for: a runner that ignored the request must not pass for like.
+    for what, label in (("scheduling", "scheduling the latency repeats had"),
+                        ("cpus", "CPUs the latency repeats ran on")):
+        vals = [_recorded(doc, what) for doc in docs]
+        if len(set(map(str, vals))) > 1:
+            differences.append(f"{label}: {text(vals)}")
     networks = [", ".join(r.networks) for r in runs]
     if len(set(networks)) > 1:
         differences.append(f"networks: {text(networks)}")
@@ -311,6 +318,20 @@ def _comparability(docs: tuple[dict, ...], runs: list[RunInfo],
             "statistic": statistics[0] if len(set(statistics)) == 1 else "",
             "topics": list(scopes[0].topics) if len(set(topics)) == 1 and scopes[0] else [],
             "same_governance": not unlike}
+
+
+def _recorded(doc: dict, what: str) -> str | None:
+    """'pub fifo, sub fifo': what every completed latency repeat recorded under `what`
+    (one value), or the values joined with ' | ' where repeats differ."""
+    seen = []
+    for r in doc.get("results") or []:
+        value = r.get(what) if r.get("mode") == "latency" and r.get("status") == "ok" \
+            else None
+        if isinstance(value, dict):
+            text = ", ".join(f"{k} {v}" for k, v in sorted(value.items()))
+            if text not in seen:
+                seen.append(text)
+    return " | ".join(seen) or None
 
 
 # ---------------------------------------------------------------------- writing

@@ -462,6 +462,13 @@ def test_bench_in_new_york_right_after_pki_init(tmp_path):
     assert doc["settings"]["runner"] == "fastdds" and "fastdds" in doc["environment"]
     assert (tmp_path / "res" / "lat_udpv4_pub_unkeyed_rel_security_rtps_sign.csv").exists()
     assert "rtps_sign" in out.stdout
+    # the scheduling the run claims is the one the processes had (read back from /proc):
+    # the runner once ignored --realtime while the run said "SCHED_FIFO"
+    policy = "fifo" if doc["settings"]["realtime"] else "normal"
+    if os.geteuid() == 0:                     # root may use SCHED_FIFO: the default asks
+        assert doc["settings"]["realtime"]
+    assert all(r["scheduling"] == {"pub": policy, "sub": policy} for r in doc["results"]), \
+        [r["scheduling"] for r in doc["results"]]
 
 
 # ---- the program itself ---------------------------------------------------------------

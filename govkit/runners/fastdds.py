@@ -154,9 +154,11 @@ class FastddsRunner:
             raise GovkitError(f"unknown mode {point.mode!r}")
         # Both start at once: -w makes each wait for the other.
         return [ProcessSpec("sub", sub, cpu=cpu_sub, primary=primary == "sub",
-                            stop_when=enough if primary == "sub" else None),
+                            stop_when=enough if primary == "sub" else None,
+                            realtime=point.realtime),
                 ProcessSpec("pub", pub, cpu=cpu_pub, primary=primary == "pub",
-                            stop_when=enough if primary == "pub" else None)]
+                            stop_when=enough if primary == "pub" else None,
+                            realtime=point.realtime)]
 
     def timeout(self, point: BenchPoint) -> float:
         return self.init_wait_s + point.warmup + point.duration + self.backstop_s
