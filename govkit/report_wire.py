@@ -1,9 +1,9 @@
 """What the report shows of `govkit bench --wire`: per captured point and per profile, what
 the traffic carried against what the governance promises (issue 9, item 4).
 
-The verdicts are judged again here from the stored counts (govkit.wire_verdict.checks),
-against the catalog's profile where results.json names one, so a report never repeats a
-stored verdict its own counts contradict; a stored verdict that differs is said so.
+Every point's verdict is judged again from its stored counts (govkit.wire_verdict.
+judge_again, against the catalog's profile where results.json names one), so a report never
+repeats a stored verdict its own counts contradict; a stored verdict that differs is said so.
 """
 
 from __future__ import annotations
@@ -100,6 +100,14 @@ def build_wire_section(doc: dict) -> WireSection | None:
         judged.append(record)
     if not points:
         return None
+    try:
+        return WireSection(str(wire.get("method") or ""), points, _profiles(judged))
+    except (AttributeError, KeyError, TypeError, ValueError) as e:
+        raise WireMalformed(f"wire.points: cannot be summed per profile "
+                            f"({type(e).__name__}: {e})") from None
+
+
+def _profiles(judged: list[dict]) -> dict[str, WireProfile]:
     profiles = {}
     for name, v in profile_verdicts(judged).items():
         o = v["observed"]
@@ -116,4 +124,4 @@ def build_wire_section(doc: dict) -> WireSection | None:
                  + (f" (and in {elsewhere:,} other messages)" if elsewhere else ""))
         profiles[name] = WireProfile(name, v["verdict"], v["points"], headline(o), short,
                                      v["reasons"])
-    return WireSection(str(wire.get("method") or ""), points, profiles)
+    return profiles

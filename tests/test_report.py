@@ -861,6 +861,10 @@ MALFORMED = [
     ("wire point without counts", _broken(lambda d: d["wire"]["points"][2].pop("observed"),
                                           "wire"),
      "wire.points[2]: cannot be read (KeyError: 'observed')"),
+    ("wire failed point without error", _broken(
+        lambda d: d["wire"]["points"][1].update(status="failed", error=None) or
+        d["wire"]["points"][1].pop("error"), "wire"),
+     "wire.points: cannot be summed per profile (KeyError: 'error')"),
     ("wire counts not numbers", _broken(
         lambda d: d["wire"]["points"][0]["observed"]["user"].update(readable="many"), "wire"),
      "wire.points[0]: cannot be read (TypeError"),
