@@ -182,6 +182,12 @@ def _high_fd(fd: int) -> int:
     return new
 
 
+# Tables that need horizontal scrolling, and the page's width: the same check on every page.
+LAYOUT_FACTS = """scrolled: [...document.querySelectorAll('.scroll')]
+            .filter(d => d.scrollWidth > d.clientWidth + 1)
+            .map(d => d.querySelector('table').id || d.querySelector('table').className),
+          pageWidth: document.documentElement.scrollWidth"""
+
 PAGE_FACTS = """(() => {
   const plots = [...document.querySelectorAll('svg.plot')].map(svg => {
     const r = svg.getBoundingClientRect();
@@ -196,10 +202,7 @@ PAGE_FACTS = """(() => {
     .map(a => ({title: a.title, target: !!document.getElementById(a.hash.slice(1))}));
   return {title: document.title, text: document.body.innerText, plots, flags,
           scripts: document.scripts.length,
-          scrolled: [...document.querySelectorAll('.scroll')]
-            .filter(d => d.scrollWidth > d.clientWidth + 1)
-            .map(d => d.querySelector('table').id || d.querySelector('table').className),
-          pageWidth: document.documentElement.scrollWidth};
+          """ + LAYOUT_FACTS + """};
 })()"""
 
 
@@ -278,10 +281,7 @@ COMPARE_FACTS = """(() => {
           whiskers: svg.querySelectorAll('g[id*="-whiskers-"] path').length,
           plotText: [...svg.querySelectorAll('text')].map(t => t.textContent).join(' '),
           flags, scripts: document.scripts.length,
-          scrolled: [...document.querySelectorAll('.scroll')]
-            .filter(d => d.scrollWidth > d.clientWidth + 1)
-            .map(d => d.querySelector('table').id || d.querySelector('table').className),
-          pageWidth: document.documentElement.scrollWidth};
+          """ + LAYOUT_FACTS + """};
 })()"""
 
 
@@ -329,10 +329,7 @@ WIRE_FACTS = """(() => {
   return {rows, seen, alert: alert ? alert.innerText : null,
           count: document.getElementById('wire-count').innerText,
           reasons: [...document.querySelectorAll('#wire-reasons li')].map(li => li.innerText),
-          scrolled: [...document.querySelectorAll('.scroll')]
-            .filter(d => d.scrollWidth > d.clientWidth + 1)
-            .map(d => d.querySelector('table').id || d.querySelector('table').className),
-          pageWidth: document.documentElement.scrollWidth};
+          """ + LAYOUT_FACTS + """};
 })()"""
 
 
