@@ -224,6 +224,19 @@ def _report(tmp_path: Path, fixture: str) -> tuple[Path, dict]:
     return html, json.loads((tmp_path / "results.json").read_text())
 
 
+def assert_clean_page(browser, facts: dict, shot: Path) -> None:
+    """What every report page must be: no horizontal overflow or scrolled table at desktop
+    width, no script, no console error, nothing fetched from the network, a screenshot."""
+    assert facts["pageWidth"] <= WIDTH, "page overflows horizontally"
+    assert facts["scrolled"] == [], "tables need horizontal scrolling at desktop width"
+    assert facts["scripts"] == 0
+    assert browser.errors() == []
+    assert all(u.startswith(("file:", "data:", "about:")) for u in browser.requested_urls()), \
+        browser.requested_urls()
+    png = shot.read_bytes()
+    assert png.startswith(b"\x89PNG") and len(png) > 20_000
+
+
 @pytest.mark.parametrize(("fixture", "plots", "shot"), [
     ("full", ["fig-latency", "fig-overhead"], "report.png"),
     ("throughput", ["fig-latency", "fig-overhead", "fig-throughput"], "report-throughput.png"),
@@ -251,14 +264,7 @@ def test_report_renders_in_chromium(browser, tmp_path, fixture, plots, shot):
     latency = facts["plots"][0]["text"]
     for p in doc["profiles"]:
         assert p["name"] in latency, f"{p['name']} missing from the latency plot's legend"
-    assert facts["pageWidth"] <= WIDTH, "page overflows horizontally"
-    assert facts["scrolled"] == [], "tables need horizontal scrolling at desktop width"
-    assert facts["scripts"] == 0
-    assert browser.errors() == []
-    assert all(u.startswith(("file:", "data:", "about:")) for u in browser.requested_urls()), \
-        browser.requested_urls()
-    png = (ARTIFACTS / shot).read_bytes()
-    assert png.startswith(b"\x89PNG") and len(png) > 20_000
+    assert_clean_page(browser, facts, ARTIFACTS / shot)
 
 
 def test_console_errors_are_detected(browser, tmp_path):
@@ -308,14 +314,7 @@ def test_compare_renders_in_chromium(browser, tmp_path):
     for word in ("rtps_sign", "rtps_encrypt", "Cyclone DDS", "Fast DDS", "RTI Connext"):
         assert word in facts["plotText"], word
     assert facts["flags"] and all(f["title"] and f["target"] for f in facts["flags"])
-    assert facts["pageWidth"] <= WIDTH, "page overflows horizontally"
-    assert facts["scrolled"] == [], "tables need horizontal scrolling at desktop width"
-    assert facts["scripts"] == 0
-    assert browser.errors() == []
-    assert all(u.startswith(("file:", "data:", "about:")) for u in browser.requested_urls()), \
-        browser.requested_urls()
-    png = (ARTIFACTS / "compare.png").read_bytes()
-    assert png.startswith(b"\x89PNG") and len(png) > 20_000
+    assert_clean_page(browser, facts, ARTIFACTS / "compare.png")
 
 
 WIRE_FACTS = """(() => {
