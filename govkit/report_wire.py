@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .wire_verdict import headline, judge_again, level, profile_verdicts
+from .wire_verdict import headline, judge_again, level, profile_verdicts, readable
 
 
 class WireMalformed(ValueError):
@@ -71,11 +71,10 @@ def _point(stored: dict) -> tuple[WirePoint, dict]:
                          True, 0, "failed", [f"the captured run failed: {p.get('error')}"],
                          False), p
     e, o, u = p["expected"], p["observed"], p["observed"]["user"]
-    readable = sum(int(t["readable"]) for t in o.values() if isinstance(t, dict))
     point = WirePoint(p["profile"], e["profile"], p["mode"], int(p["size"]), True, "",
                       int(u["messages"]), level(u["rtps"], e["rtps"]),
                       level(u["submessage"], e["submessage"]), level(u["payload"], e["payload"]),
-                      readable, e["readable_payload"], int(o["discovery"]["messages"]),
+                      int(readable(o)), e["readable_payload"], int(o["discovery"]["messages"]),
                       p["verdict"], p["reasons"], p["verdict"] != p["stored_verdict"])
     return point, p
 
@@ -116,8 +115,7 @@ def _profiles(judged: list[dict]) -> dict[str, WireProfile]:
                                          "failed", "the captured run failed", v["reasons"])
             continue
         u = o["user"]
-        elsewhere = sum(int(t["readable"]) for k, t in o.items()
-                        if isinstance(t, dict) and k != "user")
+        elsewhere = readable(o) - int(u["readable"])
         short = (f"RTPS {level(u['rtps'])}; submessages {level(u['submessage'])}; payload "
                  f"{level(u['payload'])}; readable payload in {int(u['readable']):,} of "
                  f"{int(u['messages']):,} user-traffic messages"

@@ -156,7 +156,7 @@ def flag_advice(summary: list[dict]) -> list[str]:
 
 def wire_table(points: list[dict]) -> Table | None:
     """What each captured point's user traffic carried, against its governance."""
-    from .wire_verdict import level
+    from .wire_verdict import level, readable
     if not points:
         return None
     table = Table(title="On the wire (one extra, unmeasured repeat per point): what the user "
@@ -174,13 +174,13 @@ def wire_table(points: list[dict]) -> Table | None:
             continue
         e, o = p["expected"], p["observed"]
         u = o["user"]
-        readable = sum(t["readable"] for t in o.values() if isinstance(t, dict))
+        shown = readable(o)
         name = p["profile"] + ("" if e["profile"] == p["profile"] else f" (as {e['profile']})")
         table.add_row(
             name, p["mode"], str(p["size"]), f"{u['messages']:,}",
             level(u["rtps"], e["rtps"]), level(u["submessage"], e["submessage"]),
             level(u["payload"], e["payload"]),
-            f"{readable:,}" + ("" if (readable == 0) == (not e["readable_payload"]) else
+            f"{shown:,}" + ("" if (shown == 0) == (not e["readable_payload"]) else
                                " (want 0)" if not e["readable_payload"] else " (want >0)"),
             f"{o['discovery']['messages']:,}",
             "match" if p["verdict"] == "match" else "[red]MISMATCH[/red]")

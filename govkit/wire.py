@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from .profiles import Profile
-from .wire_verdict import Expectation, checks, headline, profile_verdicts
+from .wire_verdict import Expectation, judgement, profile_verdicts
 
 __all__ = ["Expectation", "analyse", "classify", "submessages", "PORTS", "profile_verdicts"]
 
@@ -374,13 +374,8 @@ def analyse(datagrams, domain: int, expect: Expectation, filler: bytes | None,
     whether the point's own senders were known (else every frame was taken as its own)."""
     observed = tally(datagrams, domain, filler, stop_ns, mapping)
     observed.update(not_captured=lost, other_senders=others, attributed=attributed)
-    results = checks(expect, observed)
-    failing = [c for c in results if c["status"] == "mismatch"]
-    return {"expected": expect.to_json(), "observed": observed, "checks": results,
-            "verdict": "mismatch" if failing else "match",
-            "reasons": [f"{c['check']}: expected {c['expected']}; observed {c['observed']}"
-                        for c in failing],
-            "headline": headline(observed)}
+    judged = judgement(expect, observed)
+    return {"expected": judged["expected"], "observed": observed, **judged}
 
 
 def expectation(profile: Profile) -> Expectation:

@@ -80,7 +80,7 @@ def distribution(counts: dict, n: int | None = None, drop=(), prep: str = "on") 
 
 def level(counts: dict, want: str | None = None) -> str:
     """'GCM 100%' / 'none 97% GCM 3%' / 'hidden' / '–', with '(want X)' when it differs."""
-    visible = {k: v for k, v in counts.items() if k not in NOT_VISIBLE and v}
+    visible = _visible(counts)
     n = sum(visible.values())
     if not visible:
         return "hidden" if counts.get("hidden") else "–"
@@ -92,6 +92,11 @@ def level(counts: dict, want: str | None = None) -> str:
 
 def _visible(counts: dict) -> dict:
     return {k: v for k, v in counts.items() if k not in NOT_VISIBLE and v}
+
+
+def readable(observed: dict) -> int:
+    """Messages with a readable payload, in every traffic class (user, discovery, shutdown)."""
+    return sum(t["readable"] for t in observed.values() if isinstance(t, dict))
 
 
 def checks(e: Expectation, observed: dict) -> list[dict]:
@@ -137,12 +142,12 @@ def checks(e: Expectation, observed: dict) -> list[dict]:
         f"every user payload {LABELS[e.payload]}",
         f"{distribution(vis, prep='in')} messages with a visible user payload"
         + (f"; hidden in {hidden:,}" if hidden else ""), unobservable=not vis and hidden > 0)
-    readable = sum(t["readable"] for t in every)
+    anywhere = readable(observed)
     total = sum(t["messages"] for t in every)
     if e.encrypted:
-        add("readable payload", readable == 0,
+        add("readable payload", anywhere == 0,
             "no readable user payload anywhere (something encrypts it)",
-            f"readable payload in {readable:,} of {total:,} messages")
+            f"readable payload in {anywhere:,} of {total:,} messages")
     else:
         add("readable payload", u["readable"] > 0,
             "user payload readable (nothing encrypts it)",
@@ -201,8 +206,7 @@ def headline(observed: dict) -> str:
             parts.append(f"{what}: {distribution(vis, prep='in' if key == 'payload' else 'on')}")
         elif u[key].get("hidden"):
             parts.append(f"{what}: hidden (encrypted around them)")
-    readable = sum(t["readable"] for t in observed.values() if isinstance(t, dict))
-    parts.append(f"payload readable in {readable:,}")
+    parts.append(f"payload readable in {readable(observed):,}")
     parts.append(f"discovery/handshake: {d['messages']:,} messages")
     return "; ".join(parts)
 
@@ -239,6 +243,20 @@ def _add_counts(total: dict, more: dict) -> None:
             total[k] = total.get(k, 0) + v
 
 
+def judgement(expect: Expectation, observed: dict) -> dict:
+    """Every check of `observed` against `expect`, the verdict, the reasons and a headline."""
+    judged = checks(expect, observed)
+    failing = [c for c in judged if c["status"] == "mismatch"]
+    return {"expected": expect.to_json(), "checks": judged,
+            "verdict": "mismatch" if failing else "match",
+            "reasons": [f"{c['check']}: expected {c['expected']}; observed {c['observed']}"
+                        for c in failing],
+            "headline": headline(observed)}
+
+
+_CATALOG = {p.name: p for p in PROFILES}
+
+
 def judge_again(record: dict) -> dict:
     """A stored wire point (results.json's `wire.points[i]`) with its verdict, reasons and
     headline judged again from its own counts, against the catalog's profile where the
@@ -247,14 +265,7 @@ def judge_again(record: dict) -> dict:
     if record["status"] != "ok":
         return record
     stored = record["expected"]
-    catalog = {p.name: p for p in PROFILES}
-    expect = Expectation.of(catalog[stored["profile"]]) if stored["profile"] in catalog \
+    expect = Expectation.of(_CATALOG[stored["profile"]]) if stored["profile"] in _CATALOG \
         else Expectation(**{k: stored[k] for k in Expectation.__dataclass_fields__})
-    judged = checks(expect, record["observed"])
-    failing = [c for c in judged if c["status"] == "mismatch"]
-    return {**record, "expected": expect.to_json(), "checks": judged,
-            "verdict": "mismatch" if failing else "match",
-            "reasons": [f"{c['check']}: expected {c['expected']}; observed {c['observed']}"
-                        for c in failing],
-            "headline": headline(record["observed"]),
+    return {**record, **judgement(expect, record["observed"]),
             "stored_verdict": record.get("verdict")}
