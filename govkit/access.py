@@ -26,6 +26,9 @@ ACCESS_SCOPES = {
                                        "DDSPerfCPUStats"), ("*",)),
     "perftest": AccessScope("perftest", ("Throughput", "Latency", "Announcement"), ("*",)),
 }
+# govkit's Cyclone program (runner "cyclone") speaks ddsperf's type and topics too.
+ACCESS_SCOPES["cyclone"] = AccessScope("cyclone", ACCESS_SCOPES["ddsperf"].topics,
+                                       ACCESS_SCOPES["ddsperf"].partitions)
 # govkit's Fast DDS program speaks ddsperf's topics and partitions (one bundle serves both).
 ACCESS_SCOPES["fastdds"] = AccessScope("fastdds", ACCESS_SCOPES["ddsperf"].topics,
                                        ACCESS_SCOPES["ddsperf"].partitions)

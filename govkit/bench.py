@@ -38,16 +38,21 @@ from .defaults import (
     DEFAULT_DURATION_S,
     DEFAULT_MAX_REPEATS,
     DEFAULT_REPEATS,
+    DEFAULT_RUNNER,
     DEFAULT_TARGET_CI_PCT,
     DEFAULT_WARMUP_S,
 )
 from .errors import GovkitError
 from .fsutil import write_atomic
 from .limits import MAX_DOMAIN_ID
+from .loadwatch import LoadWatch
 from .netpath import NetPaths
 from .network import DEFAULT, LOSS_MEANING, ROLES, Network, networks
+from .paired import ESTIMATOR
+from .paired import INTERVAL_METHOD as PAIRED_INTERVAL
 from .profiles import Profile
 from .results import ResultStore, check_resumable, environment, point_key
+from .rotation import RotationSettings, arms_of, run_rotation
 from .runners import get_runner
 from .runners.base import (
     BenchPoint,
@@ -104,7 +109,9 @@ def parse_budget(text: str) -> int:
 @dataclass
 class BenchOptions:
     profiles: list[Profile]
-    runner: str = "ddsperf"
+    # None: the default, DEFAULT_RUNNER on UDP over loopback, ddsperf for the network
+    # options only ddsperf's per-repeat design serves (resolved by `check`)
+    runner: str | None = "ddsperf"
     modes: list[str] = field(default_factory=lambda: ["latency"])
     sizes: list[int] = field(default_factory=lambda: list(DEFAULT_SIZES))
     duration: int = DEFAULT_DURATION_S
@@ -135,6 +142,8 @@ class BenchOptions:
     wire_pcap: bool = False        # ... and its frames as a pcap (implies wire)
     wire_interface: str = "lo"     # where the points' traffic flows (templates: loopback)
     wire_expect: Profile | None = None   # check against this profile's governance instead
+    # The rotating latency design (runners with `rotates`: govkit.rotation)
+    rotation: RotationSettings = field(default_factory=RotationSettings)
 
     @property
     def networks(self) -> list[Network]:
@@ -142,6 +151,18 @@ class BenchOptions:
 
     def check(self) -> None:
         self.wire = self.wire or self.wire_pcap
+        plain = self.transports == ["udp"] and self.paths == ["lo"] and self.loss_rates == [0]
+        if self.runner is None:
+            self.runner = DEFAULT_RUNNER if plain and not self.hosts else "ddsperf"
+        rs = self.rotation
+        for name, value, lo, hi in (("--slot-ms", rs.slot_ms, 10, 60_000),
+                                    ("--settle-ms", rs.settle_ms, 0, 10_000),
+                                    ("--instances", rs.instances, 1, 8),
+                                    ("--rounds", rs.min_rounds, 1, 10_000)):
+            if not lo <= value <= hi:
+                raise GovkitError(f"{name} {value} is out of range ({lo} .. {hi})")
+        if not 0 < rs.target_ci <= 100:
+            raise GovkitError(f"--target-ci {rs.target_ci:g} must be a percentage in (0, 100]")
         for name, (lo, hi) in LIMITS.items():
             value = getattr(self, name)
             if not lo <= value <= hi:
@@ -153,7 +174,6 @@ class BenchOptions:
             raise GovkitError(f"--target-ci {self.target_ci:g} must be a percentage in (0, 100]")
         if self.peer_addresses and not self.hosts:
             raise GovkitError("--peer-address applies to --hosts only")
-        plain = self.transports == ["udp"] and self.paths == ["lo"] and self.loss_rates == [0]
         if self.runner != "ddsperf" and not plain:
             raise GovkitError(f"--transport, --net, --hosts and --loss-rate need --runner "
                               f"ddsperf (Cyclone's transports); {self.runner} runs udp on lo")
@@ -169,6 +189,7 @@ class BenchOutcome:
     notes: list[str] = field(default_factory=list)
     wire: list[dict] = field(default_factory=list)          # results.json's wire.points
     wire_profiles: dict = field(default_factory=dict)       # ... and wire.profiles
+    doc: dict | None = None                                 # results.json as written
 
     @property
     def wire_mismatches(self) -> list[str]:
@@ -342,6 +363,7 @@ def _new_store(opts: BenchOptions, settings: dict, runner) -> ResultStore:
 
 def _run_bench(opts: BenchOptions, console) -> BenchOutcome:
     started = time.monotonic()     # --budget counts from here, signing included
+    load = LoadWatch()             # the load average before govkit starts anything
     opts.check()
     runner = get_runner(opts.runner, **opts.runner_options)
     cells = [Cell(p, m, s, n) for p in opts.profiles for m in opts.modes for s in opts.sizes
@@ -389,14 +411,54 @@ def _run_bench(opts: BenchOptions, console) -> BenchOutcome:
             outcome.interrupted = wire_phase(opts, runner, cells, bundles, pin,
                                              store.directory / "config", console, done,
                                              store.add_wire, store.directory / "wire")
-        if not outcome.interrupted:
-            outcome = _schedule(opts, runner, store, cells, bundles, pin, seed, console,
-                                started, paths)
+        rotated = [c for c in cells if rotates(runner, c)]
+        if rotated and not outcome.interrupted:
+            outcome = _rotate(opts, runner, store, rotated, bundles, pin, seed, console,
+                              started)
+        rest = [c for c in cells if not rotates(runner, c)]
+        if rest and not outcome.interrupted:
+            load.start()
+            more = _schedule(opts, runner, store, rest, bundles, pin, seed, console,
+                             started, paths)
+            store.set_load(load.finish())
+            more.failed += outcome.failed
+            more.notes = outcome.notes + more.notes
+            outcome = more
         store.doc["settings"]["network"] = paths.to_json()
         store.save()
     outcome.summary = store.doc["summary"]
+    outcome.doc = store.doc
     outcome.wire = store.doc.get("wire", {}).get("points", [])
     outcome.wire_profiles = store.doc.get("wire", {}).get("profiles", {})
+    return outcome
+
+
+def rotates(runner, cell: Cell) -> bool:
+    """Whether the point is measured by rotation (govkit.rotation): latency points of a
+    runner that can, on the default network."""
+    return getattr(runner, "rotates", False) and cell.mode == "latency" \
+        and cell.network == DEFAULT
+
+
+def _rotate(opts: BenchOptions, runner, store: ResultStore, cells: list[Cell],
+            bundles: dict[str, Bundle], pin: Pinning, seed: int, console, started: float
+            ) -> BenchOutcome:
+    rs = opts.rotation
+    profiles = list(dict.fromkeys(c.profile for c in cells))
+    sizes = list(dict.fromkeys(c.size for c in cells))
+    arms = arms_of(profiles, rs.aa)
+    store.set_rotation_method({"settings": rs.to_json(), "method": runner.method(),
+                               "estimator": ESTIMATOR, "interval": PAIRED_INTERVAL})
+    console.print(f"{len(arms)} arms × {rs.instances} process pairs; rounds of "
+                  f"{len(sizes)} size(s) × {2 * len(arms) - 1} slots of {rs.settle_ms} ms "
+                  f"settle + {rs.slot_ms} ms; {pin.note}; order seed {seed}; rounds until "
+                  f"every ratio is within ±{rs.target_ci:g}% (at least {rs.min_rounds}) or "
+                  f"the {opts.budget} s budget", style="dim", markup=False, highlight=False)
+    got = run_rotation(runner, arms, bundles, sizes, rs, store, seed, pin, console, started,
+                       opts.budget, store.directory / "config")
+    outcome = BenchOutcome(store.directory, failed=got.failed, interrupted=got.interrupted,
+                           notes=got.notes)
+    outcome.summary = store.doc["summary"]
     return outcome
 
 

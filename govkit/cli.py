@@ -20,8 +20,13 @@ from .access import ACCESS_SCOPES
 from .defaults import (
     DEFAULT_BUDGET_S,
     DEFAULT_DURATION_S,
+    DEFAULT_INSTANCES,
     DEFAULT_MAX_REPEATS,
+    DEFAULT_MIN_ROUNDS,
     DEFAULT_REPEATS,
+    DEFAULT_ROTATION_TARGET_PCT,
+    DEFAULT_SETTLE_MS,
+    DEFAULT_SLOT_MS,
     DEFAULT_TARGET_CI_PCT,
     DEFAULT_WARMUP_S,
 )
@@ -365,8 +370,10 @@ def verify(files: Annotated[list[Path], typer.Argument(help="Signed .p7s files."
 @app.command()
 def bench(
     profile: ProfileOpt = None, all_profiles: AllOpt = False,
-    runner: Annotated[RunnerName, typer.Option(
-        "--runner", help="Benchmark program.")] = "ddsperf",
+    runner: Annotated[RunnerName | None, typer.Option(
+        "--runner", help="Benchmark program (default: cyclone, govkit's Cyclone DDS program "
+                         "with latency by rotation; ddsperf when --transport, --net, "
+                         "--hosts or --loss-rate is given).", show_default=False)] = None,
     mode: Annotated[Literal["latency", "throughput", "both"], typer.Option(
         "--mode", help="What to measure.")] = "latency",
     sizes: Annotated[str, typer.Option(
@@ -381,9 +388,23 @@ def bench(
     max_repeat: Annotated[int, typer.Option(
         "--max-repeat", help="At most this many repeats of a point whose interval is wider "
                              "than --target-ci.")] = DEFAULT_MAX_REPEATS,
-    target_ci: Annotated[float, typer.Option(
-        "--target-ci", help="Target 95% interval half-width, in % of the median.")
-    ] = DEFAULT_TARGET_CI_PCT,
+    target_ci: Annotated[float | None, typer.Option(
+        "--target-ci", help=f"Target 95% interval half-width in %: of every overhead ratio "
+                            f"(rotation; default {DEFAULT_ROTATION_TARGET_PCT:g}), of every "
+                            f"median (per-repeat runners; default {DEFAULT_TARGET_CI_PCT:g}).",
+        show_default=False)] = None,
+    rounds: Annotated[int, typer.Option(
+        "--rounds", help="Rotation: rounds before the target may stop the run (the minimum)."
+    )] = DEFAULT_MIN_ROUNDS,
+    slot_ms: Annotated[int, typer.Option(
+        "--slot-ms", help="Rotation: measured milliseconds of each slot.")
+    ] = DEFAULT_SLOT_MS,
+    settle_ms: Annotated[int, typer.Option(
+        "--settle-ms", help="Rotation: milliseconds at the start of each slot whose round "
+                            "trips are kept apart, not measured.")] = DEFAULT_SETTLE_MS,
+    instances: Annotated[int, typer.Option(
+        "--instances", help="Rotation: separate process pairs per profile (and for the A/A "
+                            "arm), taken in turn by round.")] = DEFAULT_INSTANCES,
     budget: Annotated[str, typer.Option(
         "--budget", help="Seconds from the start of the run after which no extra repeat "
                          "starts (e.g. 300, 5m, 1h); the minimum repeats always run.")
@@ -443,16 +464,29 @@ def bench(
         parse_transports,
     )
     from .profiles import select_profiles
-    from .tables import flag_advice, latency_table, network_table, throughput_table, wire_table
+    from .results import load_line, noise_floor
+    from .rotation import RotationSettings
+    from .tables import (
+        flag_advice,
+        latency_table,
+        network_table,
+        noise_floor_table,
+        throughput_table,
+        wire_table,
+    )
     host_map = _run(parse_hosts, hosts)
     opts = BenchOptions(
         profiles=_run(select_profiles, profile, all_profiles), runner=runner,
         modes=_run(parse_modes, mode), sizes=_run(parse_sizes, sizes), duration=duration,
-        warmup=warmup, repeat=repeat, max_repeat=max_repeat, target_ci=target_ci,
+        warmup=warmup, repeat=repeat, max_repeat=max_repeat,
+        target_ci=DEFAULT_TARGET_CI_PCT if target_ci is None else target_ci,
         budget=_run(parse_budget, budget), seed=seed, out=out_dir, ca=ca, build=build,
         resume=resume, pin=pin, realtime=realtime, dry_run=dry_run,
         runner_options={"perftest": perftest} if perftest else {},
         command=" ".join(["govkit", *sys.argv[1:]]),
+        rotation=RotationSettings(slot_ms=slot_ms, settle_ms=settle_ms, instances=instances,
+                                  min_rounds=rounds, target_ci=DEFAULT_ROTATION_TARGET_PCT
+                                  if target_ci is None else target_ci),
         transports=_run(parse_transports, transport), loss_rates=_run(parse_loss_rates, loss_rate),
         paths=_run(parse_paths, net, bool(host_map)), hosts=host_map,
         peer_addresses=_run(parse_peer_addresses, peer_address), ssh_config=ssh_config,
@@ -461,10 +495,14 @@ def bench(
     if dry_run:
         print("\n".join(outcome.dry_run_lines))
         return
-    for table in (latency_table(outcome.summary), throughput_table(outcome.summary),
-                  *network_table(outcome.summary), wire_table(outcome.wire)):
+    doc = outcome.doc or {}
+    for table in (latency_table(outcome.summary), noise_floor_table(noise_floor(doc)),
+                  throughput_table(outcome.summary), *network_table(outcome.summary),
+                  wire_table(outcome.wire)):
         if table is not None:
             wide.print(table)
+    if load_line(doc):
+        out.print(load_line(doc), markup=False, highlight=False)
     if not no_report and outcome.summary:
         from .report import write_report
         html, md = _run(write_report, outcome.out)

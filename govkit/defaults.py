@@ -14,3 +14,12 @@ DEFAULT_REPEATS = 3
 DEFAULT_MAX_REPEATS = 8
 DEFAULT_TARGET_CI_PCT = 5.0
 DEFAULT_BUDGET_S = 285
+# The runner `govkit bench` uses unless told: govkit's Cyclone program, latency by rotation
+# (govkit.rotation); its rounds stop when every overhead ratio's 95 % interval is within
+# DEFAULT_ROTATION_TARGET_PCT, or at the budget.
+DEFAULT_RUNNER = "cyclone"
+DEFAULT_ROTATION_TARGET_PCT = 2.0
+DEFAULT_SLOT_MS = 100          # measured part of a slot
+DEFAULT_SETTLE_MS = 10         # round trips sent before this are kept apart
+DEFAULT_INSTANCES = 2          # process pairs per arm
+DEFAULT_MIN_ROUNDS = 6

@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from . import __version__, stats
+from . import __version__, paired, stats
 from .errors import EXIT_USAGE, GovkitError
 from .fsutil import write_atomic
 from .inputs import read_input
@@ -33,7 +33,10 @@ from .wire import METHOD as WIRE_METHOD
 from .wire import profile_verdicts
 from .wire_verdict import judge_again
 
-SCHEMA = "govkit.bench/2"
+SCHEMA = "govkit.bench/3"
+# Earlier schemas `govkit report` still reads: /2 had no `rotation` section (the same
+# records otherwise); a run is never resumed across schemas.
+READABLE_SCHEMAS = ("govkit.bench/2", SCHEMA)
 BASELINE = "none"
 # Settings that make two runs different experiments: `--resume` refuses to mix them.
 RESUME_KEYS = {"runner": "--runner", "modes": "--mode", "sizes": "--sizes",
@@ -109,6 +112,7 @@ class ResultStore:
             raise GovkitError(f"{path}: no results to resume")
         doc = load_results(path)
         if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
+            # resuming continues a run with this version's design, never an older one
             found = doc.get("schema") if isinstance(doc, dict) else None
             raise GovkitError(f"{path}: schema is {found!r}, expected {SCHEMA!r}")
         return cls(Path(directory), doc)
@@ -123,6 +127,37 @@ class ResultStore:
         key = repeat_key(result)
         self.doc["results"] = [r for r in self.doc["results"] if repeat_key(r) != key]
         self.doc["results"].append(result)
+        self.save()
+
+    # -------------------------------------------------- the rotating design (govkit.rotation)
+
+    def rotation(self) -> dict:
+        """results.json's `rotation` section, made on first use; where a resumed run goes on
+        (the next round and the next process instance number)."""
+        rot = self.doc.setdefault("rotation", {"pairs": [], "slots": [], "rounds": []})
+        rounds = [r["round"] for r in rot["rounds"]]
+        instances = [p["instance"] for p in rot["pairs"]]
+        return {**rot, "next_round": max(rounds, default=-1) + 1,
+                "next_instance": max(instances, default=-1) + 1}
+
+    def set_rotation_method(self, info: dict) -> None:
+        self.doc.setdefault("rotation", {"pairs": [], "slots": [], "rounds": []}).update(info)
+
+    def add_pair(self, record: dict) -> None:
+        self.doc["rotation"]["pairs"].append(record)
+        self.save(summary=False)
+
+    def add_slots(self, rows: list[dict]) -> None:
+        """One size's slots of one round (kept, unsaved until the round ends)."""
+        self.doc["rotation"]["slots"] += rows
+
+    def finish_round(self, rnd: int, seconds: float) -> None:
+        self.doc["rotation"]["rounds"].append({"round": rnd, "seconds": round(seconds, 3)})
+        self.save(summary=False)
+
+    def set_load(self, load: dict) -> None:
+        if load:
+            self.doc.setdefault("load", []).append(load)
         self.save()
 
     def add_wire(self, record: dict) -> None:
@@ -142,11 +177,14 @@ class ResultStore:
                                     if (e["profile"], e["path"]) not in fresh] \
             + list(fresh.values())
 
-    def save(self) -> None:
-        self.doc["summary"] = self.summarizer.summarize(self.doc)
+    def save(self, summary: bool = True) -> None:
+        """Everything, atomically; `summary=False` keeps the stored summary as it was (the
+        rotation's rounds save raw slots only: `govkit report` recomputes all anyway)."""
+        if summary or "summary" not in self.doc:
+            self.doc["summary"] = self.summarizer.summarize(self.doc)
         write_atomic(self.json_path, json.dumps(self.doc, indent=2) + "\n")
         groups: dict[tuple, list[dict]] = {}
-        for r in self.doc["results"]:
+        for r in all_records(self.doc):
             if r.get("status") == "ok":
                 groups.setdefault((r["profile"], r["mode"], Network.of(r)), []).append(r)
         for (profile, mode, net), rows in groups.items():
@@ -241,6 +279,10 @@ LATENCY_COLUMNS = (
     ("Median of per-second 99% (us)", "p99_median_of_seconds"),
     ("Worst per-second 99% (us)", "p99_worst_second"),
     ("Std of per-second means (us)", "std_of_second_means"),
+    ("99.9% (us)", "p99_9_of_samples"),
+    ("Median of slot medians (us)", "median_of_slot_medians"),
+    ("Std of slot medians (us)", "std_of_slot_medians"),
+    ("CPU ping (%)", "cpu_pct_ping"),
 )
 THROUGHPUT_COLUMNS = (
     ("Length (Bytes)", None), ("Repeat", None), ("Total Samples", None),
@@ -303,8 +345,9 @@ def summarize(doc: dict, summarizer: Summarizer | None = None) -> list[dict]:
     target = settings.get("target_ci_pct")
     secured = {p["name"]: p.get("security", True) for p in doc.get("profiles", [])}
     points: dict[tuple, list[dict]] = {}
-    for r in doc["results"]:
+    for r in all_records(doc):
         points.setdefault(point_key(r), []).append(r)
+    paired_overheads = rotation_overheads(doc, summarizer)
 
     estimates: dict[tuple, tuple[stats.RowFormat, stats.Estimate, list[list[float]]]] = {}
     for key, records in points.items():
@@ -317,6 +360,7 @@ def summarize(doc: dict, summarizer: Summarizer | None = None) -> list[dict]:
 
     order = {p.name: i for i, p in enumerate(PROFILES)}
     verdicts = wire_verdicts(doc)
+    rot_target = ((doc.get("rotation") or {}).get("settings") or {}).get("target_ci_pct")
     # Transport (path, loss) comparison: every point against the same profile, mode and
     # size over the run's first network (udp lo without loss when measured), seed 003-like.
     nets = sorted({Network(*k[3:]) for k in estimates}, key=network_order)
@@ -342,7 +386,7 @@ def summarize(doc: dict, summarizer: Summarizer | None = None) -> list[dict]:
             "seconds": sum(len(g) for g in groups) if fmt.value_key else None,
             "repeat_estimates": [fmt.pooled(g) for g in groups],
         }
-        if fmt.mode == "latency" and fmt.value_key:
+        if fmt.mode == "latency" and fmt.value_key and fmt.name != ROTATION_FORMAT:
             measured = [x for r in ok for x in stats.measured(
                 r["raw"]["rows"], r["warmup_rows"], r["measured_rows"])]
             p99 = [x["p99"] for x in measured]
@@ -352,6 +396,13 @@ def summarize(doc: dict, summarizer: Summarizer | None = None) -> list[dict]:
             row["loss"] = _loss(net, fmt, ok)
         base = estimates.get((BASELINE, mode, size, *net.key))   # like with like
         row["vs_none"] = stats.compare(est, base[1]) if base and profile != BASELINE else None
+        if fmt.name == ROTATION_FORMAT:
+            row["repeats"] = len(ok)                 # process instances
+            row["rounds"] = len({x["round"] for g in ok for x in g["raw"]["rows"]})
+            row["seconds"] = None
+            row["tail"] = _slot_tail(ok)
+            paired = paired_overheads.get((profile, size))
+            row["vs_none"] = paired.to_json() if paired is not None else None
         ref = estimates.get((profile, mode, size, *reference.key)) \
             if reference is not None and net != reference else None
         row["vs_network"] = {"network": reference.label, **stats.compare(est, ref[1])} \
@@ -359,9 +410,129 @@ def summarize(doc: dict, summarizer: Summarizer | None = None) -> list[dict]:
         row["rti"] = published_overhead(profile, size) if mode == "latency" \
             and net.transport == "udp" and not net.loss_pct else None
         row["flags"] = _flags(row, groups, ok, secured.get(profile, profile != BASELINE),
-                              target, fmt) + _wire_flags(verdicts, profile)
+                              rot_target if fmt.name == ROTATION_FORMAT else target, fmt) \
+            + _wire_flags(verdicts, profile)
         rows.append(_rounded(row))
     return rows
+
+
+# ------------------------------------------------------------ the rotating design's figures
+
+ROTATION_FORMAT = "latency-slots"
+
+
+def all_records(doc: dict) -> list[dict]:
+    """The per-repeat records and, for a rotating run, one record per profile, size and
+    process pair made from its slots (so every table and CSV reads both alike)."""
+    return list(doc["results"]) + rotation_records(doc)
+
+
+def rotation_records(doc: dict) -> list[dict]:
+    rot = doc.get("rotation")
+    if not rot:
+        return []
+    pairs = {(p["arm"], p["instance"]): p for p in rot.get("pairs", [])}
+    groups: dict[tuple, list[dict]] = {}
+    for s in rot.get("slots", []):
+        if s.get("arm") == paired.AA_ARM:
+            continue
+        groups.setdefault((s["profile"], s["size"], s["instance"]), []).append(s)
+    out = []
+    for (profile, size, instance), slots in sorted(groups.items(), key=lambda kv: (
+            str(kv[0][0]), kv[0][1], kv[0][2])):
+        ok = sorted((s for s in slots if paired.usable(s)), key=lambda s: s["round"])
+        pair = pairs.get((profile, instance), {})
+        record = {"profile": profile, "mode": "latency", "size": size, "transport": "udp",
+                  "path": "lo", "loss_pct": 0, "repeat": instance, "order": None,
+                  "domain_id": pair.get("domain_id"), "commands": pair.get("commands", []),
+                  "status": "ok" if ok else "failed",
+                  "error": None if ok else "; ".join(dict.fromkeys(
+                      s.get("error") or s.get("status", "?") for s in slots))}
+        if ok:
+            record.update(raw={"format": ROTATION_FORMAT, "rows": ok}, warmup_rows=0,
+                          measured_rows=len(ok))
+        out.append(record)
+    return out
+
+
+def rotation_overheads(doc: dict, summarizer: Summarizer | None = None
+                       ) -> dict[tuple[str, int], paired.Overhead]:
+    """Per (arm, size): the paired overhead over `none` (govkit.paired), the A/A arm's
+    included (under paired.AA_ARM)."""
+    rot = doc.get("rotation")
+    if not rot:
+        return {}
+    out = {}
+    for (arm, size), pairs in paired.pairings(rot.get("slots", [])).items():
+        key = ("paired", arm, size)
+        signature = tuple((p.round, p.instance, p.value, p.baseline) for p in pairs)
+        hit = summarizer._cache.get(key) if summarizer else None
+        if hit is None or hit[0] != signature:
+            hit = (signature, paired.overhead(pairs, f"govkit/paired/{arm}/{size}"))
+            if summarizer:
+                summarizer._cache[key] = hit
+        out[(arm, size)] = hit[1]
+    return out
+
+
+def rotation_widths(doc: dict) -> dict[tuple[str, int], float | None]:
+    """Every arm's ratio interval half-width (%), for the rounds' stopping rule."""
+    return {k: o.halfwidth_pct for k, o in rotation_overheads(doc).items()}
+
+
+def noise_floor(doc: dict, overheads: dict | None = None) -> list[dict]:
+    """The A/A arm per size: a second, independent `none` paired like a profile. Its ratio
+    should be 1; flagged when its interval excludes 1 or is wider than the target."""
+    rot = doc.get("rotation")
+    if not rot:
+        return []
+    overheads = overheads if overheads is not None else rotation_overheads(doc)
+    target = (rot.get("settings") or {}).get("target_ci_pct")
+    rows = []
+    for (arm, size), o in sorted(overheads.items(), key=lambda kv: kv[0][1]):
+        if arm != paired.AA_ARM:
+            continue
+        flags = []
+        ci = o.ratio_ci95
+        if ci is not None and not ci[0] <= 1 <= ci[1]:
+            flags.append(stats.flag(
+                "aa_excludes_one", "warning",
+                f"two identical `none` arms differ: × {o.ratio:.3f} (95% interval "
+                f"{ci[0]:.3f}–{ci[1]:.3f} excludes 1); differences of this size between "
+                "profiles are not security's"))
+        if target is not None and (o.halfwidth_pct is None or o.halfwidth_pct > target):
+            flags.append(stats.flag(
+                "aa_wide", "warning",
+                f"the A/A interval {_pct(o.halfwidth_pct, target)} is wider than the target "
+                f"±{target:g}%: the machine was too noisy for that precision"))
+        rows.append(_rounded({"size": size, **o.to_json(), "flags": flags}))
+    return rows
+
+
+def load_line(doc: dict) -> str | None:
+    """How quiet the machine was, in one line (None before any measurement)."""
+    loads = doc.get("load") or []
+    if not loads:
+        return None
+    before = loads[0].get("loadavg_before")
+    steal = [x["steal_pct"] for x in loads if x.get("steal_pct") is not None]
+    busy = {b["name"]: b["cpu_share"] for x in loads for b in x.get("busy_processes", [])}
+    under = any(x.get("under_load") for x in loads)
+    text = ("MEASURED UNDER LOAD: " if under else "machine quiet: ") + (
+        f"load average {before[0]:.2f} before the run" if before else "load average unknown")
+    if steal:
+        text += f", CPU steal {max(steal):.1f}%"
+    if busy:
+        text += "; other busy processes: " + ", ".join(
+            f"{name} {100 * share:.0f}% of a CPU" for name, share in list(busy.items())[:4])
+    return text
+
+
+def _slot_tail(ok: list[dict]) -> dict:
+    slots = [x for r in ok for x in r["raw"]["rows"]]
+    pooled = paired.pooled_percentiles(slots) or {}
+    return {"p99_of_samples": pooled.get("p99"), "p99_9_of_samples": pooled.get("p99_9"),
+            "p99_worst_slot": max((x["p99"] for x in slots), default=None)}
 
 
 def _loss(net: Network, fmt: stats.RowFormat, ok: list[dict]) -> dict:
@@ -414,17 +585,27 @@ def _flags(row: dict, groups: list[list[float]], ok: list[dict], secured: bool,
            target: float | None, fmt: stats.RowFormat) -> list[dict]:
     flags = []
     unit = "µs" if fmt.unit == "us" else fmt.unit
+    rotated = fmt.name == ROTATION_FORMAT
     if row["failed_repeats"]:
         total = row["failed_repeats"] + row["repeats"]
         flags.append(stats.flag("failed_repeats", "warning",
                                 f"{row['failed_repeats']} of {total} repeats failed; the "
                                 f"figures use the {row['repeats']} that completed"))
-    if row["repeats"] == 1 and fmt.value_key and row["ci95"] is not None:
+    if row["repeats"] == 1 and fmt.value_key and row["ci95"] is not None and not rotated:
         flags.append(stats.flag(
             "one_repeat", "warning",
             "the interval comes from one repeat's seconds only, so it leaves out how much "
             "repeats differ from each other; run at least two (--repeat)"))
-    if row["ci95"] is None:
+    if rotated:
+        vs = row["vs_none"]
+        width = vs.get("ratio_halfwidth_pct") if vs else None
+        if vs is not None and target is not None and (width is None or width > target):
+            flags.append(stats.flag(
+                "wide_interval", "warning",
+                f"the overhead ratio's 95% interval {_pct(width, target)} is wider than the "
+                f"target ±{target:g}% after {vs['rounds']} paired rounds (a longer --budget "
+                "adds rounds)"))
+    elif row["ci95"] is None:
         flags.append(stats.flag("no_interval", "warning",
                                 "too little data for an interval (one value); run more repeats"))
     elif target is not None and (row["ci_halfwidth_pct"] is None
@@ -450,7 +631,9 @@ def _flags(row: dict, groups: list[list[float]], ok: list[dict], secured: bool,
                 "no_measurable_overhead", "note",
                 f"× {ratio:.2f}{interval}: indistinguishable from no security at this "
                 "precision (not faster: the interval includes 1)"))
-    if fmt.value_key:
+    if fmt.value_key and not rotated:
+        # (a rotating run's slots span the machine's regimes by design: its ratios are
+        # paired within rounds, so regimes are no flag there; the A/A arm measures them)
         split = stats.bimodal([v for g in groups for v in g])
         if split:
             flags.append(stats.flag(

@@ -68,6 +68,9 @@ ROW_FORMATS = {f.name: f for f in (
     RowFormat("throughput-per-second", "throughput", "rate_sps",
               "mean of per-second rates (seconds without samples count as 0)",
               statistics.fmean, "samples/s"),
+    RowFormat("latency-slots", "latency", "p50",
+              "median of slot medians (one-way latency; each slot's median exact over its "
+              "round trips)", statistics.median, "us"),
     RowFormat("latency-summary", "latency", None,
               "median over repeats of each run's sample median (one-way latency)",
               statistics.median, "us"),
@@ -110,6 +113,31 @@ def latency_figures(rows: list[dict]) -> dict:
     }
 
 
+def slot_figures(rows: list[dict]) -> dict:
+    """One process pair's latency figures (µs) from its slots (govkit.rotation): true
+    sample percentiles pooled from the slots' 1 % histograms, the exact mean of all samples,
+    and the median and spread of the slot medians."""
+    from .paired import pooled_percentiles
+    pooled = pooled_percentiles(rows) or {}
+    counts = [r["count"] for r in rows]
+    total = sum(counts)
+    p50 = [r["p50"] for r in rows]
+    return {
+        "median_of_slot_medians": statistics.median(p50),
+        "std_of_slot_medians": statistics.pstdev(p50) if len(p50) > 1 else 0.0,
+        "median_of_samples": pooled.get("p50"),
+        "p90_of_samples": pooled.get("p90"),
+        "p99_of_samples": pooled.get("p99"),
+        "p99_9_of_samples": pooled.get("p99_9"),
+        "mean_of_samples": sum(r["mean"] * c for r, c in zip(rows, counts, strict=True))
+        / total if total else None,
+        "min": min(r["min"] for r in rows),
+        "max": max(r["max"] for r in rows),
+        "cpu_pct_ping": 100 * sum(r.get("cpu_us", 0) for r in rows)
+        / max(1, sum(r.get("wall_us", 0) for r in rows)),
+    }
+
+
 def throughput_figures(rows: list[dict]) -> dict:
     """One repeat's throughput figures from its measured per-second rows (stalls = 0).
 
@@ -142,7 +170,10 @@ def repeat_figures(record: dict) -> tuple[dict, int | None]:
     rows = measured(raw["rows"], record["warmup_rows"], record["measured_rows"])
     if not rows:
         raise ValueError("no measured rows")
-    figures = latency_figures(rows) if fmt.mode == "latency" else throughput_figures(rows)
+    if fmt.name == "latency-slots":
+        figures = slot_figures(rows)
+    else:
+        figures = latency_figures(rows) if fmt.mode == "latency" else throughput_figures(rows)
     return figures, sum(r["count"] for r in rows)
 
 

@@ -22,6 +22,9 @@ ADVICE = {
     "stalled_seconds": "the subscriber stalled: run again on an idle machine",
     "lost_samples": "samples were lost on a reliable topic: check the runner's output",
     "injected_loss": "",
+    "aa_excludes_one": "two identical arms differed: the machine, not security, moved by that "
+                       "much; run again on an idle machine",
+    "aa_wide": "the machine was too noisy for the target: a larger --budget adds rounds",
     "wire_mismatch": "the profile's traffic does not match its governance (see the wire "
                      "table and results.json's wire.profiles): fix the configuration; the "
                      "figures are not the cost of the protection it claims",
@@ -37,7 +40,8 @@ SHORT = {"wide_interval": "wide", "no_interval": "no CI", "one_repeat": "1 repea
          "faster_than_none": "FASTER?",
          "no_measurable_overhead": "≈none", "bimodal": "bimodal", "trend": "trend",
          "failed_repeats": "failed", "stalled_seconds": "stalls", "lost_samples": "lost",
-         "injected_loss": "loss injected", "wire_mismatch": "WIRE≠gov"}
+         "injected_loss": "loss injected", "wire_mismatch": "WIRE≠gov",
+         "aa_excludes_one": "A/A≠1", "aa_wide": "A/A wide"}
 
 
 def _flags(row: dict) -> str:
@@ -51,6 +55,28 @@ def _networks(rows: list[dict]) -> list[Network]:
 def _with_network(rows: list[dict]) -> bool:
     """Show a network column when the run measured anything but udp over lo."""
     return _networks(rows) != [DEFAULT] and bool(rows)
+
+
+def tail_p99(tail: dict) -> float | None:
+    """The point's p99 as its runner can give it: of all samples (rotation), else the
+    median of per-second p99s."""
+    return tail.get("p99_of_samples", tail.get("p99_median_of_seconds"))
+
+
+def noise_floor_table(rows: list[dict]) -> Table | None:
+    """The A/A arm (a second `none` paired like a profile): what 'no difference' measures."""
+    if not rows:
+        return None
+    table = Table(title="A/A noise floor: an independent second `none`, paired like a "
+                        "profile; its ratio should be 1.00", title_justify="left")
+    for col in ("B", "× none", "95% CI", "±%", "+µs", "rounds", "flags"):
+        table.add_column(col, justify="left" if col == "flags" else "right")
+    for r in rows:
+        table.add_row(str(r["size"]), f"{r['ratio']:.3f}", _ci(r["ratio_ci95"], "{:.3f}"),
+                      f"{r['ratio_halfwidth_pct']:.1f}" if r["ratio_halfwidth_pct"] is not None
+                      else "–", f"{r['difference']:+.2f}", str(r["rounds"]),
+                      " ".join(SHORT.get(f["code"], f["code"]) for f in r["flags"]) or "–")
+    return table
 
 
 def latency_table(summary: list[dict]) -> Table | None:
@@ -71,7 +97,7 @@ def latency_table(summary: list[dict]) -> Table | None:
         table.add_row(
             r["profile"], *((Network.of(r).label,) if net else ()), str(r["size"]),
             f"{r['estimate']:.1f}", _ci(r["ci95"], "{:.1f}"),
-            f"{tail['p99_median_of_seconds']:.0f}" if tail else "–",
+            f"{p99:.0f}" if (p99 := tail_p99(tail)) is not None else "–",
             f"{vs['ratio']:.2f}" if vs and vs["ratio"] is not None else "–",
             _ci(vs and vs["ratio_ci95"], "{:.2f}"),
             f"{vs['difference']:+.1f}" if vs else "–",

@@ -205,7 +205,7 @@ def describe(spec: ProcessSpec) -> str:
     return f"{env + ' ' if env else ''}{shlex.join(launch_argv(spec))}"
 
 
-def _dies_with_govkit():
+def dies_with_govkit():
     """A preexec function: the child asks the kernel for SIGKILL when govkit dies, even by
     SIGKILL or the OOM killer (prctl PR_SET_PDEATHSIG; kept across the exec of chrt,
     taskset, `ip netns exec` and the runner). Without it a killed govkit left its runners
@@ -241,7 +241,7 @@ def run_processes(specs: list[ProcessSpec], timeout: float, grace: float = 0.5
     timed_out = False
     stopped: set[int] = set()   # pids we signalled: their exit status is ours, not theirs
     placement: dict[int, dict] = {}
-    preexec = _dies_with_govkit()
+    preexec = dies_with_govkit()
     try:
         for spec in specs:
             if spec.start_delay:

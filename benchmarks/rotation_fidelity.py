@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""Does the rotating design measure what a lone, fresh ddsperf pair measures? Prints ratios.
+
+Per size, rounds alternate (a) `govkit bench` (default runner: long-lived cyclone_perf pairs
+in short slots, `none` and the secured profile rotated together with the A/A arm) and
+(b) by hand: a fresh `ddsperf pong` / `ddsperf ping size S` pair per profile with govkit's
+very configuration files, pinning and SCHED_FIFO, median of its per-second medians after one
+warm-up second. The goal is govkit / by hand within 0.95 .. 1.05 for both profiles at every
+size, and the same overhead ratio.
+
+    .venv/bin/python benchmarks/rotation_fidelity.py [--profile rtps_sign]
+        [--sizes 32,1024,63000] [--rounds 3] [--seconds 4]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+GOVKIT = str(Path(sys.executable).with_name("govkit"))
+LINE = re.compile(r"^\[\d+\]\s+[\d.]+\s+\S+ size \d+ mean [\d.]+us min [\d.]+us "
+                  r"50% (?P<p50>[\d.]+)us", re.M)
+
+
+def via_govkit(profile: str, size: int, out: Path) -> dict[str, float]:
+    subprocess.run([GOVKIT, "bench", "--profile", "none", "--profile", profile, "--sizes",
+                    str(size), "--budget", "25", "--out", str(out), "--no-report"],
+                   check=True, capture_output=True, text=True)
+    summary = json.loads((out / "results.json").read_text())["summary"]
+    est = {r["profile"]: r["estimate"] for r in summary}
+    ratio = next(r["vs_none"]["ratio"] for r in summary if r["profile"] == profile)
+    return {**est, "ratio": ratio}
+
+
+def by_hand(profile: str, size: int, config: Path, seconds: int) -> float:
+    """A fresh ddsperf pair on govkit's configuration files, pinned and SCHED_FIFO."""
+    domain = str(100 + os.getpid() % 100)
+    env = {**os.environ}
+
+    def uri(role):
+        return {**env, "CYCLONEDDS_URI": (config / f"cyclonedds-{profile}-udp-lo-{role}.xml")
+                .as_uri()}
+    pong = subprocess.Popen(["chrt", "-f", "1", "taskset", "-c", "1", "ddsperf", "-i", domain,
+                             "-Qminmatch:1", "-Qinitwait:10", "-D", str(seconds + 12), "pong"],
+                            env=uri("sub"), stdout=subprocess.DEVNULL)
+    try:
+        out = subprocess.run(["chrt", "-f", "1", "taskset", "-c", "0", "ddsperf", "-i", domain,
+                              "-Qminmatch:1", "-Qinitwait:10", "-D", str(seconds + 2), "ping",
+                              "size", str(size)], env=uri("pub"), capture_output=True,
+                             text=True).stdout
+    finally:
+        pong.terminate()
+        pong.wait()
+    medians = [float(m["p50"]) for m in LINE.finditer(out)][1:1 + seconds]
+    if len(medians) < seconds:
+        raise SystemExit(f"ddsperf gave {len(medians)} measured seconds:\n{out}")
+    return statistics.median(medians)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--profile", default="rtps_sign")
+    ap.add_argument("--sizes", default="32,1024,63000")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--seconds", type=int, default=4)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        os.chdir(tmp)
+        for size in (int(s) for s in args.sizes.split(",")):
+            gov: list[dict] = []
+            hand: list[dict] = []
+            for i in range(args.rounds):
+                for side in (("govkit", "hand") if i % 2 == 0 else ("hand", "govkit")):
+                    if side == "govkit":
+                        gov.append(via_govkit(args.profile, size, Path(tmp) / f"g{size}-{i}"))
+                    else:
+                        config = Path(tmp) / f"g{size}-0" / "config"
+                        if not config.exists():     # the first round starts by hand
+                            via_govkit(args.profile, size, Path(tmp) / f"g{size}-0")
+                        hand.append({p: by_hand(p, size, config, args.seconds)
+                                     for p in ("none", args.profile)})
+                        time.sleep(0.5)
+            print(f"{size} B, {args.rounds} alternated rounds:")
+            for p in ("none", args.profile):
+                g = statistics.median(r[p] for r in gov)
+                h = statistics.median(r[p] for r in hand)
+                print(f"  {p:28} govkit {g:8.2f} us  lone fresh ddsperf {h:8.2f} us  "
+                      f"ratio {g / h:.3f}  (goal 0.95 .. 1.05)")
+            hr = statistics.median(r[args.profile] / r["none"] for r in hand)
+            gr = statistics.median(r["ratio"] for r in gov)
+            print(f"  overhead ratio: govkit {gr:.3f}, ddsperf by hand {hr:.3f} "
+                  f"({gr / hr:.3f})", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,116 @@
+"""How quiet the machine was while a run measured: load average, CPU steal, busy processes.
+
+A figure measured while other work ran is a different experiment from one measured on an
+idle machine; results.json records which it was, and the report says "measured under
+load" when the machine was not quiet (UNDER_LOAD).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+# "Under load": a 1-minute load average above this per usable CPU at either end, or other
+# processes that used more than this share of one CPU over the run.
+LOAD_PER_CPU = 0.5
+BUSY_SHARE = 0.2
+
+
+def loadavg() -> list[float] | None:
+    try:
+        return [float(v) for v in Path("/proc/loadavg").read_text().split()[:3]]
+    except (OSError, ValueError):
+        return None
+
+
+def cpu_times() -> dict | None:
+    """Machine-wide jiffies from /proc/stat: total and steal."""
+    try:
+        fields = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+        values = [int(v) for v in fields]
+    except (OSError, ValueError, IndexError):
+        return None
+    return {"total": sum(values[:8]), "steal": values[7] if len(values) > 7 else 0}
+
+
+def _process_times(exclude: set[int]) -> dict[int, tuple[str, int]]:
+    """utime + stime (jiffies) of every process not in `exclude` (govkit and its children)."""
+    out = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        pid = int(entry.name)
+        if pid in exclude:
+            continue
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+            name = stat[stat.index("(") + 1:stat.rindex(")")]
+            rest = stat[stat.rindex(")") + 2:].split()
+            if int(rest[1]) in exclude or int(rest[3]) in exclude:   # ppid / session: ours
+                continue
+            out[pid] = (name, int(rest[11]) + int(rest[12]))
+        except (OSError, ValueError, IndexError):
+            continue
+    return out
+
+
+def _ours() -> set[int]:
+    """govkit's own pid and the sessions of its children (each runner has its own)."""
+    me = os.getpid()
+    ours = {me}
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                rest = Path(f"/proc/{entry.name}/stat").read_text().rsplit(")", 1)[1].split()
+                if int(rest[1]) == me:
+                    ours.update({int(entry.name), int(rest[3])})
+            except (OSError, ValueError, IndexError):
+                continue
+    return ours
+
+
+class LoadWatch:
+    """Start before measuring, finish after: a dict for results.json."""
+
+    def __init__(self) -> None:
+        # Before govkit starts anything: later, its own runners count in the load average.
+        self.load0 = loadavg()
+        self.t0 = None
+
+    def start(self) -> None:
+        self.t0 = time.monotonic()
+        self.cpu0 = cpu_times()
+        self.procs0 = _process_times(_ours())
+
+    def finish(self) -> dict:
+        if self.t0 is None:
+            return {}
+        seconds = time.monotonic() - self.t0
+        load1, cpu1 = loadavg(), cpu_times()
+        procs1 = _process_times(_ours())
+        hz = os.sysconf("SC_CLK_TCK")
+        busy = []
+        for pid, (name, t1) in procs1.items():
+            t0 = self.procs0.get(pid, (name, 0))[1] if pid in self.procs0 else 0
+            share = (t1 - t0) / hz / seconds if seconds > 0 else 0
+            if share >= 0.05:
+                busy.append({"pid": pid, "name": name, "cpu_share": round(share, 3)})
+        busy.sort(key=lambda b: -b["cpu_share"])
+        steal = None
+        if self.cpu0 and cpu1 and cpu1["total"] > self.cpu0["total"]:
+            steal = 100 * (cpu1["steal"] - self.cpu0["steal"]) / (cpu1["total"]
+                                                                  - self.cpu0["total"])
+        return {"seconds": round(seconds, 1), "loadavg_before": self.load0,
+                "loadavg_after": load1, "loadavg_after_includes": "govkit's own runners",
+                "steal_pct": None if steal is None else round(steal, 2),
+                "busy_processes": busy[:10], "usable_cpus": len(os.sched_getaffinity(0)),
+                "under_load": under_load(self.load0, load1, busy)}
+
+
+def under_load(before, after, busy) -> bool:
+    """The load average before the run (after it, govkit's own processes are in it), or
+    the CPU other processes used during it."""
+    cpus = len(os.sched_getaffinity(0)) or 1
+    return bool(before and before[0] / cpus > LOAD_PER_CPU) or \
+        sum(b["cpu_share"] for b in busy) > BUSY_SHARE

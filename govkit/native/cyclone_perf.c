@@ -1,0 +1,416 @@
+// cyclone_perf: govkit's latency program for Eclipse Cyclone DDS 0.10 with DDS Security,
+// driven in short slots over its standard input (govkit.rotation).
+//
+// Built by govkit (govkit/cyclone_build.py) with the system C compiler against Debian's
+// cyclonedds-dev; the type support comes from cyclone_perf.idl through Cyclone's own idlc.
+// Why it exists: ddsperf can only be paused with signals and prints whole seconds, so a
+// benchmark that rotates many long-lived process pairs through short slots needs a program
+// that starts and stops its ping-pong between two round trips, by command, and hands back
+// every sample. It speaks ddsperf's contract where it matters for what is measured and for
+// the permissions govkit signs:
+//   - type "KeyedSeq" { uint32 seq; @key uint32 keyval; sequence<octet> baggage; } (XCDR1),
+//     size S = 12 + baggage length (ddsperf's `size S`);
+//   - topics DDSPerfRPingKS / DDSPerfRPongKS, reliable (max blocking 10 s), volatile,
+//     KEEP_LAST 1, ignore-local participant (ddsperf's ping/pong QoS);
+//   - the pong is written from the ping reader's data-available listener and the next ping
+//     from the pong reader's listener, each followed by dds_write_flush (ddsperf's default
+//     listener mode); one-way latency = round trip / 2.
+// Unlike ddsperf it uses one fixed partition ("govkit") for both topics: every pair runs on
+// a domain of its own, so there is nobody to keep apart.
+//
+//   cyclone_perf ping|pong DOMAIN [WAIT_S]        configuration from CYCLONEDDS_URI
+//
+// Both print `ready T` (seconds from the participant's creation until this side's writer
+// and reader each matched the peer: discovery plus the secure handshake) and then serve.
+// pong serves until standard input closes or SIGINT/SIGTERM. ping reads commands:
+//   slot SIZE SETTLE_US MEASURE_US   ping-pong for SETTLE_US + MEASURE_US microseconds;
+//                                    the first round trips (those sent in the settle time)
+//                                    are kept apart; then one `slot …` line (below)
+//   quit                             (or end of input) delete the participant and exit
+// Slot line (one line, latencies in µs, percentiles exact: nearest rank over the samples
+// sent after the settle time):
+//   slot SIZE n N settle_n K mean M min A p50 B p90 C p99 D max E cpu_us U wall_us W
+//        peers P tl X,Y,… hist B:C,…
+// tl: the median of each 25 ms of the slot, settle time included (how long settling takes);
+// hist: every measured sample in bins of 1 % (bin b holds latencies in [1.01^b, 1.01^(b+1))
+// ns), so govkit can pool true sample percentiles over slots. peers: the fewest readers
+// and writers matched on the two topics; more than 1 means a stranger joined the domain.
+//
+// Exit codes: 0 done, 2 usage, 3 participant not created, 4 no match within WAIT_S,
+// 5 another DDS call failed, 6 a slot's round trip did not come back within 10 s.
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dds/dds.h"
+#include "cyclone_perf_types.h"
+
+enum { EXIT_DONE = 0, EXIT_USAGE = 2, EXIT_PARTICIPANT = 3, EXIT_NO_MATCH = 4, EXIT_DDS = 5,
+       EXIT_STUCK = 6 };
+
+#define KS_FIXED 12u
+#define TIMELINE_NS 25000000LL
+#define HIST_BASE 1.01
+
+static dds_entity_t g_pp, g_wr, g_rd;
+static long g_pid;
+static volatile sig_atomic_t g_stop;
+
+static void die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void die(int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "[%ld] error: ", g_pid);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n");
+    va_end(ap);
+    fflush(stderr);
+    if (g_pp > 0)
+        dds_delete(g_pp);
+    exit(code);
+}
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static int64_t cpu_us(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (int64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000LL
+        + ru.ru_utime.tv_usec + ru.ru_stime.tv_usec;
+}
+
+// ------------------------------------------------------------------------- a slot's state
+
+typedef struct { int64_t sent; int64_t oneway; } sample_t;
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_done = PTHREAD_COND_INITIALIZER;
+static KeyedSeq g_ping;          // the sample ping sends (baggage sized per slot)
+static int64_t g_sent_at;        // when the outstanding ping was written
+static int64_t g_slot_end;       // no new ping is sent after this
+static int g_running;            // 1 while a slot runs; 0 once its last pong came back
+static sample_t *g_samples;
+static size_t g_nsamples, g_capacity;
+
+static void send_ping_locked(void)
+{
+    g_ping.seq++;
+    g_sent_at = now_ns();
+    dds_return_t rc = dds_write(g_wr, &g_ping);
+    if (rc < 0 && rc != DDS_RETCODE_TIMEOUT)
+        die(EXIT_DDS, "dds_write (ping): %s", dds_strretcode(rc));
+    dds_write_flush(g_wr);
+}
+
+static void on_pong(dds_entity_t rd, void *arg)
+{
+    (void)arg;
+    void *buf[1] = {NULL};
+    dds_sample_info_t info[1];
+    int32_t n = dds_take(rd, buf, info, 1, 1);
+    if (n <= 0)
+        return;
+    const int64_t t = now_ns();
+    const uint32_t seq = ((KeyedSeq *)buf[0])->seq;
+    const bool valid = info[0].valid_data;
+    dds_return_loan(rd, buf, n);
+    pthread_mutex_lock(&g_lock);
+    if (valid && g_running && seq == g_ping.seq) {
+        if (g_nsamples == g_capacity) {
+            g_capacity = g_capacity ? 2 * g_capacity : 65536;
+            g_samples = realloc(g_samples, g_capacity * sizeof *g_samples);
+            if (!g_samples)
+                die(EXIT_DDS, "out of memory for samples");
+        }
+        g_samples[g_nsamples].sent = g_sent_at;
+        g_samples[g_nsamples].oneway = (t - g_sent_at) / 2;
+        g_nsamples++;
+        if (t < g_slot_end)
+            send_ping_locked();
+        else {
+            g_running = 0;
+            pthread_cond_signal(&g_done);
+        }
+    }
+    pthread_mutex_unlock(&g_lock);
+}
+
+static void on_ping(dds_entity_t rd, void *arg)
+{
+    (void)arg;
+    void *buf[1] = {NULL};
+    dds_sample_info_t info[1];
+    int32_t n = dds_take(rd, buf, info, 1, 1);
+    if (n <= 0)
+        return;
+    if (info[0].valid_data) {
+        dds_return_t rc = dds_write(g_wr, buf[0]);
+        if (rc < 0 && rc != DDS_RETCODE_TIMEOUT)
+            die(EXIT_DDS, "dds_write (pong): %s", dds_strretcode(rc));
+        dds_write_flush(g_wr);
+    }
+    dds_return_loan(rd, buf, n);
+}
+
+// ---------------------------------------------------------------------- slot statistics
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static double nearest_rank(const int64_t *sorted, size_t n, double q)
+{
+    size_t k = (size_t)ceil(q * (double)n);
+    if (k < 1)
+        k = 1;
+    return (double)sorted[k - 1] / 1e3;
+}
+
+static int peers(void)
+{
+    dds_publication_matched_status_t pm;
+    dds_subscription_matched_status_t sm;
+    if (dds_get_publication_matched_status(g_wr, &pm) < 0
+            || dds_get_subscription_matched_status(g_rd, &sm) < 0)
+        return -1;
+    return (int)(pm.current_count < sm.current_count ? pm.current_count : sm.current_count);
+}
+
+static int peers_max(void)
+{
+    dds_publication_matched_status_t pm;
+    dds_subscription_matched_status_t sm;
+    if (dds_get_publication_matched_status(g_wr, &pm) < 0
+            || dds_get_subscription_matched_status(g_rd, &sm) < 0)
+        return -1;
+    return (int)(pm.current_count > sm.current_count ? pm.current_count : sm.current_count);
+}
+
+static void report_slot(uint32_t size, int64_t start, int64_t settle_ns, int64_t cpu,
+                        int64_t wall)
+{
+    size_t n = 0, nsettle = 0;
+    int64_t *v = malloc((g_nsamples + 1) * sizeof *v);
+    double sum = 0;
+    if (!v)
+        die(EXIT_DDS, "out of memory for statistics");
+    for (size_t i = 0; i < g_nsamples; i++) {
+        if (g_samples[i].sent - start < settle_ns)
+            nsettle++;
+        else {
+            v[n++] = g_samples[i].oneway;
+            sum += (double)g_samples[i].oneway;
+        }
+    }
+    printf("slot %" PRIu32 " n %zu settle_n %zu", size, n, nsettle);
+    if (n > 0) {
+        qsort(v, n, sizeof *v, cmp_i64);
+        printf(" mean %.3f min %.3f p50 %.3f p90 %.3f p99 %.3f max %.3f", sum / n / 1e3,
+               v[0] / 1e3, nearest_rank(v, n, 0.5), nearest_rank(v, n, 0.9),
+               nearest_rank(v, n, 0.99), v[n - 1] / 1e3);
+    }
+    printf(" cpu_us %" PRId64 " wall_us %" PRId64 " peers %d", cpu, wall / 1000, peers_max());
+    // timeline: median of each 25 ms, settle included (samples are in send order)
+    printf(" tl ");
+    size_t i = 0;
+    int first = 1;
+    while (i < g_nsamples) {
+        int64_t bucket = (g_samples[i].sent - start) / TIMELINE_NS;
+        size_t j = i, m = 0;
+        while (j < g_nsamples && (g_samples[j].sent - start) / TIMELINE_NS == bucket)
+            v[m++] = g_samples[j++].oneway;
+        qsort(v, m, sizeof *v, cmp_i64);
+        printf("%s%.2f", first ? "" : ",", nearest_rank(v, m, 0.5));
+        first = 0;
+        i = j;
+    }
+    // histogram of the measured samples (1 % bins), sparse, in increasing bin order
+    printf(" hist ");
+    n = 0;
+    for (size_t k = 0; k < g_nsamples; k++)
+        if (g_samples[k].sent - start >= settle_ns)
+            v[n++] = g_samples[k].oneway;
+    qsort(v, n, sizeof *v, cmp_i64);
+    first = 1;
+    const double lb = log(HIST_BASE);
+    for (size_t k = 0; k < n;) {
+        long bin = v[k] > 0 ? (long)floor(log((double)v[k]) / lb) : 0;
+        size_t c = 0;
+        while (k < n && (v[k] > 0 ? (long)floor(log((double)v[k]) / lb) : 0) == bin) {
+            c++;
+            k++;
+        }
+        printf("%s%ld:%zu", first ? "" : ",", bin, c);
+        first = 0;
+    }
+    printf("\n");
+    fflush(stdout);
+    free(v);
+}
+
+static void run_slot(uint32_t size, int64_t settle_us, int64_t measure_us)
+{
+    if (size < KS_FIXED)
+        die(EXIT_USAGE, "slot size %" PRIu32 " is below %u bytes", size, KS_FIXED);
+    uint32_t len = size - KS_FIXED;
+    if (g_ping.baggage._length != len) {
+        free(g_ping.baggage._buffer);
+        g_ping.baggage._buffer = malloc(len ? len : 1);
+        if (!g_ping.baggage._buffer)
+            die(EXIT_DDS, "out of memory for a %" PRIu32 "-byte sample", size);
+        memset(g_ping.baggage._buffer, 0xee, len);   // ddsperf's filler
+        g_ping.baggage._length = g_ping.baggage._maximum = len;
+        g_ping.baggage._release = false;
+    }
+    const int64_t cpu0 = cpu_us();
+    pthread_mutex_lock(&g_lock);
+    g_nsamples = 0;
+    const int64_t start = now_ns();
+    g_slot_end = start + (settle_us + measure_us) * 1000;
+    g_running = 1;
+    send_ping_locked();
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += (time_t)((settle_us + measure_us) / 1000000 + 10);
+    while (g_running) {
+        if (pthread_cond_timedwait(&g_done, &g_lock, &deadline) == ETIMEDOUT && g_running) {
+            pthread_mutex_unlock(&g_lock);
+            die(EXIT_STUCK, "ping %" PRIu32 " of a %" PRIu32 "-byte slot was not answered "
+                "within 10 s (the pong process stopped?)", g_ping.seq, size);
+        }
+    }
+    const int64_t wall = now_ns() - start;
+    pthread_mutex_unlock(&g_lock);
+    report_slot(size, start, settle_us * 1000, cpu_us() - cpu0, wall);
+}
+
+// ---------------------------------------------------------------------------- set-up
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    g_stop = 1;
+}
+
+static void check(dds_entity_t e, const char *what)
+{
+    if (e < 0)
+        die(EXIT_DDS, "%s: %s", what, dds_strretcode(e));
+}
+
+int main(int argc, char **argv)
+{
+    g_pid = (long)getpid();
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (argc < 3 || argc > 4 || (strcmp(argv[1], "ping") && strcmp(argv[1], "pong"))) {
+        fprintf(stderr, "usage: cyclone_perf ping|pong DOMAIN [WAIT_S]\n");
+        return EXIT_USAGE;
+    }
+    const int ping = strcmp(argv[1], "ping") == 0;
+    char *end;
+    long domain = strtol(argv[2], &end, 10);
+    if (*end || domain < 0 || domain > 230) {
+        fprintf(stderr, "cyclone_perf: domain %s: use 0 .. 230\n", argv[2]);
+        return EXIT_USAGE;
+    }
+    double wait_s = argc == 4 ? strtod(argv[3], &end) : 20.0;
+    if (argc == 4 && (*end || wait_s <= 0)) {
+        fprintf(stderr, "cyclone_perf: wait %s: use a positive number of seconds\n", argv[3]);
+        return EXIT_USAGE;
+    }
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    signal(SIGPIPE, SIG_IGN);
+
+    const int64_t t0 = now_ns();
+    g_pp = dds_create_participant((dds_domainid_t)domain, NULL, NULL);
+    if (g_pp < 0) {
+        fprintf(stderr, "[%ld] error: participant on domain %ld not created: %s (see Cyclone's "
+                "log lines above)\n", g_pid, domain, dds_strretcode(g_pp));
+        return EXIT_PARTICIPANT;
+    }
+    dds_qos_t *qos = dds_create_qos();
+    dds_qset_reliability(qos, DDS_RELIABILITY_RELIABLE, DDS_SECS(10));
+    dds_entity_t tp_ping = dds_create_topic(g_pp, &KeyedSeq_desc, "DDSPerfRPingKS", qos, NULL);
+    check(tp_ping, "topic DDSPerfRPingKS");
+    dds_entity_t tp_pong = dds_create_topic(g_pp, &KeyedSeq_desc, "DDSPerfRPongKS", qos, NULL);
+    check(tp_pong, "topic DDSPerfRPongKS");
+    dds_delete_qos(qos);
+    qos = dds_create_qos();
+    dds_qset_partition1(qos, "govkit");
+    dds_entity_t pub = dds_create_publisher(g_pp, qos, NULL);
+    check(pub, "publisher");
+    dds_entity_t sub = dds_create_subscriber(g_pp, qos, NULL);
+    check(sub, "subscriber");
+    dds_delete_qos(qos);
+
+    qos = dds_create_qos();
+    dds_qset_history(qos, DDS_HISTORY_KEEP_LAST, 1);
+    dds_qset_ignorelocal(qos, DDS_IGNORELOCAL_PARTICIPANT);
+    dds_listener_t *listener = dds_create_listener(NULL);
+    dds_lset_data_available(listener, ping ? on_pong : on_ping);
+    g_wr = dds_create_writer(pub, ping ? tp_ping : tp_pong, qos, NULL);
+    check(g_wr, "writer");
+    g_rd = dds_create_reader(sub, ping ? tp_pong : tp_ping, qos, listener);
+    check(g_rd, "reader");
+    dds_delete_listener(listener);
+    dds_delete_qos(qos);
+
+    // ready: this side's writer and reader both matched (the secure handshake is done)
+    while (peers() < 1) {
+        if (g_stop)
+            die(EXIT_DONE, "stopped before a peer matched");
+        if (now_ns() - t0 > (int64_t)(wait_s * 1e9))
+            die(EXIT_NO_MATCH, "no peer matched within %g s (refused by the peer's "
+                "security, or no peer on domain %ld)", wait_s, domain);
+        dds_sleepfor(DDS_MSECS(1));
+    }
+    printf("ready %.6f\n", (double)(now_ns() - t0) / 1e9);
+
+    if (!ping) {
+        // serve from the listener until stdin closes (govkit is done or gone) or a signal
+        char buf[256];
+        while (!g_stop && fgets(buf, sizeof buf, stdin) != NULL)
+            ;
+        dds_delete(g_pp);
+        return EXIT_DONE;
+    }
+    g_ping.keyval = 0;
+    char line[256];
+    while (!g_stop && fgets(line, sizeof line, stdin) != NULL) {
+        unsigned long size;
+        long long settle, measure;
+        if (sscanf(line, "slot %lu %lld %lld", &size, &settle, &measure) == 3) {
+            if (size > 64ul * 1024 * 1024 || settle < 0 || measure <= 0
+                    || settle + measure > 3600LL * 1000000)
+                die(EXIT_USAGE, "bad slot command: %s", line);
+            run_slot((uint32_t)size, settle, measure);
+        } else if (strncmp(line, "quit", 4) == 0) {
+            break;
+        } else {
+            die(EXIT_USAGE, "unknown command: %.60s", line);
+        }
+    }
+    dds_delete(g_pp);
+    free(g_samples);
+    return EXIT_DONE;
+}

@@ -1,0 +1,66 @@
+"""Cyclone DDS through govkit's own program, latency by rotation (the default runner).
+
+Latency points are measured by govkit.rotation: long-lived `cyclone_perf ping`/`pong`
+pairs (govkit/native/cyclone_perf.c, built on first use by govkit.cyclone_build), one or
+more per profile, each on a domain of its own, driven through short slots. Everything else
+is ddsperf's: the same Cyclone DDS library, the same configuration files (one per profile
+and side) and the same signed bundle (cyclone_perf speaks ddsperf's type and topics), and
+throughput points and `--wire` captures run `ddsperf` exactly as `--runner ddsperf` does.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .base import BenchPoint, Bundle, ProcessSpec
+from .ddsperf import METHOD as DDSPERF_METHOD
+from .ddsperf import DdsperfRunner
+
+SLOT_METHOD = (
+    "Latency: govkit's cyclone_perf program (govkit/native/cyclone_perf.c) against the "
+    "system's Cyclone DDS, ddsperf's type, topics and ping/pong QoS (reliable, KEEP_LAST 1, "
+    "the reply written from the data-available listener and flushed); one-way latency = "
+    "round trip / 2 (monotonic clock). Every pair stays up for the whole run and ping-pongs "
+    "only when govkit gives it a slot: round trips sent in the slot's settle time are kept "
+    "apart, every other one is a sample; per slot the exact mean, min, 50/90/99 % "
+    "(nearest rank), max and a 1 % histogram of all its samples.")
+METHOD = f"{SLOT_METHOD} Throughput (and --wire captures): {DDSPERF_METHOD}"
+
+
+class CycloneRunner(DdsperfRunner):
+    name = "cyclone"
+    rotates = True          # latency points: govkit.rotation, not per-repeat processes
+
+    def __init__(self, ddsperf: str | None = None):
+        super().__init__(ddsperf)
+        self.program: Path | None = None
+
+    def method(self) -> str:
+        return METHOD
+
+    def check_installed(self) -> None:
+        from ..cyclone_build import ensure_built
+        super().check_installed()           # ddsperf and the security plugins
+        self.program = ensure_built()
+
+    def versions(self) -> dict:
+        return {**super().versions(), "latency_program": "cyclone_perf (govkit)"}
+
+    def pair_specs(self, bundle: Bundle, domain_id: int, cpus: tuple[int, int] | None,
+                   realtime: bool, workdir: Path, wait_s: float = 30.0
+                   ) -> list[ProcessSpec]:
+        """pong then ping of one long-lived pair; the configuration files are ddsperf's
+        (written by the caller with `configs`)."""
+        point = BenchPoint(bundle.profile, "latency", 32, 1, domain_id=domain_id)
+        program = str(self.program or "cyclone_perf")
+        specs = []
+        for role, verb, cpu in (("sub", "pong", cpus[1] if cpus else None),
+                                ("pub", "ping", cpus[0] if cpus else None)):
+            path = self.config_path(bundle, role, workdir, point)
+            specs.append(ProcessSpec(role, [program, verb, str(domain_id), f"{wait_s:g}"],
+                                     {"CYCLONEDDS_URI": path.as_uri()}, cpu=cpu,
+                                     realtime=realtime))
+        return specs
+
+
+RUNNER = CycloneRunner
