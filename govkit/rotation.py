@@ -224,11 +224,14 @@ def arms_of(profiles: list[Profile], aa: bool) -> list[Arm]:
     return arms
 
 
-def round_plan(arms: list[Arm], sizes: list[int], instances: int, seed: int, rnd: int
+def round_plan(arms: list[Arm], sizes: list[int], instances: int, seed: int, rnd: int,
+               active: set[tuple[str, int]] | None = None
                ) -> list[tuple[int, list[tuple[Arm, int]]]]:
     """Round `rnd`: per size (in this round's own order) the slot sequence
     `none X1 none X2 … none`, the other arms shuffled, each arm's instance taken in turn
-    and `none`'s alternating inside the round, so every comparison has both of them."""
+    and `none`'s alternating inside the round, so every comparison has both of them.
+    `active` (arm, size): only these arms get slots (the A/A arm whenever its size has any
+    other), so rounds after the minimum go to the intervals still wider than the target."""
     rand = random.Random(f"govkit/{seed}/rotation/{rnd}")
     order = list(sizes)
     rand.shuffle(order)
@@ -236,6 +239,11 @@ def round_plan(arms: list[Arm], sizes: list[int], instances: int, seed: int, rnd
     plan = []
     for size in order:
         others = [a for a in arms if a.name != BASELINE_ARM]
+        if active is not None:
+            wanted = {a.name for a in others if (a.name, size) in active}
+            if not wanted - {AA_ARM}:
+                continue
+            others = [a for a in others if a.name in wanted or a.name == AA_ARM]
         rand.shuffle(others)
         seq: list[tuple[Arm, int]] = []
         n0 = rand.randrange(instances)
@@ -321,10 +329,12 @@ def run_rotation(runner, arms: list[Arm], bundles: dict[str, Bundle], sizes: lis
         load.start()
         last_round_s = None
         rnd = first_round
+        active = None
         while rnd < first_round + rs.max_rounds:
             done = rnd - first_round
             if done >= rs.min_rounds:
                 widths = rotation_widths(store.doc)
+                active = {k for k, w in widths.items() if w is None or w > rs.target_ci}
                 if widths and all(w is not None and w <= rs.target_ci for w in widths.values()):
                     outcome.notes.append(f"every ratio within ±{rs.target_ci:g}% after "
                                          f"{done} rounds")
@@ -337,7 +347,12 @@ def run_rotation(runner, arms: list[Arm], bundles: dict[str, Bundle], sizes: lis
                         if worst is not None else f"stopped after {done} rounds (budget)")
                     break
             t0 = time.monotonic()
-            for size, seq in round_plan(arms, sizes, rs.instances, seed, rnd):
+            plan = round_plan(arms, sizes, rs.instances, seed, rnd, active)
+            if not plan:
+                outcome.notes.append(f"every profile's ratio within ±{rs.target_ci:g}% after "
+                                     f"{done} rounds (the A/A arm's is wider: see its flags)")
+                break
+            for size, seq in plan:
                 rows = []
                 for position, (arm, k) in enumerate(seq):
                     pair = _pick(pairs, arm, first_instance + k, rs.instances, first_instance)
