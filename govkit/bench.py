@@ -314,7 +314,9 @@ def _settings(opts: BenchOptions, runner, pin: Pinning, realtime: tuple[bool, st
             "scheduling": realtime[1], "min_repeats": opts.repeat,
             "max_repeats": opts.max_repeat, "target_ci_pct": opts.target_ci,
             "budget_s": opts.budget, "seed": seed, "method": runner.method(),
-            "interval": INTERVAL_METHOD}
+            "interval": (f"latency (rotation): {PAIRED_INTERVAL} Other points: "
+                         f"{INTERVAL_METHOD}") if getattr(runner, "rotates", False)
+            else INTERVAL_METHOD}
 
 
 def _make_bundles(opts: BenchOptions, runner, console) -> dict[str, Bundle]:

@@ -11,6 +11,7 @@ the plots (govkit.report_plots) only draw it.
 from __future__ import annotations
 
 import json
+import statistics
 from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
@@ -31,10 +32,12 @@ from .report_model import (
     FORMATTERS,
     Column,
     Comparison,
+    CostCell,
     Failure,
     Figure,
     Flag,
     Governance,
+    Headline,
     Overhead,
     Point,
     PointRow,
@@ -134,6 +137,7 @@ def build_report_model(doc: Any, source: str = RESULTS_NAME) -> ReportModel:
                              f"({type(e).__name__}: {e})") from None
         model = _build(doc, summary)
         model.wire = wire
+        model.headline = headline(doc, summary)
         return model
     except Malformed as e:
         raise GovkitError(f"{source}: {e}", EXIT_USAGE) from None
@@ -176,7 +180,7 @@ def _build(doc: dict, summary: list[dict]) -> ReportModel:
         settings=[(k, _setting_text(v)) for k, v in settings.items()
                   if k not in ("method", "interval") and v is not None],
         method=settings.get("method") or "", interval=settings.get("interval") or "",
-        run_shape=_run_shape(settings),
+        run_shape=_run_shape(settings, doc.get("rotation")),
         profiles=order, sizes=sorted({row.size for row in tables["latency"][0].rows})
         if tables["latency"] else [],
         points=points, latency=tables["latency"], throughput=tables["throughput"],
@@ -254,7 +258,43 @@ def _point(row: dict, index: int, repeats: list[RepeatRow]) -> Point:
         anchor=f"flags-{index}", network=Network.of(row).label,
         vs_network=Overhead(vn["ratio"], _pair(vn["ratio_ci95"]), vn["difference"],
                             _pair(vn["difference_ci95"])) if vn else None,
-        loss=row.get("loss"), **extra)
+        loss=row.get("loss"), p99_of_samples=tail.get("p99_of_samples"), **extra)
+
+
+def headline(doc: dict, summary: list[dict]) -> Headline | None:
+    """The cost matrix of a rotating run (None for a per-repeat run): every profile's
+    overhead ratio and added µs per size, with intervals, RTI's ratio, the A/A floor, the
+    time to match, and how quiet the machine was."""
+    rot = doc.get("rotation")
+    if not rot:
+        return None
+    rows = [r for r in summary if r.get("rounds") is not None]
+    sizes = sorted({r["size"] for r in rows})
+    names = list(dict.fromkeys(r["profile"] for r in rows if r["profile"] != results.BASELINE))
+
+    def cell(vs: dict | None, rti: dict | None, flags=()) -> CostCell | None:
+        if not vs:
+            return None
+        return CostCell(vs["ratio"], _pair(vs["ratio_ci95"]), vs["difference"],
+                        _pair(vs["difference_ci95"]), rti["ratio"] if rti else None,
+                        any(f["severity"] == "warning" for f in flags))
+    by = {(r["profile"], r["size"]): r for r in rows}
+    match: dict[str, list[float]] = {}
+    for pair in rot.get("pairs", []):
+        if pair.get("status") == "ok" and pair.get("time_to_match_s") is not None:
+            match.setdefault(pair["arm"], []).append(pair["time_to_match_s"])
+    table = [(name, [cell(by[(name, s)]["vs_none"], by[(name, s)]["rti"], by[(name, s)]["flags"])
+                     if (name, s) in by else None for s in sizes],
+              statistics.median(match[name]) if match.get(name) else None) for name in names]
+    floor = {f["size"]: f for f in results.noise_floor(doc)}
+    loads = doc.get("load") or []
+    return Headline(
+        sizes=sizes, rows=table,
+        floor=[cell(floor.get(s), None, floor.get(s, {}).get("flags", ())) for s in sizes],
+        floor_flags=[f["reason"] for x in floor.values() for f in x["flags"]],
+        load=results.load_line(doc) or "not recorded",
+        under_load=any(x.get("under_load") for x in loads),
+        rounds=len(rot.get("rounds", [])), estimator=rot.get("estimator") or "")
 
 
 def _pair(v) -> tuple[float, float] | None:
@@ -385,10 +425,23 @@ def _stored_differences(doc: dict, summary: list[dict], repeats: list[RepeatRow]
     return out, missing
 
 
-def _run_shape(settings: dict) -> str:
+def _run_shape(settings: dict, rotation: dict | None = None) -> str:
     """How the repeats were run, in one plain sentence, from the run's settings."""
     s = {k: _setting_text(v) for k, v in settings.items() if v is not None}
     parts = []
+    if rotation:
+        r = rotation.get("settings") or {}
+        parts.append(
+            f"Latency by rotation: {r.get('instances', '?')} long-lived process pairs per "
+            f"profile and for the A/A arm, each started once and timed to match; "
+            f"{len(rotation.get('rounds', []))} rounds, each giving every arm one slot of "
+            f"{r.get('settle_ms', '?')} ms settle (not measured) + {r.get('slot_ms', '?')} ms "
+            f"per size between two `none` slots, in a fresh seeded order (seed "
+            f"{s.get('seed', '?')}); after {r.get('min_rounds', '?')} rounds only the ratios "
+            f"still wider than ±{r.get('target_ci_pct', '?')}% got slots, until all were "
+            f"within it or the budget ended. Intervals: {rotation.get('interval', '')}")
+        if "throughput" not in (settings.get("modes") or []):
+            return " ".join(parts) + (f" {s['pinning']}." if "pinning" in s else "")
     if "min_repeats" in s:
         more = (f" (up to {s['max_repeats']} while its 95% interval was wider than "
                 f"±{s['target_ci_pct']}% of the estimate)"

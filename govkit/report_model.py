@@ -121,10 +121,35 @@ class Point:
     network: str = "udp lo"              # govkit.network.Network.label
     vs_network: Overhead | None = None   # over the same point on the run's first network
     loss: dict | None = None             # injected loss and what it did (results._loss)
+    p99_of_samples: float | None = None  # rotation: true p99 over every round trip
 
     @property
     def warnings(self) -> list[Flag]:
         return [f for f in self.flags if f.warning]
+
+
+@dataclass(frozen=True)
+class CostCell:
+    """One profile at one size in the headline cost matrix."""
+    ratio: float | None
+    ratio_ci95: Interval | None
+    added: float | None
+    added_ci95: Interval | None
+    rti_ratio: float | None
+    warned: bool = False
+
+
+@dataclass(frozen=True)
+class Headline:
+    """What each protection level costs, first: profile × size, the A/A floor beside it."""
+    sizes: list[int]
+    rows: list[tuple[str, list[CostCell | None], float | None]]   # profile, cells, match s
+    floor: list[CostCell | None]                                  # the A/A arm per size
+    floor_flags: list[str]
+    load: str                                                     # how quiet the machine was
+    under_load: bool
+    rounds: int
+    estimator: str
 
 
 @dataclass(frozen=True)
@@ -280,6 +305,7 @@ class ReportModel:
     comparisons: list[Comparison] = field(default_factory=list)
     path_text: str = "loopback"            # where the processes ran, for the prose
     wire: WireSection | None = None        # govkit bench --wire: what the wire carried
+    headline: Headline | None = None       # rotation: the cost matrix the report opens with
 
     @property
     def show_network(self) -> bool:
