@@ -21,8 +21,15 @@ pytestmark = [needs_cyclone, pytest.mark.cyclone]
 GOVKIT = str(Path(sys.executable).with_name("govkit"))
 
 
+def _per_repeat(args) -> list[str]:
+    """These tests are about ddsperf's per-repeat design (repeats, resume, interrupts): the
+    default runner rotates instead (tests/test_rotation.py)."""
+    args = list(args)
+    return ["bench", "--runner", "ddsperf", *args[1:]] if args[:1] == ["bench"] else args
+
+
 def _govkit(*args, cwd, timeout=240):
-    return subprocess.run([GOVKIT, *args], cwd=cwd, capture_output=True, text=True,
+    return subprocess.run([GOVKIT, *_per_repeat(args)], cwd=cwd, capture_output=True, text=True,
                           timeout=timeout, stdin=subprocess.DEVNULL)
 
 
@@ -36,7 +43,7 @@ def test_bench_every_profile_writes_results_and_csv(tmp_path):
     assert "Traceback" not in r.stderr
     assert "created a test PKI in pki/" in r.stderr
     doc = json.loads((tmp_path / "res/results.json").read_text())
-    assert doc["schema"] == "govkit.bench/2"
+    assert doc["schema"] == "govkit.bench/3"
     assert {"govkit", "cyclonedds", "openssl", "cpu", "kernel"} <= doc["environment"].keys()
     assert doc["environment"]["cyclonedds"].startswith("0.10")
     settings = doc["settings"]
@@ -125,9 +132,9 @@ def test_resume_refuses_other_settings(tmp_path):
 
 def test_dry_run_creates_nothing_and_needs_no_ddsperf(tmp_path):
     env = {**os.environ, "PATH": "/nonexistent"}
-    r = subprocess.run([GOVKIT, "bench", "--all-profiles", "--sizes", "32,1024", "--seed", "3",
-                        "--dry-run"], cwd=tmp_path, env=env, capture_output=True, text=True,
-                       timeout=60)
+    r = subprocess.run([GOVKIT, *_per_repeat(["bench", "--all-profiles", "--sizes", "32,1024",
+                                              "--seed", "3", "--dry-run"])],
+                       cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     assert list(tmp_path.iterdir()) == []
     lines = r.stdout.splitlines()
@@ -222,8 +229,8 @@ def test_bench_refuses_unknown_profile_and_bad_sizes(tmp_path):
 
 def test_missing_ddsperf_is_one_clear_message(tmp_path):
     env = {**os.environ, "PATH": "/nonexistent"}
-    r = subprocess.run([GOVKIT, "bench", "--profile", "none"], cwd=tmp_path, env=env,
-                       capture_output=True, text=True, timeout=60)
+    r = subprocess.run([GOVKIT, *_per_repeat(["bench", "--profile", "none"])], cwd=tmp_path,
+                       env=env, capture_output=True, text=True, timeout=60)
     assert r.returncode == 2
     assert "ddsperf not found" in r.stderr and "apt-get install cyclonedds-tools" in r.stderr
     assert "Traceback" not in r.stderr
@@ -232,9 +239,10 @@ def test_missing_ddsperf_is_one_clear_message(tmp_path):
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_interrupt_keeps_completed_points_and_stops_the_runners(tmp_path, sig):
     out = tmp_path / "res"
-    proc = subprocess.Popen([GOVKIT, "bench", "--profile", "none", "--sizes", "32,64",
+    proc = subprocess.Popen([GOVKIT, *_per_repeat([
+                             "bench", "--profile", "none", "--sizes", "32,64",
                              "--duration", "3", "--repeat", "1", "--max-repeat", "1",
-                             "--seed", "5", "--out", str(out), "--no-report"],
+                             "--seed", "5", "--out", str(out), "--no-report"])],
                             cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, stdin=subprocess.DEVNULL)
     try:
@@ -278,9 +286,10 @@ def test_sigkill_of_govkit_takes_its_runners_with_it(tmp_path):
     its own session, die with it instead of staying behind as orphans (a ping whose peer
     is gone waits for a match forever)."""
     out = tmp_path / "res"
-    proc = subprocess.Popen([GOVKIT, "bench", "--profile", "none", "--sizes", "32",
+    proc = subprocess.Popen([GOVKIT, *_per_repeat([
+                             "bench", "--profile", "none", "--sizes", "32",
                              "--duration", "30", "--repeat", "1", "--max-repeat", "1",
-                             "--out", str(out), "--no-report"], cwd=tmp_path,
+                             "--out", str(out), "--no-report"])], cwd=tmp_path,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             stdin=subprocess.DEVNULL)
     try:

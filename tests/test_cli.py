@@ -382,8 +382,8 @@ def test_generate_skips_identities_of_an_earlier_identity_ca(cwd, run, pki_dir):
 
 @pytest.mark.parametrize(("command", "option", "choices"), [
     (["pki", "init"], "--key-type", "[ec-p256|rsa-2048]"),
-    (["generate"], "--runner", "[ddsperf|perftest|fastdds]"),
-    (["bench"], "--runner", "<ddsperf|fastdds|perftest>"),
+    (["generate"], "--runner", "[ddsperf|perftest|cyclone|fastdds]"),
+    (["bench"], "--runner", "<cyclone|ddsperf|fastdds|perftest>"),
 ])
 def test_enumerated_options_show_their_choices(run, command, option, choices, monkeypatch):
     monkeypatch.setenv("COLUMNS", "200")       # a line wide enough for the whole list

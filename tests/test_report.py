@@ -812,9 +812,9 @@ MALFORMED = [
      "NaN is not a JSON number"),
     ("old schema", _broken(lambda d: d.update(schema="govkit.bench/1")),
      "schema 'govkit.bench/1' predates raw per-second rows, from which the report "
-     "recomputes every figure; re-run `govkit bench` (it writes 'govkit.bench/2')"),
+     "recomputes every figure; re-run `govkit bench` (it writes 'govkit.bench/3')"),
     ("wrong schema", _broken(lambda d: d.update(schema="govkit.bench/9")),
-     "schema is 'govkit.bench/9', expected 'govkit.bench/2'"),
+     "schema is 'govkit.bench/9', expected 'govkit.bench/3'"),
     ("no results", _broken(lambda d: d.pop("results")), "missing 'results' (expected a list)"),
     ("results not list", _broken(lambda d: d.update(results={})),
      "results: expected a list, got {}"),

@@ -66,7 +66,8 @@ def _govkit(*args, cwd, timeout=600):
 def wire_run(capture_ok, tmp_path_factory):
     """The acceptance run: every profile at 1024 B, with --wire-pcap."""
     cwd = tmp_path_factory.mktemp("wire-bench")
-    r = _govkit("bench", "--all-profiles", "--sizes", "1024", "--wire-pcap", "--repeat", "1",
+    r = _govkit("bench", "--runner", "ddsperf", "--all-profiles", "--sizes", "1024",
+                "--wire-pcap", "--repeat", "1",
                 "--max-repeat", "1", "--duration", "1", "--seed", "3", "--out", "res",
                 "--no-report", cwd=cwd)
     doc = json.loads((cwd / "res" / "results.json").read_text())
