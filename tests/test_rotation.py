@@ -15,6 +15,7 @@ from _dds import needs_cyclone
 
 from govkit import paired
 from govkit.profiles import get_profile
+from govkit.results import csv_name
 from govkit.rotation import arms_of, parse_slot, round_plan
 
 GOVKIT = str(Path(sys.executable).with_name("govkit"))
@@ -115,7 +116,7 @@ def test_rotating_run_end_to_end(tmp_path):
     assert 'id="cost-matrix"' in html and "A/A" in html
     assert "What each protection level costs" in (tmp_path / "res/summary.md").read_text()
     # true sample percentiles fill perftest's columns
-    csv = (tmp_path / "res/lat_udpv4_pub_unkeyed_rel_security_Sign.csv").read_text()
+    csv = (tmp_path / "res" / csv_name("rtps_sign", "latency")).read_text()
     header, first = csv.splitlines()[:2]
     assert "50% (us)" in header and first.split(",")[header.split(",").index("50% (us)")]
     # `govkit report` recomputes the same figures
