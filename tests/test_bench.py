@@ -176,7 +176,7 @@ def test_killed_peer_fails_one_point_keeps_the_rest_and_resume_finishes(tmp_path
             "--no-report"]
     order = [c.size for c in round_order([Cell(get_profile("none"), "latency", size)
                                           for size in (32, 64, 128)], 11, 0)]
-    proc = subprocess.Popen([GOVKIT, *args], cwd=tmp_path, stdout=subprocess.PIPE,
+    proc = subprocess.Popen([GOVKIT, *_per_repeat(args)], cwd=tmp_path, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 60
