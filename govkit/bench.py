@@ -393,11 +393,12 @@ def _run_bench(opts: BenchOptions, console) -> BenchOutcome:
     store.set_signed_files([h for b in bundles.values() for h in bundle_hashes(b)])
     store.save()
     seed = store.doc["settings"]["seed"]
-    console.print(f"[dim]{len(cells)} point(s) × {opts.repeat}–{opts.max_repeat} repeats of "
-                  f"{settings['warmup_s']} s warm-up + {opts.duration} s; {pin.note}; "
-                  f"{realtime[1]}; "
-                  f"order seed {seed}; extra repeats until ±{opts.target_ci:g}% within "
-                  f"{opts.budget} s[/dim]")
+    repeated = [c for c in cells if not rotates(runner, c)]
+    if repeated:        # (the rotation says its own shape when it starts)
+        console.print(f"[dim]{len(repeated)} point(s) × {opts.repeat}–{opts.max_repeat} "
+                      f"repeats of {settings['warmup_s']} s warm-up + {opts.duration} s; "
+                      f"{pin.note}; {realtime[1]}; order seed {seed}; extra repeats until "
+                      f"±{opts.target_ci:g}% within {opts.budget} s[/dim]")
     if pin.orchestrator:
         os.sched_setaffinity(0, pin.orchestrator)
     # Namespaces, veth and remote work directories exist only inside this block: they are
@@ -416,11 +417,10 @@ def _run_bench(opts: BenchOptions, console) -> BenchOutcome:
         rotated = [c for c in cells if rotates(runner, c)]
         if rotated and not outcome.interrupted:
             outcome = _rotate(opts, runner, store, rotated, bundles, pin, seed, console,
-                              started)
-        rest = [c for c in cells if not rotates(runner, c)]
-        if rest and not outcome.interrupted:
+                              started, load)
+        if repeated and not outcome.interrupted:
             load.start()
-            more = _schedule(opts, runner, store, rest, bundles, pin, seed, console,
+            more = _schedule(opts, runner, store, repeated, bundles, pin, seed, console,
                              started, paths)
             store.set_load(load.finish())
             more.failed += outcome.failed
@@ -443,8 +443,8 @@ def rotates(runner, cell: Cell) -> bool:
 
 
 def _rotate(opts: BenchOptions, runner, store: ResultStore, cells: list[Cell],
-            bundles: dict[str, Bundle], pin: Pinning, seed: int, console, started: float
-            ) -> BenchOutcome:
+            bundles: dict[str, Bundle], pin: Pinning, seed: int, console, started: float,
+            load: LoadWatch) -> BenchOutcome:
     rs = opts.rotation
     profiles = list(dict.fromkeys(c.profile for c in cells))
     sizes = list(dict.fromkeys(c.size for c in cells))
@@ -457,7 +457,7 @@ def _rotate(opts: BenchOptions, runner, store: ResultStore, cells: list[Cell],
                   f"every ratio is within ±{rs.target_ci:g}% (at least {rs.min_rounds}) or "
                   f"the {opts.budget} s budget", style="dim", markup=False, highlight=False)
     got = run_rotation(runner, arms, bundles, sizes, rs, store, seed, pin, console, started,
-                       opts.budget, store.directory / "config")
+                       opts.budget, store.directory / "config", load)
     outcome = BenchOutcome(store.directory, failed=got.failed, interrupted=got.interrupted,
                            notes=got.notes)
     outcome.summary = store.doc["summary"]

@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 
 from .errors import GovkitError
-from .fastdds_build import cache_dir
+from .fastdds_build import cache_dir, print_built
 
 NATIVE = Path(__file__).resolve().parent / "native"
 SOURCE = NATIVE / "cyclone_perf.c"
@@ -97,12 +97,7 @@ def ensure_built() -> Path:
 
 
 def main() -> int:
-    try:
-        print(ensure_built())
-    except GovkitError as e:
-        print(f"govkit: {e}", file=sys.stderr)
-        return e.exit_code
-    return 0
+    return print_built(ensure_built)
 
 
 if __name__ == "__main__":

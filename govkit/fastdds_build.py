@@ -125,13 +125,18 @@ def _build_error(stderr: str) -> str:
     return f"Fast DDS runner: compiling {SOURCE.name} failed: {first[:300]}"
 
 
-def main() -> int:
+def print_built(ensure) -> int:
+    """`python -m govkit.<program>_build`: build (or find) the program, print its path."""
     try:
-        print(ensure_built())
+        print(ensure())
     except GovkitError as e:
         print(f"govkit: {e}", file=sys.stderr)
         return e.exit_code
     return 0
+
+
+def main() -> int:
+    return print_built(ensure_built)
 
 
 if __name__ == "__main__":

@@ -178,11 +178,14 @@ class ResultStore:
             + list(fresh.values())
 
     def save(self, summary: bool = True) -> None:
-        """Everything, atomically; `summary=False` keeps the stored summary as it was (the
-        rotation's rounds save raw slots only: `govkit report` recomputes all anyway)."""
+        """Everything, atomically; `summary=False` writes results.json alone and keeps its
+        stored summary as it was (the rotation's rounds save raw slots only; the final save
+        writes the summary and the CSVs, and `govkit report` recomputes all anyway)."""
         if summary or "summary" not in self.doc:
             self.doc["summary"] = self.summarizer.summarize(self.doc)
         write_atomic(self.json_path, json.dumps(self.doc, indent=2) + "\n")
+        if not summary:
+            return      # the CSVs are derived from the raw rows too: with the summary
         groups: dict[tuple, list[dict]] = {}
         for r in all_records(self.doc):
             if r.get("status") == "ok":

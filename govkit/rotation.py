@@ -43,7 +43,14 @@ from .limits import MAX_DOMAIN_ID
 from .loadwatch import LoadWatch
 from .paired import AA_ARM, BASELINE_ARM
 from .profiles import Profile
-from .runners.base import Bundle, ProcessSpec, describe, dies_with_govkit, launch_argv
+from .runners.base import (
+    BenchPoint,
+    Bundle,
+    ProcessSpec,
+    describe,
+    dies_with_govkit,
+    launch_argv,
+)
 
 SLOT_FORMAT = "latency-slots"
 WARMUP_SLOT_US = 100_000          # one unmeasured slot per pair and size before round 0
@@ -276,7 +283,7 @@ def distinct_domains(n: int, taken: set[int]) -> list[int]:
 
 def run_rotation(runner, arms: list[Arm], bundles: dict[str, Bundle], sizes: list[int],
                  rs: RotationSettings, store, seed: int, pin, console, started: float,
-                 budget: float, workdir: Path) -> RotationOutcome:
+                 budget: float, workdir: Path, load: LoadWatch) -> RotationOutcome:
     """Start every pair, then rounds until every ratio is within the target (after the
     minimum) or the budget would be passed; every slot goes to `store` as it completes."""
     from .results import rotation_widths
@@ -287,12 +294,12 @@ def run_rotation(runner, arms: list[Arm], bundles: dict[str, Bundle], sizes: lis
     first_instance = rot["next_instance"]
     realtime = pin.realtime
     for arm in arms:            # the pair's configuration files: ddsperf's, once per profile
-        for path, text in runner.configs(_any_point(arm, bundles), bundles[arm.profile.name],
+        for path, text in runner.configs(BenchPoint(arm.profile, "latency", 32, 1),
+                                         bundles[arm.profile.name],
                                          workdir).items():
             write_atomic(path, text)
     domains = iter(distinct_domains(len(arms) * rs.instances, set()))
     pairs: dict[tuple[str, int], Pair] = {}
-    load = LoadWatch()
     try:
         for arm in arms:
             for i in range(rs.instances):
@@ -390,11 +397,6 @@ def run_rotation(runner, arms: list[Arm], bundles: dict[str, Bundle], sizes: lis
             pair.close()
         store.set_load(load.finish())
     return outcome
-
-
-def _any_point(arm: Arm, bundles):
-    from .runners.base import BenchPoint
-    return BenchPoint(arm.profile, "latency", 32, 1)
 
 
 def _pick(pairs: dict, arm: Arm, wanted: int, instances: int, first: int) -> Pair | None:

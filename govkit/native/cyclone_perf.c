@@ -33,8 +33,8 @@
 //        peers P tl X,Y,… hist B:C,…
 // tl: the median of each 25 ms of the slot, settle time included (how long settling takes);
 // hist: every measured sample in bins of 1 % (bin b holds latencies in [1.01^b, 1.01^(b+1))
-// ns), so govkit can pool true sample percentiles over slots. peers: the fewest readers
-// and writers matched on the two topics; more than 1 means a stranger joined the domain.
+// ns), so govkit can pool true sample percentiles over slots. peers: the most readers
+// or writers matched on the two topics; more than 1 means a stranger joined the domain.
 //
 // Exit codes: 0 done, 2 usage, 3 participant not created, 4 no match within WAIT_S,
 // 5 another DDS call failed, 6 a slot's round trip did not come back within 10 s.
@@ -185,24 +185,17 @@ static double nearest_rank(const int64_t *sorted, size_t n, double q)
     return (double)sorted[k - 1] / 1e3;
 }
 
-static int peers(void)
+// Readers matched by the writer and writers matched by the reader: the fewer of the two
+// (ready: both matched the peer) or the more (a stranger on the domain makes it above 1).
+static int peers(int most)
 {
     dds_publication_matched_status_t pm;
     dds_subscription_matched_status_t sm;
     if (dds_get_publication_matched_status(g_wr, &pm) < 0
             || dds_get_subscription_matched_status(g_rd, &sm) < 0)
         return -1;
-    return (int)(pm.current_count < sm.current_count ? pm.current_count : sm.current_count);
-}
-
-static int peers_max(void)
-{
-    dds_publication_matched_status_t pm;
-    dds_subscription_matched_status_t sm;
-    if (dds_get_publication_matched_status(g_wr, &pm) < 0
-            || dds_get_subscription_matched_status(g_rd, &sm) < 0)
-        return -1;
-    return (int)(pm.current_count > sm.current_count ? pm.current_count : sm.current_count);
+    const uint32_t a = pm.current_count, b = sm.current_count;
+    return (int)(most ? (a > b ? a : b) : (a < b ? a : b));
 }
 
 static void report_slot(uint32_t size, int64_t start, int64_t settle_ns, int64_t cpu,
@@ -228,7 +221,7 @@ static void report_slot(uint32_t size, int64_t start, int64_t settle_ns, int64_t
                v[0] / 1e3, nearest_rank(v, n, 0.5), nearest_rank(v, n, 0.9),
                nearest_rank(v, n, 0.99), v[n - 1] / 1e3);
     }
-    printf(" cpu_us %" PRId64 " wall_us %" PRId64 " peers %d", cpu, wall / 1000, peers_max());
+    printf(" cpu_us %" PRId64 " wall_us %" PRId64 " peers %d", cpu, wall / 1000, peers(1));
     // timeline: median of each 25 ms, settle included (samples are in send order)
     printf(" tl ");
     size_t i = 0;
@@ -376,7 +369,7 @@ int main(int argc, char **argv)
     dds_delete_qos(qos);
 
     // ready: this side's writer and reader both matched (the secure handshake is done)
-    while (peers() < 1) {
+    while (peers(0) < 1) {
         if (g_stop)
             die(EXIT_DONE, "stopped before a peer matched");
         if (now_ns() - t0 > (int64_t)(wait_s * 1e9))
