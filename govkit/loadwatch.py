@@ -11,9 +11,7 @@ import os
 import time
 from pathlib import Path
 
-# "Under load": a 1-minute load average above this per usable CPU at either end, or other
-# processes that used more than this share of one CPU over the run.
-LOAD_PER_CPU = 0.5
+# "Under load": other processes used more than this share of one CPU over the run.
 BUSY_SHARE = 0.2
 
 
@@ -109,8 +107,7 @@ class LoadWatch:
 
 
 def under_load(before, after, busy) -> bool:
-    """The load average before the run (after it, govkit's own processes are in it), or
-    the CPU other processes used during it."""
-    cpus = len(os.sched_getaffinity(0)) or 1
-    return bool(before and before[0] / cpus > LOAD_PER_CPU) or \
-        sum(b["cpu_share"] for b in busy) > BUSY_SHARE
+    """Whether other processes took CPU during the run. The load averages are recorded but
+    not judged: they lag by a minute, so a run started right after another (govkit's own,
+    back to back) read 1.12 on an idle 2-core VM and was called loaded."""
+    return sum(b["cpu_share"] for b in busy) > BUSY_SHARE

@@ -519,7 +519,10 @@ def load_line(doc: dict) -> str | None:
         return None
     before = loads[0].get("loadavg_before")
     steal = [x["steal_pct"] for x in loads if x.get("steal_pct") is not None]
-    busy = {b["name"]: b["cpu_share"] for x in loads for b in x.get("busy_processes", [])}
+    busy: dict[str, float] = {}         # by name: two busy `sh` loops are one line
+    for x in loads:
+        for b in x.get("busy_processes", []):
+            busy[b["name"]] = busy.get(b["name"], 0) + b["cpu_share"]
     under = any(x.get("under_load") for x in loads)
     text = ("MEASURED UNDER LOAD: " if under else "machine quiet: ") + (
         f"load average {before[0]:.2f} before the run" if before else "load average unknown")
