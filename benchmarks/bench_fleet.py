@@ -68,11 +68,12 @@ def openssl_loop(files: list[Path], pki: Path, verify: bool) -> float:
 _PER_FILE = """
 import sys, time
 from pathlib import Path
-from govkit import documents, smime
-from govkit.pki import TestPKI
+from govkit.documents import render as documents
+from govkit.smime import smime
+from govkit.pki.testpki import TestPKI
 pki, out, verify = TestPKI(Path(sys.argv[1])), Path(sys.argv[2]), sys.argv[3] == "verify"
 names = sys.argv[4:]
-scope = documents.access_scope("ddsperf")
+scope = documents.runner_info("ddsperf")
 ca = pki.certificate("permissions_ca")
 start = time.perf_counter()
 for name in names:
@@ -104,17 +105,17 @@ def floor_us(pki: Path) -> dict[str, float]:
     from lxml import etree
 
     from govkit import __version__
-    from govkit.access import access_scope
-    from govkit.documents import PermissionsDocument
-    from govkit.findings import DocumentKind
-    from govkit.pki import TestPKI
-    from govkit.schema import _schema
-    from govkit.templating import get_template
+    from govkit.catalog.runners import runner_info
+    from govkit.check.validate import _schema
+    from govkit.common.findings import DocumentKind
+    from govkit.common.templating import get_template
+    from govkit.documents.render import PermissionsDocument
+    from govkit.pki.testpki import TestPKI
 
     t = TestPKI(pki)
     cert, key = t.key_pair("permissions_ca")
     doc = PermissionsDocument.for_participant(t, sorted(t.identities())[0],
-                                              access_scope("ddsperf"))
+                                              runner_info("ddsperf"))
     template = get_template("permissions.xml.j2")
     data = doc.render()
     tree = etree.fromstring(data)

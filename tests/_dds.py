@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from _require import missing
 
-from govkit.bundle import BundleLog, ensure_bundle, ensure_pki
-from govkit.profiles import get_profile
+from govkit.catalog.profiles import get_profile
+from govkit.generate.bundle import BundleLog, ensure_bundle, ensure_pki
 from govkit.runners.base import BenchPoint, Bundle, ProcessOutput, prepare, run_processes
 from govkit.runners.ddsperf import DdsperfRunner, find_security_plugins
 

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
-from govkit.documents import ACCESS_SCOPES, DomainSet, GovernanceDocument, PermissionsDocument
-from govkit.profiles import SECURED_PROFILES
+from govkit.catalog.profiles import SECURED_PROFILES
+from govkit.documents.render import (
+    RUNNERS,
+    DomainSet,
+    GovernanceDocument,
+    PermissionsDocument,
+)
 
 
 def render_all() -> list[tuple[str, bytes]]:
@@ -13,7 +18,7 @@ def render_all() -> list[tuple[str, bytes]]:
     docs += [(f"governance/{p.name}-domains.xml",
               GovernanceDocument(p, DomainSet.parse("0,3-7,230")).render())
              for p in SECURED_PROFILES[:1]]
-    for runner, scope in ACCESS_SCOPES.items():
+    for runner, scope in RUNNERS.items():
         doc = PermissionsDocument("pub", "CN=pub,O=govkit test PKI", "2026-01-01T00:00:00Z",
                                   "2027-01-01T00:00:00Z", scope, DomainSet.parse("0-230"))
         docs.append((f"permissions/{runner}.xml", doc.render()))

@@ -1,6 +1,6 @@
 """Helpers for tests that run govkit's Fast DDS program with the real security plugins.
 
-The program is built (once, cached) by govkit.fastdds_build. Where g++ or Fast DDS's
+The program is built (once, cached) by govkit.runners.fastdds_build. Where g++ or Fast DDS's
 headers are missing the tests skip, unless GOVKIT_REQUIRE names `fastdds`: then they fail,
 so that CI cannot go green without having run them.
 """
@@ -14,10 +14,10 @@ import pytest
 from _dds import next_domain
 from _require import missing
 
-from govkit.errors import GovkitError
-from govkit.fastdds_build import ensure_built
+from govkit.common.errors import GovkitError
 from govkit.runners.base import BenchPoint, Bundle, ProcessOutput, prepare, run_processes
 from govkit.runners.fastdds import FastddsRunner
+from govkit.runners.fastdds_build import ensure_built
 
 
 @cache

@@ -20,7 +20,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID, ObjectIdentifier
 
-from govkit.pki import TestPKI
+from govkit.pki.testpki import TestPKI
 
 NOW = dt.datetime.now(dt.UTC)
 HOUR, DAY = dt.timedelta(hours=1), dt.timedelta(days=1)

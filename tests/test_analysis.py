@@ -11,14 +11,14 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from govkit import smime
-from govkit.cli import app
-from govkit.diff import diff_documents
-from govkit.documents import GovernanceDocument
-from govkit.identify import claimed_profile, identify_paths
-from govkit.loaded import load_document
-from govkit.pki import TestPKI
-from govkit.profiles import SECURED_PROFILES, get_profile
+from govkit.catalog.profiles import SECURED_PROFILES, get_profile
+from govkit.check.diff import diff_documents
+from govkit.check.identify import claimed_profile, identify_paths
+from govkit.check.loaded import load_document
+from govkit.cli.main import app
+from govkit.documents.render import GovernanceDocument
+from govkit.pki.testpki import TestPKI
+from govkit.smime import smime
 
 DATA = Path(__file__).resolve().parent / "data"
 SEED = DATA / "identify" / "seed000"

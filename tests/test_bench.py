@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from _dds import needs_cyclone
 
-from govkit.bench import Cell, round_order
-from govkit.profiles import get_profile
-from govkit.results import summarize
+from govkit.bench.schedule import Cell, round_order
+from govkit.catalog.profiles import get_profile
+from govkit.results.store import summarize
 
 pytestmark = [needs_cyclone, pytest.mark.cyclone]
 GOVKIT = str(Path(sys.executable).with_name("govkit"))

@@ -11,10 +11,10 @@ import pytest
 from typer.testing import CliRunner
 
 from govkit import __version__
-from govkit.cli import app
-from govkit.documents import GovernanceDocument
-from govkit.pki import TestPKI
-from govkit.profiles import PROFILES, get_profile
+from govkit.catalog.profiles import PROFILES, get_profile
+from govkit.cli.main import app
+from govkit.documents.render import GovernanceDocument
+from govkit.pki.testpki import TestPKI
 
 # Seed 000's listing for "RTPS Sign, Submessage Encrypt with Original Auth, Data Encrypt",
 # verbatim (4-space root indentation and the blank line after the declaration included).
@@ -382,7 +382,7 @@ def test_generate_skips_identities_of_an_earlier_identity_ca(cwd, run, pki_dir):
 
 @pytest.mark.parametrize(("command", "option", "choices"), [
     (["pki", "init"], "--key-type", "[ec-p256|rsa-2048]"),
-    (["generate"], "--runner", "[ddsperf|perftest|cyclone|fastdds]"),
+    (["generate"], "--runner", "[cyclone|ddsperf|fastdds|perftest]"),
     (["bench"], "--runner", "<cyclone|ddsperf|fastdds|perftest>"),
 ])
 def test_enumerated_options_show_their_choices(run, command, option, choices, monkeypatch):

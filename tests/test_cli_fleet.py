@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from govkit.cli import app
-from govkit.pki import TestPKI
+from govkit.cli.main import app
+from govkit.pki.testpki import TestPKI
 
 FLEET = """\
 # two robots and a controller
@@ -120,7 +120,7 @@ def test_start_up_imports_nothing_heavy():
     heavy = {"rich", "pydantic", "lxml", "cryptography", "jinja2", "asn1crypto", "markdown_it"}
     for argv in (["--help"], ["generate", "--help"], ["profiles", "--json"]):
         code = ("import sys\nsys.argv = ['govkit', *sys.argv[1:]]\n"
-                "from govkit.cli import main\ntry:\n    main()\nexcept SystemExit:\n    pass\n"
+                "from govkit.cli.main import main\ntry:\n    main()\nexcept SystemExit:\n    pass\n"
                 "sys.stderr.write('MODULES ' + ' '.join(m.split('.')[0] for m in sys.modules))")
         done = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True,
                               text=True, timeout=60)

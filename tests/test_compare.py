@@ -1,5 +1,5 @@
-"""govkit.compare (`govkit report RUN_DIR RUN_DIR …`): every number on compare.html and
-compare.md is the one govkit.results.summarize recomputes from each run's raw rows, and
+"""govkit.report.compare (`govkit report RUN_DIR RUN_DIR …`): every number on compare.html and
+compare.md is the one govkit.results.store.summarize recomputes from each run's raw rows, and
 runs that cannot be compared are refused with one line (exit 2), writing nothing.
 
 Fixtures (tests/data/compare/*/results.json, real runs; see the README there):
@@ -20,8 +20,9 @@ import lxml.html
 import pytest
 from _html import interval, num, text, words
 
-from govkit import results
-from govkit.compare import (
+from govkit.catalog.rti_published import published_overhead
+from govkit.common.errors import EXIT_USAGE, GovkitError
+from govkit.report.compare import (
     HTML_NAME,
     MD_NAME,
     build_compare_model,
@@ -30,10 +31,9 @@ from govkit.compare import (
     write_comparison,
     write_reports,
 )
-from govkit.errors import EXIT_USAGE, GovkitError
-from govkit.published import published_overhead
-from govkit.report_model import DASH
-from govkit.tables import SHORT
+from govkit.report.model import DASH
+from govkit.report.terminal import SHORT
+from govkit.results import store as results
 
 DATA = Path(__file__).parent / "data" / "compare"
 RUNS = ("ddsperf", "fastdds")
@@ -390,7 +390,7 @@ def test_chart_has_a_bar_per_run_and_rti_markers(both):
 def test_chart_bars_are_the_recomputed_ratios(both):
     """The bars' heights are the ratios in the table (same model, checked via the figure
     built from it)."""
-    from govkit.compare_plots import build_compare_figures
+    from govkit.report.compare_plots import build_compare_figures
     docs, _, _, dirs = both
     model = build_compare_model(dirs)
     for j, doc in enumerate(docs):

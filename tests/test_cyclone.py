@@ -13,9 +13,10 @@ import re
 import pytest
 from _dds import make_bundle, needs_cyclone, next_domain, run_pair, with_file
 
-from govkit import documents, smime
-from govkit.pki import init_pki
-from govkit.profiles import SECURED_PROFILES
+from govkit.catalog.profiles import SECURED_PROFILES
+from govkit.documents import render as documents
+from govkit.pki.testpki import init_pki
+from govkit.smime import smime
 
 pytestmark = [needs_cyclone, pytest.mark.cyclone]
 
@@ -44,7 +45,7 @@ def _host(out) -> str:
 
 
 def _resign(tmp_path, xml: bytes, pki_dir, name: str):
-    from govkit.pki import TestPKI
+    from govkit.pki.testpki import TestPKI
     pki = TestPKI(pki_dir)
     path = tmp_path / f"{name}.xml"
     path.write_bytes(xml)
@@ -89,11 +90,11 @@ def test_permissions_subject_not_matching_the_certificate_is_refused(tmp_path):
 
 def test_expired_permissions_are_refused(tmp_path):
     bundle = make_bundle(tmp_path, "rtps_sign")
-    from govkit.pki import TestPKI
+    from govkit.pki.testpki import TestPKI
     pki = TestPKI(tmp_path / "pki")
     now = dt.datetime.now(dt.UTC)
     doc = documents.PermissionsDocument.for_participant(
-        pki, "pub", documents.access_scope("ddsperf"),
+        pki, "pub", documents.runner_info("ddsperf"),
         validity=(now - dt.timedelta(days=3), now - dt.timedelta(days=1)))
     signed = _resign(tmp_path, doc.render(), tmp_path / "pki", "expired")
     _, _, outputs = run_pair(with_file(bundle, "pub", permissions=signed), tmp_path / "cfg")
@@ -141,7 +142,7 @@ def test_cyclone_accepts_only_rsa2048_and_p256_identities(tmp_path):
     from cryptography.hazmat.primitives import hashes
     from cryptography.hazmat.primitives.asymmetric import ec
 
-    from govkit.pki import TestPKI, _key_pem, _name, _pem
+    from govkit.pki.testpki import TestPKI, _key_pem, _name, _pem
 
     bundle = make_bundle(tmp_path, "rtps_sign")
     pki = TestPKI(tmp_path / "pki")
@@ -156,7 +157,7 @@ def test_cyclone_accepts_only_rsa2048_and_p256_identities(tmp_path):
     pki.path("p384").write_bytes(_pem(cert))
     pki.path("p384", ".key").write_bytes(_key_pem(key))
     doc = documents.PermissionsDocument.for_participant(pki, "p384",
-                                                        documents.access_scope("ddsperf"))
+                                                        documents.runner_info("ddsperf"))
     signed = _resign(tmp_path, doc.render(), tmp_path / "pki", "p384")
     p384 = with_file(bundle, "pub", certificate=pki.path("p384").resolve(),
                      private_key=pki.path("p384", ".key").resolve(), permissions=signed)

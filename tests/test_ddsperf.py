@@ -8,7 +8,7 @@ import pytest
 from _dds import make_bundle, needs_cyclone, run_pair
 from lxml import etree
 
-from govkit.profiles import get_profile
+from govkit.catalog.profiles import get_profile
 from govkit.runners.base import (
     BenchPoint,
     Bundle,
@@ -29,7 +29,7 @@ def _out(role, name, pid=None):
 
 def test_latency_lines_become_raw_rows():
     """Captured from ddsperf 0.10.2 ping (sign_origin_data_encrypt, 1024 B): every per-second
-    line for the peer, warm-up included; statistics are govkit.stats' business."""
+    line for the peer, warm-up included; statistics are govkit.results.stats' business."""
     res = DdsperfRunner.parse_latency(
         (DATA / "sign_origin_data_encrypt-latency-1024-pub.out").read_text(), peer_pid=10599)
     assert res.row_format == "latency-per-second"

@@ -8,20 +8,20 @@ import pytest
 from _documents import render_all
 from lxml import etree
 
-from govkit import schema
-from govkit.documents import (
-    ACCESS_SCOPES,
+from govkit.catalog.profiles import PROFILES, SECURED_PROFILES, get_profile
+from govkit.check import validate as schema
+from govkit.common.errors import GovkitError
+from govkit.common.limits import MAX_DOMAIN_ID
+from govkit.documents.render import (
+    RUNNERS,
     DomainSet,
     GovernanceDocument,
     PermissionsDocument,
-    access_scope,
     generate,
+    runner_info,
     write_document,
 )
-from govkit.errors import GovkitError
-from govkit.limits import MAX_DOMAIN_ID
-from govkit.pki import TestPKI, init_pki
-from govkit.profiles import PROFILES, SECURED_PROFILES, get_profile
+from govkit.pki.testpki import TestPKI, init_pki
 
 XSI = "http://www.w3.org/2001/XMLSchema-instance"
 GOV_XSD = "http://www.omg.org/spec/DDS-SECURITY/20170901/omg_shared_ca_governance.xsd"
@@ -176,7 +176,7 @@ def test_domain_set_parse_errors(text):
 
 def test_every_id_range_has_an_explicit_max(pki):
     docs = [data for _, data in render_all()]
-    docs.append(PermissionsDocument.for_participant(pki, "pub", ACCESS_SCOPES["ddsperf"],
+    docs.append(PermissionsDocument.for_participant(pki, "pub", RUNNERS["ddsperf"],
                                                     DomainSet.parse("0,3-7")).render())
     ranges = 0
     for data in docs:
@@ -194,7 +194,7 @@ def test_every_id_range_has_an_explicit_max(pki):
                                                 ("perftest", PERFTEST_TOPICS)])
 @pytest.mark.parametrize("participant", ["pub", "sub"])
 def test_permissions_document(pki, runner, topics, participant):
-    doc = PermissionsDocument.for_participant(pki, participant, access_scope(runner))
+    doc = PermissionsDocument.for_participant(pki, participant, runner_info(runner))
     data = doc.render()
     root = _parse(data)
     cert = pki.certificate(participant)
@@ -228,7 +228,7 @@ def test_permissions_document(pki, runner, topics, participant):
 def test_permissions_explicit_validity_and_domains(pki):
     a = dt.datetime(2030, 1, 2, 3, 4, 5, 999, tzinfo=dt.UTC)
     b = dt.datetime(2030, 2, 1, tzinfo=dt.timezone(dt.timedelta(hours=2)))
-    doc = PermissionsDocument.for_participant(pki, "pub", access_scope("perftest"),
+    doc = PermissionsDocument.for_participant(pki, "pub", runner_info("perftest"),
                                               DomainSet.parse("4"), validity=(a, b))
     root = _parse(doc.render())
     assert root.findtext(".//not_before") == "2030-01-02T03:04:05Z"
@@ -238,7 +238,7 @@ def test_permissions_explicit_validity_and_domains(pki):
 
 def test_unknown_runner():
     with pytest.raises(GovkitError, match="ddsperf"):
-        access_scope("connext")
+        runner_info("connext")
 
 
 def test_every_rendered_document_validates():
@@ -317,7 +317,7 @@ def test_invalid_permissions_is_never_written(monkeypatch, tmp_path, pki):
     good = PermissionsDocument.render
     monkeypatch.setattr(PermissionsDocument, "render",
                         lambda self: good(self).replace(b">DENY<", b">deny<"))
-    doc = PermissionsDocument.for_participant(pki, "pub", access_scope("ddsperf"))
+    doc = PermissionsDocument.for_participant(pki, "pub", runner_info("ddsperf"))
     target = tmp_path / "permissions" / "pub.xml"
     with pytest.raises(GovkitError, match="deny"):
         write_document(doc, target)

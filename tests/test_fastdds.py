@@ -21,14 +21,15 @@ import pytest
 from _dds import make_bundle, next_domain, with_file
 from _fastdds import everything, measure, require_fastdds, run_pair
 
-from govkit import documents, fastdds_build, smime
-from govkit.errors import GovkitError
-from govkit.fastdds_refusal import explain, fastdds_local_time, rfc2253_equal
-from govkit.pki import TestPKI, init_pki
-from govkit.profiles import SECURED_PROFILES, get_profile
-from govkit.runners import get_runner, runner_names
+from govkit.catalog.profiles import SECURED_PROFILES, get_profile
+from govkit.common.errors import GovkitError
+from govkit.documents import render as documents
+from govkit.pki.testpki import TestPKI, init_pki
+from govkit.runners import fastdds_build, get_runner, runner_names
 from govkit.runners.base import BenchPoint, Bundle, ProcessOutput, RunnerError
 from govkit.runners.fastdds import FastddsRunner
+from govkit.runners.fastdds_refusal import explain, fastdds_local_time, rfc2253_equal
+from govkit.smime import smime
 
 DATA = Path(__file__).parent / "data" / "fastdds"
 LATENCY_PUB = "sign_submsg_encrypt_origin_data_encrypt-latency-1024-pub.out"
@@ -242,7 +243,7 @@ def test_explanation_of_a_validity_that_only_holds_in_utc(tmp_path, zone):
     pki = TestPKI(tmp_path / "pki")
     now = dt.datetime.now(dt.UTC)
     doc = documents.PermissionsDocument.for_participant(
-        pki, "pub", documents.access_scope("ddsperf"),
+        pki, "pub", documents.runner_info("ddsperf"),
         validity=(now - dt.timedelta(hours=1), now + dt.timedelta(days=1)))
     props = _properties(tmp_path, with_file(bundle, "pub", permissions=_resign(
         tmp_path, doc.render(), "one-hour")))
@@ -389,7 +390,7 @@ def test_expired_permissions_are_refused_and_explained(tmp_path):
     pki = TestPKI(tmp_path / "pki")
     now = dt.datetime.now(dt.UTC)
     doc = documents.PermissionsDocument.for_participant(
-        pki, "pub", documents.access_scope("ddsperf"),
+        pki, "pub", documents.runner_info("ddsperf"),
         validity=(now - dt.timedelta(days=3), now - dt.timedelta(days=1)))
     why = _refused(tmp_path, bundle, permissions=_resign(tmp_path, doc.render(), "expired"))
     assert "not_after" in why and "which has passed" in why
@@ -433,7 +434,7 @@ def test_a_validity_backdated_one_hour_is_refused_west_of_utc(tmp_path, zone):
     bundle = make_bundle(tmp_path, "rtps_sign")
     now = dt.datetime.now(dt.UTC)
     doc = documents.PermissionsDocument.for_participant(
-        TestPKI(tmp_path / "pki"), "pub", documents.access_scope("ddsperf"),
+        TestPKI(tmp_path / "pki"), "pub", documents.runner_info("ddsperf"),
         validity=(now - dt.timedelta(hours=1), now + dt.timedelta(days=1)))
     signed = _resign(tmp_path, doc.render(), "one-hour")
     r, point, outputs = run_pair(with_file(bundle, "pub", permissions=signed),

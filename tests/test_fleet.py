@@ -14,12 +14,16 @@ import pytest
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.serialization import pkcs7 as crypto_pkcs7
 
-from govkit import documents, fleet, mime, pkcs7, schema, smime
-from govkit.documents import DomainSet, GovernanceDocument
-from govkit.errors import GovkitError
-from govkit.participants import Grants, Participant
-from govkit.pki import TestPKI, init_pki
-from govkit.profiles import PROFILES, get_profile
+from govkit.catalog.profiles import PROFILES, get_profile
+from govkit.check import validate as schema
+from govkit.common.errors import GovkitError
+from govkit.documents import mime
+from govkit.documents import render as documents
+from govkit.documents.render import DomainSet, GovernanceDocument
+from govkit.generate import fleet
+from govkit.pki.participants import Grants, Participant
+from govkit.pki.testpki import TestPKI, init_pki
+from govkit.smime import pkcs7, smime
 
 VALID = GovernanceDocument(get_profile("rtps_sign")).render()
 

@@ -8,13 +8,14 @@ import re
 import pytest
 from _dds import cyclone_loads, needs_cyclone, run_pair, with_file
 
-from govkit import fleet, smime
-from govkit.bundle import _participant_files
-from govkit.documents import DomainSet
-from govkit.participants import parse_participants
-from govkit.pki import init_pki
-from govkit.profiles import get_profile
+from govkit.catalog.profiles import get_profile
+from govkit.documents.render import DomainSet
+from govkit.generate import fleet
+from govkit.generate.bundle import _participant_files
+from govkit.pki.participants import parse_participants
+from govkit.pki.testpki import init_pki
 from govkit.runners.base import Bundle
+from govkit.smime import smime
 
 pytestmark = [needs_cyclone, pytest.mark.cyclone]
 

@@ -21,11 +21,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from govkit import smime
-from govkit.cli import app
-from govkit.documents import GovernanceDocument, PermissionsDocument, access_scope
-from govkit.pki import TestPKI, init_pki
-from govkit.profiles import get_profile
+from govkit.catalog.profiles import get_profile
+from govkit.cli.main import app
+from govkit.documents.render import GovernanceDocument, PermissionsDocument, runner_info
+from govkit.pki.testpki import TestPKI, init_pki
+from govkit.smime import smime
 
 CPU_LIMIT_S = 1.0
 TOKENS = [b"<!--", b"-->", b"<?", b"?>", b"<![CDATA[", b"]]>", b"<!DOCTYPE x>", b"<", b">",
@@ -47,7 +47,7 @@ class Corpus:
         gov.write_bytes(GovernanceDocument(get_profile("sign_origin_data_encrypt")).render())
         perm = self.root / "permissions.xml"
         perm.write_bytes(PermissionsDocument.for_participant(
-            TestPKI(self.root / "pki"), "pub", access_scope("ddsperf")).render())
+            TestPKI(self.root / "pki"), "pub", runner_info("ddsperf")).render())
         self.documents = [gov.read_bytes(), perm.read_bytes()]
         self.signed = [smime.sign_document(p, self.pki.permissions_ca,
                                            self.pki.permissions_ca_key).read_bytes()

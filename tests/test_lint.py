@@ -20,13 +20,14 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 from typer.testing import CliRunner
 
-from govkit import registry, smime
-from govkit.cli import app
-from govkit.dn import load_identities
-from govkit.lint import LintOptions, lint_bytes, lint_findings, selected_rules
-from govkit.pki import TestPKI
-from govkit.registry import RULES
-from govkit.schema import check_bytes
+from govkit.check.lint import LintOptions, lint_bytes, lint_findings, selected_rules
+from govkit.check.rules import registry
+from govkit.check.rules.registry import RULES
+from govkit.check.validate import check_bytes
+from govkit.cli.main import app
+from govkit.pki.names import load_identities
+from govkit.pki.testpki import TestPKI
+from govkit.smime import smime
 
 DATA = Path(__file__).resolve().parent / "data" / "lint"
 NOW = dt.datetime(2030, 1, 1, tzinfo=dt.UTC)

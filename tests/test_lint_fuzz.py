@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from govkit.cli import app
-from govkit.lint import LintOptions, lint_paths
+from govkit.check.lint import LintOptions, lint_paths
+from govkit.cli.main import app
 
 DATA = Path(__file__).resolve().parent / "data" / "lint"
 BASES = [p.read_bytes() for p in sorted(DATA.glob("*.xml"))]

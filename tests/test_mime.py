@@ -1,4 +1,5 @@
-"""govkit.mime's building blocks against a plain, line-by-line statement of OpenSSL's rules.
+"""govkit.documents.mime's building blocks against a plain, line-by-line statement of
+OpenSSL's rules.
 
 The differential tests compare whole files with the real OpenSSL; these pin the pieces:
 the 1023-byte line pieces, the CRLF re-joining (whose fast paths must equal the slow
@@ -14,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from govkit import mime
+from govkit.documents import mime
 
 
 def reference_pieces(data: bytes) -> list[bytes]:

@@ -1,4 +1,4 @@
-"""The network dimension (govkit.network): parsing, point identity, configurations, CSV
+"""The network dimension (govkit.runners.network): parsing, point identity, configurations, CSV
 names, like-with-like comparisons, dry-run, the report; and on real ddsperf over
 loopback: TCP, TLS (a peer with a foreign CA is refused) and injected loss."""
 
@@ -18,21 +18,11 @@ import lxml.html
 import pytest
 from _dds import needs_cyclone, next_domain
 
-from govkit import results
-from govkit.bundle import BundleLog, ensure_pki, ensure_tls
-from govkit.errors import GovkitError
-from govkit.netpath import NetPaths, _refuse_foreign_keys
-from govkit.network import (
-    Endpoint,
-    Network,
-    parse_hosts,
-    parse_loss_rates,
-    parse_paths,
-    parse_peer_addresses,
-    parse_transports,
-)
-from govkit.profiles import get_profile
-from govkit.report import write_report
+from govkit.catalog.profiles import get_profile
+from govkit.common.errors import GovkitError
+from govkit.generate.bundle import BundleLog, ensure_pki, ensure_tls
+from govkit.report.run import write_report
+from govkit.results import store as results
 from govkit.runners.base import (
     BenchPoint,
     Bundle,
@@ -45,6 +35,16 @@ from govkit.runners.base import (
     run_processes,
 )
 from govkit.runners.ddsperf import DdsperfRunner, add_retransmissions
+from govkit.runners.netpath import NetPaths, _refuse_foreign_keys
+from govkit.runners.network import (
+    Endpoint,
+    Network,
+    parse_hosts,
+    parse_loss_rates,
+    parse_paths,
+    parse_peer_addresses,
+    parse_transports,
+)
 
 GOVKIT = str(Path(sys.executable).with_name("govkit"))
 NS = "{https://cdds.io/config}"
@@ -91,7 +91,7 @@ def test_cli_refuses_bad_network_options_with_exit_2(tmp_path):
 
 
 def test_netns_without_privileges_is_one_line(monkeypatch):
-    import govkit.netpath as netpath
+    import govkit.runners.netpath as netpath
     monkeypatch.setattr(netpath, "_capabilities", lambda: 0)
     with pytest.raises(GovkitError, match="--net netns needs root") as e:
         NetPaths(["netns"]).check()

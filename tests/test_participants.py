@@ -6,9 +6,9 @@ import os
 
 import pytest
 
-from govkit.errors import EXIT_USAGE, GovkitError
-from govkit.limits import MAX_PARTICIPANTS_BYTES, MAX_TOPICS_PER_ACTION
-from govkit.participants import (
+from govkit.common.errors import EXIT_USAGE, GovkitError
+from govkit.common.limits import MAX_PARTICIPANTS_BYTES, MAX_TOPICS_PER_ACTION
+from govkit.pki.participants import (
     Grants,
     Participant,
     name_problem,

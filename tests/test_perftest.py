@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from govkit.errors import EXIT_USAGE, GovkitError
-from govkit.profiles import PROFILES, get_profile
-from govkit.results import csv_name
+from govkit.catalog.profiles import PROFILES, get_profile
+from govkit.common.errors import EXIT_USAGE, GovkitError
+from govkit.results.store import csv_name
 from govkit.runners import get_runner
 from govkit.runners import perftest as pt
 from govkit.runners.base import (

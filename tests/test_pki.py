@@ -15,10 +15,10 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from typer.testing import CliRunner
 
-from govkit.cli import app
-from govkit.errors import EXIT_USAGE, GovkitError
-from govkit.fsutil import write_atomic
-from govkit.pki import CLOCK_SKEW, TestPKI, init_pki, max_days
+from govkit.cli.main import app
+from govkit.common.errors import EXIT_USAGE, GovkitError
+from govkit.common.fsutil import write_atomic
+from govkit.pki.testpki import CLOCK_SKEW, TestPKI, init_pki, max_days
 
 CA_STEMS = ("identity_ca", "permissions_ca")
 FORBIDDEN_IN_VALUES = ",/|+"  # Cyclone DDS 0.10 splits subject names on these

@@ -7,15 +7,15 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from govkit.cli import app
-from govkit.errors import EXIT_USAGE, GovkitError
-from govkit.profiles import (
+from govkit.catalog.profiles import (
     COMMON_SETTINGS,
     PROFILES,
     SECURED_PROFILES,
     get_profile,
     select_profiles,
 )
+from govkit.cli.main import app
+from govkit.common.errors import EXIT_USAGE, GovkitError
 
 # The table, typed in independently of govkit/profiles.py:
 # name, alias, allow_unauthenticated_participants, rtps, metadata, data, perftest file.

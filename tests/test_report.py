@@ -1,5 +1,5 @@
-"""govkit.report: every number on report.html and summary.md is the one govkit.results and
-govkit.stats recompute from results.json's raw rows, whatever the file stores beside them.
+"""govkit.report.run: every number on report.html and summary.md is the one govkit.results.store and
+govkit.results.stats recompute from results.json's raw rows, whatever the file stores beside them.
 
 Fixtures (tests/data/report/*/results.json, schema govkit.bench/2, from real runs; see the
 README there):
@@ -23,11 +23,12 @@ import lxml.html
 import pytest
 from _html import interval, num, text, words
 
-from govkit import results, stats
-from govkit.errors import EXIT_USAGE, GovkitError
-from govkit.report import build_report_model, render_html, render_summary_md, write_report
-from govkit.report_model import DASH
-from govkit.tables import ADVICE, SHORT, flag_advice
+from govkit.common.errors import EXIT_USAGE, GovkitError
+from govkit.report.model import DASH
+from govkit.report.run import build_report_model, render_html, render_summary_md, write_report
+from govkit.report.terminal import ADVICE, SHORT, flag_advice
+from govkit.results import stats
+from govkit.results import store as results
 
 DATA = Path(__file__).parent / "data" / "report"
 FIXTURES = ("full", "throughput", "no_baseline")

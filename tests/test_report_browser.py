@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from govkit.report import write_report
+from govkit.report.run import write_report
 
 pytestmark = pytest.mark.browser
 
@@ -293,7 +293,7 @@ COMPARE_FACTS = """(() => {
 
 def test_compare_renders_in_chromium(browser, tmp_path):
     """`govkit report A B`: the comparison page of a ddsperf and a Fast DDS run."""
-    from govkit.compare import write_comparison
+    from govkit.report.compare import write_comparison
     runs = []
     for name in ("ddsperf", "fastdds"):
         (tmp_path / name).mkdir()

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from _dds import needs_cyclone
 
-from govkit import paired
-from govkit.profiles import get_profile
-from govkit.results import csv_name
-from govkit.rotation import arms_of, parse_slot, round_plan
+from govkit.bench.rotation import arms_of, parse_slot, round_plan
+from govkit.catalog.profiles import get_profile
+from govkit.results import paired
+from govkit.results.store import csv_name
 
 GOVKIT = str(Path(sys.executable).with_name("govkit"))
 

@@ -1,4 +1,5 @@
-"""govkit.schema: safe parsing, friendly schema findings with real positions, S/MIME, lint."""
+"""govkit.check.validate: safe parsing, friendly schema findings with real positions,
+S/MIME, lint."""
 
 from __future__ import annotations
 
@@ -18,9 +19,8 @@ from cryptography.hazmat.primitives.serialization import pkcs7
 from cryptography.x509.oid import NameOID
 from lxml import etree
 
-from govkit import schema, xmlsource
-from govkit.errors import GovkitError
-from govkit.schema import (
+from govkit.check import validate as schema
+from govkit.check.validate import (
     MAX_DOCUMENT_BYTES,
     DocumentError,
     DocumentKind,
@@ -30,6 +30,8 @@ from govkit.schema import (
     validate_bytes,
     validate_file,
 )
+from govkit.common.errors import GovkitError
+from govkit.documents import parse as xmlsource
 
 
 def parse_document(data: bytes, filename: str):

@@ -24,9 +24,10 @@ from _documents import render_all
 from _require import missing, shared_dir
 from lxml import etree
 
-from govkit import mime, schema
-from govkit.paths import SCHEMAS_DIR
-from govkit.schema import DocumentError, DocumentKind, signed_document, validate_bytes
+from govkit.check import validate as schema
+from govkit.check.validate import DocumentError, DocumentKind, signed_document, validate_bytes
+from govkit.common.paths import SCHEMAS_DIR
+from govkit.documents import mime
 
 HERE = Path(__file__).resolve().parent
 FIXTURES = HERE / "data" / "schema"

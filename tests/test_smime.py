@@ -12,11 +12,12 @@ from pathlib import Path
 import pytest
 from asn1crypto import cms
 
-from govkit import mime, smime
-from govkit.documents import GovernanceDocument, PermissionsDocument, access_scope
-from govkit.errors import EXIT_INVALID, EXIT_USAGE, GovkitError
-from govkit.pki import CLOCK_SKEW, TestPKI, init_pki
-from govkit.profiles import get_profile
+from govkit.catalog.profiles import get_profile
+from govkit.common.errors import EXIT_INVALID, EXIT_USAGE, GovkitError
+from govkit.documents import mime
+from govkit.documents.render import GovernanceDocument, PermissionsDocument, runner_info
+from govkit.pki.testpki import CLOCK_SKEW, TestPKI, init_pki
+from govkit.smime import smime
 
 # The bad governance of seed 000 ("Submessage Encrypt with Original Auth"): not a valid enum.
 INVALID_GOVERNANCE = GovernanceDocument(
@@ -122,7 +123,7 @@ def test_signed_by_govkit_verifies_with_openssl(signed, governance_xml, pki, tmp
 
 def test_signed_permissions_verify(pki, tmp_path):
     xml = tmp_path / "pub.xml"
-    xml.write_bytes(PermissionsDocument.for_participant(pki, "pub", access_scope("ddsperf"))
+    xml.write_bytes(PermissionsDocument.for_participant(pki, "pub", runner_info("ddsperf"))
                     .render())
     p7s = smime.sign_document(xml, pki.permissions_ca, pki.permissions_ca_key)
     assert openssl_verify(p7s, pki.permissions_ca).returncode == 0

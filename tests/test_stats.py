@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from govkit import stats
-from govkit.results import ResultStore, summarize, to_csv
+from govkit.results import stats
+from govkit.results.store import ResultStore, summarize, to_csv
 from govkit.runners.ddsperf import DdsperfRunner
 
 DATA = Path(__file__).parent / "data" / "ddsperf"
@@ -261,7 +261,7 @@ def test_a_baseline_of_zero_gives_no_ratio_instead_of_a_crash():
 
 def test_wide_interval_reason_never_rounds_onto_the_target():
     """'±5.0% is wider than the target ±5%' reads as a contradiction: more decimals."""
-    from govkit.results import _pct
+    from govkit.results.store import _pct
     assert _pct(5.04, 5.0) == "±5.04%"
     assert _pct(5.0004, 5.0) == "±5.0004%"
     assert _pct(6.33, 5.0) == "±6.3%"

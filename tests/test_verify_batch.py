@@ -12,11 +12,12 @@ import pytest
 from _signers import signer_variants
 from _variants import Wrapper, craft_pkcs7, mutants, with_signature, wrapper_variants
 
-from govkit import mime, pkcs7, smime, verify_batch
-from govkit.documents import GovernanceDocument, PermissionsDocument, access_scope
-from govkit.errors import GovkitError
-from govkit.pki import TestPKI, init_pki
-from govkit.profiles import get_profile
+from govkit.catalog.profiles import get_profile
+from govkit.common.errors import GovkitError
+from govkit.documents import mime
+from govkit.documents.render import GovernanceDocument, PermissionsDocument, runner_info
+from govkit.pki.testpki import TestPKI, init_pki
+from govkit.smime import pkcs7, smime, verify_batch
 
 NOW = dt.datetime.now(dt.UTC)
 
@@ -49,7 +50,7 @@ def _variants(pki: TestPKI, governance: Path, work: Path) -> list[tuple[str, byt
                     str(pki.permissions_ca), "-inkey", str(pki.permissions_ca_key), "-in",
                     str(governance), "-out", str(theirs)], check=True, capture_output=True)
     xml = governance.read_bytes()
-    perm = PermissionsDocument.for_participant(pki, "pub", access_scope("ddsperf")).render()
+    perm = PermissionsDocument.for_participant(pki, "pub", runner_info("ddsperf")).render()
     cases = [("openssl", theirs.read_bytes()), ("template-permissions",
                                                 _template_signed(pki, perm))]
     cases += [(f"ours-{n}", d) for n, d in wrapper_variants(ours.read_bytes())]

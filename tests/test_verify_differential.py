@@ -26,10 +26,12 @@ from _variants import Wrapper, craft_pkcs7, mutants, with_signature, wrapper_var
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
-from govkit import mime, schema, smime
-from govkit.documents import GovernanceDocument, PermissionsDocument, access_scope
-from govkit.pki import TestPKI
-from govkit.profiles import get_profile
+from govkit.catalog.profiles import get_profile
+from govkit.check import validate as schema
+from govkit.documents import mime
+from govkit.documents.render import GovernanceDocument, PermissionsDocument, runner_info
+from govkit.pki.testpki import TestPKI
+from govkit.smime import smime
 
 
 @pytest.fixture(scope="module")
@@ -167,7 +169,7 @@ def test_nesting_and_encodings_get_openssl_s_verdict(pki, work, governance):
         inner + b"\n--outer--\n")
     # the permissions side too
     perm = work / "pub.xml"
-    perm.write_bytes(PermissionsDocument.for_participant(pki, "pub", access_scope("ddsperf"))
+    perm.write_bytes(PermissionsDocument.for_participant(pki, "pub", runner_info("ddsperf"))
                      .render())
     cases["permissions"] = smime.sign_document(perm, pki.permissions_ca,
                                                pki.permissions_ca_key).read_bytes()

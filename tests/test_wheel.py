@@ -45,8 +45,13 @@ def test_wheel_installs_and_runs_generate_sign_verify(tmp_path):
     for expected in ("govkit/templates/governance.xml.j2", "govkit/templates/permissions.xml.j2",
                      "govkit/templates/cyclonedds.xml.j2", "govkit/templates/report.html.j2",
                      "govkit/schemas/governance.xsd", "govkit/schemas/permissions.xsd",
-                     "govkit/data/rti_published.csv"):
+                     "govkit/catalog/data/rti_published.csv",
+                     "govkit/runners/native/fastdds_perf.cpp", "govkit/runners/native/cyclone_perf.c",
+                     "govkit/runners/native/cyclone_perf_types.idl"):
         assert expected in names, expected
+    # every package of the checkout is in the wheel (pyproject.toml lists them by hand)
+    for init in (ROOT / "govkit").rglob("__init__.py"):
+        assert init.relative_to(ROOT).as_posix() in names, init
 
     env = tmp_path / "venv"
     venv.EnvBuilder(with_pip=False).create(env)
@@ -61,7 +66,7 @@ def test_wheel_installs_and_runs_generate_sign_verify(tmp_path):
 
     work = tmp_path / "work"
     work.mkdir()
-    where = _run(python, "-c", "import govkit.paths as p; print(p.TEMPLATES_DIR); "
+    where = _run(python, "-c", "import govkit.common.paths as p; print(p.TEMPLATES_DIR); "
                                "print(p.SCHEMAS_DIR)", cwd=work).stdout.split()
     assert all(Path(d).is_relative_to(site / "govkit") for d in where), where
     govkit = env / "bin" / "govkit"

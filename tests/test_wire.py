@@ -1,5 +1,5 @@
 """What each profile really puts on the wire, read off `lo` during real Cyclone DDS runs by
-govkit's own wire stage (govkit.capture + govkit.wire), through the product's commands.
+govkit's own wire stage (govkit.wire.capture + govkit.wire.rtps), through the product's commands.
 
 One `govkit bench --all-profiles --sizes 1024 --wire-pcap` run (module fixture) is checked
 per profile: the verdict, the counts against the governance (SRTPS_PREFIX with GMAC or
@@ -29,10 +29,10 @@ import pytest
 from _dds import needs_cyclone
 from _require import missing
 
-from govkit import bench
-from govkit.bench import BenchOptions, run_bench
-from govkit.profiles import PROFILES, get_profile
-from govkit.wire_verdict import Expectation
+from govkit.bench import schedule as bench
+from govkit.bench.schedule import BenchOptions, run_bench
+from govkit.catalog.profiles import PROFILES, get_profile
+from govkit.wire.verdict import Expectation
 
 pytestmark = [needs_cyclone, pytest.mark.cyclone]
 GOVKIT = str(Path(sys.executable).with_name("govkit"))
@@ -92,7 +92,7 @@ def test_bench_wire_shows_every_profile_matching(wire_run):
     assert not any(f["code"] == "wire_mismatch" for s in doc["summary"] for f in s["flags"])
 
 
-# profiles where something encrypts the user payload (the catalog's words, not govkit.wire's)
+# profiles where something encrypts the user payload (the catalog's words, not govkit.wire.rtps's)
 ENCRYPTING = {p.name for p in PROFILES
               if any("ENCRYPT" in (k or "") for k in (p.rtps_protection_kind,
                                                       p.metadata_protection_kind,
@@ -102,8 +102,8 @@ ENCRYPTING = {p.name for p in PROFILES
 def test_the_report_shows_the_wire(wire_run):
     """The real run's report: every profile's row says what its traffic carried, and the
     per-point table holds the counts results.json stored (judged again from them)."""
-    from govkit.report import build_report_model, render_summary_md
-    from govkit.results import load_results
+    from govkit.report.run import build_report_model, render_summary_md
+    from govkit.results.store import load_results
 
     _, doc, cwd = wire_run
     model = build_report_model(load_results(cwd / "res" / "results.json"))

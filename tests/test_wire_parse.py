@@ -1,4 +1,4 @@
-"""govkit.wire / wire_verdict / capture on recorded RTPS datagrams (tests/data/wire/, real
+"""govkit.wire.rtps / wire_verdict / capture on recorded RTPS datagrams (tests/data/wire/, real
 Cyclone DDS 0.10 traffic; see its README) and hand-built ones: every submessage kind the
 parser knows, truncated and malformed datagrams (never a crash), the expectation per
 catalog profile, the checks, and the capture's frame and pcap handling. No root needed."""
@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from govkit import wire
-from govkit.capture import _bpf, pcap_bytes, udp_datagrams
-from govkit.profiles import PROFILES, get_profile
-from govkit.results import summarize
+from govkit.catalog.profiles import PROFILES, get_profile
+from govkit.report.terminal import wire_table
+from govkit.results.store import summarize
 from govkit.runners.ddsperf import DdsperfRunner
-from govkit.tables import wire_table
-from govkit.wire_verdict import Expectation, profile_verdicts
+from govkit.wire import rtps as wire
+from govkit.wire.capture import _bpf, pcap_bytes, udp_datagrams
+from govkit.wire.verdict import Expectation, profile_verdicts
 
 DATA = Path(__file__).parent / "data" / "wire"
 INDEX = json.loads((DATA / "index.json").read_text())

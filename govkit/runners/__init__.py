@@ -1,27 +1,24 @@
-"""Benchmark runners: small adapters behind one interface (see base.Runner).
+"""Benchmark runners: small adapters behind one interface (govkit.runners.base.Runner).
 
-Every module here except `base` is a runner named like the module, whose class it exports
-as `RUNNER`: adding a runner (e.g. Fast DDS) is one new module, nothing else.
+A runner is one module here, whose class it exports as `RUNNER`, plus one row in the runner
+table (govkit.catalog.runners), which names the module: the CLI reads the table, never this
+directory, so listing runners imports none of them.
 """
 
 import importlib
 import inspect
-import pkgutil
 
-from .base import Runner
+from govkit.catalog.runners import RUNNERS, runner_info
+from govkit.common.errors import GovkitError
+from govkit.runners.base import Runner
 
 
 def runner_names() -> tuple[str, ...]:
-    """The runners there are, found without importing them (the CLI lists them)."""
-    return tuple(sorted(m.name for m in pkgutil.iter_modules(__path__) if m.name != "base"))
+    return tuple(RUNNERS)
 
 
 def get_runner(name: str, **options) -> Runner:
-    from ..errors import GovkitError
-
-    if name not in runner_names():
-        raise GovkitError(f"unknown runner {name!r}; valid runners: {', '.join(runner_names())}")
-    cls = importlib.import_module(f".{name}", __name__).RUNNER
+    cls = importlib.import_module(f"govkit.runners.{runner_info(name).module}").RUNNER
     try:
         inspect.signature(cls).bind(**options)
     except TypeError:

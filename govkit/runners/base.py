@@ -1,10 +1,10 @@
 """The runner interface: build config, build command lines, run, parse output.
 
 A runner never signs or validates anything: it receives a `Bundle` of already signed,
-verified files (govkit.bundle) and turns one `BenchPoint` into configuration files
+verified files (govkit.generate.bundle) and turns one `BenchPoint` into configuration files
 (`configs`, pure) and `ProcessSpec`s (`commands`, pure), which the shared `run_processes`
 executes; the runner then parses their output into a `PointResult` that holds the raw rows
-it read. Statistics are not the runner's business: govkit.stats computes every figure from
+it read. Statistics are not the runner's business: govkit.results.stats computes every figure from
 those rows, the same way for every runner.
 """
 
@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from ..fsutil import write_atomic
-from ..network import DEFAULT, LOOPBACK, Endpoint, Network
-from ..profiles import Profile
+from govkit.catalog.profiles import Profile
+from govkit.common.fsutil import write_atomic
+from govkit.runners.network import DEFAULT, LOOPBACK, Endpoint, Network
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ class Bundle:
     participants: dict[str, ParticipantFiles] = field(default_factory=dict)
     domain_id: int = 0
     # TLS transport only: per participant, one PEM holding its TLS certificate, its key and
-    # the Identity CA certificate (Cyclone's <SSL><KeystoreFile>; govkit.bundle.ensure_tls)
+    # the Identity CA certificate (Cyclone's <SSL><KeystoreFile>; govkit.generate.bundle.ensure_tls)
     tls: dict[str, Path] = field(default_factory=dict)
 
 
@@ -58,10 +58,10 @@ class BenchPoint:
     domain_id: int = 0     # private per run: strays on other domains cannot match
     cpus: tuple[int, int] | None = None  # optional pinning (publisher, subscriber)
     warmup: int = 1        # leading seconds recorded but not measured
-    realtime: bool = False  # run both processes SCHED_FIFO (see govkit.bench)
-    network: Network = DEFAULT  # transport, path and injected loss (govkit.network)
+    realtime: bool = False  # run both processes SCHED_FIFO (see govkit.bench.schedule)
+    network: Network = DEFAULT  # transport, path and injected loss (govkit.runners.network)
     tcp_port: int | None = None  # tcp/tls: the port the sub side listens on
-    # Where each side runs (govkit.netpath): None is both on this machine's loopback.
+    # Where each side runs (govkit.runners.netpath): None is both on this machine's loopback.
     endpoints: tuple[Endpoint, Endpoint] | None = None
 
     def endpoint(self, role: str) -> Endpoint:
@@ -112,7 +112,7 @@ class PointResult:
     """What a runner read from one point's output, before any statistics.
 
     Either `rows`: one dict per reporting interval (ddsperf: per second), warm-up rows
-    included, in the runner's `row_format` (see govkit.stats); or, for a runner that only
+    included, in the runner's `row_format` (see govkit.results.stats); or, for a runner that only
     prints an end-of-run summary (RTI Perftest), `summary`: that summary's own statistics.
     """
     row_format: str
@@ -132,7 +132,6 @@ class ForeignParticipant(RunnerError):
 
 class Runner(Protocol):
     name: str
-    needs_single_ca: bool   # one CA for identities and permissions (RTI Perftest)
     per_second: bool        # True: rows per second (warm-up applies); False: one summary
 
     def method(self) -> str:
@@ -160,7 +159,7 @@ class Runner(Protocol):
 def prepare(runner: Runner, point: BenchPoint, bundle: Bundle, workdir: Path,
             write: Callable[[Path, str], None] | None = None) -> list[ProcessSpec]:
     """Write the point's configuration files (atomically; `write` puts a remote side's on
-    its host: govkit.netpath.NetPaths.write) and return its processes."""
+    its host: govkit.runners.netpath.NetPaths.write) and return its processes."""
     for path, text in runner.configs(point, bundle, workdir).items():
         (write or write_atomic)(path, text)
     return runner.commands(point, bundle, workdir)

@@ -1,7 +1,8 @@
 """Cyclone DDS through govkit's own program, latency by rotation (the default runner).
 
-Latency points are measured by govkit.rotation: long-lived `cyclone_perf ping`/`pong`
-pairs (govkit/native/cyclone_perf.c, built on first use by govkit.cyclone_build), one or
+Latency points are measured by govkit.bench.rotation: long-lived `cyclone_perf ping`/`pong`
+pairs (govkit/runners/native/cyclone_perf.c, built on first use by
+govkit.runners.cyclone_build), one or
 more per profile, each on a domain of its own, driven through short slots. Everything else
 is ddsperf's: the same Cyclone DDS library, the same configuration files (one per profile
 and side) and the same signed bundle (cyclone_perf speaks ddsperf's type and topics), and
@@ -12,12 +13,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .base import BenchPoint, Bundle, ProcessSpec
-from .ddsperf import METHOD as DDSPERF_METHOD
-from .ddsperf import DdsperfRunner
+from govkit.runners.base import BenchPoint, Bundle, ProcessSpec
+from govkit.runners.ddsperf import METHOD as DDSPERF_METHOD
+from govkit.runners.ddsperf import DdsperfRunner
 
 SLOT_METHOD = (
-    "Latency: govkit's cyclone_perf program (govkit/native/cyclone_perf.c) against the "
+    "Latency: govkit's cyclone_perf program (govkit/runners/native/cyclone_perf.c) against the "
     "system's Cyclone DDS, ddsperf's type, topics and ping/pong QoS (reliable, KEEP_LAST 1, "
     "the reply written from the data-available listener and flushed); one-way latency = "
     "round trip / 2 (monotonic clock). Every pair stays up for the whole run and ping-pongs "
@@ -29,7 +30,7 @@ METHOD = f"{SLOT_METHOD} Throughput (and --wire captures): {DDSPERF_METHOD}"
 
 class CycloneRunner(DdsperfRunner):
     name = "cyclone"
-    rotates = True          # latency points: govkit.rotation, not per-repeat processes
+    rotates = True          # latency points: govkit.bench.rotation, not per-repeat processes
 
     def __init__(self, ddsperf: str | None = None):
         super().__init__(ddsperf)
@@ -39,7 +40,7 @@ class CycloneRunner(DdsperfRunner):
         return METHOD
 
     def check_installed(self) -> None:
-        from ..cyclone_build import ensure_built
+        from govkit.runners.cyclone_build import ensure_built
         super().check_installed()           # ddsperf and the security plugins
         self.program = ensure_built()
 

@@ -5,7 +5,7 @@ already reports one-way latency: round trip / 2 (process_pong in ddsperf.c).
 Throughput: `ddsperf sub` and `ddsperf pub size S`.
 
 ddsperf prints one summary line per second, not raw samples: the runner hands those lines
-over as rows, and govkit.stats computes every figure from them.
+over as rows, and govkit.results.stats computes every figure from them.
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ import subprocess
 from functools import cache
 from pathlib import Path, PurePosixPath
 
-from .. import __version__
-from ..errors import GovkitError
-from ..templating import get_template
-from .base import (
+from govkit import __version__
+from govkit.common.errors import GovkitError
+from govkit.common.templating import get_template
+from govkit.runners.base import (
     BenchPoint,
     Bundle,
     ForeignParticipant,
@@ -90,7 +90,6 @@ def cyclonedds_version() -> str:
 
 class DdsperfRunner:
     name = "ddsperf"
-    needs_single_ca = False
     per_second = True
     init_wait_s = 10      # -Qinitwait: how long a process waits for its peer to match
     # ddsperf ping sends its first ping one second after its peer matched, so the first
@@ -100,7 +99,7 @@ class DdsperfRunner:
     # (counted from the match) is only a backstop this much later.
     backstop_s = 10
     # ddsperf fills its samples' baggage with 0xee: a run of them on the wire is a readable
-    # payload (govkit.wire); a runner without such a filler leaves this out.
+    # payload (govkit.wire.rtps); a runner without such a filler leaves this out.
     wire_filler = b"\xee"
 
     def __init__(self, ddsperf: str | None = None):
@@ -126,7 +125,7 @@ class DdsperfRunner:
     def config_path(self, bundle: Bundle, participant: str, workdir: Path,
                     point: BenchPoint | None = None) -> Path:
         """Where the side's configuration goes: the local work directory, or the remote
-        host's for a side run over ssh (govkit.netpath ships it there)."""
+        host's for a side run over ssh (govkit.runners.netpath ships it there)."""
         net = f"-{point.network.slug}" if point is not None else ""
         name = f"cyclonedds-{bundle.profile.name}{net}-{participant}.xml"
         where = point.endpoint(participant) if point is not None else None
@@ -159,14 +158,15 @@ class DdsperfRunner:
         net = point.network
         tcp = net.transport in ("tcp", "tls")
         if tcp and point.tcp_port is None:
-            raise GovkitError("a tcp/tls point needs a TCP port (govkit.bench chooses one)")
+            raise GovkitError("a tcp/tls point needs a TCP port "
+                              "(govkit.bench.schedule chooses one)")
         if not tcp:
             peers = [other.address]
         else:    # the sub side listens; the pub side connects to it
             peers = [f"{other.address}:{point.tcp_port}"] if role == "pub" else []
         keystore = bundle.tls.get(role) if net.transport == "tls" else None
         if net.transport == "tls" and keystore is None:
-            raise GovkitError(f"no TLS keystore for {role} (govkit.bundle.ensure_tls)")
+            raise GovkitError(f"no TLS keystore for {role} (govkit.generate.bundle.ensure_tls)")
         return {"interface": me.interface, "address": me.address, "peers": peers,
                 "transport": net.transport, "path": net.path,
                 "tcp_port": (point.tcp_port if role == "sub" else -1) if tcp else None,

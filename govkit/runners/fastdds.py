@@ -1,14 +1,14 @@
 """eProsima Fast DDS 2.9 runner: govkit's own program, built against the system's Fast DDS.
 
-Fast DDS ships no ddsperf, so govkit brings one: govkit/native/fastdds_perf.cpp, compiled
-and cached on first use (govkit.fastdds_build). It speaks ddsperf's type, topics and
+Fast DDS ships no ddsperf, so govkit brings one: govkit/runners/native/fastdds_perf.cpp, compiled
+and cached on first use (govkit.runners.fastdds_build). It speaks ddsperf's type, topics and
 partitions, so the permissions govkit writes for ddsperf hold for it unchanged and a
 Fast DDS process can be paired with a Cyclone ddsperf one (tests/test_cross_vendor.py).
 
 Latency: `fastdds_perf pong` (subscriber role) and `fastdds_perf ping S` (publisher role);
 throughput: `fastdds_perf sub` and `fastdds_perf pub S`. The program prints one summary
 line per second from the moment its peer matched; the runner hands those lines over as
-the runner-neutral per-second rows of govkit.stats, the same rows ddsperf's give.
+the runner-neutral per-second rows of govkit.results.stats, the same rows ddsperf's give.
 """
 
 from __future__ import annotations
@@ -18,20 +18,27 @@ import subprocess
 from functools import cache
 from pathlib import Path
 
-from .. import __version__
-from ..errors import GovkitError
-from ..fastdds_build import cached_path, ensure_built, fastdds_version
-from ..fastdds_refusal import PROPERTY_FILES, explain
-from .base import BenchPoint, Bundle, PointResult, ProcessOutput, ProcessSpec, RunnerError
+from govkit import __version__
+from govkit.common.errors import GovkitError
+from govkit.runners.base import (
+    BenchPoint,
+    Bundle,
+    PointResult,
+    ProcessOutput,
+    ProcessSpec,
+    RunnerError,
+)
+from govkit.runners.fastdds_build import cached_path, ensure_built, fastdds_version
+from govkit.runners.fastdds_refusal import PROPERTY_FILES, explain
 
 try:    # a stranger on the domain: main's base.py reruns such a point on another domain
-    from .base import ForeignParticipant
+    from govkit.runners.base import ForeignParticipant
 except ImportError:  # pragma: no cover - until this branch meets main
     ForeignParticipant = RunnerError
 
 METHOD = (
     "eProsima Fast DDS (Debian's libfastrtps, DDS Security built in) through govkit's "
-    "fastdds_perf program (govkit/native/fastdds_perf.cpp), two processes, UDPv4 on "
+    "fastdds_perf program (govkit/runners/native/fastdds_perf.cpp), two processes, UDPv4 on "
     "127.0.0.1 only (no shared memory, no data sharing, no multicast), each with the DDS "
     "Security properties of its participant; ddsperf's type, topics and partitions. "
     "Latency: 'fastdds_perf ping S' against 'fastdds_perf pong'; ping sends the next ping "
@@ -76,7 +83,6 @@ def fastdds_package_version() -> str:
 
 class FastddsRunner:
     name = "fastdds"
-    needs_single_ca = False
     per_second = True
     init_wait_s = 10      # -w: how long a process waits for its peer to match
     # govkit stops both processes as soon as the seconds it needs are in; the program's

@@ -25,9 +25,9 @@ import shlex
 import shutil
 from pathlib import Path
 
-from ..errors import GovkitError
-from ..profiles import Profile
-from .base import (
+from govkit.catalog.profiles import Profile
+from govkit.common.errors import GovkitError
+from govkit.runners.base import (
     BenchPoint,
     Bundle,
     ParticipantFiles,
@@ -52,7 +52,6 @@ _MODES = ("latency", "throughput")
 
 class PerftestRunner:
     name = "perftest"
-    needs_single_ca = True   # one -secureCertAuthority for identities and permissions
     per_second = False       # one end-of-run summary; perftest discards its own warm-up
     pub_delay = 1.0  # seconds between starting the subscriber and the publisher
 

@@ -32,8 +32,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from govkit.bundle import BundleLog, ensure_bundle, ensure_pki
-from govkit.profiles import get_profile
+from govkit.catalog.profiles import get_profile
+from govkit.generate.bundle import BundleLog, ensure_bundle, ensure_pki
 from govkit.runners.base import BenchPoint, prepare
 from govkit.runners.ddsperf import DdsperfRunner
 

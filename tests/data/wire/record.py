@@ -2,7 +2,7 @@
 
     .venv/bin/python tests/data/wire/record.py
 
-Runs real ddsperf pairs with govkit's signed bundles, captures them with govkit.capture,
+Runs real ddsperf pairs with govkit's signed bundles, captures them with govkit.wire.capture,
 and keeps one datagram (the UDP payload) per entry of WANTED: the first captured message
 of that profile and traffic class whose submessage names are exactly the listed ones.
 Writes NAME.bin and index.json (profile, mode, size, traffic, submessages), then the
@@ -22,8 +22,8 @@ sys.path.insert(0, str(HERE.parents[1]))          # tests/ (for _dds)
 
 from _dds import make_bundle, next_domain, run_pair  # noqa: E402
 
-from govkit import wire  # noqa: E402
-from govkit.capture import Capture, udp_datagrams  # noqa: E402
+from govkit.wire import rtps as wire  # noqa: E402
+from govkit.wire.capture import Capture, udp_datagrams  # noqa: E402
 
 # name: (profile, mode, size, traffic, submessage names in order (a final "..." allows
 # more)[, what the first DATA/DATA_FRAG must be: writer entity id, inline QoS, first

@@ -1,0 +1,27 @@
+"""Default `govkit bench` settings (a light module: the CLI imports it at start-up).
+
+Chosen from runs on a 2-core VM (README, "Benchmarking"; benchmarks/warmup.py for the
+warm-up): a repeat costs about 1.3 s of start-up (discovery, the secure handshake and
+ddsperf's idle first second) + warm-up + measured seconds, so seven profiles × three sizes
+× three repeats of 1 s warm-up + 2 s measured take about 4.5 minutes; extra repeats of the
+widest intervals fill what is left of --budget (counted from the start of the run; the
+report after it takes a few seconds).
+"""
+
+DEFAULT_DURATION_S = 2
+DEFAULT_WARMUP_S = 1
+DEFAULT_REPEATS = 3
+DEFAULT_MAX_REPEATS = 8
+DEFAULT_TARGET_CI_PCT = 5.0
+DEFAULT_BUDGET_S = 285
+# The runner `govkit bench` uses unless told: govkit's Cyclone program, latency by rotation
+# (govkit.bench.rotation); its rounds stop when every overhead ratio's 95 % interval is within
+# DEFAULT_ROTATION_TARGET_PCT, or at the budget.
+DEFAULT_RUNNER = "cyclone"
+# ... and with --transport/--net/--hosts/--loss-rate, which only ddsperf takes.
+DEFAULT_NETWORK_RUNNER = "ddsperf"
+DEFAULT_ROTATION_TARGET_PCT = 2.0
+DEFAULT_SLOT_MS = 100          # measured part of a slot
+DEFAULT_SETTLE_MS = 10         # round trips sent before this are kept apart
+DEFAULT_INSTANCES = 2          # process pairs per arm
+DEFAULT_MIN_ROUNDS = 6

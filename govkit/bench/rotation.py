@@ -1,0 +1,417 @@
+"""Latency by rotation: long-lived process pairs, short slots, paired rounds.
+
+Why: the 2-core VM runs in speed regimes that last seconds (README, "How sure"). A design
+that starts fresh processes per repeat measures a profile and its `none` partner tens of
+seconds apart, in different regimes, and its overhead interval is as wide as the regimes
+are apart. Here every arm's process pairs start once, are timed to match (discovery plus
+the secure handshake), and stay up; then, round after round, every arm gets one short slot
+per size between two `none` slots (`none A none B none …`, a fresh seeded order per round
+and size), so each secured slot has a baseline a fraction of a second before and after it.
+govkit.results.paired turns the rounds into ratios with intervals.
+
+Arms: every profile of the run (`none` is the baseline), plus the A/A arm: a second,
+independent `none`, paired exactly like a profile; its ratio should be 1, and how far its
+interval reaches is the run's noise floor. Each arm runs `instances` separate process
+pairs (separate processes, separate address-space layouts), taken in turn by round.
+
+A slot is ended by the program between two round trips, never by a signal in the middle of
+a fragmented, reliable exchange (cyclone_perf's `slot` command).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import selectors
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from govkit.bench.defaults import (
+    DEFAULT_INSTANCES,
+    DEFAULT_MIN_ROUNDS,
+    DEFAULT_ROTATION_TARGET_PCT,
+    DEFAULT_SETTLE_MS,
+    DEFAULT_SLOT_MS,
+)
+from govkit.bench.loadwatch import LoadWatch
+from govkit.catalog.profiles import Profile
+from govkit.common.errors import GovkitError
+from govkit.common.fsutil import write_atomic
+from govkit.common.limits import MAX_DOMAIN_ID
+from govkit.results.paired import AA_ARM, BASELINE_ARM
+from govkit.runners.base import (
+    BenchPoint,
+    Bundle,
+    ProcessSpec,
+    describe,
+    dies_with_govkit,
+    launch_argv,
+)
+
+SLOT_FORMAT = "latency-slots"
+WARMUP_SLOT_US = 100_000          # one unmeasured slot per pair and size before round 0
+SLOT_TIMEOUT_S = 15.0             # beyond the slot's own length
+
+
+@dataclass(frozen=True)
+class RotationSettings:
+    slot_ms: int = DEFAULT_SLOT_MS
+    settle_ms: int = DEFAULT_SETTLE_MS
+    instances: int = DEFAULT_INSTANCES
+    min_rounds: int = DEFAULT_MIN_ROUNDS
+    max_rounds: int = 400
+    target_ci: float = DEFAULT_ROTATION_TARGET_PCT   # % half-width of every ratio's interval
+    aa: bool = True
+
+    def to_json(self) -> dict:
+        return {"slot_ms": self.slot_ms, "settle_ms": self.settle_ms,
+                "instances": self.instances, "min_rounds": self.min_rounds,
+                "max_rounds": self.max_rounds, "target_ci_pct": self.target_ci,
+                "aa_arm": self.aa}
+
+
+@dataclass(frozen=True)
+class Arm:
+    name: str                     # profile name, or AA_ARM
+    profile: Profile
+
+    @property
+    def label(self) -> str:
+        return "none (A/A)" if self.name == AA_ARM else self.name
+
+
+class PairFailed(Exception):
+    """A pair's process died, refused or stopped answering; the message says which."""
+
+
+class Pair:
+    """One long-lived ping/pong pair of one arm."""
+
+    def __init__(self, arm: Arm, instance: int, domain_id: int, specs: list[ProcessSpec],
+                 workdir: Path):
+        self.arm, self.instance, self.domain_id, self.specs = arm, instance, domain_id, specs
+        self.procs: dict[str, subprocess.Popen] = {}
+        self.errs: dict[str, object] = {}
+        self.buffers: dict[str, bytes] = {}
+        self.ready_s: dict[str, float] = {}
+        self.start_to_ready_s: float | None = None
+        self.alive = False
+        self.workdir = workdir
+
+    @property
+    def key(self) -> str:
+        return f"{self.arm.name}#{self.instance}"
+
+    def start(self, timeout: float) -> None:
+        """Start pong and ping and wait until both say they matched."""
+        preexec = dies_with_govkit()
+        t0 = time.monotonic()
+        for spec in self.specs:
+            err = tempfile.TemporaryFile()
+            self.errs[spec.role] = err
+            self.procs[spec.role] = subprocess.Popen(
+                launch_argv(spec), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
+                env={**os.environ, **spec.env}, start_new_session=True, preexec_fn=preexec)
+            self.buffers[spec.role] = b""
+        self.alive = True
+        deadline = t0 + timeout
+        for role in ("sub", "pub"):
+            line = self._line(role, deadline)
+            if not line.startswith("ready "):
+                raise PairFailed(f"{self.arm.label} pair {self.instance}: expected 'ready', "
+                                 f"got {line[:80]!r}")
+            self.ready_s[role] = float(line.split()[1])
+        self.start_to_ready_s = time.monotonic() - t0
+
+    def _line(self, role: str, deadline: float) -> str:
+        proc = self.procs[role]
+        fd = proc.stdout.fileno()
+        with selectors.DefaultSelector() as sel:
+            sel.register(fd, selectors.EVENT_READ)
+            while b"\n" not in self.buffers[role]:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise PairFailed(self._why(role, "did not answer in time"))
+                if not sel.select(timeout=min(left, 1.0)):
+                    continue
+                chunk = os.read(fd, 1 << 16)
+                if not chunk:
+                    proc.wait(timeout=5)
+                    raise PairFailed(self._why(role, f"exited with status {proc.returncode}"))
+                self.buffers[role] += chunk
+        line, _, rest = self.buffers[role].partition(b"\n")
+        self.buffers[role] = rest
+        return line.decode("utf-8", "replace")
+
+    def _why(self, role: str, what: str) -> str:
+        name = "ping" if role == "pub" else "pong"
+        return (f"{self.arm.label} pair {self.instance} (domain {self.domain_id}): {name} "
+                f"{what}" + (f": {self.stderr_tail(role)}" if self.stderr_tail(role) else ""))
+
+    def stderr_tail(self, role: str, n: int = 3) -> str:
+        err = self.errs.get(role)
+        if err is None:
+            return ""
+        err.seek(0)
+        lines = err.read().decode("utf-8", "replace").strip().splitlines()
+        return " | ".join(lines[-n:])
+
+    def slot(self, size: int, settle_us: int, measure_us: int) -> dict:
+        ping = self.procs["pub"]
+        try:
+            ping.stdin.write(f"slot {size} {settle_us} {measure_us}\n".encode())
+            ping.stdin.flush()
+        except (BrokenPipeError, OSError):
+            raise PairFailed(self._why("pub", "is gone")) from None
+        deadline = time.monotonic() + (settle_us + measure_us) / 1e6 + SLOT_TIMEOUT_S
+        return parse_slot(self._line("pub", deadline))
+
+    def commands(self) -> list[str]:
+        return [describe(s) for s in self.specs]
+
+    def close(self) -> None:
+        """End of input: both delete their participants and exit; killed if they do not."""
+        for proc in self.procs.values():
+            try:
+                proc.stdin.close()
+            except OSError:
+                pass
+        for proc in self.procs.values():
+            try:
+                proc.wait(timeout=3)
+            except subprocess.TimeoutExpired:
+                try:
+                    os.killpg(proc.pid, 9)
+                except ProcessLookupError:
+                    pass
+                proc.wait()
+            if proc.stdout:
+                proc.stdout.close()
+        for err in self.errs.values():
+            err.close()
+        self.alive = False
+
+
+_NUMBERS = ("n", "settle_n", "mean", "min", "p50", "p90", "p99", "max", "cpu_us", "wall_us",
+            "peers")
+
+
+def parse_slot(line: str) -> dict:
+    """cyclone_perf's slot line as a raw row (every field kept; percentiles in µs)."""
+    words = line.split()
+    if len(words) < 3 or words[0] != "slot":
+        raise PairFailed(f"unexpected output from ping: {line[:80]!r}")
+    row: dict = {"size": int(words[1])}
+    it = iter(words[2:])
+    for key, value in zip(it, it, strict=False):
+        if key in _NUMBERS:
+            row[key] = float(value) if "." in value else int(value)
+        elif key == "tl":       # median of each 25 ms, settle included
+            row["timeline"] = value
+        elif key == "hist":     # kept as printed: bin:count,… (govkit.results.paired.histogram)
+            row["hist"] = value
+    row["count"] = row.get("n", 0)
+    return row
+
+
+# ------------------------------------------------------------------------- scheduling
+
+def arms_of(profiles: list[Profile], aa: bool) -> list[Arm]:
+    arms = [Arm(p.name, p) for p in profiles]
+    base = next((p for p in profiles if p.name == BASELINE_ARM), None)
+    if base is None:
+        raise GovkitError("the rotating latency design pairs every profile with `none`: add "
+                          "--profile none (or use --all-profiles)")
+    if aa:
+        arms.append(Arm(AA_ARM, base))
+    return arms
+
+
+def round_plan(arms: list[Arm], sizes: list[int], instances: int, seed: int, rnd: int,
+               active: set[tuple[str, int]] | None = None
+               ) -> list[tuple[int, list[tuple[Arm, int]]]]:
+    """Round `rnd`: per size (in this round's own order) the slot sequence
+    `none X1 none X2 … none`, the other arms shuffled, each arm's instance taken in turn
+    and `none`'s alternating inside the round, so every comparison has both of them.
+    `active` (arm, size): only these arms get slots (the A/A arm whenever its size has any
+    other), so rounds after the minimum go to the intervals still wider than the target."""
+    rand = random.Random(f"govkit/{seed}/rotation/{rnd}")
+    order = list(sizes)
+    rand.shuffle(order)
+    base = next(a for a in arms if a.name == BASELINE_ARM)
+    plan = []
+    for size in order:
+        others = [a for a in arms if a.name != BASELINE_ARM]
+        if active is not None:
+            wanted = {a.name for a in others if (a.name, size) in active}
+            if not wanted - {AA_ARM}:
+                continue
+            others = [a for a in others if a.name in wanted or a.name == AA_ARM]
+        rand.shuffle(others)
+        seq: list[tuple[Arm, int]] = []
+        n0 = rand.randrange(instances)
+        for i, arm in enumerate(others):
+            seq.append((base, (n0 + i) % instances))
+            seq.append((arm, (rnd + arms.index(arm)) % instances))
+        seq.append((base, (n0 + len(others)) % instances))
+        plan.append((size, seq))
+    return plan
+
+
+# ------------------------------------------------------------------------------- run
+
+@dataclass
+class RotationOutcome:
+    rounds: int = 0
+    failed: int = 0
+    interrupted: bool = False
+    notes: list[str] = field(default_factory=list)
+
+
+def distinct_domains(n: int, taken: set[int]) -> list[int]:
+    """n domain ids no other pair of this run uses (from the system's randomness: two runs
+    at once must not share them)."""
+    free = [d for d in range(1, MAX_DOMAIN_ID + 1) if d not in taken]
+    if len(free) < n:
+        raise GovkitError(f"{n} process pairs need {n} domains; only {len(free)} are free")
+    return random.SystemRandom().sample(free, n)
+
+
+def run_rotation(runner, arms: list[Arm], bundles: dict[str, Bundle], sizes: list[int],
+                 rs: RotationSettings, store, seed: int, pin, console, started: float,
+                 budget: float, workdir: Path, load: LoadWatch) -> RotationOutcome:
+    """Start every pair, then rounds until every ratio is within the target (after the
+    minimum) or the budget would be passed; every slot goes to `store` as it completes."""
+    from govkit.results.store import rotation_widths
+
+    outcome = RotationOutcome()
+    rot = store.rotation()
+    first_round = rot["next_round"]
+    first_instance = rot["next_instance"]
+    realtime = pin.realtime
+    for arm in arms:            # the pair's configuration files: ddsperf's, once per profile
+        for path, text in runner.configs(BenchPoint(arm.profile, "latency", 32, 1),
+                                         bundles[arm.profile.name],
+                                         workdir).items():
+            write_atomic(path, text)
+    domains = iter(distinct_domains(len(arms) * rs.instances, set()))
+    pairs: dict[tuple[str, int], Pair] = {}
+    try:
+        for arm in arms:
+            for i in range(rs.instances):
+                domain = next(domains)
+                pair = Pair(arm, first_instance + i, domain,
+                            runner.pair_specs(bundles[arm.profile.name], domain, pin.cpus,
+                                              realtime, workdir), workdir)
+                console.print(f"starting {arm.label} pair {pair.instance} (domain {domain})",
+                              style="dim", markup=False, highlight=False)
+                record = {"arm": arm.name, "profile": arm.profile.name,
+                          "instance": pair.instance, "domain_id": domain,
+                          "commands": pair.commands(),
+                          "started": datetime.now(UTC).isoformat(timespec="seconds")}
+                try:
+                    pair.start(timeout=60)
+                except PairFailed as e:
+                    pair.close()
+                    outcome.failed += 1
+                    store.add_pair({**record, "status": "failed", "error": str(e)})
+                    console.print(f"FAILED {e}", markup=False, highlight=False)
+                    continue
+                pairs[(arm.name, pair.instance)] = pair
+                store.add_pair({**record, "status": "ok",
+                                "time_to_match_s": pair.ready_s.get("pub"),
+                                "pong_time_to_match_s": pair.ready_s.get("sub"),
+                                "start_to_ready_s": round(pair.start_to_ready_s, 4)})
+        for pair in list(pairs.values()):        # first-use costs out of the way, unmeasured
+            for size in sizes:
+                try:
+                    pair.slot(size, 0, WARMUP_SLOT_US)
+                except PairFailed as e:
+                    _drop(pairs, pair, e, outcome, console)
+                    break
+        load.start()
+        last_round_s = None
+        rnd = first_round
+        active = None
+        while rnd < first_round + rs.max_rounds:
+            done = rnd - first_round
+            if done >= rs.min_rounds:
+                widths = rotation_widths(store.doc)
+                active = {k for k, w in widths.items() if w is None or w > rs.target_ci}
+                if widths and all(w is not None and w <= rs.target_ci for w in widths.values()):
+                    outcome.notes.append(f"every ratio within ±{rs.target_ci:g}% after "
+                                         f"{done} rounds")
+                    break
+                if last_round_s and time.monotonic() - started + last_round_s > budget:
+                    worst = max((w for w in widths.values() if w is not None), default=None)
+                    outcome.notes.append(
+                        f"stopped after {done} rounds: another would pass the {budget:.0f} s "
+                        f"budget (--budget); widest ratio interval ±{worst:.1f}%"
+                        if worst is not None else f"stopped after {done} rounds (budget)")
+                    break
+            t0 = time.monotonic()
+            plan = round_plan(arms, sizes, rs.instances, seed, rnd, active)
+            if not plan:
+                outcome.notes.append(f"every profile's ratio within ±{rs.target_ci:g}% after "
+                                     f"{done} rounds (the A/A arm's is wider: see its flags)")
+                break
+            for size, seq in plan:
+                rows = []
+                for position, (arm, k) in enumerate(seq):
+                    pair = _pick(pairs, arm, first_instance + k, rs.instances, first_instance)
+                    if pair is None:
+                        continue
+                    base = {"round": rnd, "position": position, "arm": arm.name,
+                            "profile": arm.profile.name, "instance": pair.instance,
+                            "size": size}
+                    try:
+                        row = pair.slot(size, rs.settle_ms * 1000, rs.slot_ms * 1000)
+                    except PairFailed as e:
+                        rows.append({**base, "status": "failed", "error": str(e)})
+                        _drop(pairs, pair, e, outcome, console)
+                        continue
+                    status = "ok"
+                    if row.get("peers", 1) > 1:
+                        status = "foreign_participant"
+                    elif not row.get("n"):
+                        status = "no_samples"
+                    rows.append({**base, **row, "status": status})
+                store.add_slots(rows)
+            last_round_s = time.monotonic() - t0
+            store.finish_round(rnd, last_round_s)
+            outcome.rounds += 1
+            console.print(f"round {rnd}: {last_round_s:.1f} s", style="dim", markup=False,
+                          highlight=False)
+            rnd += 1
+            if not pairs:
+                outcome.notes.append("every process pair failed; nothing more to measure")
+                break
+    except KeyboardInterrupt:
+        outcome.interrupted = True
+    finally:
+        for pair in pairs.values():
+            pair.close()
+        store.set_load(load.finish())
+    return outcome
+
+
+def _pick(pairs: dict, arm: Arm, wanted: int, instances: int, first: int) -> Pair | None:
+    """The wanted instance, else any other live one of the arm."""
+    if (arm.name, wanted) in pairs:
+        return pairs[(arm.name, wanted)]
+    for k in range(instances):
+        if (arm.name, first + k) in pairs:
+            return pairs[(arm.name, first + k)]
+    return None
+
+
+def _drop(pairs: dict, pair: Pair, error: Exception, outcome: RotationOutcome, console) -> None:
+    outcome.failed += 1
+    console.print(f"FAILED {error}; this pair is stopped, the run goes on", markup=False,
+                  highlight=False)
+    pairs.pop((pair.arm.name, pair.instance), None)
+    pair.close()

@@ -1,0 +1,122 @@
+"""The protection-profile catalog: one table of data, the single source of truth.
+
+Profiles follow the *prose* of RTI's secure-performance pages (shared/seeds/000); two of
+that page's governance XML listings are wrong (a misspelt enumeration value, and a copy of
+the previous profile's XML), which is exactly what `govkit validate` exists to catch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from govkit.common.errors import GovkitError
+
+# Settings shared by every secured profile (one domain_rule, one topic_rule "*").
+COMMON_SETTINGS: dict[str, str] = {
+    "enable_join_access_control": "false",
+    "discovery_protection_kind": "NONE",
+    "liveliness_protection_kind": "NONE",
+    "topic_expression": "*",
+    "enable_discovery_protection": "false",
+    "enable_liveliness_protection": "false",
+    "enable_read_access_control": "false",
+    "enable_write_access_control": "false",
+}
+
+_COLUMNS = (
+    "name", "alias", "allow_unauthenticated_participants", "rtps_protection_kind",
+    "metadata_protection_kind", "data_protection_kind", "perftest_governance_file", "title",
+)
+# `none` loads no security plugins at all: it is the baseline every overhead is relative to.
+_TABLE = (
+    ("none", "none", None, None, None, None, None, "No security plugins (baseline)"),
+    ("no_protection", "no_protection", "true", "NONE", "NONE", "NONE",
+     "signed_PerftestGovernance_.xml", "Security plugins loaded, no protection"),
+    ("rtps_sign", "rtps_sign", "false", "SIGN", "NONE", "NONE",
+     "signed_PerftestGovernance_RTPSSign.xml", "RTPS sign"),
+    ("rtps_encrypt", "rtps_encrypt", "false", "ENCRYPT", "NONE", "NONE",
+     "signed_PerftestGovernance_RTPSEncrypt.xml", "RTPS encrypt"),
+    ("sign_origin_data_encrypt", "rtps_sign_orig_data_encrypt", "false",
+     "SIGN_WITH_ORIGIN_AUTHENTICATION", "NONE", "ENCRYPT",
+     "signed_PerftestGovernance_RTPSSignWithOrigAuthEncryptData.xml",
+     "RTPS sign with origin authentication, data encrypt"),
+    ("sign_submsg_encrypt_origin_data_encrypt", "rtps_sign_submessage_encrypt_orig_data_encrypt",
+     "false", "SIGN", "ENCRYPT_WITH_ORIGIN_AUTHENTICATION", "ENCRYPT",
+     "signed_PerftestGovernance_RTPSSignEncryptSubmessageWithOrigAuthEncryptData.xml",
+     "RTPS sign, submessage encrypt with origin authentication, data encrypt"),
+    ("sign_submsg_encrypt", "rtps_sign_submessage_encrypt", "false", "SIGN", "ENCRYPT", "NONE",
+     "signed_PerftestGovernance_SignEncryptSubmessage.xml", "RTPS sign, submessage encrypt"),
+)
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    alias: str
+    allow_unauthenticated_participants: str | None
+    rtps_protection_kind: str | None
+    metadata_protection_kind: str | None
+    data_protection_kind: str | None
+    perftest_governance_file: str | None
+    title: str
+
+    @property
+    def security(self) -> bool:
+        return self.rtps_protection_kind is not None
+
+    @property
+    def aliases(self) -> list[str]:
+        return sorted({self.alias} - {self.name})
+
+    def governance_settings(self) -> dict[str, str]:
+        """Every governance element value this profile sets, by XML element name."""
+        if not self.security:
+            return {}
+        return {
+            **COMMON_SETTINGS,
+            "allow_unauthenticated_participants": self.allow_unauthenticated_participants,
+            "rtps_protection_kind": self.rtps_protection_kind,
+            "metadata_protection_kind": self.metadata_protection_kind,
+            "data_protection_kind": self.data_protection_kind,
+        }
+
+    def to_json(self) -> dict:
+        d = asdict(self)
+        d.pop("alias")
+        settings = self.governance_settings()
+        # The seven per-profile settings always appear (None for the baseline).
+        for key in ("enable_join_access_control", "discovery_protection_kind",
+                    "liveliness_protection_kind"):
+            d[key] = settings.get(key)
+        return {"name": self.name, "aliases": self.aliases, "security": self.security,
+                **{k: v for k, v in d.items() if k != "name"}, "settings": settings}
+
+
+PROFILES: tuple[Profile, ...] = tuple(Profile(**dict(zip(_COLUMNS, row, strict=True)))
+                                      for row in _TABLE)
+SECURED_PROFILES: tuple[Profile, ...] = tuple(p for p in PROFILES if p.security)
+_BY_NAME = {key: p for p in PROFILES for key in (p.name, p.alias)}
+
+
+def get_profile(name: str) -> Profile:
+    """A profile by canonical name or seed alias; unknown names list the valid ones."""
+    try:
+        return _BY_NAME[name]
+    except KeyError:
+        valid = ", ".join(p.name for p in PROFILES)
+        aliases = ", ".join(a for p in PROFILES for a in p.aliases)
+        raise GovkitError(f"unknown profile {name!r}; valid profiles: {valid} "
+                          f"(aliases: {aliases})") from None
+
+
+def select_profiles(names: list[str] | None, all_profiles: bool,
+                    secured_only: bool = False) -> list[Profile]:
+    """Resolve --profile/--all-profiles into catalog order, without duplicates."""
+    if all_profiles:
+        chosen = list(PROFILES)
+    elif names:
+        wanted = {get_profile(n).name for n in names}
+        chosen = [p for p in PROFILES if p.name in wanted]
+    else:
+        raise GovkitError("give --profile NAME (repeatable) or --all-profiles")
+    return [p for p in chosen if p.security] if secured_only else chosen

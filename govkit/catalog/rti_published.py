@@ -1,0 +1,40 @@
+"""RTI's published secure-latency figures (median one-way latency, µs), shown beside a
+run's overheads over `none`: as a ratio and as added microseconds.
+
+Absolute microseconds from RTI's 10 GbE testbed are not comparable with a loopback run of
+another DDS implementation. Both overhead forms are: a ratio depends on the baseline (the
+network and the DDS stack), the added µs on the CPU doing the crypto.
+"""
+
+from __future__ import annotations
+
+import csv
+from functools import cache
+
+from govkit.common.paths import DATA_DIR
+
+DEFAULT_SOURCE = "connext6-cpp98-10gbe"
+
+
+@cache
+def _medians() -> dict[tuple[str, str, int], float]:
+    with open(DATA_DIR / "rti_published.csv", newline="") as f:
+        rows = csv.DictReader(line for line in f if not line.startswith("#"))
+        return {(r["source"], r["profile"], int(r["size_bytes"])): float(r["p50_us"])
+                for r in rows}
+
+
+def published_latency(profile: str, size: int, source: str = DEFAULT_SOURCE) -> float | None:
+    """RTI's published median one-way latency (µs) of `profile` at `size`, or None."""
+    return _medians().get((source, profile, size))
+
+
+def published_overhead(profile: str, size: int, source: str = DEFAULT_SOURCE
+                       ) -> dict | None:
+    """RTI's published overhead of `profile` over `none` at `size`: {"ratio", "added_us",
+    "median_us"}, or None where RTI did not publish both figures."""
+    mine = published_latency(profile, size, source)
+    base = published_latency("none", size, source)
+    if mine is None or not base:
+        return None
+    return {"ratio": mine / base, "added_us": mine - base, "median_us": mine}

@@ -1,0 +1,54 @@
+"""The runner table: every fact about a benchmark runner that is not its code, in one row.
+
+The CLI lists runners and checks `generate --runner` from this table without importing any
+runner (start-up); bench, generate, compare and report read their facts here. Adding a runner
+is one module under govkit/runners/ (a class exported as `RUNNER`) plus one row below.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from govkit.common.errors import GovkitError
+
+# ddsperf's topics for its default KS type; pongs are written to per-ping partitions whose
+# names ddsperf makes up at run time, so partitions need "*". govkit's Cyclone and Fast DDS
+# programs speak the same type, topics and partitions (one set of permissions serves all three).
+DDSPERF_TOPICS = ("DDSPerfRDataKS", "DDSPerfRPingKS", "DDSPerfRPongKS", "DDSPerfCPUStats")
+
+
+@dataclass(frozen=True)
+class RunnerInfo:
+    """One benchmark runner: what it drives and what its participants may do."""
+    name: str
+    module: str                    # govkit.runners.<module>, imported only when the runner runs
+    implementation: str            # the DDS implementation it drives
+    environment_key: str | None    # results.json environment key of that implementation's version
+    topics: tuple[str, ...]        # the topics its participants' permissions allow
+    partitions: tuple[str, ...]
+    single_ca: bool                # one CA signs identities and permissions (RTI Perftest)
+    networks: bool                 # takes --transport, --net, --hosts and --loss-rate
+    build_subdir: str              # its bundles under --build ("": --build itself)
+
+
+RUNNERS: dict[str, RunnerInfo] = {r.name: r for r in (
+    RunnerInfo("cyclone", "cyclone", "Cyclone DDS", "cyclonedds", DDSPERF_TOPICS, ("*",),
+               single_ca=False, networks=False, build_subdir="cyclone"),
+    RunnerInfo("ddsperf", "ddsperf", "Cyclone DDS", "cyclonedds", DDSPERF_TOPICS, ("*",),
+               single_ca=False, networks=True, build_subdir=""),
+    RunnerInfo("fastdds", "fastdds", "Fast DDS", "fastdds", DDSPERF_TOPICS, ("*",),
+               single_ca=False, networks=False, build_subdir="fastdds"),
+    # perftest: one -secureCertAuthority for identities and permissions; its results record
+    # only the executable's path, not Connext's version.
+    RunnerInfo("perftest", "perftest", "RTI Connext DDS", None,
+               ("Throughput", "Latency", "Announcement"), ("*",),
+               single_ca=True, networks=False, build_subdir="perftest"),
+)}
+
+
+def runner_info(name: str) -> RunnerInfo:
+    try:
+        return RUNNERS[name]
+    except KeyError:
+        raise GovkitError(f"unknown runner {name!r}; valid runners: {', '.join(RUNNERS)}") \
+            from None

@@ -1,0 +1,118 @@
+"""What each DDS Security implementation accepts where the specification leaves room or the
+implementations deviate from it: one table, one row per `govkit lint --target`.
+
+`omg` is the specification (DDS Security 1.1 and its XSDs, RTPS 2.x); it is the portable
+target: under it, lint also warns about each implementation below that would refuse or
+read a document differently. Under a vendor target, lint reports exactly that vendor's
+behaviour, as errors where the vendor refuses the document.
+
+Where a fact was observed is said beside it. "spec" means nobody measured that vendor and
+the specification's reading is assumed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from govkit.common.limits import MAX_DOMAIN_ID
+
+# The RTPS 2.x default port mapping (PB 7400 + DG 250 x domain id + d3 11, below 65536)
+# leaves room for domain ids 0..232; no implementation using it can go higher.
+RTPS_MAX_DOMAIN_ID = 232
+
+# How a grant's <subject_name> is compared with the identity certificate's subject.
+#   dn      as distinguished names: same attributes in the same RDN order, values compared
+#           case-insensitively with spaces normalised (the specification's reading)
+#   tokens  Cyclone's ac_check_subjects_are_equal: both strings split on ',', '/' and '|'
+#           into NAME=VALUE tokens, every token of the certificate's RFC 2253 subject must
+#           appear in the grant with the same name and byte-identical value (no trimming)
+#   ordered the grant lists the attributes in the certificate's RFC 2253 order
+SubjectMatch = Literal["dn", "tokens", "ordered"]
+# How <id_range><min>N</min></id_range> (no max) is read.
+#   up      N and every higher domain id (the specification's reading)
+#   single  domain N only
+OpenRange = Literal["up", "single"]
+# Boolean spellings accepted beyond xs:boolean's true/false/1/0.
+#   strict   none
+#   anycase  true/false in any letter case
+#   tinyxml2 tinyxml2's QueryBoolText: true True TRUE false False FALSE, and any integer
+LenientBooleans = Literal["strict", "anycase", "tinyxml2"]
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    short: str              # in messages: "Cyclone DDS refuses ..."
+    title: str              # with the version the facts hold for
+    max_domain_id: int
+    open_range: OpenRange
+    booleans: LenientBooleans
+    subject_match: SubjectMatch
+    # validity dates without a time zone read as local time (UTC otherwise, as the spec says)
+    local_time_validity: bool
+    # (parent, element) beyond DDS Security 1.1 that the implementation reads; any other
+    # unknown element makes every implementation here refuse the document
+    extensions: frozenset[tuple[str, str]] = frozenset()
+
+    def accepts_boolean(self, text: str) -> bool | None:
+        """The boolean `text` means to this implementation beyond xs:boolean, or None."""
+        word = text.strip()
+        if self.booleans == "anycase" and word.lower() in ("true", "false"):
+            return word.lower() == "true"
+        if self.booleans == "tinyxml2":
+            if word in ("true", "True", "TRUE", "false", "False", "FALSE"):
+                return word.lower() == "true"
+            if word.lstrip("+-").isdigit() and len(word) < 20:
+                return int(word) != 0
+        return None
+
+
+# RTI Connext extensions, as (parent, element): the ones the reference corpus holds
+# (rti-examples, rti-medtech; 1.2's enable_key_revision per RTI's 7.5 migration guide).
+_CONNEXT_EXTENSIONS = frozenset({
+    ("domain_rule", "enable_key_revision"), ("domain_rule", "rtps_psk_protection_kind"),
+    ("domain_rule", "monitoring_metrics_protection_kind"),
+    ("domain_rule", "monitoring_logging_protection_kind"),
+    ("domains", "tag"), ("allow_rule", "subscribe_monitoring"),
+})
+
+TARGETS: dict[str, Target] = {t.name: t for t in (
+    Target("omg", "the specification", "the DDS Security 1.1 specification",
+           max_domain_id=RTPS_MAX_DOMAIN_ID,      # RTPS default port mapping, above
+           open_range="up",                       # spec 9.4.1.2.2.1 (domain id sets)
+           booleans="strict",                     # the OMG XSD: xs:boolean
+           subject_match="dn",                    # spec: the subject is an X.509 DN
+           local_time_validity=False),            # spec: dates without offset are UTC
+    Target("cyclone", "Cyclone DDS", "Cyclone DDS 0.10",
+           # observed with Debian's libddsc0debian 0.10 (README "Where Cyclone DDS 0.10
+           # differs", tests/test_cyclone.py) unless said otherwise
+           max_domain_id=MAX_DOMAIN_ID,           # observed: 231 refused
+           open_range="single",                   # observed: <min>0</min> is domain 0 only
+           booleans="anycase",                    # access_control_parser.c (strcasecmp)
+           subject_match="tokens",                # observed: "CN=pub, O=..." refused;
+                                                  # access_control_utils.c
+           local_time_validity=False),            # spec (not measured)
+    Target("connext", "Connext", "RTI Connext DDS 6.1-7.x",
+           max_domain_id=RTPS_MAX_DOMAIN_ID,      # spec (RTPS port mapping; not measured)
+           open_range="up",                       # RTI's perftest governance files (seed
+                                                  # 000) use <min>0</min> for every domain
+           booleans="anycase",                    # seed 000's "No protection" listing,
+                                                  # TRUE/FALSE, loaded by RTI's perftest
+           subject_match="dn",                    # spec (not measured)
+           local_time_validity=False,             # spec (not measured)
+           extensions=_CONNEXT_EXTENSIONS),
+    Target("fastdds", "Fast DDS", "eProsima Fast DDS 2.9",
+           # measured by the team on Fast DDS 2.9 unless said otherwise
+           max_domain_id=RTPS_MAX_DOMAIN_ID,      # measured: 233 fails
+           open_range="up",                       # spec (not measured)
+           booleans="tinyxml2",                   # GovernanceParser.cpp (QueryBoolText)
+           subject_match="ordered",               # measured: attribute order must match
+           local_time_validity=True),             # measured: dates read as local time
+)}
+VENDOR_TARGETS = tuple(t for t in TARGETS.values() if t.name != "omg")
+DEFAULT_TARGET = "omg"
+
+
+def get_target(name: str) -> Target:
+    return TARGETS[name]

@@ -1,0 +1,231 @@
+"""Explain stage: what a governance or permissions document protects and what it does not,
+in plain English, per domain_rule and topic_rule (governance) or per grant (permissions).
+
+Meanings follow DDS Security 1.1 (9.4.1.2 governance, 9.4.1.3 permissions, 8.4.2.9 the
+protection kinds); where implementations read something differently (an open id_range),
+the sentence says so.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from govkit.check.loaded import LoadedDocument
+from govkit.common.findings import quote_value
+from govkit.documents import domainsets
+from govkit.documents.globs import covers, matches, matches_everything
+from govkit.documents.model import (
+    AccessRule,
+    Criteria,
+    DomainRule,
+    Governance,
+    Grant,
+    Instant,
+    TopicRule,
+    Value,
+)
+
+_KIND = {
+    "NONE": "not protected",
+    "SIGN": "signed (a peer cannot alter or forge them, but anyone can read them)",
+    "ENCRYPT": "encrypted and authenticated (only participants holding the keys read them)",
+    "SIGN_WITH_ORIGIN_AUTHENTICATION": "signed, with origin authentication (each receiver "
+                                       "can tell which participant sent them)",
+    "ENCRYPT_WITH_ORIGIN_AUTHENTICATION": "encrypted, with origin authentication",
+}
+
+
+def _kind(v: Value) -> str:
+    if v.missing:
+        return "not stated (element missing)"
+    return _KIND.get(v.value, f"{quote_value(v.text or '')} (not a valid protection kind)")
+
+
+def _flag(v: Value) -> bool | None:
+    return v.value if isinstance(v.value, bool) else None
+
+
+def _domains(spans) -> str:
+    up = domainsets.describe(domainsets.of_spans(spans, "up"))
+    single = domainsets.describe(domainsets.of_spans(spans, "single"))
+    return up if up == single else f"{up} (Cyclone DDS 0.10 reads {single})"
+
+
+# Pattern comparisons explain may spend finding topic rules that never apply (as
+# registry.WORK_BUDGET for lint); a document needing more is explained without them.
+WORK_BUDGET = 200_000
+
+
+def _topic_rule(t: TopicRule, earlier: list[TopicRule], rtps_encrypted: bool, line) -> dict:
+    expr = t.expression.value if isinstance(t.expression.value, str) else None
+    protects, not_protected = [], []
+    for flag, action in ((t.read_ac, "read (subscribe)"), (t.write_ac, "write (publish)")):
+        if _flag(flag):
+            protects.append(f"who may {action}: only participants whose permissions allow it")
+        else:
+            not_protected.append(f"who may {action}: any participant in the domain")
+    audience = ("every authenticated participant" if rtps_encrypted
+                else "anyone on the network")
+    for flag, what, leak in (
+            (t.discovery, "discovery", "topic and type names, partitions, QoS and who "
+                                       "publishes and subscribes are"),
+            (t.liveliness, "liveliness", "which writers are alive, and when, is")):
+        if _flag(flag):
+            protects.append(f"{what}: sent through the secure builtin endpoints")
+        else:
+            not_protected.append(f"{what}: {leak} visible to {audience}")
+    for v, what in ((t.metadata, "submessages (metadata)"), (t.data, "data (payload)")):
+        if v.value not in (None, "NONE"):
+            protects.append(f"{what}: {_kind(v)}")
+        else:
+            not_protected.append(f"{what}: {_kind(v)}")
+    shadow = next((e for e in earlier if expr and isinstance(e.expression.value, str)
+                   and covers(e.expression.value, expr)), None)
+    scope = ("every topic" if expr and matches_everything(expr)
+             else f"topics matching {quote_value(expr or '')}")
+    return {"line": line(t.elem), "expression": expr, "scope": scope,
+            "never_applies": (f"the topic_rule {quote_value(shadow.expression.value)} on line "
+                              f"{line(shadow.elem)} matches every topic it matches")
+            if shadow else None,
+            "protects": protects, "does_not_protect": not_protected}
+
+
+def _domain_rule(d: DomainRule, line, check_order: bool) -> dict:
+    unauth, join = _flag(d.allow_unauthenticated), _flag(d.join_ac)
+    if unauth:
+        who = ("anyone, even a participant without a certificate "
+               "(allow_unauthenticated_participants)")
+    else:
+        who = "only participants authenticated by the Identity CA"
+    if join:
+        who += ("; an authenticated participant also needs permissions for the domain "
+                "(join access control)")
+    elif not unauth:
+        who += "; any of them joins (no join access control: permissions are not checked)"
+    rtps = d.rtps_kind.value
+    topics, out = [], []
+    for t in d.topic_rules:
+        topics.append(_topic_rule(t, out if check_order else [],
+                                  rtps is not None and "ENCRYPT" in rtps, line))
+        out.append(t)
+    return {"line": line(d.elem), "domains": _domains(d.domains), "who_joins": who,
+            "rtps_messages": _kind(d.rtps_kind),
+            "secure_discovery": _kind(d.discovery_kind),
+            "secure_liveliness": _kind(d.liveliness_kind), "topic_rules": topics,
+            "unmatched_topics": "a topic no topic_rule matches cannot be used (implementations "
+                                "refuse to create it)"}
+
+
+def _when(v: Value) -> str:
+    return v.shown() + ("" if v.value is None or v.value.has_timezone else " (UTC)")
+
+
+def _status(g: Grant, now: dt.datetime) -> str:
+    nb, na, now_i = g.not_before.value, g.not_after.value, Instant.from_datetime(now)
+    if nb is None or na is None:
+        return "validity not readable"
+    if now_i.since_epoch < nb.since_epoch:
+        return "not valid yet"
+    if now_i.since_epoch >= na.since_epoch:
+        return f"expired {(now_i.since_epoch - na.since_epoch).days} days ago"
+    return f"valid for {(na.since_epoch - now_i.since_epoch).days} more days"
+
+
+def _partitions(c: Criteria) -> str:
+    if c.partitions is None:
+        return "in the default partition only"
+    names = [p.shown() for p in c.partitions]
+    if any(matches_everything(n) for n in names):
+        return "in any partition"
+    default = any(matches(n, "") for n in names)
+    shown = ", ".join(quote_value(n) for n in names)
+    return f"in partitions {shown}" + (" (and the default one)" if default else "")
+
+
+def _criteria(c: Criteria) -> dict:
+    topics = [t.shown() for t in c.topics]
+    what = ("every topic" if any(matches_everything(t) for t in topics)
+            else "topics " + ", ".join(quote_value(t) for t in topics))
+    tags = ("" if c.data_tags is None else " with data tags " + ", ".join(
+        f"{n}={v}" for n, v in c.data_tags))
+    return {"action": c.action, "topics": topics,
+            "partitions": None if c.partitions is None else [p.shown() for p in c.partitions],
+            "text": f"{c.action} {what} {_partitions(c)}{tags}"}
+
+
+def _rule(r: AccessRule, line) -> dict:
+    return {"line": line(r.elem), "verdict": r.verdict.upper(), "domains": _domains(r.domains),
+            "actions": [_criteria(c) for c in r.criteria]}
+
+
+def _grant(g: Grant, now: dt.datetime, line) -> dict:
+    return {"line": line(g.elem), "name": g.name, "subject": g.subject.shown(),
+            "not_before": _when(g.not_before), "not_after": _when(g.not_after),
+            "status": _status(g, now), "rules": [_rule(r, line) for r in g.rules],
+            "default": g.default.shown()}
+
+
+def explain_document(loaded: LoadedDocument, now: dt.datetime | None = None) -> dict:
+    """The explanation as data (what --json prints); :func:`render` makes it prose."""
+    now = now or dt.datetime.now(dt.UTC)
+
+    def line(elem) -> int:
+        return loaded.where(elem)[0]
+
+    out = {"file": loaded.file, "kind": loaded.kind.value,
+           "schema_valid": not loaded.problems,
+           "schema_problems": [str(p) for p in loaded.problems[:5]]}
+    if isinstance(loaded.model, Governance):
+        pairs = sum(len(d.topic_rules) ** 2 for d in loaded.model.rules) // 2
+        check_order = pairs <= WORK_BUDGET
+        out["domain_rules"] = [_domain_rule(d, line, check_order) for d in loaded.model.rules]
+        out["order_checked"] = check_order
+        out["unmatched_domains"] = ("a participant on a domain no domain_rule holds cannot be "
+                                    "created")
+    else:
+        out["grants"] = [_grant(g, now, line) for g in loaded.model.grants]
+    return out
+
+
+def render(e: dict) -> str:
+    lines = []
+    if e["kind"] == "governance":
+        rules = e["domain_rules"]
+        lines.append(f"{e['file']}: governance, {len(rules)} domain_rule(s), evaluated in "
+                     "order (the first holding a domain id applies to it)")
+    else:
+        lines.append(f"{e['file']}: permissions, {len(e['grants'])} grant(s) (a grant applies "
+                     "to the participant whose certificate subject it names)")
+    if not e["schema_valid"]:
+        lines.append("  NOT valid against the DDS Security 1.1 XSD (read leniently; "
+                     "see govkit validate):")
+        lines += [f"    {p}" for p in e["schema_problems"]]
+    if not e.get("order_checked", True):
+        lines.append("  (too many topic_rules to check which never apply: see govkit lint)")
+    for i, d in enumerate(e.get("domain_rules", []), 1):
+        lines += ["", f"domain_rule {i} (line {d['line']}): domains {d['domains']}",
+                  f"  who joins: {d['who_joins']}",
+                  f"  whole RTPS messages: {d['rtps_messages']}",
+                  f"  secure discovery endpoints: {d['secure_discovery']}",
+                  f"  secure liveliness endpoints: {d['secure_liveliness']}"]
+        for j, t in enumerate(d["topic_rules"], 1):
+            lines.append(f"  topic_rule {j} (line {t['line']}): {t['scope']}")
+            if t["never_applies"]:
+                lines.append(f"    NEVER APPLIES: {t['never_applies']}")
+            lines += [f"    protects: {x}" for x in t["protects"]]
+            lines += [f"    does not protect: {x}" for x in t["does_not_protect"]]
+        lines.append(f"  other topics: {d['unmatched_topics']}")
+    if "domain_rules" in e:
+        lines.append(f"other domains: {e['unmatched_domains']}")
+    for g in e.get("grants", []):
+        lines += ["", f"grant {quote_value(g['name'] or '')} (line {g['line']}): subject "
+                      f"{g['subject']}",
+                  f"  valid from {g['not_before']} until {g['not_after']}: {g['status']}"]
+        for k, r in enumerate(g["rules"], 1):
+            lines.append(f"  rule {k} (line {r['line']}): {r['verdict']} in domains "
+                         f"{r['domains']}")
+            lines += [f"    {a['text']}" for a in r["actions"]]
+            if not r["actions"]:
+                lines.append("    joining the domain only (no publish, subscribe or relay listed)")
+        lines.append(f"  anything else: {g['default']} (default)")
+    return "\n".join(lines)

@@ -1,0 +1,56 @@
+"""The result types every validation stage shares: :class:`Finding` (one problem at one
+position), :class:`DocumentKind`, :class:`DocumentError`, and :func:`quote_value` for quoting
+document values inside messages.
+
+Kept apart from the stages (``govkit.documents.parse``, ``govkit.check.validate``,
+``govkit.check.lint``) so each
+of them can import these without importing the others.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem in one document."""
+
+    file: str
+    line: int
+    column: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.column}: {self.message}"
+
+    def to_json(self) -> dict:
+        return {
+            "file": self.file,
+            "line": self.line,
+            "column": self.column,
+            "message": self.message,
+        }
+
+
+class DocumentKind(StrEnum):  # a str and an Enum: DocumentKind('governance'), kind.value
+    GOVERNANCE = "governance"
+    PERMISSIONS = "permissions"
+
+
+class DocumentError(Exception):
+    """The input could not be turned into an XML tree (malformed, hostile, too large, ...)."""
+
+    def __init__(self, findings: list[Finding]):
+        self.findings = list(findings)
+        super().__init__("; ".join(str(f) for f in self.findings) or "invalid document")
+
+
+def quote_value(value: str, limit: int = 60) -> str:
+    """Quote a document value for a message: visible whitespace, bounded length."""
+    if len(value) > limit:
+        value = value[:limit] + "..."
+    escaped = value.encode("unicode_escape").decode("ascii") if not value.isprintable() \
+        else value
+    return f"'{escaped}'"

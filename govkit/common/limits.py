@@ -1,0 +1,44 @@
+"""Limits that more than one stage enforces, each stated once.
+
+Every size limit is checked before the input is read (govkit.common.inputs), so no input can make
+govkit read, parse or hold more than these bounds; all parsing is linear in the input, so
+anything below them is handled in well under a second.
+"""
+
+# Cyclone DDS 0.10 refuses domain ids above 230 (its port mapping has room for 0..230),
+# so govkit never writes a higher one and `validate` reports one (lint/domain-range).
+MAX_DOMAIN_ID = 230
+
+# The identity key types Cyclone DDS 0.10 accepts (its authentication plugin refuses any
+# other, e.g. EC P-384); `pki init --key-type` offers exactly these.
+KEY_TYPES = ("ec-p256", "rsa-2048")
+
+# A governance or permissions document (plain XML), and the signed document inside an
+# S/MIME file. Real documents are a few KiB.
+MAX_DOCUMENT_BYTES = 1_000_000
+# An S/MIME file: the document plus its MIME headers and the base64 signature.
+MAX_SMIME_BYTES = MAX_DOCUMENT_BYTES + 256 * 1024
+# A MIME header block (OpenSSL reads any length; real ones are a few hundred bytes).
+MAX_HEADER_BYTES = 16 * 1024
+# The signature part of an S/MIME file (base64 CMS with a few certificates is a few KiB).
+MAX_SIGNATURE_PART_BYTES = 64 * 1024
+# A PEM certificate or private key of the test PKI.
+MAX_PEM_BYTES = 100_000
+# Nodes (elements, comments, processing instructions) in one document, and children of one
+# element. libxml2 (through lxml) spends
+# time proportional to an element's siblings on every schema error, so a document with
+# 100,000 invalid siblings would take minutes; real documents have a few hundred elements.
+MAX_ELEMENTS = 50_000
+MAX_CHILDREN = 1_000
+
+# A results.json keeps every raw row: a long run (8 sizes × 7 profiles × 2 modes × 8
+# repeats) is a few MB; anything far larger is not one.
+MAX_RESULTS_BYTES = 64 * 1024 * 1024
+
+# A participants file (govkit pki init/generate --participants): a fleet of 100,000
+# participants with a few topics each is a few MB.
+MAX_PARTICIPANTS_BYTES = 32 * 1024 * 1024
+# Participants in one fleet, and topics or partitions in one grant (a document element
+# holds at most MAX_CHILDREN children, so more could never validate).
+MAX_FLEET = 1_000_000
+MAX_TOPICS_PER_ACTION = MAX_CHILDREN

@@ -1,0 +1,20 @@
+"""Where govkit's non-Python parts live.
+
+In the repository `templates/` and `schemas/` sit at the top level (beside `govkit/`); a
+wheel carries them inside the package (pyproject.toml maps them to `govkit.templates` and
+`govkit.schemas`). The installed copy is used when present, else the checkout's.
+"""
+
+from pathlib import Path
+
+_PACKAGE = Path(__file__).resolve().parent.parent
+
+
+def _resource_dir(name: str) -> Path:
+    installed = _PACKAGE / name
+    return installed if installed.is_dir() else _PACKAGE.parent / name
+
+
+TEMPLATES_DIR = _resource_dir("templates")
+SCHEMAS_DIR = _resource_dir("schemas")
+DATA_DIR = _PACKAGE / "catalog" / "data"

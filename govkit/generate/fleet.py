@@ -1,0 +1,367 @@
+"""One pass over many documents: render (or read), validate, sign and write each once.
+
+`govkit generate` (governance per profile, permissions per participant, and with --sign
+their .p7s) and `govkit sign` over many files run here. Every document gets exactly the
+checks of the per-file path (`documents.write_document`, `smime.sign_document`: the same
+functions, so the same verdicts and messages), without the repeats: the template is
+compiled, the schemas and the signer's key loaded and the signer's certificate chain
+checked once per worker process; each document is parsed and validated once; the
+PKCS#7 is assembled from a per-signer DER template (`pkcs7`); the files are made durable
+together (`staging`), not one fsync each.
+
+What `sign_document` does after signing, `verify` the result, is done here in full for
+the first document each worker signs and whenever the signed part would not read back
+byte for byte (lines over 1023 bytes, a lone CR): then as many times as needed. For
+every other document it would re-check only facts that cannot differ: the signer's
+chain and key (the same for all, checked with the first), our own MIME layout (which
+then reads back exactly as written) and the document (validated above; reading it back
+only turns LF into CRLF, which XML parsing undoes). If the first check fails (an expired
+Permissions CA, say), every document is checked in full and refused with its own message.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import stat
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cryptography import x509
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import serialization
+
+from govkit.catalog.profiles import get_profile
+from govkit.catalog.runners import RunnerInfo, runner_info
+from govkit.common import staging, workers
+from govkit.common.errors import EXIT_USAGE, GovkitError
+from govkit.common.fsutil import collect_files
+from govkit.common.inputs import read_input
+from govkit.common.limits import MAX_DOCUMENT_BYTES, MAX_PEM_BYTES
+from govkit.documents.render import GovernanceDocument, PermissionsDocument, check_generated
+from govkit.pki.participants import Participant
+from govkit.smime import pkcs7, smime
+
+_MAX_PIECE = 1022   # longest line OpenSSL reads back in one piece (1023 with its LF)
+
+
+@dataclass(frozen=True)
+class GovernanceJob:
+    profile: str
+    xml: str
+
+
+@dataclass(frozen=True)
+class PermissionsJob:
+    participant: Participant
+    xml: str
+
+
+@dataclass(frozen=True)
+class FileJob:
+    xml: str
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What every worker needs, sent to it once (plain data: it may be pickled)."""
+    now: dt.datetime
+    signer_pem: tuple[bytes, bytes] | None = None   # Permissions CA certificate, key
+    write_xml: bool = True                          # generate writes the .xml; sign not
+    pki_dir: str | None = None
+    identity_ca_pem: bytes | None = None
+    scope: RunnerInfo | None = None
+    domains: object = None                          # documents.DomainSet
+
+
+@dataclass
+class Outcome:
+    index: int
+    written: tuple[str, ...] = ()
+    stale: bool = False
+    error: tuple[str, int] | None = None            # message, exit code
+
+
+@dataclass
+class Result:
+    written: list[Path] = field(default_factory=list)
+    stale: list[str] = field(default_factory=list)
+    errors: list[GovkitError] = field(default_factory=list)
+
+
+# ---------------------------------------------------------------- in a worker
+
+_worker = None
+
+
+def _reads_back_unchanged(signed_part: bytes) -> bool:
+    """OpenSSL reads this signed part back byte for byte: CR only in CRLF, and every line
+    one piece of its 1024-byte line buffer."""
+    return signed_part.count(b"\r") == signed_part.count(b"\r\n") and \
+        max(map(len, signed_part.split(b"\n"))) <= _MAX_PIECE
+
+
+def _holds(path: Path, data: bytes) -> bool:
+    """`path` is already a regular file with exactly `data`, mode 0644, so writing it again
+    would change nothing (re-signing a fleet, e.g. after a new Permissions CA, leaves its
+    documents as they are: reading one costs far less than creating and renaming one)."""
+    try:
+        st = os.stat(path, follow_symlinks=False)
+        if not stat.S_ISREG(st.st_mode) or st.st_size != len(data) or \
+                stat.S_IMODE(st.st_mode) != 0o644:
+            return False
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        try:
+            return os.read(fd, len(data) + 1) == data
+        finally:
+            os.close(fd)
+    except OSError:
+        return False
+
+
+class _Worker:
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self.stager = staging.Stager()
+        self.template = None
+        if settings.signer_pem:
+            cert_pem, key_pem = settings.signer_pem
+            self.cert = x509.load_pem_x509_certificate(cert_pem)
+            self.key = serialization.load_pem_private_key(key_pem, None)
+            try:
+                self.template = pkcs7.SignerTemplate.for_signer(self.cert, self.key)
+            except pkcs7.TemplateError:   # an unknown layout: the builder, per document
+                self.template = None
+        self.identity_ca = x509.load_pem_x509_certificate(settings.identity_ca_pem) \
+            if settings.identity_ca_pem else None
+        self.checked = False       # one signed document of this worker verified in full
+        self.check_all = False     # that check failed: check every document in full
+        self._stamp: tuple[int, bytes] = (-1, b"")
+
+    def run(self, index: int, job) -> Outcome:
+        try:
+            if isinstance(job, FileJob):
+                return Outcome(index, self._sign_file(Path(job.xml)))
+            if isinstance(job, GovernanceJob):
+                return Outcome(index, self._governance(job))
+            return self._permissions(index, job)
+        except GovkitError as e:
+            return Outcome(index, error=(str(e), e.exit_code))
+
+    def _governance(self, job: GovernanceJob) -> tuple[str, ...]:
+        doc = GovernanceDocument(get_profile(job.profile), self.settings.domains)
+        return self._generated(doc.render(), Path(job.xml))
+
+    def _permissions(self, index: int, job: PermissionsJob) -> Outcome:
+        p = job.participant
+        try:   # as TestPKI.stale_participants decides: the current Identity CA issued it
+            pem = read_input(Path(self.settings.pki_dir) / f"{p.name}.pem", MAX_PEM_BYTES,
+                             "certificate")
+            cert = x509.load_pem_x509_certificate(pem)
+            cert.verify_directly_issued_by(self.identity_ca)
+        except (GovkitError, ValueError, TypeError, InvalidSignature):
+            return Outcome(index, stale=True)
+        doc = PermissionsDocument.for_certificate(cert, p.name, self.settings.scope,
+                                                  self.settings.domains, grants=p.grants)
+        return Outcome(index, self._generated(doc.render(), Path(job.xml)))
+
+    def _generated(self, data: bytes, xml: Path) -> tuple[str, ...]:
+        check_generated(data, xml)
+        written = []
+        if self.settings.write_xml:
+            if not _holds(xml, data):
+                self.stager.write(xml, data)
+            written.append(str(xml))
+        if self.settings.signer_pem:
+            written.append(self._sign(data, xml, validated=True))
+        return tuple(written)
+
+    def _sign_file(self, xml: Path) -> tuple[str, ...]:
+        content = read_input(xml, MAX_DOCUMENT_BYTES, "document")
+        return (self._sign(content, xml, validated=False),)
+
+    def _signing_time(self) -> bytes:
+        second = int(time.time())
+        if second != self._stamp[0]:
+            self._stamp = (second, pkcs7.signing_time(dt.datetime.fromtimestamp(second, dt.UTC)))
+        return self._stamp[1]
+
+    def _sign(self, content: bytes, xml: Path, validated: bool) -> str:
+        text = smime.check_signable(content, xml, validated)
+        signed_part = smime.TEXT_HEADER + text
+        if self.template is not None:
+            signed = smime.smime_message(signed_part,
+                                         self.template.sign(signed_part, self._signing_time()))
+        else:
+            signed = smime.sign_bytes(content, self.cert, self.key)
+        if self.check_all or not self.checked or not _reads_back_unchanged(signed_part):
+            first = not self.checked
+            try:
+                smime.check_own_signature(signed, xml, self.cert, self.settings.now)
+            except GovkitError:
+                self.check_all = self.check_all or first
+                raise
+            finally:
+                self.checked = True
+        out = smime.signed_path(xml)
+        self.stager.write(out, signed)
+        return str(out)
+
+
+def _init(settings: Settings) -> None:
+    global _worker
+    _worker = _Worker(settings)
+
+
+def _run_chunk(jobs: list[tuple[int, object]]) -> tuple[list[Outcome], list[staging.Staged]]:
+    worker = _worker
+    try:
+        outcomes = [worker.run(i, job) for i, job in jobs]
+    except BaseException:
+        worker.stager.discard()
+        raise
+    staged, worker.stager.staged = worker.stager.staged, []
+    return outcomes, staged
+
+
+# ---------------------------------------------------------------- in the calling process
+
+
+def run_jobs(jobs: list, settings: Settings, processes: int | None = None) -> list[Outcome]:
+    """Every job once, in worker processes if there are enough of them; then every file
+    written committed at once. Returns the outcomes in job order."""
+    indexed = list(enumerate(jobs))
+    count, parts = workers.plan(indexed, processes)
+    for d in sorted({os.path.dirname(_xml(j)) or "." for j in jobs}):
+        os.makedirs(d, exist_ok=True)
+        staging.remove_orphans(d)
+    outcomes: list[Outcome] = []
+    staged: list[staging.Staged] = []
+    try:
+        for chunk_outcomes, chunk_staged in workers.run(_run_chunk, parts, _init, (settings,),
+                                                          count):
+            outcomes += chunk_outcomes
+            staged += chunk_staged
+        staging.commit(staged)
+    except BaseException:
+        staging.discard(staged)
+        raise
+    return outcomes
+
+
+def _xml(job) -> str:
+    return job.xml
+
+
+def collect(outcomes: list[Outcome], names: list[str] | None = None) -> Result:
+    result = Result()
+    for o in outcomes:
+        result.written += map(Path, o.written)
+        if o.stale and names is not None:
+            result.stale.append(names[o.index])
+        if o.error is not None:
+            result.errors.append(GovkitError(*o.error))
+    return result
+
+
+def signer_pem(cert_path: Path, key_path: Path) -> tuple[bytes, bytes]:
+    """The Permissions CA for the workers, refused here (exit 2) as `sign` refuses it:
+    unreadable, not a key of a type PKCS#7 signing supports, or not the certificate's."""
+    signer = smime.load_signer(cert_path, key_path)
+    return (signer.certificate.public_bytes(serialization.Encoding.PEM),
+            signer.key.private_bytes(serialization.Encoding.PEM,
+                                     serialization.PrivateFormat.PKCS8,
+                                     serialization.NoEncryption()))
+
+
+def sign_files(paths: list[Path], cert_path: Path, key_path: Path,
+               processes: int | None = None) -> tuple[list[Path], list[GovkitError]]:
+    """`smime.sign_paths` in one pass: (signed .p7s paths, errors), the same verdicts."""
+    settings = Settings(dt.datetime.now(dt.UTC), signer_pem(cert_path, key_path),
+                        write_xml=False)
+    files = collect_files(paths, ".xml")
+    result = collect(run_jobs([FileJob(str(f)) for f in files], settings, processes))
+    return result.written, result.errors
+
+
+def generate(profiles: list, pki, out_dir: Path, domains, runner: str,
+             participants: list[Participant] | None = None, sign: bool = False,
+             processes: int | None = None) -> Result:
+    """governance/<profile>.xml per secured profile and permissions/<name>.xml per
+    participant (with `sign`, their .p7s as well), as `documents.generate` + `sign` write
+    them. Without `participants`: every identity in the PKI, those another Identity CA
+    issued skipped (Result.stale). With them: exactly those, each must be current."""
+    scope = runner_info(runner)
+    explicit = participants is not None
+    if participants is None:
+        participants = [Participant(n) for n in pki.identities()]
+    else:
+        _require_identities(pki, participants)
+    identity_ca = read_input(pki.identity_ca, MAX_PEM_BYTES, "certificate")
+    pki.certificate("identity_ca")   # a clean error now rather than in every worker
+    settings = Settings(dt.datetime.now(dt.UTC),
+                        signer_pem(pki.permissions_ca, pki.permissions_ca_key) if sign else None,
+                        True, str(pki.directory), identity_ca, scope, domains)
+    out_dir = Path(out_dir)
+    jobs: list = [GovernanceJob(p.name, str(out_dir / "governance" / f"{p.name}.xml"))
+                  for p in profiles if p.security]
+    first_permission = len(jobs)
+    jobs += [PermissionsJob(p, str(out_dir / "permissions" / f"{p.name}.xml"))
+             for p in participants]
+    if not participants:
+        raise _no_identities(pki)
+    names = [""] * first_permission + [p.name for p in participants]
+    result = collect(run_jobs(jobs, settings, processes), names)
+    if explicit:
+        result.errors += [GovkitError(
+            f"{pki.path(name)}: not issued by the current Identity CA (left from an earlier "
+            f"PKI); no permissions written for it (reissue with `govkit pki init "
+            f"{pki.directory} --force`)") for name in result.stale]
+    elif len(result.stale) == len(participants):
+        raise _no_identities(pki)
+    return result
+
+
+def _no_identities(pki) -> GovkitError:
+    return GovkitError(f"{pki.directory}: no participant identities; add some with "
+                       f"`govkit pki init {pki.directory} --participant NAME`")
+
+
+def _require_identities(pki, participants: list[Participant]) -> None:
+    """Every participant has a certificate and a key in the PKI (one directory listing,
+    not a stat per participant)."""
+    present = set(os.listdir(pki.directory))
+    missing = [p.name for p in participants
+               if f"{p.name}.pem" not in present or f"{p.name}.key" not in present]
+    if missing:
+        shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5
+                                          else "")
+        raise GovkitError(f"{pki.directory}: no identity for {shown} (create them with "
+                          f"`govkit pki init {pki.directory} --participants FILE`)", EXIT_USAGE)
+
+
+def ensure_identities(ca_dir: Path, participants: list[Participant], log,
+                      single_ca: bool = False, processes: int | None = None):
+    """The PKI in `ca_dir` with an identity for every participant: a test PKI is created
+    there if it has none, missing participants are added (and `log` says so). Whether
+    the current Identity CA issued each one is checked by `generate`, in its workers."""
+    from govkit.pki.testpki import TestPKI, init_pki
+    pki = TestPKI(Path(ca_dir))
+    created = not pki.exists()
+    present = set(os.listdir(pki.directory)) if pki.directory.is_dir() else set()
+    missing = [p for p in participants if f"{p.name}.key" not in present]
+    if created or missing:
+        pki, _ = init_pki(ca_dir, missing, single_ca=single_ca, processes=processes)
+        if created:
+            log.say(f"created a {'single-CA ' if single_ca else ''}test PKI in {ca_dir}/ "
+                    f"(TEST ONLY: identity CA, permissions CA, {len(missing)} participants)")
+        else:
+            shown = ", ".join(p.name for p in missing[:5])
+            log.say(f"added participants {shown}"
+                    f"{f' and {len(missing) - 5} more' if len(missing) > 5 else ''} to "
+                    f"{ca_dir}/")
+    if single_ca and not pki.single_ca:
+        raise GovkitError(f"{ca_dir}: this runner needs one CA for identities and permissions; "
+                          f"create one with `govkit pki init DIR --single-ca` and pass --ca DIR")
+    return pki

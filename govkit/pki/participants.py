@@ -1,0 +1,194 @@
+"""Fleets of participants: who they are, what their certificates say, what they may do.
+
+A participants file is either one name per line, or CSV whose first line is a header
+starting with ``name``. Blank lines and lines starting with ``#`` are skipped. Columns:
+
+  name                the participant (certificate CN and file name)
+  organization, unit  the certificate's O and OU (default O: the test PKI's own)
+  country             the certificate's C (two letters)
+  publish, subscribe  the topics it may publish / subscribe, separated by spaces
+  partitions          the partitions both may use, separated by spaces
+
+With a ``publish`` or ``subscribe`` column every row states its own grants (an empty cell
+grants nothing; no ``partitions`` means the default partition only). Without them every
+participant gets the benchmark runner's topics, as ``govkit generate`` always did.
+
+Every value is checked here, with one-line errors naming FILE:LINE, so nothing later can
+write a certificate or document Cyclone DDS would read differently. This module imports
+no crypto or XML library: the command line parses a file before loading them.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from govkit.common.errors import EXIT_USAGE, GovkitError
+from govkit.common.findings import quote_value
+from govkit.common.inputs import read_input
+from govkit.common.limits import MAX_FLEET, MAX_PARTICIPANTS_BYTES, MAX_TOPICS_PER_ACTION
+
+# A certificate CN and a file name at once: no ',' '/' '|' '+' (Cyclone DDS 0.10 splits
+# subject names on them and does not trim spaces), no leading '.' or '-' (hidden files,
+# options), no '--' (not allowed inside the XML comment that names the participant), at
+# most 63 characters.
+_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
+CA_STEMS = ("identity_ca", "permissions_ca")
+# Subject values: the same separators are refused, spaces only inside (Cyclone compares
+# the text verbatim, and RFC 4514 would escape a space at either end); 64 is X.520's bound.
+_SUBJECT_RE = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9 ._-]{0,62}[A-Za-z0-9._-])?")
+_COUNTRY_RE = re.compile(r"[A-Z]{2}")
+# Topic and partition names, fnmatch wildcards allowed; spaces separate them in a cell.
+_PATTERN_RE = re.compile(r"[A-Za-z0-9_.:/*?\[\]!-]{1,256}")
+COLUMNS = ("name", "organization", "unit", "country", "publish", "subscribe", "partitions")
+
+
+def name_problem(name: str) -> str | None:
+    """Why `name` cannot be a participant (None if it can)."""
+    if not _NAME_RE.fullmatch(name) or name in CA_STEMS or "--" in name:
+        return (f"invalid participant name {quote_value(name)}: use letters, digits, '_', '.', "
+                f"'-' (no ',' '/' '|' '+' or spaces: Cyclone splits subject names on them; "
+                f"no '--': the documents name their participant in an XML comment), at most "
+                f"63 characters, and not {' or '.join(CA_STEMS)}")
+    return None
+
+
+@dataclass(frozen=True)
+class Grants:
+    """What one participant may publish and subscribe, and in which partitions."""
+    publish: tuple[str, ...] = ()
+    subscribe: tuple[str, ...] = ()
+    partitions: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Participant:
+    name: str
+    organization: str | None = None   # None: the test PKI's own organization
+    unit: str | None = None
+    country: str | None = None
+    grants: Grants | None = None      # None: the benchmark runner's topics
+
+
+def _fail(where: str, message: str) -> GovkitError:
+    return GovkitError(f"{where}: {message}", EXIT_USAGE)
+
+
+def _patterns(cell: str, column: str, where: str) -> tuple[str, ...]:
+    items = tuple(cell.split())
+    if len(items) > MAX_TOPICS_PER_ACTION:
+        raise _fail(where, f"{len(items)} {column} (limit {MAX_TOPICS_PER_ACTION}: a document "
+                           f"element may hold at most that many)")
+    for item in items:
+        if not _PATTERN_RE.fullmatch(item):
+            raise _fail(where, f"invalid name {quote_value(item)} in {column}: use letters, "
+                               f"digits, '_' '.' ':' '/' '-' and the wildcards * ? [ ] !")
+    if len(set(items)) != len(items):
+        raise _fail(where, f"{column} names a topic or partition twice")
+    return items
+
+
+def _subject_value(cell: str, column: str, where: str) -> str | None:
+    if not cell:
+        return None
+    pattern = _COUNTRY_RE if column == "country" else _SUBJECT_RE
+    if not pattern.fullmatch(cell):
+        rule = "two capital letters" if column == "country" else (
+            "letters, digits, spaces inside, '_' '.' '-', at most 64 (no ',' '/' '|' '+': "
+            "Cyclone splits subject names on them)")
+        raise _fail(where, f"invalid {column} {quote_value(cell)}: use {rule}")
+    return cell
+
+
+def _header(row: list[str], where: str) -> list[str]:
+    columns = [c.strip().lower() for c in row]
+    for c in columns:
+        if c not in COLUMNS:
+            raise _fail(where, f"unknown column {quote_value(c)}; known: {', '.join(COLUMNS)}")
+    if len(set(columns)) != len(columns):
+        raise _fail(where, "a column is named twice")
+    return columns
+
+
+def _participant(cells: dict[str, str], explicit_grants: bool, where: str) -> Participant:
+    name = cells.get("name", "")
+    problem = name_problem(name)
+    if problem:
+        raise _fail(where, problem)
+    grants = None
+    if explicit_grants:
+        grants = Grants(*(_patterns(cells.get(c, ""), c, where)
+                          for c in ("publish", "subscribe", "partitions")))
+    return Participant(name, *(_subject_value(cells.get(c, ""), c, where)
+                               for c in ("organization", "unit", "country")), grants)
+
+
+def parse_participants(text: str, source: str) -> list[Participant]:
+    """The participants `text` lists (see the module docstring); `source` names it in
+    errors as SOURCE:LINE."""
+    # Comment lines become empty lines before the CSV reader sees them (a quote inside a
+    # comment must not start a field), so line numbers stay those of the file.
+    text = "\n".join("" if line.lstrip().startswith("#") else line
+                     for line in text.split("\n"))
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    columns: list[str] | None = None
+    found: list[Participant] = []
+    lines: dict[str, int] = {}
+    first, explicit_grants = True, False
+    try:
+        for row in reader:
+            where = f"{source}:{reader.line_num}"
+            if not "".join(row).strip():
+                continue
+            cells = [c.strip() for c in row]
+            if first and cells[0].lower() == "name":
+                columns, first = _header(row, where), False
+                explicit_grants = bool({"publish", "subscribe"} & set(columns))
+                continue
+            first = False
+            if columns is None and len(cells) != 1:
+                raise _fail(where, f"{len(cells)} fields but no header line: a CSV participants "
+                                   f"file starts with one (e.g. name,organization,publish)")
+            if columns is not None and len(cells) > len(columns):
+                raise _fail(where, f"{len(cells)} fields, the header has {len(columns)}")
+            p = _participant(dict(zip(columns or ["name"], cells, strict=False)),
+                             explicit_grants, where)
+            if p.name in lines:
+                raise _fail(where, f"participant {p.name} is already on line {lines[p.name]}")
+            lines[p.name] = reader.line_num
+            found.append(p)
+            if len(found) > MAX_FLEET:
+                raise _fail(where, f"more than {MAX_FLEET} participants")
+    except csv.Error as e:
+        raise _fail(f"{source}:{reader.line_num}", f"not CSV: {e}") from None
+    if not found:
+        raise GovkitError(f"{source}: lists no participants", EXIT_USAGE)
+    return found
+
+
+def read_participants(path: Path) -> list[Participant]:
+    """The participants file at `path`, read like every input (regular file, size limit)."""
+    data = read_input(path, MAX_PARTICIPANTS_BYTES, "participants file")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise GovkitError(f"{path}:{line}: not UTF-8 text (byte {e.start})", EXIT_USAGE) \
+            from None
+    return parse_participants(text, str(path))
+
+
+def numbered_participants(count: int, prefix: str) -> list[Participant]:
+    """`count` participants PREFIX0…, zero-padded to one width (for tests and benchmarks)."""
+    if not 1 <= count <= MAX_FLEET:
+        raise GovkitError(f"--count must be between 1 and {MAX_FLEET}", EXIT_USAGE)
+    width = len(str(count - 1))
+    names = [f"{prefix}{i:0{width}d}" for i in range(count)]
+    for name in (names[0], names[-1]):   # same prefix and width: the ends stand for all
+        problem = name_problem(name)
+        if problem:
+            raise GovkitError(f"--prefix {quote_value(prefix)}: {problem}", EXIT_USAGE)
+    return [Participant(n) for n in names]

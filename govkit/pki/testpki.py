@@ -1,0 +1,406 @@
+"""A test PKI for DDS Security: an Identity CA, a *separate* Permissions CA, and participants.
+
+Separate CAs matter: with one CA, any participant holding an identity could also sign
+its own permissions document (sros2 issue #282). RTI Perftest can only take one CA, so
+`single_ca=True` makes one CA serve both roles, for that runner only.
+
+Files are flat in the PKI directory:
+  identity_ca.pem/.key, permissions_ca.pem/.key, <participant>.pem/.key
+Keys are written atomically with mode 0600 and never overwritten unless `force`; with
+`force` the CAs are replaced and every participant already there is reissued by the new
+Identity CA, so the directory always holds one consistent PKI. Every file is read with a
+size limit, and a file that is not what it should be is one clean error, never a crash.
+
+Vendor notes (Cyclone DDS 0.10):
+- identities must be RSA-2048 or EC P-256; nothing else is accepted;
+- the CA that signs governance/permissions needs keyUsage digitalSignature, not only
+  keyCertSign, or the S/MIME signer is refused;
+- subject names are split on ',', '/', '|' and '+' and spaces are not trimmed, so our
+  names contain none of those characters inside values.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from cryptography import x509
+from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+from govkit.common import staging, workers
+from govkit.common.errors import EXIT_USAGE, GovkitError
+from govkit.common.fsutil import write_atomic
+from govkit.common.inputs import read_input
+from govkit.common.limits import KEY_TYPES, MAX_PEM_BYTES
+from govkit.pki.participants import CA_STEMS, Participant, name_problem
+
+DEFAULT_PARTICIPANTS = ("pub", "sub")
+# Backdate not_before (certificates, and permissions validity, which follows the
+# certificate): a slightly-behind peer agrees, and so does Fast DDS 2.9, which reads the
+# permissions dates as *local* time (mktime): in any zone (UTC-12 .. UTC+14) a day covers it.
+CLOCK_SKEW = dt.timedelta(days=1)
+ORGANIZATION = "govkit test PKI"
+_CA_FILES = CA_STEMS
+# The last instant an X.509 certificate can state (GeneralizedTime 99991231235959Z).
+LAST_VALID_TIME = dt.datetime(9999, 12, 31, 23, 59, 59, tzinfo=dt.UTC)
+
+
+def load_certificate(path: Path, what: str = "certificate") -> x509.Certificate:
+    """A PEM certificate (the first in the file); GovkitError (exit 2) otherwise."""
+    data = read_input(path, MAX_PEM_BYTES, what)
+    try:
+        return x509.load_pem_x509_certificate(data)
+    except ValueError:
+        raise GovkitError(f"{path}: not a PEM certificate", EXIT_USAGE) from None
+
+
+def load_private_key(path: Path):
+    """An unencrypted PEM private key; GovkitError (exit 2) otherwise."""
+    data = read_input(path, MAX_PEM_BYTES, "private key")
+    try:
+        return serialization.load_pem_private_key(data, None)
+    except (ValueError, TypeError, UnsupportedAlgorithm):
+        raise GovkitError(f"{path}: not an unencrypted PEM private key", EXIT_USAGE) from None
+
+
+def max_days(now: dt.datetime) -> int:
+    """The longest validity (in days) a certificate issued at `now` can have."""
+    return (LAST_VALID_TIME - now).days
+
+
+def _new_key(key_type: str):
+    if key_type == "ec-p256":
+        return ec.generate_private_key(ec.SECP256R1())
+    if key_type == "rsa-2048":
+        return rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    raise GovkitError(f"unknown key type {key_type!r}; valid: {', '.join(KEY_TYPES)}")
+
+
+def _name(common_name: str, organization: str | None = None, unit: str | None = None,
+          country: str | None = None) -> x509.Name:
+    attributes = [x509.NameAttribute(NameOID.COMMON_NAME, common_name)]
+    if unit:
+        attributes.append(x509.NameAttribute(NameOID.ORGANIZATIONAL_UNIT_NAME, unit))
+    attributes.append(x509.NameAttribute(NameOID.ORGANIZATION_NAME, organization or ORGANIZATION))
+    if country:
+        attributes.append(x509.NameAttribute(NameOID.COUNTRY_NAME, country))
+    return x509.Name(attributes)
+
+
+def _builder(subject: x509.Name, issuer: x509.Name, public_key, days: int,
+             now: dt.datetime) -> x509.CertificateBuilder:
+    return (x509.CertificateBuilder()
+            .subject_name(subject).issuer_name(issuer).public_key(public_key)
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - CLOCK_SKEW)
+            .not_valid_after(now + dt.timedelta(days=days))
+            .add_extension(x509.SubjectKeyIdentifier.from_public_key(public_key), critical=False))
+
+
+def _make_ca(common_name: str, key_type: str, days: int, now: dt.datetime):
+    key = _new_key(key_type)
+    name = _name(common_name)
+    cert = (_builder(name, name, key.public_key(), days, now)
+            .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+            .add_extension(x509.KeyUsage(
+                digital_signature=True,  # Cyclone 0.10 refuses an S/MIME signer without it
+                key_cert_sign=True, crl_sign=True, content_commitment=False,
+                key_encipherment=False, data_encipherment=False, key_agreement=False,
+                encipher_only=False, decipher_only=False), critical=True)
+            .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(key.public_key()),
+                           critical=False)
+            .sign(key, hashes.SHA256()))
+    return cert, key
+
+
+def _make_leaf(who: Participant, ca_cert, ca_key, key_type: str, days: int, now: dt.datetime):
+    key = _new_key(key_type)
+    ski = ca_cert.extensions.get_extension_for_class(x509.SubjectKeyIdentifier).value
+    subject = _name(who.name, who.organization, who.unit, who.country)
+    cert = (_builder(subject, ca_cert.subject, key.public_key(), days, now)
+            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+            .add_extension(x509.KeyUsage(
+                digital_signature=True, key_agreement=key_type.startswith("ec"),
+                key_encipherment=key_type.startswith("rsa"), content_commitment=False,
+                data_encipherment=False, key_cert_sign=False, crl_sign=False,
+                encipher_only=False, decipher_only=False), critical=True)
+            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CLIENT_AUTH,
+                                                  ExtendedKeyUsageOID.SERVER_AUTH]),
+                           critical=False)
+            .add_extension(x509.AuthorityKeyIdentifier.from_issuer_subject_key_identifier(ski),
+                           critical=False)
+            .sign(ca_key, hashes.SHA256()))
+    return cert, key
+
+
+def _pem(cert) -> bytes:
+    return cert.public_bytes(serialization.Encoding.PEM)
+
+
+def _key_pem(key) -> bytes:
+    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                             serialization.NoEncryption())
+
+
+def subject_rfc2253(cert: x509.Certificate) -> str:
+    """The subject exactly as a permissions <subject_name> must state it (RFC 2253 order).
+
+    Cyclone 0.10 compares it without trimming spaces, so we emit no spaces around '='/','.
+    """
+    return cert.subject.rfc4514_string()
+
+
+@dataclass(frozen=True)
+class TestPKI:
+    """A PKI directory on disk; `init_pki` creates or extends one."""
+    directory: Path
+
+    __test__ = False  # not a pytest test class
+
+    def __post_init__(self):
+        object.__setattr__(self, "directory", Path(self.directory))
+
+    def path(self, stem: str, suffix: str = ".pem") -> Path:
+        return self.directory / f"{stem}{suffix}"
+
+    @property
+    def identity_ca(self) -> Path:
+        return self.path("identity_ca")
+
+    @property
+    def permissions_ca(self) -> Path:
+        return self.path("permissions_ca")
+
+    @property
+    def permissions_ca_key(self) -> Path:
+        return self.path("permissions_ca", ".key")
+
+    def identities(self) -> list[str]:
+        """Every participant with a certificate and a key here, current or not."""
+        return sorted(p.stem for p in self.directory.glob("*.pem")
+                      if p.stem not in _CA_FILES and p.with_suffix(".key").exists())
+
+    def participants(self) -> list[str]:
+        """The participants whose certificate the current Identity CA issued (the only
+        ones a permissions document may be written for)."""
+        stale = set(self.stale_participants())
+        return [n for n in self.identities() if n not in stale]
+
+    def stale_participants(self, names: list[str] | None = None) -> list[str]:
+        """Participants (of `names`, default all identities) whose certificate the current
+        Identity CA did not issue (left over from an earlier PKI), or that cannot be read."""
+        ca = self.certificate("identity_ca")
+        identities = self.identities()
+        if names is not None:
+            wanted = set(names)
+            identities = [n for n in identities if n in wanted]
+        stale = []
+        for name in identities:
+            try:
+                self.certificate(name).verify_directly_issued_by(ca)
+            except (GovkitError, ValueError, TypeError, InvalidSignature):
+                stale.append(name)
+        return stale
+
+    def certificate(self, stem: str) -> x509.Certificate:
+        return load_certificate(self.path(stem))
+
+    def private_key(self, stem: str):
+        return load_private_key(self.path(stem, ".key"))
+
+    def key_pair(self, stem: str):
+        """(certificate, key) of a CA or participant; GovkitError if they do not match."""
+        cert, key = self.certificate(stem), self.private_key(stem)
+        if key.public_key() != cert.public_key():
+            raise GovkitError(f"{self.path(stem, '.key')}: does not belong to the certificate "
+                              f"{self.path(stem)}", EXIT_USAGE)
+        return cert, key
+
+    @property
+    def single_ca(self) -> bool:
+        return self.certificate("identity_ca") == self.certificate("permissions_ca")
+
+    def exists(self) -> bool:
+        return all(self.path(s, x).exists() for s in _CA_FILES for x in (".pem", ".key"))
+
+
+def _existing_participants(pki: TestPKI) -> list[str]:
+    """Participant names with a key or a certificate in the directory."""
+    return sorted({p.stem for p in pki.directory.iterdir() if p.suffix in (".pem", ".key")
+                   and name_problem(p.stem) is None})
+
+
+def _write_pair(pki: TestPKI, stem: str, cert, key, force: bool) -> None:
+    # Key first, refusing to replace an existing one unless forced; then the certificate.
+    write_atomic(pki.path(stem, ".key"), _key_pem(key), mode=0o600, overwrite=force)
+    write_atomic(pki.path(stem), _pem(cert), mode=0o644, overwrite=True)
+
+
+def init_pki(directory: Path,
+             participants: tuple[str | Participant, ...] | list[str | Participant]
+             = DEFAULT_PARTICIPANTS,
+             key_type: str = "ec-p256", days: int = 365, force: bool = False,
+             single_ca: bool = False, now: dt.datetime | None = None,
+             processes: int | None = None) -> tuple[TestPKI, list[str]]:
+    """Create (or extend) a test PKI. Returns it and the list of files created.
+
+    Without `force` an existing CA is reused and existing participants are kept as they
+    are: nothing with a key is replaced. With `force` both CAs are new and every
+    participant, named or already present, is reissued by the new Identity CA.
+    Participants are names or `Participant`s (with subject fields); many of them are
+    issued in worker processes and written together (`staging`).
+    """
+    wanted = {}
+    for p in participants:
+        p = p if isinstance(p, Participant) else Participant(p)
+        wanted.setdefault(p.name, p)
+    if key_type not in KEY_TYPES:
+        raise GovkitError(f"unknown key type {key_type!r}; Cyclone DDS 0.10 accepts only "
+                          f"{', '.join(KEY_TYPES)}")
+    now = now or dt.datetime.now(dt.UTC)
+    if not 1 <= days <= max_days(now):
+        raise GovkitError(f"--days must be between 1 and {max_days(now)} (no certificate can "
+                          f"be valid after {LAST_VALID_TIME.date()})")
+    for name in wanted:
+        problem = name_problem(name)
+        if problem:
+            raise GovkitError(problem)
+    pki = TestPKI(Path(directory))
+    if pki.directory.exists() and not pki.directory.is_dir():
+        raise GovkitError(f"{directory}: exists and is not a directory")
+    pki.directory.mkdir(parents=True, exist_ok=True)
+    created: list[str] = []
+    if force or not pki.exists():
+        if not force:
+            # New CAs would not have issued any identity already here: refuse to mix.
+            for key in sorted(pki.directory.glob("*.key")):
+                raise GovkitError(f"{key}: a key exists but the PKI is incomplete; refusing "
+                                  f"to overwrite or mix it with new CAs (use --force, or "
+                                  f"another directory)")
+        id_cert, id_key = _make_ca("govkit Identity CA", key_type, days, now)
+        if single_ca:
+            perm_cert, perm_key = id_cert, id_key
+        else:
+            perm_cert, perm_key = _make_ca("govkit Permissions CA", key_type, days, now)
+        _write_pair(pki, "identity_ca", id_cert, id_key, force)
+        _write_pair(pki, "permissions_ca", perm_cert, perm_key, force)
+        created += ["identity_ca", "permissions_ca"]
+    elif single_ca and not pki.single_ca:
+        raise GovkitError(f"{directory}: has separate identity and permissions CAs; use another "
+                          f"directory for a single-CA PKI (or --force to replace it)")
+    id_cert, id_key = pki.key_pair("identity_ca")
+    if force:  # the old participants' certificates are from the old Identity CA: reissue
+        for name in _existing_participants(pki):
+            wanted.setdefault(name, Participant(name))
+        todo = [wanted[n] for n in sorted(wanted)]
+    else:
+        present = set(os.listdir(pki.directory))   # one listing, not a stat per participant
+        todo = [p for p in wanted.values() if f"{p.name}.key" not in present]
+    _issue(pki, todo, id_cert, id_key, key_type, days, now, force, processes)
+    created += [p.name for p in todo]
+    return pki, [str(pki.path(s, x)) for s in created for x in (".pem", ".key")]
+
+
+@dataclass(frozen=True)
+class _Issuer:
+    """What a worker needs to issue identities (plain data: it may be pickled)."""
+    directory: str
+    ca_pem: bytes
+    ca_key_pem: bytes
+    key_type: str
+    days: int
+    now: dt.datetime
+    force: bool
+
+
+_issuer: tuple[_Issuer, x509.Certificate, object] | None = None
+
+
+def _init_issuer(issuer: _Issuer) -> None:
+    global _issuer
+    _issuer = (issuer, x509.load_pem_x509_certificate(issuer.ca_pem),
+               serialization.load_pem_private_key(issuer.ca_key_pem, None))
+
+
+def _issue_chunk(todo: list[Participant]) -> list[staging.Staged]:
+    issuer, ca_cert, ca_key = _issuer
+    stager = staging.Stager()
+    try:
+        for p in todo:
+            cert, key = _make_leaf(p, ca_cert, ca_key, issuer.key_type, issuer.days, issuer.now)
+            base = os.path.join(issuer.directory, p.name)
+            # Key first, never replacing one unless forced; then its certificate.
+            stager.write(base + ".key", _key_pem(key), mode=0o600, overwrite=issuer.force)
+            stager.write(base + ".pem", _pem(cert), mode=0o644)
+    except BaseException:
+        stager.discard()
+        raise
+    return stager.staged
+
+
+def _issue(pki: TestPKI, todo: list[Participant], id_cert, id_key, key_type: str, days: int,
+           now: dt.datetime, force: bool, processes: int | None) -> None:
+    """Issue and write identities for `todo`, in worker processes when there are many."""
+    if not todo:
+        return
+    issuer = _Issuer(str(pki.directory), _pem(id_cert), _key_pem(id_key), key_type, days, now,
+                     force)
+    count, parts = workers.plan(todo, processes)
+    staged: list[staging.Staged] = []
+    try:
+        for chunk in workers.run(_issue_chunk, parts, _init_issuer, (issuer,), count):
+            staged += chunk
+        staging.commit(staged)
+    except BaseException:
+        staging.discard(staged)
+        raise
+
+
+# ------------------------------------------------------------------ TLS transport material
+# Kept apart from the DDS Security PKI above (nothing above calls it): `govkit bench
+# --transport tls` needs one TLS key pair per participant for Cyclone's <SSL> (DDSI over
+# TCP with TLS 1.3, both ends verified).
+#
+# Issued by the *Identity CA*, because TLS authenticates the same parties the Identity CA
+# already vouches for (who a participant is); the Permissions CA states what a participant
+# may do and signs nothing but governance and permissions documents, so its key stays out
+# of this. A third "TLS CA" would add a key without a distinction Cyclone could check: its
+# TLS verifies the certificate chain only, not names. A separate key pair (not the
+# participant's DDS identity key) keeps one key per purpose.
+
+TLS_DIR = "tls"
+
+
+def tls_paths(pki: TestPKI, participant: str) -> tuple[Path, Path]:
+    """(certificate, key) of a participant's TLS key pair: <pki>/tls/<name>.pem/.key (a
+    subdirectory, so they are never taken for DDS identities)."""
+    d = pki.directory / TLS_DIR
+    return d / f"{participant}.pem", d / f"{participant}.key"
+
+
+def init_tls(pki: TestPKI, participants: tuple[str, ...] | list[str] = DEFAULT_PARTICIPANTS,
+             days: int = 365, now: dt.datetime | None = None) -> list[str]:
+    """Issue a TLS key pair per participant from the Identity CA where it is missing (or
+    was issued by another CA); returns the files written. EC P-256, serverAuth and
+    clientAuth (a DDSI TCP connection may be opened by either side)."""
+    now = now or dt.datetime.now(dt.UTC)
+    id_cert = pki.certificate("identity_ca")
+    written: list[str] = []
+    id_key = None
+    for name in participants:
+        cert_path, key_path = tls_paths(pki, name)
+        if cert_path.exists() and key_path.exists():
+            cert = x509.load_pem_x509_certificate(cert_path.read_bytes())
+            if cert.issuer == id_cert.subject and cert.not_valid_after_utc > now:
+                continue
+        id_key = id_key or pki.private_key("identity_ca")
+        cert, key = _make_leaf(Participant(f"{name}-tls"), id_cert, id_key, "ec-p256", days, now)
+        write_atomic(key_path, _key_pem(key), mode=0o600)
+        write_atomic(cert_path, _pem(cert), mode=0o644)
+        written += [str(cert_path), str(key_path)]
+    return written

@@ -1,0 +1,440 @@
+"""What the report shows: the dataclasses `build_report_model` (govkit.report.run) fills from a
+results.json's raw rows (every figure recomputed by govkit.results.store.summarize and
+govkit.results.stats.repeat_figures), and the formatters that write their values as text.
+
+Shared by the templates (rendered in govkit.report.run) and the plots (govkit.report.plots), so
+neither of those modules has to import the other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from markupsafe import Markup, escape
+
+from govkit.catalog.rti_published import DEFAULT_SOURCE
+from govkit.report.terminal import ADVICE, SHORT
+from govkit.report.wire_section import WireSection
+
+DASH = "\u2013"  # shown wherever a value does not exist
+
+_KIND_TEXT = {
+    "SIGN": "signed (integrity)",
+    "ENCRYPT": "encrypted (confidentiality + integrity)",
+    "SIGN_WITH_ORIGIN_AUTHENTICATION": "signed, with origin authentication",
+    "ENCRYPT_WITH_ORIGIN_AUTHENTICATION": "encrypted, with origin authentication",
+}
+_KIND_SUBJECT = {
+    "rtps_protection_kind": "RTPS messages",
+    "metadata_protection_kind": "submessages",
+    "data_protection_kind": "payload",
+}
+
+
+# --------------------------------------------------------------------------- model
+
+
+@dataclass(frozen=True)
+class ProfileInfo:
+    name: str
+    title: str
+    security: bool
+    aliases: list[str]
+    settings: dict[str, str]
+    listed: bool = True          # False: appears in results but not in `profiles`
+
+    @property
+    def protects(self) -> str:
+        """One plain-language line: what this profile protects on the wire."""
+        if not self.listed:
+            return "not described in results.json"
+        if not self.security:
+            return "nothing: no security plugins loaded (baseline)"
+        parts = [f"{subject} {_KIND_TEXT[self.settings[key]]}"
+                 for key, subject in _KIND_SUBJECT.items()
+                 if self.settings.get(key) in _KIND_TEXT]
+        if parts:
+            return "; ".join(parts)
+        return "nothing on the wire: plugins loaded, all protection kinds NONE"
+
+
+@dataclass(frozen=True)
+class Flag:
+    """Something about a point's figures a reader must know (govkit.results.store._flags)."""
+    code: str
+    severity: str                # "warning" | "note"
+    reason: str
+
+    @property
+    def warning(self) -> bool:
+        return self.severity == "warning"
+
+    @property
+    def short(self) -> str:
+        return SHORT.get(self.code, self.code)
+
+    @property
+    def advice(self) -> str:
+        return ADVICE.get(self.code, "")
+
+
+Interval = tuple[float, float]
+
+
+@dataclass(frozen=True)
+class Overhead:
+    """A point over `none` at the same mode and size, each form with its 95% interval."""
+    ratio: float
+    ratio_ci95: Interval | None
+    difference: float            # added µs (latency) or samples/s (throughput)
+    difference_ci95: Interval | None
+
+
+@dataclass(frozen=True)
+class Published:
+    """RTI's published Connext figures for the same profile and size."""
+    ratio: float
+    added_us: float
+    median_us: float
+
+
+@dataclass(frozen=True)
+class Point:
+    """One (profile, mode, size, network): a row of the recomputed summary."""
+    profile: str
+    mode: str
+    size: int
+    statistic: str               # the estimate's exact name
+    estimate: float
+    ci95: Interval | None
+    repeats: int                 # ok repeats the figures use
+    failed_repeats: int
+    seconds: int | None          # measured seconds pooled (None: summary-only runner)
+    p99_median_of_seconds: float | None
+    p99_worst_second: float | None
+    vs_none: Overhead | None
+    rti: Published | None
+    flags: list[Flag]
+    stalled_seconds: int | None = None   # throughput: measured seconds without samples
+    lost: int | None = None              # throughput: samples lost, all repeats
+    anchor: str = ""                     # id of its entry in the flags list
+    network: str = "udp lo"              # govkit.runners.network.Network.label
+    vs_network: Overhead | None = None   # over the same point on the run's first network
+    loss: dict | None = None             # injected loss and what it did (results._loss)
+    p99_of_samples: float | None = None  # rotation: true p99 over every round trip
+
+    @property
+    def warnings(self) -> list[Flag]:
+        return [f for f in self.flags if f.warning]
+
+
+@dataclass(frozen=True)
+class CostCell:
+    """One profile at one size in the headline cost matrix."""
+    ratio: float | None
+    ratio_ci95: Interval | None
+    added: float | None
+    added_ci95: Interval | None
+    rti_ratio: float | None
+    warned: bool = False
+
+
+@dataclass(frozen=True)
+class Headline:
+    """What each protection level costs, first: profile × size, the A/A floor beside it."""
+    sizes: list[int]
+    rows: list[tuple[str, list[CostCell | None], float | None]]   # profile, cells, match s
+    floor: list[CostCell | None]                                  # the A/A arm per size
+    floor_flags: list[str]
+    load: str                                                     # how quiet the machine was
+    under_load: bool
+    rounds: int
+    estimator: str
+
+
+@dataclass(frozen=True)
+class PointRow:
+    """One profile, network and size in a summary table; `point` is None if nothing
+    completed."""
+    size: int
+    status: str                  # "ok" | "failed" | "missing"
+    point: Point | None
+    failed: int = 0              # failed repeats
+    errors: tuple[str, ...] = ()
+    network: str = "udp lo"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Seed 003's tables side by side: per profile and size, one column group per network
+    (transport, path, injected loss), each point with its ratio over the first network."""
+    mode: str
+    networks: list[str]          # the reference first
+    rows: list[tuple[ProfileInfo, int, list[Point | None]]]   # profile, size, per network
+
+
+@dataclass(frozen=True)
+class ProfileRows:
+    profile: ProfileInfo
+    rows: list[PointRow]         # one per size, ascending
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str                     # key in stats.repeat_figures(record)
+    title: str                   # what the figure is, exactly
+    kind: str = "us"             # formatter: us | int | rate
+
+
+@dataclass(frozen=True)
+class RepeatRow:
+    """One repeat of one point, its figures recomputed from its raw rows."""
+    profile: str
+    mode: str
+    size: int
+    repeat: int
+    order: int | None            # position in the run's shuffled order
+    status: str
+    error: str | None
+    cpus: str                    # the affinity each process really had
+    figures: dict = field(default_factory=dict)
+    count: int | None = None     # samples in the measured seconds
+    values: list[float] = field(default_factory=list)   # measured per-second values
+    net_key: tuple = ("udp", "lo", 0)   # govkit.runners.network.Network.key
+    network: str = "udp lo"
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    @property
+    def key(self) -> tuple:
+        """The point it is a repeat of (govkit.results.store.point_key)."""
+        return (self.profile, self.mode, self.size, *self.net_key)
+
+
+@dataclass(frozen=True)
+class RepeatTable:
+    """Every repeat of one mode, one block per profile."""
+    mode: str
+    columns: list[Column]
+    values_title: str | None     # what `RepeatRow.values` are; None: no per-second rows
+    values_kind: str
+    blocks: list[tuple[ProfileInfo, list[RepeatRow]]]
+
+
+@dataclass(frozen=True)
+class Run:
+    """The command lines of one repeat, in the order they were started."""
+    profile: str
+    mode: str
+    size: int
+    repeat: int
+    order: int | None
+    status: str
+    commands: list[str]
+    network: str = "udp lo"
+
+
+@dataclass(frozen=True)
+class Failure:
+    profile: str
+    mode: str
+    size: int
+    repeat: int
+    status: str
+    error: str
+    output_tail: list[tuple[str, str]] = field(default_factory=list)   # (role, last lines)
+    network: str = "udp lo"
+
+    @property
+    def first_line(self) -> str:
+        return first_line(self.error)
+
+
+@dataclass(frozen=True)
+class SignedFile:
+    profile: str
+    path: str
+    sha256: str
+
+
+@dataclass(frozen=True)
+class Governance:
+    columns: list[str]                     # settings that tell profiles apart
+    common: list[tuple[str, str]]          # settings every secured profile shares
+    rows: list[ProfileInfo]
+
+
+@dataclass(frozen=True)
+class Figure:
+    key: str
+    title: str
+    caption: str
+    svg: str
+
+
+@dataclass
+class ReportModel:
+    schema: str
+    created: str
+    command: str
+    runner: str
+    environment: list[tuple[str, str]]
+    settings: list[tuple[str, str]]        # run settings except method and interval
+    method: str                            # how the runner measures (settings.method)
+    interval: str                          # how intervals are computed (settings.interval)
+    run_shape: str                         # repeats, warm-up, order, pinning in one sentence
+    profiles: list[ProfileInfo]            # catalog order, then any unlisted ones
+    sizes: list[int]                       # latency sizes, ascending
+    points: list[Point]                    # the recomputed summary, in its order
+    latency: list[ProfileRows]
+    throughput: list[ProfileRows]
+    repeat_tables: list[RepeatTable]
+    runs: list[Run]                        # in run order
+    failures: list[Failure]
+    signed_files: list[SignedFile]
+    governance: Governance
+    advice: list[str]                      # tables.flag_advice: one line per warning code
+    stored_summary: list[str]              # how the stored summary differs (empty: equal)
+    stored_summary_missing: bool = False
+    published_source: str = DEFAULT_SOURCE
+    result_count: int = 0
+    figures: list[Figure] = field(default_factory=list)
+    networks: list[str] = field(default_factory=lambda: ["udp lo"])   # reference first
+    comparisons: list[Comparison] = field(default_factory=list)
+    path_text: str = "loopback"            # where the processes ran, for the prose
+    wire: WireSection | None = None        # govkit bench --wire: what the wire carried
+    headline: Headline | None = None       # rotation: the cost matrix the report opens with
+
+    @property
+    def show_network(self) -> bool:
+        """A network column wherever points are listed: anything but udp over lo."""
+        return self.networks != ["udp lo"]
+
+    def statistic(self, mode: str) -> str:
+        """The exact name of `mode`'s headline statistic (govkit.results.stats.ROW_FORMATS)."""
+        return next((p.statistic for p in self.points if p.mode == mode), "")
+
+    def statistic_title(self, mode: str) -> str:
+        """That name as a column title: "Median of per-second medians"."""
+        name = self.statistic(mode).split(" (")[0]
+        return name[:1].upper() + name[1:]
+
+    @property
+    def has_throughput(self) -> bool:
+        return any(p.mode == "throughput" for p in self.points)
+
+    @property
+    def has_loss(self) -> bool:
+        """Some throughput point ran with injected loss (retransmissions counted)."""
+        return any(p.loss for p in self.points if p.mode == "throughput")
+
+    @property
+    def has_overhead(self) -> bool:
+        return any(p.vs_none is not None for p in self.points if p.mode == "latency")
+
+    @property
+    def flagged(self) -> list[Point]:
+        """Points with at least one flag, warnings or notes."""
+        return [p for p in self.points if p.flags]
+
+    @property
+    def warned(self) -> list[Point]:
+        return [p for p in self.points if p.warnings]
+
+    @property
+    def flag_codes(self) -> list[Flag]:
+        """One flag per code present in the run (warnings first), for its advice."""
+        seen: dict[str, Flag] = {}
+        for p in self.points:
+            for f in p.flags:
+                seen.setdefault(f.code, f)
+        return sorted(seen.values(), key=lambda f: (not f.warning, f.code))
+
+    @property
+    def environment_line(self) -> str:
+        """Cyclone DDS, OpenSSL and CPU on one line (for summary.md)."""
+        env = dict(self.environment)
+        parts = [f"Cyclone DDS {env['Cyclone DDS']}" if "Cyclone DDS" in env else "",
+                 env.get("OpenSSL", ""), env.get("CPU", "")]
+        return " · ".join(p for p in parts if p)
+
+    @property
+    def command_count(self) -> int:
+        return sum(len(r.commands) for r in self.runs)
+
+    def point(self, profile: str, mode: str, size: int, network: str | None = None
+              ) -> Point | None:
+        for p in self.points:
+            if (p.profile, p.mode, p.size) == (profile, mode, size) and \
+                    network in (None, p.network):
+                return p
+        return None
+
+
+# ---------------------------------------------------------------------- formatting
+
+
+def fmt_us(v: float | None) -> str:
+    return DASH if v is None else f"{v:.1f}"
+
+
+def fmt_ratio(v: float | None) -> str:
+    return DASH if v is None else f"{v:.2f}\u00d7"
+
+
+def fmt_added(v: float | None, digits: int = 1) -> str:
+    """A signed difference: +28.8 (µs, or samples/s with digits=0)."""
+    return DASH if v is None else f"{v:+,.{digits}f}".replace(",", "\u202f")
+
+
+def fmt_int(v: float | None) -> str:
+    return DASH if v is None else f"{v:,.0f}".replace(",", "\u202f")
+
+
+def fmt_ci(ci: Interval | None, kind: str = "us") -> str:
+    """A 95% interval as [low, high], each end formatted like its estimate."""
+    if ci is None:
+        return DASH
+    f = FORMATTERS[kind]
+    return f"[{f(ci[0])}, {f(ci[1])}]"
+
+
+def fmt_value(v: float | None, kind: str = "us") -> str:
+    return FORMATTERS[kind](v)
+
+
+FORMATTERS = {"us": fmt_us, "int": fmt_int, "rate": fmt_int, "ratio": fmt_ratio,
+              "added": fmt_added, "added_int": lambda v: fmt_added(v, 0)}
+
+
+def fmt_size(size: int) -> str:
+    """Sample size as on the tables: exact bytes (ddsperf's `size` argument)."""
+    return f"{size} B"
+
+
+def fmt_values(values: list[float], kind: str = "us") -> str:
+    """Per-second values, compact: one formatted number each, space separated."""
+    return " ".join(FORMATTERS[kind](v) for v in values) or DASH
+
+
+def wbr(text: object) -> Markup:
+    """Escape, then allow line breaks after underscores (long enum and profile names)."""
+    return Markup(str(escape(str(text))).replace("_", "_<wbr>"))
+
+
+def _md_cell(text: str) -> str:
+    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def _md_code(text: str) -> str:
+    text = _md_cell(text)
+    fence = "``" if "`" in text else "`"
+    pad = " " if fence == "``" else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def first_line(text: str | None) -> str:
+    lines = (text or "").strip().splitlines()
+    return lines[0] if lines else ""

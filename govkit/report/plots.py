@@ -1,0 +1,334 @@
+"""The report's plots: latency, overhead and throughput figures from a ReportModel, each
+estimate with whiskers for its 95% interval.
+
+Plots are drawn with matplotlib (no pyplot, so no global backend state) and inlined as SVG.
+matplotlib is imported inside the functions, so importing govkit.report.run does not load it.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+from dataclasses import replace
+
+from govkit.report.model import Figure, ProfileRows, ReportModel, fmt_int, fmt_size
+from govkit.results.store import BASELINE
+
+# ---------------------------------------------------------------------- plots
+
+# Okabe-Ito colours plus line styles, markers and hatches, so profiles separate in greyscale.
+_COLOURS = ("#000000", "#E69F00", "#56B4E9", "#009E73", "#0072B2", "#D55E00", "#CC79A7",
+            "#999999")
+_LINESTYLES = ("-", "--", "-.", ":", (0, (5, 1, 1, 1)), (0, (3, 1, 1, 1, 1, 1)), (0, (8, 2)),
+               (0, (1, 2)))
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+_HATCHES = ("", "//", "\\\\", "xx", "..", "++", "oo", "--")
+_RC = {
+    "svg.fonttype": "none",
+    "svg.hashsalt": "govkit-report",
+    "font.family": "sans-serif",
+    "font.sans-serif": ["DejaVu Sans", "Liberation Sans", "Arial", "Helvetica"],
+    "font.size": 10,
+    "axes.titlesize": 12,
+    "axes.titleweight": "bold",
+    "axes.labelsize": 10.5,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.grid": True,
+    "grid.color": "#d9d9d9",
+    "grid.linewidth": 0.6,
+    "legend.fontsize": 9,
+    "legend.frameon": False,
+    "hatch.linewidth": 0.7,
+    "hatch.color": "#333333",
+    "text.parse_math": False,     # a `$` in a profile name is text, not mathtext
+}
+
+
+def _style_indexes(model: ReportModel) -> dict[str, int]:
+    """Catalog position per profile, so a profile keeps its colour from report to report."""
+    from govkit.catalog.profiles import PROFILES
+    catalog = [p.name for p in PROFILES]
+    extra = [p.name for p in model.profiles if p.name not in catalog]
+    return {name: i for i, name in enumerate(catalog + extra)}
+
+
+def _style(index: int) -> dict:
+    return {"color": _COLOURS[index % len(_COLOURS)],
+            "linestyle": _LINESTYLES[index % len(_LINESTYLES)],
+            "marker": _MARKERS[index % len(_MARKERS)],
+            "hatch": _HATCHES[index % len(_HATCHES)]}
+
+
+def _new_figure(width: float, height: float):
+    from matplotlib.figure import Figure as MplFigure
+    return MplFigure(figsize=(width, height), layout="constrained")
+
+
+def _size_axis(ax, sizes: list[int]) -> None:
+    from matplotlib.ticker import NullFormatter, NullLocator
+    if sizes[0] > 0:  # a 0-byte size cannot sit on a log axis
+        ax.set_xscale("log")
+    ax.set_xticks(sizes, [fmt_size(s) for s in sizes])
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    if sizes[0] <= 0:
+        ax.set_xlabel("Sample size (bytes)")
+        return
+    if len(sizes) == 1:
+        ax.set_xlim(sizes[0] / 2, sizes[0] * 2)
+    else:
+        ax.set_xlim(sizes[0] / 1.6, sizes[-1] * 1.6)
+    ax.set_xlabel("Sample size (bytes, log scale)")
+    ax.grid(True, which="major", axis="both")
+
+
+def _log_y(ax, values: list[float]) -> None:
+    """Log y axis spanning `values`, ticks labelled as plain numbers (1-2-5 or finer)."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+    values = [v for v in values if v > 0]
+    if not values:
+        return
+    lo, hi = min(values) / 1.25, max(values) * 1.25
+    ax.set_yscale("log")
+    ax.set_ylim(lo, hi)
+    decades = range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1)
+    for steps in ((1, 2, 5), (1, 1.5, 2, 3, 4, 5, 6, 8)):   # coarse first
+        ticks = [m * 10 ** e for e in decades for m in steps if lo <= m * 10 ** e <= hi]
+        if len(ticks) >= 4:
+            break
+    ax.yaxis.set_major_locator(FixedLocator(ticks))
+    ax.yaxis.set_minor_locator(NullLocator())
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+
+
+def _to_svg(fig, key: str) -> str:
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None},
+                facecolor="white")
+    svg = buf.getvalue()
+    svg = svg[svg.index("<svg"):]                       # drop <?xml ...?> and DOCTYPE
+    svg = re.sub(r"<metadata>.*?</metadata>\s*", "", svg, flags=re.S)
+    # Several SVGs share one HTML document: make every id (and reference to one) unique.
+    svg = re.sub(r'\bid="([^"]+)"', rf'id="{key}-\1"', svg)
+    svg = re.sub(r"url\(#([^)]+)\)", rf"url(#{key}-\1)", svg)
+    svg = re.sub(r'href="#([^"]+)"', rf'href="#{key}-\1"', svg)
+    # Scale with the page: keep the viewBox, let CSS size the element.
+    svg = re.sub(r'^<svg([^>]*?) width="[^"]*" height="[^"]*"',
+                 rf'<svg\1 class="plot" role="img" aria-labelledby="{key}-caption"', svg,
+                 count=1)
+    return svg.strip()
+
+
+def _on_reference_network(model: ReportModel) -> ReportModel:
+    """The model with only the points over the run's first network: one line per profile
+    (the other networks are compared in the report's "Networks side by side" table)."""
+    if not model.show_network:
+        return model
+    ref = model.networks[0]
+
+    def only(groups):
+        return [ProfileRows(g.profile, [r for r in g.rows if r.network == ref])
+                for g in groups]
+
+    return replace(model, latency=only(model.latency), throughput=only(model.throughput),
+                   points=[p for p in model.points if p.network == ref])
+
+
+def build_figures(model: ReportModel) -> list[Figure]:
+    """The report's plots as inline SVG, in page order (throughput only if measured)."""
+    import matplotlib
+
+    model = _on_reference_network(model)
+    figures = []
+    with matplotlib.rc_context(_RC):
+        if any(r.point for g in model.latency for r in g.rows):
+            figures.append(_latency_figure(model))
+        if any(r.point and (r.point.vs_none or r.point.rti)
+               for g in model.latency if g.profile.name != BASELINE for r in g.rows):
+            figures.append(_overhead_figure(model))
+        if model.has_throughput:
+            figures.append(_throughput_figure(model))
+    return figures
+
+
+def _whiskers(ax, xs, values, intervals, gid: str, **kw) -> None:
+    """95% interval whiskers (caps at both ends) at the points that have an interval."""
+    pts = [(x, v, ci) for x, v, ci in zip(xs, values, intervals, strict=True)
+           if v is not None and ci is not None]
+    if not pts:
+        return
+    errs = [[max(v - ci[0], 0) for _, v, ci in pts], [max(ci[1] - v, 0) for _, v, ci in pts]]
+    style = {"ecolor": "black", "elinewidth": 1.1, "capsize": 3.5, "capthick": 1.1,
+             "zorder": 6, **kw}
+    container = ax.errorbar([x for x, _, _ in pts], [v for _, v, _ in pts], yerr=errs,
+                            fmt="none", **style)
+    container.lines[2][0].set_gid(gid)
+
+
+def _whisker_proxy():
+    from matplotlib.lines import Line2D
+    return Line2D([], [], color="black", marker="|", markersize=10, linewidth=0,
+                  markeredgewidth=1.3)
+
+
+def _latency_figure(model: ReportModel) -> Figure:
+    from matplotlib.lines import Line2D
+    fig = _new_figure(10.0, 5.0)
+    ax = fig.add_subplot()
+    styles = _style_indexes(model)
+    values = []
+    for j, group in enumerate(model.latency):
+        pts = [r.point for r in group.rows if r.point]
+        if not pts:
+            continue
+        st = _style(styles[group.profile.name])
+        xs = [p.size for p in pts]
+        ax.plot(xs, [p.estimate for p in pts], color=st["color"], linestyle=st["linestyle"],
+                marker=st["marker"], markersize=6, linewidth=1.8, label=group.profile.name,
+                zorder=3)
+        _whiskers(ax, xs, [p.estimate for p in pts], [p.ci95 for p in pts],
+                  f"whiskers-latency-{j}", ecolor=st["color"])
+        tail = [p for p in pts if p.p99_median_of_seconds is not None]
+        if tail:   # thin, hollow markers: the tail, in the profile's own line style
+            ax.plot([p.size for p in tail], [p.p99_median_of_seconds for p in tail],
+                    color=st["color"], linestyle=st["linestyle"], marker=st["marker"],
+                    markersize=4, markerfacecolor="white", linewidth=0.8, alpha=0.75,
+                    zorder=2)
+        values += [v for p in pts for v in (p.estimate, *(p.ci95 or ()),
+                                            p.p99_median_of_seconds) if v is not None]
+    handles, labels = ax.get_legend_handles_labels()
+    handles += [_whisker_proxy(), Line2D([], [], color="#555555", linewidth=0.8, marker="o",
+                                         markerfacecolor="white", markersize=4)]
+    labels += ["95% interval", "p99: median of the\nper-second p99s (thin,\nhollow markers)"]
+    _size_axis(ax, model.sizes)
+    _log_y(ax, values)
+    title = model.statistic_title("latency")
+    ax.set_ylabel(f"{title} (\u00b5s, log scale)")
+    ax.set_title(f"One-way latency vs sample size: {title[:1].lower() + title[1:]}")
+    ax.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.01, 1.0), title="Profile",
+              title_fontsize=9, alignment="left")
+    return Figure("fig-latency", "Latency vs sample size",
+                  f"Bold lines: {model.statistic('latency')}, with its 95% interval "
+                  "(whiskers). Thin lines with hollow markers: the tail, the median of the "
+                  "per-second p99s. Lower is better.", _to_svg(fig, "fig-latency"))
+
+
+def _overhead_figure(model: ReportModel) -> Figure:
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+    groups = [g for g in model.latency if g.profile.name != BASELINE]
+    styles = _style_indexes(model)
+    sizes = model.sizes
+    fig = _new_figure(10.0, 7.4)
+    ratio_ax, added_ax = fig.subplots(2, 1, sharex=True)
+    n = max(len(groups), 1)
+    width = min(0.8 / n, 0.22)
+    proxies = []
+    shown = {"ratio": [0.0, 1.0], "added": [0.0]}   # the axes include 0 and the baseline
+    for j, group in enumerate(groups):
+        st = _style(styles[group.profile.name])
+        bar = {"facecolor": st["color"], "alpha": 0.85, "hatch": st["hatch"],
+               "edgecolor": "#333333", "linewidth": 0.6}
+        proxies.append((Patch(**bar), group.profile.name))   # legend even without bars
+        xs = [k + width * (j + 0.5 - n / 2) for k in range(len(sizes))]
+        pts = [r.point for r in group.rows]
+        vs = [p.vs_none if p else None for p in pts]
+        rti = [p.rti if p else None for p in pts]
+        for ax, key, value, ci, published in (
+                (ratio_ax, "ratio", "ratio", "ratio_ci95", "ratio"),
+                (added_ax, "added", "difference", "difference_ci95", "added_us")):
+            vals = [getattr(v, value) if v else None for v in vs]
+            bx = [x for x, v in zip(xs, vals, strict=True) if v is not None]
+            if bx:
+                ax.bar(bx, [v for v in vals if v is not None], width=width * 0.92, zorder=2,
+                       **bar)
+            _whiskers(ax, xs, vals, [getattr(v, ci) if v else None for v in vs],
+                      f"whiskers-{key}-{j}")
+            marks = [(x, getattr(r, published)) for x, r in zip(xs, rti, strict=True) if r]
+            shown[key] += [v for v in vals if v is not None] + [v for _, v in marks] + [
+                end for v in vs if v and getattr(v, ci) for end in getattr(v, ci)]
+            if marks:
+                ax.scatter([x for x, _ in marks], [v for _, v in marks], marker="D", s=34,
+                           facecolor="white", edgecolor="black", linewidth=1.3, zorder=7)
+            for x, row in zip(xs, group.rows, strict=True):
+                if row.status == "failed":
+                    ax.text(x, 0.03, "failed", rotation=90, ha="center", va="bottom",
+                            fontsize=8, color="#b00020", zorder=4,
+                            transform=ax.get_xaxis_transform())
+    ratio_ax.axhline(1.0, color="black", linewidth=1.0, linestyle="--", zorder=3)
+    added_ax.axhline(0.0, color="black", linewidth=1.0, linestyle="--", zorder=3)
+    for ax, key in ((ratio_ax, "ratio"), (added_ax, "added")):
+        lo, hi = min(shown[key]), max(shown[key])
+        pad = 0.12 * (hi - lo or 1)
+        ax.set_ylim(lo - pad if lo < 0 else 0, hi + pad)
+        ax.grid(False, axis="x")
+    added_ax.set_xticks(range(len(sizes)), [fmt_size(s) for s in sizes])
+    added_ax.set_xlim(-0.5, len(sizes) - 0.5)
+    added_ax.set_xlabel("Sample size")
+    ratio_ax.set_ylabel("Latency / latency of none (\u00d7)")
+    added_ax.set_ylabel("Latency \u2212 latency of none (\u00b5s)")
+    suffix = "" if model.has_overhead else " (no baseline measured: RTI's figures only)"
+    ratio_ax.set_title("Overhead over none as a ratio" + suffix)
+    added_ax.set_title("Overhead over none as added \u00b5s" + suffix)
+    handles = [h for h, _ in proxies] + [
+        _whisker_proxy(),
+        Line2D([], [], marker="D", markersize=6, linewidth=0, markerfacecolor="white",
+               markeredgecolor="black", markeredgewidth=1.3),
+        Line2D([], [], color="black", linestyle="--", linewidth=1.0)]
+    labels = [name for _, name in proxies] + [
+        "95% interval", "RTI Connext published\n(same profile and size)",
+        "none baseline\n(1\u00d7, +0 \u00b5s)"]
+    ratio_ax.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.01, 1.0),
+                    title="Profile", title_fontsize=9, alignment="left")
+    return Figure("fig-overhead", "Overhead over none",
+                  f"Bars: this run's {model.statistic('latency')} over none's at the same "
+                  "size, as a ratio (top) and as added \u00b5s (bottom); whiskers: their 95% "
+                  "intervals. Diamonds: the same from RTI's published Connext figures.",
+                  _to_svg(fig, "fig-overhead"))
+
+
+def _throughput_figure(model: ReportModel) -> Figure:
+    from matplotlib.ticker import FuncFormatter
+    with_ratio = any(r.point and r.point.vs_none for g in model.throughput for r in g.rows)
+    fig = _new_figure(10.0, 4.2)
+    axes = fig.subplots(1, 2 if with_ratio else 1, squeeze=False)[0]
+    sizes = sorted({r.size for g in model.throughput for r in g.rows if r.point})
+    index = _style_indexes(model)
+    panels = [(axes[0], "estimate", "ci95", "Samples per second", "rate")]
+    if with_ratio:
+        panels.append((axes[1], "ratio", "ratio_ci95", "Rate / rate of none (\u00d7)", "ratio"))
+    for ax, value, ci, label, key in panels:
+        for j, group in enumerate(model.throughput):
+            # (size, what holds the value): the point itself, or its overhead over none
+            pairs = [(r.size, r.point if value == "estimate" else r.point.vs_none)
+                     for r in group.rows if r.point]
+            pairs = [(x, src) for x, src in pairs if src]
+            if not pairs:
+                continue
+            st = _style(index[group.profile.name])
+            xs, src = [x for x, _ in pairs], [s for _, s in pairs]
+            ys = [getattr(s, value) for s in src]
+            ax.plot(xs, ys, color=st["color"], linestyle=st["linestyle"],
+                    marker=st["marker"], linewidth=1.8, markersize=6, label=group.profile.name)
+            _whiskers(ax, xs, ys, [getattr(s, ci) for s in src], f"whiskers-{key}-{j}",
+                      ecolor=st["color"])
+        _size_axis(ax, sizes)
+        ax.set_ylim(bottom=0)
+        ax.set_ylabel(label)
+        ax.set_title(label)
+        if value == "estimate":
+            ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: fmt_int(v)))
+        else:
+            ax.axhline(1.0, color="black", linewidth=1.0, linestyle="--", zorder=1)
+            ax.set_ylim(0, max(ax.get_ylim()[1], 1.1))     # the baseline stays in view
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend([*handles, _whisker_proxy()], [*labels, "95% interval"],
+               loc="outside right upper", title="Profile", title_fontsize=9,
+               alignment="left")
+    fig.suptitle("Throughput vs sample size", fontweight="bold")
+    return Figure("fig-throughput", "Throughput",
+                  f"Subscriber-side {model.statistic('throughput')} per profile with its 95% "
+                  "interval" + (", and its ratio over none" if with_ratio else "")
+                  + "; higher is better.", _to_svg(fig, "fig-throughput"))

@@ -1,0 +1,527 @@
+"""Turn a bench's results.json into report.html (self-contained) and summary.md.
+
+Nothing stored in results.json is taken on trust: `build_report_model` validates the raw
+rows, recomputes the whole summary from them (govkit.results.store.summarize) and every repeat's
+figures (govkit.results.stats.repeat_figures), says so if the stored figures differ, and reduces
+it all to the plain dataclasses of govkit.report.model. The templates
+(templates/report.html.j2, templates/summary.md.j2) only format what the model holds, and
+the plots (govkit.report.plots) only draw it.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections.abc import Iterable
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment
+from markupsafe import Markup
+
+from govkit.catalog.profiles import PROFILES
+from govkit.common.errors import EXIT_USAGE, GovkitError
+from govkit.common.fsutil import write_atomic
+from govkit.common.templating import template_environment
+from govkit.report.model import (
+    DASH,
+    FORMATTERS,
+    Column,
+    Comparison,
+    CostCell,
+    Failure,
+    Figure,
+    Flag,
+    Governance,
+    Headline,
+    Overhead,
+    Point,
+    PointRow,
+    ProfileInfo,
+    ProfileRows,
+    Published,
+    RepeatRow,
+    RepeatTable,
+    ReportModel,
+    Run,
+    SignedFile,
+    _md_cell,
+    _md_code,
+    first_line,
+    fmt_ci,
+    fmt_size,
+    fmt_value,
+    fmt_values,
+    wbr,
+)
+from govkit.report.plots import build_figures
+from govkit.report.terminal import flag_advice
+from govkit.report.wire_section import WireMalformed, build_wire_section
+from govkit.results import stats
+from govkit.results import store as results
+from govkit.results.check import MODES, SCHEMA, Malformed, check, describe
+from govkit.results.store import load_results
+from govkit.runners.network import Network
+from govkit.runners.network import sort_key as network_order
+
+__all__ = ["HTML_NAME", "RESULTS_NAME", "SCHEMA", "SUMMARY_NAME", "build_report_model",
+           "load_results", "render", "render_html", "render_summary_md", "write_report"]
+
+RESULTS_NAME = "results.json"
+HTML_NAME = "report.html"
+SUMMARY_NAME = "summary.md"
+
+# Environment keys shown first, with labels; any other key follows in document order.
+_ENV_LABELS = {
+    "cpu": "CPU", "cores": "Cores", "usable_cpus": "Usable CPUs", "kernel": "Kernel",
+    "cyclonedds": "Cyclone DDS", "fastdds": "Fast DDS (libfastrtps)",
+    "fastdds_perf": "fastdds_perf build", "openssl": "OpenSSL", "govkit": "govkit",
+    "python": "Python",
+}
+# Governance settings that tell profiles apart; always shown as columns, in this order.
+_KEY_SETTINGS = {
+    "rtps_protection_kind": "whole RTPS message",
+    "metadata_protection_kind": "submessages (metadata)",
+    "data_protection_kind": "serialized payload",
+    "allow_unauthenticated_participants": "unauthenticated peers may join",
+}
+# Per-repeat columns per row format: stats.repeat_figures' keys, named for what they are.
+_REPEAT_COLUMNS = {
+    "latency-per-second": [
+        Column("median_of_second_medians", "Median of per-second medians"),
+        Column("p90_median_of_seconds", "p90: median of the per-second p90s"),
+        Column("p99_median_of_seconds", "p99: median of the per-second p99s"),
+        Column("p99_worst_second", "p99: worst second"),
+        Column("mean_of_samples", "Mean of all samples"),
+        Column("std_of_second_means", "Std of per-second means"),
+        Column("min", "Min sample"), Column("max", "Max sample")],
+    "latency-summary": [
+        Column("median_of_samples", "Median of samples"),
+        Column("p90_of_samples", "p90 of samples"), Column("p99_of_samples", "p99 of samples"),
+        Column("mean_of_samples", "Mean of samples"), Column("std_of_samples", "Std of samples"),
+        Column("min", "Min sample"), Column("max", "Max sample")],
+    "throughput-per-second": [
+        Column("mean_rate_sps", "Mean of per-second rates (samples/s)", "rate"),
+        Column("mean_mbps", "Mean of per-second Mbit/s"),
+        Column("lost", "Lost samples", "int"),
+        Column("stalled_seconds", "Seconds without samples", "int")],
+    "throughput-summary": [
+        Column("mean_rate_sps", "Average rate (samples/s)", "rate"),
+        Column("mean_mbps", "Average Mbit/s"), Column("lost", "Lost samples", "int")],
+}
+_REPEAT_VALUES = {"latency-per-second": ("Measured per-second medians (µs), in time order",
+                                         "us"),
+                  "throughput-per-second": ("Measured per-second rates (samples/s), in time "
+                                            "order", "rate")}
+
+
+# ---------------------------------------------------------------------- building
+
+
+def build_report_model(doc: Any, source: str = RESULTS_NAME) -> ReportModel:
+    """Validate a parsed results.json, recompute its figures from the raw rows and reduce
+    it to what the report shows.
+
+    Raises GovkitError (exit 2) naming `source` and the first thing that is wrong.
+    """
+    try:
+        check(doc)
+        try:
+            wire = build_wire_section(doc)       # first: its errors name the wire record
+        except WireMalformed as e:
+            raise Malformed(str(e)) from None
+        try:
+            summary = results.summarize(doc)
+        except (ArithmeticError, AttributeError, KeyError, TypeError, ValueError) as e:
+            raise Malformed(f"cannot recompute the figures from the raw rows "
+                             f"({type(e).__name__}: {e})") from None
+        model = _build(doc, summary)
+        model.wire = wire
+        model.headline = headline(doc, summary)
+        return model
+    except Malformed as e:
+        raise GovkitError(f"{source}: {e}", EXIT_USAGE) from None
+
+
+def _build(doc: dict, summary: list[dict]) -> ReportModel:
+    profiles = _profiles(doc)
+    settings = doc.get("settings") or {}
+    records = doc["results"]
+    repeats = [_repeat_row(r) for r in records]          # each repeat's figures, once
+    points = [_point(row, i, repeats) for i, row in enumerate(summary)]
+    by_key: dict[tuple, list[dict]] = {}
+    for r in records:
+        by_key.setdefault(results.point_key(r), []).append(r)
+    for name, *_ in by_key:
+        if name not in profiles:          # a result whose profile is not described
+            profiles[name] = ProfileInfo(name, "", name != results.BASELINE, [], {},
+                                         listed=False)
+    order = _profile_order(profiles)
+    tables = {mode: _point_rows(mode, order, points, by_key, settings) for mode in MODES}
+    nets = sorted({Network(*k[3:]) for k in by_key}, key=network_order)
+    runs = sorted((Run(r["profile"], r["mode"], r["size"], r.get("repeat", 0), r.get("order"),
+                       r["status"], list(r.get("commands") or []),
+                       Network.of(r).label) for r in records),
+                  key=lambda r: (r.order is None, r.order or 0, r.profile, r.mode, r.size,
+                                 r.repeat))
+    rank = {p.name: i for i, p in enumerate(order)}
+    failures = sorted((_failure(r) for r in records if r["status"] != "ok"),
+                      key=lambda f: (rank[f.profile], f.mode, f.size, f.repeat))
+    stored, missing = _stored_differences(doc, summary, repeats)
+    env = doc.get("environment") or {}
+    environment = [(label, _setting_text(env[key])) for key, label in _ENV_LABELS.items()
+                   if env.get(key) is not None]
+    environment += [(key, _setting_text(v)) for key, v in env.items()
+                    if key not in _ENV_LABELS and v is not None]
+    return ReportModel(
+        schema=doc["schema"], created=doc.get("created") or DASH,
+        command=doc.get("command") or DASH, runner=doc.get("runner") or DASH,
+        environment=environment,
+        settings=[(k, _setting_text(v)) for k, v in settings.items()
+                  if k not in ("method", "interval") and v is not None],
+        method=settings.get("method") or "", interval=settings.get("interval") or "",
+        run_shape=_run_shape(settings, doc.get("rotation")),
+        profiles=order, sizes=sorted({row.size for row in tables["latency"][0].rows})
+        if tables["latency"] else [],
+        points=points, latency=tables["latency"], throughput=tables["throughput"],
+        repeat_tables=[t for mode in MODES if (t := _repeat_table(mode, order, records,
+                                                                  repeats))],
+        runs=runs, failures=failures,
+        signed_files=[SignedFile(f.get("profile") or "", f["path"], f["sha256"])
+                      for f in doc.get("signed_files") or []],
+        governance=_governance(order), advice=flag_advice(summary),
+        stored_summary=stored, stored_summary_missing=missing, result_count=len(records),
+        networks=[n.label for n in nets] or ["udp lo"],
+        comparisons=[c for mode in MODES if (c := _comparison(mode, order, points, nets))],
+        path_text=_path_text(nets))
+
+
+def _path_text(nets: list[Network]) -> str:
+    words = {"lo": "loopback", "netns": "two network namespaces joined by a veth pair",
+             "hosts": "two hosts over the network"}
+    return " and ".join(dict.fromkeys(words.get(n.path, n.path) for n in nets)) or "loopback"
+
+
+def _comparison(mode: str, order: list[ProfileInfo], points: list[Point],
+                nets: list[Network]) -> Comparison | None:
+    """Seed 003's side-by-side table, when a mode was measured over several networks."""
+    mine = [p for p in points if p.mode == mode]
+    labels = [n.label for n in nets if any(p.network == n.label for p in mine)]
+    if len(labels) < 2:
+        return None
+    found = {(p.profile, p.size, p.network): p for p in mine}
+    rows = [(profile, size, [found.get((profile.name, size, label)) for label in labels])
+            for profile in order
+            for size in sorted({p.size for p in mine if p.profile == profile.name})]
+    return Comparison(mode, labels, rows)
+
+
+def _profiles(doc: dict) -> dict[str, ProfileInfo]:
+    out = {}
+    for p in doc["profiles"]:
+        settings = p.get("settings") or {}
+        out[p["name"]] = ProfileInfo(
+            name=p["name"], title=p.get("title") or "",
+            security=p["security"] if p.get("security") is not None else bool(settings),
+            aliases=[str(a) for a in p.get("aliases") or []],
+            settings={k: _setting_text(v) for k, v in settings.items()})
+    return out
+
+
+def _profile_order(profiles: dict[str, ProfileInfo]) -> list[ProfileInfo]:
+    """Catalog order (as govkit.results.store.summarize), then described ones, then the rest."""
+    catalog = {p.name: i for i, p in enumerate(PROFILES)}
+    listed = list(profiles)
+    return sorted(profiles.values(), key=lambda p: (not p.listed, catalog.get(p.name, 99),
+                                                    listed.index(p.name)))
+
+
+def _point(row: dict, index: int, repeats: list[RepeatRow]) -> Point:
+    vs, rti, tail = row["vs_none"], row["rti"], row.get("tail") or {}
+    vn = row.get("vs_network")
+    extra = {}
+    if row["mode"] == "throughput":   # summed over the point's completed repeats
+        mine = [r.figures for r in repeats if r.ok and r.key == results.point_key(row)]
+        for key in ("stalled_seconds", "lost"):
+            found = [f[key] for f in mine if f.get(key) is not None]
+            extra[key] = int(sum(found)) if found else None
+    return Point(
+        profile=row["profile"], mode=row["mode"], size=row["size"],
+        statistic=row["statistic"], estimate=row["estimate"], ci95=_pair(row["ci95"]),
+        repeats=row["repeats"], failed_repeats=row["failed_repeats"], seconds=row["seconds"],
+        p99_median_of_seconds=tail.get("p99_median_of_seconds"),
+        p99_worst_second=tail.get("p99_worst_second"),
+        vs_none=Overhead(vs["ratio"], _pair(vs["ratio_ci95"]), vs["difference"],
+                         _pair(vs["difference_ci95"])) if vs else None,
+        rti=Published(rti["ratio"], rti["added_us"], rti["median_us"]) if rti else None,
+        flags=[Flag(f["code"], f["severity"], f["reason"]) for f in row["flags"]],
+        anchor=f"flags-{index}", network=Network.of(row).label,
+        vs_network=Overhead(vn["ratio"], _pair(vn["ratio_ci95"]), vn["difference"],
+                            _pair(vn["difference_ci95"])) if vn else None,
+        loss=row.get("loss"), p99_of_samples=tail.get("p99_of_samples"), **extra)
+
+
+def headline(doc: dict, summary: list[dict]) -> Headline | None:
+    """The cost matrix of a rotating run (None for a per-repeat run): every profile's
+    overhead ratio and added µs per size, with intervals, RTI's ratio, the A/A floor, the
+    time to match, and how quiet the machine was."""
+    rot = doc.get("rotation")
+    if not rot:
+        return None
+    rows = [r for r in summary if r.get("rounds") is not None]
+    sizes = sorted({r["size"] for r in rows})
+    names = list(dict.fromkeys(r["profile"] for r in rows if r["profile"] != results.BASELINE))
+
+    def cell(vs: dict | None, rti: dict | None, flags=()) -> CostCell | None:
+        if not vs:
+            return None
+        return CostCell(vs["ratio"], _pair(vs["ratio_ci95"]), vs["difference"],
+                        _pair(vs["difference_ci95"]), rti["ratio"] if rti else None,
+                        any(f["severity"] == "warning" for f in flags))
+    by = {(r["profile"], r["size"]): r for r in rows}
+    match: dict[str, list[float]] = {}
+    for pair in rot.get("pairs", []):
+        if pair.get("status") == "ok" and pair.get("time_to_match_s") is not None:
+            match.setdefault(pair["arm"], []).append(pair["time_to_match_s"])
+    table = [(name, [cell(by[(name, s)]["vs_none"], by[(name, s)]["rti"], by[(name, s)]["flags"])
+                     if (name, s) in by else None for s in sizes],
+              statistics.median(match[name]) if match.get(name) else None) for name in names]
+    floor = {f["size"]: f for f in results.noise_floor(doc)}
+    loads = doc.get("load") or []
+    return Headline(
+        sizes=sizes, rows=table,
+        floor=[cell(floor.get(s), None, floor.get(s, {}).get("flags", ())) for s in sizes],
+        floor_flags=[f["reason"] for x in floor.values() for f in x["flags"]],
+        load=results.load_line(doc) or "not recorded",
+        under_load=any(x.get("under_load") for x in loads),
+        rounds=len(rot.get("rounds", [])), estimator=rot.get("estimator") or "")
+
+
+def _pair(v) -> tuple[float, float] | None:
+    return None if v is None else (v[0], v[1])
+
+
+def _point_rows(mode: str, order: list[ProfileInfo], points: list[Point],
+                by_key: dict[tuple, list[dict]], settings: dict) -> list[ProfileRows]:
+    """Every profile × network × size of `mode` that was asked for or measured, with its
+    status."""
+    measured = [key for key in by_key if key[1] == mode]
+    if not measured:
+        return []
+    asked = (settings.get("sizes") or []) if mode in (settings.get("modes") or []) else []
+    sizes = sorted({*asked, *(key[2] for key in measured)})
+    nets = sorted({Network(*key[3:]) for key in measured}, key=network_order)
+    found = {(p.profile, p.size, p.network): p for p in points if p.mode == mode}
+    names = {key[0] for key in measured}
+    out = []
+    for profile in order:
+        if profile.name not in names:
+            continue
+        rows = []
+        for net in nets:
+            for size in sizes:
+                failed = [r for r in by_key.get((profile.name, mode, size, *net.key), [])
+                          if r["status"] != "ok"]
+                errors = tuple(dict.fromkeys(first_line(r.get("error")) or r["status"]
+                                             for r in failed))
+                point = found.get((profile.name, size, net.label))
+                status = "ok" if point else "failed" if failed else "missing"
+                rows.append(PointRow(size, status, point, len(failed), errors, net.label))
+        out.append(ProfileRows(profile, rows))
+    return out
+
+
+def _repeat_table(mode: str, order: list[ProfileInfo], records: list[dict],
+                  repeats: list[RepeatRow]) -> RepeatTable | None:
+    mine = [r for r in repeats if r.mode == mode]
+    if not mine:
+        return None
+    formats = [r["raw"]["format"] for r in records if r["mode"] == mode and r["status"] == "ok"]
+    name = formats[0] if formats else f"{mode}-per-second"
+    values_title, values_kind = _REPEAT_VALUES.get(name, (None, "us"))
+    blocks = []
+    for profile in order:
+        rows = [r for r in mine if r.profile == profile.name]
+        if rows:
+            blocks.append((profile, sorted(rows, key=lambda r: (
+                network_order(Network(*r.net_key)), r.size, r.repeat))))
+    return RepeatTable(mode, _REPEAT_COLUMNS[name], values_title, values_kind, blocks)
+
+
+def _repeat_row(r: dict) -> RepeatRow:
+    cpus = r.get("cpus") or {}
+    roles = sorted(cpus, key=lambda role: (role not in ("pub", "sub"), role))
+    common = {"profile": r["profile"], "mode": r["mode"], "size": r["size"],
+              "repeat": r.get("repeat", 0), "order": r.get("order"), "status": r["status"],
+              "error": r.get("error"),
+              "cpus": ", ".join(f"{role} {cpus[role] or '?'}" for role in roles) or DASH,
+              "net_key": Network.of(r).key, "network": Network.of(r).label}
+    if r["status"] != "ok":
+        return RepeatRow(**common)
+    figures, count = stats.repeat_figures(r)
+    values = stats.repeat_values(r) if stats.row_format(r["raw"]["format"]).value_key else []
+    return RepeatRow(**common, figures=figures, count=count, values=values)
+
+
+def _failure(r: dict) -> Failure:
+    tail = r.get("output_tail") or {}
+    return Failure(r["profile"], r["mode"], r["size"], r.get("repeat", 0), r["status"],
+                   r.get("error") or f"status {r['status']!r} (no error message recorded)",
+                   [(role, text) for role, text in tail.items() if text],
+                   Network.of(r).label)
+
+
+def _label(profile: Any, mode: Any, size: Any, network: Any = "udp lo",
+           repeat: Any = None) -> str:
+    net = "" if network == "udp lo" else f" over {network}"
+    return f"{profile} {mode} {size} B{net}" + ("" if repeat is None else f" repeat {repeat}")
+
+
+def _stored_key(s: dict) -> tuple[str, ...]:
+    """A summary row's point, as text (a stored row may hold anything)."""
+    return (*(str(s.get(k)) for k in ("profile", "mode", "size")),
+            str(Network(s.get("transport", "udp"), s.get("path", "lo"),
+                        s.get("loss_pct", 0)).label))
+
+
+def _stored_differences(doc: dict, summary: list[dict], repeats: list[RepeatRow]
+                        ) -> tuple[list[str], bool]:
+    """Where the figures stored in results.json differ from the recomputed ones (one text
+    per point or repeat), and whether it stores no summary at all."""
+    fresh = json.loads(json.dumps(summary))           # as stored: lists, not tuples
+    stored = doc.get("summary")
+    out = []
+    if stored in (None, []):
+        missing = bool(fresh)
+    elif not isinstance(stored, list):
+        out.append(f"the stored summary is {describe(stored)}, not a list of points")
+        missing = False
+    else:
+        missing = False
+        by_key = {}
+        for s in stored:
+            if isinstance(s, dict):
+                by_key[_stored_key(s)] = s
+            else:
+                out.append(f"a stored summary entry is {describe(s)}, not an object")
+        for row in fresh:
+            s = by_key.pop(_stored_key(row), None)
+            label = _label(*_stored_key(row))
+            if s is None:
+                out.append(f"{label}: not in the stored summary")
+            elif s != row:
+                fields = [k for k in row if s.get(k) != row[k]] + [k for k in s if k not in row]
+                out.append(f"{label}: {', '.join(fields)}")
+        out += [f"{_label(*key)}: stored, but no completed repeat gives it" for key in by_key]
+    for r, fresh_repeat in zip(doc["results"], repeats, strict=True):
+        key = "latency_us" if r["mode"] == "latency" else "throughput"
+        if r["status"] != "ok" or (key not in r and "count" not in r):
+            continue
+        figures, count = fresh_repeat.figures, fresh_repeat.count
+        if r.get(key, figures) != figures or r.get("count", count) != count:
+            label = _label(r["profile"], r["mode"], r["size"], Network.of(r).label,
+                           r.get("repeat", 0))
+            out.append(f"{label}: per-repeat figures")
+    return out, missing
+
+
+def _run_shape(settings: dict, rotation: dict | None = None) -> str:
+    """How the repeats were run, in one plain sentence, from the run's settings."""
+    s = {k: _setting_text(v) for k, v in settings.items() if v is not None}
+    parts = []
+    if rotation:
+        r = rotation.get("settings") or {}
+        parts.append(
+            f"Latency by rotation: {r.get('instances', '?')} long-lived process pairs per "
+            f"profile and for the A/A arm, each started once and timed to match; "
+            f"{len(rotation.get('rounds', []))} rounds, each giving every arm one slot of "
+            f"{r.get('settle_ms', '?')} ms settle (not measured) + {r.get('slot_ms', '?')} ms "
+            f"per size between two `none` slots, in a fresh seeded order (seed "
+            f"{s.get('seed', '?')}); after {r.get('min_rounds', '?')} rounds only the ratios "
+            f"still wider than ±{r.get('target_ci_pct', '?')}% got slots, until all were "
+            f"within it or the budget ended. Intervals: {rotation.get('interval', '')}")
+        if "throughput" not in (settings.get("modes") or []):
+            return " ".join(parts) + (f" {s['pinning']}." if "pinning" in s else "")
+    if "min_repeats" in s:
+        more = (f" (up to {s['max_repeats']} while its 95% interval was wider than "
+                f"±{s['target_ci_pct']}% of the estimate)"
+                if "target_ci_pct" in s and s.get("max_repeats", s["min_repeats"])
+                != s["min_repeats"] else "")
+        seed = f" (seed {s['seed']})" if "seed" in s else ""
+        parts.append(f"Each point ran {s['min_repeats']} repeats{more}, all points "
+                     f"interleaved in a shuffled order{seed}")
+    if "duration_s" in s:
+        parts.append(f"each repeat recorded {s.get('warmup_s', '0')} s of warm-up (kept, not "
+                     f"measured), then {s['duration_s']} s measured")
+    if "pinning" in s:
+        parts.append(s["pinning"])
+    return "; ".join(parts) + "." if parts else ""
+
+
+def _setting_text(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, list):
+        return ", ".join(_setting_text(x) for x in v)
+    if isinstance(v, dict):
+        return ", ".join(f"{k} {_setting_text(x)}" for k, x in v.items())
+    return str(v)
+
+
+def _governance(profiles: list[ProfileInfo]) -> Governance:
+    secured = [p for p in profiles if p.security and p.settings]
+    keys = list(dict.fromkeys(k for p in secured for k in p.settings))
+    varying = [k for k in keys
+               if len({p.settings.get(k) for p in secured}) > 1 or k in _KEY_SETTINGS]
+    columns = [k for k in _KEY_SETTINGS if k in varying]
+    columns += sorted(k for k in varying if k not in _KEY_SETTINGS)
+    common = [(k, secured[0].settings[k]) for k in keys if k not in columns]
+    return Governance(columns, common, profiles)
+
+
+# ---------------------------------------------------------------------- rendering
+
+
+@cache
+def _environment() -> Environment:
+    env = template_environment(trim_blocks=True)
+    env.filters.update({**FORMATTERS, "wbr": wbr, "ci": fmt_ci, "value": fmt_value,
+                        "values": fmt_values, "size": fmt_size, "md": _md_cell,
+                        "mdcode": _md_code, "first_line": first_line})
+    env.globals.update(DASH=DASH, hints=_KEY_SETTINGS)
+    return env
+
+
+def render(template: str, figures: Iterable[Figure] = (), **context: Any) -> str:
+    """One of the report templates (templates/*.html.j2, *.md.j2) with the report's filters;
+    `figures` become the page's inline SVGs, by key."""
+    svgs = {f.key: {**f.__dict__, "svg": Markup(f.svg)} for f in figures}
+    return _environment().get_template(template).render(figures=svgs, **context)
+
+
+def render_html(model: ReportModel) -> str:
+    if not model.figures:
+        model.figures = build_figures(model)
+    return render("report.html.j2", model.figures, m=model)
+
+
+def render_summary_md(model: ReportModel) -> str:
+    return render("summary.md.j2", m=model)
+
+
+def write_report(results_dir: Path) -> tuple[Path, Path]:
+    """Read results_dir/results.json; write report.html and summary.md beside it (atomically).
+
+    Returns (report.html, summary.md). Raises GovkitError (exit 2) if results.json is
+    missing or malformed; nothing is written in that case.
+    """
+    results_dir = Path(results_dir)
+    source = results_dir / RESULTS_NAME
+    model = build_report_model(load_results(source), source=str(source))
+    html = render_html(model)
+    md = render_summary_md(model)
+    html_path, md_path = results_dir / HTML_NAME, results_dir / SUMMARY_NAME
+    write_atomic(html_path, html)
+    write_atomic(md_path, md)
+    return html_path, md_path

@@ -1,0 +1,213 @@
+"""The run's summary as terminal tables, and what to do about its flags."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from rich.table import Table
+
+from govkit.runners.network import DEFAULT, Network, sort_key
+
+# What a user can do about each flag, in one line.
+ADVICE = {
+    "wide_interval": "more repeats narrow it: a larger --budget (e.g. --budget 15m) or "
+                     "--max-repeat; --resume --out DIR continues this run",
+    "no_interval": "run at least two repeats (--repeat)",
+    "one_repeat": "run at least two repeats (--repeat)",
+    "faster_than_none": "the machine was disturbed: close other programs and run again "
+                        "(a new --out, not --resume)",
+    "bimodal": "the machine switched between two speeds: run again on an idle machine",
+    "trend": "a longer --warmup lets each repeat settle before it is measured",
+    "failed_repeats": "see the FAILED lines above; --resume --out DIR re-runs them",
+    "stalled_seconds": "the subscriber stalled: run again on an idle machine",
+    "lost_samples": "samples were lost on a reliable topic: check the runner's output",
+    "injected_loss": "",
+    "aa_excludes_one": "two identical arms differed: the machine, not security, moved by that "
+                       "much; run again on an idle machine",
+    "aa_wide": "the machine was too noisy for the target: a larger --budget adds rounds",
+    "wire_mismatch": "the profile's traffic does not match its governance (see the wire "
+                     "table and results.json's wire.profiles): fix the configuration; the "
+                     "figures are not the cost of the protection it claims",
+}
+
+
+def _ci(values, fmt: str) -> str:
+    return "–" if not values else f"{fmt.format(values[0])}…{fmt.format(values[1])}"
+
+
+# Short labels for the flags column; results.json, summary.md and the report say why.
+SHORT = {"wide_interval": "wide", "no_interval": "no CI", "one_repeat": "1 repeat",
+         "faster_than_none": "FASTER?",
+         "no_measurable_overhead": "≈none", "bimodal": "bimodal", "trend": "trend",
+         "failed_repeats": "failed", "stalled_seconds": "stalls", "lost_samples": "lost",
+         "injected_loss": "loss injected", "wire_mismatch": "WIRE≠gov",
+         "aa_excludes_one": "A/A≠1", "aa_wide": "A/A wide"}
+
+
+def _flags(row: dict) -> str:
+    return " ".join(SHORT.get(f["code"], f["code"]) for f in row["flags"]) or "–"
+
+
+def _networks(rows: list[dict]) -> list[Network]:
+    return list(dict.fromkeys(Network.of(r) for r in rows))
+
+
+def _with_network(rows: list[dict]) -> bool:
+    """Show a network column when the run measured anything but udp over lo."""
+    return _networks(rows) != [DEFAULT] and bool(rows)
+
+
+def tail_p99(tail: dict) -> float | None:
+    """The point's p99 as its runner can give it: of all samples (rotation), else the
+    median of per-second p99s."""
+    return tail.get("p99_of_samples", tail.get("p99_median_of_seconds"))
+
+
+def noise_floor_table(rows: list[dict]) -> Table | None:
+    """The A/A arm (a second `none` paired like a profile): what 'no difference' measures."""
+    if not rows:
+        return None
+    table = Table(title="A/A noise floor: an independent second `none`, paired like a "
+                        "profile; its ratio should be 1.00", title_justify="left")
+    for col in ("B", "× none", "95% CI", "±%", "+µs", "rounds", "flags"):
+        table.add_column(col, justify="left" if col == "flags" else "right")
+    for r in rows:
+        table.add_row(str(r["size"]), f"{r['ratio']:.3f}", _ci(r["ratio_ci95"], "{:.3f}"),
+                      f"{r['ratio_halfwidth_pct']:.1f}" if r["ratio_halfwidth_pct"] is not None
+                      else "–", f"{r['difference']:+.2f}", str(r["rounds"]),
+                      " ".join(SHORT.get(f["code"], f["code"]) for f in r["flags"]) or "–")
+    return table
+
+
+def latency_table(summary: list[dict]) -> Table | None:
+    rows = [r for r in summary if r["mode"] == "latency"]
+    if not rows:
+        return None
+    net = _with_network(rows)
+    table = Table(title=f"One-way latency (µs): {rows[0]['statistic']}, with 95% intervals; "
+                        "overhead over `none` (same network) as a ratio and as added µs; "
+                        "RTI's published Connext figures beside them", title_justify="left")
+    for col in ("profile", *(("network",) if net else ()), "B", "µs", "95% CI", "p99",
+                "× none", "95% CI", "+µs", "95% CI", "RTI ×", "RTI +µs", "flags"):
+        table.add_column(col, justify="left" if col in ("profile", "network", "flags")
+                         else "right", no_wrap=col != "flags")
+    for r in rows:
+        vs, rti = r["vs_none"], r["rti"]
+        tail = r.get("tail") or {}
+        table.add_row(
+            r["profile"], *((Network.of(r).label,) if net else ()), str(r["size"]),
+            f"{r['estimate']:.1f}", _ci(r["ci95"], "{:.1f}"),
+            f"{p99:.0f}" if (p99 := tail_p99(tail)) is not None else "–",
+            f"{vs['ratio']:.2f}" if vs and vs["ratio"] is not None else "–",
+            _ci(vs and vs["ratio_ci95"], "{:.2f}"),
+            f"{vs['difference']:+.1f}" if vs else "–",
+            _ci(vs and vs["difference_ci95"], "{:+.1f}"),
+            f"{rti['ratio']:.2f}" if rti else "–",
+            f"{rti['added_us']:+.0f}" if rti else "–", _flags(r))
+    return table
+
+
+def throughput_table(summary: list[dict]) -> Table | None:
+    rows = [r for r in summary if r["mode"] == "throughput"]
+    if not rows:
+        return None
+    net = _with_network(rows)
+    lossy = any(r.get("loss") for r in rows)
+    table = Table(title=f"Throughput (samples/s): {rows[0]['statistic']}, with 95% "
+                        "intervals; ratio over `none` (same network)"
+                        + ("; bytes the publisher retransmitted (injected loss)" if lossy
+                           else ""), title_justify="left")
+    for col in ("profile", *(("network",) if net else ()), "B", "samples/s", "95% CI",
+                "× none", "95% CI", *(("rexmit B", "rexmit %") if lossy else ()), "flags"):
+        table.add_column(col, justify="left" if col in ("profile", "network", "flags")
+                         else "right", no_wrap=col != "flags")
+    for r in rows:
+        vs, loss = r["vs_none"], r.get("loss") or {}
+        rex = loss.get("retransmitted_bytes")
+        share = loss.get("retransmitted_share_pct")
+        table.add_row(r["profile"], *((Network.of(r).label,) if net else ()), str(r["size"]),
+                      f"{r['estimate']:,.0f}", _ci(r["ci95"], "{:,.0f}"),
+                      f"{vs['ratio']:.2f}" if vs and vs["ratio"] is not None else "–",
+                      _ci(vs and vs["ratio_ci95"], "{:.2f}"),
+                      *((f"{rex:,}" if rex is not None else "–",
+                         f"{share:.1f}" if share is not None else "–") if lossy else ()),
+                      _flags(r))
+    return table
+
+
+def network_table(summary: list[dict]) -> list[Table]:
+    """Seed 003's comparison: rows are profiles (and sizes), one column group per network
+    (transport, path, loss), each with the estimate, its interval and its ratio over the
+    same profile and size over the run's first network."""
+    tables = []
+    for mode, unit, fmt in (("latency", "µs", "{:.1f}"), ("throughput", "samples/s",
+                                                           "{:,.0f}")):
+        rows = [r for r in summary if r["mode"] == mode]
+        nets = sorted(_networks(rows), key=sort_key)    # the reference first
+        if len(nets) < 2:
+            continue
+        table = Table(title=f"{mode.capitalize()} ({unit}) per network, side by side: "
+                            f"estimate [95% CI] and × {nets[0].label} (same profile and "
+                            "size)", title_justify="left")
+        table.add_column("profile", no_wrap=True)
+        table.add_column("B", justify="right")
+        for n in nets:
+            table.add_column(n.label, justify="right", no_wrap=True)
+            if n != nets[0]:
+                table.add_column(f"× {nets[0].transport}" if n.path == nets[0].path
+                                 and n.loss_pct == nets[0].loss_pct else "×",
+                                 justify="right", no_wrap=True)
+        cells = {(r["profile"], r["size"], Network.of(r)): r for r in rows}
+        for profile, size in dict.fromkeys((r["profile"], r["size"]) for r in rows):
+            out = [profile, str(size)]
+            for n in nets:
+                r = cells.get((profile, size, n))
+                out.append(f"{fmt.format(r['estimate'])} {_ci(r['ci95'], fmt)}" if r else "–")
+                if n != nets[0]:
+                    vs = r and r.get("vs_network")
+                    out.append(f"{vs['ratio']:.2f} {_ci(vs['ratio_ci95'], '{:.2f}')}"
+                               if vs and vs["ratio"] is not None else "–")
+            table.add_row(*out)
+        tables.append(table)
+    return tables
+
+
+def flag_advice(summary: list[dict]) -> list[str]:
+    """One line per kind of warning in the run, with what to do about it."""
+    warnings = Counter(f["code"] for r in summary for f in r["flags"]
+                       if f["severity"] == "warning")
+    return [f"{code} on {n} point(s): {ADVICE.get(code, '')}" for code, n in
+            sorted(warnings.items())]
+
+
+def wire_table(points: list[dict]) -> Table | None:
+    """What each captured point's user traffic carried, against its governance."""
+    from govkit.wire.verdict import level, readable
+    if not points:
+        return None
+    table = Table(title="On the wire (one extra, unmeasured repeat per point): what the user "
+                        "traffic carried, per RTPS message, against the governance",
+                  title_justify="left")
+    for col in ("profile", "mode", "B", "user msgs", "rtps", "submessages", "payload",
+                "readable", "discovery msgs", "verdict"):
+        table.add_column(col, justify="right" if col in ("B", "user msgs", "readable",
+                                                          "discovery msgs") else "left",
+                         no_wrap=col != "verdict")
+    for p in points:
+        if p["status"] != "ok":
+            table.add_row(p["profile"], p["mode"], str(p["size"]), "–", "–", "–", "–", "–",
+                          "–", "[red]FAILED[/red]")
+            continue
+        e, o = p["expected"], p["observed"]
+        u = o["user"]
+        shown = readable(o)
+        name = p["profile"] + ("" if e["profile"] == p["profile"] else f" (as {e['profile']})")
+        table.add_row(
+            name, p["mode"], str(p["size"]), f"{u['messages']:,}",
+            level(u["rtps"], e["rtps"]), level(u["submessage"], e["submessage"]),
+            level(u["payload"], e["payload"]),
+            f"{shown:,}" + ("" if (shown == 0) == (not e["readable_payload"]) else
+                               " (want 0)" if not e["readable_payload"] else " (want >0)"),
+            f"{o['discovery']['messages']:,}",
+            "match" if p["verdict"] == "match" else "[red]MISMATCH[/red]")
+    return table

@@ -1,0 +1,260 @@
+"""The paired, per-round overhead estimate of a rotating run (govkit.bench.rotation).
+
+Why paired: the 2-core VM runs in speed regimes that last seconds (README, "How sure").
+Two points measured tens of seconds apart land in different regimes, so an interval built
+from independent resamples of each is as wide as the regimes are apart. A rotating run
+measures every secured slot between two `none` slots a fraction of a second away; within
+one round the regime is (almost always) the same on both sides, so the per-round ratio
+cancels it.
+
+Terms, so that each figure says what it is:
+- a *slot* is one uninterrupted ping-pong of one process pair at one size; its value is
+  the exact median of the one-way latencies of the round trips it measured;
+- in each *round*, every arm (a profile, or the A/A arm: a second, independent `none`) gets
+  one slot per size, sandwiched between two `none` slots; its *per-round ratio* is its slot
+  median over the geometric mean of its two neighbours' (its *added µs*, the difference to
+  their arithmetic mean);
+- the *overhead ratio* is the geometric mean of the per-round ratios (exp of the mean
+  log ratio); the *added µs* is the mean of the per-round differences;
+- the 95 % interval is a hierarchical percentile bootstrap: resample the arm's process
+  instances (separate processes, separate address-space layouts), then its rounds within
+  each drawn instance (in moving blocks when successive rounds are correlated), 2000
+  resamples seeded by the point's name.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from govkit.results.stats import BOOTSTRAP_RESAMPLES, percentile_interval
+
+BASELINE_ARM = "none"
+AA_ARM = "none:aa"            # the A/A arm: an independent second `none`, paired like a profile
+HIST_BASE = 1.01              # cyclone_perf's histogram bins (1 %)
+# Successive rounds whose log ratios correlate more than this are resampled in blocks.
+BLOCK_LAG1 = 0.2
+
+INTERVAL_METHOD = (
+    "95% hierarchical percentile bootstrap over the paired rounds: resample the arm's "
+    "process instances with replacement, then its rounds within each drawn instance "
+    f"(moving blocks of ceil(n^(1/3)) rounds when the lag-1 autocorrelation exceeds "
+    f"{BLOCK_LAG1}); {BOOTSTRAP_RESAMPLES} resamples seeded by the point's name.")
+ESTIMATOR = (
+    "per round: the slot's median over the geometric mean of the two adjacent `none` "
+    "slots' medians (ratio) and minus their mean (added µs); overhead = exp(mean of the "
+    "per-round log ratios), added µs = mean of the per-round differences")
+
+
+@dataclass(frozen=True)
+class Pairing:
+    """One arm's slot in one round and its `none` neighbours."""
+    round: int
+    instance: int
+    value: float                # the arm's slot median (µs)
+    baseline: float             # geometric mean of the neighbours' slot medians
+    baseline_mean: float        # arithmetic mean of the same
+
+    @property
+    def log_ratio(self) -> float:
+        return math.log(self.value / self.baseline)
+
+    @property
+    def added(self) -> float:
+        return self.value - self.baseline_mean
+
+
+def usable(slot: dict) -> bool:
+    return slot.get("status") == "ok" and (slot.get("p50") or 0) > 0
+
+
+def pairings(slots: list[dict]) -> dict[tuple[str, int], list[Pairing]]:
+    """Per (arm, size), every round's pairing, from the raw slot records (any order)."""
+    blocks: dict[tuple[int, int], list[dict]] = {}
+    for s in slots:
+        blocks.setdefault((s["round"], s["size"]), []).append(s)
+    out: dict[tuple[str, int], list[Pairing]] = {}
+    for (rnd, size), block in sorted(blocks.items()):
+        block.sort(key=lambda s: s["position"])
+        for i, s in enumerate(block):
+            if s["arm"] == BASELINE_ARM or not usable(s):
+                continue
+            around = [b for b in (block[i - 1] if i else None,
+                                  block[i + 1] if i + 1 < len(block) else None)
+                      if b is not None and b["arm"] == BASELINE_ARM and usable(b)]
+            if not around:
+                continue
+            logs = [math.log(b["p50"]) for b in around]
+            out.setdefault((s["arm"], size), []).append(Pairing(
+                rnd, s["instance"], s["p50"], math.exp(statistics.fmean(logs)),
+                statistics.fmean(b["p50"] for b in around)))
+    return out
+
+
+def lag1(values: Sequence[float]) -> float | None:
+    """Lag-1 autocorrelation of a series (None for fewer than 4 values or no spread)."""
+    if len(values) < 4:
+        return None
+    m = statistics.fmean(values)
+    den = sum((v - m) ** 2 for v in values)
+    if den == 0:
+        return None
+    return sum((a - m) * (b - m) for a, b in zip(values, values[1:], strict=False)) / den
+
+
+def _resample(groups: list[list[float]], statistic, seed: str, block: int) -> list[float]:
+    """Resample the groups (process instances), then each drawn group's values in moving
+    blocks of `block` (1: one at a time) up to its own length; the statistic of all drawn.
+    (Pure Python: the level's median; the overheads' means use _resample_means.)"""
+    rand = random.Random(seed).random
+    k = len(groups)
+    out = []
+    for _ in range(BOOTSTRAP_RESAMPLES):
+        drawn: list[float] = []
+        for _ in range(k):
+            g = groups[int(rand() * k)]
+            n = len(g)
+            b = min(block, n)
+            taken = 0
+            while taken < n:
+                start = int(rand() * (n - b + 1))
+                piece = g[start:start + min(b, n - taken)]
+                drawn += piece
+                taken += len(piece)
+        out.append(statistic(drawn))
+    return out
+
+
+def _resample_means(groups: list[list[float]], seed: str, block: int) -> list[float]:
+    """_resample with the mean as statistic, vectorised (numpy): the rounds' stopping rule
+    computes it for every arm after every round."""
+    import hashlib
+
+    import numpy as np
+
+    rng = np.random.default_rng(int.from_bytes(hashlib.sha256(seed.encode()).digest()[:8],
+                                               "little"))
+    k, r = len(groups), BOOTSTRAP_RESAMPLES
+    sums, counts = np.zeros(r), np.zeros(r)
+    arrays = [np.asarray(g, dtype=float) for g in groups]
+    chosen = rng.integers(0, k, size=(r, k))
+    for gi, values in enumerate(arrays):
+        n = len(values)
+        b = min(block, n)
+        nblocks = -(-n // b)
+        draws = (chosen == gi).sum(axis=1)          # how often each resample drew it
+        most = int(draws.max())
+        if most == 0:
+            continue
+        starts = rng.integers(0, n - b + 1, size=(r, most, nblocks))
+        idx = (starts[..., None] + np.arange(b)).reshape(r, most, nblocks * b)[..., :n]
+        per_draw = values[idx].sum(axis=2)          # (r, most)
+        use = np.arange(most)[None, :] < draws[:, None]
+        sums += (per_draw * use).sum(axis=1)
+        counts += draws * n
+    return [float(v) for v in sums / counts]
+
+
+@dataclass(frozen=True)
+class Overhead:
+    ratio: float
+    ratio_ci95: tuple[float, float] | None
+    added: float
+    added_ci95: tuple[float, float] | None
+    rounds: int
+    instances: int
+    block: int
+    lag1: float | None
+
+    @property
+    def halfwidth_pct(self) -> float | None:
+        if self.ratio_ci95 is None:
+            return None
+        lo, hi = self.ratio_ci95
+        return 100 * max(hi - self.ratio, self.ratio - lo) / self.ratio
+
+    def to_json(self) -> dict:
+        return {"ratio": self.ratio, "ratio_ci95": list(self.ratio_ci95) if self.ratio_ci95
+                else None, "ratio_halfwidth_pct": self.halfwidth_pct,
+                "difference": self.added,
+                "difference_ci95": list(self.added_ci95) if self.added_ci95 else None,
+                "rounds": self.rounds, "instances": self.instances, "block_rounds": self.block,
+                "lag1_autocorrelation": self.lag1}
+
+
+def _by_instance(pairs: list[Pairing], value: Callable[[Pairing], float]) -> list[list[float]]:
+    groups: dict[int, list[float]] = {}
+    for p in sorted(pairs, key=lambda p: p.round):
+        groups.setdefault(p.instance, []).append(value(p))
+    return list(groups.values())
+
+
+def block_length(series: Sequence[float]) -> tuple[int, float | None]:
+    r1 = lag1(series)
+    if r1 is not None and r1 > BLOCK_LAG1:
+        return max(1, math.ceil(len(series) ** (1 / 3))), r1
+    return 1, r1
+
+
+def overhead(pairs: list[Pairing], seed: str) -> Overhead:
+    """The arm's overhead over `none` at one size, with its intervals."""
+    ordered = sorted(pairs, key=lambda p: p.round)
+    logs = [p.log_ratio for p in ordered]
+    adds = [p.added for p in ordered]
+    ratio, added = math.exp(statistics.fmean(logs)), statistics.fmean(adds)
+    block, r1 = block_length(logs)
+    instances = len({p.instance for p in pairs})
+    if len(pairs) < 3:
+        return Overhead(ratio, None, added, None, len(pairs), instances, block, r1)
+    log_dist = _resample_means(_by_instance(pairs, lambda p: p.log_ratio), seed + "/ratio",
+                               block)
+    lo, hi = percentile_interval(log_dist)
+    add_dist = _resample_means(_by_instance(pairs, lambda p: p.added), seed + "/added", block)
+    return Overhead(ratio, (math.exp(lo), math.exp(hi)), added, percentile_interval(add_dist),
+                    len(pairs), instances, block, r1)
+
+
+def level(slots: list[dict], seed: str) -> tuple[float, tuple[float, float] | None]:
+    """An arm's latency at one size: the median of its slot medians over the rounds, with a
+    hierarchical bootstrap interval (instances, then rounds)."""
+    ok = [s for s in slots if usable(s)]
+    values = [s["p50"] for s in ok]
+    value = statistics.median(values)
+    if len(values) < 3:
+        return value, None
+    groups: dict[int, list[float]] = {}
+    for s in sorted(ok, key=lambda s: s["round"]):
+        groups.setdefault(s["instance"], []).append(s["p50"])
+    return value, percentile_interval(_resample(list(groups.values()), statistics.median,
+                                                seed + "/level", 1))
+
+
+def histogram(slot: dict) -> list[tuple[int, int]]:
+    """A slot's histogram, stored as cyclone_perf prints it: "bin:count,bin:count,…"."""
+    text = slot.get("hist") or ""
+    return [(int(b), int(c)) for b, _, c in (x.partition(":") for x in text.split(",") if x)]
+
+
+def pooled_percentiles(slots: list[dict], quantiles=(0.5, 0.9, 0.99, 0.999)) -> dict | None:
+    """True sample percentiles over every measured round trip of the slots, from their 1 %
+    histograms (nearest rank; each bin's geometric centre, so within ±0.5 %)."""
+    bins: dict[int, int] = {}
+    for s in slots:
+        if usable(s):
+            for b, c in histogram(s):
+                bins[b] = bins.get(b, 0) + c
+    total = sum(bins.values())
+    if not total:
+        return None
+    out, seen, order = {}, 0, sorted(bins.items())
+    wanted = sorted(quantiles)
+    i = 0
+    for b, c in order:
+        seen += c
+        while i < len(wanted) and seen >= math.ceil(wanted[i] * total):
+            out[f"p{wanted[i] * 100:g}".replace(".", "_")] = HIST_BASE ** (b + 0.5) / 1e3
+            i += 1
+    return {"samples": total, **out}

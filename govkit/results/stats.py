@@ -1,0 +1,302 @@
+"""Every figure `govkit bench` reports, computed from the runners' raw rows alone.
+
+A runner hands over what it read (govkit.runners.base.PointResult): ddsperf prints one
+summary line per second, so its rows are per-second summaries; RTI Perftest prints one
+end-of-run summary. Nothing here knows how a row was obtained beyond its `row_format`,
+and nothing here is stored that cannot be recomputed from the rows: `govkit report`
+recomputes all of it from results.json.
+
+Terms used in names, so that each figure says what it is:
+- a *point* is one (profile, mode, size) over one network (transport, path, injected
+  loss: govkit.runners.network); a *repeat* is one run of its two processes;
+- a *second* is one reporting interval of a repeat; the first `warmup` seconds of each
+  repeat are kept in the raw data but not measured;
+- ddsperf computes each second's percentiles itself, over (at most) the first 20000
+  samples of that second: govkit never sees single samples, so it reports medians *of
+  per-second* medians, never "the median".
+
+Intervals are 95 % two-stage percentile bootstraps: resample the repeats, then the measured
+seconds within each drawn repeat, recompute the statistic; 2000 resamples from a seed
+derived from the point's name, so the same rows always give the same interval.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+BOOTSTRAP_RESAMPLES = 2000
+CONFIDENCE = 0.95
+INTERVAL_METHOD = (
+    "95% two-stage percentile bootstrap: resample the repeats with replacement, then the "
+    "measured seconds within each drawn repeat, recompute the statistic; "
+    f"{BOOTSTRAP_RESAMPLES} resamples, seeded by the point's name (the same raw rows always "
+    "give the same interval). Overheads: the profile's and none's resamples paired by index "
+    "(independent runs), ratio and difference taken per resample.")
+
+# Flag thresholds (see `flags`): chosen so that pure per-second noise of the size seen on
+# a 2-core VM (about 10 % standard deviation between seconds) does not raise them.
+BIMODAL_GAP = 0.15        # a gap of 15 % of the median between two groups of seconds ...
+BIMODAL_SHARE = 0.25      # ... each holding at least a quarter of them
+TREND_MIN = 0.05          # first vs last third of the measured seconds differ by > 5 % ...
+TREND_SIGMAS = 2.0        # ... and by more than 2 standard errors over the repeats
+
+
+# ----------------------------------------------------------------------- row formats
+
+@dataclass(frozen=True)
+class RowFormat:
+    """How to read one runner's rows: which per-row value the point statistic pools."""
+    name: str
+    mode: str                      # latency | throughput
+    value_key: str | None          # per-row value pooled over seconds; None: summary only
+    statistic: str                 # exact name of the point statistic
+    pooled: Callable[[Sequence[float]], float]
+    unit: str
+
+
+# Any runner uses one of these (its `method` says how the rows come about):
+# latency-per-second rows: t, count, mean, min, p50, p90, p99, max (µs, one second each);
+# throughput-per-second rows: t, count, lost, rate_sps, mbps (seconds without samples kept);
+# *-summary: no rows, the runner's own end-of-run sample statistics in `summary`.
+ROW_FORMATS = {f.name: f for f in (
+    RowFormat("latency-per-second", "latency", "p50",
+              "median of per-second medians (one-way latency)", statistics.median, "us"),
+    RowFormat("throughput-per-second", "throughput", "rate_sps",
+              "mean of per-second rates (seconds without samples count as 0)",
+              statistics.fmean, "samples/s"),
+    RowFormat("latency-slots", "latency", "p50",
+              "median of slot medians (one-way latency; each slot's median exact over its "
+              "round trips)", statistics.median, "us"),
+    RowFormat("latency-summary", "latency", None,
+              "median over repeats of each run's sample median (one-way latency)",
+              statistics.median, "us"),
+    RowFormat("throughput-summary", "throughput", None,
+              "mean over repeats of each run's average rate", statistics.fmean, "samples/s"),
+)}
+
+
+def row_format(name: str) -> RowFormat:
+    if name not in ROW_FORMATS:
+        raise ValueError(f"unknown row format {name!r}")
+    return ROW_FORMATS[name]
+
+
+def measured(rows: list[dict], warmup: int, duration: int) -> list[dict]:
+    """The rows that count: after `warmup` seconds, at most `duration` of them."""
+    return rows[warmup:warmup + duration]
+
+
+# ----------------------------------------------------------------- one repeat's figures
+
+def latency_figures(rows: list[dict]) -> dict:
+    """One repeat's latency figures (µs) from its measured per-second rows."""
+    p50 = [r["p50"] for r in rows]
+    p90 = [r["p90"] for r in rows]
+    p99 = [r["p99"] for r in rows]
+    means = [r["mean"] for r in rows]
+    counts = [r["count"] for r in rows]
+    total = sum(counts)
+    return {
+        "median_of_second_medians": statistics.median(p50),
+        "p90_median_of_seconds": statistics.median(p90),
+        "p99_median_of_seconds": statistics.median(p99),
+        "p99_worst_second": max(p99),
+        # each second's mean weighted by its count is the exact mean of all samples
+        "mean_of_samples": sum(m * c for m, c in zip(means, counts, strict=True)) / total,
+        "std_of_second_means": statistics.pstdev(means) if len(means) > 1 else 0.0,
+        "min": min(r["min"] for r in rows),
+        "max": max(r["max"] for r in rows),
+    }
+
+
+def slot_figures(rows: list[dict]) -> dict:
+    """One process pair's latency figures (µs) from its slots (govkit.bench.rotation): true
+    sample percentiles pooled from the slots' 1 % histograms, the exact mean of all samples,
+    and the median and spread of the slot medians."""
+    from govkit.results.paired import pooled_percentiles
+    pooled = pooled_percentiles(rows) or {}
+    counts = [r["count"] for r in rows]
+    total = sum(counts)
+    p50 = [r["p50"] for r in rows]
+    return {
+        "median_of_slot_medians": statistics.median(p50),
+        "std_of_slot_medians": statistics.pstdev(p50) if len(p50) > 1 else 0.0,
+        "median_of_samples": pooled.get("p50"),
+        "p90_of_samples": pooled.get("p90"),
+        "p99_of_samples": pooled.get("p99"),
+        "p99_9_of_samples": pooled.get("p99_9"),
+        "mean_of_samples": sum(r["mean"] * c for r, c in zip(rows, counts, strict=True))
+        / total if total else None,
+        "min": min(r["min"] for r in rows),
+        "max": max(r["max"] for r in rows),
+        "cpu_pct_ping": 100 * sum(r.get("cpu_us", 0) for r in rows)
+        / max(1, sum(r.get("wall_us", 0) for r in rows)),
+    }
+
+
+def throughput_figures(rows: list[dict]) -> dict:
+    """One repeat's throughput figures from its measured per-second rows (stalls = 0).
+
+    Rows of a run with injected loss also hold `rexmit_bytes` (the publisher's
+    retransmitted bytes in that second, ddsperf -X): summed, and set against the payload
+    bytes delivered in the same seconds (ddsperf's Mb/s counts payload only, a
+    retransmission counts whole RTPS messages: the share is an upper estimate)."""
+    figures = {
+        "mean_rate_sps": statistics.fmean(r["rate_sps"] for r in rows),
+        "mean_mbps": statistics.fmean(r["mbps"] for r in rows),
+        "lost": sum(r["lost"] for r in rows),
+        "stalled_seconds": sum(1 for r in rows if r["count"] == 0),
+    }
+    if any("rexmit_bytes" in r for r in rows):
+        known = [r for r in rows if r.get("rexmit_bytes") is not None]
+        delivered = sum(r["mbps"] for r in known) * 1e6 / 8
+        figures["rexmit_bytes"] = sum(r["rexmit_bytes"] for r in known)
+        figures["rexmit_seconds"] = len(known)
+        figures["rexmit_share_pct"] = (100 * figures["rexmit_bytes"] / delivered
+                                       if delivered else None)
+    return figures
+
+
+def repeat_figures(record: dict) -> tuple[dict, int | None]:
+    """(figures, sample count) of one ok repeat record, recomputed from its raw data."""
+    raw = record["raw"]
+    fmt = row_format(raw["format"])
+    if fmt.value_key is None:               # the runner's own end-of-run summary
+        return dict(raw["summary"]), raw["summary"].get("count")
+    rows = measured(raw["rows"], record["warmup_rows"], record["measured_rows"])
+    if not rows:
+        raise ValueError("no measured rows")
+    if fmt.name == "latency-slots":
+        figures = slot_figures(rows)
+    else:
+        figures = latency_figures(rows) if fmt.mode == "latency" else throughput_figures(rows)
+    return figures, sum(r["count"] for r in rows)
+
+
+def repeat_values(record: dict, key: str | None = None) -> list[float]:
+    """The measured per-second values of `key` (default: the one its point's statistic
+    pools), in time order; one value for a summary-only runner."""
+    raw = record["raw"]
+    fmt = row_format(raw["format"])
+    if fmt.value_key is None:
+        key = "median_of_samples" if fmt.mode == "latency" else "mean_rate_sps"
+        return [raw["summary"][key]]
+    rows = measured(raw["rows"], record["warmup_rows"], record["measured_rows"])
+    return [r[key or fmt.value_key] for r in rows]
+
+
+# -------------------------------------------------------------------------- intervals
+
+def bootstrap(groups: list[list[float]], statistic: Callable[[Sequence[float]], float],
+              seed: str, resamples: int = BOOTSTRAP_RESAMPLES) -> list[float]:
+    """Two-stage bootstrap distribution of `statistic` over the pooled values."""
+    rand = random.Random(seed).random
+    k = len(groups)
+    out = []
+    for _ in range(resamples):
+        pooled: list[float] = []
+        for _ in range(k):
+            g = groups[int(rand() * k)]
+            m = len(g)
+            pooled += [g[int(rand() * m)] for _ in range(m)]
+        out.append(statistic(pooled))
+    return out
+
+
+def percentile_interval(dist: list[float], confidence: float = CONFIDENCE
+                        ) -> tuple[float, float]:
+    s = sorted(dist)
+    n = len(s)
+    tail = (1 - confidence) / 2
+    return s[max(0, math.ceil(tail * n) - 1)], s[min(n - 1, math.ceil((1 - tail) * n) - 1)]
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A point's statistic over all its measured seconds, with its bootstrap distribution."""
+    value: float
+    interval: tuple[float, float] | None   # None: too little data for an interval
+    dist: list[float]
+
+    @property
+    def halfwidth_pct(self) -> float | None:
+        if self.interval is None or not self.value:
+            return None
+        lo, hi = self.interval
+        return 100 * max(hi - self.value, self.value - lo) / abs(self.value)
+
+
+def estimate(groups: list[list[float]], statistic: Callable[[Sequence[float]], float],
+             seed: str) -> Estimate:
+    pooled = [v for g in groups for v in g]
+    value = statistic(pooled)
+    if len(pooled) < 2:
+        return Estimate(value, None, [])
+    dist = bootstrap(groups, statistic, seed)
+    return Estimate(value, percentile_interval(dist), dist)
+
+
+def compare(mine: Estimate, base: Estimate) -> dict:
+    """Ratio and difference of two independent estimates, each with its interval."""
+    out = {"ratio": mine.value / base.value if base.value else None, "ratio_ci95": None,
+           "difference": mine.value - base.value, "difference_ci95": None}
+    if mine.dist and base.dist:
+        if out["ratio"] is not None and all(base.dist):
+            out["ratio_ci95"] = list(percentile_interval(
+                [a / b for a, b in zip(mine.dist, base.dist, strict=True)]))
+        out["difference_ci95"] = list(percentile_interval(
+            [a - b for a, b in zip(mine.dist, base.dist, strict=True)]))
+    return out
+
+
+# ------------------------------------------------------------------------------ flags
+
+def flag(code: str, severity: str, reason: str) -> dict:
+    return {"code": code, "severity": severity, "reason": reason}
+
+
+def bimodal(values: list[float]) -> tuple[float, float] | None:
+    """Medians of the two groups if the values split into two well separated groups."""
+    v = sorted(values)
+    n = len(v)
+    least = max(2, math.ceil(BIMODAL_SHARE * n))
+    if n < 2 * least:
+        return None
+    median = statistics.median(v)
+    gap, at = max((v[i + 1] - v[i], i) for i in range(least - 1, n - least))
+    if median <= 0 or gap <= BIMODAL_GAP * median:
+        return None
+    return statistics.median(v[:at + 1]), statistics.median(v[at + 1:])
+
+
+def trend(groups: list[list[float]]) -> float | None:
+    """Mean relative change from the first to the last third of each repeat's measured
+    seconds (positive: falling), if it exceeds TREND_MIN and TREND_SIGMAS standard errors.
+
+    The per-second noise is estimated from successive differences, which a trend inflates
+    rather than hides, so a steady drift is not mistaken for noise nor noise for a drift.
+    """
+    changes, noise, k_total = [], [], 0
+    for g in groups:
+        if len(g) < 2:
+            continue
+        mid = statistics.median(g)
+        if not mid:
+            continue
+        k = max(1, len(g) // 3)
+        changes.append((statistics.fmean(g[:k]) - statistics.fmean(g[-k:])) / mid)
+        noise += [((b - a) / mid) ** 2 / 2 for a, b in zip(g, g[1:], strict=False)]
+        k_total += k
+    if not changes or not noise:
+        return None
+    mean = statistics.fmean(changes)
+    sigma = math.sqrt(statistics.fmean(noise))
+    # each repeat's change is a difference of two means of k seconds: variance 2 σ² / k
+    se = sigma * math.sqrt(2 * len(changes) / k_total) / math.sqrt(len(changes))
+    if abs(mean) > TREND_MIN and abs(mean) > TREND_SIGMAS * se:
+        return mean
+    return None

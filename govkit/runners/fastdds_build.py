@@ -1,0 +1,143 @@
+"""Build govkit's Fast DDS program (govkit/runners/native/fastdds_perf.cpp) once, and cache it.
+
+The program is compiled with the system C++ compiler against the Fast DDS the system has
+(Debian 12: libfastrtps-dev 2.9.1, built with DDS Security). The binary is cached per user
+under `$XDG_CACHE_HOME/govkit` (default `~/.cache/govkit`), named by a hash of everything
+that makes it what it is: the source, the compiler's version, the Fast DDS version and the
+command line. A changed source, compiler or library therefore builds a new binary; an
+unchanged one is reused. The build writes to a temporary name and renames it into place,
+so two govkit processes building at the same time never run a half-written file.
+
+`python -m govkit.runners.fastdds_build` builds it and prints its path (`.ci/setup` does that).
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from functools import cache
+from pathlib import Path
+
+from govkit.common.errors import GovkitError
+
+SOURCE = Path(__file__).resolve().parent / "native" / "fastdds_perf.cpp"
+PROGRAM = "fastdds_perf"
+FLAGS = ("-std=c++17", "-O2", "-pthread")
+LIBS = ("-lfastrtps", "-lfastcdr")
+INSTALL_HINT = ("install a C++ compiler and Fast DDS with its headers: `sudo apt-get install "
+                "g++ libfastrtps-dev` (or run `bash .ci/setup`)")
+_HEADER_MISSING = re.compile(r"fatal error: (fast\w+/\S+): No such file or directory")
+
+
+def cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "govkit"
+
+
+def compiler() -> str | None:
+    """The C++ compiler to use: $CXX if set, else g++ (what Debian's g++ package installs)."""
+    return shutil.which(os.environ.get("CXX") or "g++")
+
+
+@cache
+def fastdds_version() -> str:
+    """Fast DDS's version as its own headers state it (FASTRTPS_VERSION_STR), or 'unknown'."""
+    for header in _config_headers():
+        m = re.search(r'#define\s+FASTRTPS_VERSION_STR\s+"([^"]+)"',
+                      Path(header).read_text(errors="replace"))
+        if m:
+            return m[1]
+    return "unknown"
+
+
+def _config_headers() -> list[str]:
+    # Debian installs the generated config.h under the multiarch include directory.
+    return (sorted(glob.glob("/usr/include/*/fastrtps/config.h"))
+            + glob.glob("/usr/include/fastrtps/config.h")
+            + glob.glob("/usr/local/include/fastrtps/config.h"))
+
+
+def _compiler_version(cxx: str) -> str:
+    try:
+        out = subprocess.run([cxx, "--version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return (out.stdout.splitlines() or ["unknown"])[0].strip()
+
+
+def build_key(cxx: str) -> str:
+    """16 hex digits naming the binary: source + compiler + Fast DDS + command line."""
+    h = hashlib.sha256()
+    for part in (SOURCE.read_bytes(), _compiler_version(cxx).encode(),
+                 fastdds_version().encode(), " ".join(FLAGS + LIBS).encode()):
+        h.update(hashlib.sha256(part).digest())
+    return h.hexdigest()[:16]
+
+
+def cached_path() -> Path:
+    """Where the binary is (or would be) cached; a placeholder name without a compiler."""
+    cxx = compiler()
+    return cache_dir() / (f"{PROGRAM}-{build_key(cxx)}" if cxx else PROGRAM)
+
+
+def ensure_built() -> Path:
+    """The cached binary, compiled first if it is not there yet; GovkitError (exit 2) with
+    the install command when the compiler or Fast DDS's headers are missing."""
+    cxx = compiler()
+    if cxx is None:
+        raise GovkitError(f"Fast DDS runner: no C++ compiler "
+                          f"({os.environ.get('CXX') or 'g++'}) found; {INSTALL_HINT}")
+    target = cache_dir() / f"{PROGRAM}-{build_key(cxx)}"
+    if os.access(target, os.X_OK):
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        out = subprocess.run([cxx, *FLAGS, "-o", tmp, str(SOURCE), *LIBS],
+                             capture_output=True, text=True, timeout=600)
+        if out.returncode != 0:
+            raise GovkitError(_build_error(out.stderr))
+        os.chmod(tmp, 0o755)
+        os.replace(tmp, target)
+    except subprocess.TimeoutExpired:
+        raise GovkitError("Fast DDS runner: compiling fastdds_perf took over 10 minutes") \
+            from None
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return target
+
+
+def _build_error(stderr: str) -> str:
+    m = _HEADER_MISSING.search(stderr)
+    if m:
+        return f"Fast DDS runner: Fast DDS headers not found ({m[1]}); {INSTALL_HINT}"
+    if re.search(r"cannot find -l(fastrtps|fastcdr)", stderr):
+        return f"Fast DDS runner: the Fast DDS library is not installed; {INSTALL_HINT}"
+    first = next((line for line in stderr.splitlines() if "error" in line), stderr.strip())
+    return f"Fast DDS runner: compiling {SOURCE.name} failed: {first[:300]}"
+
+
+def print_built(ensure) -> int:
+    """`python -m govkit.<program>_build`: build (or find) the program, print its path."""
+    try:
+        print(ensure())
+    except GovkitError as e:
+        print(f"govkit: {e}", file=sys.stderr)
+        return e.exit_code
+    return 0
+
+
+def main() -> int:
+    return print_built(ensure_built)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

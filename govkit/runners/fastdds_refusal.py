@@ -1,0 +1,230 @@
+"""Why Fast DDS 2.9 refused a participant, found by govkit's own checks.
+
+Fast DDS 2.9 prints only "Cannot create participant due to initialization error" when its
+security plugins refuse a file. So when govkit's Fast DDS program cannot create its
+participant, the runner runs these independent checks on exactly the files that process
+was given (its security properties file) and names the ones that fail. Each check mirrors
+a rule of Fast DDS 2.9.1 (src/cpp/security: PKIDH.cpp, Permissions.cpp, PermissionsParser.cpp,
+CommonParser.cpp) and is decided in Python, not by asking Fast DDS.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+from cryptography import x509
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import serialization
+from lxml import etree
+
+from govkit.smime import smime
+
+# Fast DDS computes a participant's UDP ports as 7400 + 250 × domain + offsets (up to 11 +
+# 2 × participant index): above domain 232 they pass 65535 and creation fails.
+FASTDDS_MAX_DOMAIN_ID = 232
+
+PROPERTY_FILES = {
+    "identity_ca": "dds.sec.auth.builtin.PKI-DH.identity_ca",
+    "certificate": "dds.sec.auth.builtin.PKI-DH.identity_certificate",
+    "private_key": "dds.sec.auth.builtin.PKI-DH.private_key",
+    "permissions_ca": "dds.sec.access.builtin.Access-Permissions.permissions_ca",
+    "governance": "dds.sec.access.builtin.Access-Permissions.governance",
+    "permissions": "dds.sec.access.builtin.Access-Permissions.permissions",
+}
+_XML_BODY = re.compile(rb"<dds[\s>].*</dds>", re.S)
+_FASTDDS_TIME = re.compile(r"\s*(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})")
+
+
+def read_properties(path: Path) -> dict[str, str]:
+    """name=value lines of a Fast DDS security properties file ('#' starts a comment)."""
+    props = {}
+    for line in Path(path).read_text().splitlines():
+        if line and not line.startswith("#") and "=" in line:
+            name, value = line.split("=", 1)
+            props[name] = value
+    return props
+
+
+def file_of(uri: str) -> Path:
+    return Path(unquote(urlparse(uri).path)) if uri.startswith("file:") else Path(uri)
+
+
+@dataclass
+class _Files:
+    paths: dict[str, Path]
+    certs: dict[str, x509.Certificate]
+
+
+def explain(properties: Path | None, domain_id: int, now: dt.datetime | None = None
+            ) -> list[str]:
+    """Every reason govkit finds why Fast DDS 2.9 would refuse these files on this domain
+    (empty: none found)."""
+    now = now or dt.datetime.now(dt.UTC)
+    reasons = []
+    if domain_id > FASTDDS_MAX_DOMAIN_ID:
+        reasons.append(f"domain id {domain_id} is above {FASTDDS_MAX_DOMAIN_ID}: Fast DDS's "
+                       f"UDP ports (7400 + 250 × domain + …) would pass 65535")
+    if properties is None:
+        return reasons
+    try:
+        props = read_properties(properties)
+    except OSError as e:
+        return [*reasons, f"cannot read {properties}: {e.strerror}"]
+    files = _load(props, reasons)
+    if files is None:
+        return reasons
+    reasons += _certificate_checks(files, now)
+    for kind in ("governance", "permissions"):
+        check = smime.verify_file(files.paths[kind], files.paths["permissions_ca"], now)
+        reasons += [f"{kind} {files.paths[kind].name}: {p}" for p in check.problems]
+    gov, perm = _document(files.paths["governance"]), _document(files.paths["permissions"])
+    if gov is not None and not any(_domain_in(r.find("domains"), domain_id)
+                                   for r in gov.iter("domain_rule")):
+        reasons.append(f"governance {files.paths['governance'].name}: no domain_rule covers "
+                       f"domain {domain_id}")
+    if perm is not None:
+        reasons += _grant_checks(perm, files, domain_id, now)
+    return reasons
+
+
+def _load(props: dict[str, str], reasons: list[str]) -> _Files | None:
+    paths = {}
+    for key, name in PROPERTY_FILES.items():
+        if name not in props:
+            reasons.append(f"property {name} is not set")
+            continue
+        paths[key] = file_of(props[name])
+        if not paths[key].is_file():
+            reasons.append(f"{name}: {paths[key]} does not exist")
+    if len(paths) < len(PROPERTY_FILES) or any(not p.is_file() for p in paths.values()):
+        return None
+    certs = {}
+    for key in ("identity_ca", "certificate", "permissions_ca"):
+        try:
+            certs[key] = x509.load_pem_x509_certificate(paths[key].read_bytes())
+        except ValueError:
+            reasons.append(f"{paths[key]} is not a PEM certificate")
+    return _Files(paths, certs) if len(certs) == 3 else None
+
+
+def _certificate_checks(files: _Files, now: dt.datetime) -> list[str]:
+    reasons = []
+    for key, cert in files.certs.items():
+        name = files.paths[key].name
+        if now < cert.not_valid_before_utc:
+            reasons.append(f"{name} is not valid before {_utc(cert.not_valid_before_utc)}")
+        if now > cert.not_valid_after_utc:
+            reasons.append(f"{name} expired on {_utc(cert.not_valid_after_utc)}")
+    cert, ca = files.certs["certificate"], files.certs["identity_ca"]
+    try:
+        cert.verify_directly_issued_by(ca)
+    except (ValueError, TypeError, InvalidSignature):
+        reasons.append(f"{files.paths['certificate'].name} is not issued by the identity CA "
+                       f"{files.paths['identity_ca'].name} "
+                       f"({ca.subject.rfc4514_string()})")
+    try:
+        key = serialization.load_pem_private_key(files.paths["private_key"].read_bytes(), None)
+        if key.public_key() != cert.public_key():
+            reasons.append(f"{files.paths['private_key'].name} is not the key of "
+                           f"{files.paths['certificate'].name}")
+    except (ValueError, TypeError):
+        reasons.append(f"{files.paths['private_key'].name} is not an unencrypted PEM key")
+    return reasons
+
+
+def _utc(t: dt.datetime) -> str:
+    return t.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _document(p7s: Path):
+    """The XML root signed inside a .p7s (for reading rules only: `verify` judged the
+    signature already), or None if there is none to read."""
+    m = _XML_BODY.search(p7s.read_bytes())
+    if not m:
+        return None
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False)
+    try:
+        root = etree.fromstring(m[0].replace(b"\r\n", b"\n"), parser)
+    except etree.XMLSyntaxError:
+        return None
+    for el in root.iter():          # rules are looked up by local name
+        if isinstance(el.tag, str):
+            el.tag = etree.QName(el).localname
+    return root
+
+
+def _domain_in(domains, domain_id: int) -> bool:
+    """Fast DDS's reading (CommonParser.cpp): an id_range without <max>, or with max 0,
+    is its <min> alone."""
+    if domains is None:
+        return False
+    for el in domains:
+        if el.tag == "id" and (el.text or "").strip() == str(domain_id):
+            return True
+        if el.tag == "id_range":
+            lo, hi = _number(el.findtext("min")), _number(el.findtext("max"))
+            if (hi == 0 and domain_id == lo) or lo <= domain_id <= hi:
+                return True
+    return False
+
+
+def _number(text: str | None) -> int:
+    text = (text or "").strip()
+    return int(text) if text.isdigit() else 0
+
+
+def rfc2253_equal(a: str, b: str) -> bool:
+    """Fast DDS 2.9's subject comparison (Permissions.cpp rfc2253_string_compare): split
+    both at every ',', trim spaces, compare the parts in order. So the order of the
+    attributes counts, and '/O=…/CN=…' (OpenSSL's oneline form) never matches."""
+    pa, pb = a.split(","), b.split(",")
+    return len(pa) == len(pb) and all(x.strip() == y.strip() for x, y in zip(pa, pb,
+                                                                               strict=True))
+
+
+def fastdds_local_time(text: str) -> dt.datetime | None:
+    """The instant Fast DDS 2.9 makes of a permissions date (PermissionsParser.cpp): the
+    digits up to the seconds through std::mktime, i.e. in this process's local time zone
+    (daylight saving time off), whatever zone the text itself states."""
+    m = _FASTDDS_TIME.match(text or "")
+    if not m:
+        return None
+    fields = tuple(int(x) for x in m.groups())
+    return dt.datetime.fromtimestamp(time.mktime((*fields, 0, 0, 0)), dt.UTC)
+
+
+def _grant_checks(root, files: _Files, domain_id: int, now: dt.datetime) -> list[str]:
+    name = files.paths["permissions"].name
+    subject = files.certs["certificate"].subject.rfc4514_string()
+    grants = list(root.iter("grant"))
+    mine = [g for g in grants if rfc2253_equal(g.findtext("subject_name") or "", subject)]
+    if not mine:
+        listed = ", ".join(repr(g.findtext("subject_name")) for g in grants) or "none"
+        return [f"permissions {name}: no grant's subject_name equals the certificate's "
+                f"subject {subject!r} as Fast DDS compares them (RFC 2253 attributes in the "
+                f"certificate's order, split at ','); the grants name {listed}"]
+    reasons = []
+    for g in mine:
+        where = f"permissions {name}, grant {g.get('name')!r}"
+        nb = g.findtext("validity/not_before") or ""
+        na = g.findtext("validity/not_after") or ""
+        start, end = fastdds_local_time(nb), fastdds_local_time(na)
+        if start is None or end is None:
+            reasons.append(f"{where}: validity {nb!r} .. {na!r} is not in the form "
+                           f"YYYY-MM-DDThh:mm:ss Fast DDS reads")
+            continue
+        zone = time.strftime("%Z") or "local time"
+        if now < start:
+            reasons.append(f"{where}: not_before {nb} is read by Fast DDS 2.9 as local time "
+                           f"({zone}), i.e. {_utc(start)}, which is still in the future")
+        if now > end:
+            reasons.append(f"{where}: not_after {na} is read by Fast DDS 2.9 as local time "
+                           f"({zone}), i.e. {_utc(end)}, which has passed")
+        if not any(_domain_in(r.find("domains"), domain_id) for r in g.iter("allow_rule")):
+            reasons.append(f"{where}: no allow_rule covers domain {domain_id}")
+    return reasons

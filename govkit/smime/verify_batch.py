@@ -1,0 +1,233 @@
+"""`govkit verify` over many files: the verdicts of `smime.verify_file`, faster.
+
+`smime.verify_bytes` reads any S/MIME file as OpenSSL does, which for the usual file
+(signed by govkit or `openssl smime -sign -text`) mostly means re-deriving facts that
+are the same in every file: the certificates, the signer's chain, the algorithms. Here a
+`Verifier` takes those facts from the first file of each *layout* it sees, after that
+file passed the full check, and for every later file that has the very same layout it
+checks only what varies:
+
+* the file must be byte for byte what `smime.smime_message` writes for its parts (a
+  signed part whose lines all end in CRLF and fit in one OpenSSL line buffer, a random
+  boundary that occurs nowhere in it, the base64 of the DER signature), so OpenSSL reads
+  exactly those parts back;
+* the DER must be byte for byte what the learned `pkcs7.SignerTemplate` assembles from
+  this file's signing time, message digest and signature, so it names the same signer,
+  certificates and algorithms, whose checks (chain, key usage, validity at `now`, no
+  warnings) the first file passed;
+* then what the full check does with those values: the signing time parsed as asn1crypto
+  parses it, the digest compared, the signature verified with the signer's key, and the
+  signed document checked by the same function (`smime.check_signed_document`).
+
+Anything else, or any of these failing, goes to the full check, which gives the verdict
+and its reasons: the fast path only ever says OK, and only where the full check would.
+"""
+
+from __future__ import annotations
+
+import binascii
+import datetime as dt
+import hashlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from asn1crypto import cms
+from cryptography import x509
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
+
+from govkit.common import workers
+from govkit.common.errors import GovkitError
+from govkit.common.inputs import read_input
+from govkit.common.limits import MAX_SIGNATURE_PART_BYTES, MAX_SMIME_BYTES
+from govkit.smime import pkcs7, smime
+
+_HEAD = (b'MIME-Version: 1.0\nContent-Type: multipart/signed; '
+         b'protocol="application/x-pkcs7-signature"; micalg="sha-256"; boundary="')
+_BOUNDARY_RE = re.compile(rb"----[0-9A-F]{32}")
+_BOUNDARY_LEN = 36
+_SIGNATURE_HEAD = (b'\nContent-Type: application/x-pkcs7-signature; name="smime.p7s"\n'
+                   b'Content-Transfer-Encoding: base64\n'
+                   b'Content-Disposition: attachment; filename="smime.p7s"\n\n')
+_MAX_PIECE = 1022   # the longest line OpenSSL reads in one piece (1023 with its LF)
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """What the first file of a layout established, for the files after it."""
+    public_key: object
+    signer: str
+
+
+def _parts(data: bytes) -> tuple[bytes, bytes, bytes] | None:
+    """(boundary, signed part, DER) of a file exactly as `smime_message` lays it out,
+    whose signed part OpenSSL reads back unchanged; None for anything else."""
+    if not data.startswith(_HEAD) or b"\0" in data:
+        return None
+    start = len(_HEAD)
+    boundary = data[start:start + _BOUNDARY_LEN]
+    if not _BOUNDARY_RE.fullmatch(boundary):
+        return None
+    delimiter = b"\n--" + boundary
+    part = data.find(b"\n\nThis is an S/MIME signed message\n" + delimiter + b"\n", start)
+    if part != start + _BOUNDARY_LEN + 1:
+        return None
+    part = data.index(delimiter, part) + len(delimiter) + 1
+    middle = data.find(delimiter + _SIGNATURE_HEAD, part)
+    if middle < 0 or len(data) - middle > MAX_SIGNATURE_PART_BYTES:
+        return None
+    signed_part = data[part:middle]
+    if boundary in signed_part or \
+            signed_part.count(b"\r") != signed_part.count(b"\r\n") or \
+            signed_part.count(b"\n") != signed_part.count(b"\r\n") or \
+            max(map(len, signed_part.split(b"\n"))) > _MAX_PIECE:
+        return None
+    tail = b"\n\n--" + boundary + b"--\n\n"
+    b64_start = middle + len(delimiter) + len(_SIGNATURE_HEAD)
+    if not data.endswith(tail) or len(data) - len(tail) <= b64_start:
+        return None
+    try:
+        der = binascii.a2b_base64(data[b64_start:len(data) - len(tail)].replace(b"\n", b""),
+                                  strict_mode=True)
+    except binascii.Error:
+        return None
+    if smime.smime_message(signed_part, der, boundary.decode()) != data:
+        return None   # not our line layout (e.g. base64 lines of another length)
+    return boundary, signed_part, der
+
+
+def _signature_ok(key, signature: bytes, data: bytes) -> bool:
+    try:
+        if isinstance(key, rsa.RSAPublicKey):
+            key.verify(signature, data, padding.PKCS1v15(), hashes.SHA256())
+        else:
+            key.verify(signature, data, ec.ECDSA(hashes.SHA256()))
+        return True
+    except (InvalidSignature, ValueError, TypeError):
+        return False
+
+
+class Verifier:
+    """Verifies files against one Permissions CA at one instant (`now`), learning the
+    layouts of the files that pass in full."""
+
+    def __init__(self, ca: x509.Certificate, now: dt.datetime | None = None):
+        self.ca = ca
+        self.now = now or dt.datetime.now(dt.UTC)
+        self._layouts: dict[tuple, _Layout] = {}
+        self._times: dict[bytes, bool] = {}
+        self.fast = 0   # files verified by the fast path (for tests and benchmarks)
+
+    def verify(self, data: bytes, filename: str) -> smime.Verification:
+        parts = _parts(data)
+        parsed = None
+        if parts is not None:
+            try:
+                parsed = pkcs7.SignerTemplate.parse(parts[2])
+            except pkcs7.TemplateError:
+                parsed = None
+        if parsed is not None:
+            layout = self._layouts.get(parsed.template.layout)
+            if layout is not None:
+                result = self._fast(parts, parsed, layout, filename)
+                if result is not None:
+                    self.fast += 1
+                    return result
+        result = smime.verify_bytes(data, filename, self.ca, self.now)
+        if parsed is not None and result.ok and not result.warnings:
+            self._learn(parsed, parts[2], result)
+        return result
+
+    def _fast(self, parts, parsed: pkcs7.Parsed, layout: _Layout, filename: str
+              ) -> smime.Verification | None:
+        _, signed_part, der = parts
+        template = parsed.template
+        if template.assemble(template.attributes_with(parsed.digest, parsed.when),
+                             parsed.signature) != der:
+            return None   # not the canonical encoding of these values
+        # The full check reads every signed attribute with asn1crypto; a signing time it
+        # cannot read fails it. The other attributes are the learned file's very bytes
+        # (which it read) and an OCTET STRING digest (which it always reads), so only
+        # the signing time is read here, by the same class; if that fails, the full
+        # check decides.
+        if not self._readable_time(parsed.when):
+            return None
+        if parsed.digest != hashlib.sha256(signed_part).digest() or \
+                not _signature_ok(layout.public_key, parsed.signature,
+                                  pkcs7.tlv(0x31, parsed.attributes)):
+            return None
+        result = smime.Verification(filename, ok=False, signer=layout.signer)
+        smime.check_signed_document(signed_part, filename, result)
+        if result.problems or result.warnings:
+            return None
+        result.ok = True
+        return result
+
+    def _readable_time(self, when: bytes) -> bool:
+        """asn1crypto reads this signing time (files signed in one second share it, so
+        each value is read once)."""
+        if when not in self._times:
+            try:
+                cms.CMSAttribute.load(pkcs7.signing_time_attribute(when)).native  # noqa: B018
+                self._times[when] = True
+            except Exception:  # whatever it is, the full check reports it
+                self._times[when] = False
+        return self._times[when]
+
+    def _learn(self, parsed: pkcs7.Parsed, der: bytes, result: smime.Verification) -> None:
+        """Remember a layout whose file passed the full check: its signer's key and name."""
+        try:
+            sd = cms.ContentInfo.load(der)["content"]
+            info = sd["signer_infos"][0]
+            if info["digest_algorithm"]["algorithm"].native != "sha256":
+                return
+            sid = info["sid"].chosen
+            for choice in sd["certificates"]:
+                cert = choice.chosen
+                if cert.serial_number == sid["serial_number"].native and \
+                        cert.issuer.dump() == sid["issuer"].dump():
+                    key = x509.load_der_x509_certificate(cert.dump()).public_key()
+                    if isinstance(key, rsa.RSAPublicKey | ec.EllipticCurvePublicKey):
+                        self._layouts[parsed.template.layout] = _Layout(key, result.signer)
+                    return
+        except (ValueError, TypeError, KeyError):
+            return
+
+
+# ---------------------------------------------------------------- many files
+
+_verifier: Verifier | None = None
+
+
+def _init(ca_der: bytes, now: dt.datetime) -> None:
+    global _verifier
+    _verifier = Verifier(x509.load_der_x509_certificate(ca_der), now)
+
+
+def _verify_chunk(paths: list[str]) -> list[smime.Verification | tuple[str, int]]:
+    out: list[smime.Verification | tuple[str, int]] = []
+    for path in paths:
+        try:
+            data = read_input(Path(path), MAX_SMIME_BYTES, "signed document")
+        except GovkitError as e:   # unreadable: reported as the per-file path reports it
+            out.append((str(e), e.exit_code))
+            continue
+        out.append(_verifier.verify(data, path))
+    return out
+
+
+def verify_files(files: list[Path], ca: x509.Certificate, now: dt.datetime | None = None,
+                 processes: int | None = None) -> list[smime.Verification | GovkitError]:
+    """`smime.verify_file` for every file, in order: its Verification, or the GovkitError
+    it raised for a file it could not read."""
+    from cryptography.hazmat.primitives import serialization
+    now = now or dt.datetime.now(dt.UTC)
+    paths = [str(f) for f in files]
+    count, parts = workers.plan(paths, processes)
+    results: list[smime.Verification | GovkitError] = []
+    for chunk in workers.run(_verify_chunk, parts, _init,
+                             (ca.public_bytes(serialization.Encoding.DER), now), count):
+        results += [GovkitError(*r) if isinstance(r, tuple) else r for r in chunk]
+    return results

@@ -1,0 +1,271 @@
+"""What a profile's governance promises on the wire, and whether an observation keeps it.
+
+The expectation is derived from the profile catalog's three protection kinds through the
+DDS Security 1.1 meaning of each kind (a table, not per-profile code): SIGN is an AES-GMAC
+transform, ENCRYPT an AES-GCM one, `*_WITH_ORIGIN_AUTHENTICATION` adds receiver-specific
+MACs to the footer; a profile without security plugins sends no security submessage at all.
+`checks` compares that with `govkit.wire.rtps.tally`'s counts; each check is `ok`, `mismatch`,
+`unobservable` (hidden by an outer encryption: not a failure, and said so) or `info`.
+
+Coverage (every user-traffic message protected as promised) is judged while the point runs;
+the messages sent after govkit stopped its processes are counted apart as `shutdown` and
+reported, not judged (Cyclone 0.10 now and then sends one last unprotected ACKNACK to a
+peer that is already leaving), except that no readable payload is allowed there either.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from govkit.catalog.profiles import PROFILES, Profile
+
+# governance ProtectionKind -> (transform class, origin authentication)
+PROTECTION = {"NONE": ("none", False), "SIGN": ("gmac", False),
+              "SIGN_WITH_ORIGIN_AUTHENTICATION": ("gmac", True),
+              "ENCRYPT": ("gcm", False), "ENCRYPT_WITH_ORIGIN_AUTHENTICATION": ("gcm", True)}
+# governance BasicProtectionKind (data_protection_kind) -> what the serialized payload is
+DATA_PROTECTION = {"NONE": "plain", "SIGN": "gmac", "ENCRYPT": "gcm"}
+LABELS = {"none": "none", "gmac": "GMAC", "gcm": "GCM", "null": "NONE-transform",
+          "plain": "plaintext", "unknown": "unrecognized", "mixed": "mixed",
+          "hidden": "hidden", "absent": "absent"}
+NOT_VISIBLE = ("hidden", "absent")
+
+
+@dataclass(frozen=True)
+class Expectation:
+    profile: str
+    security: bool           # security plugins loaded at all
+    rtps: str                # none | gmac | gcm, on every user-traffic message
+    rtps_origin: bool
+    submessage: str          # on every entity submessage of user traffic
+    submessage_origin: bool
+    payload: str             # plain | gmac | gcm: every user payload
+    governance: dict
+
+    @classmethod
+    def of(cls, profile: Profile) -> Expectation:
+        rtps, rtps_origin = PROTECTION[profile.rtps_protection_kind or "NONE"]
+        sub, sub_origin = PROTECTION[profile.metadata_protection_kind or "NONE"]
+        return cls(profile.name, profile.security, rtps, rtps_origin, sub, sub_origin,
+                   DATA_PROTECTION[profile.data_protection_kind or "NONE"],
+                   {k: getattr(profile, k) for k in ("rtps_protection_kind",
+                                                     "metadata_protection_kind",
+                                                     "data_protection_kind")})
+
+    @property
+    def encrypted(self) -> bool:
+        """Something encrypts the user payload: nobody on the wire may read it."""
+        return "gcm" in (self.rtps, self.submessage, self.payload)
+
+    def to_json(self) -> dict:
+        return {**asdict(self), "readable_payload": not self.encrypted}
+
+
+def _pct(k: int, n: int) -> str:
+    if n == 0 or k in (0, n):
+        return "0" if k == 0 else "100"
+    return f"{min(99.9, max(0.1, 100 * k / n)):.1f}"
+
+
+def distribution(counts: dict, n: int | None = None, drop=(), prep: str = "on") -> str:
+    """'GCM on 100 % of 1,234' / 'GMAC on 98.0 %, none on 2.0 % of 50' / 'none of 0'."""
+    items = [(k, v) for k, v in sorted(counts.items(), key=lambda kv: -kv[1])
+             if k not in drop and v]
+    n = sum(v for _, v in items) if n is None else n
+    if not items:
+        return f"none of {n:,}"
+    return ", ".join(f"{LABELS.get(k, k)} {prep} {_pct(v, n)} %" for k, v in items) \
+        + f" of {n:,}"
+
+
+def level(counts: dict, want: str | None = None) -> str:
+    """'GCM 100%' / 'none 97% GCM 3%' / 'hidden' / '–', with '(want X)' when it differs."""
+    visible = _visible(counts)
+    n = sum(visible.values())
+    if not visible:
+        return "hidden" if counts.get("hidden") else "–"
+    text = " ".join(f"{LABELS.get(k, k)} {100 * v / n:.0f}%" if v != n else
+                    f"{LABELS.get(k, k)} 100%"
+                    for k, v in sorted(visible.items(), key=lambda kv: -kv[1]))
+    return text if want is None or set(visible) == {want} else f"{text} (want {LABELS[want]})"
+
+
+def _visible(counts: dict) -> dict:
+    return {k: v for k, v in counts.items() if k not in NOT_VISIBLE and v}
+
+
+def readable(observed: dict) -> int:
+    """Messages with a readable payload, in every traffic class (user, discovery, shutdown)."""
+    return sum(t["readable"] for t in observed.values() if isinstance(t, dict))
+
+
+def checks(e: Expectation, observed: dict) -> list[dict]:
+    u, d = observed["user"], observed["discovery"]
+    every = [t for t in observed.values() if isinstance(t, dict)]
+    n = u["messages"]
+    out = []
+
+    def add(check, ok, expected, seen, unobservable=False, info=False):
+        out.append({"check": check, "status": "info" if info else "unobservable"
+                    if unobservable else "ok" if ok else "mismatch", "expected": expected,
+                    "observed": seen})
+
+    add("user traffic", n > 0, "RTPS user-traffic messages captured",
+        f"{n:,} user-traffic messages, {u['bytes']:,} bytes")
+    add("rtps protection", n > 0 and u["rtps"].get(e.rtps, 0) == n,
+        f"{LABELS[e.rtps]} on every user-traffic message",
+        f"{distribution(u['rtps'], n)} user-traffic messages")
+    if e.rtps != "none":
+        signed = sum(u["rtps_origin_auth"].values())
+        yes = u["rtps_origin_auth"].get("yes", 0)
+        add("rtps origin authentication", yes == (signed if e.rtps_origin else 0),
+            ("receiver-specific MACs in every" if e.rtps_origin else "no receiver-specific "
+             "MACs in any") + " SRTPS_POSTFIX",
+            f"receiver-specific MACs in {yes:,} of {signed:,} SRTPS_POSTFIX",
+            unobservable=signed == 0)
+    vis = _visible(u["submessage"])
+    hidden = u["submessage"].get("hidden", 0)
+    add("submessage protection", set(vis) == {e.submessage},
+        f"{LABELS[e.submessage]} on the entity submessages of every user-traffic message",
+        f"{distribution(vis)} messages with visible entity submessages"
+        + (f"; hidden in {hidden:,}" if hidden else ""), unobservable=not vis and hidden > 0)
+    if e.submessage != "none" and vis:
+        origin = _visible(u["submessage_origin_auth"])
+        add("submessage origin authentication",
+            set(origin) == {"yes" if e.submessage_origin else "no"},
+            ("receiver-specific MACs in every" if e.submessage_origin else
+             "no receiver-specific MACs in any") + " SEC_POSTFIX",
+            f"receiver-specific MACs: {distribution(origin)} messages")
+    vis = _visible(u["payload"])
+    hidden = u["payload"].get("hidden", 0)
+    add("payload protection", set(vis) == {e.payload},
+        f"every user payload {LABELS[e.payload]}",
+        f"{distribution(vis, prep='in')} messages with a visible user payload"
+        + (f"; hidden in {hidden:,}" if hidden else ""), unobservable=not vis and hidden > 0)
+    anywhere = readable(observed)
+    total = sum(t["messages"] for t in every)
+    if e.encrypted:
+        add("readable payload", anywhere == 0,
+            "no readable user payload anywhere (something encrypts it)",
+            f"readable payload in {anywhere:,} of {total:,} messages")
+    else:
+        add("readable payload", u["readable"] > 0,
+            "user payload readable (nothing encrypts it)",
+            f"readable payload in {u['readable']:,} of {n:,} user-traffic messages")
+    protected = {k: v for k, v in d["rtps"].items() if k != "none" and v}
+    add("discovery rtps protection",
+        not protected if e.rtps == "none" else set(protected) <= {e.rtps},
+        "no RTPS-level protection on discovery" if e.rtps == "none" else
+        f"discovery protected at the RTPS level with {LABELS[e.rtps]} only (the handshake "
+        "and participant announcements are sent before keys exist)",
+        f"{distribution(d['rtps'], d['messages'])} discovery messages")
+    if e.security:
+        shakes = sum(t["handshake"] for t in every)
+        add("authentication handshake", shakes > 0, "the authentication handshake on the wire",
+            f"{shakes:,} handshake messages")
+    else:
+        secured = sum(t["secured"] for t in every)
+        add("no security plugins", secured == 0, "no DDS Security submessage in any message",
+            f"security submessages in {secured:,} of {total:,} messages")
+    down = observed["shutdown"]
+    if down["messages"]:
+        add("shutdown", True, "not judged, except that no payload may be readable (above)",
+            f"{down['messages']:,} messages after govkit stopped the processes: rtps "
+            f"{distribution(down['rtps'], down['messages'])}", info=True)
+    lost = observed.get("not_captured", 0)
+    if lost:
+        kept = sum(t["messages"] for t in every)
+        add("capture", True, "every frame of the point classified",
+            f"{lost:,} frames went by unclassified (the capture fell behind or hit its memory "
+            f"cap); the checks cover the {kept:,} captured messages", info=True)
+    if observed.get("other_senders"):
+        add("other senders", True, "only the point's own two processes on its domain",
+            f"{observed['other_senders']:,} datagrams to the domain's ports came from other "
+            "processes (another run on the same domain id) and were left out", info=True)
+    if not observed.get("attributed", True):
+        add("other senders", True, "the point's own sockets known",
+            "the point's sockets could not be read from /proc: every datagram on the "
+            "domain's ports was taken as the point's own", info=True)
+    bad = sum(t["malformed"] for t in every)
+    reasons = sorted({r for t in every for r in t["errors"]})
+    add("parsing", bad == 0 and not observed["ip_fragmented"],
+        "every RTPS message parsed (none malformed, none IP-fragmented)",
+        f"{bad:,} malformed" + (f" (first: {reasons[0]})" if reasons else "")
+        + f", {observed['ip_fragmented']:,} IP-fragmented")
+    return out
+
+
+def headline(observed: dict) -> str:
+    """One line: what the user traffic carried, and how much was readable."""
+    u, d = observed["user"], observed["discovery"]
+    n = u["messages"]
+    parts = [f"rtps: {distribution(u['rtps'], n)} user-traffic messages"]
+    for what, key in (("submessages", "submessage"), ("payload", "payload")):
+        vis = _visible(u[key])
+        if vis:
+            parts.append(f"{what}: {distribution(vis, prep='in' if key == 'payload' else 'on')}")
+        elif u[key].get("hidden"):
+            parts.append(f"{what}: hidden (encrypted around them)")
+    parts.append(f"payload readable in {readable(observed):,}")
+    parts.append(f"discovery/handshake: {d['messages']:,} messages")
+    return "; ".join(parts)
+
+
+def profile_verdicts(points: list[dict]) -> dict:
+    """Per profile, over its captured points: match only if every point matched; the
+    expectation, each point's headline, the counts summed per traffic class, the reasons."""
+    out: dict = {}
+    for p in points:
+        name = f"{p['mode']} {p['size']} B"
+        v = out.setdefault(p["profile"], {"verdict": "match", "points": 0, "mismatched": 0,
+                                          "failed": 0, "expected": p.get("expected"),
+                                          "headlines": {}, "observed": {}, "reasons": []})
+        v["points"] += 1
+        if p["status"] != "ok":
+            v["failed"] += 1
+            v["verdict"] = "mismatch"
+            v["reasons"].append(f"{name}: the captured run failed: {p['error']}")
+            continue
+        v["headlines"][name] = p["headline"]
+        _add_counts(v["observed"], p["observed"])
+        if p["verdict"] != "match":
+            v["mismatched"] += 1
+            v["verdict"] = "mismatch"
+            v["reasons"] += [f"{name}: {r}" for r in p["reasons"]]
+    return out
+
+
+def _add_counts(total: dict, more: dict) -> None:
+    for k, v in more.items():
+        if isinstance(v, dict):
+            _add_counts(total.setdefault(k, {}), v)
+        elif isinstance(v, int) and not isinstance(v, bool):
+            total[k] = total.get(k, 0) + v
+
+
+def judgement(expect: Expectation, observed: dict) -> dict:
+    """Every check of `observed` against `expect`, the verdict, the reasons and a headline."""
+    judged = checks(expect, observed)
+    failing = [c for c in judged if c["status"] == "mismatch"]
+    return {"expected": expect.to_json(), "checks": judged,
+            "verdict": "mismatch" if failing else "match",
+            "reasons": [f"{c['check']}: expected {c['expected']}; observed {c['observed']}"
+                        for c in failing],
+            "headline": headline(observed)}
+
+
+_CATALOG = {p.name: p for p in PROFILES}
+
+
+def judge_again(record: dict) -> dict:
+    """A stored wire point (results.json's `wire.points[i]`) with its verdict, reasons and
+    headline judged again from its own counts, against the catalog's profile where the
+    record names one: a reader (summary, report) never repeats a stored verdict that the
+    stored counts contradict. Raises KeyError/TypeError/ValueError on a malformed record."""
+    if record["status"] != "ok":
+        return record
+    stored = record["expected"]
+    expect = Expectation.of(_CATALOG[stored["profile"]]) if stored["profile"] in _CATALOG \
+        else Expectation(**{k: stored[k] for k in Expectation.__dataclass_fields__})
+    return {**record, **judgement(expect, record["observed"]),
+            "stored_verdict": record.get("verdict")}
