@@ -106,7 +106,7 @@ def floor_us(pki: Path) -> dict[str, float]:
 
     from govkit import __version__
     from govkit.catalog.runners import runner_info
-    from govkit.check.validate import _schema
+    from govkit.check.xsd import xsd_schema
     from govkit.common.findings import DocumentKind
     from govkit.common.templating import get_template
     from govkit.documents.render import PermissionsDocument
@@ -119,7 +119,7 @@ def floor_us(pki: Path) -> dict[str, float]:
     template = get_template("permissions.xml.j2")
     data = doc.render()
     tree = etree.fromstring(data)
-    schema = _schema(DocumentKind.PERMISSIONS)
+    schema = xsd_schema(DocumentKind.PERMISSIONS)
     options = [pkcs7.PKCS7Options.DetachedSignature, pkcs7.PKCS7Options.Binary]
     steps = {
         "render": lambda: template.render(doc=doc, domains=doc.domains, version=__version__),

@@ -20,8 +20,8 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 from typer.testing import CliRunner
 
-from govkit.check.lint import LintOptions, lint_bytes, lint_findings, selected_rules
-from govkit.check.rules import registry
+from govkit.check.lint import LintOptions, lint_bytes
+from govkit.check.rules import lint_findings, registry, selected_rules
 from govkit.check.rules.registry import RULES
 from govkit.check.validate import check_bytes
 from govkit.cli.main import app

@@ -1,8 +1,8 @@
 """The lint rule registry: every rule is data (id, name, severity, document kinds, why it
 matters, an example) plus one small function, registered with :func:`rule`. Adding a rule
-is writing one decorated function in ``rules_common``, ``rules_governance``,
-``rules_permissions`` or ``rules_subjects``; `govkit lint --rules`, `--select`/`--ignore`
-and the README's rule table all come from here.
+is writing one decorated function in one of this package's rule modules (``common``,
+``governance``, ``permissions``, ``subjects``, ``targets``); `govkit lint --rules`,
+`--select`/`--ignore` and the generated rule reference (docs/) all come from here.
 
 A rule function takes a :class:`Context` and yields :class:`Hit` s (an element and a
 sentence); the lint stage turns them into findings with the element's FILE:LINE:COL.
