@@ -68,12 +68,14 @@ def openssl_loop(files: list[Path], pki: Path, verify: bool) -> float:
 _PER_FILE = """
 import sys, time
 from pathlib import Path
+from govkit.catalog.runners import runner_info
 from govkit.documents import render as documents
+from govkit.generate.fleet import write_document
 from govkit.smime import smime
 from govkit.pki.testpki import TestPKI
 pki, out, verify = TestPKI(Path(sys.argv[1])), Path(sys.argv[2]), sys.argv[3] == "verify"
 names = sys.argv[4:]
-scope = documents.runner_info("ddsperf")
+scope = runner_info("ddsperf")
 ca = pki.certificate("permissions_ca")
 start = time.perf_counter()
 for name in names:
@@ -82,7 +84,7 @@ for name in names:
         assert smime.verify_file(xml.with_suffix(".p7s"), ca).ok
     else:
         doc = documents.PermissionsDocument.for_participant(pki, name, scope)
-        documents.write_document(doc, xml)
+        write_document(doc, xml)
         smime.sign_document(xml, pki.permissions_ca, pki.permissions_ca_key)
 print((time.perf_counter() - start) / len(names))
 """

@@ -3,12 +3,8 @@
 from __future__ import annotations
 
 from govkit.catalog.profiles import SECURED_PROFILES
-from govkit.documents.render import (
-    RUNNERS,
-    DomainSet,
-    GovernanceDocument,
-    PermissionsDocument,
-)
+from govkit.catalog.runners import RUNNERS
+from govkit.documents.render import DomainSet, GovernanceDocument, PermissionsDocument
 
 
 def render_all() -> list[tuple[str, bytes]]:

@@ -14,6 +14,7 @@ import pytest
 from _dds import make_bundle, needs_cyclone, next_domain, run_pair, with_file
 
 from govkit.catalog.profiles import SECURED_PROFILES
+from govkit.catalog.runners import runner_info
 from govkit.documents import render as documents
 from govkit.pki.testpki import init_pki
 from govkit.smime import smime
@@ -94,7 +95,7 @@ def test_expired_permissions_are_refused(tmp_path):
     pki = TestPKI(tmp_path / "pki")
     now = dt.datetime.now(dt.UTC)
     doc = documents.PermissionsDocument.for_participant(
-        pki, "pub", documents.runner_info("ddsperf"),
+        pki, "pub", runner_info("ddsperf"),
         validity=(now - dt.timedelta(days=3), now - dt.timedelta(days=1)))
     signed = _resign(tmp_path, doc.render(), tmp_path / "pki", "expired")
     _, _, outputs = run_pair(with_file(bundle, "pub", permissions=signed), tmp_path / "cfg")
@@ -157,7 +158,7 @@ def test_cyclone_accepts_only_rsa2048_and_p256_identities(tmp_path):
     pki.path("p384").write_bytes(_pem(cert))
     pki.path("p384", ".key").write_bytes(_key_pem(key))
     doc = documents.PermissionsDocument.for_participant(pki, "p384",
-                                                        documents.runner_info("ddsperf"))
+                                                        runner_info("ddsperf"))
     signed = _resign(tmp_path, doc.render(), tmp_path / "pki", "p384")
     p384 = with_file(bundle, "pub", certificate=pki.path("p384").resolve(),
                      private_key=pki.path("p384", ".key").resolve(), permissions=signed)

@@ -9,18 +9,13 @@ from _documents import render_all
 from lxml import etree
 
 from govkit.catalog.profiles import PROFILES, SECURED_PROFILES, get_profile
+from govkit.catalog.runners import RUNNERS, runner_info
 from govkit.check import validate as schema
 from govkit.common.errors import GovkitError
 from govkit.common.limits import MAX_DOMAIN_ID
-from govkit.documents.render import (
-    RUNNERS,
-    DomainSet,
-    GovernanceDocument,
-    PermissionsDocument,
-    generate,
-    runner_info,
-    write_document,
-)
+from govkit.documents.render import DomainSet, GovernanceDocument, PermissionsDocument
+from govkit.generate import fleet
+from govkit.generate.fleet import write_document
 from govkit.pki.testpki import TestPKI, init_pki
 
 XSI = "http://www.w3.org/2001/XMLSchema-instance"
@@ -253,6 +248,16 @@ def test_every_rendered_document_validates():
 # ------------------------------------------------------------------ generate / write
 
 
+def generate(profiles, pki, out_dir, domains=None, runner="ddsperf"):
+    """`govkit generate`'s engine, in this process (so a patched render is what it renders);
+    its first error raised, as the command reports it."""
+    result = fleet.generate(profiles, pki, out_dir, domains or DomainSet(), runner,
+                            processes=1)
+    if result.errors:
+        raise result.errors[0]
+    return result.written
+
+
 def test_generate_writes_one_file_per_profile_and_participant(pki, tmp_path):
     written = generate(list(PROFILES), pki, tmp_path / "build")
     expected = ([tmp_path / "build" / "governance" / f"{p.name}.xml" for p in SECURED_PROFILES]
@@ -303,14 +308,18 @@ def test_invalid_governance_is_never_written(monkeypatch, tmp_path, pki):
     assert not target.exists()
     assert not target.parent.exists() or list(target.parent.iterdir()) == []
 
-    # An existing (valid) file is not replaced either, and generate stops.
+    # An existing (valid) file is not replaced either; `govkit generate` reports the error
+    # and still writes the documents that are valid (the per-file path it replaced stopped
+    # at the first error, leaving no permissions: keeping completed work is the rule).
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_bytes(b"previous")
     with pytest.raises(GovkitError):
         generate([get_profile("rtps_sign")], pki, tmp_path)
     assert target.read_bytes() == b"previous"
     assert sorted(p.name for p in target.parent.iterdir()) == ["rtps_sign.xml"]
-    assert not (tmp_path / "permissions").exists()
+    written = sorted((tmp_path / "permissions").iterdir())
+    assert [p.name for p in written] == ["pub.xml", "sub.xml"]
+    assert all(schema.validate_file(p) == [] for p in written)
 
 
 def test_invalid_permissions_is_never_written(monkeypatch, tmp_path, pki):

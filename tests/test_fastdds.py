@@ -22,6 +22,7 @@ from _dds import make_bundle, next_domain, with_file
 from _fastdds import everything, measure, require_fastdds, run_pair
 
 from govkit.catalog.profiles import SECURED_PROFILES, get_profile
+from govkit.catalog.runners import runner_info
 from govkit.common.errors import GovkitError
 from govkit.documents import render as documents
 from govkit.pki.testpki import TestPKI, init_pki
@@ -243,7 +244,7 @@ def test_explanation_of_a_validity_that_only_holds_in_utc(tmp_path, zone):
     pki = TestPKI(tmp_path / "pki")
     now = dt.datetime.now(dt.UTC)
     doc = documents.PermissionsDocument.for_participant(
-        pki, "pub", documents.runner_info("ddsperf"),
+        pki, "pub", runner_info("ddsperf"),
         validity=(now - dt.timedelta(hours=1), now + dt.timedelta(days=1)))
     props = _properties(tmp_path, with_file(bundle, "pub", permissions=_resign(
         tmp_path, doc.render(), "one-hour")))
@@ -390,7 +391,7 @@ def test_expired_permissions_are_refused_and_explained(tmp_path):
     pki = TestPKI(tmp_path / "pki")
     now = dt.datetime.now(dt.UTC)
     doc = documents.PermissionsDocument.for_participant(
-        pki, "pub", documents.runner_info("ddsperf"),
+        pki, "pub", runner_info("ddsperf"),
         validity=(now - dt.timedelta(days=3), now - dt.timedelta(days=1)))
     why = _refused(tmp_path, bundle, permissions=_resign(tmp_path, doc.render(), "expired"))
     assert "not_after" in why and "which has passed" in why
@@ -434,7 +435,7 @@ def test_a_validity_backdated_one_hour_is_refused_west_of_utc(tmp_path, zone):
     bundle = make_bundle(tmp_path, "rtps_sign")
     now = dt.datetime.now(dt.UTC)
     doc = documents.PermissionsDocument.for_participant(
-        TestPKI(tmp_path / "pki"), "pub", documents.runner_info("ddsperf"),
+        TestPKI(tmp_path / "pki"), "pub", runner_info("ddsperf"),
         validity=(now - dt.timedelta(hours=1), now + dt.timedelta(days=1)))
     signed = _resign(tmp_path, doc.render(), "one-hour")
     r, point, outputs = run_pair(with_file(bundle, "pub", permissions=signed),

@@ -1,5 +1,5 @@
 """One pass over many documents: the same documents, layout and verdicts as the per-file
-path (documents.generate, smime.sign_document), checked by OpenSSL."""
+path (write_document per document, smime.sign_document), checked by OpenSSL."""
 
 from __future__ import annotations
 
@@ -15,11 +15,11 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.serialization import pkcs7 as crypto_pkcs7
 
 from govkit.catalog.profiles import PROFILES, get_profile
+from govkit.catalog.runners import runner_info
 from govkit.check import validate as schema
 from govkit.common.errors import GovkitError
 from govkit.documents import mime
-from govkit.documents import render as documents
-from govkit.documents.render import DomainSet, GovernanceDocument
+from govkit.documents.render import DomainSet, GovernanceDocument, PermissionsDocument
 from govkit.generate import fleet
 from govkit.pki.participants import Grants, Participant
 from govkit.pki.testpki import TestPKI, init_pki
@@ -52,7 +52,14 @@ def _files(directory: Path) -> dict[str, bytes]:
 def test_generate_writes_what_the_per_file_path_writes(pki, tmp_path, processes):
     per_file, one_pass = tmp_path / "per-file", tmp_path / "one-pass"
     domains = DomainSet.parse("0,3-7")
-    documents.generate(list(PROFILES), pki, per_file, domains, "perftest")
+    scope = runner_info("perftest")
+    for p in PROFILES:   # the per-file path: one render, validate and write per document
+        if p.security:
+            fleet.write_document(GovernanceDocument(p, domains),
+                                 per_file / "governance" / f"{p.name}.xml")
+    for name in pki.participants():
+        fleet.write_document(PermissionsDocument.for_participant(pki, name, scope, domains),
+                             per_file / "permissions" / f"{name}.xml")
     result = fleet.generate(list(PROFILES), pki, one_pass, domains, "perftest",
                             processes=processes)
     assert _files(one_pass) == _files(per_file)

@@ -22,8 +22,9 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from govkit.catalog.profiles import get_profile
+from govkit.catalog.runners import runner_info
 from govkit.cli.main import app
-from govkit.documents.render import GovernanceDocument, PermissionsDocument, runner_info
+from govkit.documents.render import GovernanceDocument, PermissionsDocument
 from govkit.pki.testpki import TestPKI, init_pki
 from govkit.smime import smime
 

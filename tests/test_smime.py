@@ -13,9 +13,10 @@ import pytest
 from asn1crypto import cms
 
 from govkit.catalog.profiles import get_profile
+from govkit.catalog.runners import runner_info
 from govkit.common.errors import EXIT_INVALID, EXIT_USAGE, GovkitError
 from govkit.documents import mime
-from govkit.documents.render import GovernanceDocument, PermissionsDocument, runner_info
+from govkit.documents.render import GovernanceDocument, PermissionsDocument
 from govkit.pki.testpki import CLOCK_SKEW, TestPKI, init_pki
 from govkit.smime import smime
 

@@ -13,9 +13,10 @@ from _signers import signer_variants
 from _variants import Wrapper, craft_pkcs7, mutants, with_signature, wrapper_variants
 
 from govkit.catalog.profiles import get_profile
+from govkit.catalog.runners import runner_info
 from govkit.common.errors import GovkitError
 from govkit.documents import mime
-from govkit.documents.render import GovernanceDocument, PermissionsDocument, runner_info
+from govkit.documents.render import GovernanceDocument, PermissionsDocument
 from govkit.pki.testpki import TestPKI, init_pki
 from govkit.smime import pkcs7, smime, verify_batch
 

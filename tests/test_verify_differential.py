@@ -27,9 +27,10 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
 from govkit.catalog.profiles import get_profile
+from govkit.catalog.runners import runner_info
 from govkit.check import validate as schema
 from govkit.documents import mime
-from govkit.documents.render import GovernanceDocument, PermissionsDocument, runner_info
+from govkit.documents.render import GovernanceDocument, PermissionsDocument
 from govkit.pki.testpki import TestPKI
 from govkit.smime import smime
 

@@ -1,7 +1,8 @@
 """Render governance (per profile) and permissions (per participant) documents.
 
-Documents come from the Jinja2 templates in templates/ and are validated against the
-project's schemas before anything is written: an invalid document is never written.
+Documents come from the Jinja2 templates in templates/. Rendering checks nothing: whoever
+writes a rendered document validates it first (govkit.generate.fleet.write_document), so
+an invalid document is never written.
 """
 
 from __future__ import annotations
@@ -9,15 +10,12 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 
 from govkit import __version__
 from govkit.catalog.profiles import Profile
-from govkit.catalog.runners import RUNNERS, RunnerInfo, runner_info  # noqa: F401 (re-exported)
-from govkit.check import validate as schema
+from govkit.catalog.runners import RunnerInfo
 from govkit.common.errors import GovkitError
 from govkit.common.findings import quote_value
-from govkit.common.fsutil import write_atomic
 from govkit.common.limits import MAX_DOMAIN_ID
 from govkit.common.templating import get_template
 from govkit.pki.participants import Grants
@@ -128,38 +126,3 @@ class PermissionsDocument:
     def render(self) -> bytes:
         return get_template("permissions.xml.j2").render(
             doc=self, domains=self.domains, version=__version__).encode()
-
-
-def write_document(doc: GovernanceDocument | PermissionsDocument, path: Path) -> Path:
-    """Validate the rendered document, then write it atomically; invalid ones never land."""
-    data = doc.render()
-    check_generated(data, path)
-    write_atomic(path, data)
-    return path
-
-
-def check_generated(data: bytes, path: Path) -> None:
-    """GovkitError (exit 1) if a document govkit rendered is invalid (a govkit bug)."""
-    findings = schema.validate_bytes(data, str(path))
-    if findings:
-        raise GovkitError("generated document is invalid (a govkit bug):\n"
-                          + "\n".join(map(str, findings)), exit_code=1)
-
-
-def generate(profiles: list[Profile], pki: TestPKI, out_dir: Path,
-             domains: DomainSet = DomainSet(), runner: str = "ddsperf") -> list[Path]:
-    """governance/<profile>.xml per secured profile, permissions/<participant>.xml per identity."""
-    out_dir = Path(out_dir)
-    scope = runner_info(runner)
-    written = [write_document(GovernanceDocument(p, domains),
-                              out_dir / "governance" / f"{p.name}.xml")
-               for p in profiles if p.security]
-    participants = pki.participants()
-    if not participants:
-        raise GovkitError(f"{pki.directory}: no participant identities; add some with "
-                          f"`govkit pki init {pki.directory} --participant NAME`")
-    for name in participants:
-        doc = PermissionsDocument.for_participant(pki, name, scope, domains)
-        written.append(write_document(doc, out_dir / "permissions" / f"{name}.xml"))
-    return written
-

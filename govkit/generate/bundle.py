@@ -19,6 +19,7 @@ from govkit.common.fsutil import write_atomic
 from govkit.common.inputs import read_input
 from govkit.common.limits import MAX_DOCUMENT_BYTES
 from govkit.documents import render as documents
+from govkit.generate.fleet import write_document
 from govkit.pki.testpki import DEFAULT_PARTICIPANTS, TestPKI, init_pki, init_tls, tls_paths
 from govkit.runners.base import Bundle, ParticipantFiles
 from govkit.smime import smime
@@ -73,7 +74,7 @@ def _ensure_signed(doc, xml_path: Path, pki: TestPKI, log: BundleLog) -> Path:
     p7s = smime.signed_path(xml_path)
     if _is_current(xml_path, rendered, p7s, pki):
         return p7s
-    documents.write_document(doc, xml_path)
+    write_document(doc, xml_path)
     smime.sign_document(xml_path, pki.permissions_ca, pki.permissions_ca_key)
     check = smime.verify_file(p7s, pki.permissions_ca)
     if not check.ok:  # would be a govkit bug: never hand a runner a file that fails verify

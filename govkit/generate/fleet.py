@@ -34,12 +34,13 @@ from cryptography.hazmat.primitives import serialization
 
 from govkit.catalog.profiles import get_profile
 from govkit.catalog.runners import RunnerInfo, runner_info
+from govkit.check.validate import validate_bytes
 from govkit.common import staging, workers
 from govkit.common.errors import EXIT_USAGE, GovkitError
-from govkit.common.fsutil import collect_files
+from govkit.common.fsutil import collect_files, write_atomic
 from govkit.common.inputs import read_input
 from govkit.common.limits import MAX_DOCUMENT_BYTES, MAX_PEM_BYTES
-from govkit.documents.render import GovernanceDocument, PermissionsDocument, check_generated
+from govkit.documents.render import GovernanceDocument, PermissionsDocument
 from govkit.pki.participants import Participant
 from govkit.smime import pkcs7, smime
 
@@ -285,12 +286,28 @@ def sign_files(paths: list[Path], cert_path: Path, key_path: Path,
     return result.written, result.errors
 
 
+def write_document(doc: GovernanceDocument | PermissionsDocument, path: Path) -> Path:
+    """Validate the rendered document, then write it atomically; invalid ones never land."""
+    data = doc.render()
+    check_generated(data, path)
+    write_atomic(path, data)
+    return path
+
+
+def check_generated(data: bytes, path: Path) -> None:
+    """GovkitError (exit 1) if a document govkit rendered is invalid (a govkit bug)."""
+    findings = validate_bytes(data, str(path))
+    if findings:
+        raise GovkitError("generated document is invalid (a govkit bug):\n"
+                          + "\n".join(map(str, findings)), exit_code=1)
+
+
 def generate(profiles: list, pki, out_dir: Path, domains, runner: str,
              participants: list[Participant] | None = None, sign: bool = False,
              processes: int | None = None) -> Result:
     """governance/<profile>.xml per secured profile and permissions/<name>.xml per
-    participant (with `sign`, their .p7s as well), as `documents.generate` + `sign` write
-    them. Without `participants`: every identity in the PKI, those another Identity CA
+    participant (with `sign`, their .p7s as well), as `write_document` + `sign` per file
+    would write them. Without `participants`: every identity in the PKI, those another Identity CA
     issued skipped (Result.stale). With them: exactly those, each must be current."""
     scope = runner_info(runner)
     explicit = participants is not None
