@@ -71,7 +71,7 @@ from pathlib import Path
 from govkit.catalog.runners import runner_info
 from govkit.documents import render as documents
 from govkit.generate.fleet import write_document
-from govkit.smime import smime
+from govkit import smime
 from govkit.pki.testpki import TestPKI
 pki, out, verify = TestPKI(Path(sys.argv[1])), Path(sys.argv[2]), sys.argv[3] == "verify"
 names = sys.argv[4:]

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from govkit import smime
 from govkit.catalog.profiles import SECURED_PROFILES, get_profile
 from govkit.check.diff import diff_documents
 from govkit.check.identify import claimed_profile, identify_paths
@@ -18,7 +19,6 @@ from govkit.check.loaded import load_document
 from govkit.cli.main import app
 from govkit.documents.render import GovernanceDocument
 from govkit.pki.testpki import TestPKI
-from govkit.smime import smime
 
 DATA = Path(__file__).resolve().parent / "data"
 SEED = DATA / "identify" / "seed000"

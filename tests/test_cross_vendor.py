@@ -22,12 +22,12 @@ from _dds import run_pair as cyclone_pair
 from _fastdds import everything, require_fastdds
 from _fastdds import run_pair as fastdds_pair
 
+from govkit import smime
 from govkit.catalog.profiles import SECURED_PROFILES
 from govkit.pki.testpki import TestPKI, _name
 from govkit.runners.base import ProcessSpec, run_processes
 from govkit.runners.ddsperf import DdsperfRunner
 from govkit.runners.fastdds import FastddsRunner
-from govkit.smime import smime
 
 pytestmark = [needs_cyclone, pytest.mark.cyclone, pytest.mark.fastdds]
 

@@ -13,11 +13,11 @@ import re
 import pytest
 from _dds import make_bundle, needs_cyclone, next_domain, run_pair, with_file
 
+from govkit import smime
 from govkit.catalog.profiles import SECURED_PROFILES
 from govkit.catalog.runners import runner_info
 from govkit.documents import render as documents
 from govkit.pki.testpki import init_pki
-from govkit.smime import smime
 
 pytestmark = [needs_cyclone, pytest.mark.cyclone]
 

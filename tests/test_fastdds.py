@@ -21,6 +21,7 @@ import pytest
 from _dds import make_bundle, next_domain, with_file
 from _fastdds import everything, measure, require_fastdds, run_pair
 
+from govkit import smime
 from govkit.catalog.profiles import SECURED_PROFILES, get_profile
 from govkit.catalog.runners import runner_info
 from govkit.common.errors import GovkitError
@@ -30,7 +31,6 @@ from govkit.runners import fastdds_build, get_runner, runner_names
 from govkit.runners.base import BenchPoint, Bundle, ProcessOutput, RunnerError
 from govkit.runners.fastdds import FastddsRunner
 from govkit.runners.fastdds_refusal import explain, fastdds_local_time, rfc2253_equal
-from govkit.smime import smime
 
 DATA = Path(__file__).parent / "data" / "fastdds"
 LATENCY_PUB = "sign_submsg_encrypt_origin_data_encrypt-latency-1024-pub.out"

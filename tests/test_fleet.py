@@ -14,6 +14,7 @@ import pytest
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.serialization import pkcs7 as crypto_pkcs7
 
+from govkit import smime
 from govkit.catalog.profiles import PROFILES, get_profile
 from govkit.catalog.runners import runner_info
 from govkit.check import validate as schema
@@ -23,7 +24,7 @@ from govkit.documents.render import DomainSet, GovernanceDocument, PermissionsDo
 from govkit.generate import fleet
 from govkit.pki.participants import Grants, Participant
 from govkit.pki.testpki import TestPKI, init_pki
-from govkit.smime import pkcs7, smime
+from govkit.smime import pkcs7
 
 VALID = GovernanceDocument(get_profile("rtps_sign")).render()
 

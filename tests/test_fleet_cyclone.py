@@ -8,6 +8,7 @@ import re
 import pytest
 from _dds import cyclone_loads, needs_cyclone, run_pair, with_file
 
+from govkit import smime
 from govkit.catalog.profiles import get_profile
 from govkit.documents.render import DomainSet
 from govkit.generate import fleet
@@ -15,7 +16,6 @@ from govkit.generate.bundle import _participant_files
 from govkit.pki.participants import parse_participants
 from govkit.pki.testpki import init_pki
 from govkit.runners.base import Bundle
-from govkit.smime import smime
 
 pytestmark = [needs_cyclone, pytest.mark.cyclone]
 

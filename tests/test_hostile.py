@@ -30,12 +30,12 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.x509.oid import ExtendedKeyUsageOID
 from typer.testing import CliRunner
 
+from govkit import smime
 from govkit.catalog.profiles import get_profile
 from govkit.cli.main import app
 from govkit.common.limits import MAX_DOCUMENT_BYTES, MAX_SMIME_BYTES
 from govkit.documents.render import GovernanceDocument
 from govkit.pki.testpki import TestPKI, init_pki
-from govkit.smime import smime
 
 DOC = MAX_DOCUMENT_BYTES
 CPU_LIMIT_S = 1.0

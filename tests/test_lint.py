@@ -20,6 +20,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 from typer.testing import CliRunner
 
+from govkit import smime
 from govkit.check.lint import LintOptions, lint_bytes
 from govkit.check.rules import lint_findings, registry, selected_rules
 from govkit.check.rules.registry import RULES
@@ -27,7 +28,6 @@ from govkit.check.validate import check_bytes
 from govkit.cli.main import app
 from govkit.pki.names import load_identities
 from govkit.pki.testpki import TestPKI
-from govkit.smime import smime
 
 DATA = Path(__file__).resolve().parent / "data" / "lint"
 NOW = dt.datetime(2030, 1, 1, tzinfo=dt.UTC)

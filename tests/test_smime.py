@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 from asn1crypto import cms
 
+from govkit import smime
 from govkit.catalog.profiles import get_profile
 from govkit.catalog.runners import runner_info
 from govkit.common.errors import EXIT_INVALID, EXIT_USAGE, GovkitError
 from govkit.documents import mime
 from govkit.documents.render import GovernanceDocument, PermissionsDocument
 from govkit.pki.testpki import CLOCK_SKEW, TestPKI, init_pki
-from govkit.smime import smime
 
 # The bad governance of seed 000 ("Submessage Encrypt with Original Auth"): not a valid enum.
 INVALID_GOVERNANCE = GovernanceDocument(

@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
+from govkit import smime
 from govkit.check import validate as schema
 from govkit.common import staging
 from govkit.common.fsutil import collect_files
 from govkit.documents import mime
 from govkit.pki.testpki import init_pki, load_certificate
-from govkit.smime import smime
 
 GOVKIT = str(Path(sys.executable).with_name("govkit"))
 

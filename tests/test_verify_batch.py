@@ -12,13 +12,14 @@ import pytest
 from _signers import signer_variants
 from _variants import Wrapper, craft_pkcs7, mutants, with_signature, wrapper_variants
 
+from govkit import smime
 from govkit.catalog.profiles import get_profile
 from govkit.catalog.runners import runner_info
 from govkit.common.errors import GovkitError
 from govkit.documents import mime
 from govkit.documents.render import GovernanceDocument, PermissionsDocument
 from govkit.pki.testpki import TestPKI, init_pki
-from govkit.smime import pkcs7, smime, verify_batch
+from govkit.smime import pkcs7, verify_batch
 
 NOW = dt.datetime.now(dt.UTC)
 

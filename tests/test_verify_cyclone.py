@@ -23,8 +23,8 @@ from _dds import cyclone_loads, make_bundle, needs_cyclone, with_file
 from _signers import signer_variants
 from _variants import Wrapper, wrapper_variants
 
+from govkit import smime
 from govkit.pki.testpki import TestPKI
-from govkit.smime import smime
 
 pytestmark = [needs_cyclone, pytest.mark.cyclone]
 

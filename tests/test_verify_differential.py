@@ -26,13 +26,13 @@ from _variants import Wrapper, craft_pkcs7, mutants, with_signature, wrapper_var
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
+from govkit import smime
 from govkit.catalog.profiles import get_profile
 from govkit.catalog.runners import runner_info
 from govkit.check import validate as schema
 from govkit.documents import mime
 from govkit.documents.render import GovernanceDocument, PermissionsDocument
 from govkit.pki.testpki import TestPKI
-from govkit.smime import smime
 
 
 @pytest.fixture(scope="module")

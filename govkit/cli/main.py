@@ -335,7 +335,7 @@ def verify(files: Annotated[list[Path], typer.Argument(help="Signed .p7s files."
            as_json: Annotated[bool, typer.Option("--json")] = False, jobs: JobsOpt = None):
     """Verify signatures as OpenSSL and Cyclone DDS do, and validate the signed documents."""
     from govkit.pki.testpki import load_certificate
-    from govkit.smime.smime import Verification
+    from govkit.smime import Verification
     from govkit.smime.verify_batch import verify_files
     ca_cert = _run(load_certificate, _permissions_ca(ca, "verify", need_key=False),
                    "Permissions CA certificate")

@@ -12,6 +12,7 @@ import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from govkit import smime
 from govkit.catalog.profiles import Profile
 from govkit.catalog.runners import runner_info
 from govkit.common.errors import GovkitError
@@ -22,7 +23,6 @@ from govkit.documents import render as documents
 from govkit.generate.fleet import write_document
 from govkit.pki.testpki import DEFAULT_PARTICIPANTS, TestPKI, init_pki, init_tls, tls_paths
 from govkit.runners.base import Bundle, ParticipantFiles
-from govkit.smime import smime
 
 
 @dataclass

@@ -32,6 +32,7 @@ from cryptography import x509
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 
+from govkit import smime
 from govkit.catalog.profiles import get_profile
 from govkit.catalog.runners import RunnerInfo, runner_info
 from govkit.check.validate import validate_bytes
@@ -42,7 +43,7 @@ from govkit.common.inputs import read_input
 from govkit.common.limits import MAX_DOCUMENT_BYTES, MAX_PEM_BYTES
 from govkit.documents.render import GovernanceDocument, PermissionsDocument
 from govkit.pki.participants import Participant
-from govkit.smime import pkcs7, smime
+from govkit.smime import pkcs7
 
 _MAX_PIECE = 1022   # longest line OpenSSL reads back in one piece (1023 with its LF)
 

@@ -22,7 +22,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from lxml import etree
 
-from govkit.smime import smime
+from govkit import smime
 
 # Fast DDS computes a participant's UDP ports as 7400 + 250 × domain + offsets (up to 11 +
 # 2 × participant index): above domain 232 they pass 65535 and creation fails.

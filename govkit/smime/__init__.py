@@ -1,1 +1,27 @@
-"""TODO"""
+"""Sign and verify governance and permissions documents, as OpenSSL and Cyclone DDS decide.
+
+`sign` writes what `openssl smime -sign -text` writes; `verify` gives the verdict OpenSSL's
+PKCS7_verify gives with the Permissions CA as the only trusted certificate; `verify_batch`
+gives the same verdicts over many files, faster; `chain` checks certificates and every
+signature (one `signature_ok`); `pkcs7` is the DER template fast signing fills in.
+
+May import: govkit.common, govkit.catalog, govkit.pki, govkit.documents, govkit.check.
+"""
+
+from govkit.smime.sign import (
+    TEXT_HEADER,
+    Signer,
+    check_own_signature,
+    check_signable,
+    load_signer,
+    sign_bytes,
+    sign_document,
+    sign_paths,
+    signed_path,
+    smime_message,
+)
+from govkit.smime.verify import Verification, check_signed_document, verify_bytes, verify_file
+
+__all__ = ["TEXT_HEADER", "Signer", "Verification", "check_own_signature", "check_signable",
+           "check_signed_document", "load_signer", "sign_bytes", "sign_document", "sign_paths",
+           "signed_path", "smime_message", "verify_bytes", "verify_file"]

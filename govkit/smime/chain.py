@@ -208,23 +208,36 @@ def _time_problem(c: _Cert, who: str, now: dt.datetime) -> str | None:
     return None
 
 
+def signature_ok(key, signature: bytes, data: bytes, hash_cls) -> bool:
+    """`signature` over `data` verifies with public `key` as OpenSSL checks PKCS#7 signer
+    infos and X.509 signatures: PKCS#1 v1.5 for RSA, ECDSA for EC, DSA; any other key
+    type, or a key that does not match the algorithm, is a failed check. The one
+    signature check govkit has (verify, verify_batch's fast path, the certificate chain)."""
+    try:
+        if isinstance(key, rsa.RSAPublicKey):
+            key.verify(signature, data, padding.PKCS1v15(), hash_cls())
+        elif isinstance(key, ec.EllipticCurvePublicKey):
+            key.verify(signature, data, ec.ECDSA(hash_cls()))
+        elif isinstance(key, dsa.DSAPublicKey):
+            key.verify(signature, data, hash_cls())
+        else:  # PKCS#7 signer infos and these X.509 algorithms exist for RSA, EC, DSA only
+            return False
+        return True
+    except (InvalidSignature, ValueError, TypeError, UnsupportedAlgorithm):
+        return False
+
+
 def _signed_by(c: _Cert, issuer: _Cert) -> bool:
     """The certificate's signature verifies with the issuer's key."""
     entry = _SIGNATURE_ALGORITHMS.get(c.cert.signature_algorithm_oid.dotted_string)
     try:
-        key = issuer.cert.public_key()
         if entry is None or entry[1] is None:   # PSS, EdDSA: cryptography knows them
             c.cert.verify_directly_issued_by(issuer.cert)
-        elif isinstance(key, rsa.RSAPublicKey):
-            key.verify(c.cert.signature, c.cert.tbs_certificate_bytes, padding.PKCS1v15(),
-                       entry[1]())
-        elif isinstance(key, ec.EllipticCurvePublicKey):
-            key.verify(c.cert.signature, c.cert.tbs_certificate_bytes, ec.ECDSA(entry[1]()))
-        else:
-            key.verify(c.cert.signature, c.cert.tbs_certificate_bytes, entry[1]())
-        return True
+            return True
+        key = issuer.cert.public_key()
     except (ValueError, TypeError, InvalidSignature, UnsupportedAlgorithm):
         return False
+    return signature_ok(key, c.cert.signature, c.cert.tbs_certificate_bytes, entry[1])
 
 
 def check_signer(signer: x509.Certificate, untrusted: list[x509.Certificate],

@@ -1,13 +1,13 @@
-"""`govkit verify` over many files: the verdicts of `smime.verify_file`, faster.
+"""`govkit verify` over many files: the verdicts of `verify_file`, faster.
 
-`smime.verify_bytes` reads any S/MIME file as OpenSSL does, which for the usual file
+`verify_bytes` reads any S/MIME file as OpenSSL does, which for the usual file
 (signed by govkit or `openssl smime -sign -text`) mostly means re-deriving facts that
 are the same in every file: the certificates, the signer's chain, the algorithms. Here a
 `Verifier` takes those facts from the first file of each *layout* it sees, after that
 file passed the full check, and for every later file that has the very same layout it
 checks only what varies:
 
-* the file must be byte for byte what `smime.smime_message` writes for its parts (a
+* the file must be byte for byte what `sign.smime_message` writes for its parts (a
   signed part whose lines all end in CRLF and fit in one OpenSSL line buffer, a random
   boundary that occurs nowhere in it, the base64 of the DER signature), so OpenSSL reads
   exactly those parts back;
@@ -17,7 +17,7 @@ checks only what varies:
   warnings) the first file passed;
 * then what the full check does with those values: the signing time parsed as asn1crypto
   parses it, the digest compared, the signature verified with the signer's key, and the
-  signed document checked by the same function (`smime.check_signed_document`).
+  signed document checked by the same function (`check_signed_document`).
 
 Anything else, or any of these failing, goes to the full check, which gives the verdict
 and its reasons: the fast path only ever says OK, and only where the full check would.
@@ -34,15 +34,15 @@ from pathlib import Path
 
 from asn1crypto import cms
 from cryptography import x509
-from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 from govkit.common import workers
 from govkit.common.errors import GovkitError
 from govkit.common.inputs import read_input
 from govkit.common.limits import MAX_SIGNATURE_PART_BYTES, MAX_SMIME_BYTES
-from govkit.smime import pkcs7, smime
+from govkit.smime import chain, pkcs7, sign
+from govkit.smime.verify import Verification, check_signed_document, verify_bytes
 
 _HEAD = (b'MIME-Version: 1.0\nContent-Type: multipart/signed; '
          b'protocol="application/x-pkcs7-signature"; micalg="sha-256"; boundary="')
@@ -93,20 +93,9 @@ def _parts(data: bytes) -> tuple[bytes, bytes, bytes] | None:
                                   strict_mode=True)
     except binascii.Error:
         return None
-    if smime.smime_message(signed_part, der, boundary.decode()) != data:
+    if sign.smime_message(signed_part, der, boundary.decode()) != data:
         return None   # not our line layout (e.g. base64 lines of another length)
     return boundary, signed_part, der
-
-
-def _signature_ok(key, signature: bytes, data: bytes) -> bool:
-    try:
-        if isinstance(key, rsa.RSAPublicKey):
-            key.verify(signature, data, padding.PKCS1v15(), hashes.SHA256())
-        else:
-            key.verify(signature, data, ec.ECDSA(hashes.SHA256()))
-        return True
-    except (InvalidSignature, ValueError, TypeError):
-        return False
 
 
 class Verifier:
@@ -120,7 +109,7 @@ class Verifier:
         self._times: dict[bytes, bool] = {}
         self.fast = 0   # files verified by the fast path (for tests and benchmarks)
 
-    def verify(self, data: bytes, filename: str) -> smime.Verification:
+    def verify(self, data: bytes, filename: str) -> Verification:
         parts = _parts(data)
         parsed = None
         if parts is not None:
@@ -135,13 +124,13 @@ class Verifier:
                 if result is not None:
                     self.fast += 1
                     return result
-        result = smime.verify_bytes(data, filename, self.ca, self.now)
+        result = verify_bytes(data, filename, self.ca, self.now)
         if parsed is not None and result.ok and not result.warnings:
             self._learn(parsed, parts[2], result)
         return result
 
     def _fast(self, parts, parsed: pkcs7.Parsed, layout: _Layout, filename: str
-              ) -> smime.Verification | None:
+              ) -> Verification | None:
         _, signed_part, der = parts
         template = parsed.template
         if template.assemble(template.attributes_with(parsed.digest, parsed.when),
@@ -155,11 +144,11 @@ class Verifier:
         if not self._readable_time(parsed.when):
             return None
         if parsed.digest != hashlib.sha256(signed_part).digest() or \
-                not _signature_ok(layout.public_key, parsed.signature,
-                                  pkcs7.tlv(0x31, parsed.attributes)):
+                not chain.signature_ok(layout.public_key, parsed.signature,
+                                       pkcs7.tlv(0x31, parsed.attributes), hashes.SHA256):
             return None
-        result = smime.Verification(filename, ok=False, signer=layout.signer)
-        smime.check_signed_document(signed_part, filename, result)
+        result = Verification(filename, ok=False, signer=layout.signer)
+        check_signed_document(signed_part, filename, result)
         if result.problems or result.warnings:
             return None
         result.ok = True
@@ -176,7 +165,7 @@ class Verifier:
                 self._times[when] = False
         return self._times[when]
 
-    def _learn(self, parsed: pkcs7.Parsed, der: bytes, result: smime.Verification) -> None:
+    def _learn(self, parsed: pkcs7.Parsed, der: bytes, result: Verification) -> None:
         """Remember a layout whose file passed the full check: its signer's key and name."""
         try:
             sd = cms.ContentInfo.load(der)["content"]
@@ -206,8 +195,8 @@ def _init(ca_der: bytes, now: dt.datetime) -> None:
     _verifier = Verifier(x509.load_der_x509_certificate(ca_der), now)
 
 
-def _verify_chunk(paths: list[str]) -> list[smime.Verification | tuple[str, int]]:
-    out: list[smime.Verification | tuple[str, int]] = []
+def _verify_chunk(paths: list[str]) -> list[Verification | tuple[str, int]]:
+    out: list[Verification | tuple[str, int]] = []
     for path in paths:
         try:
             data = read_input(Path(path), MAX_SMIME_BYTES, "signed document")
@@ -219,14 +208,14 @@ def _verify_chunk(paths: list[str]) -> list[smime.Verification | tuple[str, int]
 
 
 def verify_files(files: list[Path], ca: x509.Certificate, now: dt.datetime | None = None,
-                 processes: int | None = None) -> list[smime.Verification | GovkitError]:
-    """`smime.verify_file` for every file, in order: its Verification, or the GovkitError
+                 processes: int | None = None) -> list[Verification | GovkitError]:
+    """`verify_file` for every file, in order: its Verification, or the GovkitError
     it raised for a file it could not read."""
     from cryptography.hazmat.primitives import serialization
     now = now or dt.datetime.now(dt.UTC)
     paths = [str(f) for f in files]
     count, parts = workers.plan(paths, processes)
-    results: list[smime.Verification | GovkitError] = []
+    results: list[Verification | GovkitError] = []
     for chunk in workers.run(_verify_chunk, parts, _init,
                              (ca.public_bytes(serialization.Encoding.DER), now), count):
         results += [GovkitError(*r) if isinstance(r, tuple) else r for r in chunk]

@@ -1,0 +1,64 @@
+"""govkit.smime.chain.signature_ok, the one signature check, against `openssl dgst -verify`.
+
+It replaced three copies that disagreed: verify_batch's knew RSA and EC with SHA-256 only
+(a valid DSA signature was False there), verify's and the chain's knew RSA, EC and DSA.
+OpenSSL decides: every key type it accepts for PKCS#7 signer infos verifies here too.
+"""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import dsa, ec, ed25519, padding, rsa
+
+from govkit.smime.chain import signature_ok
+
+DATA = b"<dds>the signed attributes</dds>\r\n"
+
+
+def _sign(key, data: bytes, hash_cls) -> bytes:
+    if isinstance(key, rsa.RSAPrivateKey):
+        return key.sign(data, padding.PKCS1v15(), hash_cls())
+    if isinstance(key, ec.EllipticCurvePrivateKey):
+        return key.sign(data, ec.ECDSA(hash_cls()))
+    return key.sign(data, hash_cls())
+
+
+def _openssl_verifies(tmp_path, key, signature: bytes, data: bytes, digest: str) -> bool:
+    pub = tmp_path / "pub.pem"
+    pub.write_bytes(key.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo))
+    (tmp_path / "sig").write_bytes(signature)
+    (tmp_path / "data").write_bytes(data)
+    done = subprocess.run(["openssl", "dgst", f"-{digest}", "-verify", pub, "-signature",
+                           tmp_path / "sig", tmp_path / "data"], capture_output=True)
+    return done.returncode == 0
+
+
+KEYS = {
+    "rsa": lambda: rsa.generate_private_key(65537, 2048),
+    "ec-p256": lambda: ec.generate_private_key(ec.SECP256R1()),
+    "dsa": lambda: dsa.generate_private_key(2048),
+}
+
+
+@pytest.mark.parametrize("hash_cls", [hashes.SHA256, hashes.SHA384], ids=["sha256", "sha384"])
+@pytest.mark.parametrize("kind", KEYS)
+def test_signature_ok_gives_openssls_verdict(tmp_path, kind, hash_cls):
+    key = KEYS[kind]()
+    signature = _sign(key, DATA, hash_cls)
+    digest = hash_cls.name
+    for data, sig in ((DATA, signature), (DATA + b" ", signature),
+                      (DATA, signature[:-1] + bytes([signature[-1] ^ 1]))):
+        expected = _openssl_verifies(tmp_path, key, sig, data, digest)
+        assert signature_ok(key.public_key(), sig, data, hash_cls) is expected
+    assert signature_ok(key.public_key(), signature, DATA, hash_cls)
+
+
+def test_a_key_of_another_kind_is_a_failed_check():
+    rsa_key, ed_key = KEYS["rsa"](), ed25519.Ed25519PrivateKey.generate()
+    signature = _sign(rsa_key, DATA, hashes.SHA256)
+    assert not signature_ok(KEYS["ec-p256"]().public_key(), signature, DATA, hashes.SHA256)
+    assert not signature_ok(ed_key.public_key(), ed_key.sign(DATA), DATA, hashes.SHA256)
