@@ -15,7 +15,7 @@ from _dds import needs_cyclone
 
 from govkit.bench.rotation import arms_of, parse_slot, round_plan
 from govkit.catalog.profiles import get_profile
-from govkit.results import paired
+from govkit.results import paired, stats
 from govkit.results.store import csv_name
 
 GOVKIT = str(Path(sys.executable).with_name("govkit"))
@@ -81,7 +81,7 @@ def test_slot_line_is_parsed_whole():
     row = parse_slot("slot 32 n 100 settle_n 5 mean 12.5 min 10.0 p50 12.0 p90 14.0 p99 20.0 "
                      "max 30.0 cpu_us 900 wall_us 110000 peers 1 tl 12.1,12.0 hist 930:60,940:40")
     assert row["p50"] == 12.0 and row["n"] == row["count"] == 100 and row["peers"] == 1
-    pooled = paired.pooled_percentiles([{**row, "status": "ok"}])
+    pooled = stats.pooled_percentiles([{**row, "status": "ok"}])
     assert pooled["samples"] == 100
     assert pooled["p50"] == pytest.approx(1.01 ** 930.5 / 1e3)
     assert pooled["p90"] == pytest.approx(1.01 ** 940.5 / 1e3)

@@ -212,7 +212,7 @@ def parse_slot(line: str) -> dict:
             row[key] = float(value) if "." in value else int(value)
         elif key == "tl":       # median of each 25 ms, settle included
             row["timeline"] = value
-        elif key == "hist":     # kept as printed: bin:count,… (govkit.results.paired.histogram)
+        elif key == "hist":     # kept as printed: bin:count,… (govkit.results.stats.histogram)
             row["hist"] = value
     row["count"] = row.get("n", 0)
     return row

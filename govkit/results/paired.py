@@ -30,11 +30,10 @@ import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from govkit.results.stats import BOOTSTRAP_RESAMPLES, percentile_interval
+from govkit.results.stats import BOOTSTRAP_RESAMPLES, percentile_interval, usable
 
 BASELINE_ARM = "none"
 AA_ARM = "none:aa"            # the A/A arm: an independent second `none`, paired like a profile
-HIST_BASE = 1.01              # cyclone_perf's histogram bins (1 %)
 # Successive rounds whose log ratios correlate more than this are resampled in blocks.
 BLOCK_LAG1 = 0.2
 
@@ -65,10 +64,6 @@ class Pairing:
     @property
     def added(self) -> float:
         return self.value - self.baseline_mean
-
-
-def usable(slot: dict) -> bool:
-    return slot.get("status") == "ok" and (slot.get("p50") or 0) > 0
 
 
 def pairings(slots: list[dict]) -> dict[tuple[str, int], list[Pairing]]:
@@ -230,31 +225,3 @@ def level(slots: list[dict], seed: str) -> tuple[float, tuple[float, float] | No
         groups.setdefault(s["instance"], []).append(s["p50"])
     return value, percentile_interval(_resample(list(groups.values()), statistics.median,
                                                 seed + "/level", 1))
-
-
-def histogram(slot: dict) -> list[tuple[int, int]]:
-    """A slot's histogram, stored as cyclone_perf prints it: "bin:count,bin:count,…"."""
-    text = slot.get("hist") or ""
-    return [(int(b), int(c)) for b, _, c in (x.partition(":") for x in text.split(",") if x)]
-
-
-def pooled_percentiles(slots: list[dict], quantiles=(0.5, 0.9, 0.99, 0.999)) -> dict | None:
-    """True sample percentiles over every measured round trip of the slots, from their 1 %
-    histograms (nearest rank; each bin's geometric centre, so within ±0.5 %)."""
-    bins: dict[int, int] = {}
-    for s in slots:
-        if usable(s):
-            for b, c in histogram(s):
-                bins[b] = bins.get(b, 0) + c
-    total = sum(bins.values())
-    if not total:
-        return None
-    out, seen, order = {}, 0, sorted(bins.items())
-    wanted = sorted(quantiles)
-    i = 0
-    for b, c in order:
-        seen += c
-        while i < len(wanted) and seen >= math.ceil(wanted[i] * total):
-            out[f"p{wanted[i] * 100:g}".replace(".", "_")] = HIST_BASE ** (b + 0.5) / 1e3
-            i += 1
-    return {"samples": total, **out}

@@ -42,6 +42,7 @@ INTERVAL_METHOD = (
 BIMODAL_GAP = 0.15        # a gap of 15 % of the median between two groups of seconds ...
 BIMODAL_SHARE = 0.25      # ... each holding at least a quarter of them
 TREND_MIN = 0.05          # first vs last third of the measured seconds differ by > 5 % ...
+HIST_BASE = 1.01          # cyclone_perf's histogram bins (1 %)
 TREND_SIGMAS = 2.0        # ... and by more than 2 standard errors over the repeats
 
 
@@ -117,7 +118,6 @@ def slot_figures(rows: list[dict]) -> dict:
     """One process pair's latency figures (µs) from its slots (govkit.bench.rotation): true
     sample percentiles pooled from the slots' 1 % histograms, the exact mean of all samples,
     and the median and spread of the slot medians."""
-    from govkit.results.paired import pooled_percentiles
     pooled = pooled_percentiles(rows) or {}
     counts = [r["count"] for r in rows]
     total = sum(counts)
@@ -300,3 +300,38 @@ def trend(groups: list[list[float]]) -> float | None:
     if abs(mean) > TREND_MIN and abs(mean) > TREND_SIGMAS * se:
         return mean
     return None
+
+
+# ------------------------------------------------------------- slots (govkit.bench.rotation)
+
+
+def usable(slot: dict) -> bool:
+    return slot.get("status") == "ok" and (slot.get("p50") or 0) > 0
+
+
+def histogram(slot: dict) -> list[tuple[int, int]]:
+    """A slot's histogram, stored as cyclone_perf prints it: "bin:count,bin:count,…"."""
+    text = slot.get("hist") or ""
+    return [(int(b), int(c)) for b, _, c in (x.partition(":") for x in text.split(",") if x)]
+
+
+def pooled_percentiles(slots: list[dict], quantiles=(0.5, 0.9, 0.99, 0.999)) -> dict | None:
+    """True sample percentiles over every measured round trip of the slots, from their 1 %
+    histograms (nearest rank; each bin's geometric centre, so within ±0.5 %)."""
+    bins: dict[int, int] = {}
+    for s in slots:
+        if usable(s):
+            for b, c in histogram(s):
+                bins[b] = bins.get(b, 0) + c
+    total = sum(bins.values())
+    if not total:
+        return None
+    out, seen, order = {}, 0, sorted(bins.items())
+    wanted = sorted(quantiles)
+    i = 0
+    for b, c in order:
+        seen += c
+        while i < len(wanted) and seen >= math.ceil(wanted[i] * total):
+            out[f"p{wanted[i] * 100:g}".replace(".", "_")] = HIST_BASE ** (b + 0.5) / 1e3
+            i += 1
+    return {"samples": total, **out}

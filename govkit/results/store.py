@@ -444,7 +444,7 @@ def rotation_records(doc: dict) -> list[dict]:
     out = []
     for (profile, size, instance), slots in sorted(groups.items(), key=lambda kv: (
             str(kv[0][0]), kv[0][1], kv[0][2])):
-        ok = sorted((s for s in slots if paired.usable(s)), key=lambda s: s["round"])
+        ok = sorted((s for s in slots if stats.usable(s)), key=lambda s: s["round"])
         pair = pairs.get((profile, instance), {})
         record = {"profile": profile, "mode": "latency", "size": size, "transport": "udp",
                   "path": "lo", "loss_pct": 0, "repeat": instance, "order": None,
@@ -537,7 +537,7 @@ def load_line(doc: dict) -> str | None:
 
 def _slot_tail(ok: list[dict]) -> dict:
     slots = [x for r in ok for x in r["raw"]["rows"]]
-    pooled = paired.pooled_percentiles(slots) or {}
+    pooled = stats.pooled_percentiles(slots) or {}
     return {"p99_of_samples": pooled.get("p99"), "p99_9_of_samples": pooled.get("p99_9"),
             "p99_worst_slot": max((x["p99"] for x in slots), default=None)}
 
