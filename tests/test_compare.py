@@ -390,7 +390,7 @@ def test_chart_has_a_bar_per_run_and_rti_markers(both):
 def test_chart_bars_are_the_recomputed_ratios(both):
     """The bars' heights are the ratios in the table (same model, checked via the figure
     built from it)."""
-    from govkit.report.compare_plots import build_compare_figures
+    from govkit.report.plots import build_compare_figures
     docs, _, _, dirs = both
     model = build_compare_model(dirs)
     for j, doc in enumerate(docs):

@@ -24,7 +24,7 @@ from _fastdds import run_pair as fastdds_pair
 
 from govkit import smime
 from govkit.catalog.profiles import SECURED_PROFILES
-from govkit.pki.testpki import TestPKI, _name
+from govkit.pki.testpki import TestPKI, x509_name
 from govkit.runners.base import ProcessSpec, run_processes
 from govkit.runners.ddsperf import DdsperfRunner
 from govkit.runners.fastdds import FastddsRunner
@@ -58,7 +58,7 @@ NO_TOKENS = (
 
 
 def _subject_digest(participant: str) -> bytes:
-    return hashlib.sha256(_name(participant).public_bytes()).digest()
+    return hashlib.sha256(x509_name(participant).public_bytes()).digest()
 
 
 def handshake_initiator() -> str:

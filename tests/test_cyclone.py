@@ -143,20 +143,20 @@ def test_cyclone_accepts_only_rsa2048_and_p256_identities(tmp_path):
     from cryptography.hazmat.primitives import hashes
     from cryptography.hazmat.primitives.asymmetric import ec
 
-    from govkit.pki.testpki import TestPKI, _key_pem, _name, _pem
+    from govkit.pki.testpki import TestPKI, certificate_pem, private_key_pem, x509_name
 
     bundle = make_bundle(tmp_path, "rtps_sign")
     pki = TestPKI(tmp_path / "pki")
     ca_cert, ca_key = pki.certificate("identity_ca"), pki.private_key("identity_ca")
     key = ec.generate_private_key(ec.SECP384R1())
     now = dt.datetime.now(dt.UTC)
-    cert = (x509.CertificateBuilder().subject_name(_name("p384")).issuer_name(ca_cert.subject)
+    cert = (x509.CertificateBuilder().subject_name(x509_name("p384")).issuer_name(ca_cert.subject)
             .public_key(key.public_key()).serial_number(x509.random_serial_number())
             .not_valid_before(now - dt.timedelta(hours=1))
             .not_valid_after(now + dt.timedelta(days=1))
             .sign(ca_key, hashes.SHA256()))
-    pki.path("p384").write_bytes(_pem(cert))
-    pki.path("p384", ".key").write_bytes(_key_pem(key))
+    pki.path("p384").write_bytes(certificate_pem(cert))
+    pki.path("p384", ".key").write_bytes(private_key_pem(key))
     doc = documents.PermissionsDocument.for_participant(pki, "p384",
                                                         runner_info("ddsperf"))
     signed = _resign(tmp_path, doc.render(), tmp_path / "pki", "p384")

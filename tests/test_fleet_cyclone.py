@@ -12,7 +12,7 @@ from govkit import smime
 from govkit.catalog.profiles import get_profile
 from govkit.documents.render import DomainSet
 from govkit.generate import fleet
-from govkit.generate.bundle import _participant_files
+from govkit.generate.bundle import participant_files
 from govkit.pki.participants import parse_participants
 from govkit.pki.testpki import init_pki
 from govkit.runners.base import Bundle
@@ -44,7 +44,7 @@ def test_fleet_participants_are_accepted_and_least_privilege_is_enforced(tmp_pat
     governance = governance.with_name("enforced.xml")
     governance.write_bytes(enforced)
     governance = smime.sign_document(governance, pki.permissions_ca, pki.permissions_ca_key)
-    files = {p.name: _participant_files(pki, p.name, governance,
+    files = {p.name: participant_files(pki, p.name, governance,
                                         tmp_path / f"build/permissions/{p.name}.p7s")
              for p in participants}
     subject = pki.certificate("pub").subject.rfc4514_string()

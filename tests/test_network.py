@@ -35,7 +35,7 @@ from govkit.runners.base import (
     run_processes,
 )
 from govkit.runners.ddsperf import DdsperfRunner, add_retransmissions
-from govkit.runners.netpath import NetPaths, _refuse_foreign_keys
+from govkit.runners.netpath import NetPaths, refuse_foreign_keys
 from govkit.runners.network import (
     Endpoint,
     Network,
@@ -254,10 +254,10 @@ def test_a_remote_process_stops_when_its_ssh_stdin_closes(tmp_path):
 
 
 def test_foreign_keys_never_leave_the_machine():
-    _refuse_foreign_keys([Path("pki/sub.key"), Path("build/tls/sub-keystore.pem")], "sub")
+    refuse_foreign_keys([Path("pki/sub.key"), Path("build/tls/sub-keystore.pem")], "sub")
     for bad in ("pki/pub.key", "pki/identity_ca.key", "pki/permissions_ca.key"):
         with pytest.raises(GovkitError, match="not its own key"):
-            _refuse_foreign_keys([Path(bad)], "sub")
+            refuse_foreign_keys([Path(bad)], "sub")
 
 
 def test_retransmissions_join_the_subscriber_seconds():

@@ -261,8 +261,8 @@ def test_a_baseline_of_zero_gives_no_ratio_instead_of_a_crash():
 
 def test_wide_interval_reason_never_rounds_onto_the_target():
     """'±5.0% is wider than the target ±5%' reads as a contradiction: more decimals."""
-    from govkit.results.store import _pct
-    assert _pct(5.04, 5.0) == "±5.04%"
-    assert _pct(5.0004, 5.0) == "±5.0004%"
-    assert _pct(6.33, 5.0) == "±6.3%"
-    assert _pct(None) == "of unknown width (the estimate is 0)"
+    from govkit.results.store import pct_text
+    assert pct_text(5.04, 5.0) == "±5.04%"
+    assert pct_text(5.0004, 5.0) == "±5.0004%"
+    assert pct_text(6.33, 5.0) == "±6.3%"
+    assert pct_text(None) == "of unknown width (the estimate is 0)"

@@ -17,7 +17,7 @@ from govkit.report.terminal import wire_table
 from govkit.results.store import summarize
 from govkit.runners.ddsperf import DdsperfRunner
 from govkit.wire import rtps as wire
-from govkit.wire.capture import _bpf, pcap_bytes, udp_datagrams
+from govkit.wire.capture import bpf_program, pcap_bytes, udp_datagrams
 from govkit.wire.verdict import Expectation, profile_verdicts
 
 DATA = Path(__file__).parent / "data" / "wire"
@@ -438,7 +438,7 @@ def test_pcap_is_classic_libpcap_ethernet():
 
 @pytest.mark.parametrize("loopback", [True, False])
 def test_bpf_program_jumps_stay_inside_it(loopback):
-    program = _bpf(7400, 7649, loopback)
+    program = bpf_program(7400, 7649, loopback)
     insns = [struct.unpack_from("HBBI", program, i) for i in range(0, len(program), 8)]
     assert insns[-1] == (0x06, 0, 0, 0) and insns[-2][0] == 0x06    # drop, accept
     for i, (code, jt, jf, _) in enumerate(insns):

@@ -84,7 +84,7 @@ def _ensure_signed(doc, xml_path: Path, pki: TestPKI, log: BundleLog) -> Path:
     return p7s
 
 
-def _participant_files(pki: TestPKI, name: str, governance: Path, permissions: Path
+def participant_files(pki: TestPKI, name: str, governance: Path, permissions: Path
                        ) -> ParticipantFiles:
     return ParticipantFiles(
         name=name, identity_ca=pki.identity_ca.resolve(),
@@ -101,7 +101,7 @@ def planned_bundle(profile: Profile, ca_dir: Path, build_dir: Path,
         return Bundle(profile)
     pki, build_dir = TestPKI(Path(ca_dir)), Path(build_dir)
     gov = build_dir / "governance" / f"{profile.name}.p7s"
-    return Bundle(profile, {name: _participant_files(
+    return Bundle(profile, {name: participant_files(
         pki, name, gov, build_dir / "permissions" / f"{name}.p7s") for name in participants})
 
 
@@ -118,7 +118,7 @@ def ensure_bundle(profile: Profile, pki: TestPKI, build_dir: Path, runner: str,
     for name in participants:
         perm = _ensure_signed(documents.PermissionsDocument.for_participant(pki, name, scope),
                               build_dir / "permissions" / f"{name}.xml", pki, log)
-        files[name] = _participant_files(pki, name, gov, perm)
+        files[name] = participant_files(pki, name, gov, perm)
     return Bundle(profile, files)
 
 

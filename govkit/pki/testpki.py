@@ -81,7 +81,7 @@ def _new_key(key_type: str):
     raise GovkitError(f"unknown key type {key_type!r}; valid: {', '.join(KEY_TYPES)}")
 
 
-def _name(common_name: str, organization: str | None = None, unit: str | None = None,
+def x509_name(common_name: str, organization: str | None = None, unit: str | None = None,
           country: str | None = None) -> x509.Name:
     attributes = [x509.NameAttribute(NameOID.COMMON_NAME, common_name)]
     if unit:
@@ -104,7 +104,7 @@ def _builder(subject: x509.Name, issuer: x509.Name, public_key, days: int,
 
 def _make_ca(common_name: str, key_type: str, days: int, now: dt.datetime):
     key = _new_key(key_type)
-    name = _name(common_name)
+    name = x509_name(common_name)
     cert = (_builder(name, name, key.public_key(), days, now)
             .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
             .add_extension(x509.KeyUsage(
@@ -121,7 +121,7 @@ def _make_ca(common_name: str, key_type: str, days: int, now: dt.datetime):
 def _make_leaf(who: Participant, ca_cert, ca_key, key_type: str, days: int, now: dt.datetime):
     key = _new_key(key_type)
     ski = ca_cert.extensions.get_extension_for_class(x509.SubjectKeyIdentifier).value
-    subject = _name(who.name, who.organization, who.unit, who.country)
+    subject = x509_name(who.name, who.organization, who.unit, who.country)
     cert = (_builder(subject, ca_cert.subject, key.public_key(), days, now)
             .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
             .add_extension(x509.KeyUsage(
@@ -138,11 +138,11 @@ def _make_leaf(who: Participant, ca_cert, ca_key, key_type: str, days: int, now:
     return cert, key
 
 
-def _pem(cert) -> bytes:
+def certificate_pem(cert) -> bytes:
     return cert.public_bytes(serialization.Encoding.PEM)
 
 
-def _key_pem(key) -> bytes:
+def private_key_pem(key) -> bytes:
     return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                              serialization.NoEncryption())
 
@@ -237,8 +237,8 @@ def _existing_participants(pki: TestPKI) -> list[str]:
 
 def _write_pair(pki: TestPKI, stem: str, cert, key, force: bool) -> None:
     # Key first, refusing to replace an existing one unless forced; then the certificate.
-    write_atomic(pki.path(stem, ".key"), _key_pem(key), mode=0o600, overwrite=force)
-    write_atomic(pki.path(stem), _pem(cert), mode=0o644, overwrite=True)
+    write_atomic(pki.path(stem, ".key"), private_key_pem(key), mode=0o600, overwrite=force)
+    write_atomic(pki.path(stem), certificate_pem(cert), mode=0o644, overwrite=True)
 
 
 def init_pki(directory: Path,
@@ -335,8 +335,8 @@ def _issue_chunk(todo: list[Participant]) -> list[staging.Staged]:
             cert, key = _make_leaf(p, ca_cert, ca_key, issuer.key_type, issuer.days, issuer.now)
             base = os.path.join(issuer.directory, p.name)
             # Key first, never replacing one unless forced; then its certificate.
-            stager.write(base + ".key", _key_pem(key), mode=0o600, overwrite=issuer.force)
-            stager.write(base + ".pem", _pem(cert), mode=0o644)
+            stager.write(base + ".key", private_key_pem(key), mode=0o600, overwrite=issuer.force)
+            stager.write(base + ".pem", certificate_pem(cert), mode=0o644)
     except BaseException:
         stager.discard()
         raise
@@ -348,8 +348,8 @@ def _issue(pki: TestPKI, todo: list[Participant], id_cert, id_key, key_type: str
     """Issue and write identities for `todo`, in worker processes when there are many."""
     if not todo:
         return
-    issuer = _Issuer(str(pki.directory), _pem(id_cert), _key_pem(id_key), key_type, days, now,
-                     force)
+    issuer = _Issuer(str(pki.directory), certificate_pem(id_cert), private_key_pem(id_key),
+                     key_type, days, now, force)
     count, parts = workers.plan(todo, processes)
     staged: list[staging.Staged] = []
     try:
@@ -400,7 +400,7 @@ def init_tls(pki: TestPKI, participants: tuple[str, ...] | list[str] = DEFAULT_P
                 continue
         id_key = id_key or pki.private_key("identity_ca")
         cert, key = _make_leaf(Participant(f"{name}-tls"), id_cert, id_key, "ec-p256", days, now)
-        write_atomic(key_path, _key_pem(key), mode=0o600)
-        write_atomic(cert_path, _pem(cert), mode=0o644)
+        write_atomic(key_path, private_key_pem(key), mode=0o600)
+        write_atomic(cert_path, certificate_pem(cert), mode=0o644)
         written += [str(cert_path), str(key_path)]
     return written

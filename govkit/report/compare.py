@@ -8,7 +8,7 @@ Each run is read exactly as `govkit report` reads one (govkit.report.run.build_r
 checked by govkit.results.check, every figure recomputed from its raw rows by
 govkit.results.store.summarize); this module only lines the runs' points up, says what may be
 compared, and refuses (GovkitError, exit 2) runs that cannot be compared. The templates
-(templates/compare.html.j2, compare.md.j2) format the model; govkit.report.compare_plots draws it.
+(templates/compare.html.j2, compare.md.j2) format the model; govkit.report.plots draws it.
 """
 
 from __future__ import annotations
@@ -336,7 +336,7 @@ def _recorded(doc: dict, what: str) -> str | None:
 
 def render_compare_html(model: CompareModel) -> str:
     if not model.figures:
-        from govkit.report.compare_plots import build_compare_figures
+        from govkit.report.plots import build_compare_figures
         model.figures = build_compare_figures(model)
     return render("compare.html.j2", model.figures, c=model, BASELINE=BASELINE)
 

@@ -424,12 +424,12 @@ def wbr(text: object) -> Markup:
     return Markup(str(escape(str(text))).replace("_", "_<wbr>"))
 
 
-def _md_cell(text: str) -> str:
+def md_cell(text: str) -> str:
     return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
 
 
-def _md_code(text: str) -> str:
-    text = _md_cell(text)
+def md_code(text: str) -> str:
+    text = md_cell(text)
     fence = "``" if "`" in text else "`"
     pad = " " if fence == "``" else ""
     return f"{fence}{pad}{text}{pad}{fence}"

@@ -46,13 +46,13 @@ from govkit.report.model import (
     ReportModel,
     Run,
     SignedFile,
-    _md_cell,
-    _md_code,
     first_line,
     fmt_ci,
     fmt_size,
     fmt_value,
     fmt_values,
+    md_cell,
+    md_code,
     wbr,
 )
 from govkit.report.plots import build_figures
@@ -487,8 +487,8 @@ def _governance(profiles: list[ProfileInfo]) -> Governance:
 def _environment() -> Environment:
     env = template_environment(trim_blocks=True)
     env.filters.update({**FORMATTERS, "wbr": wbr, "ci": fmt_ci, "value": fmt_value,
-                        "values": fmt_values, "size": fmt_size, "md": _md_cell,
-                        "mdcode": _md_code, "first_line": first_line})
+                        "values": fmt_values, "size": fmt_size, "md": md_cell,
+                        "mdcode": md_code, "first_line": first_line})
     env.globals.update(DASH=DASH, hints=_KEY_SETTINGS)
     return env
 

@@ -507,7 +507,7 @@ def noise_floor(doc: dict, overheads: dict | None = None) -> list[dict]:
         if target is not None and (o.halfwidth_pct is None or o.halfwidth_pct > target):
             flags.append(stats.flag(
                 "aa_wide", "warning",
-                f"the A/A interval {_pct(o.halfwidth_pct, target)} is wider than the target "
+                f"the A/A interval {pct_text(o.halfwidth_pct, target)} is wider than the target "
                 f"±{target:g}%: the machine was too noisy for that precision"))
         rows.append(_rounded({"size": size, **o.to_json(), "flags": flags}))
     return rows
@@ -609,7 +609,7 @@ def _flags(row: dict, groups: list[list[float]], ok: list[dict], secured: bool,
         if vs is not None and target is not None and (width is None or width > target):
             flags.append(stats.flag(
                 "wide_interval", "warning",
-                f"the overhead ratio's 95% interval {_pct(width, target)} is wider than the "
+                f"the overhead ratio's 95% interval {pct_text(width, target)} is wider than the "
                 f"target ±{target:g}% after {vs['rounds']} paired rounds (a longer --budget "
                 "adds rounds)"))
     elif row["ci95"] is None:
@@ -619,7 +619,7 @@ def _flags(row: dict, groups: list[list[float]], ok: list[dict], secured: bool,
                                  or row["ci_halfwidth_pct"] > target):
         flags.append(stats.flag(
             "wide_interval", "warning",
-            f"95% interval {_pct(row['ci_halfwidth_pct'], target)} is wider than the target "
+            f"95% interval {pct_text(row['ci_halfwidth_pct'], target)} is wider than the target "
             f"±{target:g}% after {row['repeats']} repeats"))
     vs = row["vs_none"]
     if secured and vs is not None and vs["ratio"] is not None:
@@ -684,7 +684,7 @@ def _flags(row: dict, groups: list[list[float]], ok: list[dict], secured: bool,
     return flags
 
 
-def _pct(halfwidth: float | None, target: float | None = None) -> str:
+def pct_text(halfwidth: float | None, target: float | None = None) -> str:
     """'±6.3%'; with more decimals where one would round onto the target ('±5.04%', never
     '±5.0% is wider than the target ±5%')."""
     if halfwidth is None:

@@ -403,7 +403,7 @@ class NetPaths:
             mine = bundle.participants.get(role)
             if mine is not None:
                 files += [getattr(mine, f) for f in _FILE_FIELDS]
-            _refuse_foreign_keys(files, role)
+            refuse_foreign_keys(files, role)
             host.ship(files)
             if mine is not None:
                 parts[role] = replace(mine, **{f: host.shipped[getattr(mine, f)]
@@ -433,7 +433,7 @@ class NetPaths:
                                 **({"address": e.address} if e is not None else {})}
                             for r, e in zip(ROLES, eps or (None, None), strict=True)}
             for role, host in self.remotes.items():
-                # what went there: its own files only (checked in _refuse_foreign_keys)
+                # what went there: its own files only (checked in refuse_foreign_keys)
                 out["hosts"][role].update(workdir=host.workdir, shipped=sorted(
                     str(p.relative_to(host.workdir)) for p in host.shipped.values()))
             out["ssh"] = "OpenSSH, BatchMode=yes" + (f", -F {self.ssh_config}"
@@ -441,7 +441,7 @@ class NetPaths:
         return out
 
 
-def _refuse_foreign_keys(files: list[Path], role: str) -> None:
+def refuse_foreign_keys(files: list[Path], role: str) -> None:
     """A remote side gets its own key (DDS identity and TLS keystore) and certificates
     only; this is checked here, where files leave the machine."""
     for f in files:

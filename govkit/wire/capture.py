@@ -77,7 +77,7 @@ def check_capture(interface: str) -> None:
 
 # ------------------------------------------------------------------------- BPF filter
 
-def _bpf(lo: int, hi: int, loopback: bool) -> bytes:
+def bpf_program(lo: int, hi: int, loopback: bool) -> bytes:
     """Classic BPF: IPv4, UDP, first fragment, destination port in [lo, hi]; on loopback
     the outgoing copy of each frame is dropped. Returns struct sock_filter[]."""
     ld_w, ld_h, ld_b, ldx_msh, ld_h_ind = 0x20, 0x28, 0x30, 0xb1, 0x48
@@ -134,7 +134,7 @@ class Capture:
         loopback = interface_type(self.interface) == ARPHRD_LOOPBACK
         sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0)   # receives nothing yet
         try:
-            _attach_filter(sock, _bpf(self.ports.start, self.ports.stop - 1, loopback))
+            _attach_filter(sock, bpf_program(self.ports.start, self.ports.stop - 1, loopback))
             sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
             try:
                 sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, RECV_BUFFER)
