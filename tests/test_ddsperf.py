@@ -14,7 +14,7 @@ from govkit.runners.base import (
     Bundle,
     ProcessOutput,
     RunnerError,
-    describe,
+    command_line,
     launch_argv,
 )
 from govkit.runners.ddsperf import DdsperfRunner
@@ -135,8 +135,8 @@ def test_realtime_and_pinning_are_in_the_command_line_a_user_can_copy(tmp_path):
     point = BenchPoint(get_profile("none"), "latency", 32, 2, domain_id=9, cpus=(0, 1),
                        realtime=True)
     sub, pub = r.commands(point, Bundle(get_profile("none")), tmp_path)
-    assert describe(sub).startswith("CYCLONEDDS_URI=file://")
-    assert " chrt -f 1 taskset -c 1 " in describe(sub) and describe(sub).endswith(" pong")
+    assert command_line(sub).startswith("CYCLONEDDS_URI=file://")
+    assert " chrt -f 1 taskset -c 1 " in command_line(sub) and command_line(sub).endswith(" pong")
     assert launch_argv(pub)[:6] == ["chrt", "-f", "1", "taskset", "-c", "0"]
 
 

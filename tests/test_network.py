@@ -28,7 +28,7 @@ from govkit.runners.base import (
     Bundle,
     PointResult,
     RunnerError,
-    describe,
+    command_line,
     launch_argv,
     prepare,
     remote_script,
@@ -228,11 +228,11 @@ def test_a_remote_side_is_wrapped_in_ssh_and_never_pinned(tmp_path):
         "/tmp/govkit-x/cyclonedds-none-udp-hosts-sub.xml",
         str(tmp_path.resolve() / "cyclonedds-none-udp-hosts-pub.xml")}
     sub, pub = runner.commands(point, Bundle(get_profile("none")), tmp_path)
-    line = describe(sub)
+    line = command_line(sub)
     assert line.startswith("ssh -o BatchMode=yes me@b 'cd /tmp/govkit-x && ")
     assert "CYCLONEDDS_URI=file:///tmp/govkit-x/cyclonedds-none-udp-hosts-sub.xml" in line
     assert "taskset" not in line and "chrt" not in line      # the remote host's CPUs are unknown
-    assert "taskset -c 0" in describe(pub) and "chrt -f 1" in describe(pub)
+    assert "taskset -c 0" in command_line(pub) and "chrt -f 1" in command_line(pub)
 
 
 def test_a_remote_process_stops_when_its_ssh_stdin_closes(tmp_path):

@@ -23,7 +23,7 @@ from govkit.runners.base import (
     ParticipantFiles,
     ProcessOutput,
     RunnerError,
-    describe,
+    command_line,
     prepare,
 )
 from govkit.runners.perftest import PerftestRunner
@@ -237,9 +237,9 @@ def test_nic_option(tmp_path):
 def test_pinning(tmp_path):
     specs, _, _ = specs_for(tmp_path, point(cpus=(0, 1)))
     assert (specs["pub"].cpu, specs["sub"].cpu) == (0, 1)
-    assert describe(specs["pub"]).startswith(f"taskset -c 0 {EXE} -pub")
+    assert command_line(specs["pub"]).startswith(f"taskset -c 0 {EXE} -pub")
     specs, _, _ = specs_for(tmp_path, point())
-    assert specs["pub"].cpu is None and describe(specs["pub"]).startswith(f"{EXE} -pub")
+    assert specs["pub"].cpu is None and command_line(specs["pub"]).startswith(f"{EXE} -pub")
 
 
 def test_unknown_mode(tmp_path):
@@ -252,7 +252,7 @@ def test_dry_run_lines(tmp_path):
     bundle = make_bundle(tmp_path)
     p = point(cpus=(0, 1))
     specs = runner.commands(p, bundle, tmp_path / "work")
-    lines = [describe(s) for s in specs]
+    lines = [command_line(s) for s in specs]
     assert [shlex.split(line)[3:] for line in lines] == [s.argv for s in specs]
     assert lines[0].startswith("taskset -c 1 '/opt/RTI Perftest/perftest_cpp' -sub -domain 7")
     assert lines[1].startswith("taskset -c 0 '/opt/RTI Perftest/perftest_cpp' -pub -domain 7")
@@ -262,7 +262,7 @@ def test_dry_run_lines(tmp_path):
 
 def test_dry_run_without_perftest_uses_the_default_name(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
-    lines = [describe(s) for s in PerftestRunner().commands(
+    lines = [command_line(s) for s in PerftestRunner().commands(
         point("none"), make_bundle(tmp_path, "none"), tmp_path)]
     assert lines[1].startswith("perftest_cpp -pub ")
 
@@ -272,7 +272,7 @@ def test_prepare_writes_the_commands(tmp_path):
     bundle = make_bundle(tmp_path)
     specs = prepare(runner, point(cpus=(0, 1)), bundle, tmp_path / "work")
     script = (tmp_path / "work" / "perftest-commands.sh").read_text()
-    assert [line for line in script.splitlines()[2:]] == [describe(s) for s in specs]
+    assert [line for line in script.splitlines()[2:]] == [command_line(s) for s in specs]
 
 
 # -- single CA ----------------------------------------------------------------------------

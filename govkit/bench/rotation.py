@@ -47,7 +47,7 @@ from govkit.runners.base import (
     BenchPoint,
     Bundle,
     ProcessSpec,
-    describe,
+    command_line,
     dies_with_govkit,
     launch_argv,
 )
@@ -171,7 +171,7 @@ class Pair:
         return parse_slot(self._line("pub", deadline))
 
     def commands(self) -> list[str]:
-        return [describe(s) for s in self.specs]
+        return [command_line(s) for s in self.specs]
 
     def close(self) -> None:
         """End of input: both delete their participants and exit; killed if they do not."""

@@ -49,7 +49,7 @@ from govkit.generate.bundle import (
     tls_keystore_path,
 )
 from govkit.results.paired import ESTIMATOR
-from govkit.results.paired import INTERVAL_METHOD as PAIRED_INTERVAL
+from govkit.results.paired import PAIRED_INTERVAL_METHOD
 from govkit.results.stats import INTERVAL_METHOD, repeat_figures
 from govkit.results.store import ResultStore, check_resumable, environment, point_key
 from govkit.runners import get_runner
@@ -58,7 +58,7 @@ from govkit.runners.base import (
     Bundle,
     ForeignParticipant,
     RunnerError,
-    describe,
+    command_line,
     prepare,
     run_processes,
 )
@@ -317,7 +317,7 @@ def _settings(opts: BenchOptions, runner, pin: Pinning, realtime: tuple[bool, st
             "scheduling": realtime[1], "min_repeats": opts.repeat,
             "max_repeats": opts.max_repeat, "target_ci_pct": opts.target_ci,
             "budget_s": opts.budget, "seed": seed, "method": runner.method(),
-            "interval": (f"latency (rotation): {PAIRED_INTERVAL} Other points: "
+            "interval": (f"latency (rotation): {PAIRED_INTERVAL_METHOD} Other points: "
                          f"{INTERVAL_METHOD}") if getattr(runner, "rotates", False)
             else INTERVAL_METHOD}
 
@@ -453,7 +453,7 @@ def _rotate(opts: BenchOptions, runner, store: ResultStore, cells: list[Cell],
     sizes = list(dict.fromkeys(c.size for c in cells))
     arms = arms_of(profiles, rs.aa)
     store.set_rotation_method({"settings": rs.to_json(), "method": runner.method(),
-                               "estimator": ESTIMATOR, "interval": PAIRED_INTERVAL})
+                               "estimator": ESTIMATOR, "interval": PAIRED_INTERVAL_METHOD})
     console.print(f"{len(arms)} arms × {rs.instances} process pairs; rounds of "
                   f"{len(sizes)} size(s) × {2 * len(arms) - 1} slots of {rs.settle_ms} ms "
                   f"settle + {rs.slot_ms} ms; {pin.note}; order seed {seed}; rounds until "
@@ -483,7 +483,7 @@ def _dry_run(opts: BenchOptions, runner, cells: list[Cell], seed: int, pin: Pinn
         for cell in round_order(cells, seed, r):
             point = _point(cell, opts, r, pin, paths, planned=True)
             lines.append(f"# {cell.label} repeat {r}")
-            lines += [describe(s) for s in
+            lines += [command_line(s) for s in
                       runner.commands(point, bundles[cell.profile.name], workdir)]
     if opts.wire:
         lines.insert(1, "# --wire: before the rounds below, one extra repeat of every point "
@@ -620,7 +620,7 @@ def _run_once(runner, point: BenchPoint, bundle: Bundle, workdir: Path, order: i
     net = point.network
     result = {"profile": point.profile.name, "mode": point.mode, "size": point.size,
               **net.to_json(), "repeat": point.repeat, "order": order,
-              "domain_id": point.domain_id, "commands": [describe(s) for s in specs],
+              "domain_id": point.domain_id, "commands": [command_line(s) for s in specs],
               "started": datetime.now(UTC).isoformat(timespec="seconds")}
     if point.endpoints:
         result["endpoints"] = {e.role: e.to_json() for e in point.endpoints}

@@ -1,1 +1,27 @@
-"""TODO"""
+"""The data govkit knows, one table per fact: the protection profiles, the lint targets,
+the runner table, RTI's published figures.
+
+May import: govkit.common.
+"""
+
+from govkit.common.faces import lazy_face
+
+_EXPORTS = {
+    "DEFAULT_SOURCE": "rti_published",
+    "DEFAULT_TARGET": "targets",
+    "PROFILES": "profiles",
+    "Profile": "profiles",
+    "RTPS_MAX_DOMAIN_ID": "targets",
+    "RUNNERS": "runners",
+    "RunnerInfo": "runners",
+    "SECURED_PROFILES": "profiles",
+    "TARGETS": "targets",
+    "Target": "targets",
+    "VENDOR_TARGETS": "targets",
+    "get_profile": "profiles",
+    "published_overhead": "rti_published",
+    "runner_info": "runners",
+    "select_profiles": "profiles",
+}
+__all__ = sorted(_EXPORTS)
+__getattr__ = lazy_face(__name__, _EXPORTS)

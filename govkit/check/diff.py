@@ -141,7 +141,7 @@ def _governance(a: LoadedDocument, b: LoadedDocument) -> list[Change]:
     sa, sb = _Side(a), _Side(b)
     changes = []
     for ids, da, db in _stretches(a.model, b.model):
-        scope = f"domains {domainsets.describe(ids)}"
+        scope = f"domains {domainsets.domains_text(ids)}"
         if da is None or db is None:
             d, side = (da, sa) if da is not None else (db, sb)
             present = ("a domain_rule", side.line(d.elem))
@@ -168,7 +168,7 @@ def _subject_key(g: Grant) -> object:
 
 
 def _rule_text(r: AccessRule) -> str:
-    ids = domainsets.describe(domainsets.of_spans(r.domains))
+    ids = domainsets.domains_text(domainsets.of_spans(r.domains))
     parts = []
     for c in r.criteria:
         topics = ",".join(t.shown() for t in c.topics)

@@ -46,8 +46,8 @@ def _flag(v: Value) -> bool | None:
 
 
 def _domains(spans) -> str:
-    up = domainsets.describe(domainsets.of_spans(spans, "up"))
-    single = domainsets.describe(domainsets.of_spans(spans, "single"))
+    up = domainsets.domains_text(domainsets.of_spans(spans, "up"))
+    single = domainsets.domains_text(domainsets.of_spans(spans, "single"))
     return up if up == single else f"{up} (Cyclone DDS 0.10 reads {single})"
 
 
@@ -187,7 +187,7 @@ def explain_document(loaded: LoadedDocument, now: dt.datetime | None = None) -> 
     return out
 
 
-def render(e: dict) -> str:
+def explanation_text(e: dict) -> str:
     lines = []
     if e["kind"] == "governance":
         rules = e["domain_rules"]

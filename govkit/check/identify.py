@@ -184,7 +184,7 @@ def _diff_text(diffs: list[Difference]) -> str:
     return ", ".join(str(d) for d in diffs)
 
 
-def describe(r: Identification) -> str:
+def identification_text(r: Identification) -> str:
     """One paragraph per file, for the terminal."""
     if r.error:
         return f"{r.file}: {r.error}"

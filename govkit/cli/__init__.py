@@ -1,1 +1,5 @@
-"""TODO"""
+"""The command line: parse, call one stage function, print (`main`: the typer app).
+
+May import: every stage, each inside the command that uses it (start-up: `govkit --help`
+imports only typer, the defaults and the catalog).
+"""

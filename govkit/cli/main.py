@@ -629,7 +629,8 @@ def lint(
         "--rules", help="List every rule with its id, severity, why and an example.")] = False,
 ):
     """Check what the XSD cannot: rules that never apply, what leaks, subjects, validity."""
-    from govkit.check.lint import LintOptions, lint_paths, rules_table, worst
+    from govkit.check.lint import LintOptions, lint_paths, worst
+    from govkit.check.rules import rules_table
     from govkit.check.rules.registry import SEVERITY_RANK
     if list_rules:
         table = rules_table()
@@ -678,14 +679,14 @@ def lint(
 def identify(files: Annotated[list[Path], typer.Argument(help="Governance documents.")],
              as_json: JsonOpt = False):
     """Name the catalog profile a governance document implements (or the nearest one)."""
-    from govkit.check.identify import describe, identify_paths
+    from govkit.check.identify import identification_text, identify_paths
     results = identify_paths(files)
     if as_json:
         print(_json({"schema": "govkit.identify/1",
                           "files": [r.to_json() for r in results]}))
     else:
         for r in results:
-            (err if r.error and r.kind is None else out).print(describe(r), markup=False)
+            (err if r.error and r.kind is None else out).print(identification_text(r), markup=False)
     code = EXIT_OK if all(r.ok for r in results) else EXIT_INVALID
     if any(r.error and r.kind is None for r in results):
         code = EXIT_USAGE
@@ -696,13 +697,13 @@ def identify(files: Annotated[list[Path], typer.Argument(help="Governance docume
 def explain(file: Annotated[Path, typer.Argument(help="A governance or permissions document.")],
             as_json: JsonOpt = False):
     """Say in plain English what a document protects and what it does not."""
-    from govkit.check.explain import explain_document, render
+    from govkit.check.explain import explain_document, explanation_text
     from govkit.check.loaded import load_document
     explanation = explain_document(_run(load_document, file))
     if as_json:
         print(_json({"schema": "govkit.explain/1", **explanation}))
     else:
-        out.print(render(explanation), markup=False)
+        out.print(explanation_text(explanation), markup=False)
 
 
 @app.command()

@@ -58,7 +58,7 @@ def union(*sets: DomainSet) -> DomainSet:
     return normalise(i for s in sets for i in s)
 
 
-def describe(s: DomainSet) -> str:
+def domains_text(s: DomainSet) -> str:
     if not s:
         return "no domain"
     parts = []

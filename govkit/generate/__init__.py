@@ -1,1 +1,22 @@
-"""TODO"""
+"""Make the files: many documents in one pass, signed or not (`fleet`), or one profile's
+bundle kept current for a runner (`bundle`).
+
+May import: every stage up to govkit.runners.
+"""
+
+from govkit.common.faces import lazy_face
+
+_EXPORTS = {
+    "BundleLog": "bundle",
+    "bundle_hashes": "bundle",
+    "ensure_bundle": "bundle",
+    "ensure_identities": "fleet",
+    "ensure_pki": "bundle",
+    "ensure_tls": "bundle",
+    "generate": "fleet",
+    "planned_bundle": "bundle",
+    "sign_files": "fleet",
+    "tls_keystore_path": "bundle",
+}
+__all__ = sorted(_EXPORTS)
+__getattr__ = lazy_face(__name__, _EXPORTS)

@@ -60,7 +60,7 @@ from govkit.report.terminal import flag_advice
 from govkit.report.wire_section import WireMalformed, build_wire_section
 from govkit.results import stats
 from govkit.results import store as results
-from govkit.results.check import MODES, SCHEMA, Malformed, check, describe
+from govkit.results.check import MODES, SCHEMA, Malformed, check_results, json_excerpt
 from govkit.results.store import load_results
 from govkit.runners.network import Network
 from govkit.runners.network import sort_key as network_order
@@ -126,7 +126,7 @@ def build_report_model(doc: Any, source: str = RESULTS_NAME) -> ReportModel:
     Raises GovkitError (exit 2) naming `source` and the first thing that is wrong.
     """
     try:
-        check(doc)
+        check_results(doc)
         try:
             wire = build_wire_section(doc)       # first: its errors name the wire record
         except WireMalformed as e:
@@ -395,7 +395,7 @@ def _stored_differences(doc: dict, summary: list[dict], repeats: list[RepeatRow]
     if stored in (None, []):
         missing = bool(fresh)
     elif not isinstance(stored, list):
-        out.append(f"the stored summary is {describe(stored)}, not a list of points")
+        out.append(f"the stored summary is {json_excerpt(stored)}, not a list of points")
         missing = False
     else:
         missing = False
@@ -404,7 +404,7 @@ def _stored_differences(doc: dict, summary: list[dict], repeats: list[RepeatRow]
             if isinstance(s, dict):
                 by_key[_stored_key(s)] = s
             else:
-                out.append(f"a stored summary entry is {describe(s)}, not an object")
+                out.append(f"a stored summary entry is {json_excerpt(s)}, not an object")
         for row in fresh:
             s = by_key.pop(_stored_key(row), None)
             label = _label(*_stored_key(row))

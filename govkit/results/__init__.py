@@ -1,1 +1,33 @@
-"""TODO"""
+"""What a run records and every figure computed from it: the store and summary (`store`),
+statistics (`stats`), the paired rotation analysis (`paired`), and the results.json
+checker (`check`).
+
+May import: every stage up to govkit.runners.
+"""
+
+from govkit.common.faces import lazy_face
+
+_EXPORTS = {
+    "AA_ARM": "paired",
+    "BASELINE": "store",
+    "BASELINE_ARM": "paired",
+    "ESTIMATOR": "paired",
+    "INTERVAL_METHOD": "stats",
+    "MODES": "check",
+    "Malformed": "check",
+    "PAIRED_INTERVAL_METHOD": "paired",
+    "ResultStore": "store",
+    "SCHEMA": "check",
+    "check_results": "check",
+    "check_resumable": "store",
+    "environment": "store",
+    "json_excerpt": "check",
+    "load_line": "store",
+    "load_results": "store",
+    "noise_floor": "store",
+    "point_key": "store",
+    "repeat_figures": "stats",
+    "rotation_widths": "store",
+}
+__all__ = sorted(_EXPORTS)
+__getattr__ = lazy_face(__name__, _EXPORTS)

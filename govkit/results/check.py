@@ -56,7 +56,7 @@ def _get(obj: dict, key: str, path: str, kind: str, required: bool = True,
         return default
     value = obj[key]
     if not _KINDS[kind](value):
-        raise _where(here, f"expected {kind}, got {describe(value)}")
+        raise _where(here, f"expected {kind}, got {json_excerpt(value)}")
     return value
 
 
@@ -64,7 +64,7 @@ def _is_number(v: Any) -> bool:
     return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
 
 
-def describe(v: Any) -> str:
+def json_excerpt(v: Any) -> str:
     text = json.dumps(v, ensure_ascii=False, default=str)
     return text if len(text) <= 40 else text[:37] + "..."
 
@@ -76,7 +76,7 @@ def _entries(obj: dict, key: str, path: str = "", required: bool = True
     for i, item in enumerate(items):
         here = f"{path + '.' if path else ''}{key}[{i}]"
         if not isinstance(item, dict):
-            raise _where(here, f"expected an object, got {describe(item)}")
+            raise _where(here, f"expected an object, got {json_excerpt(item)}")
         out.append((here, item))
     return out
 
@@ -85,7 +85,7 @@ def _strings(obj: dict, key: str, path: str) -> list[str]:
     items = _get(obj, key, path, "a list", required=False, default=[])
     for i, c in enumerate(items):
         if not isinstance(c, str):
-            raise _where(f"{path}.{key}[{i}]", f"expected a string, got {describe(c)}")
+            raise _where(f"{path}.{key}[{i}]", f"expected a string, got {json_excerpt(c)}")
     return list(items)
 
 
@@ -103,7 +103,7 @@ def _check_result(here: str, r: dict) -> None:
     for key in ("cpus", "output_tail"):
         for role, v in _get(r, key, here, "an object", required=False, default={}).items():
             if v is not None and not isinstance(v, str):
-                raise _where(f"{here}.{key}.{role}", f"expected a string, got {describe(v)}")
+                raise _where(f"{here}.{key}.{role}", f"expected a string, got {json_excerpt(v)}")
     if _get(r, "status", here, "a string") != "ok":
         return
     raw = _get(r, "raw", here, "an object")
@@ -120,7 +120,7 @@ def _check_result(here: str, r: dict) -> None:
             _get(summary, k, f"{here}.raw.summary", "a number")
         for k, v in summary.items():
             if not _is_number(v):
-                raise _where(f"{here}.raw.summary.{k}", f"expected a number, got {describe(v)}")
+                raise _where(f"{here}.raw.summary.{k}", f"expected a number, got {json_excerpt(v)}")
         return
     rows = _entries(raw, "rows", f"{here}.raw")
     for where, row in rows:
@@ -140,9 +140,9 @@ def _check_result(here: str, r: dict) -> None:
         raise _where(f"{here}.raw.rows", "the measured rows hold no samples")
 
 
-def check(doc: Any) -> None:
+def check_results(doc: Any) -> None:
     if not isinstance(doc, dict):
-        raise Malformed(f"expected a JSON object at the top level, got {describe(doc)}")
+        raise Malformed(f"expected a JSON object at the top level, got {json_excerpt(doc)}")
     schema = _get(doc, "schema", "", "a string")
     if schema in OLD_SCHEMAS:
         raise Malformed(f"schema {schema!r} predates raw per-second rows, from which the "
@@ -157,7 +157,7 @@ def check(doc: Any) -> None:
         _strings(p, "aliases", here)
         for k, v in _get(p, "settings", here, "an object", required=False, default={}).items():
             if not isinstance(v, str | int | float | bool):
-                raise _where(f"{here}.settings.{k}", f"expected a value, got {describe(v)}")
+                raise _where(f"{here}.settings.{k}", f"expected a value, got {json_excerpt(v)}")
     formats: dict[tuple, str] = {}
     for here, r in _entries(doc, "results"):
         _check_result(here, r)
@@ -180,7 +180,7 @@ def check(doc: Any) -> None:
         if not all(isinstance(x, kind) and not isinstance(x, bool) for x in values):
             raise _where(f"settings.{key}", f"expected a list of "
                                             f"{'integers' if kind is int else 'strings'}, "
-                                            f"got {describe(values)}")
+                                            f"got {json_excerpt(values)}")
     for key in ("created", "command", "runner"):
         _get(doc, key, "", "a string", required=False)
     _get(doc, "environment", "", "an object", required=False)

@@ -37,7 +37,7 @@ AA_ARM = "none:aa"            # the A/A arm: an independent second `none`, paire
 # Successive rounds whose log ratios correlate more than this are resampled in blocks.
 BLOCK_LAG1 = 0.2
 
-INTERVAL_METHOD = (
+PAIRED_INTERVAL_METHOD = (
     "95% hierarchical percentile bootstrap over the paired rounds: resample the arm's "
     "process instances with replacement, then its rounds within each drawn instance "
     f"(moving blocks of ceil(n^(1/3)) rounds when the lag-1 autocorrelation exceeds "

@@ -2,7 +2,11 @@
 
 A runner is one module here, whose class it exports as `RUNNER`, plus one row in the runner
 table (govkit.catalog.runners), which names the module: the CLI reads the table, never this
-directory, so listing runners imports none of them.
+directory, so listing runners imports none of them. Where the processes run (`network`,
+`netpath`) and govkit's native programs (`native/`, `cyclone_build`, `fastdds_build`) live
+here too.
+
+May import: every stage up to govkit.smime and govkit.wire.
 """
 
 import importlib
@@ -10,7 +14,38 @@ import inspect
 
 from govkit.catalog.runners import RUNNERS, runner_info
 from govkit.common.errors import GovkitError
+from govkit.common.faces import lazy_face
 from govkit.runners.base import Runner
+
+_EXPORTS = {
+    "BenchPoint": "base",
+    "Bundle": "base",
+    "DEFAULT": "network",
+    "ForeignParticipant": "base",
+    "LOSS_MEANING": "network",
+    "NetPaths": "netpath",
+    "Network": "network",
+    "ParticipantFiles": "base",
+    "ProcessSpec": "base",
+    "ROLES": "network",
+    "RunnerError": "base",
+    "command_line": "base",
+    "csv_prefix": "network",
+    "csv_suffix": "network",
+    "dies_with_govkit": "base",
+    "launch_argv": "base",
+    "networks": "network",
+    "parse_hosts": "network",
+    "parse_loss_rates": "network",
+    "parse_paths": "network",
+    "parse_peer_addresses": "network",
+    "parse_transports": "network",
+    "prepare": "base",
+    "run_processes": "base",
+    "sort_key": "network",
+}
+__all__ = ["Runner", "get_runner", "runner_names", *sorted(_EXPORTS)]
+__getattr__ = lazy_face(__name__, _EXPORTS)
 
 
 def runner_names() -> tuple[str, ...]:

@@ -196,7 +196,7 @@ def remote_script(role: str, workdir: str, env: dict[str, str], argv: list[str])
             f"exec 3<&- && exec env {assign} {shlex.join(argv)}")
 
 
-def describe(spec: ProcessSpec) -> str:
+def command_line(spec: ProcessSpec) -> str:
     """The shell command line that starts `spec` by hand, environment and pinning included."""
     if spec.endpoint is not None and spec.endpoint.ssh:
         return shlex.join(launch_argv(spec))      # the environment is inside the ssh command

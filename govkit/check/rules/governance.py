@@ -96,7 +96,7 @@ def unreachable_domain_rule(ctx: Context) -> Iterator[Hit]:
             return
         if ids and not domainsets.subtract(ids, taken):
             lines = [str(ctx.line(e.elem)) for e, s in firsts if domainsets.intersect(s, ids)]
-            yield Hit(d.elem, f"domain_rule for domains {domainsets.describe(ids)} never "
+            yield Hit(d.elem, f"domain_rule for domains {domainsets.domains_text(ids)} never "
                               f"applies: the domain_rule(s) on line {', '.join(lines)} "
                               "already hold all of them")
         taken = domainsets.union(taken, ids)
@@ -117,7 +117,7 @@ def overlapping_domain_rules(ctx: Context) -> Iterator[Hit]:
         shared = domainsets.intersect(ids, taken)
         if shared and domainsets.subtract(ids, taken):   # wholly shadowed: GK102
             lines = [str(ctx.line(e.elem)) for e, s in firsts if domainsets.intersect(s, ids)]
-            yield Hit(d.elem, f"domains {domainsets.describe(shared)} of this domain_rule "
+            yield Hit(d.elem, f"domains {domainsets.domains_text(shared)} of this domain_rule "
                               f"are already held by the domain_rule(s) on line "
                               f"{', '.join(lines)}: for them this rule's settings never apply")
         taken = domainsets.union(taken, ids)

@@ -228,7 +228,7 @@ def _allowed(ctx: Context, what: str) -> Iterator[tuple[AccessRule, Criteria, ob
       "compromised participant reaches far more than it needs", "<topic>*</topic>")
 def broad_topic(ctx: Context) -> Iterator[Hit]:
     for r, c, elem in _allowed(ctx, "topic"):
-        spans = domainsets.describe(domainsets.of_spans(r.domains, ctx.target.open_range))
+        spans = domainsets.domains_text(domainsets.of_spans(r.domains, ctx.target.open_range))
         yield Hit(elem, f"allow_rule lets it {c.action} every topic (topic '*') in domains "
                         f"{spans}")
 
