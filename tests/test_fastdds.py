@@ -26,11 +26,12 @@ from govkit.catalog.profiles import SECURED_PROFILES, get_profile
 from govkit.catalog.runners import runner_info
 from govkit.common.errors import GovkitError
 from govkit.documents import render as documents
+from govkit.pki.names import fastdds_accepts, fastdds_subjects_equal
 from govkit.pki.testpki import TestPKI, init_pki
 from govkit.runners import fastdds_build, get_runner, runner_names
 from govkit.runners.base import BenchPoint, Bundle, ProcessOutput, RunnerError
 from govkit.runners.fastdds import FastddsRunner
-from govkit.runners.fastdds_refusal import explain, fastdds_local_time, rfc2253_equal
+from govkit.runners.fastdds_refusal import explain, fastdds_local_time
 
 DATA = Path(__file__).parent / "data" / "fastdds"
 LATENCY_PUB = "sign_submsg_encrypt_origin_data_encrypt-latency-1024-pub.out"
@@ -212,9 +213,10 @@ def test_explanation_names_each_problem(tmp_path):
 
 
 def test_fastdds_subject_comparison_is_ordered_and_trims_spaces():
-    assert rfc2253_equal("O=govkit test PKI,CN=pub", "O=govkit test PKI, CN=pub ")
-    assert not rfc2253_equal("CN=pub,O=govkit test PKI", "O=govkit test PKI,CN=pub")
-    assert not rfc2253_equal("/O=govkit test PKI/CN=pub", "O=govkit test PKI,CN=pub")
+    assert fastdds_subjects_equal("O=govkit test PKI,CN=pub", "O=govkit test PKI, CN=pub ")
+    assert not fastdds_subjects_equal("CN=pub,O=govkit test PKI", "O=govkit test PKI,CN=pub")
+    assert not fastdds_subjects_equal("/O=govkit test PKI/CN=pub", "O=govkit test PKI,CN=pub")
+    assert not fastdds_subjects_equal("O=GOVKIT TEST PKI,CN=pub", "O=govkit test PKI,CN=pub")
 
 
 @pytest.fixture
@@ -395,6 +397,32 @@ def test_expired_permissions_are_refused_and_explained(tmp_path):
         validity=(now - dt.timedelta(days=3), now - dt.timedelta(days=1)))
     why = _refused(tmp_path, bundle, permissions=_resign(tmp_path, doc.render(), "expired"))
     assert "not_after" in why and "which has passed" in why
+
+
+@real
+@pytest.mark.parametrize("subject, accepted", [
+    (b"O=govkit test PKI,  CN=pub ", True),      # spaces around the parts: trimmed
+    (b"O=GOVKIT TEST PKI,CN=pub", False),       # case counts (as distinguished names,
+    (b"o=govkit test PKI,cn=pub", False),       # the specification's reading, both equal)
+], ids=["spaces", "value-case", "type-case"])
+def test_the_one_fastdds_subject_comparison_is_what_fastdds_does(tmp_path, subject, accepted):
+    """govkit had two Fast DDS subject comparisons that disagreed on case: lint's parsed
+    names (case-insensitive, RFC 4514) and the refusal explanation's split-and-trim. Fast
+    DDS 2.9 decides; the one left (pki.names.fastdds_accepts) must predict it."""
+    bundle = make_bundle(tmp_path, "rtps_sign")
+    pki = TestPKI(tmp_path / "pki")
+    xml = bundle.participants["pub"].permissions.with_suffix(".xml").read_bytes()
+    changed = xml.replace(b">O=govkit test PKI,CN=pub<", b">" + subject + b"<")
+    assert changed != xml
+    assert fastdds_accepts(subject.decode(), pki.certificate("pub")) is accepted
+    permissions = _resign(tmp_path, changed, "variant")
+    if accepted:
+        _, _, outputs = run_pair(with_file(bundle, "pub", permissions=permissions),
+                                 tmp_path / "cfg")
+        assert outputs["pub"].stdout.count(": authorized") >= 1, outputs["pub"].tail()
+    else:
+        why = _refused(tmp_path, bundle, permissions=permissions)
+        assert "no grant's subject_name equals the certificate's subject" in why
 
 
 # ---- where Fast DDS 2.9 differs ---------------------------------------------------------

@@ -48,8 +48,7 @@ from govkit.generate.bundle import (
     planned_bundle,
     tls_keystore_path,
 )
-from govkit.results.paired import ESTIMATOR
-from govkit.results.paired import PAIRED_INTERVAL_METHOD
+from govkit.results.paired import ESTIMATOR, PAIRED_INTERVAL_METHOD
 from govkit.results.stats import INTERVAL_METHOD, repeat_figures
 from govkit.results.store import ResultStore, check_resumable, environment, point_key
 from govkit.runners import get_runner

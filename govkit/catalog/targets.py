@@ -27,7 +27,8 @@ RTPS_MAX_DOMAIN_ID = 232
 #   tokens  Cyclone's ac_check_subjects_are_equal: both strings split on ',', '/' and '|'
 #           into NAME=VALUE tokens, every token of the certificate's RFC 2253 subject must
 #           appear in the grant with the same name and byte-identical value (no trimming)
-#   ordered the grant lists the attributes in the certificate's RFC 2253 order
+#   ordered Fast DDS 2.9's rfc2253_string_compare: both strings split at ',', each part
+#           trimmed of spaces and compared byte for byte, in the certificate's RFC 2253 order
 SubjectMatch = Literal["dn", "tokens", "ordered"]
 # How <id_range><min>N</min></id_range> (no max) is read.
 #   up      N and every higher domain id (the specification's reading)
@@ -107,7 +108,7 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
            max_domain_id=RTPS_MAX_DOMAIN_ID,      # measured: 233 fails
            open_range="up",                       # spec (not measured)
            booleans="tinyxml2",                   # GovernanceParser.cpp (QueryBoolText)
-           subject_match="ordered",               # measured: attribute order must match
+           subject_match="ordered",               # measured: order and case must match
            local_time_validity=True),             # measured: dates read as local time
 )}
 VENDOR_TARGETS = tuple(t for t in TARGETS.values() if t.name != "omg")

@@ -7,10 +7,10 @@ RFC 4514 / 2253 (`CN=pub,O=Org`, most specific first) or OpenSSL's one-line form
 (`/O=Org/CN=pub`, most specific last). :func:`parse_subject` reads both into the
 certificate's own order, so they compare as names, not strings.
 
-Implementations compare differently (govkit.catalog.targets.SubjectMatch): Cyclone DDS splits both
-strings into NAME=VALUE tokens and compares them byte for byte
-(:func:`cyclone_accepts`), Fast DDS needs the certificate's RFC 2253 attribute order
-(:func:`ordered_accepts`). Every scan here is one pass over the string.
+Implementations compare differently (govkit.catalog.targets.SubjectMatch): Cyclone DDS splits
+both strings into NAME=VALUE tokens and compares them byte for byte (:func:`cyclone_accepts`),
+Fast DDS 2.9 compares the strings part by part in the certificate's RFC 2253 order
+(:func:`fastdds_accepts`). Every scan here is one pass over the string.
 
 cryptography is imported where a certificate is handled: `validate` loads the lint rules
 that use this module and never needs it.
@@ -188,15 +188,20 @@ def cyclone_accepts(grant_subject: str, cert: x509.Certificate) -> bool:
     return True
 
 
-def ordered_accepts(grant_subject: str, cert: x509.Certificate) -> bool:
-    """Fast DDS 2.9: the attributes as written must be the certificate's, in its RFC 2253
-    order (most specific first)."""
-    try:
-        written = written_attributes(grant_subject)
-    except SubjectSyntaxError:
-        return False
-    wanted = [a for rdn in reversed(certificate_rdns(cert)) for a in sorted(rdn)]
-    return written == wanted
+def fastdds_subjects_equal(a: str, b: str) -> bool:
+    """Fast DDS 2.9's subject comparison (Permissions.cpp, rfc2253_string_compare): both
+    strings split at every ',', each part trimmed of spaces, the parts compared byte for
+    byte in order. Attribute order, case and spelling all count, and '/O=…/CN=…'
+    (OpenSSL's one-line form) never matches. Fast DDS 2.10 compares parsed names instead."""
+    pa, pb = a.split(","), b.split(",")
+    return len(pa) == len(pb) and all(x.strip(" ") == y.strip(" ")
+                                      for x, y in zip(pa, pb, strict=True))
+
+
+def fastdds_accepts(grant_subject: str, cert: x509.Certificate) -> bool:
+    """Fast DDS 2.9 finds this certificate's grant (check_subject_name): the grant's
+    subject equals the certificate's subject as OpenSSL prints it with XN_FLAG_RFC2253."""
+    return fastdds_subjects_equal(grant_subject, openssl_rfc2253(cert))
 
 
 # --------------------------------------------------------------------------- identities

@@ -23,6 +23,7 @@ from cryptography.hazmat.primitives import serialization
 from lxml import etree
 
 from govkit import smime
+from govkit.pki.names import fastdds_subjects_equal, openssl_rfc2253
 
 # Fast DDS computes a participant's UDP ports as 7400 + 250 × domain + offsets (up to 11 +
 # 2 × participant index): above domain 232 they pass 65535 and creation fails.
@@ -178,15 +179,6 @@ def _number(text: str | None) -> int:
     return int(text) if text.isdigit() else 0
 
 
-def rfc2253_equal(a: str, b: str) -> bool:
-    """Fast DDS 2.9's subject comparison (Permissions.cpp rfc2253_string_compare): split
-    both at every ',', trim spaces, compare the parts in order. So the order of the
-    attributes counts, and '/O=…/CN=…' (OpenSSL's oneline form) never matches."""
-    pa, pb = a.split(","), b.split(",")
-    return len(pa) == len(pb) and all(x.strip() == y.strip() for x, y in zip(pa, pb,
-                                                                               strict=True))
-
-
 def fastdds_local_time(text: str) -> dt.datetime | None:
     """The instant Fast DDS 2.9 makes of a permissions date (PermissionsParser.cpp): the
     digits up to the seconds through std::mktime, i.e. in this process's local time zone
@@ -200,9 +192,10 @@ def fastdds_local_time(text: str) -> dt.datetime | None:
 
 def _grant_checks(root, files: _Files, domain_id: int, now: dt.datetime) -> list[str]:
     name = files.paths["permissions"].name
-    subject = files.certs["certificate"].subject.rfc4514_string()
+    subject = openssl_rfc2253(files.certs["certificate"])
     grants = list(root.iter("grant"))
-    mine = [g for g in grants if rfc2253_equal(g.findtext("subject_name") or "", subject)]
+    mine = [g for g in grants if fastdds_subjects_equal(g.findtext("subject_name") or "",
+                                                         subject)]
     if not mine:
         listed = ", ".join(repr(g.findtext("subject_name")) for g in grants) or "none"
         return [f"permissions {name}: no grant's subject_name equals the certificate's "

@@ -33,7 +33,7 @@ def accepts(t: Target, subject: str, identity: dn.Identity) -> bool:
     if t.subject_match == "tokens":
         return dn.cyclone_accepts(subject, identity.cert)
     if t.subject_match == "ordered":
-        return dn.ordered_accepts(subject, identity.cert)
+        return dn.fastdds_accepts(subject, identity.cert)
     try:
         return dn.parse_subject(subject) == identity.rdns
     except dn.SubjectSyntaxError:
