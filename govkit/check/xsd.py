@@ -16,10 +16,10 @@ from pathlib import Path
 
 from lxml import etree
 
-from govkit.check.rules.permissions import is_xml_datetime
 from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.common.findings import DocumentKind, Finding, quote_value
 from govkit.common.paths import SCHEMAS_DIR
+from govkit.documents.model import is_xml_datetime
 from govkit.documents.parse import ParsedDocument, local_name, safe_parser, text_value
 
 __all__ = ["MAX_FINDINGS", "cap_findings", "schema_findings", "xsd_findings", "xsd_schema"]

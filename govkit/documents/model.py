@@ -19,7 +19,10 @@ it and the two schemas costs about a second of CPU).
 from __future__ import annotations
 
 import datetime as dt
+import math
+import re
 from dataclasses import dataclass, field
+from fractions import Fraction
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -29,6 +32,50 @@ from govkit.common.paths import SCHEMAS_DIR
 from govkit.documents.parse import local_name, text_value
 
 _EPOCH = dt.datetime(1, 1, 1, tzinfo=dt.UTC)
+_UNIX_EPOCH_S = 62135596800          # 0001-01-01 to 1970-01-01, in seconds
+_LIMIT_US = dt.timedelta.max // dt.timedelta(microseconds=1)
+
+# --------------------------------------------------------------------- xs:dateTime
+
+_DATETIME_RE = re.compile(
+    r"^\s*(?P<y>-?\d{4,})-(?P<mo>\d{2})-(?P<d>\d{2})T(?P<h>\d{2}):(?P<mi>\d{2}):"
+    r"(?P<s>\d{2})(?P<frac>\.\d+)?(?P<tz>Z|[+-]\d{2}:\d{2})?\s*$")
+
+
+def _days_from_civil(y: int, m: int, d: int) -> int:
+    """Days since 1970-01-01 in the proleptic Gregorian calendar, for any year."""
+    y -= m <= 2
+    era = y // 400          # floor division (Hinnant's C original adjusts for truncation)
+    yoe = y - era * 400
+    doy = (153 * (m + (-3 if m > 2 else 9)) + 2) // 5 + d - 1
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    return era * 146097 + doe - 719468
+
+
+def is_xml_datetime(text: str) -> bool:
+    """True for an xs:dateTime (surrounding whitespace allowed)."""
+    return _DATETIME_RE.match(text) is not None
+
+
+def datetime_key(text: str) -> Fraction | None:
+    """Seconds since 1970-01-01 UTC of an xs:dateTime, exactly (no time zone: taken as
+    UTC). The one reader govkit has: Instant and validate's GK200 both use it. Years are
+    XSD 1.0's, as libxml2 validates them: there is no year 0, so -0001 is 1 BCE."""
+    m = _DATETIME_RE.match(text or "")
+    if not m:
+        return None
+    year = int(m["y"])
+    seconds = (_days_from_civil(year + 1 if year < 0 else year, int(m["mo"]), int(m["d"]))
+               * 86400
+               + int(m["h"]) * 3600 + int(m["mi"]) * 60 + int(m["s"]))
+    value = Fraction(seconds) + (Fraction(m["frac"]) if m["frac"] else 0)
+    tz = m["tz"]
+    if tz and tz != "Z":
+        sign = 1 if tz[0] == "+" else -1
+        value -= sign * (int(tz[1:3]) * 3600 + int(tz[4:6]) * 60)
+    return value
+
+
 
 
 @dataclass(frozen=True)
@@ -58,6 +105,16 @@ class Instant:
     @classmethod
     def from_datetime(cls, t: dt.datetime) -> Instant:
         return cls(t.astimezone(dt.UTC) - _EPOCH, True)
+
+    @classmethod
+    def from_text(cls, text: str) -> Instant | None:
+        """The instant datetime_key reads, to the microsecond; beyond timedelta's range
+        (about 2.7 million years) clamped, which keeps the order."""
+        key = datetime_key(text)
+        if key is None:
+            return None
+        micro = max(-_LIMIT_US, min(_LIMIT_US, math.floor((key + _UNIX_EPOCH_S) * 10**6)))
+        return cls(dt.timedelta(microseconds=micro), _DATETIME_RE.match(text)["tz"] is not None)
 
     def datetime(self) -> dt.datetime | None:
         try:
@@ -206,8 +263,9 @@ class _Reader:
             if xsd_type.is_boolean() and text.strip().lower() in ("true", "false"):
                 return text.strip().lower() == "true", False
             return None, False
-        if xsd_type.is_datetime():
-            return Instant(value.todelta(), value.tzinfo is not None), True
+        if xsd_type.is_datetime():   # xmlschema validated it; govkit's one reader reads it
+            instant = Instant.from_text(text)
+            return (instant, True) if instant is not None else (None, False)
         return value, True
 
     def domains(self, parent, base: str) -> list[DomainSpan]:

@@ -13,9 +13,7 @@ directly (see rules_common).
 from __future__ import annotations
 
 import datetime as dt
-import re
 from collections.abc import Iterator
-from fractions import Fraction
 
 from govkit.check.rules.common import children
 from govkit.check.rules.registry import PERM, Context, Hit, rule, vendor_names
@@ -23,46 +21,11 @@ from govkit.check.rules.subjects import accepts, match, subject_of
 from govkit.common.findings import quote_value
 from govkit.documents import domainsets
 from govkit.documents.globs import covers, matches, matches_everything
-from govkit.documents.model import AccessRule, Criteria, Grant, Instant
+from govkit.documents.model import AccessRule, Criteria, Grant, Instant, datetime_key
 from govkit.documents.parse import text_value
 from govkit.pki import names as dn
 
 # --------------------------------------------------------------------------- tree reading
-
-_DATETIME_RE = re.compile(
-    r"^\s*(?P<y>-?\d{4,})-(?P<mo>\d{2})-(?P<d>\d{2})T(?P<h>\d{2}):(?P<mi>\d{2}):"
-    r"(?P<s>\d{2})(?P<frac>\.\d+)?(?P<tz>Z|[+-]\d{2}:\d{2})?\s*$")
-
-
-def _days_from_civil(y: int, m: int, d: int) -> int:
-    """Days since 1970-01-01 in the proleptic Gregorian calendar, for any year."""
-    y -= m <= 2
-    era = (y if y >= 0 else y - 399) // 400
-    yoe = y - era * 400
-    doy = (153 * (m + (-3 if m > 2 else 9)) + 2) // 5 + d - 1
-    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
-    return era * 146097 + doe - 719468
-
-
-def is_xml_datetime(text: str) -> bool:
-    """True for an xs:dateTime (surrounding whitespace allowed)."""
-    return _DATETIME_RE.match(text) is not None
-
-
-def datetime_key(text: str) -> Fraction | None:
-    """Seconds since the epoch of an xs:dateTime (no timezone: taken as UTC)."""
-    m = _DATETIME_RE.match(text or "")
-    if not m:
-        return None
-    seconds = (_days_from_civil(int(m["y"]), int(m["mo"]), int(m["d"])) * 86400
-               + int(m["h"]) * 3600 + int(m["mi"]) * 60 + int(m["s"]))
-    value = Fraction(seconds) + (Fraction(m["frac"]) if m["frac"] else 0)
-    tz = m["tz"]
-    if tz and tz != "Z":
-        sign = 1 if tz[0] == "+" else -1
-        value -= sign * (int(tz[1:3]) * 3600 + int(tz[4:6]) * 60)
-    return value
-
 
 @rule("GK200", "validity-order", "error", [PERM],
       "A grant whose not_before is not earlier than its not_after is never valid",
