@@ -69,7 +69,7 @@ class _Side:
 # --------------------------------------------------------------------------- governance
 
 
-def _first_rules(sets: list[domainsets.DomainSet], cuts: list[int]) -> list[int | None]:
+def _first_rules(sets: list[domainsets.Intervals], cuts: list[int]) -> list[int | None]:
     """For each cut point, the index of the first rule whose set holds it: one sweep over
     the cuts with a heap of the rules whose intervals are open there (n log n)."""
     starts = sorted((lo, hi, k) for k, s in enumerate(sets) for lo, hi in s)

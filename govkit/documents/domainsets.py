@@ -7,12 +7,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 Interval = tuple[int, float]
-DomainSet = tuple[Interval, ...]
+# a set of domain ids, normalised: sorted, merged, closed (govkit.documents.render.DomainSet
+# is the --domain option as written, which a generated document renders)
+Intervals = tuple[Interval, ...]
 
 INF = float("inf")
 
 
-def normalise(intervals: Iterable[Interval]) -> DomainSet:
+def normalise(intervals: Iterable[Interval]) -> Intervals:
     merged: list[list] = []
     for lo, hi in sorted(i for i in intervals if i[0] <= i[1]):
         if merged and lo <= merged[-1][1] + 1:
@@ -22,13 +24,13 @@ def normalise(intervals: Iterable[Interval]) -> DomainSet:
     return tuple((lo, hi) for lo, hi in merged)
 
 
-def of_spans(spans, open_range: str = "up") -> DomainSet:
+def of_spans(spans, open_range: str = "up") -> Intervals:
     """The domain ids a <domains> element selects (spans whose numbers are not valid are
     left out)."""
     return normalise(b for s in spans if (b := s.bounds(open_range)) is not None)
 
 
-def intersect(a: DomainSet, b: DomainSet) -> DomainSet:
+def intersect(a: Intervals, b: Intervals) -> Intervals:
     out = []
     for lo1, hi1 in a:
         for lo2, hi2 in b:
@@ -38,7 +40,7 @@ def intersect(a: DomainSet, b: DomainSet) -> DomainSet:
     return normalise(out)
 
 
-def subtract(a: DomainSet, b: DomainSet) -> DomainSet:
+def subtract(a: Intervals, b: Intervals) -> Intervals:
     out = list(a)
     for blo, bhi in b:
         nxt = []
@@ -54,11 +56,11 @@ def subtract(a: DomainSet, b: DomainSet) -> DomainSet:
     return normalise(out)
 
 
-def union(*sets: DomainSet) -> DomainSet:
+def union(*sets: Intervals) -> Intervals:
     return normalise(i for s in sets for i in s)
 
 
-def domains_text(s: DomainSet) -> str:
+def domains_text(s: Intervals) -> str:
     if not s:
         return "no domain"
     parts = []

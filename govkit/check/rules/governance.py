@@ -79,7 +79,7 @@ def unreachable_topic_rule(ctx: Context) -> Iterator[Hit]:
                 earlier.setdefault(expr, t)
 
 
-def _domain_sets(ctx: Context) -> list[tuple[DomainRule, domainsets.DomainSet]]:
+def _domain_sets(ctx: Context) -> list[tuple[DomainRule, domainsets.Intervals]]:
     return [(d, domainsets.of_spans(d.domains, ctx.target.open_range))
             for d in ctx.model.rules]
 
@@ -89,8 +89,8 @@ def _domain_sets(ctx: Context) -> list[tuple[DomainRule, domainsets.DomainSet]]:
       "earlier rules already hold never applies",
       "two domain_rules both for <id>0</id>", structural=True)
 def unreachable_domain_rule(ctx: Context) -> Iterator[Hit]:
-    taken: domainsets.DomainSet = ()
-    firsts: list[tuple[DomainRule, domainsets.DomainSet]] = []
+    taken: domainsets.Intervals = ()
+    firsts: list[tuple[DomainRule, domainsets.Intervals]] = []
     for d, ids in _domain_sets(ctx):
         if not ctx.spend(len(taken) + len(ids)):
             return
@@ -109,8 +109,8 @@ def unreachable_domain_rule(ctx: Context) -> Iterator[Hit]:
       "<id_range><min>0</min><max>10</max></id_range> then <id>5</id> in a later rule",
       structural=True)
 def overlapping_domain_rules(ctx: Context) -> Iterator[Hit]:
-    taken: domainsets.DomainSet = ()
-    firsts: list[tuple[DomainRule, domainsets.DomainSet]] = []
+    taken: domainsets.Intervals = ()
+    firsts: list[tuple[DomainRule, domainsets.Intervals]] = []
     for d, ids in _domain_sets(ctx):
         if not ctx.spend(len(taken) * len(ids)):
             return
