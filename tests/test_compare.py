@@ -32,8 +32,8 @@ from govkit.report.compare import (
     write_reports,
 )
 from govkit.report.model import DASH
-from govkit.report.terminal import SHORT
 from govkit.results import store as results
+from govkit.results.flags import FLAGS
 
 DATA = Path(__file__).parent / "data" / "compare"
 RUNS = ("ddsperf", "fastdds")
@@ -218,7 +218,7 @@ def test_summary_md_table_equals_each_runs_recomputed_summary(both):
             check_value(value, vs and vs["difference"], 1)
             check_interval(ci or DASH, vs and vs["difference_ci95"], 1)
             assert flags == " ".join(("⚠ " if f["severity"] == "warning" else "ℹ ")
-                                     + SHORT[f["code"]] for f in s["flags"])
+                                     + FLAGS[f["code"]].short for f in s["flags"])
     for profile in PROFILES:
         rti = published_overhead(profile, 32)
         check_value(by_key[(profile, 32)][-2], rti["ratio"], 2)

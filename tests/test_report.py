@@ -26,9 +26,9 @@ from _html import interval, num, text, words
 from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.report.model import DASH
 from govkit.report.run import build_report_model, render_html, render_summary_md, write_report
-from govkit.report.terminal import ADVICE, SHORT, flag_advice
 from govkit.results import stats
 from govkit.results import store as results
+from govkit.results.flags import FLAGS, flag_advice
 
 DATA = Path(__file__).parent / "data" / "report"
 FIXTURES = ("full", "throughput", "no_baseline")
@@ -231,7 +231,7 @@ def test_summary_md_latency_table_equals_recomputed_summary(rendered):
         check_value(rti, s["rti"] and s["rti"]["ratio"], 2)
         check_value(rti_added, s["rti"] and s["rti"]["added_us"], 0)
         assert flags == " ".join(("⚠ " if f["severity"] == "warning" else "ℹ ")
-                                 + SHORT[f["code"]] for f in s["flags"])
+                                 + FLAGS[f["code"]].short for f in s["flags"])
 
 
 def test_summary_md_lists_every_flag_with_reason_and_advice(rendered):
@@ -240,8 +240,8 @@ def test_summary_md_lists_every_flag_with_reason_and_advice(rendered):
         for f in s["flags"]:
             assert f"`{s['profile']}` {s['mode']} {s['size']} B — " in md
             assert f"`{f['code']}`: {f['reason']}".replace("|", "\\|") in md
-            if f["code"] in ADVICE:
-                assert f"- `{f['code']}`: {ADVICE[f['code']]}" in md
+            if f["code"] in FLAGS:
+                assert f"- `{f['code']}`: {FLAGS[f['code']].advice}" in md
 
 
 # --------------------------------------------------------------------- throughput
@@ -423,7 +423,7 @@ def test_flags_shown_per_point_with_reasons_and_advice(rendered):
     advice = {dd.get("data-code"): text(dd) for dd in section.xpath('.//dd')}
     assert set(advice) == set(codes)
     for code, severity in codes.items():
-        assert advice[code] == (ADVICE[code] if severity == "warning"
+        assert advice[code] == (FLAGS[code].advice if severity == "warning"
                                 else "Nothing: a note, not a problem.")
 
 

@@ -460,13 +460,13 @@ def bench(
     )
     from govkit.catalog.profiles import select_profiles
     from govkit.report.terminal import (
-        flag_advice,
         latency_table,
         network_table,
         noise_floor_table,
         throughput_table,
         wire_table,
     )
+    from govkit.results.flags import flag_advice
     from govkit.results.store import load_line, noise_floor
     from govkit.runners.network import (
         parse_hosts,

@@ -8,7 +8,6 @@ May import: every stage up to govkit.bench.
 from govkit.common.faces import lazy_face
 
 _EXPORTS = {
-    "flag_advice": "terminal",
     "latency_table": "terminal",
     "network_table": "terminal",
     "noise_floor_table": "terminal",

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from markupsafe import Markup, escape
 
 from govkit.catalog.rti_published import DEFAULT_SOURCE
-from govkit.report.terminal import ADVICE, SHORT
 from govkit.report.wire_section import WireSection
+from govkit.results.flags import advice, short_label
 
 DASH = "\u2013"  # shown wherever a value does not exist
 
@@ -71,11 +71,11 @@ class Flag:
 
     @property
     def short(self) -> str:
-        return SHORT.get(self.code, self.code)
+        return short_label(self.code)
 
     @property
     def advice(self) -> str:
-        return ADVICE.get(self.code, "")
+        return advice(self.code)
 
 
 Interval = tuple[float, float]
@@ -295,7 +295,7 @@ class ReportModel:
     failures: list[Failure]
     signed_files: list[SignedFile]
     governance: Governance
-    advice: list[str]                      # tables.flag_advice: one line per warning code
+    advice: list[str]                      # results.flags.flag_advice: one line per warning code
     stored_summary: list[str]              # how the stored summary differs (empty: equal)
     stored_summary_missing: bool = False
     published_source: str = DEFAULT_SOURCE

@@ -56,11 +56,11 @@ from govkit.report.model import (
     wbr,
 )
 from govkit.report.plots import build_figures
-from govkit.report.terminal import flag_advice
 from govkit.report.wire_section import WireMalformed, build_wire_section
 from govkit.results import stats
 from govkit.results import store as results
 from govkit.results.check import MODES, SCHEMA, Malformed, check_results, json_excerpt
+from govkit.results.flags import flag_advice
 from govkit.results.store import load_results
 from govkit.runners.network import Network
 from govkit.runners.network import sort_key as network_order

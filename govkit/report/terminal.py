@@ -1,51 +1,19 @@
-"""The run's summary as terminal tables, and what to do about its flags."""
+"""The run's summary as terminal tables (flags by their short labels: govkit.results.flags)."""
 
 from __future__ import annotations
 
-from collections import Counter
-
 from rich.table import Table
 
+from govkit.results.flags import short_label
 from govkit.runners.network import DEFAULT, Network, sort_key
-
-# What a user can do about each flag, in one line.
-ADVICE = {
-    "wide_interval": "more repeats narrow it: a larger --budget (e.g. --budget 15m) or "
-                     "--max-repeat; --resume --out DIR continues this run",
-    "no_interval": "run at least two repeats (--repeat)",
-    "one_repeat": "run at least two repeats (--repeat)",
-    "faster_than_none": "the machine was disturbed: close other programs and run again "
-                        "(a new --out, not --resume)",
-    "bimodal": "the machine switched between two speeds: run again on an idle machine",
-    "trend": "a longer --warmup lets each repeat settle before it is measured",
-    "failed_repeats": "see the FAILED lines above; --resume --out DIR re-runs them",
-    "stalled_seconds": "the subscriber stalled: run again on an idle machine",
-    "lost_samples": "samples were lost on a reliable topic: check the runner's output",
-    "injected_loss": "",
-    "aa_excludes_one": "two identical arms differed: the machine, not security, moved by that "
-                       "much; run again on an idle machine",
-    "aa_wide": "the machine was too noisy for the target: a larger --budget adds rounds",
-    "wire_mismatch": "the profile's traffic does not match its governance (see the wire "
-                     "table and results.json's wire.profiles): fix the configuration; the "
-                     "figures are not the cost of the protection it claims",
-}
 
 
 def _ci(values, fmt: str) -> str:
     return "–" if not values else f"{fmt.format(values[0])}…{fmt.format(values[1])}"
 
 
-# Short labels for the flags column; results.json, summary.md and the report say why.
-SHORT = {"wide_interval": "wide", "no_interval": "no CI", "one_repeat": "1 repeat",
-         "faster_than_none": "FASTER?",
-         "no_measurable_overhead": "≈none", "bimodal": "bimodal", "trend": "trend",
-         "failed_repeats": "failed", "stalled_seconds": "stalls", "lost_samples": "lost",
-         "injected_loss": "loss injected", "wire_mismatch": "WIRE≠gov",
-         "aa_excludes_one": "A/A≠1", "aa_wide": "A/A wide"}
-
-
 def _flags(row: dict) -> str:
-    return " ".join(SHORT.get(f["code"], f["code"]) for f in row["flags"]) or "–"
+    return " ".join(short_label(f["code"]) for f in row["flags"]) or "–"
 
 
 def _networks(rows: list[dict]) -> list[Network]:
@@ -75,7 +43,7 @@ def noise_floor_table(rows: list[dict]) -> Table | None:
         table.add_row(str(r["size"]), f"{r['ratio']:.3f}", _ci(r["ratio_ci95"], "{:.3f}"),
                       f"{r['ratio_halfwidth_pct']:.1f}" if r["ratio_halfwidth_pct"] is not None
                       else "–", f"{r['difference']:+.2f}", str(r["rounds"]),
-                      " ".join(SHORT.get(f["code"], f["code"]) for f in r["flags"]) or "–")
+                      " ".join(short_label(f["code"]) for f in r["flags"]) or "–")
     return table
 
 
@@ -170,14 +138,6 @@ def network_table(summary: list[dict]) -> list[Table]:
             table.add_row(*out)
         tables.append(table)
     return tables
-
-
-def flag_advice(summary: list[dict]) -> list[str]:
-    """One line per kind of warning in the run, with what to do about it."""
-    warnings = Counter(f["code"] for r in summary for f in r["flags"]
-                       if f["severity"] == "warning")
-    return [f"{code} on {n} point(s): {ADVICE.get(code, '')}" for code, n in
-            sorted(warnings.items())]
 
 
 def wire_table(points: list[dict]) -> Table | None:

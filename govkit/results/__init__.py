@@ -18,9 +18,11 @@ _EXPORTS = {
     "PAIRED_INTERVAL_METHOD": "paired",
     "ResultStore": "store",
     "SCHEMA": "check",
+    "advice": "flags",
     "check_results": "check",
     "check_resumable": "store",
     "environment": "store",
+    "flag_advice": "flags",
     "json_excerpt": "check",
     "load_line": "store",
     "load_results": "store",
@@ -28,6 +30,7 @@ _EXPORTS = {
     "point_key": "store",
     "repeat_figures": "stats",
     "rotation_widths": "store",
+    "short_label": "flags",
 }
 __all__ = sorted(_EXPORTS)
 __getattr__ = lazy_face(__name__, _EXPORTS)

@@ -255,10 +255,6 @@ def compare(mine: Estimate, base: Estimate) -> dict:
 
 # ------------------------------------------------------------------------------ flags
 
-def flag(code: str, severity: str, reason: str) -> dict:
-    return {"code": code, "severity": severity, "reason": reason}
-
-
 def bimodal(values: list[float]) -> tuple[float, float] | None:
     """Medians of the two groups if the values split into two well separated groups."""
     v = sorted(values)

@@ -28,6 +28,7 @@ from govkit.common.fsutil import write_atomic
 from govkit.common.inputs import read_input
 from govkit.common.limits import MAX_RESULTS_BYTES
 from govkit.results import paired, stats
+from govkit.results.flags import flag
 from govkit.runners.network import LOSS_MEANING, Network, csv_prefix, csv_suffix
 from govkit.runners.network import sort_key as network_order
 from govkit.wire.rtps import METHOD as WIRE_METHOD
@@ -499,14 +500,12 @@ def noise_floor(doc: dict, overheads: dict | None = None) -> list[dict]:
         flags = []
         ci = o.ratio_ci95
         if ci is not None and not ci[0] <= 1 <= ci[1]:
-            flags.append(stats.flag(
-                "aa_excludes_one", "warning",
+            flags.append(flag("aa_excludes_one",
                 f"two identical `none` arms differ: × {o.ratio:.3f} (95% interval "
                 f"{ci[0]:.3f}–{ci[1]:.3f} excludes 1); differences of this size between "
                 "profiles are not security's"))
         if target is not None and (o.halfwidth_pct is None or o.halfwidth_pct > target):
-            flags.append(stats.flag(
-                "aa_wide", "warning",
+            flags.append(flag("aa_wide",
                 f"the A/A interval {pct_text(o.halfwidth_pct, target)} is wider than the target "
                 f"±{target:g}%: the machine was too noisy for that precision"))
         rows.append(_rounded({"size": size, **o.to_json(), "flags": flags}))
@@ -573,8 +572,7 @@ def _wire_flags(verdicts: dict, profile: str) -> list[dict]:
     verdict = verdicts.get(profile)
     if not verdict or verdict["verdict"] == "match":
         return []
-    return [stats.flag("wire_mismatch", "warning",
-                       "on the wire this profile does not do what its governance says ("
+    return [flag("wire_mismatch", "on the wire this profile does not do what its governance says ("
                        + "; ".join(verdict["reasons"][:2]) + "): its figures are not the "
                        "cost of that protection")]
 
@@ -595,30 +593,27 @@ def _flags(row: dict, groups: list[list[float]], ok: list[dict], secured: bool,
     rotated = fmt.name == ROTATION_FORMAT
     if row["failed_repeats"]:
         total = row["failed_repeats"] + row["repeats"]
-        flags.append(stats.flag("failed_repeats", "warning",
-                                f"{row['failed_repeats']} of {total} repeats failed; the "
+        flags.append(flag("failed_repeats",
+            f"{row['failed_repeats']} of {total} repeats failed; the "
                                 f"figures use the {row['repeats']} that completed"))
     if row["repeats"] == 1 and fmt.value_key and row["ci95"] is not None and not rotated:
-        flags.append(stats.flag(
-            "one_repeat", "warning",
+        flags.append(flag("one_repeat",
             "the interval comes from one repeat's seconds only, so it leaves out how much "
             "repeats differ from each other; run at least two (--repeat)"))
     if rotated:
         vs = row["vs_none"]
         width = vs.get("ratio_halfwidth_pct") if vs else None
         if vs is not None and target is not None and (width is None or width > target):
-            flags.append(stats.flag(
-                "wide_interval", "warning",
+            flags.append(flag("wide_interval",
                 f"the overhead ratio's 95% interval {pct_text(width, target)} is wider than the "
                 f"target ±{target:g}% after {vs['rounds']} paired rounds (a longer --budget "
                 "adds rounds)"))
     elif row["ci95"] is None:
-        flags.append(stats.flag("no_interval", "warning",
-                                "too little data for an interval (one value); run more repeats"))
+        flags.append(flag("no_interval",
+            "too little data for an interval (one value); run more repeats"))
     elif target is not None and (row["ci_halfwidth_pct"] is None
                                  or row["ci_halfwidth_pct"] > target):
-        flags.append(stats.flag(
-            "wide_interval", "warning",
+        flags.append(flag("wide_interval",
             f"95% interval {pct_text(row['ci_halfwidth_pct'], target)} is wider than the target "
             f"±{target:g}% after {row['repeats']} repeats"))
     vs = row["vs_none"]
@@ -628,14 +623,12 @@ def _flags(row: dict, groups: list[list[float]], ok: list[dict], secured: bool,
         interval = f" (95% interval {ci[0]:.2f}–{ci[1]:.2f})" if ci else ""
         if ci is not None and (ci[1] < 1 if latency else ci[0] > 1):
             what = "lower latency" if latency else "higher throughput"
-            flags.append(stats.flag(
-                "faster_than_none", "warning",
+            flags.append(flag("faster_than_none",
                 f"a secured profile measured {what} than no security at all: "
                 f"× {ratio:.2f}{interval}; security cannot make DDS faster, so the "
                 "machine was disturbed; re-run"))
         elif (ci[0] <= 1 <= ci[1]) if ci else (ratio <= 1 if latency else ratio >= 1):
-            flags.append(stats.flag(
-                "no_measurable_overhead", "note",
+            flags.append(flag("no_measurable_overhead",
                 f"× {ratio:.2f}{interval}: indistinguishable from no security at this "
                 "precision (not faster: the interval includes 1)"))
     if fmt.value_key and not rotated:
@@ -643,8 +636,7 @@ def _flags(row: dict, groups: list[list[float]], ok: list[dict], secured: bool,
         # paired within rounds, so regimes are no flag there; the A/A arm measures them)
         split = stats.bimodal([v for g in groups for v in g])
         if split:
-            flags.append(stats.flag(
-                "bimodal", "warning",
+            flags.append(flag("bimodal",
                 f"the measured seconds form two groups, around {split[0]:.4g} and "
                 f"{split[1]:.4g} {unit}: the machine switched between two states"))
         series = {"medians": groups}
@@ -653,8 +645,7 @@ def _flags(row: dict, groups: list[list[float]], ok: list[dict], secured: bool,
         for what, values in series.items():
             change = stats.trend(values)
             if change is not None:
-                flags.append(stats.flag(
-                    "trend", "warning",
+                flags.append(flag("trend",
                     f"the per-second {what} still drift: the first third of the measured "
                     f"seconds is {abs(change) * 100:.0f}% {'above' if change > 0 else 'below'} "
                     f"the last third on average over {len(values)} repeat(s); a longer "
@@ -665,8 +656,7 @@ def _flags(row: dict, groups: list[list[float]], ok: list[dict], secured: bool,
         what = (f"{loss['retransmitted_bytes']} bytes retransmitted"
                 if loss.get("retransmitted_bytes") is not None
                 else "retransmissions not counted (ping/pong): they show in the tail")
-        flags.append(stats.flag(
-            "injected_loss", "note",
+        flags.append(flag("injected_loss",
             f"{loss['injected_pct']:g}% of the publisher's packets dropped by the sender "
             f"(Cyclone XmitLossiness), not by the network; the writer is reliable, so "
             f"dropped samples were retransmitted: {what}"))
@@ -675,12 +665,11 @@ def _flags(row: dict, groups: list[list[float]], ok: list[dict], secured: bool,
         stalled = sum(f.get("stalled_seconds", 0) or 0 for f in figures)
         lost = sum(f.get("lost", 0) or 0 for f in figures)
         if stalled:
-            flags.append(stats.flag("stalled_seconds", "warning",
-                                    f"{stalled} measured second(s) without any sample "
+            flags.append(flag("stalled_seconds", f"{stalled} measured second(s) without any sample "
                                     "(counted as rate 0)"))
         if lost:
-            flags.append(stats.flag("lost_samples", "warning",
-                                    f"{lost} samples lost although the writer is reliable"))
+            flags.append(flag("lost_samples",
+                f"{lost} samples lost although the writer is reliable"))
     return flags
 
 

@@ -1,0 +1,76 @@
+"""The flag vocabulary: every flag a result can carry, in one table.
+
+A flag marks a figure that looks wrong or is less sure than it seems. Its code is what
+results.json records; its severity, short label (the terminal's and the report's flags
+column) and one line of advice (what a user can do about it) live here and nowhere else,
+so a new flag is one row. The reason, specific to the point, is written where the flag is
+raised (govkit.results.store).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Flag:
+    code: str
+    severity: str       # "warning": the figure may be wrong; "note": read it knowing this
+    short: str          # the flags column
+    advice: str         # what to do about it, one line ("" if nothing)
+
+
+FLAGS: dict[str, Flag] = {f.code: f for f in (
+    Flag("wide_interval", "warning", "wide",
+         "more repeats narrow it: a larger --budget (e.g. --budget 15m) or --max-repeat; "
+         "--resume --out DIR continues this run"),
+    Flag("no_interval", "warning", "no CI", "run at least two repeats (--repeat)"),
+    Flag("one_repeat", "warning", "1 repeat", "run at least two repeats (--repeat)"),
+    Flag("faster_than_none", "warning", "FASTER?",
+         "the machine was disturbed: close other programs and run again (a new --out, not "
+         "--resume)"),
+    Flag("no_measurable_overhead", "note", "≈none", ""),
+    Flag("bimodal", "warning", "bimodal",
+         "the machine switched between two speeds: run again on an idle machine"),
+    Flag("trend", "warning", "trend",
+         "a longer --warmup lets each repeat settle before it is measured"),
+    Flag("failed_repeats", "warning", "failed",
+         "see the FAILED lines above; --resume --out DIR re-runs them"),
+    Flag("stalled_seconds", "warning", "stalls",
+         "the subscriber stalled: run again on an idle machine"),
+    Flag("lost_samples", "warning", "lost",
+         "samples were lost on a reliable topic: check the runner's output"),
+    Flag("injected_loss", "note", "loss injected", ""),
+    Flag("aa_excludes_one", "warning", "A/A≠1",
+         "two identical arms differed: the machine, not security, moved by that much; run "
+         "again on an idle machine"),
+    Flag("aa_wide", "warning", "A/A wide",
+         "the machine was too noisy for the target: a larger --budget adds rounds"),
+    Flag("wire_mismatch", "warning", "WIRE≠gov",
+         "the profile's traffic does not match its governance (see the wire table and "
+         "results.json's wire.profiles): fix the configuration; the figures are not the cost "
+         "of the protection it claims"),
+)}
+
+
+def flag(code: str, reason: str) -> dict:
+    """A flag as results.json records it; KeyError for a code not in the table."""
+    return {"code": code, "severity": FLAGS[code].severity, "reason": reason}
+
+
+def short_label(code: str) -> str:
+    known = FLAGS.get(code)
+    return known.short if known else code      # a code from a newer govkit: shown as is
+
+
+def advice(code: str) -> str:
+    known = FLAGS.get(code)
+    return known.advice if known else ""
+
+
+def flag_advice(summary: list[dict]) -> list[str]:
+    """One line per kind of warning in the run, with what to do about it."""
+    warnings = Counter(f["code"] for r in summary for f in r["flags"]
+                       if f["severity"] == "warning")
+    return [f"{code} on {n} point(s): {advice(code)}" for code, n in sorted(warnings.items())]
