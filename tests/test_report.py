@@ -507,10 +507,12 @@ def test_repeat_columns_say_what_each_figure_is(full):
     _, page, _ = full
     header = [text(th) for th in page.xpath('(//table[@class="repeats"])[1]/thead//th')]
     assert header == ["Size (B)", "Repeat", "Order in run", "CPUs",
-                      "Median of per-second medians", "p90: median of the per-second p90s",
-                      "p99: median of the per-second p99s", "p99: worst second",
-                      "Mean of all samples", "Std of per-second means", "Min sample",
-                      "Max sample", "Samples", "Measured per-second medians (µs), in time order"]
+                      "Median of per-second medians (µs)",
+                      "p90: median of the per-second p90s (µs)",
+                      "p99: median of the per-second p99s (µs)", "p99: worst second (µs)",
+                      "Mean of all samples (µs)", "Std of per-second means (µs)",
+                      "Min sample (µs)", "Max sample (µs)", "Samples",
+                      "Measured per-second medians (µs), in time order"]
 
 
 # --------------------------------------------------------------------- failures
@@ -957,7 +959,8 @@ def test_summary_only_runner(tmp_path):
         check_value(cell(row, "ratio"), s["vs_none"] and s["vs_none"]["ratio"], 2)
     repeat_header = [text(th) for th in
                      page.xpath('(//table[@class="repeats"])[1]/thead//th')]
-    assert repeat_header[4:] == ["Median of samples", "p90 of samples", "p99 of samples",
-                                 "Mean of samples", "Std of samples", "Min sample",
-                                 "Max sample", "Samples"]
+    assert repeat_header[4:] == ["Median of all samples (µs)", "p90 of all samples (µs)",
+                                 "p99 of all samples (µs)", "Mean of all samples (µs)",
+                                 "Std of all samples (µs)", "Min sample (µs)",
+                                 "Max sample (µs)", "Samples"]
     assert "this run used `perftest` on loopback" in md

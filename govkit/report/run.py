@@ -60,6 +60,7 @@ from govkit.report.wire_section import WireMalformed, build_wire_section
 from govkit.results import stats
 from govkit.results import store as results
 from govkit.results.check import MODES, SCHEMA, Malformed, check_results, json_excerpt
+from govkit.results.figures import FIGURES
 from govkit.results.flags import flag_advice
 from govkit.results.store import load_results
 from govkit.runners.network import Network
@@ -86,30 +87,20 @@ _KEY_SETTINGS = {
     "data_protection_kind": "serialized payload",
     "allow_unauthenticated_participants": "unauthenticated peers may join",
 }
-# Per-repeat columns per row format: stats.repeat_figures' keys, named for what they are.
-_REPEAT_COLUMNS = {
-    "latency-per-second": [
-        Column("median_of_second_medians", "Median of per-second medians"),
-        Column("p90_median_of_seconds", "p90: median of the per-second p90s"),
-        Column("p99_median_of_seconds", "p99: median of the per-second p99s"),
-        Column("p99_worst_second", "p99: worst second"),
-        Column("mean_of_samples", "Mean of all samples"),
-        Column("std_of_second_means", "Std of per-second means"),
-        Column("min", "Min sample"), Column("max", "Max sample")],
-    "latency-summary": [
-        Column("median_of_samples", "Median of samples"),
-        Column("p90_of_samples", "p90 of samples"), Column("p99_of_samples", "p99 of samples"),
-        Column("mean_of_samples", "Mean of samples"), Column("std_of_samples", "Std of samples"),
-        Column("min", "Min sample"), Column("max", "Max sample")],
-    "throughput-per-second": [
-        Column("mean_rate_sps", "Mean of per-second rates (samples/s)", "rate"),
-        Column("mean_mbps", "Mean of per-second Mbit/s"),
-        Column("lost", "Lost samples", "int"),
-        Column("stalled_seconds", "Seconds without samples", "int")],
-    "throughput-summary": [
-        Column("mean_rate_sps", "Average rate (samples/s)", "rate"),
-        Column("mean_mbps", "Average Mbit/s"), Column("lost", "Lost samples", "int")],
-}
+# Per-repeat columns per row format: stats.repeat_figures' keys, named by results.figures.
+_REPEAT_COLUMNS = {name: [Column(k, FIGURES[k].titled(), FIGURES[k].kind) for k in keys]
+                   for name, keys in {
+    "latency-per-second": ("median_of_second_medians", "p90_median_of_seconds",
+                           "p99_median_of_seconds", "p99_worst_second", "mean_of_samples",
+                           "std_of_second_means", "min", "max"),
+    "latency-summary": ("median_of_samples", "p90_of_samples", "p99_of_samples",
+                        "mean_of_samples", "std_of_samples", "min", "max"),
+    "latency-slots": ("median_of_slot_medians", "median_of_samples", "p90_of_samples",
+                      "p99_of_samples", "p99_9_of_samples", "mean_of_samples",
+                      "std_of_slot_medians", "min", "max", "cpu_pct_ping"),
+    "throughput-per-second": ("mean_rate_sps", "mean_mbps", "lost", "stalled_seconds"),
+    "throughput-summary": ("mean_rate_sps", "mean_mbps", "lost"),
+}.items()}
 _REPEAT_VALUES = {"latency-per-second": ("Measured per-second medians (µs), in time order",
                                          "us"),
                   "throughput-per-second": ("Measured per-second rates (samples/s), in time "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rich.table import Table
 
+from govkit.results.figures import FIGURES
 from govkit.results.flags import short_label
 from govkit.runners.network import DEFAULT, Network, sort_key
 
@@ -23,6 +24,13 @@ def _networks(rows: list[dict]) -> list[Network]:
 def _with_network(rows: list[dict]) -> bool:
     """Show a network column when the run measured anything but udp over lo."""
     return _networks(rows) != [DEFAULT] and bool(rows)
+
+
+def tail_p99_key(rows: list[dict]) -> str:
+    """The p99 the latency rows carry: of all samples (rotation), else the median of the
+    per-second p99s."""
+    return "p99_of_samples" if any("p99_of_samples" in (r.get("tail") or {}) for r in rows) \
+        else "p99_median_of_seconds"
 
 
 def tail_p99(tail: dict) -> float | None:
@@ -52,10 +60,12 @@ def latency_table(summary: list[dict]) -> Table | None:
     if not rows:
         return None
     net = _with_network(rows)
+    tail = FIGURES[tail_p99_key(rows)].name     # which p99 the column holds, said once
     table = Table(title=f"One-way latency (µs): {rows[0]['statistic']}, with 95% intervals; "
                         "overhead over `none` (same network) as a ratio and as added µs; "
-                        "RTI's published Connext figures beside them", title_justify="left")
-    for col in ("profile", *(("network",) if net else ()), "B", "µs", "95% CI", "p99",
+                        f"RTI's published Connext figures beside them; p99*: {tail}",
+                  title_justify="left")
+    for col in ("profile", *(("network",) if net else ()), "B", "µs", "95% CI", "p99*",
                 "× none", "95% CI", "+µs", "95% CI", "RTI ×", "RTI +µs", "flags"):
         table.add_column(col, justify="left" if col in ("profile", "network", "flags")
                          else "right", no_wrap=col != "flags")

@@ -12,6 +12,7 @@ _EXPORTS = {
     "BASELINE": "store",
     "BASELINE_ARM": "paired",
     "ESTIMATOR": "paired",
+    "FIGURES": "figures",
     "INTERVAL_METHOD": "stats",
     "MODES": "check",
     "Malformed": "check",

@@ -28,6 +28,7 @@ from govkit.common.fsutil import write_atomic
 from govkit.common.inputs import read_input
 from govkit.common.limits import MAX_RESULTS_BYTES
 from govkit.results import paired, stats
+from govkit.results.figures import FIGURES
 from govkit.results.flags import flag
 from govkit.runners.network import LOSS_MEANING, Network, csv_prefix, csv_suffix
 from govkit.runners.network import sort_key as network_order
@@ -279,22 +280,16 @@ LATENCY_COLUMNS = (
     ("Ave (us)", "mean_of_samples"), ("Std (us)", "std_of_samples"),
     ("Min (us)", "min"), ("Max (us)", "max"), ("50% (us)", "median_of_samples"),
     ("90% (us)", "p90_of_samples"), ("99% (us)", "p99_of_samples"),
-    ("Median of per-second medians (us)", "median_of_second_medians"),
-    ("Median of per-second 90% (us)", "p90_median_of_seconds"),
-    ("Median of per-second 99% (us)", "p99_median_of_seconds"),
-    ("Worst per-second 99% (us)", "p99_worst_second"),
-    ("Std of per-second means (us)", "std_of_second_means"),
-    ("99.9% (us)", "p99_9_of_samples"),
-    ("Median of slot medians (us)", "median_of_slot_medians"),
-    ("Std of slot medians (us)", "std_of_slot_medians"),
-    ("CPU ping (%)", "cpu_pct_ping"),
+    *((FIGURES[k].titled(ascii_units=True), k) for k in (
+        "median_of_second_medians", "p90_median_of_seconds", "p99_median_of_seconds",
+        "p99_worst_second", "std_of_second_means", "p99_9_of_samples",
+        "median_of_slot_medians", "std_of_slot_medians", "cpu_pct_ping")),
 )
 THROUGHPUT_COLUMNS = (
     ("Length (Bytes)", None), ("Repeat", None), ("Total Samples", None),
     ("Ave Samples/s", "mean_rate_sps"), ("Ave Mbps", "mean_mbps"), ("Lost Samples", "lost"),
-    ("Seconds without samples", "stalled_seconds"),
-    ("Retransmitted bytes (injected loss)", "rexmit_bytes"),
-    ("Retransmitted / delivered payload (%)", "rexmit_share_pct"),
+    *((FIGURES[k].titled(), k) for k in ("stalled_seconds", "rexmit_bytes",
+                                         "rexmit_share_pct")),
 )
 
 
