@@ -35,7 +35,7 @@ from govkit.bench.defaults import (
 from govkit.bench.loadwatch import LoadWatch
 from govkit.bench.rotation import RotationSettings, arms_of, run_rotation
 from govkit.catalog.profiles import Profile
-from govkit.catalog.runners import runner_info
+from govkit.catalog.runners import MODES, runner_info
 from govkit.common.errors import GovkitError
 from govkit.common.fsutil import write_atomic
 from govkit.common.limits import MAX_DOMAIN_ID
@@ -50,7 +50,7 @@ from govkit.generate.bundle import (
 )
 from govkit.results.paired import ESTIMATOR, PAIRED_INTERVAL_METHOD
 from govkit.results.stats import INTERVAL_METHOD, repeat_figures
-from govkit.results.store import ResultStore, check_resumable, environment, point_key
+from govkit.results.store import RESULTS_NAME, ResultStore, check_resumable, environment, point_key
 from govkit.runners import get_runner
 from govkit.runners.base import (
     BenchPoint,
@@ -68,8 +68,6 @@ from govkit.wire.capture import Capture, check_capture, pcap_bytes, udp_datagram
 
 SEED_SIZES = (32, 64, 128, 256, 512, 1024, 8192, 63000)
 DEFAULT_SIZES = (32, 1024, 63000)
-MODES = ("latency", "throughput")
-EXIT_INTERRUPTED = 130
 LIMITS = {"repeat": (1, 100), "max_repeat": (1, 1000), "duration": (1, 3600),
           "warmup": (0, 600), "budget": (0, 7 * 24 * 3600)}
 
@@ -276,7 +274,7 @@ def round_order(cells: list[Cell], seed: int, round_: int) -> list[Cell]:
 
 
 def _latest_results(root: Path = Path("results")) -> Path:
-    runs = sorted(d for d in root.glob("*") if (d / "results.json").exists())
+    runs = sorted(d for d in root.glob("*") if (d / RESULTS_NAME).exists())
     if not runs:
         raise GovkitError("--resume: no earlier run under results/; pass --out DIR")
     return runs[-1]
@@ -348,7 +346,7 @@ def _resumed_store(opts: BenchOptions, settings: dict, console) -> ResultStore |
         return None
     out = opts.out or _latest_results()
     store = ResultStore.load(out)
-    check_resumable(store.doc["settings"], settings, out / "results.json")
+    check_resumable(store.doc["settings"], settings, out / RESULTS_NAME)
     console.print(f"resuming {out}: {len(store.completed())} completed repeat(s) kept")
     # Same seed (same order) as before; the new repeat, budget and target settings apply.
     for key in ("min_repeats", "max_repeats", "target_ci_pct", "budget_s"):
@@ -358,7 +356,7 @@ def _resumed_store(opts: BenchOptions, settings: dict, console) -> ResultStore |
 
 def _new_store(opts: BenchOptions, settings: dict, runner) -> ResultStore:
     out = opts.out or Path("results") / datetime.now().strftime("%Y%m%d-%H%M%S")
-    if (out / "results.json").exists():
+    if (out / RESULTS_NAME).exists():
         raise GovkitError(f"{out}/results.json exists; use --resume to continue it or "
                           f"choose another --out")
     return ResultStore.create(out, opts.command, settings, environment(runner.versions()),

@@ -9,6 +9,7 @@ from govkit.common.faces import lazy_face
 _EXPORTS = {
     "DEFAULT_SOURCE": "rti_published",
     "DEFAULT_TARGET": "targets",
+    "MODES": "runners",
     "PROFILES": "profiles",
     "Profile": "profiles",
     "RTPS_MAX_DOMAIN_ID": "targets",

@@ -1,8 +1,6 @@
 """The `govkit` command line: parse options, call one stage function, print.
 
-Exit codes: 0 success; 1 invalid document / failed verification / failed benchmark point /
-traffic that does not match the governance (--wire, wire-check);
-2 unreadable input, bad usage or a missing prerequisite; 3 internal error; 130 interrupted.
+Exit codes: govkit.common.errors.EXIT_CODES.
 
 No `from __future__ import annotations` here: typer would then evaluate every option's
 annotation string at start-up (a few hundred evals, ~20 ms of `govkit --help`).
@@ -31,7 +29,14 @@ from govkit.bench.defaults import (
 )
 from govkit.catalog.runners import RUNNERS
 from govkit.catalog.targets import DEFAULT_TARGET, TARGETS
-from govkit.common.errors import EXIT_INVALID, EXIT_OK, EXIT_USAGE, GovkitError
+from govkit.common.errors import (
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_INVALID,
+    EXIT_OK,
+    EXIT_USAGE,
+    GovkitError,
+)
 from govkit.common.limits import KEY_TYPES
 
 # Start-up matters (`govkit --help` in well under 0.15 s): nothing heavy is imported here.
@@ -126,13 +131,13 @@ def main() -> None:
         app()
     except KeyboardInterrupt:
         err.print("govkit: interrupted")
-        sys.exit(130)
+        sys.exit(EXIT_INTERRUPTED)
     except Exception as e:  # a govkit bug: one line unless asked for the traceback
         if os.environ.get("GOVKIT_DEBUG"):
             raise
         err.print(f"govkit: internal error: {type(e).__name__}: {e} (set GOVKIT_DEBUG=1 for "
                   f"the traceback, and please report it)", markup=False)
-        sys.exit(3)
+        sys.exit(EXIT_INTERNAL)
 
 
 def _run(fn, *args, **kwargs):
@@ -467,7 +472,7 @@ def bench(
         wire_table,
     )
     from govkit.results.flags import flag_advice
-    from govkit.results.store import load_line, noise_floor
+    from govkit.results.store import RESULTS_NAME, load_line, noise_floor
     from govkit.runners.network import (
         parse_hosts,
         parse_loss_rates,
@@ -508,7 +513,7 @@ def bench(
         from govkit.report.run import write_report
         html, md = _run(write_report, outcome.out)
         out.print(f"report: {html}", markup=False)
-    out.print(f"results: {outcome.out}/results.json", markup=False)
+    out.print(f"results: {outcome.out / RESULTS_NAME}", markup=False)
     for note in outcome.notes:
         err.print(f"govkit: {note}", markup=False)
     advice = flag_advice(outcome.summary)
@@ -519,7 +524,7 @@ def bench(
     if outcome.interrupted:
         err.print(f"govkit: interrupted; completed repeats are kept. Continue with "
                   f"`govkit bench ... --resume --out {outcome.out}`")
-        raise typer.Exit(130)
+        raise typer.Exit(EXIT_INTERRUPTED)
     _print_wire_mismatches(outcome)
     if outcome.failed:
         err.print(f"govkit: {outcome.failed} repeat(s) failed (see above and results.json)")
@@ -575,7 +580,7 @@ def wire_check(
             wide.print(table)
     _print_wire_mismatches(outcome)
     if outcome.interrupted:
-        raise typer.Exit(130)
+        raise typer.Exit(EXIT_INTERRUPTED)
     if outcome.wire_mismatches:
         raise typer.Exit(EXIT_INVALID)
 

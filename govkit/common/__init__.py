@@ -10,6 +10,8 @@ _EXPORTS = {
     "DATA_DIR": "paths",
     "DocumentError": "findings",
     "DocumentKind": "findings",
+    "EXIT_INTERNAL": "errors",
+    "EXIT_INTERRUPTED": "errors",
     "EXIT_INVALID": "errors",
     "EXIT_OK": "errors",
     "EXIT_USAGE": "errors",

@@ -1,14 +1,23 @@
 """Exit codes and the one exception type the CLI turns into a one-line message.
 
-Exit codes (documented in the README):
-  0  success
-  1  a document is invalid / a signature does not verify / a benchmark point failed
-  2  unreadable input, bad usage, or a missing prerequisite (e.g. ddsperf not installed)
+Every exit code govkit uses is here (docs/reference/exit-codes is generated from EXIT_CODES).
 """
 
 EXIT_OK = 0
 EXIT_INVALID = 1
 EXIT_USAGE = 2
+EXIT_INTERNAL = 3
+EXIT_INTERRUPTED = 130
+
+EXIT_CODES = {
+    EXIT_OK: "success",
+    EXIT_INVALID: "a document is invalid, a signature does not verify, a benchmark point "
+                  "failed, or the traffic does not match the governance (--wire, wire-check)",
+    EXIT_USAGE: "unreadable input, bad usage, or a missing prerequisite (e.g. ddsperf not "
+                "installed)",
+    EXIT_INTERNAL: "an internal error (a govkit bug: set GOVKIT_DEBUG=1 for the traceback)",
+    EXIT_INTERRUPTED: "interrupted (Ctrl-C); completed results are kept",
+}
 
 
 class GovkitError(Exception):

@@ -24,8 +24,8 @@ from govkit.catalog.runners import RUNNERS
 from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.common.fsutil import write_atomic
 from govkit.report.model import Figure, Flag, Point, PointRow, ProfileInfo, Published, ReportModel
-from govkit.report.run import RESULTS_NAME, build_report_model, render, write_report
-from govkit.results.store import BASELINE, load_results
+from govkit.report.run import build_report_model, render, write_report
+from govkit.results.store import BASELINE, RESULTS_NAME, load_results
 from govkit.runners.network import DEFAULT
 
 HTML_NAME = "compare.html"

@@ -21,6 +21,7 @@ from jinja2 import Environment
 from markupsafe import Markup
 
 from govkit.catalog.profiles import PROFILES
+from govkit.catalog.runners import MODES
 from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.common.fsutil import write_atomic
 from govkit.common.templating import template_environment
@@ -59,17 +60,16 @@ from govkit.report.plots import build_figures
 from govkit.report.wire_section import WireMalformed, build_wire_section
 from govkit.results import stats
 from govkit.results import store as results
-from govkit.results.check import MODES, SCHEMA, Malformed, check_results, json_excerpt
+from govkit.results.check import SCHEMA, Malformed, check_results, json_excerpt
 from govkit.results.figures import FIGURES
 from govkit.results.flags import flag_advice
-from govkit.results.store import load_results
+from govkit.results.store import RESULTS_NAME, load_results
 from govkit.runners.network import Network
 from govkit.runners.network import sort_key as network_order
 
 __all__ = ["HTML_NAME", "RESULTS_NAME", "SCHEMA", "SUMMARY_NAME", "build_report_model",
            "load_results", "render", "render_html", "render_summary_md", "write_report"]
 
-RESULTS_NAME = "results.json"
 HTML_NAME = "report.html"
 SUMMARY_NAME = "summary.md"
 

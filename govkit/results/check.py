@@ -12,12 +12,12 @@ import json
 import math
 from typing import Any
 
+from govkit.catalog.runners import MODES
 from govkit.results import stats
 from govkit.results import store as results
 
 SCHEMA = results.SCHEMA
 OLD_SCHEMAS = ("govkit.bench/1",)      # per-repeat figures only, no raw rows
-MODES = tuple(dict.fromkeys(f.mode for f in stats.ROW_FORMATS.values()))   # latency, …
 # The numbers each raw row (or runner summary) must hold, per row format (govkit.results.stats).
 _ROW_KEYS = {
     "latency-per-second": ("count", "mean", "min", "p50", "p90", "p99", "max"),

@@ -23,6 +23,7 @@ from typing import Any
 from govkit import __version__
 from govkit.catalog.profiles import PROFILES, get_profile
 from govkit.catalog.rti_published import published_overhead
+from govkit.catalog.runners import MODES
 from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.common.fsutil import write_atomic
 from govkit.common.inputs import read_input
@@ -37,6 +38,7 @@ from govkit.wire.rtps import profile_verdicts
 from govkit.wire.verdict import judge_again
 
 SCHEMA = "govkit.bench/3"
+RESULTS_NAME = "results.json"
 # Earlier schemas `govkit report` still reads: /2 had no `rotation` section (the same
 # records otherwise); a run is never resumed across schemas.
 READABLE_SCHEMAS = ("govkit.bench/2", SCHEMA)
@@ -95,7 +97,7 @@ class ResultStore:
 
     @property
     def json_path(self) -> Path:
-        return self.directory / "results.json"
+        return self.directory / RESULTS_NAME
 
     @classmethod
     def create(cls, directory: Path, command: str, settings: dict, env: dict,
@@ -110,7 +112,7 @@ class ResultStore:
 
     @classmethod
     def load(cls, directory: Path) -> ResultStore:
-        path = Path(directory) / "results.json"
+        path = Path(directory) / RESULTS_NAME
         if not path.exists():
             raise GovkitError(f"{path}: no results to resume")
         doc = load_results(path)
@@ -266,7 +268,7 @@ def csv_name(profile: str, mode: str, net: Network | None = None) -> str:
     the prefix as the seeds write it (lat_udpv4_pub, lat_tcpv4_pub, lat_tlsv4_pub); a path
     other than loopback or injected loss appended (…_netns_loss1pct.csv)."""
     alias = get_profile(profile).alias
-    if mode not in ("latency", "throughput"):
+    if mode not in MODES:
         raise GovkitError(f"unknown benchmark mode {mode!r}; valid: latency, throughput")
     net = net or Network()
     return f"{csv_prefix(mode, net)}_unkeyed_rel_security_{alias}{csv_suffix(net)}.csv"

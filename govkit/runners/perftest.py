@@ -26,6 +26,7 @@ import shutil
 from pathlib import Path
 
 from govkit.catalog.profiles import Profile
+from govkit.catalog.runners import MODES
 from govkit.common.errors import GovkitError
 from govkit.runners.base import (
     BenchPoint,
@@ -48,7 +49,6 @@ LATENCY_NAMES = {"mean": "mean_of_samples", "std": "std_of_samples", "min": "min
                  "p99": "p99_of_samples", "p9999": "p9999_of_samples",
                  "p999999": "p999999_of_samples"}
 THROUGHPUT_KEYS = ("samples_per_s", "mbps", "lost")
-_MODES = ("latency", "throughput")
 
 class PerftestRunner:
     name = "perftest"
@@ -117,9 +117,9 @@ class PerftestRunner:
         return self._specs(point, bundle)
 
     def _specs(self, point: BenchPoint, bundle: Bundle) -> list[ProcessSpec]:
-        if point.mode not in _MODES:
+        if point.mode not in MODES:
             raise GovkitError(f"unknown benchmark mode {point.mode!r}; valid modes: "
-                              f"{', '.join(_MODES)}")
+                              f"{', '.join(MODES)}")
         exe = self.executable
         pub_cpu, sub_cpu = point.cpus if point.cpus is not None else (None, None)
         common = ["-domain", str(point.domain_id), "-dataLen", str(point.size)]
