@@ -11,6 +11,7 @@ _EXPORTS = {
     "DEFAULT_TARGET": "targets",
     "MODES": "runners",
     "PROFILES": "profiles",
+    "PROTECTION_KINDS": "profiles",
     "Profile": "profiles",
     "RTPS_MAX_DOMAIN_ID": "targets",
     "RUNNERS": "runners",

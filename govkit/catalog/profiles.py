@@ -120,3 +120,27 @@ def select_profiles(names: list[str] | None, all_profiles: bool,
     else:
         raise GovkitError("give --profile NAME (repeatable) or --all-profiles")
     return [p for p in chosen if p.security] if secured_only else chosen
+
+
+# What each DDS Security protection kind means, in English: `short` for the report's
+# one-line profile descriptions, `meaning` for `govkit explain`.
+@dataclass(frozen=True)
+class ProtectionKind:
+    short: str
+    meaning: str
+
+
+PROTECTION_KINDS: dict[str, ProtectionKind] = {
+    "NONE": ProtectionKind("not protected", "not protected"),
+    "SIGN": ProtectionKind("signed (integrity)", "signed (a peer cannot alter or forge them, "
+                                                 "but anyone can read them)"),
+    "ENCRYPT": ProtectionKind("encrypted (confidentiality + integrity)",
+                              "encrypted and authenticated (only participants holding the "
+                              "keys read them)"),
+    "SIGN_WITH_ORIGIN_AUTHENTICATION": ProtectionKind(
+        "signed, with origin authentication",
+        "signed, with origin authentication (each receiver can tell which participant sent "
+        "them)"),
+    "ENCRYPT_WITH_ORIGIN_AUTHENTICATION": ProtectionKind(
+        "encrypted, with origin authentication", "encrypted, with origin authentication"),
+}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+from govkit.catalog.profiles import PROTECTION_KINDS
 from govkit.check.loaded import LoadedDocument
 from govkit.common.findings import quote_value
 from govkit.documents import domainsets
@@ -25,20 +26,12 @@ from govkit.documents.model import (
     Value,
 )
 
-_KIND = {
-    "NONE": "not protected",
-    "SIGN": "signed (a peer cannot alter or forge them, but anyone can read them)",
-    "ENCRYPT": "encrypted and authenticated (only participants holding the keys read them)",
-    "SIGN_WITH_ORIGIN_AUTHENTICATION": "signed, with origin authentication (each receiver "
-                                       "can tell which participant sent them)",
-    "ENCRYPT_WITH_ORIGIN_AUTHENTICATION": "encrypted, with origin authentication",
-}
-
 
 def _kind(v: Value) -> str:
     if v.missing:
         return "not stated (element missing)"
-    return _KIND.get(v.value, f"{quote_value(v.text or '')} (not a valid protection kind)")
+    known = PROTECTION_KINDS.get(v.value)
+    return known.meaning if known else f"{quote_value(v.text or '')} (not a valid protection kind)"
 
 
 def _flag(v: Value) -> bool | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import threading
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from lxml import etree
 
 from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.common.findings import DocumentKind, Finding, quote_value
-from govkit.common.paths import SCHEMAS_DIR
+from govkit.common.paths import SCHEMA_FILES, SCHEMAS_DIR
 from govkit.documents.model import is_xml_datetime
 from govkit.documents.parse import ParsedDocument, local_name, safe_parser, text_value
 
@@ -26,16 +27,12 @@ __all__ = ["MAX_FINDINGS", "cap_findings", "schema_findings", "xsd_findings", "x
 
 MAX_FINDINGS = 200  # beyond this, one summary finding replaces the rest
 
-_SCHEMA_FILES = {
-    DocumentKind.GOVERNANCE: "governance.xsd",
-    DocumentKind.PERMISSIONS: "permissions.xsd",
-}
 _schema_lock = threading.Lock()
 
 
 @cache
 def xsd_schema(kind: DocumentKind) -> etree.XMLSchema:
-    path = Path(SCHEMAS_DIR) / _SCHEMA_FILES[kind]
+    path = Path(SCHEMAS_DIR) / SCHEMA_FILES[kind.value]
     try:
         xsd = etree.parse(str(path), safe_parser())
         return etree.XMLSchema(xsd)
@@ -46,30 +43,52 @@ def xsd_schema(kind: DocumentKind) -> etree.XMLSchema:
         raise GovkitError(f"{path}: broken {kind.value} schema: {err}", EXIT_USAGE) from None
 
 
-_BOOLEAN_VALUES = ("true", "false", "1", "0")
-_PROTECTION_KINDS = ("ENCRYPT_WITH_ORIGIN_AUTHENTICATION", "SIGN_WITH_ORIGIN_AUTHENTICATION",
-                     "ENCRYPT", "SIGN", "NONE")
-_ENUMS = {
-    "ProtectionKind": _PROTECTION_KINDS,
-    "BasicProtectionKind": ("ENCRYPT", "SIGN", "NONE"),
-    "DefaultAction": ("ALLOW", "DENY"),
-}
+_BOOLEAN_VALUES = ("true", "false", "1", "0")     # xs:boolean's lexical space (XSD 1.0)
+# The simple types' names in messages: the schema's facts (values, child order) are read
+# from the schema itself (schema_facts), never restated here.
+_FRIENDLY = {"ProtectionKindEnum": "ProtectionKind",
+             "BasicProtectionKindEnum": "BasicProtectionKind",
+             "DefaultVerdict": "DefaultAction"}
+_XS = "{http://www.w3.org/2001/XMLSchema}"
 
-# Child order of the fixed-order elements (for "out of order" / "missing" hints).
-_ORDER = {
-    "domain_rule": ("domains", "allow_unauthenticated_participants", "enable_join_access_control",
-                    "discovery_protection_kind", "liveliness_protection_kind",
-                    "rtps_protection_kind", "topic_access_rules"),
-    "topic_rule": ("topic_expression", "enable_discovery_protection",
-                   "enable_liveliness_protection", "enable_read_access_control",
-                   "enable_write_access_control", "metadata_protection_kind",
-                   "data_protection_kind"),
-    "grant": ("subject_name", "validity", "allow_rule", "deny_rule", "default"),
-    "validity": ("not_before", "not_after"),
-    "allow_rule": ("domains", "publish", "subscribe", "relay"),
-    "deny_rule": ("domains", "publish", "subscribe", "relay"),
-    "id_range": ("min", "max"),
-}
+
+@dataclass(frozen=True)
+class SchemaFacts:
+    enums: dict[str, tuple[str, ...]]          # friendly type name -> allowed values
+    element_enum: dict[str, str]               # element name -> friendly type name
+    order: dict[str, tuple[str, ...]]          # element name -> its children, in order
+    booleans: frozenset[str]                   # elements of type xs:boolean
+
+
+@cache
+def schema_facts() -> SchemaFacts:
+    """What the messages say about enumerations and child order, read from govkit's two
+    XSDs (named complex types; an element's children in declaration order)."""
+    enums: dict[str, tuple[str, ...]] = {}
+    element_enum: dict[str, str] = {}
+    order: dict[str, tuple[str, ...]] = {}
+    booleans: set[str] = set()
+    for kind in DocumentKind:
+        path = Path(SCHEMAS_DIR) / SCHEMA_FILES[kind.value]
+        root = etree.parse(str(path), safe_parser()).getroot()
+        types = {t.get("name"): t for t in root.iter(f"{_XS}complexType") if t.get("name")}
+        for simple in root.iter(f"{_XS}simpleType"):
+            if simple.get("name") in _FRIENDLY:
+                enums[_FRIENDLY[simple.get("name")]] = tuple(
+                    e.get("value") for e in simple.iter(f"{_XS}enumeration"))
+        for element in root.iter(f"{_XS}element"):
+            name, type_name = element.get("name"), element.get("type")
+            if type_name in _FRIENDLY:
+                element_enum[name] = _FRIENDLY[type_name]
+            elif type_name == "xs:boolean":
+                booleans.add(name)
+            body = types.get(type_name)
+            if body is not None and name not in order:
+                children = (e.get("name") for e in body.iter(f"{_XS}element"))
+                order[name] = tuple(dict.fromkeys(children))
+    return SchemaFacts(enums, element_enum, order, frozenset(booleans))
+
+
 _ORDER_TEXT = {
     "grant": "subject_name, validity, allow_rule/deny_rule..., default",
     "allow_rule": "domains, publish..., subscribe..., relay...",
@@ -162,14 +181,6 @@ def _expected_text(names: list[str]) -> str:
     return "expected one of " + ", ".join(names)
 
 
-def _enum_type_for(element: str) -> str:
-    if element == "data_protection_kind":
-        return "BasicProtectionKind"
-    if element == "default":
-        return "DefaultAction"
-    return "ProtectionKind"
-
-
 def _did_you_mean(value: str, allowed: tuple[str, ...] | list[str]) -> str:
     stripped = value.strip()
     if stripped in allowed and stripped != value:
@@ -205,7 +216,7 @@ def _value_message(el: str, elem, value: str, type_name: str) -> str:
         friendly = {"ProtectionKindEnum": "ProtectionKind",
                     "BasicProtectionKindEnum": "BasicProtectionKind",
                     "DefaultVerdict": "DefaultAction"}[base]
-        allowed = _ENUMS[friendly]
+        allowed = schema_facts().enums[friendly]
         return (f"{el}: {quote_value(value)} is not a valid {friendly}; allowed: "
                 f"{', '.join(allowed)}{_did_you_mean(value, allowed)}")
     return f"{el}: {quote_value(value)} is not a valid value of type {base}"
@@ -216,7 +227,7 @@ def _content_message(doc: ParsedDocument, el: str, elem, rest: str) -> str:
     parent = elem.getparent() if elem is not None else None
     parent_name = local_name(parent) if parent is not None else ""
     siblings = doc.child_names(parent)[1] if parent is not None else {}
-    order = _ORDER.get(parent_name, ())
+    order = schema_facts().order.get(parent_name, ())
     foreign = _FOREIGN_IN.get((parent_name, el)) or _FOREIGN.get(el)
     if foreign:
         hint = f" ({el} is {foreign}, not part of DDS Security 1.1)"
@@ -283,9 +294,10 @@ def _schema_message(doc: ParsedDocument, entry, elem) -> str:
     em = _enumeration(rest)
     if em:
         value, allowed = em
-        friendly = _enum_type_for(el)
-        if list(_ENUMS[friendly]) == allowed or set(_ENUMS[friendly]) == set(allowed):
-            allowed = list(_ENUMS[friendly])
+        friendly = schema_facts().element_enum.get(el, "ProtectionKind")
+        known = schema_facts().enums[friendly]
+        if list(known) == allowed or set(known) == set(allowed):
+            allowed = list(known)
         else:
             friendly = "value"
         if elem is not None and len(elem) == 0:

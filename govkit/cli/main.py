@@ -37,7 +37,7 @@ from govkit.common.errors import (
     EXIT_USAGE,
     GovkitError,
 )
-from govkit.common.limits import KEY_TYPES
+from govkit.common.limits import KEY_TYPES, MAX_DOMAIN_ID
 
 # Start-up matters (`govkit --help` in well under 0.15 s): nothing heavy is imported here.
 # Each command imports what it uses; help is plain text (typer's rich help would import
@@ -110,6 +110,11 @@ SignCaOpt = Annotated[Path, typer.Option(
 VerifyCaOpt = Annotated[Path, typer.Option(
     "--ca", help="The Permissions CA to trust: a test PKI directory (its permissions_ca.pem) "
                  "or a PEM certificate file; never created here.")]
+BuildOpt = Annotated[Path, typer.Option(
+    "--build", help="Where the generated and signed files go (one directory per runner "
+                    "below it).")]
+PinOpt = Annotated[bool, typer.Option(
+    "--pin/--no-pin", help="Pin the two sides of a pair to two different CPUs.")]
 ParticipantsOpt = Annotated[Path | None, typer.Option(
     "--participants", help="A participants file: one name per line, or CSV with a header "
                            "(name, organization, unit, country, publish, subscribe, "
@@ -263,7 +268,8 @@ def generate(profile: ProfileOpt = None, all_profiles: AllOpt = False,
              out_dir: Annotated[Path, typer.Option("--out")] = Path("build"),
              ca: CaOpt = Path("pki"),
              domain: Annotated[str, typer.Option(
-                 "--domain", help="Domain id or range, e.g. 0 or 0-10.")] = "0-230",
+                 "--domain", help="Domain id or range, e.g. 0 or 0-10.")
+             ] = f"0-{MAX_DOMAIN_ID}",
              runner: Annotated[str, typer.Option(
                  "--runner", metavar=f"[{'|'.join(RUNNERS)}]",
                  help="Whose topics the permissions allow (participants without grants "
@@ -414,11 +420,10 @@ def bench(
     out_dir: Annotated[Path | None, typer.Option(
         "--out", help="Results directory (default results/<timestamp>/).")] = None,
     ca: CaOpt = Path("pki"),
-    build: Annotated[Path, typer.Option("--build", help="Where signed files go.")] = Path("build"),
+    build: BuildOpt = Path("build"),
     resume: Annotated[bool, typer.Option(
         "--resume", help="Continue an interrupted run (same settings only).")] = False,
-    pin: Annotated[bool, typer.Option(
-        "--pin/--no-pin", help="Pin pub and sub to two different CPUs.")] = True,
+    pin: PinOpt = True,
     realtime: Annotated[bool, typer.Option(
         "--realtime/--no-realtime", help="Run latency repeats SCHED_FIFO where permitted "
                                          "(keeps other programs off their CPUs).")] = True,
@@ -554,10 +559,9 @@ def wire_check(
                          "(a deliberately wrong pairing must be a mismatch).")] = None,
     pcap: Annotated[Path | None, typer.Option(
         "--pcap", help="Write each capture as DIR/PROFILE-MODE-SIZE.pcap.")] = None,
-    ca: Annotated[Path, typer.Option(
-        "--ca", help="Test PKI directory (created if missing).")] = Path("pki"),
-    build: Annotated[Path, typer.Option("--build", help="Where signed files go.")] = Path("build"),
-    pin: Annotated[bool, typer.Option("--pin/--no-pin", help="Pin pub and sub.")] = True,
+    ca: CaOpt = Path("pki"),
+    build: BuildOpt = Path("build"),
+    pin: PinOpt = True,
     as_json: Annotated[bool, typer.Option("--json", help="The records as JSON.")] = False,
 ):
     """Run each profile's point once with its traffic captured (root or CAP_NET_RAW) and

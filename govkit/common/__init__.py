@@ -31,6 +31,7 @@ _EXPORTS = {
     "MAX_SMIME_BYTES": "limits",
     "MAX_TOPICS_PER_ACTION": "limits",
     "SCHEMAS_DIR": "paths",
+    "SCHEMA_FILES": "paths",
     "collect_files": "fsutil",
     "get_template": "templating",
     "lazy_face": "faces",

@@ -17,4 +17,6 @@ def _resource_dir(name: str) -> Path:
 
 TEMPLATES_DIR = _resource_dir("templates")
 SCHEMAS_DIR = _resource_dir("schemas")
+# The XSD of each document kind (govkit.common.findings.DocumentKind values).
+SCHEMA_FILES = {"governance": "governance.xsd", "permissions": "permissions.xsd"}
 DATA_DIR = _PACKAGE / "catalog" / "data"

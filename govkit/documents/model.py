@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from govkit.common.findings import DocumentKind
-from govkit.common.paths import SCHEMAS_DIR
+from govkit.common.paths import SCHEMA_FILES, SCHEMAS_DIR
 from govkit.documents.parse import local_name, text_value
 
 _EPOCH = dt.datetime(1, 1, 1, tzinfo=dt.UTC)
@@ -214,8 +214,7 @@ Model = Governance | Permissions
 @cache
 def _schema(kind: DocumentKind):
     import xmlschema  # slow to import: only the commands that need typed values load it
-    name = "governance.xsd" if kind is DocumentKind.GOVERNANCE else "permissions.xsd"
-    return xmlschema.XMLSchema(str(Path(SCHEMAS_DIR) / name))
+    return xmlschema.XMLSchema(str(Path(SCHEMAS_DIR) / SCHEMA_FILES[kind.value]))
 
 
 @cache

@@ -12,18 +12,13 @@ from dataclasses import dataclass, field
 
 from markupsafe import Markup, escape
 
+from govkit.catalog.profiles import PROTECTION_KINDS
 from govkit.catalog.rti_published import DEFAULT_SOURCE
 from govkit.report.wire_section import WireSection
 from govkit.results.flags import advice, short_label
 
 DASH = "\u2013"  # shown wherever a value does not exist
 
-_KIND_TEXT = {
-    "SIGN": "signed (integrity)",
-    "ENCRYPT": "encrypted (confidentiality + integrity)",
-    "SIGN_WITH_ORIGIN_AUTHENTICATION": "signed, with origin authentication",
-    "ENCRYPT_WITH_ORIGIN_AUTHENTICATION": "encrypted, with origin authentication",
-}
 _KIND_SUBJECT = {
     "rtps_protection_kind": "RTPS messages",
     "metadata_protection_kind": "submessages",
@@ -50,9 +45,10 @@ class ProfileInfo:
             return "not described in results.json"
         if not self.security:
             return "nothing: no security plugins loaded (baseline)"
-        parts = [f"{subject} {_KIND_TEXT[self.settings[key]]}"
+        parts = [f"{subject} {PROTECTION_KINDS[self.settings[key]].short}"
                  for key, subject in _KIND_SUBJECT.items()
-                 if self.settings.get(key) in _KIND_TEXT]
+                 if self.settings.get(key) in PROTECTION_KINDS
+                 and self.settings[key] != "NONE"]
         if parts:
             return "; ".join(parts)
         return "nothing on the wire: plugins loaded, all protection kinds NONE"

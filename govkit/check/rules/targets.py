@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from govkit.catalog.targets import Target
 from govkit.check.rules.registry import BOTH, GOV, declare
+from govkit.check.xsd import schema_facts
 from govkit.common.findings import quote_value
 from govkit.documents.parse import ParsedDocument, local_name, text_value
 
@@ -22,10 +23,6 @@ declare("GK302", "vendor-extension", "info", BOTH,
         "implementations refuse the document", "<enable_key_revision>true</...> (Connext)",
         note="replaces the schema error under a --target that reads the element")
 
-_BOOLEANS = frozenset({
-    "allow_unauthenticated_participants", "enable_join_access_control",
-    "enable_discovery_protection", "enable_liveliness_protection",
-    "enable_read_access_control", "enable_write_access_control"})
 
 
 
@@ -40,7 +37,7 @@ def read_as_target(doc: ParsedDocument, target: Target) -> list[tuple[str, objec
         if not isinstance(elem.tag, str):
             continue
         name, parent = local_name(elem), elem.getparent()
-        if name in _BOOLEANS and len(elem) == 0:
+        if name in schema_facts().booleans and len(elem) == 0:
             text = text_value(elem)
             meaning = target.accepts_boolean(text)
             if text.strip() not in ("true", "false", "1", "0") and meaning is not None:
