@@ -68,7 +68,7 @@ def make_bundle(tmp: Path, profile_name: str = "rtps_sign", single_ca: bool = Tr
         parts[who] = ParticipantFiles(who, certs / "identity_ca.pem", certs / f"{who}_cert.pem",
                                       certs / f"{who}_key.pem", perm_ca, gov, perms)
     profile = get_profile(profile_name)
-    return Bundle(profile, parts if profile.security else {}, domain_id=7)
+    return Bundle(profile, parts if profile.security else {})
 
 
 def point(profile_name: str = "rtps_sign", mode: str = "latency", size: int = 32,

@@ -112,13 +112,13 @@ def test_unknown_profile_lists_every_valid_name_on_one_line():
 
 def test_select_profiles():
     assert [p.name for p in select_profiles(None, True)] == [row[0] for row in EXPECTED]
-    assert [p.name for p in select_profiles(None, True, secured_only=True)] == \
-        [row[0] for row in EXPECTED[1:]]
+    assert [p.name for p in SECURED_PROFILES] == [row[0] for row in EXPECTED[1:]]
     # aliases resolve, duplicates collapse, catalog order wins
     chosen = select_profiles(["sign_submsg_encrypt", "rtps_sign_orig_data_encrypt",
                               "sign_origin_data_encrypt", "none"], False)
     assert [p.name for p in chosen] == ["none", "sign_origin_data_encrypt", "sign_submsg_encrypt"]
-    assert [p.name for p in select_profiles(["none", "rtps_sign"], False, True)] == ["rtps_sign"]
+    assert [p.name for p in select_profiles(["none", "rtps_sign"], False) if p.security] == \
+        ["rtps_sign"]
     with pytest.raises(GovkitError):
         select_profiles(None, False)
     with pytest.raises(GovkitError):

@@ -109,8 +109,7 @@ def get_profile(name: str) -> Profile:
                           f"(aliases: {aliases})") from None
 
 
-def select_profiles(names: list[str] | None, all_profiles: bool,
-                    secured_only: bool = False) -> list[Profile]:
+def select_profiles(names: list[str] | None, all_profiles: bool) -> list[Profile]:
     """Resolve --profile/--all-profiles into catalog order, without duplicates."""
     if all_profiles:
         chosen = list(PROFILES)
@@ -119,7 +118,7 @@ def select_profiles(names: list[str] | None, all_profiles: bool,
         chosen = [p for p in PROFILES if p.name in wanted]
     else:
         raise GovkitError("give --profile NAME (repeatable) or --all-profiles")
-    return [p for p in chosen if p.security] if secured_only else chosen
+    return chosen
 
 
 # What each DDS Security protection kind means, in English: `short` for the report's

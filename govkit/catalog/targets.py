@@ -113,7 +113,3 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
 )}
 VENDOR_TARGETS = tuple(t for t in TARGETS.values() if t.name != "omg")
 DEFAULT_TARGET = "omg"
-
-
-def get_target(name: str) -> Target:
-    return TARGETS[name]

@@ -160,8 +160,6 @@ class TestPKI:
     """A PKI directory on disk; `init_pki` creates or extends one."""
     directory: Path
 
-    __test__ = False  # not a pytest test class
-
     def __post_init__(self):
         object.__setattr__(self, "directory", Path(self.directory))
 

@@ -42,7 +42,6 @@ class Bundle:
     """Signed files for one profile; `participants` is empty for the `none` baseline."""
     profile: Profile
     participants: dict[str, ParticipantFiles] = field(default_factory=dict)
-    domain_id: int = 0
     # TLS transport only: per participant, one PEM holding its TLS certificate, its key and
     # the Identity CA certificate (Cyclone's <SSL><KeystoreFile>; govkit.generate.bundle.ensure_tls)
     tls: dict[str, Path] = field(default_factory=dict)
