@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from _require import ENV, missing, prerequisite_of, required, shared_dir
+from helpers.require import ENV, missing, prerequisite_of, required, shared_dir
 
 from govkit.pki.testpki import init_pki
 

@@ -1,0 +1,127 @@
+"""The rotating latency design: the paired estimator on known data, the schedule, and a
+real run of govkit's Cyclone program (long-lived pairs, slots, A/A arm, cost matrix)."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers.dds import needs_cyclone
+
+from govkit.bench.rotation import arms_of, parse_slot, round_plan
+from govkit.catalog.profiles import get_profile
+from govkit.results import paired, stats
+from govkit.results.store import csv_name
+
+GOVKIT = str(Path(sys.executable).with_name("govkit"))
+
+
+def _slots(ratio: float, rounds: int, noise: float, seed: int, regimes: bool = True):
+    """Synthetic slots: none X none per round, the machine's regime shared within a round
+    (what pairing cancels), independent noise per slot."""
+    rand = random.Random(seed)
+    out = []
+    for r in range(rounds):
+        regime = rand.choice((10.0, 13.0, 16.0)) if regimes else 10.0
+        for pos, (arm, mult) in enumerate((("none", 1.0), ("x", ratio), ("none", 1.0))):
+            out.append({"round": r, "position": pos, "arm": arm, "instance": r % 2,
+                        "size": 32, "status": "ok",
+                        "p50": regime * mult * math.exp(rand.gauss(0, noise))})
+    return out
+
+
+def test_pairing_recovers_a_known_ratio_across_regimes():
+    pairs = paired.pairings(_slots(1.5, 40, 0.02, 1))[("x", 32)]
+    o = paired.overhead(pairs, "t")
+    assert o.rounds == 40 and o.instances == 2
+    assert o.ratio_ci95[0] < 1.5 < o.ratio_ci95[1]
+    assert o.halfwidth_pct < 2          # regimes of ±25 % do not widen it
+
+
+def test_identical_arms_cover_one_and_the_interval_is_honest():
+    covered = 0
+    for seed in range(40):
+        o = paired.overhead(paired.pairings(_slots(1.0, 20, 0.05, seed))[("x", 32)], str(seed))
+        covered += o.ratio_ci95[0] <= 1 <= o.ratio_ci95[1]
+    assert covered >= 33                 # a 95 % interval: about 38 of 40, not 40 of 40
+
+
+def test_a_missing_neighbour_uses_the_other_and_failed_slots_are_skipped():
+    slots = _slots(2.0, 4, 0.0, 3, regimes=False)
+    slots[0]["status"] = "failed"                       # round 0's first none
+    slots[4]["status"] = "failed"                       # round 1's x
+    pairs = paired.pairings(slots)[("x", 32)]
+    assert [p.round for p in pairs] == [0, 2, 3]
+    assert all(abs(p.value / p.baseline - 2.0) < 1e-9 for p in pairs)
+
+
+def test_round_plan_puts_none_between_every_arm_and_narrows_to_active_points():
+    arms = arms_of([get_profile(n) for n in ("none", "rtps_sign", "rtps_encrypt")], aa=True)
+    plan = round_plan(arms, [32, 1024], 2, seed=7, rnd=0)
+    assert sorted(size for size, _ in plan) == [32, 1024]
+    for _, seq in plan:
+        names = [a.name for a, _ in seq]
+        assert names[::2] == ["none"] * 4
+        assert sorted(names[1::2]) == sorted([paired.AA_ARM, "rtps_encrypt", "rtps_sign"])
+        assert {k for a, k in seq if a.name == "none"} == {0, 1}   # both none instances
+    narrowed = round_plan(arms, [32, 1024], 2, seed=7, rnd=9, active={("rtps_sign", 1024)})
+    assert [size for size, _ in narrowed] == [1024]
+    assert [a.name for a, _ in narrowed[0][1]][1::2] in (["rtps_sign", paired.AA_ARM],
+                                                         [paired.AA_ARM, "rtps_sign"])
+    with pytest.raises(Exception, match="--profile none"):
+        arms_of([get_profile("rtps_sign")], aa=True)
+
+
+def test_slot_line_is_parsed_whole():
+    row = parse_slot("slot 32 n 100 settle_n 5 mean 12.5 min 10.0 p50 12.0 p90 14.0 p99 20.0 "
+                     "max 30.0 cpu_us 900 wall_us 110000 peers 1 tl 12.1,12.0 hist 930:60,940:40")
+    assert row["p50"] == 12.0 and row["n"] == row["count"] == 100 and row["peers"] == 1
+    pooled = stats.pooled_percentiles([{**row, "status": "ok"}])
+    assert pooled["samples"] == 100
+    assert pooled["p50"] == pytest.approx(1.01 ** 930.5 / 1e3)
+    assert pooled["p90"] == pytest.approx(1.01 ** 940.5 / 1e3)
+
+
+@needs_cyclone
+@pytest.mark.cyclone
+def test_rotating_run_end_to_end(tmp_path):
+    r = subprocess.run([GOVKIT, "bench", "--profile", "none", "--profile", "rtps_sign",
+                        "--sizes", "32,1024", "--rounds", "3", "--budget", "1", "--out", "res"],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                       stdin=subprocess.DEVNULL)
+    assert r.returncode == 0, r.stdout + r.stderr
+    doc = json.loads((tmp_path / "res/results.json").read_text())
+    assert doc["schema"] == "govkit.bench/3" and doc["runner"] == "cyclone"
+    rot = doc["rotation"]
+    # none, rtps_sign and the A/A arm, two pairs each, every one matched and timed
+    assert sorted((p["arm"], p["instance"]) for p in rot["pairs"]) == sorted(
+        (a, i) for a in ("none", "rtps_sign", paired.AA_ARM) for i in (0, 1))
+    assert all(p["status"] == "ok" and 0 < p["time_to_match_s"] < 30 for p in rot["pairs"])
+    # the minimum rounds always run: 3 rounds × 2 sizes × (none X none Y none)
+    assert len(rot["rounds"]) == 3 and len(rot["slots"]) == 3 * 2 * 5
+    assert all(s["status"] == "ok" and s["n"] > 0 and s["peers"] == 1 for s in rot["slots"])
+    rows = {(x["profile"], x["size"]): x for x in doc["summary"]}
+    sign = rows[("rtps_sign", 32)]
+    assert sign["rounds"] == 3 and sign["vs_none"]["ratio"] > 1.05   # signing costs
+    assert sign["statistic"].startswith("median of slot medians")
+    assert doc["load"] and "under_load" in doc["load"][0]
+    assert "A/A noise floor" in r.stdout and "machine quiet" in r.stdout + r.stderr \
+        or "MEASURED UNDER LOAD" in r.stdout + r.stderr
+    html = (tmp_path / "res/report.html").read_text()
+    assert 'id="cost-matrix"' in html and "A/A" in html
+    assert "What each protection level costs" in (tmp_path / "res/summary.md").read_text()
+    # true sample percentiles fill perftest's columns
+    csv = (tmp_path / "res" / csv_name("rtps_sign", "latency")).read_text()
+    header, first = csv.splitlines()[:2]
+    assert "50% (us)" in header and first.split(",")[header.split(",").index("50% (us)")]
+    # `govkit report` recomputes the same figures
+    again = subprocess.run([GOVKIT, "report", "res"], cwd=tmp_path, capture_output=True,
+                           text=True, timeout=120)
+    assert again.returncode == 0, again.stderr
+    left = subprocess.run(["pgrep", "-f", "cyclone_perf"], capture_output=True, text=True)
+    assert left.stdout.strip() == "", "cyclone_perf processes outlived the run"

@@ -1,0 +1,247 @@
+"""govkit identify, explain and diff: the seed page's mislabelled listings, every catalog
+profile, the catalog's differences, signed input, the reference corpus."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from govkit import smime
+from govkit.catalog.profiles import SECURED_PROFILES, get_profile
+from govkit.check.diff import diff_documents
+from govkit.check.identify import claimed_profile, identify_paths
+from govkit.check.loaded import load_document
+from govkit.cli.main import app
+from govkit.documents.render import GovernanceDocument
+from govkit.pki.testpki import TestPKI
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+SEED = DATA / "identify" / "seed000"
+# The page's headings, in its order, and the seed alias each names (README there).
+SEED_HEADINGS = {
+    "No protection": "no_protection",
+    "RTPS \u2018Sign\u2019": "rtps_sign",
+    "RTPS \u2018Encrypt\u2019": "rtps_encrypt",
+    "RTPS \u2018Sign with Original Authentication\u2019 and Data \u2018Encrypt\u2019":
+        "rtps_sign_orig_data_encrypt",
+    "RTPS \u2018Sign,\u2019 Submessage \u2018Encrypt with Original Authentication,\u2019 and "
+    "Data \u2018Encrypt\u2019": "rtps_sign_submessage_encrypt_orig_data_encrypt",
+    "RTPS \u2018Sign,\u2019 Submessage \u2018Encrypt\u2019": "rtps_sign_submessage_encrypt",
+}
+
+
+def run(*args: str):
+    result = CliRunner().invoke(app, list(args))
+    assert "Traceback" not in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), \
+        repr(result.exception)
+    return result
+
+
+@pytest.fixture(scope="module")
+def profiles_dir(tmp_path_factory) -> Path:
+    """Every secured catalog profile's governance, as govkit generates it."""
+    d = tmp_path_factory.mktemp("profiles")
+    for p in SECURED_PROFILES:
+        (d / f"{p.name}.xml").write_bytes(GovernanceDocument(p).render())
+    return d
+
+
+# --------------------------------------------------------------------------- identify
+
+
+def test_seed_fixtures_are_the_pages_listings(shared):
+    text = (shared / "seeds" / "000_ef47e19b05099c04.txt").read_text(encoding="utf-8")
+    section = text[text.index("Security Profiles\n"):]
+    parts = re.split(r"\n  \u2022 ([^\n]+)\n", section)
+    listings = {}
+    for title, body in zip(parts[1::2], parts[2::2], strict=True):
+        m = re.search(r"(?:<\?xml[^\n]*\n\s*)?<dds[\s>].*?</dds>", body, re.S)
+        if m:
+            listings[title] = m.group(0)
+    assert list(listings) == list(SEED_HEADINGS)   # six listings: "Not using..." has none
+    for title, xml in listings.items():
+        assert (SEED / f"{SEED_HEADINGS[title]}.xml").read_text(encoding="utf-8") == xml + "\n"
+
+
+def test_identify_names_the_two_mislabelled_seed_listings():
+    results = {Path(r.file).stem: r for r in identify_paths(sorted(SEED.glob("*.xml")))}
+    assert len(results) == 6
+    assert {k for k, r in results.items() if r.mislabelled} == {
+        "rtps_sign_submessage_encrypt", "rtps_sign_submessage_encrypt_orig_data_encrypt"}
+    # "Sign, Submessage Encrypt" is a copy of the previous profile's XML
+    copy = results["rtps_sign_submessage_encrypt"]
+    assert copy.claimed.name == "sign_submsg_encrypt"
+    assert copy.profile.name == "sign_submsg_encrypt_origin_data_encrypt"
+    assert [(d.setting, d.document, d.profile) for d in copy.claimed_differences] == [
+        ("metadata_protection_kind", "ENCRYPT_WITH_ORIGIN_AUTHENTICATION", "ENCRYPT"),
+        ("data_protection_kind", "ENCRYPT", "NONE")]
+    # the ORIGINAL misspelling implements nothing; the nearest is the profile it meant
+    typo = results["rtps_sign_submessage_encrypt_orig_data_encrypt"]
+    assert typo.profile is None and typo.match.nearest.name == typo.claimed.name
+    (d,) = typo.match.differences
+    assert (d.setting, d.document, d.valid, d.line, d.column) == (
+        "metadata_protection_kind", "ENCRYPT_WITH_ORIGINAL_AUTHENTICATION", False, 23, 13)
+    # the others implement what their headings say (no_protection read as implementations
+    # read its TRUE/FALSE and missing enable_liveliness_protection)
+    for name in ("no_protection", "rtps_sign", "rtps_encrypt", "rtps_sign_orig_data_encrypt"):
+        assert results[name].ok and results[name].profile == get_profile(name)
+    assert results["no_protection"].invalid and "TRUE/FALSE" in results["no_protection"] \
+        .match.notes[0]
+
+
+def test_identify_cli_on_the_seed_listings():
+    result = run("identify", *sorted(map(str, SEED.glob("*.xml"))))
+    assert result.exit_code == 1
+    flagged = [x for x in result.stdout.splitlines() if "MISLABELLED" in x]
+    assert len(flagged) == 2
+    assert any("rtps_sign_submessage_encrypt.xml: MISLABELLED: its name says "
+               "sign_submsg_encrypt, but it implements sign_submsg_encrypt_origin_data_encrypt"
+               in x for x in flagged)
+    assert any("ENCRYPT_WITH_ORIGINAL_AUTHENTICATION' is not a valid value" in x
+               for x in flagged)
+    data = json.loads(run("identify", "--json", str(SEED / "rtps_sign.xml")).stdout)
+    assert data["schema"] == "govkit.identify/1"
+    (f,) = data["files"]
+    assert (f["profile"], f["exact"], f["claimed"], f["mislabelled"]) == (
+        "rtps_sign", True, "rtps_sign", False)
+
+
+def test_every_catalog_profile_is_identified_exactly(profiles_dir):
+    for r in identify_paths(sorted(profiles_dir.glob("*.xml"))):
+        assert r.ok and r.profile.name == Path(r.file).stem and r.invalid == 0
+    assert run("identify", *map(str, profiles_dir.glob("*.xml"))).exit_code == 0
+
+
+def test_claims_from_file_names():
+    assert claimed_profile("signed_PerftestGovernance_RTPSSign.xml").name == "rtps_sign"
+    assert claimed_profile("PerftestGovernance_.xml").name == "no_protection"
+    assert claimed_profile("x/rtps_sign_orig_data_encrypt.p7s").name == \
+        "sign_origin_data_encrypt"
+    assert claimed_profile("governance.xml") is None
+
+
+def test_identify_other_documents(tmp_path):
+    result = run("identify", str(DATA / "schema" / "valid_governance.xml"))
+    assert result.exit_code == 1 and "implements no catalog profile" in result.stdout
+    assert "3 (domain_rule, topic_rule) pairs" in result.stdout
+    result = run("identify", str(DATA / "schema" / "valid_permissions.xml"))
+    assert result.exit_code == 1 and "a permissions document" in result.stdout
+    assert run("identify", str(tmp_path / "missing.xml")).exit_code == 2
+
+
+# --------------------------------------------------------------------------- explain
+
+
+def test_explain_governance(profiles_dir):
+    result = run("explain", str(profiles_dir / "sign_origin_data_encrypt.xml"))
+    assert result.exit_code == 0
+    text = result.stdout
+    assert re.search(r"domain_rule 1 \(line \d+\): domains 0-230\n", text)
+    assert "whole RTPS messages: signed, with origin authentication" in text
+    assert "protects: data (payload): encrypted and authenticated" in text
+    assert "does not protect: who may read (subscribe): any participant in the domain" in text
+    assert "does not protect: discovery: topic and type names" in text
+    shadowed = run("explain", str(DATA / "lint" / "GK101.bad.xml")).stdout
+    assert "NEVER APPLIES: the topic_rule '*' on line" in shadowed
+
+
+def test_explain_permissions_and_json():
+    text = run("explain", str(DATA / "schema" / "valid_permissions.xml")).stdout
+    assert re.search(r"grant '\w+' \(line \d+\): subject ", text)
+    assert "anything else: DENY (default)" in text
+    data = json.loads(run("explain", "--json", str(DATA / "lint" / "GK214.bad.xml")).stdout)
+    assert data["schema"] == "govkit.explain/1" and data["kind"] == "permissions"
+    (grant,) = data["grants"]
+    assert [r["verdict"] for r in grant["rules"]] == ["ALLOW", "DENY"]
+    assert grant["rules"][0]["actions"][0]["text"] == \
+        "publish topics 'S*' in the default partition only"
+
+
+def test_explain_unreadable_is_exit_2(tmp_path):
+    (tmp_path / "x.xml").write_text("<dds>")
+    result = run("explain", str(tmp_path / "x.xml"))
+    assert result.exit_code == 2 and "not well-formed" in result.stderr
+
+
+# --------------------------------------------------------------------------- diff
+
+
+def test_diff_of_catalog_profiles_lists_exactly_the_differing_settings(profiles_dir):
+    for a, b in itertools.combinations(SECURED_PROFILES, 2):
+        sa, sb = a.governance_settings(), b.governance_settings()
+        expected = {k for k in sa if sa[k] != sb[k]}
+        result = run("diff", "--json", str(profiles_dir / f"{a.name}.xml"),
+                     str(profiles_dir / f"{b.name}.xml"))
+        assert result.exit_code == 1
+        changes = json.loads(result.stdout)["changes"]
+        assert {c["setting"] for c in changes} == expected, (a.name, b.name)
+        assert len(changes) == len(expected)
+        for c in changes:
+            assert (c["a"], c["b"]) == (sa[c["setting"]], sb[c["setting"]])
+            assert c["scope"].startswith("domains 0-230")
+
+
+def test_diff_same_signed_or_not(profiles_dir, pki_dir, tmp_path):
+    xml = profiles_dir / "rtps_sign.xml"
+    signed = tmp_path / "rtps_sign.p7s"
+    signed.write_bytes(smime.sign_bytes(xml.read_bytes(),
+                                        *TestPKI(pki_dir).key_pair("permissions_ca")))
+    result = run("diff", str(xml), str(signed))
+    assert result.exit_code == 0 and result.stdout.strip() == "no semantic difference"
+    text = run("diff", str(signed), str(profiles_dir / "rtps_encrypt.xml")).stdout
+    assert "domains 0-230: rtps_protection_kind: SIGN (line " in text
+    assert "-> ENCRYPT (line 20)" in text
+
+
+def test_diff_domains_and_topic_rules():
+    a = load_document(DATA / "lint" / "GK101.ok.xml")     # 'Square' then '*'
+    b = load_document(DATA / "lint" / "GK101.bad.xml")    # '*' then 'Square'
+    (change,) = diff_documents(a, b)
+    assert change.setting == "topic_rule order (first match wins)"
+    assert (change.a, change.b) == ("'Square', '*'", "'*', 'Square'")
+    a = load_document(DATA / "lint" / "GK103.bad.xml")    # 0-10, 5-20
+    b = load_document(DATA / "lint" / "GK103.ok.xml")     # 0-10, 11-20
+    assert diff_documents(a, b) == []                     # the same rule applies everywhere
+
+
+def test_diff_permissions():
+    a = load_document(DATA / "lint" / "GK201.ok.xml")
+    b = load_document(DATA / "lint" / "GK208.bad.xml")
+    changes = [(c.scope, c.setting, c.a, c.b) for c in diff_documents(a, b)]
+    assert changes == [
+        ("grant 'CN=pub,O=govkit test PKI'", "not_after", "2034-01-01T00:00:00Z",
+         "2030-01-15T00:00:00Z"),
+        ("grant 'CN=sub,O=govkit test PKI'", "grant", "grant 'sub'", None)]
+    a, b = (load_document(DATA / "lint" / f"GK214.{k}.xml") for k in ("ok", "bad"))
+    assert [c.setting for c in diff_documents(a, b)] == ["rule 1", "rule 2"]
+
+
+def test_diff_of_different_kinds_is_a_usage_error():
+    result = run("diff", str(DATA / "lint" / "GK101.ok.xml"), str(DATA / "lint" / "GK201.ok.xml"))
+    assert result.exit_code == 2 and "cannot compare a governance" in result.stderr
+
+
+# --------------------------------------------------------------------------- corpus
+
+
+def test_reference_corpus_identify_and_explain(shared):
+    files = sorted(p for p in (shared / "reference" / "corpus").rglob("*")
+                   if p.is_file() and p.name not in ("INDEX.tsv", "README.md"))
+    assert len(files) == 80
+    result = run("identify", "--json", *map(str, files))
+    data = json.loads(result.stdout)["files"]
+    unreadable = {Path(f["file"]).name for f in data if f["kind"] is None}
+    assert unreadable == {"example_governance.xml", "pmiGovernance.xml"}   # not well-formed
+    assert result.exit_code == 2
+    for f in files:
+        result = run("explain", "--json", str(f))
+        assert result.exit_code == (2 if f.name in unreadable else 0), f
+        if result.exit_code == 0:
+            assert json.loads(result.stdout)["file"] == str(f)
+            assert run("explain", str(f)).exit_code == 0

@@ -1,0 +1,74 @@
+"""Helpers for tests that run govkit's Fast DDS program with the real security plugins.
+
+The program is built (once, cached) by govkit.runners.fastdds_build. Where g++ or Fast DDS's
+headers are missing the tests skip, unless GOVKIT_REQUIRE names `fastdds`: then they fail,
+so that CI cannot go green without having run them.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from govkit.common.errors import GovkitError
+from govkit.runners.base import BenchPoint, Bundle, ProcessOutput, prepare, run_processes
+from govkit.runners.fastdds import FastddsRunner
+from govkit.runners.fastdds_build import ensure_built
+from helpers.dds import next_domain
+from helpers.require import missing
+
+
+@cache
+def _program() -> tuple[str | None, str | None]:
+    try:
+        return str(ensure_built()), None
+    except GovkitError as e:
+        return None, str(e)
+
+
+def require_fastdds() -> str:
+    """The built program; skips (or, with GOVKIT_REQUIRE=fastdds, fails) without it."""
+    path, why = _program()
+    if path is None:
+        pytest.skip(missing("fastdds", f"Fast DDS program not available ({why})"))
+    return path
+
+
+def runner() -> FastddsRunner:
+    r = FastddsRunner()
+    r.executable = require_fastdds()
+    r.init_wait_s = 6   # refusals show up at once; don't wait long for a peer
+    return r
+
+
+def run_pair(bundle: Bundle, workdir: Path, mode: str = "latency", size: int = 32,
+             duration: int = 1, domain: int | None = None, env: dict | None = None
+             ) -> tuple[FastddsRunner, BenchPoint, dict[str, ProcessOutput]]:
+    """Two real fastdds_perf processes for one point, as `govkit bench` runs them."""
+    r = runner()
+    point = BenchPoint(bundle.profile, mode, size, duration,
+                       domain_id=domain if domain is not None else next_domain())
+    specs = prepare(r, point, bundle, workdir)
+    for spec in specs:
+        spec.env.update(env or {})
+    return r, point, run_processes(specs, r.timeout(point))
+
+
+def measure(bundle: Bundle, workdir: Path, **kwargs):
+    """run_pair + parse, on another domain if a stranger (another test run on this shared
+    machine) turned up on the first one."""
+    for attempt in range(3):
+        r, point, outputs = run_pair(bundle, workdir / str(attempt), **kwargs)
+        try:
+            return r.parse(point, outputs), outputs
+        except Exception as e:  # noqa: BLE001 - only a stranger is retried
+            if "foreign participant" not in str(e) or attempt == 2:
+                raise
+            kwargs.pop("domain", None)
+    raise AssertionError("unreachable")
+
+
+def everything(outputs: dict[str, ProcessOutput]) -> str:
+    return "\n".join(o.stdout + o.stderr for o in outputs.values())

@@ -1,0 +1,107 @@
+"""govkit's verify verdict is Cyclone DDS's: each signer variant (and a few wrapper
+variants) is loaded by a real ddsperf, which accepts or refuses the participant.
+
+Cyclone 0.10.2 verifies governance and permissions with SMIME_read_PKCS7 and
+PKCS7_verify(p7, NULL, store, content, out, PKCS7_TEXT), the store holding only the
+Permissions CA (access_control_utils.c). Facts these runs show, and govkit follows:
+- a signer the Permissions CA issued is accepted, not only the CA itself (no
+  PKCS7_NOINTERN): govkit verify accepts it too;
+- the signer needs keyUsage digitalSignature (or nonRepudiation) and, with an
+  extendedKeyUsage, emailProtection (OpenSSL's smime_sign purpose); every certificate
+  must be within its validity; -nocerts signatures are refused (the signer is looked
+  up only inside the signature);
+- SHA-1 and RSA-1024 are accepted (no security level applies): govkit says OK and warns.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from helpers.dds import cyclone_loads, make_bundle, needs_cyclone, with_file
+from helpers.signers import signer_variants
+from helpers.variants import Wrapper, wrapper_variants
+
+from govkit import smime
+from govkit.pki.testpki import TestPKI
+
+pytestmark = [needs_cyclone, pytest.mark.cyclone]
+
+WRAPPER_VARIANTS = ("third-part", "boundary-injected-in-quoted-param",
+                    "boundary-duplicate-real-second", "ctype-duplicate-text-first",
+                    "boundary-one-char-quoted", "eol-crcrlf", "sig-base64-one-line",
+                    "delimiter-trailing-text")
+
+
+def _judge(cases, tmp_path):
+    """(name, bundle, [signed files], trusted CA) -> disagreements between govkit and a real
+    Cyclone participant; also the verdict counts."""
+    def run(case):
+        name, bundle, signed, anchor = case
+        ours = all(smime.verify_file(p, anchor).ok for p in signed)
+        loaded, text = cyclone_loads(bundle, "pub", tmp_path / "cfg" / name)
+        if not loaded:  # refused for the documents, not for something else
+            assert "validating local permissions" in text, (name, text[-500:])
+        return name, ours, loaded
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(pool.map(run, cases))
+    wrong = [f"{n}: Cyclone {'loads' if c else 'refuses'}, govkit {'accepts' if g else 'refuses'}"
+             for n, g, c in results if g != c]
+    return wrong, sum(c for _, _, c in results), sum(not c for _, _, c in results)
+
+
+def test_signer_certificate_variants_get_cyclone_s_verdict(tmp_path):
+    bundle = make_bundle(tmp_path, "rtps_sign")
+    pki = TestPKI(tmp_path / "pki")
+    files = bundle.participants["pub"]
+    cases = []
+    for variant in signer_variants(pki):
+        paths = variant.files(tmp_path / "signers")
+        gov = variant.sign(files.governance.with_suffix(".xml"),
+                           tmp_path / f"{variant.name}-governance.p7s")
+        perm = variant.sign(files.permissions.with_suffix(".xml"),
+                            tmp_path / f"{variant.name}-permissions.p7s")
+        cases.append((variant.name, with_file(bundle, "pub", governance=gov, permissions=perm,
+                                              permissions_ca=paths["anchor"]),
+                      [gov, perm], paths["anchor"]))
+    wrong, loaded, refused = _judge(cases, tmp_path)
+    assert not wrong, "\n".join(wrong)
+    assert loaded >= 8 and refused >= 8, (loaded, refused)
+
+
+def test_wrapper_and_signing_variants_get_cyclone_s_verdict(tmp_path):
+    bundle = make_bundle(tmp_path, "rtps_sign")
+    pki = TestPKI(tmp_path / "pki")
+    files = bundle.participants["pub"]
+    signed_gov = files.governance.read_bytes()
+    cases = []
+    for name, data in wrapper_variants(signed_gov):
+        if name in WRAPPER_VARIANTS:
+            path = tmp_path / f"{name}.p7s"
+            path.write_bytes(data)
+            cases.append((name, with_file(bundle, "pub", governance=path), [path],
+                          pki.permissions_ca))
+    assert len(cases) == len(WRAPPER_VARIANTS)
+    for name, extra in (("opaque", ["-nodetach"]), ("nocerts", ["-nocerts"]),
+                        ("noattr", ["-noattr"]), ("sha1", ["-md", "sha1"])):
+        path = tmp_path / f"{name}.p7s"
+        subprocess.run(["openssl", "smime", "-sign", "-text", "-md", "sha256", *extra,
+                        "-signer", str(pki.permissions_ca), "-inkey",
+                        str(pki.permissions_ca_key), "-in",
+                        str(files.governance.with_suffix(".xml")), "-out", str(path)],
+                       check=True, capture_output=True)
+        cases.append((name, with_file(bundle, "pub", governance=path), [path],
+                      pki.permissions_ca))
+    # The governance signed again, text-wrapped: OpenSSL's signature check passes, but
+    # the document Cyclone gets is an S/MIME message.
+    nested = tmp_path / "nested.p7s"
+    nested.write_bytes(smime.sign_bytes(signed_gov, pki.certificate("permissions_ca"),
+                                        pki.private_key("permissions_ca")))
+    cases.append(("nested", with_file(bundle, "pub", governance=nested), [nested],
+                  pki.permissions_ca))
+    assert Wrapper.parse(signed_gov).render() == signed_gov
+    wrong, loaded, refused = _judge(cases, tmp_path)
+    assert not wrong, "\n".join(wrong)
+    assert loaded >= 3 and refused >= 3, (loaded, refused)

@@ -1,0 +1,80 @@
+"""A wheel built from the project works on its own: templates and schemas inside the package.
+
+Built offline (`pip wheel --no-deps --no-build-isolation`, with the setuptools the test
+extras install) from a copy of the project's files, installed (not editable) into a
+fresh virtualenv, and run from a directory outside the checkout: generate -> sign ->
+verify. The fresh virtualenv gets govkit only from the wheel; its dependencies come from
+this environment's site-packages (a path entry, so nothing is fetched from the network).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import sysconfig
+import venv
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PROJECT_FILES = ("pyproject.toml", "README.md", "govkit", "templates", "schemas")
+
+
+def _run(*args, cwd: Path, timeout: int = 120) -> subprocess.CompletedProcess:
+    result = subprocess.run([str(a) for a in args], cwd=cwd, capture_output=True, text=True,
+                            timeout=timeout)
+    assert result.returncode == 0, f"{args}:\n{result.stdout}\n{result.stderr}"
+    return result
+
+
+def test_wheel_installs_and_runs_generate_sign_verify(tmp_path):
+    source = tmp_path / "source"  # a copy: building in the checkout would write build/ there
+    source.mkdir()
+    for name in PROJECT_FILES:
+        if (ROOT / name).is_dir():
+            shutil.copytree(ROOT / name, source / name,
+                            ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(ROOT / name, source / name)
+    dist = tmp_path / "dist"
+    _run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+         "--no-index", "-q", "-w", dist, source, cwd=tmp_path)
+    (wheel,) = dist.glob("govkit-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    for expected in ("govkit/templates/governance.xml.j2", "govkit/templates/permissions.xml.j2",
+                     "govkit/templates/cyclonedds.xml.j2", "govkit/templates/report.html.j2",
+                     "govkit/schemas/governance.xsd", "govkit/schemas/permissions.xsd",
+                     "govkit/catalog/data/rti_published.csv",
+                     "govkit/runners/native/fastdds_perf.cpp",
+                     "govkit/runners/native/cyclone_perf.c",
+                     "govkit/runners/native/cyclone_perf_types.idl"):
+        assert expected in names, expected
+    # every package of the checkout is in the wheel (pyproject.toml lists them by hand)
+    for init in (ROOT / "govkit").rglob("__init__.py"):
+        assert init.relative_to(ROOT).as_posix() in names, init
+
+    env = tmp_path / "venv"
+    venv.EnvBuilder(with_pip=False).create(env)
+    python = env / "bin" / "python"
+    site = Path(_run(python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])",
+                     cwd=tmp_path).stdout.strip())
+    # Dependencies from this environment: a plain path entry (its .pth files, such as the
+    # editable govkit's, are not processed), after the venv's own site-packages.
+    (site / "dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    _run(sys.executable, "-m", "pip", "--python", python, "install", "--no-deps",
+         "--no-index", "-q", wheel, cwd=tmp_path)
+
+    work = tmp_path / "work"
+    work.mkdir()
+    where = _run(python, "-c", "import govkit.common.paths as p; print(p.TEMPLATES_DIR); "
+                               "print(p.SCHEMAS_DIR)", cwd=work).stdout.split()
+    assert all(Path(d).is_relative_to(site / "govkit") for d in where), where
+    govkit = env / "bin" / "govkit"
+    _run(govkit, "generate", "--profile", "rtps_sign", cwd=work)
+    _run(govkit, "sign", "--ca", "pki", cwd=work)
+    verified = _run(govkit, "verify", "--ca", "pki", "build/governance/rtps_sign.p7s",
+                    "build/permissions/pub.p7s", cwd=work)
+    assert verified.stdout.count(": OK (") == 2, verified.stdout
+    assert _run(govkit, "validate", "build/governance/rtps_sign.xml", cwd=work).stdout \
+        .strip() == "build/governance/rtps_sign.xml: valid"

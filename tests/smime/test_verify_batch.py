@@ -1,0 +1,172 @@
+"""`govkit verify` over many files gives `verify_file`'s verdicts, reasons included, on
+valid, hostile and tampered files; its fast path is taken for the usual ones."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from helpers.signers import signer_variants
+from helpers.variants import Wrapper, craft_pkcs7, mutants, with_signature, wrapper_variants
+
+from govkit import smime
+from govkit.catalog.profiles import get_profile
+from govkit.catalog.runners import runner_info
+from govkit.common.errors import GovkitError
+from govkit.documents import mime
+from govkit.documents.render import GovernanceDocument, PermissionsDocument
+from govkit.pki.testpki import TestPKI, init_pki
+from govkit.smime import pkcs7, verify_batch
+
+NOW = dt.datetime.now(dt.UTC)
+
+
+@pytest.fixture(scope="module")
+def pki(pki_dir) -> TestPKI:
+    return TestPKI(pki_dir)
+
+
+@pytest.fixture(scope="module")
+def governance(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("verify-batch") / "governance.xml"
+    path.write_bytes(GovernanceDocument(get_profile("sign_origin_data_encrypt")).render())
+    return path
+
+
+def _template_signed(pki: TestPKI, document: bytes, when: bytes | None = None) -> bytes:
+    """Signed as `govkit generate --sign` signs, optionally with a chosen signing time."""
+    cert, key = pki.key_pair("permissions_ca")
+    signed_part = smime.TEXT_HEADER + mime.signed_text(document)
+    when = when or pkcs7.signing_time(NOW)
+    return smime.smime_message(signed_part,
+                               pkcs7.SignerTemplate.for_signer(cert, key).sign(signed_part, when))
+
+
+def _variants(pki: TestPKI, governance: Path, work: Path) -> list[tuple[str, bytes]]:
+    ours = smime.sign_document(governance, pki.permissions_ca, pki.permissions_ca_key)
+    theirs = work / "openssl.p7s"
+    subprocess.run(["openssl", "smime", "-sign", "-text", "-md", "sha256", "-signer",
+                    str(pki.permissions_ca), "-inkey", str(pki.permissions_ca_key), "-in",
+                    str(governance), "-out", str(theirs)], check=True, capture_output=True)
+    xml = governance.read_bytes()
+    perm = PermissionsDocument.for_participant(pki, "pub", runner_info("ddsperf")).render()
+    cases = [("openssl", theirs.read_bytes()), ("template-permissions",
+                                                _template_signed(pki, perm))]
+    cases += [(f"ours-{n}", d) for n, d in wrapper_variants(ours.read_bytes())]
+    cases += [(f"openssl-{n}", d) for n, d in wrapper_variants(theirs.read_bytes())]
+    cases += mutants(ours.read_bytes(), count=60, seed=12)
+    good = _template_signed(pki, xml)
+    cases += [
+        # the canonical layout, wrong in one value each
+        ("tampered-content", good.replace(b"<min>0</min>", b"<min>1</min>")),
+        ("tampered-signature", _flip_signature(good)),
+        ("invalid-utc-time", _template_signed(pki, xml, pkcs7.tlv(0x17, b"261399999999Z"))),
+        ("leap-second-time", _template_signed(pki, xml, pkcs7.tlv(0x17, b"261231235960Z"))),
+        ("generalized-time", _template_signed(pki, xml, pkcs7.signing_time(
+            dt.datetime(2051, 1, 1, tzinfo=dt.UTC)))),
+        ("invalid-document", _template_signed(pki, xml.replace(b"SIGN_WITH", b"SIGNED_WITH"))),
+        ("nul-in-document", _template_signed(pki, xml.replace(b"</dds>", b"</dds>\0x"))),
+        ("nul-in-file", good + b"\0"),
+        ("foreign-ca", _template_signed(init_pki(work / "foreign", participants=[])[0], xml)),
+    ]
+    base = Wrapper.parse(ours.read_bytes())
+    signed_part = mime.canonical(b"\n".join(base.content) + b"\n")
+    cert, key = pki.key_pair("permissions_ca")
+    for name, kwargs in {"crafted-sorted": {}, "crafted-reversed": {"order": lambda a: a[::-1]},
+                         "crafted-no-digest": {"message_digest": False},
+                         "crafted-sha384": {"digest": "sha384"}}.items():
+        cases.append((name, with_signature(base, craft_pkcs7(signed_part, cert, key,
+                                                             **kwargs)).render()))
+    return cases
+
+
+def _flip_signature(data: bytes) -> bytes:
+    parsed = pkcs7.SignerTemplate.parse(mime.read_smime(data).signature())
+    signature = bytearray(parsed.signature)
+    signature[-1] ^= 1
+    der = parsed.template.assemble(parsed.attributes, bytes(signature))
+    w = Wrapper.parse(data)
+    return with_signature(w, der).render()
+
+
+def _write(cases, directory: Path) -> list[Path]:
+    directory.mkdir(exist_ok=True)
+    paths = []
+    for i, (name, data) in enumerate(cases):
+        path = directory / f"{i:03d}-{name[:60]}.p7s"
+        path.write_bytes(data)
+        paths.append(path)
+    return paths
+
+
+@pytest.mark.parametrize("processes", [1, 2], ids=["in-process", "pool"])
+def test_batch_verdicts_are_verify_file_s(pki, governance, tmp_path, processes):
+    cases = _variants(pki, governance, tmp_path)
+    # a valid file first, in each chunk: the fast path is armed for what follows
+    good = _template_signed(pki, governance.read_bytes())
+    cases = [c for i, case in enumerate(cases) for c in
+             ([("good", good)] if i % 40 == 0 else []) + [case]]
+    paths = _write(cases, tmp_path / "files")
+    (tmp_path / "files" / "dir.p7s").mkdir()
+    os.mkfifo(tmp_path / "files" / "fifo.p7s")
+    paths += [tmp_path / "files" / "dir.p7s", tmp_path / "files" / "fifo.p7s",
+              tmp_path / "files" / "missing.p7s"]
+    ca = pki.certificate("permissions_ca")
+    batch = verify_batch.verify_files(paths, ca, NOW, processes)
+    assert len(batch) == len(paths)
+    accepted = 0
+    for path, got in zip(paths, batch, strict=True):
+        try:
+            expected = smime.verify_file(path, ca, NOW)
+        except GovkitError as e:
+            assert isinstance(got, GovkitError) and str(got) == str(e), path
+            assert got.exit_code == e.exit_code
+            continue
+        assert got.to_json() == expected.to_json(), path.name
+        accepted += expected.ok
+    assert accepted >= 40 and len(paths) - accepted >= 100
+
+
+def test_fast_path_is_taken_for_the_usual_files_and_only_says_ok(pki, governance, tmp_path,
+                                                                 monkeypatch):
+    full_checks = []   # the files the full check (verify_bytes) saw; the rest took the fast path
+    full = verify_batch.verify_bytes
+    monkeypatch.setattr(verify_batch, "verify_bytes",
+                        lambda data, name, *a: full_checks.append(name) or full(data, name, *a))
+    verifier = verify_batch.Verifier(pki.certificate("permissions_ca"), NOW)
+    xml = governance.read_bytes()
+    files = [_template_signed(pki, xml) for _ in range(5)]
+    theirs = tmp_path / "openssl.p7s"
+    for _ in range(3):   # OpenSSL's own layout is learned too
+        subprocess.run(["openssl", "smime", "-sign", "-text", "-md", "sha256", "-signer",
+                        str(pki.permissions_ca), "-inkey", str(pki.permissions_ca_key), "-in",
+                        str(governance), "-out", str(theirs)], check=True, capture_output=True)
+        files.append(theirs.read_bytes())
+    results = [verifier.verify(data, f"f{i}.p7s") for i, data in enumerate(files)]
+    assert all(r.ok for r in results)
+    assert full_checks == ["f0.p7s", "f5.p7s"]   # all but the first of each layout: fast
+    tampered = files[1].replace(b"<min>0</min>", b"<min>1</min>")
+    v = verifier.verify(tampered, "t.p7s")
+    assert not v.ok and any("digest mismatch" in p for p in v.problems)
+    assert full_checks[-1] == "t.p7s"
+
+
+def test_signer_variants_get_verify_file_s_verdicts(pki, governance, tmp_path):
+    """Who signed, and which CA is trusted: a layout learned from a signer that passes
+    must never let a file of another signer through, and refused signers stay refused."""
+    for variant in signer_variants(pki):
+        signed = [variant.sign(governance, tmp_path / f"{variant.name}-{i}.p7s")
+                  for i in range(2)]
+        signed_part = smime.TEXT_HEADER + mime.signed_text(governance.read_bytes())
+        template = pkcs7.SignerTemplate.for_signer(variant.signer, variant.key)
+        ours = tmp_path / f"{variant.name}-template.p7s"
+        ours.write_bytes(smime.smime_message(signed_part, template.sign(
+            signed_part, pkcs7.signing_time(NOW))))
+        files = [*signed, ours, *signed]
+        batch = verify_batch.verify_files(files, variant.anchor, NOW)
+        for path, got in zip(files, batch, strict=True):
+            expected = smime.verify_file(path, variant.anchor, NOW)
+            assert got.to_json() == expected.to_json(), (variant.name, path.name)
