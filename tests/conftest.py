@@ -1,5 +1,5 @@
 """Shared fixtures: one test PKI per session, the optional ../shared reference tree, and
-GOVKIT_REQUIRE (skips for a missing prerequisite become failures; see tests/_require.py)."""
+GOVKIT_REQUIRE (skips for a missing prerequisite become failures; see tests/helpers/require.py)."""
 
 from __future__ import annotations
 

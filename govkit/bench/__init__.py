@@ -1,6 +1,7 @@
-"""The experiment: options and schedule (`schedule`), latency by rotation (`rotation`),
-the machine's load (`loadwatch`), and the defaults (`defaults`, light: the CLI reads it at
-start-up).
+"""The experiment: its options (`options`), the machine (`machine`), one repeat (`repeat`),
+the schedule (`schedule`), the captured wire phase (`wire_phase`), latency by rotation
+(`rotation`), the machine's load (`loadwatch`), and the defaults (`defaults`, light: the
+CLI reads it at start-up).
 
 May import: every stage up to govkit.results and govkit.generate.
 """
@@ -8,7 +9,7 @@ May import: every stage up to govkit.results and govkit.generate.
 from govkit.common.faces import lazy_face
 
 _EXPORTS = {
-    "BenchOptions": "schedule",
+    "BenchOptions": "options",
     "DEFAULT_BUDGET_S": "defaults",
     "DEFAULT_DURATION_S": "defaults",
     "DEFAULT_INSTANCES": "defaults",
@@ -21,11 +22,11 @@ _EXPORTS = {
     "DEFAULT_TARGET_CI_PCT": "defaults",
     "DEFAULT_WARMUP_S": "defaults",
     "RotationSettings": "rotation",
-    "parse_budget": "schedule",
-    "parse_modes": "schedule",
-    "parse_sizes": "schedule",
+    "parse_budget": "options",
+    "parse_modes": "options",
+    "parse_sizes": "options",
     "run_bench": "schedule",
-    "wire_check": "schedule",
+    "wire_check": "wire_phase",
 }
 __all__ = sorted(_EXPORTS)
 __getattr__ = lazy_face(__name__, _EXPORTS)

@@ -1,6 +1,6 @@
 """Default `govkit bench` settings (a light module: the CLI imports it at start-up).
 
-Chosen from runs on a 2-core VM (README, "Benchmarking"; benchmarks/warmup.py for the
+Chosen from runs on a 2-core VM (docs/background/method.md; benchmarks/warmup.py for the
 warm-up): a repeat costs about 1.3 s of start-up (discovery, the secure handshake and
 ddsperf's idle first second) + warm-up + measured seconds, so seven profiles × three sizes
 × three repeats of 1 s warm-up + 2 s measured take about 4.5 minutes; extra repeats of the

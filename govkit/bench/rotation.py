@@ -1,6 +1,6 @@
 """Latency by rotation: long-lived process pairs, short slots, paired rounds.
 
-Why: the 2-core VM runs in speed regimes that last seconds (README, "How sure"). A design
+Why: the 2-core VM runs in speed regimes that last seconds (docs/background/method.md). A design
 that starts fresh processes per repeat measures a profile and its `none` partner tens of
 seconds apart, in different regimes, and its overhead interval is as wide as the regimes
 are apart. Here every arm's process pairs start once, are timed to match (discovery plus
@@ -286,7 +286,7 @@ def run_rotation(runner, arms: list[Arm], bundles: dict[str, Bundle], sizes: lis
                  budget: float, workdir: Path, load: LoadWatch) -> RotationOutcome:
     """Start every pair, then rounds until every ratio is within the target (after the
     minimum) or the budget would be passed; every slot goes to `store` as it completes."""
-    from govkit.results.store import rotation_widths
+    from govkit.results.summary import rotation_widths
 
     outcome = RotationOutcome()
     rot = store.rotation()

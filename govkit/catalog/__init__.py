@@ -7,6 +7,7 @@ May import: govkit.common.
 from govkit.common.faces import lazy_face
 
 _EXPORTS = {
+    "BASELINE": "profiles",
     "DEFAULT_SOURCE": "rti_published",
     "DEFAULT_TARGET": "targets",
     "MODES": "runners",

@@ -92,6 +92,8 @@ class Profile:
                 **{k: v for k, v in d.items() if k != "name"}, "settings": settings}
 
 
+# The unsecured baseline every overhead is measured against (the first catalog row).
+BASELINE = "none"
 PROFILES: tuple[Profile, ...] = tuple(Profile(**dict(zip(_COLUMNS, row, strict=True)))
                                       for row in _TABLE)
 SECURED_PROFILES: tuple[Profile, ...] = tuple(p for p in PROFILES if p.security)

@@ -86,8 +86,8 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
            subject_match="dn",                    # spec: the subject is an X.509 DN
            local_time_validity=False),            # spec: dates without offset are UTC
     Target("cyclone", "Cyclone DDS", "Cyclone DDS 0.10",
-           # observed with Debian's libddsc0debian 0.10 (README "Where Cyclone DDS 0.10
-           # differs", tests/test_cyclone.py) unless said otherwise
+           # observed with Debian's libddsc0debian 0.10 (docs/background/vendors.md,
+           # tests/integration/test_cyclone.py) unless said otherwise
            max_domain_id=MAX_DOMAIN_ID,           # observed: 231 refused
            open_range="single",                   # observed: <min>0</min> is domain 0 only
            booleans="anycase",                    # access_control_parser.c (strcasecmp)

@@ -118,7 +118,7 @@ PinOpt = Annotated[bool, typer.Option(
 ParticipantsOpt = Annotated[Path | None, typer.Option(
     "--participants", help="A participants file: one name per line, or CSV with a header "
                            "(name, organization, unit, country, publish, subscribe, "
-                           "partitions); see the README.")]
+                           "partitions); see docs/guide/fleets.md.")]
 CountOpt = Annotated[int | None, typer.Option(
     "--count", help="N numbered participants PREFIX0.. (tests and benchmarks).")]
 PrefixOpt = Annotated[str, typer.Option("--prefix", help="Name prefix for --count.")]
@@ -460,14 +460,9 @@ def bench(
     ] = False,
 ):
     """Benchmark each profile with its signed bundle; write results.json, CSVs, report."""
+    from govkit.bench.options import BenchOptions, parse_budget, parse_modes, parse_sizes
     from govkit.bench.rotation import RotationSettings
-    from govkit.bench.schedule import (
-        BenchOptions,
-        parse_budget,
-        parse_modes,
-        parse_sizes,
-        run_bench,
-    )
+    from govkit.bench.schedule import run_bench
     from govkit.catalog.profiles import select_profiles
     from govkit.report.terminal import (
         latency_table,
@@ -477,7 +472,8 @@ def bench(
         wire_table,
     )
     from govkit.results.flags import flag_advice
-    from govkit.results.store import RESULTS_NAME, load_line, noise_floor
+    from govkit.results.store import RESULTS_NAME
+    from govkit.results.summary import load_line, noise_floor
     from govkit.runners.network import (
         parse_hosts,
         parse_loss_rates,
@@ -566,8 +562,8 @@ def wire_check(
 ):
     """Run each profile's point once with its traffic captured (root or CAP_NET_RAW) and
     check what it put on the wire against its governance; no benchmark, no results dir."""
-    from govkit.bench.schedule import BenchOptions, parse_sizes
-    from govkit.bench.schedule import wire_check as run_wire_check
+    from govkit.bench.options import BenchOptions, parse_sizes
+    from govkit.bench.wire_phase import wire_check as run_wire_check
     from govkit.catalog.profiles import get_profile, select_profiles
     from govkit.report.terminal import wire_table
     opts = BenchOptions(
@@ -608,7 +604,7 @@ def report(
 
 TargetName = Literal[tuple(TARGETS)]
 SeverityName = Literal["error", "warning", "info"]
-JsonOpt = Annotated[bool, typer.Option("--json", help="JSON (documented in the README).")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="JSON (its fields: docs/guide/checking.md).")]
 
 
 @app.command()

@@ -6,7 +6,7 @@ sizes: per profile and size, each run's latency with its overhead over *its own*
 
 Each run is read exactly as `govkit report` reads one (govkit.report.run.build_report_model:
 checked by govkit.results.check, every figure recomputed from its raw rows by
-govkit.results.store.summarize); this module only lines the runs' points up, says what may be
+govkit.results.summary.summarize); this module only lines the runs' points up, says what may be
 compared, and refuses (GovkitError, exit 2) runs that cannot be compared. The templates
 (templates/compare.html.j2, compare.md.j2) format the model; govkit.report.plots draws it.
 """
@@ -18,14 +18,14 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from govkit.catalog.profiles import PROFILES
+from govkit.catalog.profiles import BASELINE, PROFILES
 from govkit.catalog.rti_published import DEFAULT_SOURCE, published_overhead
 from govkit.catalog.runners import RUNNERS
 from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.common.fsutil import write_atomic
 from govkit.report.model import Figure, Flag, Point, PointRow, ProfileInfo, Published, ReportModel
 from govkit.report.run import build_report_model, render, write_report
-from govkit.results.store import BASELINE, RESULTS_NAME, load_results
+from govkit.results.store import RESULTS_NAME, load_results
 from govkit.runners.network import DEFAULT
 
 HTML_NAME = "compare.html"

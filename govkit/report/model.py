@@ -1,5 +1,5 @@
 """What the report shows: the dataclasses `build_report_model` (govkit.report.run) fills from a
-results.json's raw rows (every figure recomputed by govkit.results.store.summarize and
+results.json's raw rows (every figure recomputed by govkit.results.summary.summarize and
 govkit.results.stats.repeat_figures), and the formatters that write their values as text.
 
 Shared by the templates (rendered in govkit.report.run) and the plots (govkit.report.plots), so
@@ -56,7 +56,7 @@ class ProfileInfo:
 
 @dataclass(frozen=True)
 class Flag:
-    """Something about a point's figures a reader must know (govkit.results.store._flags)."""
+    """Something about a point's figures a reader must know (govkit.results.summary)."""
     code: str
     severity: str                # "warning" | "note"
     reason: str
@@ -205,7 +205,7 @@ class RepeatRow:
 
     @property
     def key(self) -> tuple:
-        """The point it is a repeat of (govkit.results.store.point_key)."""
+        """The point it is a repeat of (govkit.results.summary.point_key)."""
         return (self.profile, self.mode, self.size, *self.net_key)
 
 

@@ -13,8 +13,8 @@ import re
 import textwrap
 from dataclasses import replace
 
+from govkit.catalog.profiles import BASELINE
 from govkit.report.model import Figure, ProfileRows, ReportModel, fmt_int, fmt_size
-from govkit.results.store import BASELINE
 
 # ---------------------------------------------------------------------- plots
 

@@ -1,7 +1,7 @@
 """Turn a bench's results.json into report.html (self-contained) and summary.md.
 
 Nothing stored in results.json is taken on trust: `build_report_model` validates the raw
-rows, recomputes the whole summary from them (govkit.results.store.summarize) and every repeat's
+rows, recomputes the whole summary from them (govkit.results.summary.summarize) and every repeat's
 figures (govkit.results.stats.repeat_figures), says so if the stored figures differ, and reduces
 it all to the plain dataclasses of govkit.report.model. The templates
 (templates/report.html.j2, templates/summary.md.j2) only format what the model holds, and
@@ -59,7 +59,7 @@ from govkit.report.model import (
 from govkit.report.plots import build_figures
 from govkit.report.wire_section import WireMalformed, build_wire_section
 from govkit.results import stats
-from govkit.results import store as results
+from govkit.results import summary as results
 from govkit.results.check import SCHEMA, Malformed, check_results, json_excerpt
 from govkit.results.figures import FIGURES
 from govkit.results.flags import flag_advice
@@ -221,7 +221,7 @@ def _profiles(doc: dict) -> dict[str, ProfileInfo]:
 
 
 def _profile_order(profiles: dict[str, ProfileInfo]) -> list[ProfileInfo]:
-    """Catalog order (as govkit.results.store.summarize), then described ones, then the rest."""
+    """Catalog order (as govkit.results.summary.summarize), then described ones, then the rest."""
     catalog = {p.name: i for i, p in enumerate(PROFILES)}
     listed = list(profiles)
     return sorted(profiles.values(), key=lambda p: (not p.listed, catalog.get(p.name, 99),

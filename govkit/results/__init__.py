@@ -1,6 +1,6 @@
-"""What a run records and every figure computed from it: the store and summary (`store`),
-statistics (`stats`), the paired rotation analysis (`paired`), and the results.json
-checker (`check`).
+"""What a run records and every figure computed from it: the store (`store`), the summary
+(`summary`), perftest's CSVs (`perftest_csv`), statistics (`stats`), the paired rotation
+analysis (`paired`), and the results.json checker (`check`).
 
 May import: every stage up to govkit.runners.
 """
@@ -9,7 +9,6 @@ from govkit.common.faces import lazy_face
 
 _EXPORTS = {
     "AA_ARM": "paired",
-    "BASELINE": "store",
     "BASELINE_ARM": "paired",
     "ESTIMATOR": "paired",
     "FIGURES": "figures",
@@ -22,15 +21,14 @@ _EXPORTS = {
     "advice": "flags",
     "check_results": "check",
     "check_resumable": "store",
-    "environment": "store",
     "flag_advice": "flags",
     "json_excerpt": "check",
-    "load_line": "store",
+    "load_line": "summary",
     "load_results": "store",
-    "noise_floor": "store",
-    "point_key": "store",
+    "noise_floor": "summary",
+    "point_key": "summary",
     "repeat_figures": "stats",
-    "rotation_widths": "store",
+    "rotation_widths": "summary",
     "short_label": "flags",
 }
 __all__ = sorted(_EXPORTS)

@@ -1,6 +1,6 @@
 """Read a bench's results.json and check it before govkit.report.run recomputes from it.
 
-Everything govkit.results.store.summarize and govkit.results.stats.repeat_figures read
+Everything govkit.results.summary.summarize and govkit.results.stats.repeat_figures read
 must be there, of
 the right type and sound (finite numbers, measured rows that exist and hold samples), so a
 malformed file is one line naming the file and the first problem, never a traceback.
@@ -15,6 +15,7 @@ from typing import Any
 from govkit.catalog.runners import MODES
 from govkit.results import stats
 from govkit.results import store as results
+from govkit.results.summary import point_key
 
 SCHEMA = results.SCHEMA
 OLD_SCHEMAS = ("govkit.bench/1",)      # per-repeat figures only, no raw rows
@@ -162,7 +163,7 @@ def check_results(doc: Any) -> None:
     for here, r in _entries(doc, "results"):
         _check_result(here, r)
         if r["status"] == "ok":
-            first = formats.setdefault(results.point_key(r), r["raw"]["format"])
+            first = formats.setdefault(point_key(r), r["raw"]["format"])
             if r["raw"]["format"] != first:
                 raise _where(f"{here}.raw.format", f"{r['raw']['format']!r}, but another "
                                                    f"repeat of this point has {first!r}")

@@ -3,7 +3,7 @@ take a figure's name from here, so one quantity never goes by two names, and no 
 says "p99" for a median of per-second p99s.
 
 The keys are stats.repeat_figures' (and results.json's); the perftest-compatible CSV
-columns keep perftest's own titles for the figures perftest has (govkit.results.store).
+columns keep perftest's own titles for the figures perftest has (govkit.results.perftest_csv).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ A flag marks a figure that looks wrong or is less sure than it seems. Its code i
 results.json records; its severity, short label (the terminal's and the report's flags
 column) and one line of advice (what a user can do about it) live here and nowhere else,
 so a new flag is one row. The reason, specific to the point, is written where the flag is
-raised (govkit.results.store).
+raised (govkit.results.summary).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The paired, per-round overhead estimate of a rotating run (govkit.bench.rotation).
 
-Why paired: the 2-core VM runs in speed regimes that last seconds (README, "How sure").
+Why paired: the 2-core VM runs in speed regimes that last seconds (docs/background/method.md).
 Two points measured tens of seconds apart land in different regimes, so an interval built
 from independent resamples of each is as wide as the regimes are apart. A rotating run
 measures every secured slot between two `none` slots a fraction of a second away; within
@@ -30,9 +30,10 @@ import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from govkit.catalog.profiles import BASELINE
 from govkit.results.stats import BOOTSTRAP_RESAMPLES, percentile_interval, usable
 
-BASELINE_ARM = "none"
+BASELINE_ARM = BASELINE      # the baseline's arm is named like its profile
 AA_ARM = "none:aa"            # the A/A arm: an independent second `none`, paired like a profile
 # Successive rounds whose log ratios correlate more than this are resampled in blocks.
 BLOCK_LAG1 = 0.2

@@ -57,7 +57,7 @@ class BenchPoint:
     domain_id: int = 0     # private per run: strays on other domains cannot match
     cpus: tuple[int, int] | None = None  # optional pinning (publisher, subscriber)
     warmup: int = 1        # leading seconds recorded but not measured
-    realtime: bool = False  # run both processes SCHED_FIFO (see govkit.bench.schedule)
+    realtime: bool = False  # run both processes SCHED_FIFO (see govkit.bench.machine)
     network: Network = DEFAULT  # transport, path and injected loss (govkit.runners.network)
     tcp_port: int | None = None  # tcp/tls: the port the sub side listens on
     # Where each side runs (govkit.runners.netpath): None is both on this machine's loopback.
@@ -288,7 +288,7 @@ def run_processes(specs: list[ProcessSpec], timeout: float, grace: float = 0.5
 
 
 # govkit pins and prioritises only the processes it starts here: a remote host's CPUs are
-# not known to it (README, "Across machines").
+# not known to it (docs/guide/across-machines.md).
 REMOTE_PLACEMENT = {"cpus_allowed": "remote (not pinned)", "policy": "remote (normal)"}
 
 

@@ -159,7 +159,7 @@ class DdsperfRunner:
         tcp = net.transport in ("tcp", "tls")
         if tcp and point.tcp_port is None:
             raise GovkitError("a tcp/tls point needs a TCP port "
-                              "(govkit.bench.schedule chooses one)")
+                              "(govkit.bench.repeat chooses one)")
         if not tcp:
             peers = [other.address]
         else:    # the sub side listens; the pub side connects to it

@@ -3,7 +3,7 @@
 Fast DDS ships no ddsperf, so govkit brings one: govkit/runners/native/fastdds_perf.cpp, compiled
 and cached on first use (govkit.runners.fastdds_build). It speaks ddsperf's type, topics and
 partitions, so the permissions govkit writes for ddsperf hold for it unchanged and a
-Fast DDS process can be paired with a Cyclone ddsperf one (tests/test_cross_vendor.py).
+Fast DDS process can be paired with a Cyclone ddsperf one (tests/integration/test_cross_vendor.py).
 
 Latency: `fastdds_perf pong` (subscriber role) and `fastdds_perf ping S` (publisher role);
 throughput: `fastdds_perf sub` and `fastdds_perf pub S`. The program prints one summary

@@ -1,7 +1,7 @@
 """The network a point is measured over: transport, path and injected loss.
 
-One more dimension of the point model (govkit.bench.schedule.Cell,
-govkit.results.store.point_key): a
+One more dimension of the point model (govkit.bench.options.Cell,
+govkit.results.summary.point_key): a
 point is (profile, mode, size) *over a network*, and everything that compares points
 (overhead over `none`, the transport comparison) compares points over the same network.
 A record written before this dimension existed is UDP over loopback without loss.

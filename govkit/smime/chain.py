@@ -11,7 +11,7 @@ what this module checks (x509_vfy.c, v3_purp.c):
   trusted certificate: a look-alike with the same name is refused), or a certificate
   issued by it, directly or through intermediates carried in the signature. Cyclone does
   *not* restrict the signer to the CA itself (no PKCS7_NOINTERN): a leaf the CA issued is
-  accepted, and tests/test_verify_cyclone.py shows it on the real library.
+  accepted, and tests/integration/test_verify_cyclone.py shows it on the real library.
 * The signer (at the bottom of the chain) must allow S/MIME signing: keyUsage, if present,
   has digitalSignature or nonRepudiation; extendedKeyUsage, if present, has
   emailProtection; Netscape cert type, if present, allows S/MIME.

@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 from helpers.dds import needs_cyclone
 
-from govkit.bench.schedule import Cell, round_order
+from govkit.bench.options import Cell
+from govkit.bench.schedule import round_order
 from govkit.catalog.profiles import get_profile
-from govkit.results.store import summarize
+from govkit.results.summary import summarize
 
 pytestmark = [needs_cyclone, pytest.mark.cyclone]
 GOVKIT = str(Path(sys.executable).with_name("govkit"))

@@ -16,7 +16,7 @@ from helpers.dds import needs_cyclone
 from govkit.bench.rotation import arms_of, parse_slot, round_plan
 from govkit.catalog.profiles import get_profile
 from govkit.results import paired, stats
-from govkit.results.store import csv_name
+from govkit.results.perftest_csv import csv_name
 
 GOVKIT = str(Path(sys.executable).with_name("govkit"))
 

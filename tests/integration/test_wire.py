@@ -29,8 +29,9 @@ import pytest
 from helpers.dds import needs_cyclone
 from helpers.require import missing
 
-from govkit.bench import schedule as bench
-from govkit.bench.schedule import BenchOptions, run_bench
+from govkit.bench import repeat as bench
+from govkit.bench.options import BenchOptions
+from govkit.bench.schedule import run_bench
 from govkit.catalog.profiles import PROFILES, get_profile
 from govkit.wire.verdict import Expectation
 

@@ -1,5 +1,5 @@
 """govkit.report.compare (`govkit report RUN_DIR RUN_DIR …`): every number on compare.html and
-compare.md is the one govkit.results.store.summarize recomputes from each run's raw rows, and
+compare.md is the one govkit.results.summary.summarize recomputes from each run's raw rows, and
 runs that cannot be compared are refused with one line (exit 2), writing nothing.
 
 Fixtures (tests/data/compare/*/results.json, real runs; see the README there):
@@ -32,8 +32,9 @@ from govkit.report.compare import (
     write_reports,
 )
 from govkit.report.model import DASH
-from govkit.results import store as results
+from govkit.results import summary as results
 from govkit.results.flags import FLAGS
+from govkit.results.store import READABLE_SCHEMAS
 
 DATA = Path(__file__).parent.parent / "data" / "compare"
 RUNS = ("ddsperf", "fastdds")
@@ -133,7 +134,7 @@ def test_fixtures_are_what_the_tests_assume():
     assert (ddsperf["runner"], fastdds["runner"]) == RUNS
     assert ddsperf["environment"]["cyclonedds"] and fastdds["environment"]["fastdds"]
     for doc in (ddsperf, fastdds):
-        assert doc["schema"] in results.READABLE_SCHEMAS
+        assert doc["schema"] in READABLE_SCHEMAS
         assert {r["profile"] for r in doc["results"]} == set(PROFILES)
         assert {r["size"] for r in doc["results"]} == {32}
         assert all(r["status"] == "ok" for r in doc["results"]) and len(doc["results"]) == 6

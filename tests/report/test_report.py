@@ -1,5 +1,6 @@
-"""govkit.report.run: every number on report.html and summary.md is the one govkit.results.store and
-govkit.results.stats recompute from results.json's raw rows, whatever the file stores beside them.
+"""govkit.report.run: every number on report.html and summary.md is the one
+govkit.results.summary and govkit.results.stats recompute from results.json's raw rows, whatever
+the file stores beside them.
 
 Fixtures (tests/data/report/*/results.json, schema govkit.bench/2, from real runs; see the
 README there):
@@ -27,7 +28,7 @@ from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.report.model import DASH
 from govkit.report.run import build_report_model, render_html, render_summary_md, write_report
 from govkit.results import stats
-from govkit.results import store as results
+from govkit.results import summary as results
 from govkit.results.flags import FLAGS, flag_advice
 
 DATA = Path(__file__).parent.parent / "data" / "report"

@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 from govkit.results import stats
-from govkit.results.store import ResultStore, summarize, to_csv
+from govkit.results.perftest_csv import to_csv
+from govkit.results.store import ResultStore
+from govkit.results.summary import summarize
 from govkit.runners.ddsperf import DdsperfRunner
 
 DATA = Path(__file__).parent.parent / "data" / "ddsperf"
@@ -261,7 +263,7 @@ def test_a_baseline_of_zero_gives_no_ratio_instead_of_a_crash():
 
 def test_wide_interval_reason_never_rounds_onto_the_target():
     """'±5.0% is wider than the target ±5%' reads as a contradiction: more decimals."""
-    from govkit.results.store import pct_text
+    from govkit.results.summary import pct_text
     assert pct_text(5.04, 5.0) == "±5.04%"
     assert pct_text(5.0004, 5.0) == "±5.0004%"
     assert pct_text(6.33, 5.0) == "±6.3%"

@@ -22,7 +22,9 @@ from govkit.catalog.profiles import get_profile
 from govkit.common.errors import GovkitError
 from govkit.generate.bundle import BundleLog, ensure_pki, ensure_tls
 from govkit.report.run import write_report
-from govkit.results import store as results
+from govkit.results import summary as results
+from govkit.results.perftest_csv import csv_name
+from govkit.results.store import check_resumable
 from govkit.runners.base import (
     BenchPoint,
     Bundle,
@@ -109,7 +111,7 @@ def test_a_record_from_before_is_udp_over_lo_without_loss():
 
 
 def test_csv_names_follow_the_seeds():
-    name = results.csv_name
+    name = csv_name
     assert name("none", "latency") == "lat_udpv4_pub_unkeyed_rel_security_none.csv"
     assert name("rtps_sign", "latency", Network("tcp")) == \
         "lat_tcpv4_pub_unkeyed_rel_security_rtps_sign.csv"
@@ -119,12 +121,11 @@ def test_csv_names_follow_the_seeds():
 
 def test_resume_of_a_run_from_before_the_network_dimension():
     stored = {"runner": "ddsperf", "modes": ["latency"]}          # no network settings
-    results.check_resumable(stored, {**stored, "transports": ["udp"], "paths": ["lo"],
-                                     "loss_rates_pct": [0]}, Path("r.json"))
+    check_resumable(stored, {**stored, "transports": ["udp"], "paths": ["lo"],
+                             "loss_rates_pct": [0]}, Path("r.json"))
     with pytest.raises(GovkitError, match="--transport is udp,tcp but the run in r.json "
                                           "used udp"):
-        results.check_resumable(stored, {**stored, "transports": ["udp", "tcp"]},
-                                Path("r.json"))
+        check_resumable(stored, {**stored, "transports": ["udp", "tcp"]}, Path("r.json"))
 
 
 def _as_network(doc: dict, net: Network, scale: float) -> list[dict]:

@@ -14,7 +14,7 @@ import pytest
 
 from govkit.catalog.profiles import PROFILES, get_profile
 from govkit.common.errors import EXIT_USAGE, GovkitError
-from govkit.results.store import csv_name
+from govkit.results.perftest_csv import csv_name
 from govkit.runners import get_runner
 from govkit.runners import perftest as pt
 from govkit.runners.base import (

@@ -14,7 +14,7 @@ import pytest
 
 from govkit.catalog.profiles import PROFILES, get_profile
 from govkit.report.terminal import wire_table
-from govkit.results.store import summarize
+from govkit.results.summary import summarize
 from govkit.runners.ddsperf import DdsperfRunner
 from govkit.wire import rtps as wire
 from govkit.wire.capture import bpf_program, pcap_bytes, udp_datagrams

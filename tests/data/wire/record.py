@@ -1,4 +1,4 @@
-"""Record real RTPS datagrams for tests/test_wire_parse.py (root; Cyclone DDS installed).
+"""Record real RTPS datagrams for tests/wire/test_wire_parse.py (root; Cyclone DDS installed).
 
     .venv/bin/python tests/data/wire/record.py
 

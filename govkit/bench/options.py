@@ -1,0 +1,178 @@
+"""What `govkit bench` and `govkit wire-check` are asked and what they answer: the options
+(`BenchOptions`, the sizes, modes and budget parsed from the command line, the limits they
+are checked against), a point (`Cell`) and a run's outcome (`BenchOutcome`).
+
+Why apart: the CLI, the schedule, the wire phase and each repeat read them, and none of
+it starts a process or touches the machine, so it sits at the bottom of the stage.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from govkit.bench.defaults import (
+    DEFAULT_BUDGET_S,
+    DEFAULT_DURATION_S,
+    DEFAULT_MAX_REPEATS,
+    DEFAULT_NETWORK_RUNNER,
+    DEFAULT_REPEATS,
+    DEFAULT_RUNNER,
+    DEFAULT_TARGET_CI_PCT,
+    DEFAULT_WARMUP_S,
+)
+from govkit.bench.rotation import RotationSettings
+from govkit.catalog.profiles import Profile
+from govkit.catalog.runners import MODES, runner_info
+from govkit.common.errors import GovkitError
+from govkit.runners.network import DEFAULT, Network, networks
+
+SEED_SIZES = (32, 64, 128, 256, 512, 1024, 8192, 63000)
+DEFAULT_SIZES = (32, 1024, 63000)
+LIMITS = {"repeat": (1, 100), "max_repeat": (1, 1000), "duration": (1, 3600),
+          "warmup": (0, 600), "budget": (0, 7 * 24 * 3600)}
+
+
+def parse_sizes(text: str) -> list[int]:
+    if text.strip() == "seeds":
+        return list(SEED_SIZES)
+    try:
+        sizes = [int(s) for s in text.split(",") if s.strip()]
+    except ValueError:
+        raise GovkitError(f"invalid --sizes {text!r}: use e.g. 32,1024,63000 or 'seeds'") \
+            from None
+    if not sizes or any(s < 12 or s > 64 * 1024 * 1024 for s in sizes):
+        # ddsperf's KS topic has a 12-byte fixed part; below that it cannot send.
+        raise GovkitError(f"invalid --sizes {text!r}: sizes must be 12 .. 67108864 bytes")
+    return list(dict.fromkeys(sizes))
+
+
+def parse_modes(text: str) -> list[str]:
+    if text == "both":
+        return list(MODES)
+    if text not in MODES:
+        raise GovkitError(f"invalid --mode {text!r}: use latency, throughput or both")
+    return [text]
+
+
+_DURATION_RE = re.compile(r"(\d{1,9})(s|m|h)?")
+
+
+def parse_budget(text: str) -> int:
+    """`--budget`: seconds, or with a unit: 300, 300s, 5m, 1h."""
+    m = _DURATION_RE.fullmatch(text.strip())
+    if not m:
+        raise GovkitError(f"invalid --budget {text!r}: use seconds or e.g. 5m, 1h")
+    return int(m[1]) * {"s": 1, None: 1, "m": 60, "h": 3600}[m[2]]
+
+
+@dataclass
+class BenchOptions:
+    profiles: list[Profile]
+    # None: the default, DEFAULT_RUNNER on UDP over loopback, ddsperf for the network
+    # options only ddsperf's per-repeat design serves (resolved by `check`)
+    runner: str | None = "ddsperf"
+    modes: list[str] = field(default_factory=lambda: ["latency"])
+    sizes: list[int] = field(default_factory=lambda: list(DEFAULT_SIZES))
+    duration: int = DEFAULT_DURATION_S
+    warmup: int = DEFAULT_WARMUP_S
+    repeat: int = DEFAULT_REPEATS
+    max_repeat: int = DEFAULT_MAX_REPEATS
+    target_ci: float = DEFAULT_TARGET_CI_PCT
+    budget: int = DEFAULT_BUDGET_S
+    seed: int | None = None
+    out: Path | None = None
+    ca: Path = Path("pki")
+    build: Path = Path("build")
+    resume: bool = False
+    pin: bool = True
+    realtime: bool = True
+    dry_run: bool = False
+    runner_options: dict = field(default_factory=dict)
+    command: str = "govkit bench"
+    # The network dimension (govkit.runners.network): every point runs over each combination.
+    transports: list[str] = field(default_factory=lambda: ["udp"])
+    paths: list[str] = field(default_factory=lambda: ["lo"])
+    loss_rates: list[float] = field(default_factory=lambda: [0])
+    hosts: dict[str, str] = field(default_factory=dict)          # --hosts pub=…,sub=…
+    peer_addresses: dict[str, str] = field(default_factory=dict)  # --peer-address
+    ssh_config: Path | None = None
+
+    wire: bool = False             # one extra, captured, unmeasured repeat per point
+    wire_pcap: bool = False        # ... and its frames as a pcap (implies wire)
+    wire_interface: str = "lo"     # where the points' traffic flows (templates: loopback)
+    wire_expect: Profile | None = None   # check against this profile's governance instead
+    # The rotating latency design (runners with `rotates`: govkit.bench.rotation)
+    rotation: RotationSettings = field(default_factory=RotationSettings)
+
+    @property
+    def networks(self) -> list[Network]:
+        return networks(self.transports, self.paths, self.loss_rates)
+
+    def check(self) -> None:
+        self.wire = self.wire or self.wire_pcap
+        plain = self.transports == ["udp"] and self.paths == ["lo"] and self.loss_rates == [0]
+        if self.runner is None:
+            self.runner = (DEFAULT_RUNNER if plain and not self.hosts
+                           else DEFAULT_NETWORK_RUNNER)
+        rs = self.rotation
+        for name, value, lo, hi in (("--slot-ms", rs.slot_ms, 10, 60_000),
+                                    ("--settle-ms", rs.settle_ms, 0, 10_000),
+                                    ("--instances", rs.instances, 1, 8),
+                                    ("--rounds", rs.min_rounds, 1, 10_000)):
+            if not lo <= value <= hi:
+                raise GovkitError(f"{name} {value} is out of range ({lo} .. {hi})")
+        if not 0 < rs.target_ci <= 100:
+            raise GovkitError(f"--target-ci {rs.target_ci:g} must be a percentage in (0, 100]")
+        for name, (lo, hi) in LIMITS.items():
+            value = getattr(self, name)
+            if not lo <= value <= hi:
+                raise GovkitError(f"--{name.replace('_', '-')} {value} is out of range "
+                                  f"({lo} .. {hi})")
+        if self.max_repeat < self.repeat:
+            raise GovkitError(f"--max-repeat {self.max_repeat} is below --repeat {self.repeat}")
+        if not 0 < self.target_ci <= 100:
+            raise GovkitError(f"--target-ci {self.target_ci:g} must be a percentage in (0, 100]")
+        if self.peer_addresses and not self.hosts:
+            raise GovkitError("--peer-address applies to --hosts only")
+        if not runner_info(self.runner).networks and not plain:
+            raise GovkitError(f"--transport, --net, --hosts and --loss-rate need --runner "
+                              f"ddsperf (Cyclone's transports); {self.runner} runs udp on lo")
+
+
+@dataclass
+class BenchOutcome:
+    out: Path | None
+    failed: int = 0
+    interrupted: bool = False
+    summary: list[dict] = field(default_factory=list)
+    dry_run_lines: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    wire: list[dict] = field(default_factory=list)          # results.json's wire.points
+    wire_profiles: dict = field(default_factory=dict)       # ... and wire.profiles
+    doc: dict | None = None                                 # results.json as written
+
+    @property
+    def wire_mismatches(self) -> list[str]:
+        return [p for p, v in self.wire_profiles.items() if v["verdict"] != "match"]
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One point: what its repeats share."""
+    profile: Profile
+    mode: str
+    size: int
+    network: Network = DEFAULT
+
+    @property
+    def key(self) -> tuple:
+        """As govkit.results.summary.point_key."""
+        return (self.profile.name, self.mode, self.size, *self.network.key)
+
+    @property
+    def label(self) -> str:
+        """`rtps_sign latency size 32` (+ ` over tls netns` off the default network)."""
+        net = "" if self.network == DEFAULT else f" over {self.network.label}"
+        return f"{self.profile.name} {self.mode} size {self.size}{net}"

@@ -1,0 +1,157 @@
+"""One repeat of a point: the point it runs (`point`: a fresh private domain, the pinned
+CPUs, a TCP port), the signed bundles it runs with (`make_bundles`), and running it into
+its results.json record (`run_point`, again on a fresh domain if a stranger joined).
+
+Why apart: the measured repeats (govkit.bench.schedule) and the captured, unmeasured one
+(govkit.bench.wire_phase) run a point the very same way; only what they do with the
+record differs.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from contextlib import nullcontext
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+from govkit.bench.machine import Pinning
+from govkit.bench.options import BenchOptions, Cell
+from govkit.catalog.runners import runner_info
+from govkit.common.limits import MAX_DOMAIN_ID
+from govkit.generate.bundle import BundleLog, ensure_bundle, ensure_pki, ensure_tls
+from govkit.results.stats import repeat_figures
+from govkit.runners.base import (
+    BenchPoint,
+    Bundle,
+    ForeignParticipant,
+    RunnerError,
+    command_line,
+    prepare,
+    run_processes,
+)
+from govkit.runners.netpath import NetPaths
+from govkit.runners.network import Network
+
+# Domains come from the system's randomness, not from --seed: two runs with the same seed
+# at the same time (two users, two CI jobs) must not share them.
+_domains = random.SystemRandom()
+
+
+def point(cell: Cell, opts: BenchOptions, repeat: int, pin: Pinning,
+          paths: NetPaths | None = None, planned: bool = False) -> BenchPoint:
+    # A private domain per repeat: a stray process of an earlier repeat cannot match, and
+    # a stranger on it is detected (ForeignParticipant) and the repeat run again elsewhere.
+    net = cell.network
+    endpoints = paths.endpoints(net.path, planned) if paths else None
+    return BenchPoint(cell.profile, cell.mode, cell.size, opts.duration, repeat,
+                      domain_id=_domains.randint(1, MAX_DOMAIN_ID), cpus=pin.cpus,
+                      warmup=opts.warmup, realtime=pin.realtime and cell.mode == "latency",
+                      network=net, endpoints=endpoints,
+                      tcp_port=_tcp_port(net, planned) if net.transport != "udp" else None)
+
+
+def _tcp_port(net: Network, planned: bool) -> int:
+    """The port the sub side listens on: one the kernel has free right now on loopback;
+    in a run's own namespaces and on remote hosts, a random one of 20000-29999 (below
+    Linux's ephemeral range, above Cyclone's UDP ports for low domain ids)."""
+    if net.path == "lo" and not planned:
+        import socket
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            return s.getsockname()[1]
+    return _domains.randint(20000, 29999)
+
+
+def make_bundles(opts: BenchOptions, runner, console) -> dict[str, Bundle]:
+    """Every profile's signed bundle, made current (generated, signed, verified), with the
+    TLS keystores when a transport is tls (also for `none`: TLS is the transport's)."""
+    log = BundleLog()
+    tls = "tls" in opts.transports
+    pki = ensure_pki(opts.ca, log, single_ca=runner_info(runner.name).single_ca) \
+        if tls or any(p.security for p in opts.profiles) else None
+    build = build_dir(opts, runner)
+    keystores = ensure_tls(pki, build, log) if tls else {}
+    bundles = {p.name: replace(ensure_bundle(p, pki, build, runner.name, log) if p.security
+                               else Bundle(p), tls=keystores) for p in opts.profiles}
+    for msg in log.messages:
+        console.print(f"[dim]{msg}[/dim]")
+    return bundles
+
+
+def build_dir(opts: BenchOptions, runner) -> Path:
+    # Permissions differ per runner (its topics), so runners get their own build dir.
+    return opts.build / runner_info(runner.name).build_subdir
+
+
+def run_point(runner, point: BenchPoint, bundle: Bundle, workdir: Path, order: int = 0,
+              attempts: int = 3, paths: NetPaths | None = None, around=None
+              ) -> tuple[dict, str | None]:
+    """Run one repeat of a point (again on a fresh domain if a stranger joined it); returns
+    its record and, if it failed, what to tell the user (the error and each process's last
+    lines). `around(point, specs)`, if given, is a context manager open while the processes
+    run (it may wrap the specs' `stop_when` to learn when govkit stops them)."""
+    strangers = []
+    for _ in range(attempts - 1):
+        result, failure = _run_once(runner, point, bundle, workdir, order, paths, around)
+        if result.get("error_kind") != "foreign_participant":
+            break
+        strangers.append(result["error"])
+        point = replace(point, domain_id=_domains.randint(1, MAX_DOMAIN_ID))
+    else:
+        result, failure = _run_once(runner, point, bundle, workdir, order, paths, around)
+    if strangers:
+        result["retried_after"] = strangers
+    return result, failure
+
+
+def _run_once(runner, point: BenchPoint, bundle: Bundle, workdir: Path, order: int,
+              paths: NetPaths | None = None, around=None) -> tuple[dict, str | None]:
+    specs = prepare(runner, point, bundle, workdir, write=paths.write if paths else None)
+    net = point.network
+    result = {"profile": point.profile.name, "mode": point.mode, "size": point.size,
+              **net.to_json(), "repeat": point.repeat, "order": order,
+              "domain_id": point.domain_id, "commands": [command_line(s) for s in specs],
+              "started": datetime.now(UTC).isoformat(timespec="seconds")}
+    if point.endpoints:
+        result["endpoints"] = {e.role: e.to_json() for e in point.endpoints}
+    if point.tcp_port is not None:
+        result["tcp_port"] = point.tcp_port
+    t0 = time.monotonic()
+    outputs = {}
+    failure = None
+    before = paths.counters(net.path) if paths else None
+    try:
+        with around(point, specs) if around else nullcontext():
+            outputs = run_processes(specs, timeout=runner.timeout(point))
+        if before is not None:
+            # What crossed the veth during the repeat: proof the samples took the link.
+            after = paths.counters(net.path)
+            result["link_counters"] = {r: {k: after[r][k] - before[r][k] for k in after[r]}
+                                       for r in after}
+        res = runner.parse(point, outputs)
+    except RunnerError as e:
+        result.update(status="failed", error=str(e),
+                      error_kind="foreign_participant" if isinstance(e, ForeignParticipant)
+                      else "runner",
+                      output_tail={o.role: o.tail(12) for o in outputs.values()})
+        failure = str(e) + "".join(f"\n  [{o.role}] {o.status}: "
+                                   + (o.tail(6).replace("\n", "\n    ") or "(no output)")
+                                   for o in outputs.values())
+    else:
+        warmup = point.warmup if runner.per_second else 0
+        result.update(status="ok", error=None,
+                      raw={"format": res.row_format, "rows": res.rows,
+                           **({"summary": res.summary} if res.summary is not None else {}),
+                           **res.extra},
+                      warmup_rows=warmup, measured_rows=point.duration if runner.per_second
+                      else 0)
+        figures, count = repeat_figures(result)
+        result.update({"latency_us" if point.mode == "latency" else "throughput": figures,
+                       "count": count})
+    result["cpus"] = {o.role: o.cpus_allowed for o in outputs.values()}
+    result["scheduling"] = {o.role: o.policy for o in outputs.values()}
+    result["finished"] = datetime.now(UTC).isoformat(timespec="seconds")
+    result["elapsed_s"] = round(time.monotonic() - t0, 2)
+    return result, failure

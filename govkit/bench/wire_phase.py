@@ -1,0 +1,131 @@
+"""The wire phase: one extra repeat of every point with its traffic captured, never
+measured, judged against the profile's governance (`wire_phase`, run by `govkit bench
+--wire`); and `govkit wire-check`, the same phase alone (`wire_check`).
+
+Why apart: a captured repeat is no measurement (results.json keeps it under `wire`, no
+statistic reads it), and the capture needs privileges and parsing the measured repeats
+never touch.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from govkit.bench.machine import Pinning, pinning
+from govkit.bench.options import BenchOptions, BenchOutcome, Cell
+from govkit.bench.repeat import make_bundles, point, run_point
+from govkit.common.errors import GovkitError
+from govkit.common.fsutil import write_atomic
+from govkit.runners import get_runner
+from govkit.runners.base import BenchPoint, Bundle
+from govkit.runners.network import DEFAULT
+from govkit.wire import rtps as wire
+from govkit.wire.capture import Capture, check_capture, pcap_bytes, udp_datagrams
+
+
+def wire_key(record: dict) -> tuple:
+    return (record["profile"], record["mode"], record["size"])
+
+
+def wire_key_of(cell: Cell) -> tuple:
+    return (cell.profile.name, cell.mode, cell.size)
+
+
+def check_wire_networks(opts: BenchOptions) -> None:
+    """The capture reads UDP datagrams on lo: points over TCP/TLS, namespaces or other hosts
+    are not captured, so say so instead of proving nothing about them."""
+    if DEFAULT not in opts.networks:
+        raise GovkitError("--wire captures the default network (udp over lo, no injected "
+                          "loss); add it to --transport/--net/--loss-rate or drop --wire")
+
+
+def wire_phase(opts: BenchOptions, runner, cells: list[Cell], bundles: dict[str, Bundle],
+               pin: Pinning, workdir: Path, console, done: set, record, pcap_dir: Path
+               ) -> bool:
+    """One extra repeat of every point not in `done`, captured and not measured: its
+    record goes to `record` (results.json's `wire`), never to `results`, so no statistic
+    sees it; the capture socket exists only while that repeat's processes run, so the
+    measured repeats run without it. Returns True if interrupted."""
+    for cell in cells:
+        if cell.network != DEFAULT or wire_key_of(cell) in done:
+            continue
+        expect = wire.expectation(opts.wire_expect or cell.profile)
+        console.print(f"[dim]wire: capturing {cell.profile.name} {cell.mode} {cell.size} B "
+                      f"on {opts.wire_interface} (an extra repeat, not measured)[/dim]")
+        try:
+            rec = run_wire_point(runner, point(cell, opts, 0, pin), bundles[cell.profile.name],
+                                 workdir, expect, opts.wire_interface,
+                                 pcap_dir if opts.wire_pcap else None)
+        except KeyboardInterrupt:
+            return True
+        verdict = rec["verdict"].upper() if rec["verdict"] != "match" else "match"
+        console.print(f"wire: {cell.profile.name} {cell.mode} {cell.size} B: {verdict}; "
+                      f"{rec.get('headline') or rec['error']}", markup=False, highlight=False)
+        record(rec)
+    return False
+
+
+def run_wire_point(runner, point: BenchPoint, bundle: Bundle, workdir: Path,
+                   expect: wire.Expectation, interface: str, pcap_dir: Path | None) -> dict:
+    """Run one point with its traffic captured; parse and judge it afterwards."""
+    captures: list[Capture] = []
+
+    def capture(p: BenchPoint, specs) -> Capture:
+        cap = Capture(interface, wire.PORTS.ports(p.domain_id))
+        for spec in specs:     # the moment govkit stops the processes: shutdown from there
+            if spec.stop_when is not None:
+                spec.stop_when = _marking_stop(spec.stop_when, cap)
+        captures.append(cap)
+        return cap
+
+    result, failure = run_point(runner, point, bundle, workdir, around=capture)
+    cap = captures[-1]
+    rec = {k: result.get(k) for k in ("profile", "mode", "size", "domain_id", "started",
+                                      "finished", "elapsed_s", "commands", "status", "error")}
+    rec["capture"] = cap.summary()
+    rec["pcap"] = None
+    frames = cap.own_frames()      # only what the point's two processes sent
+    if pcap_dir is not None:
+        path = pcap_dir / f"{point.profile.name}-{point.mode}-{point.size}.pcap"
+        write_atomic(path, pcap_bytes(frames))
+        rec["pcap"] = str(path)
+    if failure or cap.error:
+        rec.update(status="failed", error=failure or cap.error, verdict="failed",
+                   reasons=[failure or cap.error], expected=expect.to_json())
+        return rec
+    # Parsed now, after the processes stopped and before the next point starts.
+    rec.update(wire.analyse(udp_datagrams(frames), result["domain_id"], expect,
+                            getattr(runner, "wire_filler", None), cap.stop_ns,
+                            lost=cap.kernel_drops + cap.seen - len(cap.frames),
+                            others=len(cap.frames) - len(frames),
+                            attributed=bool(cap.own_ports)))
+    cap.frames.clear()
+    return rec
+
+
+def _marking_stop(stop_when, cap: Capture):
+    def wrapped(text: str) -> bool:
+        done = stop_when(text)
+        if done:
+            cap.mark_stop()
+        return done
+    return wrapped
+
+
+def wire_check(opts: BenchOptions, console) -> BenchOutcome:
+    """`govkit wire-check`: the wire phase alone, no results directory (pcaps to --out)."""
+    import tempfile
+
+    opts.check()
+    check_capture(opts.wire_interface)
+    runner = get_runner(opts.runner, **opts.runner_options)
+    runner.check_installed()
+    bundles = make_bundles(opts, runner, console)
+    cells = [Cell(p, m, s) for p in opts.profiles for m in opts.modes for s in opts.sizes]
+    outcome = BenchOutcome(opts.out)
+    with tempfile.TemporaryDirectory(prefix="govkit-wire-") as tmp:
+        outcome.interrupted = wire_phase(opts, runner, cells, bundles, pinning(opts.pin),
+                                         Path(tmp), console, set(), outcome.wire.append,
+                                         opts.out or Path("."))
+    outcome.wire_profiles = wire.profile_verdicts(outcome.wire)
+    return outcome

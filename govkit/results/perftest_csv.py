@@ -1,0 +1,69 @@
+"""The per-profile CSVs: perftest's file names and summary columns, one line per size and
+repeat, computed from the raw rows like every other figure.
+
+Why apart: it is a format for existing post-processing (perftest's and the seeds'), not a
+statistic; its names and columns must stay as they are whatever the summary becomes.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from govkit.catalog.profiles import get_profile
+from govkit.catalog.runners import MODES
+from govkit.common.errors import GovkitError
+from govkit.results import stats
+from govkit.results.figures import FIGURES
+from govkit.runners.network import Network, csv_prefix, csv_suffix
+
+
+def csv_name(profile: str, mode: str, net: Network | None = None) -> str:
+    """The seeds' file names, so existing post-processing keeps working: the transport in
+    the prefix as the seeds write it (lat_udpv4_pub, lat_tcpv4_pub, lat_tlsv4_pub); a path
+    other than loopback or injected loss appended (…_netns_loss1pct.csv)."""
+    alias = get_profile(profile).alias
+    if mode not in MODES:
+        raise GovkitError(f"unknown benchmark mode {mode!r}; valid: latency, throughput")
+    net = net or Network()
+    return f"{csv_prefix(mode, net)}_unkeyed_rel_security_{alias}{csv_suffix(net)}.csv"
+
+
+# Perftest's summary columns, then govkit's own. A perftest column the runner cannot fill
+# with the quantity its name promises (ddsperf has no per-sample std or percentiles) stays
+# empty; what ddsperf does give is in the extra, exactly named columns.
+LATENCY_COLUMNS = (
+    ("Length (Bytes)", None), ("Repeat", None), ("Latency Samples", None),
+    ("Ave (us)", "mean_of_samples"), ("Std (us)", "std_of_samples"),
+    ("Min (us)", "min"), ("Max (us)", "max"), ("50% (us)", "median_of_samples"),
+    ("90% (us)", "p90_of_samples"), ("99% (us)", "p99_of_samples"),
+    *((FIGURES[k].titled(ascii_units=True), k) for k in (
+        "median_of_second_medians", "p90_median_of_seconds", "p99_median_of_seconds",
+        "p99_worst_second", "std_of_second_means", "p99_9_of_samples",
+        "median_of_slot_medians", "std_of_slot_medians", "cpu_pct_ping")),
+)
+THROUGHPUT_COLUMNS = (
+    ("Length (Bytes)", None), ("Repeat", None), ("Total Samples", None),
+    ("Ave Samples/s", "mean_rate_sps"), ("Ave Mbps", "mean_mbps"), ("Lost Samples", "lost"),
+    *((FIGURES[k].titled(), k) for k in ("stalled_seconds", "rexmit_bytes",
+                                         "rexmit_share_pct")),
+)
+
+
+def to_csv(rows: list[dict], mode: str) -> str:
+    """Perftest-style summary columns, one line per size and repeat."""
+    columns = LATENCY_COLUMNS if mode == "latency" else THROUGHPUT_COLUMNS
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow([title for title, _ in columns])
+    for r in sorted(rows, key=lambda r: (r["size"], r.get("repeat", 0))):
+        figures, count = stats.repeat_figures(r)
+        w.writerow([r["size"], r.get("repeat", 0), "" if count is None else count]
+                   + [_csv_number(figures.get(key)) for _, key in columns[3:]])
+    return out.getvalue()
+
+
+def _csv_number(v) -> str:
+    if v is None:
+        return ""
+    return str(round(v, 3)) if isinstance(v, float) else str(v)

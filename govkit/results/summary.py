@@ -1,0 +1,407 @@
+"""The summary: what a point is (`point_key`, by which the store files records too), one row
+per point (its statistic, interval, overheads over `none`, RTI's published figures and the
+flags raised on it), the rotating design's paired overheads and its A/A noise floor, and
+the load line.
+
+results.json keeps every repeat's raw rows; every figure (per repeat, per point, overheads,
+intervals, flags) is computed from them by `summarize`, which `govkit report` calls again:
+nothing shown is taken on trust from the file. Apart from the store for that reason: it
+reads a results document, never writes one.
+"""
+
+from __future__ import annotations
+
+from govkit.catalog.profiles import BASELINE, PROFILES
+from govkit.catalog.rti_published import published_overhead
+from govkit.results import paired, stats
+from govkit.results.flags import flag
+from govkit.runners.network import LOSS_MEANING, Network
+from govkit.runners.network import sort_key as network_order
+from govkit.wire.rtps import profile_verdicts
+from govkit.wire.verdict import judge_again
+
+
+def point_key(r: dict) -> tuple:
+    """(profile, mode, size, transport, path, loss %): what a point is; its repeats share
+    it. Records made before the network dimension are UDP over loopback without loss."""
+    return (r["profile"], r["mode"], r["size"], *Network.of(r).key)
+
+
+def repeat_key(r: dict) -> tuple:
+    return (*point_key(r), r.get("repeat", 0))
+
+
+class Summarizer:
+    """`summarize` with the bootstrap of each point cached by its data, so rewriting the
+    summary after every repeat only recomputes the point that changed."""
+
+    def __init__(self) -> None:
+        self._cache: dict[tuple, tuple[tuple, stats.Estimate]] = {}
+
+    def point_estimate(self, key: tuple, fmt: stats.RowFormat, groups: list[list[float]]
+                       ) -> stats.Estimate:
+        signature = tuple(tuple(g) for g in groups)
+        hit = self._cache.get(key)
+        if hit is None or hit[0] != signature:
+            seed = "govkit/" + "/".join(map(str, key))
+            hit = (signature, stats.estimate(groups, fmt.pooled, seed))
+            self._cache[key] = hit
+        return hit[1]
+
+    def summarize(self, doc: dict) -> list[dict]:
+        return summarize(doc, self)
+
+
+def summarize(doc: dict, summarizer: Summarizer | None = None) -> list[dict]:
+    """One row per point (profile, mode, size, network): its statistic over all ok repeats
+    with a 95 % interval, the overhead over `none` over the same network (ratio and
+    difference, with intervals), RTI's published figures (UDP over a LAN without injected
+    loss, so only beside such points), and flags saying what looks wrong and why."""
+    summarizer = summarizer or Summarizer()
+    settings = doc.get("settings", {})
+    target = settings.get("target_ci_pct")
+    secured = {p["name"]: p.get("security", True) for p in doc.get("profiles", [])}
+    points: dict[tuple, list[dict]] = {}
+    for r in all_records(doc):
+        points.setdefault(point_key(r), []).append(r)
+    paired_overheads = rotation_overheads(doc, summarizer)
+
+    estimates: dict[tuple, tuple[stats.RowFormat, stats.Estimate, list[list[float]]]] = {}
+    for key, records in points.items():
+        ok = sorted((r for r in records if r.get("status") == "ok"),
+                    key=lambda r: r.get("repeat", 0))
+        if ok:
+            fmt = stats.row_format(ok[0]["raw"]["format"])
+            groups = [stats.repeat_values(r) for r in ok]
+            estimates[key] = (fmt, summarizer.point_estimate(key, fmt, groups), groups)
+
+    order = {p.name: i for i, p in enumerate(PROFILES)}
+    verdicts = wire_verdicts(doc)
+    rot_target = ((doc.get("rotation") or {}).get("settings") or {}).get("target_ci_pct")
+    # Transport (path, loss) comparison: every point against the same profile, mode and
+    # size over the run's first network (udp lo without loss when measured), seed 003-like.
+    nets = sorted({Network(*k[3:]) for k in estimates}, key=network_order)
+    reference = nets[0] if len(nets) > 1 else None
+    rows = []
+    for key in sorted(points, key=lambda k: (network_order(Network(*k[3:])),
+                                             order.get(k[0], 99), k[0], k[1], k[2])):
+        profile, mode, size = key[:3]
+        net = Network(*key[3:])
+        if key not in estimates:
+            continue
+        fmt, est, groups = estimates[key]
+        records = points[key]
+        ok = [r for r in records if r.get("status") == "ok"]
+        failed = len(records) - len(ok)
+        row = {
+            "profile": profile, "mode": mode, "size": size, **net.to_json(),
+            "statistic": fmt.statistic,
+            "unit": fmt.unit, "estimate": est.value,
+            "ci95": list(est.interval) if est.interval else None,
+            "ci_halfwidth_pct": est.halfwidth_pct,
+            "repeats": len(ok), "failed_repeats": failed,
+            "seconds": sum(len(g) for g in groups) if fmt.value_key else None,
+            "repeat_estimates": [fmt.pooled(g) for g in groups],
+        }
+        if fmt.mode == "latency" and fmt.value_key and fmt.name != ROTATION_FORMAT:
+            measured = [x for r in ok for x in stats.measured(
+                r["raw"]["rows"], r["warmup_rows"], r["measured_rows"])]
+            p99 = [x["p99"] for x in measured]
+            row["tail"] = {"p99_median_of_seconds": stats.statistics.median(p99),
+                           "p99_worst_second": max(p99)}
+        if net.loss_pct:
+            row["loss"] = _loss(net, fmt, ok)
+        base = estimates.get((BASELINE, mode, size, *net.key))   # like with like
+        row["vs_none"] = stats.compare(est, base[1]) if base and profile != BASELINE else None
+        if fmt.name == ROTATION_FORMAT:
+            row["repeats"] = len(ok)                 # process instances
+            row["rounds"] = len({x["round"] for g in ok for x in g["raw"]["rows"]})
+            row["seconds"] = None
+            row["tail"] = _slot_tail(ok)
+            paired = paired_overheads.get((profile, size))
+            row["vs_none"] = paired.to_json() if paired is not None else None
+        ref = estimates.get((profile, mode, size, *reference.key)) \
+            if reference is not None and net != reference else None
+        row["vs_network"] = {"network": reference.label, **stats.compare(est, ref[1])} \
+            if ref else None
+        row["rti"] = published_overhead(profile, size) if mode == "latency" \
+            and net.transport == "udp" and not net.loss_pct else None
+        row["flags"] = _flags(row, groups, ok, secured.get(profile, profile != BASELINE),
+                              rot_target if fmt.name == ROTATION_FORMAT else target, fmt) \
+            + _wire_flags(verdicts, profile)
+        rows.append(_rounded(row))
+    return rows
+
+
+# ------------------------------------------------------------ the rotating design's figures
+
+ROTATION_FORMAT = "latency-slots"
+
+
+def all_records(doc: dict) -> list[dict]:
+    """The per-repeat records and, for a rotating run, one record per profile, size and
+    process pair made from its slots (so every table and CSV reads both alike)."""
+    return list(doc["results"]) + rotation_records(doc)
+
+
+def rotation_records(doc: dict) -> list[dict]:
+    rot = doc.get("rotation")
+    if not rot:
+        return []
+    pairs = {(p["arm"], p["instance"]): p for p in rot.get("pairs", [])}
+    groups: dict[tuple, list[dict]] = {}
+    for s in rot.get("slots", []):
+        if s.get("arm") == paired.AA_ARM:
+            continue
+        groups.setdefault((s["profile"], s["size"], s["instance"]), []).append(s)
+    out = []
+    for (profile, size, instance), slots in sorted(groups.items(), key=lambda kv: (
+            str(kv[0][0]), kv[0][1], kv[0][2])):
+        ok = sorted((s for s in slots if stats.usable(s)), key=lambda s: s["round"])
+        pair = pairs.get((profile, instance), {})
+        record = {"profile": profile, "mode": "latency", "size": size, "transport": "udp",
+                  "path": "lo", "loss_pct": 0, "repeat": instance, "order": None,
+                  "domain_id": pair.get("domain_id"), "commands": pair.get("commands", []),
+                  "status": "ok" if ok else "failed",
+                  "error": None if ok else "; ".join(dict.fromkeys(
+                      s.get("error") or s.get("status", "?") for s in slots))}
+        if ok:
+            record.update(raw={"format": ROTATION_FORMAT, "rows": ok}, warmup_rows=0,
+                          measured_rows=len(ok))
+        out.append(record)
+    return out
+
+
+def rotation_overheads(doc: dict, summarizer: Summarizer | None = None
+                       ) -> dict[tuple[str, int], paired.Overhead]:
+    """Per (arm, size): the paired overhead over `none` (govkit.results.paired), the A/A arm's
+    included (under paired.AA_ARM)."""
+    rot = doc.get("rotation")
+    if not rot:
+        return {}
+    out = {}
+    for (arm, size), pairs in paired.pairings(rot.get("slots", [])).items():
+        key = ("paired", arm, size)
+        signature = tuple((p.round, p.instance, p.value, p.baseline) for p in pairs)
+        hit = summarizer._cache.get(key) if summarizer else None
+        if hit is None or hit[0] != signature:
+            hit = (signature, paired.overhead(pairs, f"govkit/paired/{arm}/{size}"))
+            if summarizer:
+                summarizer._cache[key] = hit
+        out[(arm, size)] = hit[1]
+    return out
+
+
+def rotation_widths(doc: dict) -> dict[tuple[str, int], float | None]:
+    """Every arm's ratio interval half-width (%), for the rounds' stopping rule."""
+    return {k: o.halfwidth_pct for k, o in rotation_overheads(doc).items()}
+
+
+def noise_floor(doc: dict, overheads: dict | None = None) -> list[dict]:
+    """The A/A arm per size: a second, independent `none` paired like a profile. Its ratio
+    should be 1; flagged when its interval excludes 1 or is wider than the target."""
+    rot = doc.get("rotation")
+    if not rot:
+        return []
+    overheads = overheads if overheads is not None else rotation_overheads(doc)
+    target = (rot.get("settings") or {}).get("target_ci_pct")
+    rows = []
+    for (arm, size), o in sorted(overheads.items(), key=lambda kv: kv[0][1]):
+        if arm != paired.AA_ARM:
+            continue
+        flags = []
+        ci = o.ratio_ci95
+        if ci is not None and not ci[0] <= 1 <= ci[1]:
+            flags.append(flag("aa_excludes_one",
+                f"two identical `none` arms differ: × {o.ratio:.3f} (95% interval "
+                f"{ci[0]:.3f}–{ci[1]:.3f} excludes 1); differences of this size between "
+                "profiles are not security's"))
+        if target is not None and (o.halfwidth_pct is None or o.halfwidth_pct > target):
+            flags.append(flag("aa_wide",
+                f"the A/A interval {pct_text(o.halfwidth_pct, target)} is wider than the target "
+                f"±{target:g}%: the machine was too noisy for that precision"))
+        rows.append(_rounded({"size": size, **o.to_json(), "flags": flags}))
+    return rows
+
+
+def load_line(doc: dict) -> str | None:
+    """How quiet the machine was, in one line (None before any measurement)."""
+    loads = doc.get("load") or []
+    if not loads:
+        return None
+    before = loads[0].get("loadavg_before")
+    steal = [x["steal_pct"] for x in loads if x.get("steal_pct") is not None]
+    busy: dict[str, float] = {}         # by name: two busy `sh` loops are one line
+    for x in loads:
+        for b in x.get("busy_processes", []):
+            busy[b["name"]] = busy.get(b["name"], 0) + b["cpu_share"]
+    under = any(x.get("under_load") for x in loads)
+    text = ("MEASURED UNDER LOAD: " if under else "machine quiet: ") + (
+        f"load average {before[0]:.2f} before the run" if before else "load average unknown")
+    if steal:
+        text += f", CPU steal {max(steal):.1f}%"
+    if busy:
+        text += "; other busy processes: " + ", ".join(
+            f"{name} {100 * share:.0f}% of a CPU" for name, share in list(busy.items())[:4])
+    return text
+
+
+def _slot_tail(ok: list[dict]) -> dict:
+    slots = [x for r in ok for x in r["raw"]["rows"]]
+    pooled = stats.pooled_percentiles(slots) or {}
+    return {"p99_of_samples": pooled.get("p99"), "p99_9_of_samples": pooled.get("p99_9"),
+            "p99_worst_slot": max((x["p99"] for x in slots), default=None)}
+
+
+def _loss(net: Network, fmt: stats.RowFormat, ok: list[dict]) -> dict:
+    """What injected loss did to a point, from its raw rows: retransmitted bytes (throughput,
+    ddsperf -X) or nothing counted (latency: ping/pong has no such counter)."""
+    out = {"injected_pct": net.loss_pct, "by": "sender (publisher): Cyclone DDS "
+           "Internal/Test/XmitLossiness, not a network impairment", "meaning": LOSS_MEANING}
+    if fmt.mode == "throughput" and fmt.value_key:
+        figures = [stats.repeat_figures(r)[0] for r in ok]
+        counted = [f for f in figures if "rexmit_bytes" in f]
+        out["retransmitted_bytes"] = sum(f["rexmit_bytes"] for f in counted) \
+            if counted else None
+        shares = [f["rexmit_share_pct"] for f in counted if f.get("rexmit_share_pct") is not None]
+        out["retransmitted_share_pct"] = _median(shares)
+        out["lost_samples"] = sum(f.get("lost", 0) or 0 for f in figures)
+    else:
+        out["retransmitted_bytes"] = None
+        out["note"] = ("ddsperf counts no retransmissions for ping/pong: each dropped ping "
+                       "or pong shows as a round trip delayed by the retransmission, in "
+                       "the tail (p99, worst second)")
+    return out
+
+
+def _median(values: list[float]) -> float | None:
+    return stats.statistics.median(values) if values else None
+
+
+def _wire_flags(verdicts: dict, profile: str) -> list[dict]:
+    """A profile whose traffic did not match its governance: its figures are not the cost
+    of the protection it claims, so every row of it says so."""
+    verdict = verdicts.get(profile)
+    if not verdict or verdict["verdict"] == "match":
+        return []
+    return [flag("wire_mismatch", "on the wire this profile does not do what its governance says ("
+                       + "; ".join(verdict["reasons"][:2]) + "): its figures are not the "
+                       "cost of that protection")]
+
+
+def wire_verdicts(doc: dict) -> dict:
+    """Per profile, the verdict over its captured points, each judged again from its stored
+    counts (govkit.wire.verdict.judge_again), not the verdict results.json stored."""
+    wire = doc.get("wire")
+    if not wire:
+        return {}
+    return profile_verdicts([judge_again(p) for p in wire.get("points", [])])
+
+
+def _flags(row: dict, groups: list[list[float]], ok: list[dict], secured: bool,
+           target: float | None, fmt: stats.RowFormat) -> list[dict]:
+    flags = []
+    unit = "µs" if fmt.unit == "us" else fmt.unit
+    rotated = fmt.name == ROTATION_FORMAT
+    if row["failed_repeats"]:
+        total = row["failed_repeats"] + row["repeats"]
+        flags.append(flag("failed_repeats",
+            f"{row['failed_repeats']} of {total} repeats failed; the "
+                                f"figures use the {row['repeats']} that completed"))
+    if row["repeats"] == 1 and fmt.value_key and row["ci95"] is not None and not rotated:
+        flags.append(flag("one_repeat",
+            "the interval comes from one repeat's seconds only, so it leaves out how much "
+            "repeats differ from each other; run at least two (--repeat)"))
+    if rotated:
+        vs = row["vs_none"]
+        width = vs.get("ratio_halfwidth_pct") if vs else None
+        if vs is not None and target is not None and (width is None or width > target):
+            flags.append(flag("wide_interval",
+                f"the overhead ratio's 95% interval {pct_text(width, target)} is wider than the "
+                f"target ±{target:g}% after {vs['rounds']} paired rounds (a longer --budget "
+                "adds rounds)"))
+    elif row["ci95"] is None:
+        flags.append(flag("no_interval",
+            "too little data for an interval (one value); run more repeats"))
+    elif target is not None and (row["ci_halfwidth_pct"] is None
+                                 or row["ci_halfwidth_pct"] > target):
+        flags.append(flag("wide_interval",
+            f"95% interval {pct_text(row['ci_halfwidth_pct'], target)} is wider than the target "
+            f"±{target:g}% after {row['repeats']} repeats"))
+    vs = row["vs_none"]
+    if secured and vs is not None and vs["ratio"] is not None:
+        ratio, ci = vs["ratio"], vs["ratio_ci95"]
+        latency = fmt.mode == "latency"
+        interval = f" (95% interval {ci[0]:.2f}–{ci[1]:.2f})" if ci else ""
+        if ci is not None and (ci[1] < 1 if latency else ci[0] > 1):
+            what = "lower latency" if latency else "higher throughput"
+            flags.append(flag("faster_than_none",
+                f"a secured profile measured {what} than no security at all: "
+                f"× {ratio:.2f}{interval}; security cannot make DDS faster, so the "
+                "machine was disturbed; re-run"))
+        elif (ci[0] <= 1 <= ci[1]) if ci else (ratio <= 1 if latency else ratio >= 1):
+            flags.append(flag("no_measurable_overhead",
+                f"× {ratio:.2f}{interval}: indistinguishable from no security at this "
+                "precision (not faster: the interval includes 1)"))
+    if fmt.value_key and not rotated:
+        # (a rotating run's slots span the machine's regimes by design: its ratios are
+        # paired within rounds, so regimes are no flag there; the A/A arm measures them)
+        split = stats.bimodal([v for g in groups for v in g])
+        if split:
+            flags.append(flag("bimodal",
+                f"the measured seconds form two groups, around {split[0]:.4g} and "
+                f"{split[1]:.4g} {unit}: the machine switched between two states"))
+        series = {"medians": groups}
+        if fmt.mode == "latency":
+            series["means"] = [stats.repeat_values(r, "mean") for r in ok]
+        for what, values in series.items():
+            change = stats.trend(values)
+            if change is not None:
+                flags.append(flag("trend",
+                    f"the per-second {what} still drift: the first third of the measured "
+                    f"seconds is {abs(change) * 100:.0f}% {'above' if change > 0 else 'below'} "
+                    f"the last third on average over {len(values)} repeat(s); a longer "
+                    "--warmup lets each repeat settle first"))
+                break
+    if row.get("loss"):
+        loss = row["loss"]
+        what = (f"{loss['retransmitted_bytes']} bytes retransmitted"
+                if loss.get("retransmitted_bytes") is not None
+                else "retransmissions not counted (ping/pong): they show in the tail")
+        flags.append(flag("injected_loss",
+            f"{loss['injected_pct']:g}% of the publisher's packets dropped by the sender "
+            f"(Cyclone XmitLossiness), not by the network; the writer is reliable, so "
+            f"dropped samples were retransmitted: {what}"))
+    if fmt.mode == "throughput":
+        figures = [stats.repeat_figures(r)[0] for r in ok]
+        stalled = sum(f.get("stalled_seconds", 0) or 0 for f in figures)
+        lost = sum(f.get("lost", 0) or 0 for f in figures)
+        if stalled:
+            flags.append(flag("stalled_seconds", f"{stalled} measured second(s) without any sample "
+                                    "(counted as rate 0)"))
+        if lost:
+            flags.append(flag("lost_samples",
+                f"{lost} samples lost although the writer is reliable"))
+    return flags
+
+
+def pct_text(halfwidth: float | None, target: float | None = None) -> str:
+    """'±6.3%'; with more decimals where one would round onto the target ('±5.04%', never
+    '±5.0% is wider than the target ±5%')."""
+    if halfwidth is None:
+        return "of unknown width (the estimate is 0)"
+    for digits in (1, 2, 3):
+        text = f"{halfwidth:.{digits}f}"
+        if target is None or float(text) > target:
+            return f"±{text}%"
+    return f"±{halfwidth:g}%"
+
+
+def _rounded(obj):
+    if isinstance(obj, float):
+        return round(obj, 4)
+    if isinstance(obj, dict):
+        return {k: _rounded(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_rounded(v) for v in obj]
+    return obj
