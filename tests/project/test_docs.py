@@ -1,0 +1,89 @@
+"""The manual in docs/: its reference pages come from the code, and the whole site builds
+offline with warnings as errors (a broken link or a stale page fails here, not on a reader)."""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import typer
+
+from govkit.check.rules import RULES
+from govkit.cli.main import app
+
+ROOT = Path(__file__).resolve().parents[2]
+EXT = ROOT / "docs" / "_ext" / "govkit_reference.py"
+
+
+@pytest.fixture(scope="module")
+def reference():
+    spec = importlib.util.spec_from_file_location("govkit_reference", EXT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _options(command, path=("govkit",)):
+    ctx = command.context_class(command, info_name=path[-1])   # typer's own click
+    for p in command.params:
+        if getattr(p, "help", None):
+            yield path, p
+    if hasattr(command, "list_commands"):
+        for name in command.list_commands(ctx):
+            yield from _options(command.get_command(ctx, name), (*path, name))
+
+
+def test_the_cli_page_is_every_command_and_every_options_help(reference):
+    page = reference.cli_page()
+    group = typer.main.get_command(app)
+    helps = list(_options(group))
+    assert len(helps) > 80
+    for path, param in helps:
+        assert f"`{' '.join(path)}`" in page
+        assert reference.cell(param.help) in page, (path, param.opts)
+
+
+def test_changing_an_options_help_changes_the_page(reference):
+    def make(help_text: str) -> typer.Typer:
+        toy = typer.Typer()
+
+        @toy.command()
+        def run(budget: str = typer.Option("5m", "--budget", help=help_text)):
+            """Run it."""
+
+        @toy.command()
+        def other():
+            """Another command (typer needs two for a group)."""
+        return toy
+    before = reference.cli_page(make("Seconds before no extra repeat starts."))
+    after = reference.cli_page(make("Seconds before no extra round starts."))
+    assert "no extra repeat starts" in before and "no extra round starts" in after
+    assert before != after
+
+
+def test_the_lint_rule_page_is_the_registry(reference):
+    page = reference.lint_rules_page()
+    for r in RULES.values():
+        assert f"| {r.id} | `{r.name}` | {r.severity} |" in page, r.id
+
+
+@pytest.mark.skipif(importlib.util.find_spec("sphinx") is None
+                    or importlib.util.find_spec("myst_parser") is None,
+                    reason="sphinx and myst-parser are not installed (pip install -e '.[test]')")
+def test_the_docs_build_offline_with_warnings_as_errors(tmp_path):
+    source = tmp_path / "docs"
+    shutil.copytree(ROOT / "docs", source, ignore=shutil.ignore_patterns("_build"))
+    done = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b",
+                           "html", str(source), str(tmp_path / "html")],
+                          capture_output=True, text=True, timeout=300,
+                          env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path),
+                               "no_proxy": "*", "http_proxy": "http://127.0.0.1:9",
+                               "https_proxy": "http://127.0.0.1:9"})
+    assert done.returncode == 0, done.stderr[-4000:]
+    cli = (tmp_path / "html" / "reference" / "cli.html").read_text()
+    assert "govkit bench" in cli and "--target-ci" in cli
+    assert (tmp_path / "html" / "reference" / "lint-rules.html").exists()
