@@ -26,6 +26,7 @@ from govkit.bench.rotation import RotationSettings
 from govkit.catalog.profiles import Profile
 from govkit.catalog.runners import MODES, runner_info
 from govkit.common.errors import GovkitError
+from govkit.results.summary import key_of
 from govkit.runners.network import DEFAULT, Network, networks
 
 SEED_SIZES = (32, 64, 128, 256, 512, 1024, 8192, 63000)
@@ -168,8 +169,7 @@ class Cell:
 
     @property
     def key(self) -> tuple:
-        """As govkit.results.summary.point_key."""
-        return (self.profile.name, self.mode, self.size, *self.network.key)
+        return key_of(self.profile.name, self.mode, self.size, self.network)
 
     @property
     def label(self) -> str:

@@ -23,6 +23,7 @@ _EXPORTS = {
     "check_resumable": "store",
     "flag_advice": "flags",
     "json_excerpt": "check",
+    "key_of": "summary",
     "load_line": "summary",
     "load_results": "store",
     "noise_floor": "summary",

@@ -21,10 +21,16 @@ from govkit.wire.rtps import profile_verdicts
 from govkit.wire.verdict import judge_again
 
 
+def key_of(profile: str, mode: str, size: int, network: Network) -> tuple:
+    """(profile, mode, size, transport, path, loss %): what a point is; its repeats share it
+    (the one definition: bench's cells and results' records both use it)."""
+    return (profile, mode, size, *network.key)
+
+
 def point_key(r: dict) -> tuple:
-    """(profile, mode, size, transport, path, loss %): what a point is; its repeats share
-    it. Records made before the network dimension are UDP over loopback without loss."""
-    return (r["profile"], r["mode"], r["size"], *Network.of(r).key)
+    """A record's point (key_of). Records made before the network dimension are UDP over
+    loopback without loss."""
+    return key_of(r["profile"], r["mode"], r["size"], Network.of(r))
 
 
 def repeat_key(r: dict) -> tuple:

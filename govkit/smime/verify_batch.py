@@ -44,6 +44,9 @@ from govkit.common.limits import MAX_SIGNATURE_PART_BYTES, MAX_SMIME_BYTES
 from govkit.smime import chain, pkcs7, sign
 from govkit.smime.verify import Verification, check_signed_document, verify_bytes
 
+# sign.smime_message's layout, restated only to find a file's parts quickly: _parts then
+# re-renders the file with smime_message itself and compares the bytes, so if the two ever
+# disagree a file merely misses the fast path; the verdict is unchanged.
 _HEAD = (b'MIME-Version: 1.0\nContent-Type: multipart/signed; '
          b'protocol="application/x-pkcs7-signature"; micalg="sha-256"; boundary="')
 _BOUNDARY_RE = re.compile(rb"----[0-9A-F]{32}")
