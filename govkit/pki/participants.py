@@ -192,3 +192,22 @@ def numbered_participants(count: int, prefix: str) -> list[Participant]:
         if problem:
             raise GovkitError(f"--prefix {quote_value(prefix)}: {problem}", EXIT_USAGE)
     return [Participant(n) for n in names]
+
+
+def merge_participants(names: list[str], file: Path | None, count: int | None,
+                       prefix: str) -> list[Participant]:
+    """The participants named one by one (`names`), read from `file` and numbered (`count`
+    of them, named `prefix`0..), in that order; a name given twice is a GovkitError (the
+    command line's --participant, --participants and --count)."""
+    fleet = [Participant(n) for n in names]
+    if file is not None:
+        fleet += read_participants(file)
+    if count is not None:
+        fleet += numbered_participants(count, prefix)
+    seen: set[str] = set()
+    for p in fleet:
+        if p.name in seen:
+            raise GovkitError(f"participant {p.name} is named twice (--participant, "
+                              f"--participants, --count)", EXIT_USAGE)
+        seen.add(p.name)
+    return fleet

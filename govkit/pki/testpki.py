@@ -227,6 +227,24 @@ class TestPKI:
         return all(self.path(s, x).exists() for s in _CA_FILES for x in (".pem", ".key"))
 
 
+def permissions_ca_paths(ca: Path, command: str, need_key: bool) -> tuple[Path, Path | None]:
+    """(certificate, key) of the Permissions CA that `ca` names: a test PKI directory or,
+    when no key is needed (verify), a PEM certificate file; the key is None unless
+    `need_key` (sign). Never creates a CA: a wrong `ca` is a GovkitError pointing at
+    `govkit pki init` (`command` names the command that refuses)."""
+    if not need_key and ca.exists() and not ca.is_dir():
+        return ca, None   # a certificate file (read_input refuses it if not a regular file)
+    hint = f"create a test PKI with `govkit pki init {ca}`; {command} never creates one"
+    if not ca.is_dir():
+        raise GovkitError(f"{ca}: no such directory ({hint})", EXIT_USAGE)
+    pki = TestPKI(ca)
+    for path in (pki.permissions_ca, pki.permissions_ca_key)[:2 if need_key else 1]:
+        if not path.is_file():
+            raise GovkitError(f"{path}: not found: {ca} holds no Permissions CA ({hint})",
+                              EXIT_USAGE)
+    return pki.permissions_ca, pki.permissions_ca_key if need_key else None
+
+
 def _existing_participants(pki: TestPKI) -> list[str]:
     """Participant names with a key or a certificate in the directory."""
     return sorted({p.stem for p in pki.directory.iterdir() if p.suffix in (".pem", ".key")

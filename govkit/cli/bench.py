@@ -1,0 +1,263 @@
+"""The benchmark commands: bench, wire-check, report (main.py registers them).
+
+No `from __future__ import annotations` here: typer would then evaluate every option's
+annotation string at start-up (a few hundred evals, ~20 ms of `govkit --help`).
+"""
+
+import sys
+from pathlib import Path
+from typing import Annotated, Literal
+
+import typer
+
+from govkit.bench.defaults import (
+    DEFAULT_BUDGET_S,
+    DEFAULT_DURATION_S,
+    DEFAULT_INSTANCES,
+    DEFAULT_MAX_REPEATS,
+    DEFAULT_MIN_ROUNDS,
+    DEFAULT_REPEATS,
+    DEFAULT_ROTATION_TARGET_PCT,
+    DEFAULT_SETTLE_MS,
+    DEFAULT_SLOT_MS,
+    DEFAULT_TARGET_CI_PCT,
+    DEFAULT_WARMUP_S,
+)
+from govkit.catalog.runners import RUNNERS
+from govkit.cli.common import AllOpt, CaOpt, ProfileOpt, err, json_text, out, run, wide
+from govkit.common.errors import EXIT_INTERRUPTED, EXIT_INVALID
+
+# Start-up: nothing heavy at module level (govkit --help imports this module); each
+# command imports what it uses. The runner names come from the catalog, not from
+# govkit.runners.
+
+RunnerName = Literal[tuple(RUNNERS)]
+BuildOpt = Annotated[Path, typer.Option(
+    "--build", help="Where the generated and signed files go (one directory per runner "
+                    "below it).")]
+PinOpt = Annotated[bool, typer.Option(
+    "--pin/--no-pin", help="Pin the two sides of a pair to two different CPUs.")]
+
+
+def bench(
+    profile: ProfileOpt = None, all_profiles: AllOpt = False,
+    runner: Annotated[RunnerName | None, typer.Option(
+        "--runner", help="Benchmark program (default: cyclone, govkit's Cyclone DDS program "
+                         "with latency by rotation; ddsperf when --transport, --net, "
+                         "--hosts or --loss-rate is given).", show_default=False)] = None,
+    mode: Annotated[Literal["latency", "throughput", "both"], typer.Option(
+        "--mode", help="What to measure.")] = "latency",
+    sizes: Annotated[str, typer.Option(
+        "--sizes", help="Comma list of bytes, or 'seeds' (the seeds' 8 sizes).")] = "32,1024,63000",
+    duration: Annotated[int, typer.Option(
+        "--duration", help="Measured seconds per repeat.")] = DEFAULT_DURATION_S,
+    warmup: Annotated[int, typer.Option(
+        "--warmup", help="Seconds recorded but not measured at the start of every repeat.")
+    ] = DEFAULT_WARMUP_S,
+    repeat: Annotated[int, typer.Option(
+        "--repeat", help="Repeats of every point (the minimum).")] = DEFAULT_REPEATS,
+    max_repeat: Annotated[int, typer.Option(
+        "--max-repeat", help="At most this many repeats of a point whose interval is wider "
+                             "than --target-ci.")] = DEFAULT_MAX_REPEATS,
+    target_ci: Annotated[float | None, typer.Option(
+        "--target-ci", help=f"Target 95% interval half-width in %: of every overhead ratio "
+                            f"(rotation; default {DEFAULT_ROTATION_TARGET_PCT:g}), of every "
+                            f"median (per-repeat runners; default {DEFAULT_TARGET_CI_PCT:g}).",
+        show_default=False)] = None,
+    rounds: Annotated[int, typer.Option(
+        "--rounds", help="Rotation: rounds before the target may stop the run (the minimum)."
+    )] = DEFAULT_MIN_ROUNDS,
+    slot_ms: Annotated[int, typer.Option(
+        "--slot-ms", help="Rotation: measured milliseconds of each slot.")
+    ] = DEFAULT_SLOT_MS,
+    settle_ms: Annotated[int, typer.Option(
+        "--settle-ms", help="Rotation: milliseconds at the start of each slot whose round "
+                            "trips are kept apart, not measured.")] = DEFAULT_SETTLE_MS,
+    instances: Annotated[int, typer.Option(
+        "--instances", help="Rotation: separate process pairs per profile (and for the A/A "
+                            "arm), taken in turn by round.")] = DEFAULT_INSTANCES,
+    budget: Annotated[str, typer.Option(
+        "--budget", help="Seconds from the start of the run after which no extra repeat "
+                         "starts (e.g. 300, 5m, 1h); the minimum repeats always run.")
+    ] = f"{DEFAULT_BUDGET_S}s",
+    seed: Annotated[int | None, typer.Option(
+        "--seed", help="Seed of the shuffled run order (default: random, recorded).")] = None,
+    out_dir: Annotated[Path | None, typer.Option(
+        "--out", help="Results directory (default results/<timestamp>/).")] = None,
+    ca: CaOpt = Path("pki"),
+    build: BuildOpt = Path("build"),
+    resume: Annotated[bool, typer.Option(
+        "--resume", help="Continue an interrupted run (same settings only).")] = False,
+    pin: PinOpt = True,
+    realtime: Annotated[bool, typer.Option(
+        "--realtime/--no-realtime", help="Run latency repeats SCHED_FIFO where permitted "
+                                         "(keeps other programs off their CPUs).")] = True,
+    perftest: Annotated[str | None, typer.Option("--perftest", help="perftest_cpp path.")] = None,
+    transport: Annotated[list[str] | None, typer.Option(
+        "--transport", help="udp, tcp or tls (Cyclone's DDSI transports; repeatable or a "
+                            "comma list: each profile is measured over each).")] = None,
+    loss_rate: Annotated[list[str] | None, typer.Option(
+        "--loss-rate", help="Percent of the publisher's packets Cyclone drops before "
+                            "sending (injected by the sender, not the network; 0.1 steps; "
+                            "repeatable or a comma list, e.g. 0,1).")] = None,
+    net: Annotated[list[str] | None, typer.Option(
+        "--net", help="Where the two sides run: lo (loopback), netns (two network "
+                      "namespaces and a veth pair; needs root), hosts (with --hosts); "
+                      "repeatable or a comma list.")] = None,
+    hosts: Annotated[str | None, typer.Option(
+        "--hosts", help="pub=USER@HOST,sub=USER@HOST (either may be 'local'): run each "
+                        "side there over OpenSSH (batch mode).")] = None,
+    peer_address: Annotated[str | None, typer.Option(
+        "--peer-address", help="pub=IP,sub=IP: the address each side is reached at "
+                               "(default: from the host names).")] = None,
+    ssh_config: Annotated[Path | None, typer.Option(
+        "--ssh-config", help="ssh_config file for --hosts (ssh -F).")] = None,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="Print the command lines of the minimum repeats; create nothing.")
+    ] = False,
+    no_report: Annotated[bool, typer.Option("--no-report", help="Skip report.html.")] = False,
+    wire: Annotated[bool, typer.Option(
+        "--wire", help="Also capture one extra, unmeasured repeat of every point and check "
+                       "what it put on the wire against the governance (root or CAP_NET_RAW)."
+    )] = False,
+    wire_pcap: Annotated[bool, typer.Option(
+        "--wire-pcap", help="--wire, and write each captured repeat as OUT/wire/*.pcap.")
+    ] = False,
+):
+    """Benchmark each profile with its signed bundle; write results.json, CSVs, report."""
+    from govkit.bench.options import BenchOptions, parse_budget, parse_modes, parse_sizes
+    from govkit.bench.rotation import RotationSettings
+    from govkit.bench.schedule import run_bench
+    from govkit.catalog.profiles import select_profiles
+    from govkit.report.terminal import (
+        latency_table,
+        network_table,
+        noise_floor_table,
+        throughput_table,
+        wire_table,
+    )
+    from govkit.results.flags import flag_advice
+    from govkit.results.store import RESULTS_NAME
+    from govkit.results.summary import load_line, noise_floor
+    from govkit.runners.network import (
+        parse_hosts,
+        parse_loss_rates,
+        parse_paths,
+        parse_peer_addresses,
+        parse_transports,
+    )
+    host_map = run(parse_hosts, hosts)
+    opts = BenchOptions(
+        profiles=run(select_profiles, profile, all_profiles), runner=runner,
+        modes=run(parse_modes, mode), sizes=run(parse_sizes, sizes), duration=duration,
+        warmup=warmup, repeat=repeat, max_repeat=max_repeat,
+        target_ci=DEFAULT_TARGET_CI_PCT if target_ci is None else target_ci,
+        budget=run(parse_budget, budget), seed=seed, out=out_dir, ca=ca, build=build,
+        resume=resume, pin=pin, realtime=realtime, dry_run=dry_run,
+        runner_options={"perftest": perftest} if perftest else {},
+        command=" ".join(["govkit", *sys.argv[1:]]),
+        rotation=RotationSettings(slot_ms=slot_ms, settle_ms=settle_ms, instances=instances,
+                                  min_rounds=rounds, target_ci=DEFAULT_ROTATION_TARGET_PCT
+                                  if target_ci is None else target_ci),
+        transports=run(parse_transports, transport), loss_rates=run(parse_loss_rates, loss_rate),
+        paths=run(parse_paths, net, bool(host_map)), hosts=host_map,
+        peer_addresses=run(parse_peer_addresses, peer_address), ssh_config=ssh_config,
+        wire=wire, wire_pcap=wire_pcap)
+    outcome = run(run_bench, opts, err.get())
+    if dry_run:
+        print("\n".join(outcome.dry_run_lines))
+        return
+    doc = outcome.doc or {}
+    for table in (latency_table(outcome.summary), noise_floor_table(noise_floor(doc)),
+                  throughput_table(outcome.summary), *network_table(outcome.summary),
+                  wire_table(outcome.wire)):
+        if table is not None:
+            wide.print(table)
+    if load_line(doc):
+        out.print(load_line(doc), markup=False, highlight=False)
+    if not no_report and outcome.summary:
+        from govkit.report.run import write_report
+        html, md = run(write_report, outcome.out)
+        out.print(f"report: {html}", markup=False)
+    out.print(f"results: {outcome.out / RESULTS_NAME}", markup=False)
+    for note in outcome.notes:
+        err.print(f"govkit: {note}", markup=False)
+    advice = flag_advice(outcome.summary)
+    if advice:
+        err.print("govkit: flagged (see the flags column; the figures are kept):", markup=False)
+        for line in advice:
+            err.print(f"  {line}", markup=False)
+    if outcome.interrupted:
+        err.print(f"govkit: interrupted; completed repeats are kept. Continue with "
+                  f"`govkit bench ... --resume --out {outcome.out}`")
+        raise typer.Exit(EXIT_INTERRUPTED)
+    _print_wire_mismatches(outcome)
+    if outcome.failed:
+        err.print(f"govkit: {outcome.failed} repeat(s) failed (see above and results.json)")
+    if outcome.failed or outcome.wire_mismatches:
+        raise typer.Exit(EXIT_INVALID)
+
+
+def _print_wire_mismatches(outcome) -> None:
+    for name in outcome.wire_mismatches:
+        v = outcome.wire_profiles[name]
+        against = (v.get("expected") or {}).get("profile", name)
+        whose = "its" if against == name else f"{against}'s"
+        err.print(f"govkit: wire: {name} does NOT match {whose} governance:", markup=False)
+        for reason in v["reasons"]:
+            err.print(f"  {reason}", markup=False)
+
+
+def wire_check(
+    profile: ProfileOpt = None, all_profiles: AllOpt = False,
+    size: Annotated[int, typer.Option("--size", help="Payload bytes.")] = 1024,
+    mode: Annotated[Literal["latency", "throughput"], typer.Option(
+        "--mode", help="Which ddsperf pair to run.")] = "latency",
+    duration: Annotated[int, typer.Option("--duration", help="Seconds of traffic.")] = 2,
+    expect: Annotated[str | None, typer.Option(
+        "--expect", help="Check against this profile's governance instead of the run's own "
+                         "(a deliberately wrong pairing must be a mismatch).")] = None,
+    pcap: Annotated[Path | None, typer.Option(
+        "--pcap", help="Write each capture as DIR/PROFILE-MODE-SIZE.pcap.")] = None,
+    ca: CaOpt = Path("pki"),
+    build: BuildOpt = Path("build"),
+    pin: PinOpt = True,
+    as_json: Annotated[bool, typer.Option("--json", help="The records as JSON.")] = False,
+):
+    """Run each profile's point once with its traffic captured (root or CAP_NET_RAW) and
+    check what it put on the wire against its governance; no benchmark, no results dir."""
+    from govkit.bench.options import BenchOptions, parse_sizes
+    from govkit.bench.wire_phase import wire_check as run_wire_check
+    from govkit.catalog.profiles import get_profile, select_profiles
+    from govkit.report.terminal import wire_table
+    opts = BenchOptions(
+        profiles=run(select_profiles, profile, all_profiles), modes=[mode],
+        sizes=run(parse_sizes, str(size)), duration=duration, ca=ca, build=build, pin=pin,
+        out=pcap, wire=True, wire_pcap=pcap is not None,
+        wire_expect=run(get_profile, expect) if expect else None)
+    outcome = run(run_wire_check, opts, err)
+    if as_json:
+        print(json_text({"points": outcome.wire, "profiles": outcome.wire_profiles}))
+    else:
+        table = wire_table(outcome.wire)
+        if table is not None:
+            wide.print(table)
+    _print_wire_mismatches(outcome)
+    if outcome.interrupted:
+        raise typer.Exit(EXIT_INTERRUPTED)
+    if outcome.wire_mismatches:
+        raise typer.Exit(EXIT_INVALID)
+
+
+def report(
+    run_dirs: Annotated[list[Path], typer.Argument(
+        help="A govkit bench results dir, or two or more to compare.", show_default=False)],
+    out_dir: Annotated[Path | None, typer.Option(
+        "--out", help="Where compare.html and compare.md go (default: the first run's "
+                      "directory); only with two or more runs.")] = None,
+):
+    """Write report.html and summary.md for a results directory; for two or more (e.g. a
+    ddsperf run and a fastdds run), compare.html and compare.md side by side."""
+    from govkit.report.compare import write_reports
+    html, md = run(write_reports, run_dirs, out_dir)
+    out.print(f"wrote {html}\nwrote {md}", markup=False)

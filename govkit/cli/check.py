@@ -1,0 +1,148 @@
+"""The document analysis commands: lint, identify, explain, diff (main.py registers
+them).
+
+No `from __future__ import annotations` here: typer would then evaluate every option's
+annotation string at start-up (a few hundred evals, ~20 ms of `govkit --help`).
+"""
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+import typer
+
+from govkit.catalog.targets import DEFAULT_TARGET, TARGETS
+from govkit.cli.common import err, fail, json_text, out, run
+from govkit.common.errors import EXIT_INVALID, EXIT_OK, EXIT_USAGE, GovkitError
+
+# Start-up: nothing heavy at module level (govkit --help imports this module); each
+# command imports what it uses.
+
+TargetName = Literal[tuple(TARGETS)]
+SeverityName = Literal["error", "warning", "info"]
+JsonOpt = Annotated[bool, typer.Option("--json", help="JSON (its fields: docs/guide/checking.md).")]
+
+
+def lint(
+    files: Annotated[list[Path] | None, typer.Argument(
+        help="Governance/permissions documents: XML or signed S/MIME.")] = None,
+    ca: Annotated[Path | None, typer.Option(
+        "--ca", help="Identity certificates to check grants against: a directory of PEM "
+                     "files (e.g. a test PKI) or one PEM file; never created here.")] = None,
+    target: Annotated[TargetName, typer.Option(
+        "--target", metavar=f"[{'|'.join(TARGETS)}]",
+        help="Whose reading to check: omg (the specification, warning about every known "
+             "implementation that differs) or one implementation.")
+    ] = DEFAULT_TARGET,
+    warn_days: Annotated[int, typer.Option(
+        "--warn-days", min=0, help="Warn when a grant expires within this many days.")] = 30,
+    fail_on: Annotated[SeverityName, typer.Option(
+        "--fail-on", metavar="[error|warning|info]",
+        help="Exit 1 when a finding has at least this severity.")] = "error",
+    select: Annotated[list[str] | None, typer.Option(
+        "--select", help="Only these rules: ids, id prefixes (GK2) or names, comma-separated "
+                         "or repeated; ALL for every rule.")] = None,
+    ignore: Annotated[list[str] | None, typer.Option(
+        "--ignore", help="Leave out these rules (same forms as --select).")] = None,
+    as_json: JsonOpt = False,
+    list_rules: Annotated[bool, typer.Option(
+        "--rules", help="List every rule with its id, severity, why and an example.")] = False,
+):
+    """Check what the XSD cannot: rules that never apply, what leaks, subjects, validity."""
+    from govkit.check.lint import LintOptions, lint_paths, worst
+    from govkit.check.rules import rules_table
+    from govkit.check.rules.registry import SEVERITY_RANK
+    if list_rules:
+        table = rules_table()
+        if as_json:
+            print(json_text({"schema": "govkit.lint-rules/1",
+                             "rules": [r.to_json() for r in table]}))
+            return
+        for r in table:
+            kinds = ", ".join(k.value for k in r.kinds)
+            out.print(f"{r.id} {r.severity:<7} {r.name} ({kinds})", markup=False)
+            out.print(f"      why: {r.why}.", markup=False)
+            out.print(f"      example: {r.example}", markup=False)
+            if r.note:
+                out.print(f"      note: {r.note}", markup=False)
+        return
+    if not files:
+        fail(GovkitError("give the files to lint (or --rules)"))
+    options = LintOptions(target=target, warn_days=warn_days, ca=ca, select=select or [],
+                          ignore=ignore or [])
+    reports = run(lint_paths, files, options)
+    code = EXIT_USAGE if any(r.error for r in reports) else EXIT_OK
+    if worst(reports) >= SEVERITY_RANK[fail_on]:
+        code = max(code, EXIT_INVALID)
+    counts = {s: sum(f.severity == s for r in reports for f in r.findings)
+              for s in ("error", "warning", "info")}
+    if as_json:
+        print(json_text({"schema": "govkit.lint/1", "target": target,
+                         "files": [r.to_json() for r in reports],
+                         "summary": {**counts, "files": len(reports),
+                                     "unreadable": sum(bool(r.error) for r in reports)}}))
+        raise typer.Exit(code)
+    for r in reports:
+        if r.error:
+            err.print(f"govkit: {r.error}", markup=False)
+        for f in r.findings:
+            out.print(str(f), markup=False)
+    total = sum(counts.values())
+    summary = ", ".join(f"{n} {s}{'s' if n != 1 and s != 'info' else ''}"
+                        for s, n in counts.items() if n)
+    out.print(f"{len(reports)} file(s), target {target}: "
+              f"{summary if total else 'no findings'}", markup=False)
+    raise typer.Exit(code)
+
+
+def identify(files: Annotated[list[Path], typer.Argument(help="Governance documents.")],
+             as_json: JsonOpt = False):
+    """Name the catalog profile a governance document implements (or the nearest one)."""
+    from govkit.check.identify import identification_text, identify_paths
+    results = identify_paths(files)
+    if as_json:
+        print(json_text({"schema": "govkit.identify/1",
+                         "files": [r.to_json() for r in results]}))
+    else:
+        for r in results:
+            (err if r.error and r.kind is None else out).print(identification_text(r), markup=False)
+    code = EXIT_OK if all(r.ok for r in results) else EXIT_INVALID
+    if any(r.error and r.kind is None for r in results):
+        code = EXIT_USAGE
+    raise typer.Exit(code)
+
+
+def explain(file: Annotated[Path, typer.Argument(help="A governance or permissions document.")],
+            as_json: JsonOpt = False):
+    """Say in plain English what a document protects and what it does not."""
+    from govkit.check.explain import explain_document, explanation_text
+    from govkit.check.loaded import load_document
+    explanation = explain_document(run(load_document, file))
+    if as_json:
+        print(json_text({"schema": "govkit.explain/1", **explanation}))
+    else:
+        out.print(explanation_text(explanation), markup=False)
+
+
+def diff(a: Annotated[Path, typer.Argument(help="The first document (A).")],
+         b: Annotated[Path, typer.Argument(help="The second document (B), of the same kind.")],
+         as_json: JsonOpt = False):
+    """Semantic difference of two governance (or two permissions) documents."""
+    from govkit.check.diff import diff_documents
+    from govkit.check.loaded import load_document
+    docs = [run(load_document, p) for p in (a, b)]
+    changes = run(diff_documents, *docs)
+    for d in docs:
+        if d.problems:
+            err.print(f"govkit: warning: {d.file} is not valid against the DDS Security 1.1 "
+                      f"XSD ({len(d.problems)} problem(s), see govkit validate); compared as "
+                      "read leniently", markup=False)
+    if as_json:
+        print(json_text({"schema": "govkit.diff/1", "a": str(a), "b": str(b),
+                         "kind": docs[0].kind.value, "same": not changes,
+                         "changes": [c.to_json() for c in changes]}))
+    else:
+        for c in changes:
+            out.print(str(c), markup=False)
+        out.print(f"{len(changes)} difference(s)" if changes else "no semantic difference",
+                  markup=False)
+    raise typer.Exit(EXIT_INVALID if changes else EXIT_OK)

@@ -1,0 +1,88 @@
+"""What the command modules share: the consoles, the option types more than one module
+uses, and the helpers that turn a stage's errors into one line and an exit code.
+
+No `from __future__ import annotations` here: typer would then evaluate every option's
+annotation string at start-up (a few hundred evals, ~20 ms of `govkit --help`).
+"""
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from govkit.common.errors import GovkitError
+
+# Start-up matters (`govkit --help` in well under 0.15 s): nothing heavy is imported here,
+# and the consoles are made on first use.
+
+
+class _LazyConsole:
+    """A rich Console made when first used (importing rich costs more than the rest of
+    `govkit --help`)."""
+
+    def __init__(self, make):
+        self._make, self._console = make, None
+
+    def get(self):
+        """The Console itself (for code that uses it as more than a printer)."""
+        if self._console is None:
+            self._console = self._make()
+        return self._console
+
+    def __getattr__(self, name):
+        return getattr(self.get(), name)
+
+
+def _console(**options):
+    def make():
+        from rich.console import Console
+        return Console(**options)
+    return make
+
+
+out = _LazyConsole(_console(highlight=False, soft_wrap=True))
+# Tables written to a file or pipe keep their columns instead of folding at 80.
+wide = _LazyConsole(lambda: _console(highlight=False,
+                                     width=None if out.is_terminal else 160)())
+err = _LazyConsole(_console(stderr=True, highlight=False, soft_wrap=True))
+
+
+def json_text(obj) -> str:
+    """`obj` as indented JSON."""
+    import json  # on use: govkit --help does not need it
+    return json.dumps(obj, indent=2)
+
+
+def print_lines(lines) -> None:
+    """Many plain lines to stdout at once (rich prints one line in tens of µs: 20,000
+    "wrote" lines would take longer than writing the files)."""
+    text = "".join(f"{line}\n" for line in lines)
+    if text:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+
+
+def fail(e: GovkitError):
+    """Say `e` on stderr and exit with its code."""
+    err.print(f"govkit: {e}", markup=False)   # multi-line messages: prefix the first only
+    raise typer.Exit(e.exit_code)
+
+
+def run(fn, *args, **kwargs):
+    """Call a stage function; user errors become one line and an exit code."""
+    try:
+        return fn(*args, **kwargs)
+    except GovkitError as e:
+        fail(e)
+    except OSError as e:
+        fail(GovkitError(f"{e.filename or ''}: {e.strerror}" if e.filename else str(e)))
+
+
+# Options of commands in more than one module (an option one module uses is defined there).
+ProfileOpt = Annotated[list[str] | None, typer.Option(
+    "--profile", "-p", help="Profile name or seed alias (repeatable).")]
+AllOpt = Annotated[bool, typer.Option("--all-profiles", help="Every catalog profile.")]
+CaOpt = Annotated[Path, typer.Option(
+    "--ca", help="Test PKI directory (a test PKI is created there if it has none, and "
+                 "govkit says so).")]
