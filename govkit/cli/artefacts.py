@@ -13,7 +13,7 @@ import typer
 from govkit.catalog.runners import RUNNERS
 from govkit.cli.common import AllOpt, CaOpt, ProfileOpt, err, json_text, out, print_lines, run
 from govkit.common.errors import EXIT_INVALID, EXIT_OK, EXIT_USAGE, GovkitError
-from govkit.common.limits import KEY_TYPES, MAX_DOMAIN_ID
+from govkit.common.limits import KEY_TYPES, MAX_DOMAIN_ID, MAX_JOBS
 
 # Start-up: nothing heavy at module level (govkit --help imports this module); each
 # command imports what it uses.
@@ -32,7 +32,9 @@ CountOpt = Annotated[int | None, typer.Option(
     "--count", help="N numbered participants PREFIX0.. (tests and benchmarks).")]
 PrefixOpt = Annotated[str, typer.Option("--prefix", help="Name prefix for --count.")]
 JobsOpt = Annotated[int | None, typer.Option(
-    "--jobs", help="Worker processes (default: one per CPU when there are many files).")]
+    "--jobs", min=1, max=MAX_JOBS,
+    help=f"Worker processes, 1 to {MAX_JOBS} (default: one per CPU when there are many "
+         "files).")]
 
 
 def profiles(as_json: Annotated[bool, typer.Option("--json", help="JSON list.")] = False):

@@ -42,3 +42,6 @@ MAX_PARTICIPANTS_BYTES = 32 * 1024 * 1024
 # holds at most MAX_CHILDREN children, so more could never validate).
 MAX_FLEET = 1_000_000
 MAX_TOPICS_PER_ACTION = MAX_CHILDREN
+# Worker processes one command may start (--jobs): each holds a Python interpreter and the
+# crypto stack (~40 MB); beyond a few per CPU they only compete for the same cores.
+MAX_JOBS = 64

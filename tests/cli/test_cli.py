@@ -399,3 +399,14 @@ def test_ca_help_says_who_creates_a_pki(run):
     assert "created there if it has none" in help_text("generate")
     for command in ("sign", "verify"):
         assert "never created" in help_text(command), command
+
+
+@pytest.mark.parametrize("command", [["pki", "init", "pki"], ["generate", "--profile", "rtps_sign"],
+                                     ["sign"], ["verify", "x.p7s"]])
+@pytest.mark.parametrize("jobs", ["0", "-1", "100000"])
+def test_jobs_outside_its_range_is_a_usage_error_before_anything_runs(run, cwd, command, jobs):
+    """Issue 23: --jobs 100000 forked a process per document; 0 and negatives were taken."""
+    result = run(*command, "--jobs", jobs)
+    assert result.exit_code == 2
+    assert f"{jobs} is not in the range 1<=x<=64" in result.output
+    assert list(cwd.iterdir()) == []
