@@ -76,7 +76,7 @@ def make_bundles(opts: BenchOptions, runner, console) -> dict[str, Bundle]:
     bundles = {p.name: replace(ensure_bundle(p, pki, build, runner.name, log) if p.security
                                else Bundle(p), tls=keystores) for p in opts.profiles}
     for msg in log.messages:
-        console.print(f"[dim]{msg}[/dim]")
+        console.print(msg, style="dim")
     return bundles
 
 

@@ -150,10 +150,10 @@ def _run_bench(opts: BenchOptions, console) -> BenchOutcome:
     seed = store.doc["settings"]["seed"]
     repeated = [c for c in cells if not rotates(runner, c)]
     if repeated:        # (the rotation says its own shape when it starts)
-        console.print(f"[dim]{len(repeated)} point(s) × {opts.repeat}–{opts.max_repeat} "
+        console.print(f"{len(repeated)} point(s) × {opts.repeat}–{opts.max_repeat} "
                       f"repeats of {settings['warmup_s']} s warm-up + {opts.duration} s; "
                       f"{pin.note}; {realtime[1]}; order seed {seed}; extra repeats until "
-                      f"±{opts.target_ci:g}% within {opts.budget} s[/dim]")
+                      f"±{opts.target_ci:g}% within {opts.budget} s", style="dim")
     if pin.orchestrator:
         os.sched_setaffinity(0, pin.orchestrator)
     # Namespaces, veth and remote work directories exist only inside this block: they are
@@ -250,13 +250,14 @@ def _schedule(opts: BenchOptions, runner, store: ResultStore, cells: list[Cell],
               bundles: dict[str, Bundle], pin: Pinning, seed: int, console, started: float,
               paths: NetPaths | None = None) -> BenchOutcome:
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.text import Text
 
     outcome = BenchOutcome(store.directory)
     workdir = store.directory / "config"
     done = store.completed()
     n = len(store.doc["results"])
     elapsed: list[float] = []
-    columns = (TextColumn("{task.description}"), BarColumn(),
+    columns = (TextColumn("{task.description}", markup=False), BarColumn(),
                TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn())
     todo_min = sum(1 for r in range(opts.repeat) for c in cells if (*c.key, r) not in done)
     # A slow refresh keeps the orchestrator off the CPUs the two runner processes use.
@@ -297,9 +298,9 @@ def _schedule(opts: BenchOptions, runner, store: ResultStore, cells: list[Cell],
                 if failure:
                     outcome.failed += 1
                     net = "" if cell.network == DEFAULT else f" over {cell.network.label}"
-                    progress.console.print(f"[red]FAILED[/red] {cell.profile.name} {cell.mode} "
-                                           f"size {cell.size}{net} repeat {r}: {failure}",
-                                           highlight=False)
+                    progress.console.print(Text.assemble(
+                        ("FAILED", "red"), f" {cell.profile.name} {cell.mode} size {cell.size}"
+                        f"{net} repeat {r}: {failure}"), highlight=False)
                 store.add(result)
                 progress.advance(task)
             else:

@@ -50,8 +50,8 @@ def wire_phase(opts: BenchOptions, runner, cells: list[Cell], bundles: dict[str,
         if cell.network != DEFAULT or wire_key_of(cell) in done:
             continue
         expect = wire.expectation(opts.wire_expect or cell.profile)
-        console.print(f"[dim]wire: capturing {cell.profile.name} {cell.mode} {cell.size} B "
-                      f"on {opts.wire_interface} (an extra repeat, not measured)[/dim]")
+        console.print(f"wire: capturing {cell.profile.name} {cell.mode} {cell.size} B "
+                      f"on {opts.wire_interface} (an extra repeat, not measured)", style="dim")
         try:
             rec = run_wire_point(runner, point(cell, opts, 0, pin), bundles[cell.profile.name],
                                  workdir, expect, opts.wire_interface,

@@ -41,11 +41,14 @@ def _console(**options):
     return make
 
 
-out = _LazyConsole(_console(highlight=False, soft_wrap=True))
+# Every string is printed as it is: no rich markup ("[red]") and no emoji codes (":x:") are
+# read in what govkit prints, so a path or a value from a file can never be taken for either;
+# styles are given as style= or rich Text, never inside a string (issue 23).
+VERBATIM = {"markup": False, "emoji": False, "highlight": False}
+out = _LazyConsole(_console(soft_wrap=True, **VERBATIM))
 # Tables written to a file or pipe keep their columns instead of folding at 80.
-wide = _LazyConsole(lambda: _console(highlight=False,
-                                     width=None if out.is_terminal else 160)())
-err = _LazyConsole(_console(stderr=True, highlight=False, soft_wrap=True))
+wide = _LazyConsole(lambda: _console(width=None if out.is_terminal else 160, **VERBATIM)())
+err = _LazyConsole(_console(stderr=True, soft_wrap=True, **VERBATIM))
 
 
 def json_text(obj) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.table import Table
+from rich.text import Text
 
 from govkit.results.figures import FIGURES
 from govkit.results.flags import short_label
@@ -166,7 +167,7 @@ def wire_table(points: list[dict]) -> Table | None:
     for p in points:
         if p["status"] != "ok":
             table.add_row(p["profile"], p["mode"], str(p["size"]), "–", "–", "–", "–", "–",
-                          "–", "[red]FAILED[/red]")
+                          "–", Text("FAILED", style="red"))
             continue
         e, o = p["expected"], p["observed"]
         u = o["user"]
@@ -179,5 +180,5 @@ def wire_table(points: list[dict]) -> Table | None:
             f"{shown:,}" + ("" if (shown == 0) == (not e["readable_payload"]) else
                                " (want 0)" if not e["readable_payload"] else " (want >0)"),
             f"{o['discovery']['messages']:,}",
-            "match" if p["verdict"] == "match" else "[red]MISMATCH[/red]")
+            "match" if p["verdict"] == "match" else Text("MISMATCH", style="red"))
     return table

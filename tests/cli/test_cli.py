@@ -410,3 +410,20 @@ def test_jobs_outside_its_range_is_a_usage_error_before_anything_runs(run, cwd, 
     assert result.exit_code == 2
     assert f"{jobs} is not in the range 1<=x<=64" in result.output
     assert list(cwd.iterdir()) == []
+
+
+def test_paths_are_printed_verbatim_never_as_markup_or_emoji(run, cwd):
+    """Issue 23: a directory named `X[/red]` crashed sign (rich markup) and `:x:.xml` was
+    printed as an emoji; every user-supplied string is printed as it is."""
+    pki, out = "p[/red]:x:", "o[bold]:x:"
+    made = run("generate", "--profile", "rtps_sign", "--ca", pki, "--out", out)
+    assert made.exit_code == 0, made.output
+    assert f"created a test PKI in {pki}/" in made.output
+    assert f"wrote {out}/governance/rtps_sign.xml" in made.output
+    signed = run("sign", "--ca", pki, out)
+    assert signed.exit_code == 0, signed.output
+    assert f"signed {out}/governance/rtps_sign.p7s" in signed.output
+    assert "❌" not in made.output + signed.output
+    (cwd / "x[red]:x:.xml").write_text("<not governance/>")
+    bad = run("validate", "x[red]:x:.xml")
+    assert bad.exit_code == 1 and "x[red]:x:.xml:" in bad.output
