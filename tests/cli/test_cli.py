@@ -5,6 +5,8 @@ from __future__ import annotations
 import base64
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -427,3 +429,9 @@ def test_paths_are_printed_verbatim_never_as_markup_or_emoji(run, cwd):
     (cwd / "x[red]:x:.xml").write_text("<not governance/>")
     bad = run("validate", "x[red]:x:.xml")
     assert bad.exit_code == 1 and "x[red]:x:.xml:" in bad.output
+
+
+def test_python_dash_m_govkit_is_the_cli():
+    done = subprocess.run([sys.executable, "-m", "govkit", "--version"], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == f"govkit {__version__}"
