@@ -112,7 +112,9 @@ def get_profile(name: str) -> Profile:
 
 
 def select_profiles(names: list[str] | None, all_profiles: bool) -> list[Profile]:
-    """Resolve --profile/--all-profiles into catalog order, without duplicates."""
+    """Resolve --profile/--all-profiles into catalog order, without duplicates; --profile
+    is repeatable and takes commas, like every list option (`--profile none,rtps_sign`)."""
+    names = [n.strip() for item in names or () for n in item.split(",") if n.strip()]
     if all_profiles:
         chosen = list(PROFILES)
     elif names:

@@ -84,7 +84,8 @@ def run(fn, *args, **kwargs):
 
 # Options of commands in more than one module (an option one module uses is defined there).
 ProfileOpt = Annotated[list[str] | None, typer.Option(
-    "--profile", "-p", help="Profile name or seed alias (repeatable).")]
+    "--profile", "-p", help="Profile name or seed alias (repeatable, or comma-separated; "
+                            "`govkit profiles` lists them).")]
 AllOpt = Annotated[bool, typer.Option("--all-profiles", help="Every catalog profile.")]
 CaOpt = Annotated[Path, typer.Option(
     "--ca", help="Test PKI directory (a test PKI is created there if it has none, and "

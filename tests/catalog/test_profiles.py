@@ -152,3 +152,11 @@ def test_cli_profiles_table_lists_every_profile():
     for name, alias, *_ in EXPECTED:
         assert name in result.stdout
         assert alias in result.stdout
+
+
+def test_profile_option_takes_commas_as_well_as_repetition():
+    """Issue 23: `--profile none,rtps_sign` was refused while --sizes took commas."""
+    assert [p.name for p in select_profiles(["rtps_sign,none", " rtps_encrypt"], False)] == \
+        ["none", "rtps_sign", "rtps_encrypt"]
+    with pytest.raises(GovkitError, match="give --profile"):
+        select_profiles([" , "], False)
