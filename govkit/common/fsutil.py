@@ -1,33 +1,33 @@
 """Atomic file writes: a reader sees the old file or the new one, never half of either."""
 
+import errno
 import os
-import tempfile
 from pathlib import Path
+
+from govkit.common import staging
 
 
 def write_atomic(path: Path, data: bytes | str, mode: int = 0o644, overwrite: bool = True) -> None:
     """Write via a temp file in the same directory, fsync, then rename (or link if
-    `overwrite` is False, so an existing file is never replaced: FileExistsError)."""
+    `overwrite` is False, so an existing file is never replaced: FileExistsError naming
+    `path`), then fsync the directory: `staging` for one file.
+
+    Any other OSError (unwritable directory, no space, ...) is one GovkitError naming
+    `path`, never the temporary, which is removed; temporaries left in the directory by
+    killed writers are removed too (staging.commit)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except FileExistsError as e:   # a parent's name is taken by a file
+        raise staging.write_error(path, NotADirectoryError(
+            errno.ENOTDIR, os.strerror(errno.ENOTDIR))) from e
+    except OSError as e:
+        raise staging.write_error(path, e) from e
     if isinstance(data, str):
         data = data.encode("utf-8")
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        os.fchmod(fd, mode)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        if overwrite:
-            os.replace(tmp, path)
-        else:
-            os.link(tmp, path)  # fails with FileExistsError instead of clobbering
-            os.unlink(tmp)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    stager = staging.Stager()
+    stager.write(path, data, mode=mode, overwrite=overwrite)
+    staging.commit(stager.staged)
 
 
 def collect_files(paths: list[Path], suffix: str) -> list[Path]:

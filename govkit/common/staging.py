@@ -15,24 +15,52 @@ then makes the whole set durable at once:
 A crash, a power loss or SIGKILL at any point leaves every final path holding either its
 complete old document or its complete new one, never a torn one; what it may leave is
 temporaries. Their names start with '.' and end with TMP_SUFFIX, so no scan for *.xml or
-*.p7s ever takes them for documents, and `remove_orphans` deletes those whose writer
-process is gone.
+*.p7s ever takes them for documents, and `remove_orphans` deletes those whose owner is
+gone: the next run over a directory (`commit`, `fsutil.write_atomic`, generate's start)
+removes what a killed one left.
+
+A temporary is named by its *owner*, the process that will commit it: the one that
+started the worker pool (govkit.common.workers.owner), whichever worker wrote it. Workers
+die with their owner, so once the owner is gone nothing will ever commit or write its
+temporaries. The name carries the owner's pid, its start time and where that pid means
+something (this boot's pid namespace), so "gone" is exact: a reused pid, or a zombie, is
+not taken for the owner. A temporary from another machine or pid namespace (a shared
+directory) is removed only when old (_FOREIGN_AGE_S): its owner cannot be seen from here.
+
+Every OSError while writing, syncing or renaming is raised as one GovkitError naming the
+file the caller asked for (not its temporary) and the reason (`write_error`), except
+FileExistsError where an existing file must not be replaced (names that file).
 """
 
 from __future__ import annotations
 
-import ctypes
+import errno
 import os
 import secrets
 import time
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
+
+from govkit.common import workers
+from govkit.common.errors import EXIT_USAGE, GovkitError
 
 TMP_SUFFIX = ".govkit-tmp"
 # Up to this many files an fsync each is cheaper than flushing the whole file system
 # (which, on a shared machine, also waits for everyone else's dirty data).
 FSYNC_EACH_UP_TO = 16
-_ORPHAN_AGE_S = 60   # a temporary this old whose writer is gone is left from a crash
+# A temporary whose owner cannot be checked from here (another machine or pid namespace,
+# or from before a reboot) is left from a crash when this old: a live owner's temporaries
+# wait for its commit, minutes for a large batch.
+_FOREIGN_AGE_S = 3600
+_LEGACY_AGE_S = 60   # names of govkit before owners (pid-token): the rule of then
+
+
+def write_error(path: Path | str, err: OSError) -> GovkitError:
+    """The one line for an OSError while writing `path`: `path: cannot write: reason`
+    (exit 2, unwritable output), whatever file (a temporary) the error itself names."""
+    reason = err.strerror or str(err) or type(err).__name__
+    return GovkitError(f"{os.fspath(path)}: cannot write: {reason}", EXIT_USAGE)
 
 
 @dataclass(frozen=True)
@@ -43,30 +71,38 @@ class Staged:
 
 
 class Stager:
-    """Writes temporaries for one batch in one process (names carry the pid and a random
-    token, so concurrent writers never collide)."""
+    """Writes temporaries for one batch in one process (names carry the owner and a random
+    token, so concurrent writers never collide: module docstring)."""
 
     def __init__(self):
-        self.token = f"{os.getpid()}-{secrets.token_hex(4)}"
+        self.token = f"{_owner_tag()}-{secrets.token_hex(4)}"
         self.staged: list[Staged] = []
 
     def write(self, final: Path | str, data: bytes, mode: int = 0o644,
               overwrite: bool = True) -> None:
+        """`data` into a temporary beside `final`; GovkitError naming `final` if it cannot
+        be written (the temporary removed)."""
         final = os.fspath(final)
         directory, name = os.path.split(final)
         tmp = os.path.join(directory, f".{name}.{self.token}{TMP_SUFFIX}")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | os.O_NOFOLLOW,
-                     mode)
         try:
-            os.fchmod(fd, mode)   # exact whatever the umask, as write_atomic makes it
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-        except BaseException:
-            os.close(fd)
-            os.unlink(tmp)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
+                         | os.O_NOFOLLOW, mode)
+        except OSError as e:
+            raise write_error(final, e) from e
+        try:
+            try:
+                os.fchmod(fd, mode)   # exact whatever the umask
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view):]
+            finally:
+                os.close(fd)
+        except BaseException as e:
+            _unlink(tmp)
+            if isinstance(e, OSError):
+                raise write_error(final, e) from e
             raise
-        os.close(fd)
         self.staged.append(Staged(tmp, final, overwrite))
 
     def discard(self) -> None:
@@ -77,14 +113,19 @@ class Stager:
 def discard(staged: list[Staged]) -> None:
     """Remove temporaries that will not be committed."""
     for s in staged:
-        try:
-            os.unlink(s.tmp)
-        except FileNotFoundError:
-            pass
+        _unlink(s.tmp)
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
 
 
 def _sync_data(directories: list[str]) -> None:
     """Every file system holding `directories` flushed to disk (syncfs: only those)."""
+    import ctypes  # here: most writes never need it
     syncfs = getattr(ctypes.CDLL(None, use_errno=True), "syncfs", None)
     if syncfs is None:
         os.sync()
@@ -108,61 +149,157 @@ def _fsync(path: str, kind: int) -> None:
     fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | kind)
     try:
         os.fsync(fd)
+    except OSError as e:
+        # A file system that cannot fsync a directory (EINVAL) makes renames durable
+        # by itself or not at all: nothing to do about it here.
+        if not (kind == os.O_DIRECTORY and e.errno == errno.EINVAL):
+            raise
     finally:
         os.close(fd)
 
 
 def commit(staged: list[Staged]) -> None:
     """Make every staged file durable under its final name (steps in the module docstring).
-    On an error the temporaries not yet committed are removed and the error raised; the
-    files committed before it stay (each one complete)."""
+    On an error the temporaries not yet committed are removed and a GovkitError naming the
+    file (or directory) raised, or FileExistsError naming a file that must not be
+    replaced; the files committed before it stay (each one complete). Then orphans left
+    in those directories by killed runs are removed."""
     if not staged:
         return
     directories = sorted({os.path.dirname(s.final) or "." for s in staged})
     done = 0
+    target = None   # what the step that fails was writing
     try:
         if len(staged) <= FSYNC_EACH_UP_TO:
             for s in staged:
+                target = s.final
                 _fsync(s.tmp, os.O_NOFOLLOW)
         else:
+            target = None   # _sync_data's errors name the directory
             _sync_data(directories)
         for s in staged:
+            target = s.final
             if s.overwrite:
                 os.rename(s.tmp, s.final)
             else:
-                os.link(s.tmp, s.final)   # FileExistsError instead of replacing a file
+                try:
+                    os.link(s.tmp, s.final)
+                except FileExistsError as e:   # never replaced: the caller's to say why
+                    raise _Kept(s.final) from e
                 os.unlink(s.tmp)
             done += 1
         for d in directories:
+            target = d
             _fsync(d, os.O_DIRECTORY)
-    except BaseException:
+    except BaseException as e:
         discard(staged[done:])
+        if isinstance(e, _Kept):
+            raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), e.path) from None
+        if isinstance(e, OSError):
+            raise write_error(target or e.filename or directories[0], e) from e
         raise
+    for d in directories:
+        try:
+            remove_orphans(d)
+        except OSError:   # tidying only: the files are committed
+            pass
+
+
+class _Kept(Exception):
+    """os.link refused to replace `path` (commit turns it into FileExistsError)."""
+
+    def __init__(self, path: str):
+        super().__init__(path)
+        self.path = path
 
 
 def remove_orphans(directory: Path | str) -> int:
-    """Delete temporaries in `directory` left by a writer that no longer runs (a crash);
-    returns how many. A temporary of a live process, or a recent one, is never touched."""
+    """Delete temporaries in `directory` whose owner is gone (module docstring); returns
+    how many. A temporary whose owner runs is never touched, nor a recent one whose owner
+    cannot be checked from here."""
     removed = 0
     try:
         entries = list(os.scandir(directory))
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return 0
     now = time.time()
     for entry in entries:
         if not entry.name.endswith(TMP_SUFFIX) or not entry.name.startswith("."):
             continue
         token = entry.name[:-len(TMP_SUFFIX)].rsplit(".", 1)[-1]
-        pid = token.split("-", 1)[0]
-        if not pid.isdigit() or _alive(int(pid)):
+        age = _orphan_age(token.split("-"))
+        if age is None:
             continue
         try:
-            if now - entry.stat(follow_symlinks=False).st_mtime > _ORPHAN_AGE_S:
+            if age == 0 or now - entry.stat(follow_symlinks=False).st_mtime > age:
                 os.unlink(entry.path)
                 removed += 1
         except FileNotFoundError:
             pass
     return removed
+
+
+def _orphan_age(fields: list[str]) -> float | None:
+    """How old a temporary with these token fields must be to be an orphan: 0 (now: its
+    owner is gone), an age (its owner cannot be checked), or None (a live owner's, or
+    not a name govkit makes)."""
+    if not all(f.isalnum() for f in fields):
+        return None
+    if len(fields) == 4 and fields[0].isdigit():          # pid-start-place-random
+        pid, start, place, _ = fields
+        if place != _place():
+            return _FOREIGN_AGE_S
+        return None if _running(int(pid), start) else 0
+    if len(fields) == 2 and fields[0].isdigit():          # pid-random (legacy)
+        return None if _running(int(fields[0]), None) else _LEGACY_AGE_S
+    return None
+
+
+def _owner_tag() -> str:
+    """pid-start-place of this process's owner (workers.owner)."""
+    pid = workers.owner()
+    return f"{pid}-{_start_time(pid) or 0}-{_place()}"
+
+
+@cache
+def _place() -> str:
+    """Where a pid means one process: this boot of this machine, this pid namespace
+    (6 hex digits; '0' where Linux's /proc does not say)."""
+    import hashlib
+    try:
+        with open("/proc/sys/kernel/random/boot_id", "rb") as f:
+            boot = f.read().strip()
+        namespace = os.stat("/proc/self/ns/pid").st_ino
+    except OSError:
+        return "0"
+    return hashlib.blake2b(boot + b"/%d" % namespace, digest_size=3).hexdigest()
+
+
+def _stat_fields(pid: int) -> list[str] | None:
+    """/proc/PID/stat from its third field (state) on; None if unreadable."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            text = f.read()
+    except OSError:
+        return None
+    return text[text.rfind(b")") + 2:].decode("ascii", "replace").split()
+
+
+def _start_time(pid: int) -> str | None:
+    """When `pid` started (clock ticks since boot, Linux), None if unknown."""
+    fields = _stat_fields(pid)
+    return fields[19] if fields and len(fields) > 19 else None
+
+
+def _running(pid: int, start: str | None) -> bool:
+    """`pid` is a live process (not a zombie) and, if `start` is known, the one started
+    then (not a later process given the same pid)."""
+    fields = _stat_fields(pid)
+    if fields is None:   # gone, or hidden (hidepid): ask the kernel
+        return _alive(pid)
+    if fields[0] in ("Z", "X"):
+        return False
+    return not start or start == "0" or len(fields) <= 19 or fields[19] == start
 
 
 def _alive(pid: int) -> bool:

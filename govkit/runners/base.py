@@ -22,6 +22,7 @@ from typing import Protocol
 
 from govkit.catalog.profiles import Profile
 from govkit.common.fsutil import write_atomic
+from govkit.common.workers import dies_with_parent
 from govkit.runners.network import DEFAULT, LOOPBACK, Endpoint, Network
 
 
@@ -209,20 +210,9 @@ def dies_with_govkit():
     taskset, `ip netns exec` and the runner). Without it a killed govkit left its runners
     orphaned in their own sessions: a ddsperf ping whose pong died waits for a match
     forever. The signal follows the thread that started the child; run_processes starts,
-    waits for and stops its processes in one thread. None where prctl is unavailable."""
-    import ctypes
-
-    try:
-        prctl = ctypes.CDLL(None, use_errno=True).prctl    # resolved before the fork
-    except (AttributeError, OSError):
-        return None
-    parent = os.getpid()
-
-    def preexec() -> None:
-        prctl(1, signal.SIGKILL, 0, 0, 0)                  # 1 = PR_SET_PDEATHSIG
-        if os.getppid() != parent:                         # govkit died before that
-            os._exit(1)
-    return preexec
+    waits for and stops its processes in one thread. None where prctl is unavailable.
+    The mechanism is the worker pools' (govkit.common.workers.dies_with_parent)."""
+    return dies_with_parent()
 
 
 def run_processes(specs: list[ProcessSpec], timeout: float, grace: float = 0.5

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import signal
@@ -16,6 +17,7 @@ import pytest
 from govkit import smime
 from govkit.check import validate as schema
 from govkit.common import staging
+from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.common.fsutil import collect_files
 from govkit.documents import mime
 from govkit.pki.testpki import init_pki, load_certificate
@@ -87,6 +89,126 @@ def test_remove_orphans_only_touches_old_temporaries_of_dead_writers(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
         v for k, v in names.items() if k != "dead-old")
     assert staging.remove_orphans(tmp_path / "missing") == 0
+
+
+def _tag(pid: int, start: str) -> str:
+    return f"{pid}-{start}-{staging._place()}-0a0b0c0d"
+
+
+def _start_of(pid: int) -> str:
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return stat[stat.rfind(")") + 2:].split()[19]
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="Linux /proc")
+def test_remove_orphans_removes_a_gone_owners_temporaries_at_once(tmp_path):
+    """A temporary names its owner (pid, start time, this boot's pid namespace): once that
+    process is gone (exited, a zombie, or its pid now another process's) nothing will
+    commit it, and the next run removes it whatever its age; a live owner's never."""
+    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    zombie = subprocess.Popen([sys.executable, "-c", "pass"])
+    try:
+        deadline = time.monotonic() + 30
+        while Path(f"/proc/{zombie.pid}/stat").read_text().rsplit(")", 1)[1].split()[0] \
+                != "Z" and time.monotonic() < deadline:
+            time.sleep(0.01)
+        me = _start_of(os.getpid())
+        names = {
+            "exited": f".a.xml.{_tag(int(done.stdout), '12345')}{staging.TMP_SUFFIX}",
+            "zombie": f".b.xml.{_tag(zombie.pid, _start_of(zombie.pid))}{staging.TMP_SUFFIX}",
+            "pid-reused": f".c.xml.{_tag(os.getpid(), str(int(me) + 1))}{staging.TMP_SUFFIX}",
+            "alive": f".d.xml.{_tag(os.getpid(), me)}{staging.TMP_SUFFIX}",
+            "elsewhere-new": f".e.xml.1-1-zzzzzz-0a0b0c0d{staging.TMP_SUFFIX}",
+            "elsewhere-old": f".f.xml.1-1-zzzzzz-0a0b0c0d{staging.TMP_SUFFIX}",
+        }
+        for name in names.values():
+            (tmp_path / name).write_bytes(b"x")
+        old = time.time() - 2 * staging._FOREIGN_AGE_S
+        os.utime(tmp_path / names["elsewhere-old"], (old, old))
+        assert staging.remove_orphans(tmp_path) == 4
+    finally:
+        zombie.wait()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        [names["alive"], names["elsewhere-new"]])
+    assert staging.Stager().token.startswith(f"{os.getpid()}-{me}-{staging._place()}-")
+
+
+def _token(part):
+    return [staging.Stager().token]
+
+
+def _nothing():
+    pass
+
+
+def test_a_pool_workers_temporaries_are_named_by_the_pools_owner():
+    """The process that commits them owns them: they are orphans only once it is gone."""
+    from govkit.common import workers
+    tokens = [t for chunk in workers.run(_token, [[1], [2]], _nothing, (), 2) for t in chunk]
+    assert len(tokens) == 2
+    assert all(t.startswith(f"{os.getpid()}-") for t in tokens)
+
+
+def test_commit_tidies_orphans_of_its_directories(tmp_path):
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    orphan = tmp_path / f".x.xml.{_tag(int(dead.stdout), '1')}{staging.TMP_SUFFIX}"
+    orphan.write_bytes(b"half")
+    stager = staging.Stager()
+    stager.write(tmp_path / "a.xml", b"a")
+    staging.commit(stager.staged)
+    assert [p.name for p in tmp_path.iterdir()] == ["a.xml"]
+
+
+# ------------------------------------------------------------------ errors name the target
+
+
+def test_a_write_error_names_the_file_not_its_temporary(tmp_path, monkeypatch):
+    def full(fd, data):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    stager = staging.Stager()
+    stager.write(tmp_path / "a.xml", b"a")
+    with monkeypatch.context() as m:
+        m.setattr(os, "write", full)
+        with pytest.raises(GovkitError) as e:
+            stager.write(tmp_path / "b.xml", b"b")
+    assert str(e.value) == f"{tmp_path / 'b.xml'}: cannot write: No space left on device"
+    assert e.value.exit_code == EXIT_USAGE
+    with pytest.raises(GovkitError) as e:   # a directory that is not there
+        stager.write(tmp_path / "missing" / "c.xml", b"c")
+    assert str(e.value) == \
+        f"{tmp_path / 'missing' / 'c.xml'}: cannot write: No such file or directory"
+    assert len(stager.staged) == 1   # only a.xml; b's temporary removed
+    stager.discard()
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("many", [False, True], ids=["fsync-each", "syncfs"])
+@pytest.mark.parametrize("failing", ["fsync", "rename"])
+def test_a_commit_error_names_the_file_and_removes_every_temporary(tmp_path, monkeypatch,
+                                                                   failing, many):
+    (tmp_path / "a.xml").write_bytes(b"old")
+    stager = staging.Stager()
+    for i in range(staging.FSYNC_EACH_UP_TO + 1 if many else 2):
+        stager.write(tmp_path / ("a.xml" if i == 0 else f"f{i}.xml"), b"new")
+
+    def denied(*args):
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), *args[:1])
+    if failing == "fsync":
+        monkeypatch.setattr(os, "fsync", denied)
+        monkeypatch.setattr(staging, "_sync_data", lambda ds: denied(ds[0]))
+        where = str(tmp_path) if many else str(tmp_path / "a.xml")
+    else:
+        monkeypatch.setattr(os, "rename", denied)
+        where = str(tmp_path / "a.xml")
+    with pytest.raises(GovkitError) as e:
+        staging.commit(stager.staged)
+    monkeypatch.undo()
+    assert str(e.value) == f"{where}: cannot write: Permission denied"
+    assert e.value.exit_code == EXIT_USAGE
+    assert [p.name for p in tmp_path.iterdir()] == ["a.xml"]
+    assert (tmp_path / "a.xml").read_bytes() == b"old"
 
 
 # ------------------------------------------------------------------ SIGKILL mid-batch
