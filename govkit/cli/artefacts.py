@@ -11,7 +11,17 @@ from typing import Annotated
 import typer
 
 from govkit.catalog.runners import RUNNERS
-from govkit.cli.common import AllOpt, CaOpt, ProfileOpt, err, json_text, out, print_lines, run
+from govkit.cli.common import (
+    AllOpt,
+    CaOpt,
+    ProfileOpt,
+    err,
+    json_text,
+    out,
+    print_errors,
+    print_lines,
+    run,
+)
 from govkit.common.errors import EXIT_INVALID, EXIT_OK, EXIT_USAGE, GovkitError
 from govkit.common.limits import KEY_TYPES, MAX_DOMAIN_ID, MAX_JOBS
 
@@ -161,8 +171,7 @@ def generate(profile: ProfileOpt = None, all_profiles: AllOpt = False,
     result = run(generate_documents, chosen, pki, out_dir, domains, runner, fleet, sign, jobs)
     _warn_stale(pki, result.stale if fleet is None else [])
     print_lines(f"wrote {path}" for path in result.written)
-    for e in result.errors:
-        err.print(f"govkit: {e}", markup=False)
+    print_errors(result.errors)
     if result.errors:
         raise typer.Exit(max(e.exit_code for e in result.errors))
 
@@ -176,8 +185,7 @@ def sign(paths: Annotated[list[Path] | None, typer.Argument(
     cert, key = run(permissions_ca_paths, ca, "sign", need_key=True)
     signed, errors = run(sign_files, paths or [Path("build")], cert, key, jobs)
     print_lines(f"signed {p}" for p in signed)
-    for e in errors:  # unreadable files as govkit errors, invalid ones as findings
-        err.print(f"govkit: {e}" if e.exit_code == EXIT_USAGE else str(e), markup=False)
+    print_errors(errors, prefix_usage=False)  # unreadable files as errors, invalid as findings
     if not signed and not errors:
         err.print(f"govkit: no .xml documents under {', '.join(map(str, paths or ['build']))}; "
                   f"run `govkit generate` first")

@@ -90,3 +90,25 @@ AllOpt = Annotated[bool, typer.Option("--all-profiles", help="Every catalog prof
 CaOpt = Annotated[Path, typer.Option(
     "--ca", help="Test PKI directory (a test PKI is created there if it has none, and "
                  "govkit says so).")]
+
+
+SAME_ERROR_SHOWN = 3   # per distinct reason; then one line counts the rest
+
+
+def print_errors(errors, prefix_usage: bool = True) -> None:
+    """One line per error, but a reason shared by many files (a full disk, a read-only
+    output directory) is shown for the first SAME_ERROR_SHOWN and then counted once."""
+    from collections import Counter
+
+    from govkit.common.errors import EXIT_USAGE
+    seen: Counter = Counter()
+    for e in errors:
+        text = str(e)
+        reason = text.split(": ", 1)[-1]
+        seen[reason] += 1
+        if seen[reason] <= SAME_ERROR_SHOWN:
+            usage = prefix_usage or getattr(e, "exit_code", EXIT_USAGE) == EXIT_USAGE
+            err.print(f"govkit: {text}" if usage else text)
+    for reason, n in seen.items():
+        if n > SAME_ERROR_SHOWN:
+            err.print(f"govkit: … and {n - SAME_ERROR_SHOWN} more with the same error: {reason}")

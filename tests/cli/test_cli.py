@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 from govkit import __version__
 from govkit.catalog.profiles import PROFILES, get_profile
 from govkit.cli.main import app
+from govkit.common.errors import GovkitError
 from govkit.documents.render import GovernanceDocument
 from govkit.pki.testpki import TestPKI
 
@@ -435,3 +436,19 @@ def test_python_dash_m_govkit_is_the_cli():
     done = subprocess.run([sys.executable, "-m", "govkit", "--version"], capture_output=True,
                           text=True, timeout=60)
     assert done.returncode == 0 and done.stdout.strip() == f"govkit {__version__}"
+
+
+def test_one_reason_shared_by_many_files_is_counted_not_repeated(capsys):
+    """A full disk during a fleet of 10,000 documents: a line per document would bury the
+    reason, so the first three are shown and the rest counted."""
+    from govkit.cli.common import print_errors
+    errors = [GovkitError(f"build/permissions/p{i}.xml: cannot write: No space left on device")
+              for i in range(400)] + [GovkitError("pki/q.pem: not issued by the Identity CA")]
+    print_errors(errors)
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert lines == [
+        "govkit: build/permissions/p0.xml: cannot write: No space left on device",
+        "govkit: build/permissions/p1.xml: cannot write: No space left on device",
+        "govkit: build/permissions/p2.xml: cannot write: No space left on device",
+        "govkit: pki/q.pem: not issued by the Identity CA",
+        "govkit: … and 397 more with the same error: cannot write: No space left on device"]
