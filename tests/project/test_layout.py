@@ -42,6 +42,8 @@ def test_every_name_crossing_a_package_is_in_its_face():
     missing = []
     for path in PACKAGE.rglob("*.py"):
         me = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+        if path.parent == PACKAGE:
+            continue   # govkit/__init__.py and __main__.py sit above the stages
         for module, names in _imports(path):
             stage = _stage(module)
             if stage == _stage(me) or module == f"govkit.{stage}":
