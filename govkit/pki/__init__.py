@@ -19,10 +19,8 @@ _EXPORTS = {
     "load_identities": "names",
     "load_private_key": "testpki",
     "merge_participants": "participants",
-    "numbered_participants": "participants",
     "openssl_rfc2253": "names",
     "permissions_ca_paths": "testpki",
-    "read_participants": "participants",
     "subject_rfc2253": "testpki",
     "tls_paths": "testpki",
 }
