@@ -8,6 +8,7 @@ neither of those modules has to import the other.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from markupsafe import Markup, escape
@@ -421,15 +422,51 @@ def wbr(text: object) -> Markup:
     return Markup(str(escape(str(text))).replace("_", "_<wbr>"))
 
 
-def md_cell(text: str) -> str:
-    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+# Markdown (summary.md, compare.md). A value from results.json may hold anything; written
+# into Markdown it must show as the text it is: never raw HTML (a renderer that passes
+# inline HTML would run `<script>` or `<img onerror=…>`), never a link or an image, never a
+# line break out of a table row or a cell boundary. The Markdown templates write every
+# `{{ … }}` through `md_finalize` (govkit.report.run renders them that way), so a template
+# cannot forget it.
+
+# Running text: `<`, `>`, `&` as HTML entities (every renderer shows them literally), `\`,
+# `|` (cell boundaries), `[`, `]` (links, images) escaped, line breaks as spaces. Backticks
+# and emphasis stay, as govkit's own texts (flag reasons, advice) use them: neither can
+# carry markup (a code span shows its content as is).
+_MD_TEXT = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "\\": "\\\\", "|": "\\|",
+                          "[": "\\[", "]": "\\]", "\n": " ", "\r": " "})
+# Literal text, nothing left to Markdown: every ASCII punctuation character escaped.
+_MD_LITERAL = str.maketrans({**{c: "\\" + c for c in "!\"#$%'()*+,-./:;=?@[\\]^_`{|}~"},
+                             "&": "&amp;", "<": "&lt;", ">": "&gt;", "\n": " ", "\r": " "})
+# Inside a code span only what ends a cell or a row (the span shows the rest as is).
+_MD_SPAN = str.maketrans({"\\": "\\\\", "|": "\\|", "\n": " ", "\r": " "})
 
 
-def md_code(text: str) -> str:
-    text = md_cell(text)
-    fence = "``" if "`" in text else "`"
-    pad = " " if fence == "``" else ""
+def md_cell(text: object) -> str:
+    """`text` for a Markdown line or table cell: shown as written, nothing in it markup."""
+    return str(text).translate(_MD_TEXT)
+
+
+def md_code(text: object) -> str:
+    """`text` as a code span, its fence longer than any run of backticks in it. Text with
+    `<` or `>` is written as escaped literal text instead: a code span does not decode
+    entities, and a raw `<` is left to no renderer."""
+    text = str(text)
+    if not text:
+        return ""
+    if "<" in text or ">" in text:
+        return text.translate(_MD_LITERAL)
+    text = text.translate(_MD_SPAN)
+    fence = "`" * (max(map(len, re.findall("`+", text)), default=0) + 1)
+    pad = " " if len(fence) > 1 else ""
     return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def md_finalize(value: object) -> Markup:
+    """What a Markdown template writes for `{{ value }}`: `value` escaped by md_cell, unless
+    it is Markdown already (a Markup: the md and mdcode filters, govkit's number formatters,
+    the templates' own macros)."""
+    return value if isinstance(value, Markup) else Markup(md_cell(value))
 
 
 def first_line(text: str | None) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import statistics
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -54,6 +54,7 @@ from govkit.report.model import (
     fmt_values,
     md_cell,
     md_code,
+    md_finalize,
     wbr,
 )
 from govkit.report.plots import build_figures
@@ -370,10 +371,14 @@ def _label(profile: Any, mode: Any, size: Any, network: Any = "udp lo",
 
 
 def _stored_key(s: dict) -> tuple[str, ...]:
-    """A summary row's point, as text (a stored row may hold anything)."""
-    return (*(str(s.get(k)) for k in ("profile", "mode", "size")),
-            str(Network(s.get("transport", "udp"), s.get("path", "lo"),
-                        s.get("loss_pct", 0)).label))
+    """A summary row's point, as text (a stored row may hold anything: the checker does
+    not read the stored summary, this only compares it)."""
+    loss = s.get("loss_pct", 0)
+    if isinstance(loss, int | float) and not isinstance(loss, bool):
+        net = Network(str(s.get("transport", "udp")), str(s.get("path", "lo")), loss).label
+    else:
+        net = f"{s.get('transport', 'udp')} {s.get('path', 'lo')} loss {json_excerpt(loss)}"
+    return (*(str(s.get(k)) for k in ("profile", "mode", "size")), net)
 
 
 def _stored_differences(doc: dict, summary: list[dict], repeats: list[RepeatRow]
@@ -475,20 +480,37 @@ def _governance(profiles: list[ProfileInfo]) -> Governance:
 
 
 @cache
-def _environment() -> Environment:
+def report_environment(markdown: bool = False) -> Environment:
+    """The report templates' environment. HTML (*.html.j2) is autoescaped as HTML; Markdown
+    (*.md.j2) is escaped for Markdown by default: every `{{ … }}` goes through
+    model.md_finalize unless it is Markdown already (a Markup: the md and mdcode filters,
+    the number formatters below, a macro's output), so a value from results.json cannot
+    become HTML, a link or a broken table in summary.md or compare.md, whatever the
+    template forgets."""
     env = template_environment(trim_blocks=True)
-    env.filters.update({**FORMATTERS, "wbr": wbr, "ci": fmt_ci, "value": fmt_value,
-                        "values": fmt_values, "size": fmt_size, "md": md_cell,
-                        "mdcode": md_code, "first_line": first_line})
+    filters = {**FORMATTERS, "ci": fmt_ci, "value": fmt_value, "values": fmt_values}
+    if markdown:
+        env = env.overlay(autoescape=True, finalize=md_finalize)
+        # numbers only (their format specs refuse anything else): Markdown as they are
+        filters = {name: _markdown_already(f) for name, f in filters.items()}
+        filters.update(md=_markdown_already(md_cell), mdcode=_markdown_already(md_code))
+    env.filters.update({**filters, "wbr": wbr, "size": fmt_size, "first_line": first_line})
     env.globals.update(DASH=DASH, hints=_KEY_SETTINGS)
     return env
 
 
+def _markdown_already(fmt: Callable[..., str]) -> Callable[..., Markup]:
+    """A filter whose text is written into Markdown as it is (not escaped again)."""
+    return lambda *args: Markup(fmt(*args))
+
+
 def render(template: str, figures: Iterable[Figure] = (), **context: Any) -> str:
     """One of the report templates (templates/*.html.j2, *.md.j2) with the report's filters;
-    `figures` become the page's inline SVGs, by key."""
+    `figures` become the page's inline SVGs, by key. Markdown templates escape every value
+    for Markdown (see report_environment)."""
     svgs = {f.key: {**f.__dict__, "svg": Markup(f.svg)} for f in figures}
-    return _environment().get_template(template).render(figures=svgs, **context)
+    env = report_environment(markdown=template.endswith(".md.j2"))
+    return str(env.get_template(template).render(figures=svgs, **context))
 
 
 def render_html(model: ReportModel) -> str:

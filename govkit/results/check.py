@@ -1,21 +1,31 @@
-"""Read a bench's results.json and check it before govkit.report.run recomputes from it.
+"""Check a bench's results.json before govkit.report.run recomputes from it.
 
-Everything govkit.results.summary.summarize and govkit.results.stats.repeat_figures read
-must be there, of
-the right type and sound (finite numbers, measured rows that exist and hold samples), so a
-malformed file is one line naming the file and the first problem, never a traceback.
+Everything govkit.results.summary.summarize, govkit.results.stats, govkit.results.paired,
+govkit.runners.network.Network.of and the report (govkit.report.run) read must be there, of
+the right shape and sound, so a malformed file is one line naming the file and the first
+problem, never a traceback:
+- every number anywhere is finite and within ±MAX_MAGNITUDE (JSON allows 10^4000, and
+  `1e400` parses as infinity);
+- every field read has its type (a `transport` that is a list is refused here, not found
+  unhashable later) and the shape the readers assume (null only where they read it as
+  absent);
+- sizes, counts and indexes are integers in a range a run can have, and every measured
+  value (µs, samples/s, Mb/s, counts of samples) is 0 or between MIN_VALUE and MAX_VALUE,
+  so no sum, ratio, square or logarithm of them can overflow or divide by zero.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 from govkit.catalog.runners import MODES
 from govkit.results import stats
 from govkit.results import store as results
-from govkit.results.summary import point_key
+from govkit.results.summary import ROTATION_FORMAT, point_key
+from govkit.runners.network import PATHS, TRANSPORTS
 
 SCHEMA = results.SCHEMA
 OLD_SCHEMAS = ("govkit.bench/1",)      # per-repeat figures only, no raw rows
@@ -26,6 +36,20 @@ _ROW_KEYS = {
     "latency-summary": ("median_of_samples",),
     "throughput-summary": ("mean_rate_sps",),
 }
+# The numbers a usable slot of a rotating run must hold (govkit.results.stats.slot_figures).
+_SLOT_KEYS = ("count", "mean", "min", "max", "p50", "p99")
+
+# Bounds. No run comes near them; they keep every computation on the numbers finite.
+MAX_MAGNITUDE = 2 ** 64        # any number anywhere in the file
+MAX_SIZE = 2 ** 31 - 1         # a sample size in bytes
+MAX_INDEX = 10 ** 9            # repeats, orders, rounds, positions, process instances
+MAX_ROWS = 10 ** 7             # warm-up and measured rows of one repeat
+MAX_VALUE = 1e12               # a measured value: µs, samples/s, Mb/s, samples, bytes
+MIN_VALUE = 1e-9               # ... or 0; below any runner's resolution
+MAX_COUNT = 10 ** 15           # a wire capture's counters (messages, bytes)
+MAX_PERCENT = 100
+# A slot's 1 % histogram as cyclone_perf prints it: "bin:count,bin:count,…".
+_HIST = re.compile(r"-?\d{1,4}:\d{1,13}(?:,-?\d{1,4}:\d{1,13})*,?")
 
 # -------------------------------------------------------------------- checking
 
@@ -49,9 +73,11 @@ _KINDS = {
 
 
 def _get(obj: dict, key: str, path: str, kind: str, required: bool = True,
-         default: Any = None) -> Any:
+         default: Any = None, null: bool = True) -> Any:
+    """obj[key] if it is `kind`. Absent (or null, where `null` says its readers take null
+    for absent): an error if `required`, else `default`."""
     here = f"{path}.{key}" if path else key
-    if key not in obj or obj[key] is None:
+    if key not in obj or (obj[key] is None and null):
         if required:
             raise Malformed(f"missing '{here}' (expected {kind})")
         return default
@@ -61,18 +87,47 @@ def _get(obj: dict, key: str, path: str, kind: str, required: bool = True,
     return value
 
 
+def _bounded(obj: dict, key: str, path: str, low: float, high: float, kind: str = "an integer",
+             required: bool = True, null: bool = True) -> Any:
+    """obj[key] as _get, an integer (or a number) from `low` to `high`."""
+    value = _get(obj, key, path, kind, required, null=null)
+    if value is not None and not low <= value <= high:
+        raise _where(f"{path}.{key}" if path else key,
+                     f"expected {kind} from {_text(low)} to {_text(high)}, got "
+                     f"{json_excerpt(value)}")
+    return value
+
+
+def _measured(obj: dict, key: str, path: str, required: bool = True, null: bool = True
+              ) -> Any:
+    """A measured value: 0, or a number from MIN_VALUE to MAX_VALUE."""
+    value = _get(obj, key, path, "a number", required, null=null)
+    if value is not None and not (value == 0 or MIN_VALUE <= value <= MAX_VALUE):
+        raise _where(f"{path}.{key}" if path else key,
+                     f"expected 0 or a number from {MIN_VALUE:g} to {MAX_VALUE:g}, got "
+                     f"{json_excerpt(value)}")
+    return value
+
+
+def _text(bound: float) -> str:
+    return f"{bound:g}" if isinstance(bound, float) else str(bound)
+
+
 def _is_number(v: Any) -> bool:
-    return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+    return isinstance(v, int) and not isinstance(v, bool) or \
+        isinstance(v, float) and math.isfinite(v)
 
 
 def json_excerpt(v: Any) -> str:
+    if isinstance(v, int) and not isinstance(v, bool) and abs(v) > MAX_MAGNITUDE:
+        return f"an integer of {int(v.bit_length() * math.log10(2)) + 1} digits"
     text = json.dumps(v, ensure_ascii=False, default=str)
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def _entries(obj: dict, key: str, path: str = "", required: bool = True
+def _entries(obj: dict, key: str, path: str = "", required: bool = True, null: bool = True
              ) -> list[tuple[str, dict]]:
-    items = _get(obj, key, path, "a list", required, default=[])
+    items = _get(obj, key, path, "a list", required, default=[], null=null)
     out = []
     for i, item in enumerate(items):
         here = f"{path + '.' if path else ''}{key}[{i}]"
@@ -82,23 +137,64 @@ def _entries(obj: dict, key: str, path: str = "", required: bool = True
     return out
 
 
-def _strings(obj: dict, key: str, path: str) -> list[str]:
-    items = _get(obj, key, path, "a list", required=False, default=[])
+def _strings(obj: dict, key: str, path: str, null: bool = True) -> list[str]:
+    items = _get(obj, key, path, "a list", required=False, default=[], null=null)
     for i, c in enumerate(items):
         if not isinstance(c, str):
             raise _where(f"{path}.{key}[{i}]", f"expected a string, got {json_excerpt(c)}")
     return list(items)
 
 
+def _check_numbers(doc: Any) -> None:
+    """Every number in the document finite and within ±MAX_MAGNITUDE. Without recursion
+    (load_results has bounded the depth), and a place's name made only for the message."""
+    high, low, fhigh, flow = MAX_MAGNITUDE, -MAX_MAGNITUDE, float(MAX_MAGNITUDE), \
+        -float(MAX_MAGNITUDE)
+    stack: list[tuple[Any, tuple]] = [(doc, ())]
+    while stack:
+        obj, where = stack.pop()
+        for k, v in obj.items() if type(obj) is dict else enumerate(obj):
+            t = type(v)
+            if t is dict or t is list:
+                stack.append((v, (where, k)))
+            elif t is float and not flow <= v <= fhigh or t is int and not low <= v <= high:
+                raise _where(_path((where, k)), f"{json_excerpt(v)} is beyond any number a "
+                                                f"run records (±2^64)")
+
+
+def _path(where: tuple) -> str:
+    """results[0].raw.rows[1].p50 from (((((), 'results'), 0), 'raw'), …)."""
+    keys = []
+    while where:
+        where, key = where
+        keys.append(key)
+    out = ""
+    for key in reversed(keys):
+        out += f"[{key}]" if isinstance(key, int) else f".{key}" if out else str(key)
+    return out
+
+
+def _check_network(r: dict, here: str) -> None:
+    """What govkit.runners.network.Network.of reads (absent: UDP over loopback, no loss)."""
+    for key, known in (("transport", TRANSPORTS), ("path", PATHS)):
+        value = _get(r, key, here, "a string", required=False, null=False)
+        if value is not None and value not in known:
+            raise _where(f"{here}.{key}", f"expected one of {', '.join(known)}, got "
+                                          f"{json_excerpt(value)}")
+    _bounded(r, "loss_pct", here, 0, MAX_PERCENT, "a number", required=False, null=False)
+
+
 def _check_result(here: str, r: dict) -> None:
-    """What summarize and repeat_figures read from one result must be there and sound."""
+    """What summarize, repeat_figures and the report read from one result must be there and
+    sound."""
     _get(r, "profile", here, "a string")
     mode = _get(r, "mode", here, "a string")
     if mode not in MODES:
         raise _where(f"{here}.mode", f"expected 'latency' or 'throughput', got {mode!r}")
-    _get(r, "size", here, "an integer")
-    _get(r, "repeat", here, "an integer", required=False)
-    _get(r, "order", here, "an integer", required=False)
+    _bounded(r, "size", here, 0, MAX_SIZE)
+    _bounded(r, "repeat", here, 0, MAX_INDEX, required=False, null=False)
+    _bounded(r, "order", here, 0, MAX_INDEX, required=False)
+    _check_network(r, here)
     _get(r, "error", here, "a string", required=False)
     _strings(r, "commands", here)
     for key in ("cpus", "output_tail"):
@@ -112,33 +208,113 @@ def _check_result(here: str, r: dict) -> None:
     if name not in stats.ROW_FORMATS:
         raise _where(f"{here}.raw.format", f"unknown row format {name!r} (known: "
                                            f"{', '.join(stats.ROW_FORMATS)})")
+    if name == ROTATION_FORMAT:
+        raise _where(f"{here}.raw.format", f"{name!r} rows are a rotating run's slots: "
+                                           "they belong under rotation.slots")
     fmt = stats.row_format(name)
     if fmt.mode != mode:
         raise _where(f"{here}.raw.format", f"{name!r} rows cannot make a {mode} result")
     if fmt.value_key is None:
         summary = _get(raw, "summary", f"{here}.raw", "an object")
         for k in _ROW_KEYS[name]:
-            _get(summary, k, f"{here}.raw.summary", "a number")
-        for k, v in summary.items():
-            if not _is_number(v):
-                raise _where(f"{here}.raw.summary.{k}", f"expected a number, got {json_excerpt(v)}")
+            _measured(summary, k, f"{here}.raw.summary")
+        for k in summary:
+            _measured(summary, k, f"{here}.raw.summary", null=False)
         return
     rows = _entries(raw, "rows", f"{here}.raw")
     for where, row in rows:
         for k in _ROW_KEYS[name]:
-            if _get(row, k, where, "a number") < 0:
-                raise _where(f"{where}.{k}", f"expected a number >= 0, got {row[k]}")
+            _measured(row, k, where)
+        if fmt.mode == "throughput":
+            _measured(row, "rexmit_bytes", where, required=False)
     warmup = _get(r, "warmup_rows", here, "an integer")
     measured = _get(r, "measured_rows", here, "an integer")
     if warmup < 0 or measured < 1:
         raise _where(here, f"warmup_rows {warmup} and measured_rows {measured}: expected "
                            "warmup_rows >= 0 and measured_rows >= 1")
+    if warmup > MAX_ROWS or measured > MAX_ROWS:
+        raise _where(here, f"warmup_rows {warmup} and measured_rows {measured}: expected at "
+                           f"most {MAX_ROWS:,} each")
     kept = stats.measured([row for _, row in rows], warmup, measured)
     if not kept:
         raise _where(f"{here}.raw.rows", f"no measured rows ({len(rows)} rows, all within "
                                          f"the {warmup} warm-up rows)")
     if mode == "latency" and not sum(row["count"] for row in kept):
         raise _where(f"{here}.raw.rows", "the measured rows hold no samples")
+
+
+def _check_rotation(doc: dict) -> None:
+    """A rotating run's pairs, slots and rounds, as govkit.results.summary and
+    govkit.results.paired read them (the cost matrix, the A/A floor, the run's shape)."""
+    rot = _get(doc, "rotation", "", "an object", required=False)
+    if not rot:
+        return
+    settings = _get(rot, "settings", "rotation", "an object", required=False, default={})
+    _get(settings, "target_ci_pct", "rotation.settings", "a number", required=False)
+    for key in ("method", "estimator", "interval"):
+        _get(rot, key, "rotation", "a string", required=False)
+    _get(rot, "rounds", "rotation", "a list", required=False, null=False)
+    for here, pair in _entries(rot, "pairs", "rotation", required=False, null=False):
+        _get(pair, "arm", here, "a string")
+        _bounded(pair, "instance", here, 0, MAX_INDEX)
+        for key in ("status", "error"):
+            _get(pair, key, here, "a string", required=False)
+        _strings(pair, "commands", here, null=False)
+        _bounded(pair, "time_to_match_s", here, 0, MAX_VALUE, "a number", required=False)
+    for here, slot in _entries(rot, "slots", "rotation", required=False, null=False):
+        for key in ("arm", "profile"):
+            _get(slot, key, here, "a string")
+        _bounded(slot, "size", here, 0, MAX_SIZE)
+        for key in ("round", "position", "instance"):
+            _bounded(slot, key, here, 0, MAX_INDEX)
+        _get(slot, "status", here, "a string", required=False, null=False)
+        _get(slot, "error", here, "a string", required=False)
+        _measured(slot, "p50", here, required=False)
+        if not stats.usable(slot):
+            continue
+        for key in _SLOT_KEYS:                  # a usable slot's figures are computed
+            _measured(slot, key, here)
+        for key in ("cpu_us", "wall_us"):
+            _measured(slot, key, here, required=False, null=False)
+        hist = _get(slot, "hist", here, "a string", required=False)
+        if hist and not _HIST.fullmatch(hist):
+            raise _where(f"{here}.hist", f"expected bin:count,… (integers), got "
+                                         f"{json_excerpt(hist)}")
+
+
+def _check_load(doc: dict) -> None:
+    """How quiet the machine was (govkit.results.summary.load_line, the headline)."""
+    for here, load in _entries(doc, "load", required=False):
+        before = _get(load, "loadavg_before", here, "a list", required=False)
+        for i, v in enumerate(before or []):
+            if not _is_number(v):
+                raise _where(f"{here}.loadavg_before[{i}]", f"expected a number, got "
+                                                            f"{json_excerpt(v)}")
+        _get(load, "steal_pct", here, "a number", required=False)
+        _get(load, "under_load", here, "true or false", required=False)
+        for where, busy in _entries(load, "busy_processes", here, required=False, null=False):
+            _get(busy, "name", where, "a string")
+            _get(busy, "cpu_share", where, "a number")
+
+
+def _check_wire_counts(doc: dict) -> None:
+    """A captured point's counts are counts: whole, not negative, bounded (the wire part
+    is read by govkit.report.wire_section, which names any other problem in it)."""
+    wire = doc.get("wire")
+    points = wire.get("points") if isinstance(wire, dict) else None
+    for i, point in enumerate(points if isinstance(points, list) else []):
+        observed = point.get("observed") if isinstance(point, dict) else None
+        stack = [(observed, f"wire.points[{i}].observed")] if isinstance(observed, dict) \
+            else []
+        while stack:
+            obj, path = stack.pop()
+            for k, v in obj.items():
+                if isinstance(v, dict):
+                    stack.append((v, f"{path}.{k}"))
+                elif isinstance(v, int | float) and not isinstance(v, bool) and not (
+                        isinstance(v, int) and 0 <= v <= MAX_COUNT):
+                    raise _where(f"{path}.{k}", f"expected a count (an integer from 0 to "
+                                                f"{MAX_COUNT:g}), got {json_excerpt(v)}")
 
 
 def check_results(doc: Any) -> None:
@@ -151,6 +327,7 @@ def check_results(doc: Any) -> None:
                          f"{SCHEMA!r})")
     if schema not in results.READABLE_SCHEMAS:
         raise Malformed(f"schema is {schema!r}, expected {SCHEMA!r}")
+    _check_numbers(doc)
     for here, p in _entries(doc, "profiles"):
         _get(p, "name", here, "a string")
         _get(p, "title", here, "a string", required=False)
@@ -171,21 +348,26 @@ def check_results(doc: Any) -> None:
         for key in ("path", "sha256"):
             _get(f, key, here, "a string")
         _get(f, "profile", here, "a string", required=False)
-    settings = _get(doc, "settings", "", "an object", required=False, default={})
+    settings = _get(doc, "settings", "", "an object", required=False, default={}, null=False)
     _get(settings, "target_ci_pct", "settings", "a number", required=False)
     for key in ("method", "interval"):
         _get(settings, key, "settings", "a string", required=False)
     for key in ("sizes", "modes"):
         values = _get(settings, key, "settings", "a list", required=False, default=[])
-        kind = int if key == "sizes" else str
-        if not all(isinstance(x, kind) and not isinstance(x, bool) for x in values):
-            raise _where(f"settings.{key}", f"expected a list of "
-                                            f"{'integers' if kind is int else 'strings'}, "
-                                            f"got {json_excerpt(values)}")
+        if key == "sizes":
+            for i, size in enumerate(values):
+                if not (_KINDS["an integer"](size) and 0 <= size <= MAX_SIZE):
+                    raise _where(f"settings.sizes[{i}]", f"expected an integer from 0 to "
+                                                         f"{MAX_SIZE}, got {json_excerpt(size)}")
+        elif not all(isinstance(x, str) for x in values):
+            raise _where(f"settings.{key}", f"expected a list of strings, got "
+                                            f"{json_excerpt(values)}")
     for key in ("created", "command", "runner"):
         _get(doc, key, "", "a string", required=False)
     _get(doc, "environment", "", "an object", required=False)
-
+    _check_rotation(doc)
+    _check_load(doc)
+    _check_wire_counts(doc)
 
 
 # --------------------------------------------------------------------- reading

@@ -833,7 +833,7 @@ MALFORMED = [
     ("row value missing", _broken(lambda d: d["results"][0]["raw"]["rows"][0].pop("p99")),
      "missing 'results[0].raw.rows[0].p99' (expected a number)"),
     ("negative count", _broken(lambda d: d["results"][0]["raw"]["rows"][0].update(count=-1)),
-     "results[0].raw.rows[0].count: expected a number >= 0, got -1"),
+     "results[0].raw.rows[0].count: expected 0 or a number from 1e-09 to 1e+12, got -1"),
     ("unknown format", _broken(lambda d: d["results"][0]["raw"].update(format="csv")),
      "results[0].raw.format: unknown row format 'csv'"),
     ("format of another mode", _broken(lambda d: d["results"][0]["raw"].update(
