@@ -139,7 +139,7 @@ def build_report_model(doc: Any, source: str = RESULTS_NAME) -> ReportModel:
 def _build(doc: dict, summary: list[dict]) -> ReportModel:
     profiles = _profiles(doc)
     settings = doc.get("settings") or {}
-    records = doc["results"]
+    records = results.all_records(doc)   # a rotating run: one record per profile, size, pair
     repeats = [_repeat_row(r) for r in records]          # each repeat's figures, once
     points = [_point(row, i, repeats) for i, row in enumerate(summary)]
     by_key: dict[tuple, list[dict]] = {}
@@ -410,7 +410,8 @@ def _stored_differences(doc: dict, summary: list[dict], repeats: list[RepeatRow]
                 fields = [k for k in row if s.get(k) != row[k]] + [k for k in s if k not in row]
                 out.append(f"{label}: {', '.join(fields)}")
         out += [f"{_label(*key)}: stored, but no completed repeat gives it" for key in by_key]
-    for r, fresh_repeat in zip(doc["results"], repeats, strict=True):
+    stored_repeats = doc["results"]     # rotation records (after them) store no figures
+    for r, fresh_repeat in zip(stored_repeats, repeats[:len(stored_repeats)], strict=True):
         key = "latency_us" if r["mode"] == "latency" else "throughput"
         if r["status"] != "ok" or (key not in r and "count" not in r):
             continue

@@ -965,3 +965,18 @@ def test_summary_only_runner(tmp_path):
                                  "Std of all samples (µs)", "Min sample (µs)",
                                  "Max sample (µs)", "Samples"]
     assert "this run used `perftest` on loopback" in md
+
+
+def test_a_rotating_run_fills_the_latency_section_and_its_plot(tmp_path):
+    """The default design's report showed its cost matrix but "No latency was measured"
+    below it: the sections read doc["results"], where a rotating run keeps nothing (its
+    records are made from rotation.slots, one per profile, size and process pair)."""
+    page, _, _ = report(tmp_path, load("rotation"))
+    html = lxml.html.tostring(page, encoding="unicode")
+    assert "No latency was measured" not in html
+    assert "No completed latency repeat to plot" not in html
+    for profile in ("none", "rtps_sign"):       # one measured row each (point_row asserts)
+        row = point_row(page, "headline-table", profile, 32)
+        assert cell(row, "estimate") != DASH
+    header = [text(th) for th in page.xpath('(//table[@class="repeats"])[1]/thead//th')]
+    assert "Median of slot medians (µs)" in header and "p99.9 of all samples (µs)" in header
