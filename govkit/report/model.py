@@ -313,6 +313,12 @@ class ReportModel:
         """The exact name of `mode`'s headline statistic (govkit.results.stats.ROW_FORMATS)."""
         return next((p.statistic for p in self.points if p.mode == mode), "")
 
+    @property
+    def rotated(self) -> bool:
+        """Latency by rotation: the tail is the p99 of every sample, a "repeat" is a process
+        pair and its "seconds" are slots."""
+        return any(p.p99_of_samples is not None for p in self.points if p.mode == "latency")
+
     def statistic_title(self, mode: str) -> str:
         """That name as a column title: "Median of per-second medians"."""
         name = self.statistic(mode).split(" (")[0]

@@ -15,6 +15,7 @@ from dataclasses import replace
 
 from govkit.catalog.profiles import BASELINE
 from govkit.report.model import Figure, ProfileRows, ReportModel, fmt_int, fmt_size
+from govkit.results.figures import FIGURES
 
 # ---------------------------------------------------------------------- plots
 
@@ -46,6 +47,13 @@ _RC = {
     "text.parse_math": False,     # a `$` in a profile name is text, not mathtext
 }
 
+
+
+def _tail(point) -> float | None:
+    """A point's tail as its runner gives it: the p99 of all samples (rotation), else the
+    median of the per-second p99s."""
+    return point.p99_of_samples if point.p99_of_samples is not None \
+        else point.p99_median_of_seconds
 
 def _style_indexes(model: ReportModel) -> dict[str, int]:
     """Catalog position per profile, so a profile keeps its colour from report to report."""
@@ -191,18 +199,20 @@ def _latency_figure(model: ReportModel) -> Figure:
                 zorder=3)
         _whiskers(ax, xs, [p.estimate for p in pts], [p.ci95 for p in pts],
                   f"whiskers-latency-{j}", ecolor=st["color"])
-        tail = [p for p in pts if p.p99_median_of_seconds is not None]
+        tail = [p for p in pts if _tail(p) is not None]
         if tail:   # thin, hollow markers: the tail, in the profile's own line style
-            ax.plot([p.size for p in tail], [p.p99_median_of_seconds for p in tail],
+            ax.plot([p.size for p in tail], [_tail(p) for p in tail],
                     color=st["color"], linestyle=st["linestyle"], marker=st["marker"],
                     markersize=4, markerfacecolor="white", linewidth=0.8, alpha=0.75,
                     zorder=2)
-        values += [v for p in pts for v in (p.estimate, *(p.ci95 or ()),
-                                            p.p99_median_of_seconds) if v is not None]
+        values += [v for p in pts for v in (p.estimate, *(p.ci95 or ()), _tail(p))
+                   if v is not None]
     handles, labels = ax.get_legend_handles_labels()
     handles += [_whisker_proxy(), Line2D([], [], color="#555555", linewidth=0.8, marker="o",
                                          markerfacecolor="white", markersize=4)]
-    labels += ["95% interval", "p99: median of the\nper-second p99s (thin,\nhollow markers)"]
+    tail_name = FIGURES["p99_of_samples" if model.rotated else "p99_median_of_seconds"].name
+    labels += ["95% interval", "\n".join(textwrap.wrap(tail_name, 20))
+               + "\n(thin, hollow markers)"]
     _size_axis(ax, model.sizes)
     _log_y(ax, values)
     title = model.statistic_title("latency")
@@ -212,8 +222,8 @@ def _latency_figure(model: ReportModel) -> Figure:
               title_fontsize=9, alignment="left")
     return Figure("fig-latency", "Latency vs sample size",
                   f"Bold lines: {model.statistic('latency')}, with its 95% interval "
-                  "(whiskers). Thin lines with hollow markers: the tail, the median of the "
-                  "per-second p99s. Lower is better.", _to_svg(fig, "fig-latency"))
+                  f"(whiskers). Thin lines with hollow markers: the tail, {tail_name[:1].lower()}"
+                  f"{tail_name[1:]}. Lower is better.", _to_svg(fig, "fig-latency"))
 
 
 def _overhead_figure(model: ReportModel) -> Figure:

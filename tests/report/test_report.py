@@ -980,3 +980,8 @@ def test_a_rotating_run_fills_the_latency_section_and_its_plot(tmp_path):
         assert cell(row, "estimate") != DASH
     header = [text(th) for th in page.xpath('(//table[@class="repeats"])[1]/thead//th')]
     assert "Median of slot medians (µs)" in header and "p99.9 of all samples (µs)" in header
+    # the tail is named for what a rotating run measures, not per-second p99s
+    heads = [text(th) for th in page.xpath('//table[@id="headline-table"]/thead//th')]
+    assert "p99 of all samples (µs)" in heads and "Process pairs" in heads
+    assert not any("p99 of seconds" in h or "Repeats" in h for h in heads)
+    assert "the tail, p99 of all samples" in html and "per-second p99s" not in html
