@@ -31,15 +31,24 @@ _schema_lock = threading.Lock()
 
 
 @cache
-def xsd_schema(kind: DocumentKind) -> etree.XMLSchema:
+def _xsd_document(kind: DocumentKind):
+    """govkit's XSD for `kind`, parsed once for both the validator and schema_facts."""
     path = Path(SCHEMAS_DIR) / SCHEMA_FILES[kind.value]
     try:
-        xsd = etree.parse(str(path), safe_parser())
-        return etree.XMLSchema(xsd)
+        return etree.parse(str(path), safe_parser())
     except OSError as err:
         raise GovkitError(f"{path}: cannot read the {kind.value} schema: {err}",
                           EXIT_USAGE) from None
-    except (etree.XMLSyntaxError, etree.XMLSchemaParseError) as err:
+    except etree.XMLSyntaxError as err:
+        raise GovkitError(f"{path}: broken {kind.value} schema: {err}", EXIT_USAGE) from None
+
+
+@cache
+def xsd_schema(kind: DocumentKind) -> etree.XMLSchema:
+    try:
+        return etree.XMLSchema(_xsd_document(kind))
+    except etree.XMLSchemaParseError as err:
+        path = Path(SCHEMAS_DIR) / SCHEMA_FILES[kind.value]
         raise GovkitError(f"{path}: broken {kind.value} schema: {err}", EXIT_USAGE) from None
 
 
@@ -69,8 +78,7 @@ def schema_facts() -> SchemaFacts:
     order: dict[str, tuple[str, ...]] = {}
     booleans: set[str] = set()
     for kind in DocumentKind:
-        path = Path(SCHEMAS_DIR) / SCHEMA_FILES[kind.value]
-        root = etree.parse(str(path), safe_parser()).getroot()
+        root = _xsd_document(kind).getroot()
         types = {t.get("name"): t for t in root.iter(f"{_XS}complexType") if t.get("name")}
         for simple in root.iter(f"{_XS}simpleType"):
             if simple.get("name") in _FRIENDLY:
