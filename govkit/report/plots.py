@@ -15,7 +15,7 @@ from dataclasses import replace
 
 from govkit.catalog.profiles import BASELINE
 from govkit.report.model import Figure, ProfileRows, ReportModel, fmt_int, fmt_size
-from govkit.results.figures import FIGURES
+from govkit.results.figures import FIGURES, tail_p99
 
 # ---------------------------------------------------------------------- plots
 
@@ -50,10 +50,7 @@ _RC = {
 
 
 def _tail(point) -> float | None:
-    """A point's tail as its runner gives it: the p99 of all samples (rotation), else the
-    median of the per-second p99s."""
-    return point.p99_of_samples if point.p99_of_samples is not None \
-        else point.p99_median_of_seconds
+    return tail_p99(point.p99_of_samples, point.p99_median_of_seconds)
 
 def _style_indexes(model: ReportModel) -> dict[str, int]:
     """Catalog position per profile, so a profile keeps its colour from report to report."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
+from govkit.results import figures
 from govkit.results.figures import FIGURES
 from govkit.results.flags import short_label
 from govkit.runners.network import DEFAULT, Network, sort_key
@@ -35,9 +36,8 @@ def tail_p99_key(rows: list[dict]) -> str:
 
 
 def tail_p99(tail: dict) -> float | None:
-    """The point's p99 as its runner can give it: of all samples (rotation), else the
-    median of per-second p99s."""
-    return tail.get("p99_of_samples", tail.get("p99_median_of_seconds"))
+    """A summary row's tail (results.figures.tail_p99)."""
+    return figures.tail_p99(tail.get("p99_of_samples"), tail.get("p99_median_of_seconds"))
 
 
 def noise_floor_table(rows: list[dict]) -> Table | None:

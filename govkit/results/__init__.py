@@ -31,6 +31,7 @@ _EXPORTS = {
     "repeat_figures": "stats",
     "rotation_widths": "summary",
     "short_label": "flags",
+    "tail_p99": "figures",
 }
 __all__ = sorted(_EXPORTS)
 __getattr__ = lazy_face(__name__, _EXPORTS)

@@ -27,6 +27,12 @@ class Figure:
         return f"{self.name} ({unit})" if unit else self.name
 
 
+def tail_p99(of_samples: float | None, median_of_seconds: float | None) -> float | None:
+    """A point's tail as its runner gives it: the p99 of all samples (rotation), else the
+    median of the per-second p99s."""
+    return of_samples if of_samples is not None else median_of_seconds
+
+
 FIGURES: dict[str, Figure] = {f.key: f for f in (
     # latency, one pair's per-second rows (ddsperf, fastdds)
     Figure("median_of_second_medians", "Median of per-second medians", "us"),
