@@ -105,8 +105,6 @@ def lint_rules_page() -> str:
 
 def profiles_page() -> str:
     from govkit.catalog.profiles import PROFILES, PROTECTION_KINDS
-    from govkit.catalog.rti_published import DEFAULT_SOURCE  # noqa: F401 - the seeds' source
-    keys = list(PROFILES[0].settings) if hasattr(PROFILES[0], "settings") else []
     lines = ["# Protection profiles", "", NOTE.strip(), "",
              "The catalog (`govkit/catalog/profiles.py`), in catalog order; `govkit profiles` "
              "prints it too.", ""]
@@ -118,7 +116,6 @@ def profiles_page() -> str:
         lines.append("")
     lines += ["## Protection kinds", "", "| kind | meaning |", "|---|---|"]
     lines += [f"| {code(k)} | {cell(v.meaning)} |" for k, v in PROTECTION_KINDS.items()]
-    del keys
     return "\n".join(lines) + "\n"
 
 
