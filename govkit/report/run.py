@@ -64,6 +64,7 @@ from govkit.results import summary as results
 from govkit.results.check import SCHEMA, Malformed, check_results, json_excerpt
 from govkit.results.figures import FIGURES
 from govkit.results.flags import flag_advice
+from govkit.results.paired import ESTIMATOR
 from govkit.results.store import RESULTS_NAME, load_results
 from govkit.runners.network import Network
 from govkit.runners.network import sort_key as network_order
@@ -287,7 +288,9 @@ def headline(doc: dict, summary: list[dict]) -> Headline | None:
         floor_flags=[f["reason"] for x in floor.values() for f in x["flags"]],
         load=results.load_line(doc) or "not recorded",
         under_load=any(x.get("under_load") for x in loads),
-        rounds=len(rot.get("rounds", [])), estimator=rot.get("estimator") or "")
+        # the figures are recomputed from the raw slots by today's estimator: name that one,
+        # not the one the run recorded
+        rounds=len(rot.get("rounds", [])), estimator=ESTIMATOR if rot else "")
 
 
 def _pair(v) -> tuple[float, float] | None:

@@ -14,8 +14,14 @@ Terms, so that each figure says what it is:
   one slot per size, sandwiched between two `none` slots; its *per-round ratio* is its slot
   median over the geometric mean of its two neighbours' (its *added µs*, the difference to
   their arithmetic mean);
-- the *overhead ratio* is the geometric mean of the per-round ratios (exp of the mean
-  log ratio); the *added µs* is the mean of the per-round differences;
+- the *overhead ratio* is the median of the per-round ratios (exp of the median log
+  ratio); the *added µs* is the median of the per-round differences. Why the median: on the
+  2-core VM a slot's level is set when the slot starts and held to its end, and about one
+  slot in ten lands in a state about 1.5x slower (measured 2026-12-02: `none` slot medians
+  13-18 µs, a second cluster at 24-26 µs). A mean lets each such slot move its round's
+  ratio by 20-40 %; the median does not. (On the same runs the mean's intervals reached
+  ±5-12 %, the median's ±4-5 %, and two runs' medians agreed within 5 % where the means
+  moved by up to 7 %: docs/background/method.md.)
 - the 95 % interval is a hierarchical percentile bootstrap: resample the arm's process
   instances (separate processes, separate address-space layouts), then its rounds within
   each drawn instance (in moving blocks when successive rounds are correlated), 2000
@@ -45,8 +51,8 @@ PAIRED_INTERVAL_METHOD = (
     f"{BLOCK_LAG1}); {BOOTSTRAP_RESAMPLES} resamples seeded by the point's name.")
 ESTIMATOR = (
     "per round: the slot's median over the geometric mean of the two adjacent `none` "
-    "slots' medians (ratio) and minus their mean (added µs); overhead = exp(mean of the "
-    "per-round log ratios), added µs = mean of the per-round differences")
+    "slots' medians (ratio) and minus their mean (added µs); overhead = exp(median of the "
+    "per-round log ratios), added µs = median of the per-round differences")
 
 
 @dataclass(frozen=True)
@@ -104,7 +110,7 @@ def lag1(values: Sequence[float]) -> float | None:
 def _resample(groups: list[list[float]], statistic, seed: str, block: int) -> list[float]:
     """Resample the groups (process instances), then each drawn group's values in moving
     blocks of `block` (1: one at a time) up to its own length; the statistic of all drawn.
-    (Pure Python: the level's median; the overheads' means use _resample_means.)"""
+    (Pure Python: the level's median; the overheads use _resample_medians.)"""
     rand = random.Random(seed).random
     k = len(groups)
     out = []
@@ -124,9 +130,10 @@ def _resample(groups: list[list[float]], statistic, seed: str, block: int) -> li
     return out
 
 
-def _resample_means(groups: list[list[float]], seed: str, block: int) -> list[float]:
-    """_resample with the mean as statistic, vectorised (numpy): the rounds' stopping rule
-    computes it for every arm after every round."""
+def _resample_medians(groups: list[list[float]], seed: str, block: int) -> list[float]:
+    """_resample with the median as statistic, vectorised (numpy): the rounds' stopping rule
+    computes it for every arm after every round. Each resample's draws fill a row (padded
+    with NaN where the drawn instances hold fewer rounds than the widest row)."""
     import hashlib
 
     import numpy as np
@@ -134,24 +141,21 @@ def _resample_means(groups: list[list[float]], seed: str, block: int) -> list[fl
     rng = np.random.default_rng(int.from_bytes(hashlib.sha256(seed.encode()).digest()[:8],
                                                "little"))
     k, r = len(groups), BOOTSTRAP_RESAMPLES
-    sums, counts = np.zeros(r), np.zeros(r)
     arrays = [np.asarray(g, dtype=float) for g in groups]
-    chosen = rng.integers(0, k, size=(r, k))
-    for gi, values in enumerate(arrays):
-        n = len(values)
-        b = min(block, n)
-        nblocks = -(-n // b)
-        draws = (chosen == gi).sum(axis=1)          # how often each resample drew it
-        most = int(draws.max())
-        if most == 0:
-            continue
-        starts = rng.integers(0, n - b + 1, size=(r, most, nblocks))
-        idx = (starts[..., None] + np.arange(b)).reshape(r, most, nblocks * b)[..., :n]
-        per_draw = values[idx].sum(axis=2)          # (r, most)
-        use = np.arange(most)[None, :] < draws[:, None]
-        sums += (per_draw * use).sum(axis=1)
-        counts += draws * n
-    return [float(v) for v in sums / counts]
+    width = max(len(a) for a in arrays)
+    drawn = np.full((r, k * width), np.nan)
+    chosen = rng.integers(0, k, size=(r, k))        # which instance fills draw d of row i
+    for d in range(k):
+        for gi, values in enumerate(arrays):
+            rows = np.nonzero(chosen[:, d] == gi)[0]
+            if not len(rows):
+                continue
+            n = len(values)
+            b = min(block, n)
+            starts = rng.integers(0, n - b + 1, size=(len(rows), -(-n // b)))
+            idx = (starts[..., None] + np.arange(b)).reshape(len(rows), -1)[:, :n]
+            drawn[rows, d * width:d * width + n] = values[idx]
+    return [float(v) for v in np.nanmedian(drawn, axis=1)]
 
 
 @dataclass(frozen=True)
@@ -200,15 +204,16 @@ def overhead(pairs: list[Pairing], seed: str) -> Overhead:
     ordered = sorted(pairs, key=lambda p: p.round)
     logs = [p.log_ratio for p in ordered]
     adds = [p.added for p in ordered]
-    ratio, added = math.exp(statistics.fmean(logs)), statistics.fmean(adds)
+    ratio, added = math.exp(statistics.median(logs)), statistics.median(adds)
     block, r1 = block_length(logs)
     instances = len({p.instance for p in pairs})
     if len(pairs) < 3:
         return Overhead(ratio, None, added, None, len(pairs), instances, block, r1)
-    log_dist = _resample_means(_by_instance(pairs, lambda p: p.log_ratio), seed + "/ratio",
+    log_dist = _resample_medians(_by_instance(pairs, lambda p: p.log_ratio), seed + "/ratio",
                                block)
     lo, hi = percentile_interval(log_dist)
-    add_dist = _resample_means(_by_instance(pairs, lambda p: p.added), seed + "/added", block)
+    add_dist = _resample_medians(_by_instance(pairs, lambda p: p.added), seed + "/added",
+                                block)
     return Overhead(ratio, (math.exp(lo), math.exp(hi)), added, percentile_interval(add_dist),
                     len(pairs), instances, block, r1)
 

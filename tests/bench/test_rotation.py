@@ -51,6 +51,23 @@ def test_identical_arms_cover_one_and_the_interval_is_honest():
     assert covered >= 33                 # a 95 % interval: about 38 of 40, not 40 of 40
 
 
+def test_slow_slots_do_not_move_the_estimate():
+    """About one slot in ten starts in a state 1.5x slower and keeps it (the 2-core VM,
+    2026-12-02). The median of the per-round ratios stays on the true ratio; a mean
+    would be moved by every such slot."""
+    rand = random.Random(7)
+    slots = _slots(2.0, 60, 0.02, 7, regimes=False)
+    for s in slots:
+        if rand.random() < 0.1:
+            s["p50"] *= 1.5
+    o = paired.overhead(paired.pairings(slots)[("x", 32)], "slow")
+    assert abs(o.ratio / 2.0 - 1) < 0.02
+    assert o.ratio_ci95[0] < 2.0 < o.ratio_ci95[1] and o.halfwidth_pct < 3
+    logs = [p.log_ratio for p in paired.pairings(slots)[("x", 32)]]
+    spread = max(logs) - min(logs)
+    assert spread > math.log(1.4)        # the outliers are there: the test can fail
+
+
 def test_a_missing_neighbour_uses_the_other_and_failed_slots_are_skipped():
     slots = _slots(2.0, 4, 0.0, 3, regimes=False)
     slots[0]["status"] = "failed"                       # round 0's first none
