@@ -179,47 +179,64 @@ def _whisker_proxy():
                   markeredgewidth=1.3)
 
 
+# Markers of different profiles at one size are shifted by this many decades apart on the
+# log size axis, so that equal values do not hide each other.
+_DODGE_DECADES = 0.018
+
+
+def _dodged(xs: list[int], j: int, n: int) -> list[float]:
+    if not xs or xs[0] <= 0:      # linear axis (a 0-byte size): no room to shift
+        return list(xs)
+    f = 10 ** (_DODGE_DECADES * (j - (n - 1) / 2))
+    return [x * f for x in xs]
+
+
 def _latency_figure(model: ReportModel) -> Figure:
-    from matplotlib.lines import Line2D
-    fig = _new_figure(10.0, 5.0)
-    ax = fig.add_subplot()
+    """Two panels sharing the size axis: the centre statistic with its interval on top, the
+    tail below on its own scale (drawn together, a 63000 B tail squashed the medians)."""
+    fig = _new_figure(10.0, 7.4)
+    ax, tail_ax = fig.subplots(2, 1, sharex=True, height_ratios=(3, 2))
     styles = _style_indexes(model)
-    values = []
-    for j, group in enumerate(model.latency):
+    groups = [g for g in model.latency if any(r.point for r in g.rows)]
+    values, tails = [], []
+    for j, group in enumerate(groups):
         pts = [r.point for r in group.rows if r.point]
-        if not pts:
-            continue
         st = _style(styles[group.profile.name])
-        xs = [p.size for p in pts]
+        xs = _dodged([p.size for p in pts], j, len(groups))
         ax.plot(xs, [p.estimate for p in pts], color=st["color"], linestyle=st["linestyle"],
                 marker=st["marker"], markersize=6, linewidth=1.8, label=group.profile.name,
                 zorder=3)
         _whiskers(ax, xs, [p.estimate for p in pts], [p.ci95 for p in pts],
-                  f"whiskers-latency-{j}", ecolor=st["color"])
-        tail = [p for p in pts if _tail(p) is not None]
-        if tail:   # thin, hollow markers: the tail, in the profile's own line style
-            ax.plot([p.size for p in tail], [_tail(p) for p in tail],
-                    color=st["color"], linestyle=st["linestyle"], marker=st["marker"],
-                    markersize=4, markerfacecolor="white", linewidth=0.8, alpha=0.75,
-                    zorder=2)
-        values += [v for p in pts for v in (p.estimate, *(p.ci95 or ()), _tail(p))
-                   if v is not None]
+                  f"whiskers-latency-{model.latency.index(group)}", ecolor=st["color"])
+        tail = [(x, _tail(p)) for x, p in zip(xs, pts, strict=True) if _tail(p) is not None]
+        if tail:
+            tail_ax.plot([x for x, _ in tail], [v for _, v in tail], color=st["color"],
+                         linestyle=st["linestyle"], marker=st["marker"], markersize=5,
+                         markerfacecolor="white", linewidth=1.2, zorder=3)
+        values += [v for p in pts for v in (p.estimate, *(p.ci95 or ())) if v is not None]
+        tails += [v for _, v in tail]
     handles, labels = ax.get_legend_handles_labels()
-    handles += [_whisker_proxy(), Line2D([], [], color="#555555", linewidth=0.8, marker="o",
-                                         markerfacecolor="white", markersize=4)]
+    handles.append(_whisker_proxy())
+    labels.append("95% interval")
     tail_name = FIGURES["p99_of_samples" if model.rotated else "p99_median_of_seconds"].name
-    labels += ["95% interval", "\n".join(textwrap.wrap(tail_name, 20))
-               + "\n(thin, hollow markers)"]
-    _size_axis(ax, model.sizes)
+    _size_axis(tail_ax, model.sizes)
+    ax.set_xlabel("")
     _log_y(ax, values)
     title = model.statistic_title("latency")
     ax.set_ylabel(f"{title} (\u00b5s, log scale)")
     ax.set_title(f"One-way latency vs sample size: {title[:1].lower() + title[1:]}")
+    if tails:
+        _log_y(tail_ax, tails)
+        tail_ax.set_ylabel("\n".join(textwrap.wrap(f"{tail_name} (\u00b5s, log scale)", 28)))
+        tail_ax.set_title(f"The tail: {tail_name[:1].lower() + tail_name[1:]}")
+    else:
+        tail_ax.set_title("The tail: not measured")
     ax.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.01, 1.0), title="Profile",
               title_fontsize=9, alignment="left")
     return Figure("fig-latency", "Latency vs sample size",
-                  f"Bold lines: {model.statistic('latency')}, with its 95% interval "
-                  f"(whiskers). Thin lines with hollow markers: the tail, {tail_name[:1].lower()}"
+                  f"Top: {model.statistic('latency')}, with its 95% interval (whiskers); "
+                  "each profile's markers are shifted a little sideways so that equal values "
+                  f"stay visible. Bottom, on its own scale: the tail, {tail_name[:1].lower()}"
                   f"{tail_name[1:]}. Lower is better.", _to_svg(fig, "fig-latency"))
 
 
@@ -316,7 +333,8 @@ def _throughput_figure(model: ReportModel) -> Figure:
             if not pairs:
                 continue
             st = _style(index[group.profile.name])
-            xs, src = [x for x, _ in pairs], [s for _, s in pairs]
+            xs = _dodged([x for x, _ in pairs], j, len(model.throughput))
+            src = [s for _, s in pairs]
             ys = [getattr(s, value) for s in src]
             ax.plot(xs, ys, color=st["color"], linestyle=st["linestyle"],
                     marker=st["marker"], linewidth=1.8, markersize=6, label=group.profile.name)
