@@ -15,7 +15,7 @@ interval reaches is the run's noise floor. Each arm runs `instances` separate pr
 pairs (separate processes, separate address-space layouts), taken in turn by round.
 
 A slot is ended by the program between two round trips, never by a signal in the middle of
-a fragmented, reliable exchange (cyclone_perf's `slot` command).
+a fragmented, reliable exchange (the `slot` command of cyclone_perf and `fastdds_perf -S`).
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ from govkit.runners.base import (
     command_line,
     dies_with_govkit,
     launch_argv,
+    process_placement,
 )
 
 SLOT_FORMAT = "latency-slots"
@@ -127,6 +128,11 @@ class Pair:
             self.ready_s[role] = float(line.split()[1])
         self.start_to_ready_s = time.monotonic() - t0
 
+    def placement(self) -> dict:
+        """Per role, the CPUs and scheduling policy its process really has (/proc): what
+        the run claims (pinned, SCHED_FIFO) is checked, not assumed."""
+        return {role: process_placement(p.pid) for role, p in self.procs.items()}
+
     def _line(self, role: str, deadline: float) -> str:
         proc = self.procs[role]
         fd = proc.stdout.fileno()
@@ -201,7 +207,8 @@ _NUMBERS = ("n", "settle_n", "mean", "min", "p50", "p90", "p99", "max", "cpu_us"
 
 
 def parse_slot(line: str) -> dict:
-    """cyclone_perf's slot line as a raw row (every field kept; percentiles in µs)."""
+    """A slot line (cyclone_perf, fastdds_perf -S) as a raw row (every field kept;
+    percentiles in µs)."""
     words = line.split()
     if len(words) < 3 or words[0] != "slot":
         raise PairFailed(f"unexpected output from ping: {line[:80]!r}")
@@ -322,7 +329,7 @@ def run_rotation(runner, arms: list[Arm], bundles: dict[str, Bundle], sizes: lis
                     console.print(f"FAILED {e}", markup=False, highlight=False)
                     continue
                 pairs[(arm.name, pair.instance)] = pair
-                store.add_pair({**record, "status": "ok",
+                store.add_pair({**record, "status": "ok", "placement": pair.placement(),
                                 "time_to_match_s": pair.ready_s.get("pub"),
                                 "pong_time_to_match_s": pair.ready_s.get("sub"),
                                 "start_to_ready_s": round(pair.start_to_ready_s, 4)})

@@ -248,7 +248,7 @@ def run_processes(specs: list[ProcessSpec], timeout: float, grace: float = 0.5
         # Read while they still run: the affinity and policy each process really had
         # (chrt and taskset have exec'd into the runner by now).
         placement = {p.pid: REMOTE_PLACEMENT if s.endpoint is not None and s.endpoint.remote
-                     else _placement(p.pid) for s, p, _, _ in procs}
+                     else process_placement(p.pid) for s, p, _, _ in procs}
         _stop_remote(procs, stopped, deadline)
         if primary.poll() is None:
             _signal_all(procs, signal.SIGINT, stopped)   # done (or timed out): ask politely
@@ -308,7 +308,7 @@ def _close_stdin(procs) -> None:
 _POLICIES = {0: "normal", 1: "fifo", 2: "rr", 3: "batch", 5: "idle", 6: "deadline"}
 
 
-def _placement(pid: int) -> dict:
+def process_placement(pid: int) -> dict:
     """The CPU list and scheduling policy a running process has (Linux /proc); {} if
     unknown."""
     found = {}

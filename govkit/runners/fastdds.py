@@ -5,10 +5,13 @@ and cached on first use (govkit.runners.fastdds_build). It speaks ddsperf's type
 partitions, so the permissions govkit writes for ddsperf hold for it unchanged and a
 Fast DDS process can be paired with a Cyclone ddsperf one (tests/integration/test_cross_vendor.py).
 
-Latency: `fastdds_perf pong` (subscriber role) and `fastdds_perf ping S` (publisher role);
-throughput: `fastdds_perf sub` and `fastdds_perf pub S`. The program prints one summary
-line per second from the moment its peer matched; the runner hands those lines over as
-the runner-neutral per-second rows of govkit.results.stats, the same rows ddsperf's give.
+Latency by rotation (govkit.bench.rotation, as for the default runner `cyclone`): long-lived
+`fastdds_perf -S pong` / `fastdds_perf -S ping` pairs driven through short slots. The
+program's per-second mode (`fastdds_perf pong` and `fastdds_perf ping S`) stays for pairing
+with ddsperf across vendors. Throughput: `fastdds_perf sub` and `fastdds_perf pub S`; the
+subscriber prints one line per second from the moment its peer matched, and the runner hands
+those lines over as the runner-neutral per-second rows of govkit.results.stats, the same rows
+ddsperf's give.
 """
 
 from __future__ import annotations
@@ -41,14 +44,15 @@ METHOD = (
     "fastdds_perf program (govkit/runners/native/fastdds_perf.cpp), two processes, UDPv4 on "
     "127.0.0.1 only (no shared memory, no data sharing, no multicast), each with the DDS "
     "Security properties of its participant; ddsperf's type, topics and partitions. "
-    "Latency: 'fastdds_perf ping S' against 'fastdds_perf pong'; ping sends the next ping "
-    "when the pong arrives and takes one-way latency as round trip / 2 (monotonic clock). "
-    "Throughput: 'fastdds_perf pub S' (reliable, keep-all, as fast as it can) into "
-    "'fastdds_perf sub'. One line per second from the match on (latency: count, mean, min, "
-    "max and exact 50/90/99 % percentiles, nearest rank over every sample of that second, "
-    "where ddsperf takes at most its first 20000; throughput: samples, lost samples "
-    "(sequence gaps), samples/s and Mb/s = samples × S × 8, also for seconds without "
-    "samples); govkit keeps every line as a raw row.")
+    "Latency: 'fastdds_perf -S ping' against 'fastdds_perf -S pong'; "
+    "ping sends the next ping when the pong arrives and takes one-way latency as round "
+    "trip / 2 (monotonic clock). Every pair stays up for the whole run and ping-pongs only "
+    "when govkit gives it a slot: round trips sent in the slot's settle time are kept apart, "
+    "every other one is a sample; per slot the exact mean, min, 50/90/99 % (nearest rank), "
+    "max and a 1 % histogram of all its samples. Throughput: 'fastdds_perf pub S' "
+    "(reliable, keep-all, as fast as it can) into 'fastdds_perf sub', one line per second "
+    "from the match on (samples, lost samples (sequence gaps), samples/s and Mb/s = samples "
+    "× S × 8, also for seconds without samples); govkit keeps every line as a raw row.")
 
 # fastdds_perf's exit codes (see the program's header comment)
 EXIT_PARTICIPANT = 3
@@ -84,6 +88,7 @@ def fastdds_package_version() -> str:
 class FastddsRunner:
     name = "fastdds"
     per_second = True
+    rotates = True          # latency points: govkit.bench.rotation with `fastdds_perf -S`
     init_wait_s = 10      # -w: how long a process waits for its peer to match
     # govkit stops both processes as soon as the seconds it needs are in; the program's
     # own -D (counted from the match) is only a backstop this much later.
@@ -165,6 +170,21 @@ class FastddsRunner:
                 ProcessSpec("pub", pub, cpu=cpu_pub, primary=primary == "pub",
                             stop_when=enough if primary == "pub" else None,
                             realtime=point.realtime)]
+
+    def pair_specs(self, bundle: Bundle, domain_id: int, cpus: tuple[int, int] | None,
+                   realtime: bool, workdir: Path, wait_s: float = 30.0
+                   ) -> list[ProcessSpec]:
+        """pong then ping of one long-lived pair serving slots (fastdds_perf -S); the
+        property files are the per-repeat ones (written by the caller with `configs`)."""
+        exe = self.executable or str(cached_path())
+        specs = []
+        for role, verb, cpu in (("sub", "pong", cpus[1] if cpus else None),
+                                ("pub", "ping", cpus[0] if cpus else None)):
+            args = [exe, "-S", "-i", str(domain_id), "-w", f"{wait_s:g}"]
+            if bundle.profile.security:
+                args += ["-s", str(self.properties_path(bundle, role, workdir))]
+            specs.append(ProcessSpec(role, [*args, verb], cpu=cpu, realtime=realtime))
+        return specs
 
     def timeout(self, point: BenchPoint) -> float:
         return self.init_wait_s + point.warmup + point.duration + self.backstop_s

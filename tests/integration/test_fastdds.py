@@ -483,13 +483,21 @@ def test_bench_in_new_york_right_after_pki_init(tmp_path):
                           text=True, timeout=120)
     assert init.returncode == 0, init.stderr
     out = subprocess.run([govkit, "bench", "--runner", "fastdds", "--profile", "rtps_sign",
-                          "--profile", "none", "--sizes", "32", "--duration", "1", "--repeat",
-                          "1", "--max-repeat", "1", "--no-report", "--out", "res"],
-                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+                          "--profile", "none", "--sizes", "32,1024", "--rounds", "3",
+                          "--budget", "1", "--no-report", "--out", "res"],
+                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+                         stdin=subprocess.DEVNULL)
     assert out.returncode == 0, out.stdout + out.stderr
     doc = json.loads((tmp_path / "res" / "results.json").read_text())
-    assert {r["status"] for r in doc["results"]} == {"ok"}
     assert doc["settings"]["runner"] == "fastdds" and "fastdds" in doc["environment"]
+    # latency by rotation, as for the default runner: long-lived fastdds_perf -S pairs
+    rot = doc["rotation"]
+    assert {p["status"] for p in rot["pairs"]} == {"ok"}
+    assert all("-S" in p["commands"][0] and 0 < p["time_to_match_s"] < 30 for p in rot["pairs"])
+    assert len(rot["rounds"]) == 3 and len(rot["slots"]) == 3 * 2 * 5
+    assert all(s["status"] == "ok" and s["n"] > 0 and s["peers"] == 1 for s in rot["slots"])
+    rows = {(x["profile"], x["size"]): x for x in doc["summary"]}
+    assert rows[("rtps_sign", 32)]["vs_none"]["ratio"] > 1.05        # signing costs
     assert (tmp_path / "res" / "lat_udpv4_pub_unkeyed_rel_security_rtps_sign.csv").exists()
     assert "rtps_sign" in out.stdout
     # the scheduling the run claims is the one the processes had (read back from /proc):
@@ -497,11 +505,56 @@ def test_bench_in_new_york_right_after_pki_init(tmp_path):
     policy = "fifo" if doc["settings"]["realtime"] else "normal"
     if os.geteuid() == 0:                     # root may use SCHED_FIFO: the default asks
         assert doc["settings"]["realtime"]
-    assert all(r["scheduling"] == {"pub": policy, "sub": policy} for r in doc["results"]), \
-        [r["scheduling"] for r in doc["results"]]
+    assert all({role: x.get("policy") for role, x in p["placement"].items()}
+               == {"pub": policy, "sub": policy} for p in rot["pairs"]), rot["pairs"]
+    left = subprocess.run(["pgrep", "-f", "fastdds_perf"], capture_output=True, text=True)
+    assert left.stdout.strip() == "", "fastdds_perf processes outlived the run"
 
 
 # ---- the program itself ---------------------------------------------------------------
+
+@real
+def test_slot_mode_speaks_cyclone_perfs_protocol(tmp_path):
+    """fastdds_perf -S: `ready T` from both, then one parsable line per slot command (the
+    settle time kept apart, percentiles ordered, the histogram holding every sample);
+    closing standard input ends both with exit 0."""
+    from govkit.bench.rotation import parse_slot
+    from govkit.results.stats import histogram
+    bundle = make_bundle(tmp_path, "rtps_sign")
+    domain = str(next_domain())
+    procs = {role: subprocess.Popen(
+        [require_fastdds(), "-S", "-i", domain, "-w", "30", "-s",
+         str(_properties(tmp_path, bundle, role)), verb], stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for role, verb in (("sub", "pong"), ("pub", "ping"))}
+    try:
+        for p in procs.values():
+            word, seconds = p.stdout.readline().split()
+            assert word == "ready" and 0 < float(seconds) < 30
+        ping = procs["pub"]
+        rows = []
+        for size in (32, 1024, 63000):
+            ping.stdin.write(f"slot {size} 10000 100000\n")
+            ping.stdin.flush()
+            rows.append(parse_slot(ping.stdout.readline()))
+        for size, row in zip((32, 1024, 63000), rows, strict=True):
+            assert row["size"] == size and row["n"] > 10 and row["settle_n"] > 0
+            assert row["min"] <= row["p50"] <= row["p90"] <= row["p99"] <= row["max"]
+            assert row["peers"] == 1 and 90_000 < row["wall_us"] < 2_000_000
+            assert sum(c for _, c in histogram(row)) == row["n"]
+        assert rows[2]["p50"] > rows[0]["p50"]          # 63000 B costs more than 32 B
+        ping.stdin.write("fly\n")
+        ping.stdin.flush()
+        assert ping.wait(timeout=30) == 2
+        assert "unknown command: fly" in ping.stderr.read()
+        procs["sub"].stdin.close()
+        assert procs["sub"].wait(timeout=30) == 0
+    finally:
+        for p in procs.values():
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+
 
 @real
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])

@@ -28,10 +28,25 @@
 // (nearest rank over all samples of the second); throughput rows are printed also for
 // seconds without samples.
 //
+// Slots (-S, govkit's rotating latency design, govkit.bench.rotation; the same protocol as
+// cyclone_perf.c): `fastdds_perf -S ... pong` and `fastdds_perf -S ... ping` print
+// `ready T` on stdout (seconds from the participant's creation until this side's endpoints
+// matched the peer: discovery plus the secure handshake; the event lines above go to stderr
+// in this mode) and then serve: pong until standard input closes, ping reads commands
+//   slot SIZE SETTLE_US MEASURE_US   ping-pong for SETTLE_US + MEASURE_US microseconds
+//                                    and print one line
+//   slot SIZE n N settle_n K mean M min A p50 B p90 C p99 D max E cpu_us U wall_us W
+//        peers P tl X,Y,... hist B:C,...
+//   quit                             (or end of input) delete the participant and exit
+// Round trips sent in the settle time are kept apart; percentiles are exact (nearest rank,
+// µs); tl: the median of each 25 ms, settle included; hist: the measured samples in 1 %
+// bins (bin b: [1.01^b, 1.01^(b+1)) ns); peers: the most remote endpoints matched by the
+// ping writer or the pong reader (above 1: a stranger joined the domain).
+//
 // Exit codes: 0 done (duration reached or SIGINT/SIGTERM), 2 usage (also a domain id above
 // 232, which Fast DDS cannot open ports for), 3 the participant could
 // not be created (Fast DDS 2.9 does not say why), 4 no peer matched within the wait,
-// 5 another DDS call failed. The participant is always deleted before exit: a Fast DDS 2.9
+// 5 another DDS call failed, 6 a slot's round trip did not come back within 10 s. The participant is always deleted before exit: a Fast DDS 2.9
 // secured participant left alive at exit crashes inside OpenSSL's atexit handlers.
 
 #include <fastdds/dds/domain/DomainParticipant.hpp>
@@ -52,13 +67,16 @@
 #include <fastrtps/utils/IPLocator.h>
 #include <fastrtps/utils/md5.h>
 
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cerrno>
 #include <cmath>
 #include <condition_variable>
 #include <cstdarg>
@@ -82,9 +100,11 @@ using eprosima::fastrtps::rtps::SerializedPayload_t;
 using SteadyClock = std::chrono::steady_clock;
 
 enum ExitCode { EXIT_DONE = 0, EXIT_USAGE = 2, EXIT_PARTICIPANT = 3, EXIT_NO_MATCH = 4,
-                EXIT_DDS = 5 };
+                EXIT_DDS = 5, EXIT_STUCK = 6 };
 
 static const uint32_t KS_FIXED = 12;
+static const int64_t TIMELINE_NS = 25000000;    // -S: a slot's timeline has one median per 25 ms
+static const double HIST_BASE = 1.01;           // -S: histogram bins of 1 %
 static const int MAX_DOMAIN_ID = 232;          // seq + keyval + sequence length
 // Keep-all histories hold at most this many samples. Not ddsperf's 10000: with that many
 // unacknowledged samples Fast DDS 2.9.1's writer falls into gap processing over its whole
@@ -96,6 +116,7 @@ static const char* PONG_TOPIC = "DDSPerfRPongKS";
 static const char* DATA_TOPIC = "DDSPerfRDataKS";
 
 static long g_pid;
+static FILE* g_events = stdout;   // event lines; stderr with -S (stdout carries the protocol)
 
 // ------------------------------------------------------------------------------ output
 
@@ -106,10 +127,10 @@ static void say(const char* fmt, ...)
     std::lock_guard<std::mutex> guard(lock);
     va_list ap;
     va_start(ap, fmt);
-    std::printf("[%ld] ", g_pid);
-    std::vprintf(fmt, ap);
-    std::printf("\n");
-    std::fflush(stdout);
+    std::fprintf(g_events, "[%ld] ", g_pid);
+    std::vfprintf(g_events, fmt, ap);
+    std::fprintf(g_events, "\n");
+    std::fflush(g_events);
     va_end(ap);
 }
 
@@ -309,6 +330,7 @@ struct Options
     double duration_s = -1;     // stop this long after the match (< 0: until signalled)
     std::string security;       // file of Fast DDS property lines name=value
     bool ddsperf_endpoints = false;   // -E: every endpoint ddsperf expects of a peer
+    bool slots = false;               // -S: serve govkit's slot commands (ping/pong only)
 };
 
 static std::mutex g_lock;                 // guards what listeners and main share
@@ -436,6 +458,17 @@ public:
     }
 };
 
+struct SlotSample
+{
+    int64_t sent_ns;      // since the slot's start
+    int64_t oneway_ns;
+};
+
+static int64_t ns_between(SteadyClock::time_point a, SteadyClock::time_point b)
+{
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(b - a).count();
+}
+
 // Ping: measures the round trip of each ping and sends the next one at once (as ddsperf).
 class Pinger : public DataReaderListener
 {
@@ -485,6 +518,20 @@ public:
             {
                 continue;                 // a late pong of a ping that timed out
             }
+            if (slot_mode_)
+            {
+                slot_.push_back({ns_between(slot_start_, sent_), ns_between(sent_, now) / 2});
+                if (now < slot_end_)
+                {
+                    send_locked();
+                }
+                else
+                {
+                    active_ = false;
+                    slot_done_.notify_all();
+                }
+                continue;
+            }
             const double one_way_us =
                 std::chrono::duration<double, std::micro>(now - sent_).count() / 2;
             {
@@ -493,6 +540,39 @@ public:
             }
             send_locked();
         }
+    }
+
+    // One slot (-S): ping-pong with SIZE-byte samples until settle + measure have passed
+    // and the last pong is back; false if a pong did not come back within 10 s.
+    bool run_slot(uint32_t size, int64_t settle_us, int64_t measure_us,
+                  std::vector<SlotSample>& out)
+    {
+        std::unique_lock<std::mutex> guard(lock_);
+        sample.baggage.assign(size - KS_FIXED, 0xee);       // ddsperf's filler
+        slot_.clear();
+        slot_mode_ = true;
+        active_ = true;
+        slot_start_ = SteadyClock::now();
+        slot_end_ = slot_start_ + std::chrono::microseconds(settle_us + measure_us);
+        send_locked();
+        while (active_)
+        {
+            const auto last = sent_;
+            if (slot_done_.wait_until(guard, last + std::chrono::seconds(10)) ==
+                    std::cv_status::timeout && active_ && sent_ == last)
+            {
+                active_ = false;
+                return false;
+            }
+        }
+        out.swap(slot_);
+        return true;
+    }
+
+    uint32_t outstanding_seq()
+    {
+        std::lock_guard<std::mutex> guard(lock_);
+        return sample.seq;
     }
 
     std::vector<double> take_samples()
@@ -516,6 +596,10 @@ private:
 
     std::mutex lock_;
     bool active_ = false;             // pinging (only in ping mode, after the match)
+    bool slot_mode_ = false;          // -S: samples go to slot_, the slot ends the pinging
+    SteadyClock::time_point slot_start_, slot_end_;
+    std::vector<SlotSample> slot_;
+    std::condition_variable slot_done_;
     SteadyClock::time_point sent_;
     unsigned timeouts_ = 0;
     std::mutex samples_lock_;
@@ -707,7 +791,8 @@ static void usage()
 {
     std::fprintf(stderr,
             "usage: fastdds_perf [-i DOMAIN] [-w WAIT_S] [-D DURATION_S] [-s PROPERTIES_FILE] [-E] "
-            "(ping SIZE | pong | pub SIZE | sub)\n");
+            "(ping SIZE | pong | pub SIZE | sub)\n"
+            "       fastdds_perf -S [-i DOMAIN] [-w WAIT_S] [-s PROPERTIES_FILE] (ping | pong)\n");
 }
 
 static bool parse_number(const char* text, double& out)
@@ -726,6 +811,11 @@ static bool parse_args(int argc, char** argv, Options& o)
         if (flag == "-E")
         {
             o.ddsperf_endpoints = true;
+            continue;
+        }
+        if (flag == "-S")
+        {
+            o.slots = true;
             continue;
         }
         if (i >= argc)
@@ -760,7 +850,11 @@ static bool parse_args(int argc, char** argv, Options& o)
         return false;
     }
     o.mode = argv[i++];
-    if (o.mode == "ping" || o.mode == "pub")
+    if (o.mode == "ping" && o.slots && i == argc)
+    {
+        o.size = KS_FIXED;            // each slot command gives its own size
+    }
+    else if (o.mode == "ping" || o.mode == "pub")
     {
         double size = 0;
         if (i >= argc || !parse_number(argv[i++], size) || size != std::floor(size) ||
@@ -772,6 +866,10 @@ static bool parse_args(int argc, char** argv, Options& o)
         o.size = static_cast<uint32_t>(size);
     }
     else if (o.mode != "pong" && o.mode != "sub")
+    {
+        return false;
+    }
+    if (o.slots && o.mode != "ping" && o.mode != "pong")
     {
         return false;
     }
@@ -921,8 +1019,198 @@ static void print_latency(double t, uint32_t size, std::vector<double>& v)
         rank(0.99), v.back());
 }
 
+// ------------------------------------------------------------------------------ slots (-S)
+
+static int64_t cpu_us()
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (static_cast<int64_t>(ru.ru_utime.tv_sec) + ru.ru_stime.tv_sec) * 1000000 +
+           ru.ru_utime.tv_usec + ru.ru_stime.tv_usec;
+}
+
+static double rank_us(const std::vector<int64_t>& sorted, double q)
+{
+    size_t k = static_cast<size_t>(std::ceil(q * sorted.size()));
+    return sorted[k < 1 ? 0 : k - 1] / 1e3;
+}
+
+// The most remote endpoints matched by either local endpoint (1: just the peer).
+static int most_matches(const void* a, const void* b)
+{
+    std::lock_guard<std::mutex> guard(g_lock);
+    size_t x = g_matches[a].size(), y = b ? g_matches[b].size() : 0;
+    return static_cast<int>(std::max(x, y));
+}
+
+static void report_slot(uint32_t size, const std::vector<SlotSample>& s, int64_t settle_ns,
+                        int64_t cpu, int64_t wall_ns, int peers)
+{
+    std::vector<int64_t> v;
+    v.reserve(s.size());
+    double sum = 0;
+    size_t nsettle = 0;
+    for (const auto& x : s)
+    {
+        if (x.sent_ns < settle_ns)
+        {
+            ++nsettle;
+        }
+        else
+        {
+            v.push_back(x.oneway_ns);
+            sum += static_cast<double>(x.oneway_ns);
+        }
+    }
+    std::sort(v.begin(), v.end());
+    char buf[256];
+    std::string line = "slot " + std::to_string(size) + " n " + std::to_string(v.size()) +
+        " settle_n " + std::to_string(nsettle);
+    if (!v.empty())
+    {
+        std::snprintf(buf, sizeof buf, " mean %.3f min %.3f p50 %.3f p90 %.3f p99 %.3f max %.3f",
+                      sum / v.size() / 1e3, v.front() / 1e3, rank_us(v, 0.5), rank_us(v, 0.9),
+                      rank_us(v, 0.99), v.back() / 1e3);
+        line += buf;
+    }
+    std::snprintf(buf, sizeof buf, " cpu_us %lld wall_us %lld peers %d tl ",
+                  static_cast<long long>(cpu), static_cast<long long>(wall_ns / 1000), peers);
+    line += buf;
+    for (size_t i = 0; i < s.size();)        // samples are in send order
+    {
+        const int64_t bucket = s[i].sent_ns / TIMELINE_NS;
+        std::vector<int64_t> m;
+        size_t j = i;
+        while (j < s.size() && s[j].sent_ns / TIMELINE_NS == bucket)
+        {
+            m.push_back(s[j++].oneway_ns);
+        }
+        std::sort(m.begin(), m.end());
+        std::snprintf(buf, sizeof buf, "%s%.2f", i ? "," : "", rank_us(m, 0.5));
+        line += buf;
+        i = j;
+    }
+    line += " hist ";
+    const double lb = std::log(HIST_BASE);
+    auto bin_of = [lb](int64_t x) {
+                      return x > 0 ? static_cast<long>(std::floor(std::log(double(x)) / lb)) : 0L;
+                  };
+    for (size_t k = 0; k < v.size();)
+    {
+        const long bin = bin_of(v[k]);
+        size_t c = 0;
+        while (k < v.size() && bin_of(v[k]) == bin)
+        {
+            ++c;
+            ++k;
+        }
+        std::snprintf(buf, sizeof buf, "%s%ld:%zu", c == k ? "" : ",", bin, c);
+        line += buf;
+    }
+    std::printf("%s\n", line.c_str());
+    std::fflush(stdout);
+}
+
+// One command line from standard input: false at its end, on a stop signal (polled, so a
+// signal is seen while waiting) or for a line too long to be a command.
+static bool read_command(std::string& line)
+{
+    line.clear();
+    while (!g_stop)
+    {
+        struct pollfd p = {STDIN_FILENO, POLLIN, 0};
+        const int r = poll(&p, 1, 200);
+        if (r < 0 && errno != EINTR)
+        {
+            return false;
+        }
+        if (r <= 0)
+        {
+            continue;
+        }
+        char c;
+        if (read(STDIN_FILENO, &c, 1) != 1)   // commands are short and come once a slot
+        {
+            return false;
+        }
+        if (c == '\n')
+        {
+            return true;
+        }
+        line += c;
+        if (line.size() > 200)
+        {
+            return false;
+        }
+    }
+    return false;
+}
+
+static int serve_slots(Pinger& pinger, const void* writer, const void* reader)
+{
+    std::string line;
+    while (read_command(line))
+    {
+        unsigned long size = 0;
+        long long settle = 0, measure = 0;
+        if (std::sscanf(line.c_str(), "slot %lu %lld %lld", &size, &settle, &measure) == 3)
+        {
+            if (size < KS_FIXED || size > (1ul << 26) || settle < 0 || measure <= 0 ||
+                    settle + measure > 3600LL * 1000000)
+            {
+                fail("bad slot command: %s", line.c_str());
+                return EXIT_USAGE;
+            }
+            std::vector<SlotSample> samples;
+            const int64_t cpu0 = cpu_us();
+            const auto start = SteadyClock::now();
+            if (!pinger.run_slot(static_cast<uint32_t>(size), settle, measure, samples))
+            {
+                fail("ping %u of a %lu-byte slot was not answered within 10 s (the pong "
+                     "process stopped?)", pinger.outstanding_seq(), size);
+                return EXIT_STUCK;
+            }
+            report_slot(static_cast<uint32_t>(size), samples, settle * 1000, cpu_us() - cpu0,
+                        ns_between(start, SteadyClock::now()), most_matches(writer, reader));
+        }
+        else if (line.rfind("quit", 0) == 0)
+        {
+            break;
+        }
+        else
+        {
+            fail("unknown command: %.60s", line.c_str());
+            return EXIT_USAGE;
+        }
+    }
+    return EXIT_DONE;
+}
+
+static int serve_pongs(DomainParticipant* dp, Topic* pong_topic, WriterEvents& events,
+                       bool answers)
+{
+    while (!g_stop)
+    {
+        struct pollfd p = {STDIN_FILENO, POLLIN, 0};
+        if (poll(&p, 1, 200) > 0)
+        {
+            char buf[256];
+            if (read(STDIN_FILENO, buf, sizeof buf) <= 0)
+            {
+                break;                    // govkit closed our input: done
+            }
+        }
+        if (!make_pong_writers(dp, pong_topic, &events, answers))
+        {
+            return EXIT_DDS;
+        }
+    }
+    return EXIT_DONE;
+}
+
 int run(const Options& o)
 {
+    const auto t_created = SteadyClock::now();
     char host[256] = "?";
     gethostname(host, sizeof(host) - 1);
     const bool has_reader = o.mode == "sub";
@@ -1005,7 +1293,16 @@ int run(const Options& o)
         rc = EXIT_NO_MATCH;
     }
 
-    if (rc == EXIT_DONE && is_matched)
+    if (rc == EXIT_DONE && is_matched && o.slots)
+    {
+        std::printf("ready %.6f\n",
+                    std::chrono::duration<double>(SteadyClock::now() - t_created).count());
+        std::fflush(stdout);
+        rc = o.mode == "ping" ? serve_slots(pinger, need_a, need_b)
+                              : serve_pongs(dp, pong_topic, writer_events, ep.answers_pings);
+        g_stop = true;
+    }
+    if (rc == EXIT_DONE && is_matched && !o.slots)
     {
         const auto tm = SteadyClock::now();
         say("matched after %.3f s", std::chrono::duration<double>(tm - t0).count());
@@ -1099,6 +1396,10 @@ int main(int argc, char** argv)
     {
         usage();
         return EXIT_USAGE;
+    }
+    if (o.slots)
+    {
+        g_events = stderr;
     }
     if (o.domain > MAX_DOMAIN_ID)
     {
