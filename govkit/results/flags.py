@@ -23,8 +23,8 @@ class Flag:
 
 FLAGS: dict[str, Flag] = {f.code: f for f in (
     Flag("wide_interval", "warning", "wide",
-         "more repeats narrow it: a larger --budget (e.g. --budget 15m) or --max-repeat; "
-         "--resume --out DIR continues this run"),
+         "more rounds (or repeats) narrow it: a larger --budget (e.g. --budget 15m; for "
+         "per-repeat runs also --max-repeat); --resume --out DIR continues this run"),
     Flag("no_interval", "warning", "no CI", "run at least two repeats (--repeat)"),
     Flag("one_repeat", "warning", "1 repeat", "run at least two repeats (--repeat)"),
     Flag("faster_than_none", "warning", "FASTER?",
