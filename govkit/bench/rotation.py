@@ -166,15 +166,31 @@ class Pair:
         lines = err.read().decode("utf-8", "replace").strip().splitlines()
         return " | ".join(lines[-n:])
 
-    def slot(self, size: int, settle_us: int, measure_us: int) -> dict:
-        ping = self.procs["pub"]
+    def _send(self, role: str, command: str) -> None:
         try:
-            ping.stdin.write(f"slot {size} {settle_us} {measure_us}\n".encode())
-            ping.stdin.flush()
+            self.procs[role].stdin.write(command.encode())
+            self.procs[role].stdin.flush()
         except (BrokenPipeError, OSError):
-            raise PairFailed(self._why("pub", "is gone")) from None
+            raise PairFailed(self._why(role, "is gone")) from None
+
+    def pong_cpu_us(self) -> int:
+        """The CPU time the pong process has used so far (it answers `cpu`)."""
+        self._send("sub", "cpu\n")
+        line = self._line("sub", time.monotonic() + SLOT_TIMEOUT_S)
+        words = line.split()
+        if len(words) != 2 or words[0] != "cpu_us" or not words[1].isdigit():
+            raise PairFailed(self._why("sub", f"answered {line[:80]!r} to 'cpu'"))
+        return int(words[1])
+
+    def slot(self, size: int, settle_us: int, measure_us: int) -> dict:
+        """One slot; the row also holds the CPU time the pong used during it (the ping's
+        own, cpu_us, is in its slot line)."""
+        before = self.pong_cpu_us()
+        self._send("pub", f"slot {size} {settle_us} {measure_us}\n")
         deadline = time.monotonic() + (settle_us + measure_us) / 1e6 + SLOT_TIMEOUT_S
-        return parse_slot(self._line("pub", deadline))
+        row = parse_slot(self._line("pub", deadline))
+        row["pong_cpu_us"] = self.pong_cpu_us() - before
+        return row
 
     def commands(self) -> list[str]:
         return [command_line(s) for s in self.specs]

@@ -409,7 +409,7 @@ def fmt_value(v: float | None, kind: str = "us") -> str:
 
 
 FORMATTERS = {"us": fmt_us, "int": fmt_int, "rate": fmt_int, "ratio": fmt_ratio, "mbps": fmt_us,
-              "pct": fmt_us,
+              "pct": fmt_us, "core_pct": fmt_us,
               "added": fmt_added, "added_int": lambda v: fmt_added(v, 0)}
 
 

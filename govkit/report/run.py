@@ -99,7 +99,7 @@ _REPEAT_COLUMNS = {name: [Column(k, FIGURES[k].titled(), FIGURES[k].kind) for k 
                         "mean_of_samples", "std_of_samples", "min", "max"),
     "latency-slots": ("median_of_slot_medians", "median_of_samples", "p90_of_samples",
                       "p99_of_samples", "p99_9_of_samples", "mean_of_samples",
-                      "std_of_slot_medians", "min", "max", "cpu_pct_ping"),
+                      "std_of_slot_medians", "min", "max", "cpu_pct_ping", "cpu_pct_pong"),
     "throughput-per-second": ("mean_rate_sps", "mean_mbps", "lost", "stalled_seconds"),
     "throughput-summary": ("mean_rate_sps", "mean_mbps", "lost"),
 }.items()}

@@ -274,7 +274,7 @@ def _check_rotation(doc: dict) -> None:
             continue
         for key in _SLOT_KEYS:                  # a usable slot's figures are computed
             _measured(slot, key, here)
-        for key in ("cpu_us", "wall_us"):
+        for key in ("cpu_us", "wall_us", "pong_cpu_us"):
             _measured(slot, key, here, required=False, null=False)
         hist = _get(slot, "hist", here, "a string", required=False)
         if hist and not _HIST.fullmatch(hist):

@@ -10,14 +10,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-UNITS = {"us": "µs", "int": "", "rate": "samples/s", "mbps": "Mbit/s", "pct": "%"}
+UNITS = {"us": "µs", "int": "", "rate": "samples/s", "mbps": "Mbit/s", "pct": "%",
+         "core_pct": "% of a core"}
 
 
 @dataclass(frozen=True)
 class Figure:
     key: str
     name: str          # what the figure is, exactly
-    kind: str          # its unit and formatter: us | int | rate | mbps | pct
+    kind: str          # its unit and formatter: us | int | rate | mbps | pct | core_pct
 
     def titled(self, ascii_units: bool = False) -> str:
         """The name with its unit: 'p99 of all samples (µs)' (CSV: '(us)')."""
@@ -52,7 +53,8 @@ FIGURES: dict[str, Figure] = {f.key: f for f in (
     # latency by rotation
     Figure("median_of_slot_medians", "Median of slot medians", "us"),
     Figure("std_of_slot_medians", "Std of slot medians", "us"),
-    Figure("cpu_pct_ping", "CPU of the ping process (% of a core)", "pct"),
+    Figure("cpu_pct_ping", "CPU of the ping process", "core_pct"),
+    Figure("cpu_pct_pong", "CPU of the pong process", "core_pct"),
     # throughput
     Figure("mean_rate_sps", "Mean rate", "rate"),
     Figure("mean_mbps", "Mean rate", "mbps"),

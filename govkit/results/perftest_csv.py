@@ -40,7 +40,7 @@ LATENCY_COLUMNS = (
     *((FIGURES[k].titled(ascii_units=True), k) for k in (
         "median_of_second_medians", "p90_median_of_seconds", "p99_median_of_seconds",
         "p99_worst_second", "std_of_second_means", "p99_9_of_samples",
-        "median_of_slot_medians", "std_of_slot_medians", "cpu_pct_ping")),
+        "median_of_slot_medians", "std_of_slot_medians", "cpu_pct_ping", "cpu_pct_pong")),
 )
 THROUGHPUT_COLUMNS = (
     ("Length (Bytes)", None), ("Repeat", None), ("Total Samples", None),

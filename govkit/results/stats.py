@@ -135,7 +135,17 @@ def slot_figures(rows: list[dict]) -> dict:
         "max": max(r["max"] for r in rows),
         "cpu_pct_ping": 100 * sum(r.get("cpu_us", 0) for r in rows)
         / max(1, sum(r.get("wall_us", 0) for r in rows)),
+        "cpu_pct_pong": _cpu_pct(rows, "pong_cpu_us"),
     }
+
+
+def _cpu_pct(rows: list[dict], key: str) -> float | None:
+    """CPU time over wall time of the slots that recorded `key` (runs before 2026-12-02
+    did not record the pong's), in % of a core."""
+    had = [r for r in rows if r.get(key) is not None]
+    if not had:
+        return None
+    return 100 * sum(r[key] for r in had) / max(1, sum(r.get("wall_us", 0) for r in had))
 
 
 def throughput_figures(rows: list[dict]) -> dict:

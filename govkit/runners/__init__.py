@@ -43,6 +43,7 @@ _EXPORTS = {
     "parse_peer_addresses": "network",
     "parse_transports": "network",
     "prepare": "base",
+    "process_placement": "base",
     "run_processes": "base",
     "sort_key": "network",
 }

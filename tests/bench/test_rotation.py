@@ -122,7 +122,12 @@ def test_rotating_run_end_to_end(tmp_path):
     # the minimum rounds always run: 3 rounds × 2 sizes × (none X none Y none)
     assert len(rot["rounds"]) == 3 and len(rot["slots"]) == 3 * 2 * 5
     assert all(s["status"] == "ok" and s["n"] > 0 and s["peers"] == 1 for s in rot["slots"])
+    # both sides' CPU per slot: busy ping-pong takes a real share of a core, never above it
+    # by more than the processes' own threads can (a pair runs one side on each CPU)
+    assert all(0 < s["cpu_us"] and 0 < s["pong_cpu_us"] < 2 * s["wall_us"] for s in rot["slots"])
     rows = {(x["profile"], x["size"]): x for x in doc["summary"]}
+    assert all(10 < v < 200 for v in rows[("rtps_sign", 32)]["cpu_pct"].values())
+    assert {p["placement"]["pub"].get("policy") for p in rot["pairs"]} <= {"fifo", "normal"}
     sign = rows[("rtps_sign", 32)]
     assert sign["rounds"] == 3 and sign["vs_none"]["ratio"] > 1.05   # signing costs
     assert sign["statistic"].startswith("median of slot medians")
@@ -136,6 +141,9 @@ def test_rotating_run_end_to_end(tmp_path):
     csv = (tmp_path / "res" / csv_name("rtps_sign", "latency")).read_text()
     header, first = csv.splitlines()[:2]
     assert "50% (us)" in header and first.split(",")[header.split(",").index("50% (us)")]
+    for side in ("ping", "pong"):
+        column = header.split(",").index(f"CPU of the {side} process (% of a core)")
+        assert float(first.split(",")[column]) > 0
     # `govkit report` recomputes the same figures
     again = subprocess.run([GOVKIT, "report", "res"], cwd=tmp_path, capture_output=True,
                            text=True, timeout=120)

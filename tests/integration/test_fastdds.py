@@ -543,6 +543,10 @@ def test_slot_mode_speaks_cyclone_perfs_protocol(tmp_path):
             assert row["peers"] == 1 and 90_000 < row["wall_us"] < 2_000_000
             assert sum(c for _, c in histogram(row)) == row["n"]
         assert rows[2]["p50"] > rows[0]["p50"]          # 63000 B costs more than 32 B
+        procs["sub"].stdin.write("cpu\n")              # pong's CPU time, on request
+        procs["sub"].stdin.flush()
+        word, used = procs["sub"].stdout.readline().split()
+        assert word == "cpu_us" and int(used) > 0
         ping.stdin.write("fly\n")
         ping.stdin.flush()
         assert ping.wait(timeout=30) == 2

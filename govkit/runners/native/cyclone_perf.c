@@ -22,7 +22,8 @@
 //
 // Both print `ready T` (seconds from the participant's creation until this side's writer
 // and reader each matched the peer: discovery plus the secure handshake) and then serve.
-// pong serves until standard input closes or SIGINT/SIGTERM. ping reads commands:
+// pong serves until standard input closes or SIGINT/SIGTERM, and answers `cpu` with
+// `cpu_us U` (the CPU time it has used, user + system, µs). ping reads commands:
 //   slot SIZE SETTLE_US MEASURE_US   ping-pong for SETTLE_US + MEASURE_US microseconds;
 //                                    the first round trips (those sent in the settle time)
 //                                    are kept apart; then one `slot …` line (below)
@@ -382,8 +383,12 @@ int main(int argc, char **argv)
     if (!ping) {
         // serve from the listener until stdin closes (govkit is done or gone) or a signal
         char buf[256];
-        while (!g_stop && fgets(buf, sizeof buf, stdin) != NULL)
-            ;
+        while (!g_stop && fgets(buf, sizeof buf, stdin) != NULL) {
+            if (strncmp(buf, "cpu", 3) == 0) {
+                printf("cpu_us %" PRId64 "\n", cpu_us());
+                fflush(stdout);
+            }
+        }
         dds_delete(g_pp);
         return EXIT_DONE;
     }

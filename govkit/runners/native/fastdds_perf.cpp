@@ -32,7 +32,8 @@
 // cyclone_perf.c): `fastdds_perf -S ... pong` and `fastdds_perf -S ... ping` print
 // `ready T` on stdout (seconds from the participant's creation until this side's endpoints
 // matched the peer: discovery plus the secure handshake; the event lines above go to stderr
-// in this mode) and then serve: pong until standard input closes, ping reads commands
+// in this mode) and then serve: pong until standard input closes (answering `cpu` with
+// `cpu_us U`, the CPU time it has used, user + system, µs), ping reads commands
 //   slot SIZE SETTLE_US MEASURE_US   ping-pong for SETTLE_US + MEASURE_US microseconds
 //                                    and print one line
 //   slot SIZE n N settle_n K mean M min A p50 B p90 C p99 D max E cpu_us U wall_us W
@@ -85,6 +86,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
@@ -1112,8 +1114,9 @@ static void report_slot(uint32_t size, const std::vector<SlotSample>& s, int64_t
 }
 
 // One command line from standard input: false at its end, on a stop signal (polled, so a
-// signal is seen while waiting) or for a line too long to be a command.
-static bool read_command(std::string& line)
+// signal is seen while waiting), for a line too long to be a command, or when `idle`
+// (called every 200 ms without input) returns false.
+static bool read_command(std::string& line, const std::function<bool()>& idle = nullptr)
 {
     line.clear();
     while (!g_stop)
@@ -1126,6 +1129,10 @@ static bool read_command(std::string& line)
         }
         if (r <= 0)
         {
+            if (idle && !idle())
+            {
+                return false;
+            }
             continue;
         }
         char c;
@@ -1189,23 +1196,20 @@ static int serve_slots(Pinger& pinger, const void* writer, const void* reader)
 static int serve_pongs(DomainParticipant* dp, Topic* pong_topic, WriterEvents& events,
                        bool answers)
 {
-    while (!g_stop)
+    bool dds_ok = true;
+    std::string line;
+    while (read_command(line, [&]() {
+                               dds_ok = make_pong_writers(dp, pong_topic, &events, answers);
+                               return dds_ok;
+                           }))              // until govkit closes our input
     {
-        struct pollfd p = {STDIN_FILENO, POLLIN, 0};
-        if (poll(&p, 1, 200) > 0)
+        if (line == "cpu")
         {
-            char buf[256];
-            if (read(STDIN_FILENO, buf, sizeof buf) <= 0)
-            {
-                break;                    // govkit closed our input: done
-            }
-        }
-        if (!make_pong_writers(dp, pong_topic, &events, answers))
-        {
-            return EXIT_DDS;
+            std::printf("cpu_us %lld\n", static_cast<long long>(cpu_us()));
+            std::fflush(stdout);
         }
     }
-    return EXIT_DONE;
+    return dds_ok ? EXIT_DONE : EXIT_DDS;
 }
 
 int run(const Options& o)
