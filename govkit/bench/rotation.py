@@ -407,8 +407,11 @@ def run_rotation(runner, arms: list[Arm], bundles: dict[str, Bundle], sizes: lis
             last_round_s = time.monotonic() - t0
             store.finish_round(rnd, last_round_s)
             outcome.rounds += 1
-            console.print(f"round {rnd}: {last_round_s:.1f} s", style="dim", markup=False,
-                          highlight=False)
+            # a line per round (also when piped: stderr, no live display), with the budget
+            # as the bound on what is left
+            console.print(f"round {rnd}: {last_round_s:.1f} s ("
+                          f"{time.monotonic() - started:.0f} s of the {budget:.0f} s budget)",
+                          style="dim", markup=False, highlight=False)
             rnd += 1
             if not pairs:
                 outcome.notes.append("every process pair failed; nothing more to measure")

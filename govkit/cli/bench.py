@@ -116,6 +116,14 @@ def bench(
         "--dry-run", help="Print the command lines of the minimum repeats; create nothing.")
     ] = False,
     no_report: Annotated[bool, typer.Option("--no-report", help="Skip report.html.")] = False,
+    fail_on_flag: Annotated[list[str] | None, typer.Option(
+        "--fail-on-flag", help="Exit 1 when a point carries one of these flags (codes, "
+                               "repeatable or a comma list; 'any': every warning), e.g. "
+                               "wide_interval,aa_excludes_one.", show_default=False)] = None,
+    max_ratio: Annotated[list[str] | None, typer.Option(
+        "--max-ratio", help="PROFILE=X: exit 1 when the profile's latency over none is "
+                            "above X at any size (repeatable or a comma list), e.g. "
+                            "rtps_sign=2.", show_default=False)] = None,
     wire: Annotated[bool, typer.Option(
         "--wire", help="Also capture one extra, unmeasured repeat of every point and check "
                        "what it put on the wire against the governance (root or CAP_NET_RAW)."
@@ -137,6 +145,7 @@ def bench(
         wire_table,
     )
     from govkit.results.flags import flag_advice
+    from govkit.results.gates import gate_failures, parse_fail_on_flags, parse_max_ratios
     from govkit.results.store import RESULTS_NAME
     from govkit.results.summary import load_line, noise_floor
     from govkit.runners.network import (
@@ -147,8 +156,11 @@ def bench(
         parse_transports,
     )
     host_map = run(parse_hosts, hosts)
+    profiles = run(select_profiles, profile, all_profiles)
+    fail_on = run(parse_fail_on_flags, fail_on_flag)          # refused before the run starts
+    max_ratios = run(parse_max_ratios, max_ratio, [p.name for p in profiles])
     opts = BenchOptions(
-        profiles=run(select_profiles, profile, all_profiles), runner=runner,
+        profiles=profiles, runner=runner,
         modes=run(parse_modes, mode), sizes=run(parse_sizes, sizes), duration=duration,
         warmup=warmup, repeat=repeat, max_repeat=max_repeat,
         target_ci=DEFAULT_TARGET_CI_PCT if target_ci is None else target_ci,
@@ -194,7 +206,10 @@ def bench(
     _print_wire_mismatches(outcome)
     if outcome.failed:
         err.print(f"govkit: {outcome.failed} repeat(s) failed (see above and results.json)")
-    if outcome.failed or outcome.wire_mismatches:
+    gates = gate_failures(outcome.summary, fail_on, max_ratios)
+    for line in gates:
+        err.print(f"govkit: gate: {line}", markup=False)
+    if outcome.failed or outcome.wire_mismatches or gates:
         raise typer.Exit(EXIT_INVALID)
 
 

@@ -107,11 +107,15 @@ def test_slot_line_is_parsed_whole():
 @needs_cyclone
 @pytest.mark.cyclone
 def test_rotating_run_end_to_end(tmp_path):
+    # a CI gate no signed profile can pass: exit 1, one line per point, nothing lost
     r = subprocess.run([GOVKIT, "bench", "--profile", "none", "--profile", "rtps_sign",
-                        "--sizes", "32,1024", "--rounds", "3", "--budget", "1", "--out", "res"],
+                        "--sizes", "32,1024", "--rounds", "3", "--budget", "1", "--out", "res",
+                        "--max-ratio", "rtps_sign=1.01"],
                        cwd=tmp_path, capture_output=True, text=True, timeout=300,
                        stdin=subprocess.DEVNULL)
-    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.returncode == 1, r.stdout + r.stderr
+    gates = [x for x in r.stderr.splitlines() if x.startswith("govkit: gate: ")]
+    assert len(gates) == 2 and all("above --max-ratio rtps_sign=1.01" in x for x in gates)
     doc = json.loads((tmp_path / "res/results.json").read_text())
     assert doc["schema"] == "govkit.bench/3" and doc["runner"] == "cyclone"
     rot = doc["rotation"]
