@@ -274,5 +274,9 @@ def report(
     """Write report.html and summary.md for a results directory; for two or more (e.g. a
     ddsperf run and a fastdds run), compare.html and compare.md side by side."""
     from govkit.report.compare import write_reports
-    html, md = run(write_reports, run_dirs, out_dir)
+    from govkit.report.terminal import compare_table
+    html, md, model = run(write_reports, run_dirs, out_dir)
+    table = compare_table(model) if model is not None else None
+    if table is not None:
+        wide.print(table)
     out.print(f"wrote {html}\nwrote {md}", markup=False)

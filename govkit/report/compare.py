@@ -348,21 +348,27 @@ def render_compare_md(model: CompareModel) -> str:
 def write_comparison(dirs: list[Path], out: Path | None = None) -> tuple[Path, Path]:
     """compare.html and compare.md for two or more runs, in `out` (default: the first run's
     directory). Nothing is written when the runs cannot be compared (GovkitError, exit 2)."""
+    html_path, md_path, _ = _write_comparison(dirs, out)
+    return html_path, md_path
+
+
+def _write_comparison(dirs: list[Path], out: Path | None) -> tuple[Path, Path, CompareModel]:
     model = build_compare_model(dirs)
     out = Path(out) if out is not None else Path(dirs[0])
     html, md = render_compare_html(model), render_compare_md(model)
     html_path, md_path = out / HTML_NAME, out / MD_NAME
     write_atomic(html_path, html)
     write_atomic(md_path, md)
-    return html_path, md_path
+    return html_path, md_path, model
 
 
-def write_reports(dirs: list[Path], out: Path | None = None) -> tuple[Path, Path]:
+def write_reports(dirs: list[Path], out: Path | None = None
+                  ) -> tuple[Path, Path, CompareModel | None]:
     """`govkit report`: one run's report.html and summary.md beside its results.json, or,
-    for two or more runs, their comparison."""
+    for two or more runs, their comparison (and its model, for the terminal)."""
     if len(dirs) == 1:
         if out is not None:
             raise GovkitError("--out is for a comparison of two or more runs; a single run's "
                               "report is written beside its results.json", EXIT_USAGE)
-        return write_report(dirs[0])
-    return write_comparison(dirs, out)
+        return (*write_report(dirs[0]), None)
+    return _write_comparison(dirs, out)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
+from govkit.catalog.profiles import BASELINE
 from govkit.results import figures
 from govkit.results.figures import FIGURES
 from govkit.results.flags import short_label
@@ -181,4 +182,33 @@ def wire_table(points: list[dict]) -> Table | None:
                                " (want 0)" if not e["readable_payload"] else " (want >0)"),
             f"{o['discovery']['messages']:,}",
             "match" if p["verdict"] == "match" else Text("MISMATCH", style="red"))
+    return table
+
+
+def compare_table(model) -> Table | None:
+    """`govkit report A B` in the terminal: per profile and size, each run's latency over
+    `none` with its 95 % interval, RTI's published ratio last (govkit.report.compare)."""
+    rows = [(profile, row) for profile, group in model.groups if profile.name != BASELINE
+            for row in group]
+    if not rows:
+        return None
+    table = Table(title="Latency over `none` (× none, 95% interval), per run; RTI: "
+                        "published Connext ratio (single run, no interval)",
+                  title_justify="left")
+    table.add_column("profile", no_wrap=True)
+    table.add_column("B", justify="right")
+    for column in model.columns:
+        table.add_column(Text(f"{column.run.index}: {column.label}"), justify="right")
+    table.add_column("RTI ×", justify="right")
+    for profile, row in rows:
+        cells = []
+        for cell in row.cells:
+            vs = cell.point.vs_none if cell.point else None
+            if vs is None:
+                cells.append(Text(cell.status if cell.status != "ok" else "–"))
+                continue
+            ci = f" [{_ci(vs.ratio_ci95, '{:.2f}')}]" if vs.ratio_ci95 else " (no interval)"
+            cells.append(Text(f"{vs.ratio:.2f}{ci}"))
+        table.add_row(Text(profile.name), str(row.size), *cells,
+                      f"{row.rti.ratio:.2f}" if row.rti else "–")
     return table

@@ -595,7 +595,15 @@ def test_govkit_report_compares_two_runs(tmp_path):
     a, b = runs_in(tmp_path, load("ddsperf"), load("fastdds"))
     r = _govkit("report", a, b)
     assert r.returncode == 0, r.stderr
-    assert r.stdout.splitlines() == [f"wrote {a / HTML_NAME}", f"wrote {a / MD_NAME}"]
+    assert r.stdout.splitlines()[-2:] == [f"wrote {a / HTML_NAME}", f"wrote {a / MD_NAME}"]
+    # the comparison in the terminal too: each run's ratio with its interval, per point
+    both = results.summarize(load("ddsperf")), results.summarize(load("fastdds"))
+    assert "1: ddsperf · Cyclone DDS" in r.stdout and "2: fastdds · Fast DDS" in r.stdout
+    line = next(x for x in r.stdout.splitlines() if "rtps_sign" in x and " 32 " in x)
+    for summary in both:
+        vs = next(x["vs_none"] for x in summary
+                  if x["profile"] == "rtps_sign" and x["size"] == 32)
+        assert f"{vs['ratio']:.2f} [{vs['ratio_ci95'][0]:.2f}…{vs['ratio_ci95'][1]:.2f}]" in line
     r = _govkit("report", a, b, "--out", tmp_path / "out")
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "out" / HTML_NAME).exists() and (tmp_path / "out" / MD_NAME).exists()
