@@ -303,6 +303,11 @@ def _schedule(opts: BenchOptions, runner, store: ResultStore, cells: list[Cell],
                         f"{net} repeat {r}: {failure}"), highlight=False)
                 store.add(result)
                 progress.advance(task)
+                if not console.is_terminal:     # piped: no live bar, so a line per repeat
+                    console.print(f"{cell.label} repeat {r}: {result['elapsed_s']:.1f} s "
+                                  f"({time.monotonic() - started:.0f} s of the "
+                                  f"{opts.budget:.0f} s budget)", markup=False,
+                                  highlight=False)
             else:
                 continue
             break   # interrupted, or out of budget

@@ -43,6 +43,9 @@ def test_bench_every_profile_writes_results_and_csv(tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
     assert "Traceback" not in r.stderr
     assert "created a test PKI in pki/" in r.stderr
+    # piped (no terminal, no live bar): one progress line per finished repeat, with the budget
+    progress = [x for x in r.stderr.splitlines() if " repeat 0: " in x]
+    assert len(progress) == 7 and all(x.endswith(" s budget)") for x in progress), r.stderr
     doc = json.loads((tmp_path / "res/results.json").read_text())
     assert doc["schema"] == "govkit.bench/3"
     assert {"govkit", "cyclonedds", "openssl", "cpu", "kernel"} <= doc["environment"].keys()
