@@ -18,7 +18,7 @@ import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PROJECT_FILES = ("pyproject.toml", "README.md", "govkit", "templates", "schemas")
+PROJECT_FILES = ("pyproject.toml", "README.md", "LICENSE", "govkit", "templates", "schemas")
 
 
 def _run(*args, cwd: Path, timeout: int = 120) -> subprocess.CompletedProcess:
@@ -42,6 +42,13 @@ def test_wheel_installs_and_runs_generate_sign_verify(tmp_path):
          "--no-index", "-q", "-w", dist, source, cwd=tmp_path)
     (wheel,) = dist.glob("govkit-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
+    # the version from its one place, the license with its text
+    from govkit import __version__
+    assert wheel.name.startswith(f"govkit-{__version__}-")
+    metadata = next(n for n in names if n.endswith(".dist-info/METADATA"))
+    meta = zipfile.ZipFile(wheel).read(metadata).decode()
+    assert "License-Expression: Apache-2.0" in meta and "Requires-Dist: markupsafe" in meta
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
     for expected in ("govkit/templates/governance.xml.j2", "govkit/templates/permissions.xml.j2",
                      "govkit/templates/cyclonedds.xml.j2", "govkit/templates/report.html.j2",
                      "govkit/schemas/governance.xsd", "govkit/schemas/permissions.xsd",
