@@ -25,3 +25,4 @@ DEFAULT_SLOT_MS = 100          # measured part of a slot
 DEFAULT_SETTLE_MS = 10         # round trips sent before this are kept apart
 DEFAULT_INSTANCES = 2          # process pairs per arm
 DEFAULT_MIN_ROUNDS = 6
+DEFAULT_PEERS = 10             # --mode discovery: participants per group

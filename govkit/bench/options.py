@@ -22,8 +22,9 @@ from govkit.bench.defaults import (
     DEFAULT_TARGET_CI_PCT,
     DEFAULT_WARMUP_S,
 )
+from govkit.bench.discovery import DiscoverySettings
 from govkit.bench.rotation import RotationSettings
-from govkit.catalog.profiles import Profile
+from govkit.catalog.profiles import BASELINE, Profile
 from govkit.catalog.runners import MODES, runner_info
 from govkit.common.errors import GovkitError
 from govkit.results.summary import key_of
@@ -49,11 +50,15 @@ def parse_sizes(text: str) -> list[int]:
     return list(dict.fromkeys(sizes))
 
 
+DISCOVERY = "discovery"      # not a point's mode: groups of --peers participants
+
+
 def parse_modes(text: str) -> list[str]:
     if text == "both":
         return list(MODES)
-    if text not in MODES:
-        raise GovkitError(f"invalid --mode {text!r}: use latency, throughput or both")
+    if text not in (*MODES, DISCOVERY):
+        raise GovkitError(f"invalid --mode {text!r}: use latency, throughput, both or "
+                          f"discovery")
     return [text]
 
 
@@ -106,6 +111,12 @@ class BenchOptions:
     wire_expect: Profile | None = None   # check against this profile's governance instead
     # The rotating latency design (runners with `rotates`: govkit.bench.rotation)
     rotation: RotationSettings = field(default_factory=RotationSettings)
+    discovery: DiscoverySettings = field(default_factory=DiscoverySettings)
+
+    @property
+    def point_modes(self) -> list[str]:
+        """The modes measured as points (profile × size); discovery is measured apart."""
+        return [m for m in self.modes if m in MODES]
 
     @property
     def networks(self) -> list[Network]:
@@ -137,6 +148,14 @@ class BenchOptions:
             raise GovkitError(f"--target-ci {self.target_ci:g} must be a percentage in (0, 100]")
         if self.peer_addresses and not self.hosts:
             raise GovkitError("--peer-address applies to --hosts only")
+        if DISCOVERY in self.modes:
+            self.discovery.check()
+            if self.runner != DEFAULT_RUNNER or self.wire or not plain:
+                raise GovkitError(f"--mode discovery runs on the default runner "
+                                  f"({DEFAULT_RUNNER}), over udp on lo, without --wire")
+            if not any(p.name == BASELINE for p in self.profiles):
+                raise GovkitError("--mode discovery pairs every profile with `none`: add "
+                                  "--profile none (or use --all-profiles)")
         if not runner_info(self.runner).networks and not plain:
             raise GovkitError(f"--transport, --net, --hosts and --loss-rate need --runner "
                               f"ddsperf (Cyclone's transports); {self.runner} runs udp on lo")

@@ -23,9 +23,10 @@ from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
+from govkit.bench.discovery import DISCOVERY_INTERVAL_METHOD, run_discovery
 from govkit.bench.loadwatch import LoadWatch
 from govkit.bench.machine import Pinning, environment, pinning, realtime_note
-from govkit.bench.options import BenchOptions, BenchOutcome, Cell
+from govkit.bench.options import DISCOVERY, BenchOptions, BenchOutcome, Cell
 from govkit.bench.repeat import build_dir, make_bundles, point, run_point
 from govkit.bench.rotation import arms_of, run_rotation
 from govkit.bench.wire_phase import check_wire_networks, wire_key, wire_phase
@@ -90,8 +91,9 @@ def _settings(opts: BenchOptions, runner, pin: Pinning, realtime: tuple[bool, st
             "scheduling": realtime[1], "min_repeats": opts.repeat,
             "max_repeats": opts.max_repeat, "target_ci_pct": opts.target_ci,
             "budget_s": opts.budget, "seed": seed, "method": runner.method(),
-            "interval": (f"latency (rotation): {PAIRED_INTERVAL_METHOD} Other points: "
-                         f"{INTERVAL_METHOD}") if getattr(runner, "rotates", False)
+            "interval": DISCOVERY_INTERVAL_METHOD if opts.modes == [DISCOVERY]
+            else (f"latency (rotation): {PAIRED_INTERVAL_METHOD} Other points: "
+                  f"{INTERVAL_METHOD}") if getattr(runner, "rotates", False)
             else INTERVAL_METHOD}
 
 
@@ -123,8 +125,8 @@ def _run_bench(opts: BenchOptions, console) -> BenchOutcome:
     load = LoadWatch()             # the load average before govkit starts anything
     opts.check()
     runner = get_runner(opts.runner, **opts.runner_options)
-    cells = [Cell(p, m, s, n) for p in opts.profiles for m in opts.modes for s in opts.sizes
-             for n in opts.networks]
+    cells = [Cell(p, m, s, n) for p in opts.profiles for m in opts.point_modes
+             for s in opts.sizes for n in opts.networks]
     seed = opts.seed if opts.seed is not None else random.randrange(1 << 31)
     pin = pinning(opts.pin)
     realtime = realtime_note(opts.realtime, opts.modes, opts.dry_run)
@@ -181,6 +183,14 @@ def _run_bench(opts: BenchOptions, console) -> BenchOutcome:
             more.failed += outcome.failed
             more.notes = outcome.notes + more.notes
             outcome = more
+        if DISCOVERY in opts.modes and not outcome.interrupted:
+            load.start()
+            found = run_discovery(runner, opts.profiles, bundles, opts.discovery, store, seed,
+                                  console, started, opts.budget, store.directory / "config")
+            store.set_load(load.finish())
+            outcome.failed += found.failed
+            outcome.interrupted = found.interrupted
+            outcome.notes += found.notes
         store.doc["settings"]["network"] = paths.to_json()
         store.save()
     outcome.summary = store.doc["summary"]

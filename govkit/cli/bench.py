@@ -16,6 +16,7 @@ from govkit.bench.defaults import (
     DEFAULT_INSTANCES,
     DEFAULT_MAX_REPEATS,
     DEFAULT_MIN_ROUNDS,
+    DEFAULT_PEERS,
     DEFAULT_REPEATS,
     DEFAULT_ROTATION_TARGET_PCT,
     DEFAULT_SETTLE_MS,
@@ -45,8 +46,12 @@ def bench(
         "--runner", help="Benchmark program (default: cyclone, govkit's Cyclone DDS program "
                          "with latency by rotation; ddsperf when --transport, --net, "
                          "--hosts or --loss-rate is given).", show_default=False)] = None,
-    mode: Annotated[Literal["latency", "throughput", "both"], typer.Option(
-        "--mode", help="What to measure.")] = "latency",
+    mode: Annotated[Literal["latency", "throughput", "both", "discovery"], typer.Option(
+        "--mode", help="What to measure (discovery: how long --peers participants started "
+                       "together take to match each other, per profile).")] = "latency",
+    peers: Annotated[int, typer.Option(
+        "--peers", help="--mode discovery: participants per group (2 .. 100).")
+    ] = DEFAULT_PEERS,
     sizes: Annotated[str, typer.Option(
         "--sizes", help="Comma list of bytes, or 'seeds' (the seeds' 8 sizes).")] = "32,1024,63000",
     duration: Annotated[int, typer.Option(
@@ -133,17 +138,20 @@ def bench(
     ] = False,
 ):
     """Benchmark each profile with its signed bundle; write results.json, CSVs, report."""
+    from govkit.bench.discovery import DiscoverySettings
     from govkit.bench.options import BenchOptions, parse_budget, parse_modes, parse_sizes
     from govkit.bench.rotation import RotationSettings
     from govkit.bench.schedule import run_bench
     from govkit.catalog.profiles import select_profiles
     from govkit.report.terminal import (
+        discovery_table,
         latency_table,
         network_table,
         noise_floor_table,
         throughput_table,
         wire_table,
     )
+    from govkit.results.discovery import discovery_rows
     from govkit.results.flags import flag_advice
     from govkit.results.gates import gate_failures, parse_fail_on_flags, parse_max_ratios
     from govkit.results.store import RESULTS_NAME
@@ -168,6 +176,7 @@ def bench(
         resume=resume, pin=pin, realtime=realtime, dry_run=dry_run,
         runner_options={"perftest": perftest} if perftest else {},
         command=" ".join(["govkit", *sys.argv[1:]]),
+        discovery=DiscoverySettings(peers=peers, min_rounds=rounds),
         rotation=RotationSettings(slot_ms=slot_ms, settle_ms=settle_ms, instances=instances,
                                   min_rounds=rounds, target_ci=DEFAULT_ROTATION_TARGET_PCT
                                   if target_ci is None else target_ci),
@@ -181,13 +190,14 @@ def bench(
         return
     doc = outcome.doc or {}
     for table in (latency_table(outcome.summary), noise_floor_table(noise_floor(doc)),
+                  discovery_table(discovery_rows(doc)),
                   throughput_table(outcome.summary), *network_table(outcome.summary),
                   wire_table(outcome.wire)):
         if table is not None:
             wide.print(table)
     if load_line(doc):
         out.print(load_line(doc), markup=False, highlight=False)
-    if not no_report and outcome.summary:
+    if not no_report and (outcome.summary or discovery_rows(doc)):
         from govkit.report.run import write_report
         html, md = run(write_report, outcome.out)
         out.print(f"report: {html}", markup=False)

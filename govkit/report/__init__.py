@@ -8,6 +8,8 @@ May import: every stage up to govkit.bench.
 from govkit.common.faces import lazy_face
 
 _EXPORTS = {
+    "compare_table": "terminal",
+    "discovery_table": "terminal",
     "latency_table": "terminal",
     "network_table": "terminal",
     "noise_floor_table": "terminal",

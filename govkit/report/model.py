@@ -303,6 +303,8 @@ class ReportModel:
     path_text: str = "loopback"            # where the processes ran, for the prose
     wire: WireSection | None = None        # govkit bench --wire: what the wire carried
     headline: Headline | None = None       # rotation: the cost matrix the report opens with
+    # --mode discovery: govkit.results.discovery's rows (time until N participants matched)
+    discovery: list[dict] = field(default_factory=list)
 
     @property
     def show_network(self) -> bool:

@@ -62,6 +62,7 @@ from govkit.report.wire_section import WireMalformed, build_wire_section
 from govkit.results import stats
 from govkit.results import summary as results
 from govkit.results.check import SCHEMA, Malformed, check_results, json_excerpt
+from govkit.results.discovery import discovery_rows
 from govkit.results.figures import FIGURES
 from govkit.results.flags import flag_advice
 from govkit.results.paired import ESTIMATOR
@@ -187,7 +188,7 @@ def _build(doc: dict, summary: list[dict]) -> ReportModel:
         stored_summary=stored, stored_summary_missing=missing, result_count=len(records),
         networks=[n.label for n in nets] or ["udp lo"],
         comparisons=[c for mode in MODES if (c := _comparison(mode, order, points, nets))],
-        path_text=_path_text(nets))
+        path_text=_path_text(nets), discovery=discovery_rows(doc))
 
 
 def _path_text(nets: list[Network]) -> str:
@@ -430,6 +431,10 @@ def _run_shape(settings: dict, rotation: dict | None = None) -> str:
     """How the repeats were run, in one plain sentence, from the run's settings."""
     s = {k: _setting_text(v) for k, v in settings.items() if v is not None}
     parts = []
+    if settings.get("modes") == ["discovery"]:
+        return (f"Discovery only: groups of participants started together, `none X none Y "
+                f"…` per round in a fresh seeded order (seed {s.get('seed', '?')}), not "
+                f"pinned and at normal priority (more processes than CPUs).")
     if rotation:
         r = rotation.get("settings") or {}
         parts.append(

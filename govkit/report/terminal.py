@@ -212,3 +212,31 @@ def compare_table(model) -> Table | None:
         table.add_row(Text(profile.name), str(row.size), *cells,
                       f"{row.rti.ratio:.2f}" if row.rti else "–")
     return table
+
+
+def discovery_table(rows: list[dict]) -> Table | None:
+    """`--mode discovery`: per profile, the time until every participant of a group had
+    matched every other, its interval, the median and first participant, the ratio."""
+    if not rows:
+        return None
+    table = Table(title=f"Discovery of {rows[0]['peers']} participants started together "
+                        "(s): median over groups of the time until every participant had "
+                        "matched every other (secure handshakes included), with 95% "
+                        "intervals; overhead over `none`, paired by round",
+                  title_justify="left")
+    for col in ("profile", "groups", "all matched", "95% CI", "median participant",
+                "first participant", "× none", "95% CI", "failed"):
+        table.add_column(col, justify="left" if col == "profile" else "right")
+    for r in rows:
+        vs = r["vs_none"]
+        table.add_row(
+            Text(r["profile"]), str(r["groups"]),
+            f"{r['all_matched_s']:.3f}" if r["all_matched_s"] is not None else "–",
+            _ci(r["ci95"], "{:.3f}"),
+            f"{r['median_participant_s']:.3f}" if r["median_participant_s"] is not None
+            else "–",
+            f"{r['first_participant_s']:.3f}" if r["first_participant_s"] is not None
+            else "–",
+            f"{vs['ratio']:.2f}" if vs else "–", _ci(vs and vs["ratio_ci95"], "{:.2f}"),
+            str(r["failed_groups"]) if r["failed_groups"] else "–")
+    return table

@@ -243,6 +243,30 @@ def _check_result(here: str, r: dict) -> None:
         raise _where(f"{here}.raw.rows", "the measured rows hold no samples")
 
 
+def _check_discovery(doc: dict) -> None:
+    """`--mode discovery` groups, as govkit.results.discovery reads them."""
+    section = _get(doc, "discovery", "", "an object", required=False)
+    if not section:
+        return
+    for here, g in _entries(section, "groups", "discovery", required=False, null=False):
+        _get(g, "arm", here, "a string")
+        _get(g, "profile", here, "a string")
+        _get(g, "status", here, "a string")
+        _get(g, "error", here, "a string", required=False)
+        for key in ("round", "position"):
+            _bounded(g, key, here, 0, MAX_INDEX)
+        _bounded(g, "peers", here, 2, 100_000)
+        if g["status"] == "ok":
+            times = _get(g, "matched_s", here, "a list")
+            if len(times) != g["peers"]:
+                raise _where(f"{here}.matched_s", f"expected {g['peers']} times (one per "
+                                                  f"participant), got {len(times)}")
+            for i, t in enumerate(times):
+                if not (_is_number(t) and (t == 0 or MIN_VALUE <= t <= MAX_VALUE)):
+                    raise _where(f"{here}.matched_s[{i}]", f"expected a number of seconds, "
+                                                           f"got {json_excerpt(t)}")
+
+
 def _check_rotation(doc: dict) -> None:
     """A rotating run's pairs, slots and rounds, as govkit.results.summary and
     govkit.results.paired read them (the cost matrix, the A/A floor, the run's shape)."""
@@ -366,6 +390,7 @@ def check_results(doc: Any) -> None:
         _get(doc, key, "", "a string", required=False)
     _get(doc, "environment", "", "an object", required=False)
     _check_rotation(doc)
+    _check_discovery(doc)
     _check_load(doc)
     _check_wire_counts(doc)
 

@@ -25,7 +25,12 @@ SLOT_METHOD = (
     "only when govkit gives it a slot: round trips sent in the slot's settle time are kept "
     "apart, every other one is a sample; per slot the exact mean, min, 50/90/99 % "
     "(nearest rank), max and a 1 % histogram of all its samples.")
-METHOD = f"{SLOT_METHOD} Throughput (and --wire captures): {DDSPERF_METHOD}"
+DISCOVERY_METHOD = (
+    "Discovery (--mode discovery): N 'cyclone_perf discover' processes started together, "
+    "each with a writer and a reader on ddsperf's ping topic (reliable, KEEP_LAST 1), taking "
+    "turns at the pair's two identities; each reports when both its endpoints have matched "
+    "the other N - 1 participants, timed from before its participant's creation.")
+METHOD = f"{SLOT_METHOD} {DISCOVERY_METHOD} Throughput (and --wire captures): {DDSPERF_METHOD}"
 
 
 class CycloneRunner(DdsperfRunner):
@@ -62,6 +67,21 @@ class CycloneRunner(DdsperfRunner):
                                      {"CYCLONEDDS_URI": path.as_uri()}, cpu=cpu,
                                      realtime=realtime))
         return specs
+
+    def discovery_specs(self, bundle: Bundle, domain_id: int, peers: int, wait_s: float,
+                        workdir: Path) -> list[ProcessSpec]:
+        """`peers` participants started together (govkit bench --mode discovery). They take
+        turns at the pair's two identities and configuration files: DDS Security lets
+        participants share a certificate, and every one is authenticated with every other
+        all the same. Not pinned, not real-time: more processes than CPUs."""
+        point = BenchPoint(bundle.profile, "latency", 32, 1, domain_id=domain_id)
+        program = str(self.program or "cyclone_perf")
+        uris = {role: self.config_path(bundle, role, workdir, point).as_uri()
+                for role in ("pub", "sub")}
+        return [ProcessSpec(f"p{i}", [program, "discover", str(domain_id), f"{wait_s:g}",
+                                      str(peers)],
+                            {"CYCLONEDDS_URI": uris["pub" if i % 2 == 0 else "sub"]})
+                for i in range(peers)]
 
 
 RUNNER = CycloneRunner

@@ -19,6 +19,7 @@
 // a domain of its own, so there is nobody to keep apart.
 //
 //   cyclone_perf ping|pong DOMAIN [WAIT_S]        configuration from CYCLONEDDS_URI
+//   cyclone_perf discover DOMAIN WAIT_S PEERS     (govkit bench --mode discovery)
 //
 // Both print `ready T` (seconds from the participant's creation until this side's writer
 // and reader each matched the peer: discovery plus the secure handshake) and then serve.
@@ -36,6 +37,12 @@
 // hist: every measured sample in bins of 1 % (bin b holds latencies in [1.01^b, 1.01^(b+1))
 // ns), so govkit can pool true sample percentiles over slots. peers: the most readers
 // or writers matched on the two topics; more than 1 means a stranger joined the domain.
+//
+// discover: one of PEERS participants started together, each with a writer and a reader on
+// ddsperf's ping topic. It prints `matched T` once its writer and its reader have each
+// matched the other PEERS - 1 participants' (T: seconds from before the participant's
+// creation: discovery plus every secure handshake), then serves until standard input
+// closes, so that the others can still match it.
 //
 // Exit codes: 0 done, 2 usage, 3 participant not created, 4 no match within WAIT_S,
 // 5 another DDS call failed, 6 a slot's round trip did not come back within 10 s.
@@ -315,8 +322,10 @@ int main(int argc, char **argv)
 {
     g_pid = (long)getpid();
     setvbuf(stdout, NULL, _IOLBF, 0);
-    if (argc < 3 || argc > 4 || (strcmp(argv[1], "ping") && strcmp(argv[1], "pong"))) {
-        fprintf(stderr, "usage: cyclone_perf ping|pong DOMAIN [WAIT_S]\n");
+    const int discover = argc == 5 && strcmp(argv[1], "discover") == 0;
+    if (!discover && (argc < 3 || argc > 4 || (strcmp(argv[1], "ping") && strcmp(argv[1], "pong")))) {
+        fprintf(stderr, "usage: cyclone_perf ping|pong DOMAIN [WAIT_S]\n"
+                        "       cyclone_perf discover DOMAIN WAIT_S PEERS\n");
         return EXIT_USAGE;
     }
     const int ping = strcmp(argv[1], "ping") == 0;
@@ -326,9 +335,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "cyclone_perf: domain %s: use 0 .. 230\n", argv[2]);
         return EXIT_USAGE;
     }
-    double wait_s = argc == 4 ? strtod(argv[3], &end) : 20.0;
-    if (argc == 4 && (*end || wait_s <= 0)) {
+    double wait_s = argc >= 4 ? strtod(argv[3], &end) : 20.0;
+    if (argc >= 4 && (*end || wait_s <= 0)) {
         fprintf(stderr, "cyclone_perf: wait %s: use a positive number of seconds\n", argv[3]);
+        return EXIT_USAGE;
+    }
+    long npeers = discover ? strtol(argv[4], &end, 10) : 2;
+    if (discover && (*end || npeers < 2 || npeers > 1000)) {
+        fprintf(stderr, "cyclone_perf: peers %s: use 2 .. 1000\n", argv[4]);
         return EXIT_USAGE;
     }
     signal(SIGINT, on_signal);
@@ -360,6 +374,29 @@ int main(int argc, char **argv)
     qos = dds_create_qos();
     dds_qset_history(qos, DDS_HISTORY_KEEP_LAST, 1);
     dds_qset_ignorelocal(qos, DDS_IGNORELOCAL_PARTICIPANT);
+    if (discover) {
+        // both endpoints on one topic: every participant's writer matches every other's reader
+        g_wr = dds_create_writer(pub, tp_ping, qos, NULL);
+        check(g_wr, "writer");
+        g_rd = dds_create_reader(sub, tp_ping, qos, NULL);
+        check(g_rd, "reader");
+        dds_delete_qos(qos);
+        while (peers(0) < npeers - 1) {
+            if (g_stop)
+                die(EXIT_DONE, "stopped before every peer matched");
+            if (now_ns() - t0 > (int64_t)(wait_s * 1e9))
+                die(EXIT_NO_MATCH, "%d of %ld peers matched within %g s", peers(0), npeers - 1,
+                    wait_s);
+            dds_sleepfor(DDS_MSECS(1));
+        }
+        printf("matched %.6f\n", (double)(now_ns() - t0) / 1e9);
+        fflush(stdout);
+        char buf[256];
+        while (!g_stop && fgets(buf, sizeof buf, stdin) != NULL)
+            ;
+        dds_delete(g_pp);
+        return EXIT_DONE;
+    }
     dds_listener_t *listener = dds_create_listener(NULL);
     dds_lset_data_available(listener, ping ? on_pong : on_ping);
     g_wr = dds_create_writer(pub, ping ? tp_ping : tp_pong, qos, NULL);

@@ -1,0 +1,193 @@
+"""Discovery by profile (`govkit bench --mode discovery --peers N`): how long N participants
+started together take until each has matched every other one's endpoints, the secure
+handshakes included (RTI publishes the same figure for Connext: time to complete discovery
+of 50-400 participants, with and without security).
+
+Each *group* is N fresh `cyclone_perf discover` processes on a domain of their own; each
+prints when its writer and reader have matched the other N - 1 participants (seconds from
+before its participant's creation). Groups run in rounds laid out like the rotating latency
+design (`none X1 none X2 … none`, a fresh seeded order per round), so every profile's group
+has a `none` group just before and after it, and govkit.results.discovery pairs them.
+Rounds go on until the budget would be passed (at least --rounds of them).
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import subprocess
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from govkit.bench.defaults import DEFAULT_PEERS
+from govkit.bench.rotation import Arm, distinct_domains, round_plan
+from govkit.catalog.profiles import BASELINE, Profile
+from govkit.common.errors import GovkitError
+from govkit.common.fsutil import write_atomic
+from govkit.runners.base import BenchPoint, Bundle, command_line, dies_with_govkit, launch_argv
+
+MAX_PEERS = 100
+DISCOVERY_INTERVAL_METHOD = (
+    "discovery: the time to full discovery, 95% percentile bootstrap of the median over the "
+    "groups; the ratio over none, the paired rounds' bootstrap (govkit.results.paired); "
+    "2000 resamples seeded by the profile's name.")
+WAIT_S = 60.0                   # a group not matched by then has failed
+
+
+@dataclass(frozen=True)
+class DiscoverySettings:
+    peers: int = DEFAULT_PEERS
+    min_rounds: int = 3
+
+    def check(self) -> None:
+        if not 2 <= self.peers <= MAX_PEERS:
+            raise GovkitError(f"--peers {self.peers} is out of range (2 .. {MAX_PEERS})")
+
+    def to_json(self) -> dict:
+        return {"peers": self.peers, "min_rounds": self.min_rounds, "wait_s": WAIT_S}
+
+
+def run_group(specs) -> dict:
+    """Start the group at once, read each process's `matched T`, then end them all."""
+    preexec = dies_with_govkit()
+    procs = []
+    t0 = time.monotonic()
+    try:
+        for spec in specs:
+            procs.append(subprocess.Popen(
+                launch_argv(spec), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, env={**os.environ, **spec.env},
+                start_new_session=True, preexec_fn=preexec))
+        matched: dict[int, float] = {}
+        buffers = {i: b"" for i in range(len(procs))}
+        errors: list[str] = []
+        with selectors.DefaultSelector() as sel:
+            for i, p in enumerate(procs):
+                sel.register(p.stdout.fileno(), selectors.EVENT_READ, i)
+            deadline = t0 + WAIT_S + 5
+            while len(matched) + len(errors) < len(procs) and time.monotonic() < deadline:
+                for key, _ in sel.select(timeout=0.5):
+                    i = key.data
+                    chunk = os.read(key.fd, 4096)
+                    if not chunk:
+                        sel.unregister(key.fd)
+                        errors.append(_why(procs[i], i))
+                        continue
+                    buffers[i] += chunk
+                    if b"\n" in buffers[i]:
+                        word, _, value = buffers[i].partition(b"\n")[0].decode().partition(" ")
+                        if word == "matched":
+                            matched[i] = float(value)
+                        else:
+                            errors.append(f"participant {i}: unexpected {word!r}")
+                        sel.unregister(key.fd)
+        wall = time.monotonic() - t0
+    finally:
+        for p in procs:
+            try:
+                p.stdin.close()
+            except OSError:
+                pass
+        for p in procs:
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                try:
+                    os.killpg(p.pid, 9)
+                except ProcessLookupError:
+                    pass
+                p.wait()
+            for f in (p.stdout, p.stderr):
+                if f:
+                    f.close()
+    if len(matched) < len(specs):
+        missing = len(specs) - len(matched)
+        why = errors[0] if errors else f"not matched within {WAIT_S:g} s"
+        return {"status": "failed", "error": f"{missing} of {len(specs)} participants did not "
+                                              f"match every peer: {why}", "wall_s": wall}
+    return {"status": "ok", "matched_s": [matched[i] for i in range(len(specs))],
+            "wall_s": round(wall, 6)}
+
+
+def _why(proc: subprocess.Popen, i: int) -> str:
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        return f"participant {i} closed its output"
+    err = proc.stderr.read().decode("utf-8", "replace").strip().splitlines() if proc.stderr \
+        else []
+    return f"participant {i} exited with status {proc.returncode}" + (
+        f": {err[-1]}" if err else "")
+
+
+@dataclass
+class DiscoveryOutcome:
+    failed: int = 0
+    interrupted: bool = False
+    notes: list[str] = field(default_factory=list)
+
+
+def run_discovery(runner, profiles: list[Profile], bundles: dict[str, Bundle],
+                  ds: DiscoverySettings, store, seed: int, console, started: float,
+                  budget: float, workdir: Path) -> DiscoveryOutcome:
+    """Rounds of groups until the budget (after the minimum); every group goes to `store`
+    as it completes."""
+    arms = [Arm(p.name, p) for p in profiles]
+    if not any(p.name == BASELINE for p in profiles):
+        raise GovkitError("--mode discovery pairs every profile with `none`: add --profile "
+                          "none (or use --all-profiles)")
+    section = store.doc.setdefault("discovery", {"settings": ds.to_json(), "groups": []})
+    section["settings"] = ds.to_json()
+    for arm in arms:            # the participants' configuration files, once per profile
+        for path, text in runner.configs(BenchPoint(arm.profile, "latency", 32, 1),
+                                         bundles[arm.profile.name], workdir).items():
+            write_atomic(path, text)
+    outcome = DiscoveryOutcome()
+    first = max((g["round"] for g in section["groups"]), default=-1) + 1
+    rnd, last_round_s = first, None
+    console.print(f"discovery: groups of {ds.peers} participants, none X none Y … per round; "
+                  f"at least {ds.min_rounds} rounds, then until the {budget:.0f} s budget",
+                  style="dim", markup=False, highlight=False)
+    try:
+        while _another_round(rnd - first, ds, started, last_round_s, budget):
+            t0 = time.monotonic()
+            _round(runner, arms, bundles, ds, store, seed, rnd, workdir, console, outcome)
+            last_round_s = time.monotonic() - t0
+            console.print(f"discovery round {rnd}: {last_round_s:.1f} s ("
+                          f"{time.monotonic() - started:.0f} s of the {budget:.0f} s budget)",
+                          style="dim", markup=False, highlight=False)
+            rnd += 1
+    except KeyboardInterrupt:
+        outcome.interrupted = True
+    outcome.notes.append(f"discovery: {rnd - first} round(s) of groups of {ds.peers} "
+                         "participants")
+    return outcome
+
+
+def _another_round(done: int, ds: DiscoverySettings, started: float,
+                   last_round_s: float | None, budget: float) -> bool:
+    if done < ds.min_rounds:
+        return True
+    return last_round_s is not None and time.monotonic() - started + last_round_s <= budget
+
+
+def _round(runner, arms, bundles, ds, store, seed, rnd, workdir, console, outcome) -> None:
+    section = store.doc["discovery"]
+    for _, seq in round_plan(arms, [ds.peers], 1, seed, rnd):
+        for position, (arm, _) in enumerate(seq):
+            domain = distinct_domains(1, set())[0]
+            specs = runner.discovery_specs(bundles[arm.profile.name], domain, ds.peers,
+                                           WAIT_S, workdir)
+            record = {"round": rnd, "position": position, "arm": arm.name,
+                      "profile": arm.profile.name, "peers": ds.peers, "domain_id": domain,
+                      "command": command_line(specs[0]),
+                      "started": datetime.now(UTC).isoformat(timespec="seconds"),
+                      **run_group(specs)}
+            if record["status"] != "ok":
+                outcome.failed += 1
+                console.print(f"FAILED discovery {arm.label} round {rnd}: {record['error']}",
+                              markup=False, highlight=False)
+            section["groups"].append(record)
+        store.save()
