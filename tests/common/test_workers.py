@@ -92,7 +92,8 @@ POOL = textwrap.dedent("""
         pass
 
     def job(part):
-        print(os.getpid(), flush=True)
+        # one write(2) per line: two workers' print()s could interleave in the shared pipe
+        os.write(1, f"{os.getpid()}\\n".encode())
         time.sleep(600)
 
     for _ in workers.run(job, [[1], [2]], init, (), 2):
