@@ -96,7 +96,9 @@ def validate(files: Annotated[list[Path], typer.Argument(help="XML or signed S/M
 def pki_init(
     directory: Annotated[Path, typer.Argument(help="PKI directory.")] = Path("pki"),
     participant: Annotated[list[str] | None, typer.Option(
-        "--participant", help="Participant identity (repeatable; default pub and sub).")] = None,
+        "--participant", help="Participant identity: a name or a ROS 2 enclave path such as "
+                              "/talker_listener/talker (repeatable; default pub and sub).")
+    ] = None,
     key_type: Annotated[str, typer.Option(
         "--key-type", metavar=f"[{'|'.join(KEY_TYPES)}]",
         help="Key type of every new key (the two Cyclone DDS 0.10 accepts).")] = KEY_TYPES[0],
