@@ -24,7 +24,18 @@ from govkit.bench.defaults import (
     DEFAULT_WARMUP_S,
 )
 from govkit.catalog.runners import RUNNERS
-from govkit.cli.common import AllOpt, CaOpt, ProfileOpt, err, json_text, out, run, wide
+from govkit.cli.common import (
+    AllOpt,
+    CaOpt,
+    ProfileOpt,
+    ProfilesOpt,
+    err,
+    json_text,
+    out,
+    run,
+    use_profiles_file,
+    wide,
+)
 from govkit.common.errors import EXIT_INTERRUPTED, EXIT_INVALID
 
 # Start-up: nothing heavy at module level (govkit --help imports this module); each
@@ -40,7 +51,7 @@ PinOpt = Annotated[bool, typer.Option(
 
 
 def bench(
-    profile: ProfileOpt = None, all_profiles: AllOpt = False,
+    profile: ProfileOpt = None, all_profiles: AllOpt = False, profiles_file: ProfilesOpt = None,
     runner: Annotated[RunnerName | None, typer.Option(
         "--runner", help="Benchmark program (default: cyclone, govkit's Cyclone DDS program "
                          "with latency by rotation; ddsperf when --transport, --net, "
@@ -147,6 +158,7 @@ def bench(
         parse_transports,
     )
     host_map = run(parse_hosts, hosts)
+    use_profiles_file(profiles_file)
     opts = BenchOptions(
         profiles=run(select_profiles, profile, all_profiles), runner=runner,
         modes=run(parse_modes, mode), sizes=run(parse_sizes, sizes), duration=duration,

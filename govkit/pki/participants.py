@@ -101,7 +101,7 @@ class Participant:
     grants: Grants | None = None      # None: the benchmark runner's topics
 
     def __post_init__(self):
-        if self.name.startswith("/"):
+        if is_enclave(self.name):   # anything else starting with '/' stays, to be refused
             object.__setattr__(self, "name", enclave_stem(self.name))
 
     @property

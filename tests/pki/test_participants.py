@@ -181,3 +181,8 @@ def test_ros_actions_and_a_topic_named_both_ways_once():
 def test_invalid_ros_names(cell, column):
     assert _error(f"name,{column}\na,{cell}\n").startswith(
         f"fleet.csv:2: invalid ROS name '{cell}' in {column}: use a fully qualified ROS name")
+
+
+def test_a_plus_in_an_enclave_path_is_not_taken_for_a_slash():
+    assert Participant("/a+b").name == "/a+b"
+    assert name_problem(Participant("/a+b").name).startswith("invalid enclave path '/a+b'")

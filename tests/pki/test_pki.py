@@ -482,3 +482,18 @@ def test_names_compare_an_enclave_cn_as_each_vendor_does(tmp_path):
     swapped = "CN=/talker/talker_listener,O=govkit test PKI"
     assert cyclone_accepts(swapped, cert) and not fastdds_accepts(swapped, cert)
     assert not cyclone_accepts("CN=/talker_listener,O=govkit test PKI", cert)
+
+
+def test_cli_pki_init_with_enclave_paths(tmp_path):
+    runner = CliRunner()
+    ok = runner.invoke(app, ["pki", "init", str(tmp_path / "p"), "--participant", "/ns/node"])
+    assert ok.exit_code == 0, ok.output
+    assert f"wrote {tmp_path / 'p' / '+ns+node.key'}" in ok.stdout
+    bad = runner.invoke(app, ["pki", "init", str(tmp_path / "q"), "--participant", "/ns/2node"])
+    assert bad.exit_code == EXIT_USAGE
+    assert bad.output.startswith("govkit: invalid enclave path '/ns/2node': a ROS 2 enclave")
+    assert not (tmp_path / "q").exists()
+    twice = runner.invoke(app, ["pki", "init", str(tmp_path / "r"), "--participant", "/ns/node",
+                                "--participant", "+ns+node"])
+    assert twice.exit_code == EXIT_USAGE
+    assert "participant /ns/node is named twice" in twice.output
