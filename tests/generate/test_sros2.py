@@ -18,6 +18,9 @@ from govkit.cli.main import app
 from govkit.generate.sros2 import ENCLAVE_FILES
 
 ENCLAVES = ("/talker_listener/talker", "/talker_listener/listener")
+# `generate` without --participants also makes sure of pub and sub: plain names, whose
+# enclaves are /pub and /sub
+EXPORTED = (*ENCLAVES, "/pub", "/sub")
 
 
 def _cli(*args: str):
@@ -65,7 +68,7 @@ def test_the_layout_rmw_reads(made, tmp_path):
     expected = {"public/identity_ca.cert.pem", "public/permissions_ca.cert.pem",
                 "private/identity_ca.key.pem", "private/permissions_ca.key.pem",
                 "enclaves/governance.p7s", "enclaves/governance.xml"}
-    for enclave in ENCLAVES:
+    for enclave in EXPORTED:
         expected |= {f"enclaves{enclave}/{f}" for f in (*ENCLAVE_FILES, "permissions.xml")}
     assert files == expected
     # copies, never symlinks; keys 0600, the CA keys' directory 0700; nothing left beside
@@ -111,7 +114,7 @@ def test_every_enclave_checks_out_with_openssl(made, tmp_path):
         from_cert = _openssl("x509", "-in", str(d / "cert.pem"), "-noout", "-pubkey")
         assert from_key.stdout == from_cert.stdout != ""
         subject = _subject(d / "cert.pem")
-        assert subject == f"CN={enclave},O=govkit test PKI"
+        assert subject == f"O=govkit test PKI,CN={enclave}"
         granted = re.findall(r"<subject_name>([^<]*)</subject_name>",
                              (tmp_path / "permissions.p7s.txt").read_text())
         assert granted == [subject]
@@ -156,7 +159,7 @@ def test_without_ca_keys_and_an_empty_directory(made, tmp_path):
     assert not (ks / "private").exists()
     keys = sorted(str(p.relative_to(ks)) for p in ks.rglob("*.pem")
                   if p.is_file() and b"PRIVATE KEY" in p.read_bytes())
-    assert keys == [f"enclaves{e}/key.pem" for e in sorted(ENCLAVES)]
+    assert keys == [f"enclaves{e}/key.pem" for e in sorted(EXPORTED)]
 
 
 def test_what_cannot_be_an_enclave_is_left_out_and_said(made, tmp_path):
@@ -175,7 +178,8 @@ def test_what_cannot_be_an_enclave_is_left_out_and_said(made, tmp_path):
     assert "node-1.a left out: its CN 'node-1.a' is no ROS 2 enclave name" in result.output
     assert "/talker_listener/listener left out: no signed permissions" in result.output
     assert sorted(p.parent.relative_to(ks / "enclaves").as_posix()
-                  for p in ks.rglob("key.pem")) == ["plain_node", "talker_listener/talker"]
+                  for p in ks.rglob("key.pem")) == ["plain_node", "pub", "sub",
+                                                    "talker_listener/talker"]
 
 
 def test_a_document_that_does_not_verify_is_refused(made, tmp_path):

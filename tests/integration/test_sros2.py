@@ -13,9 +13,9 @@ from helpers.fastdds import everything, measure
 
 from govkit import smime
 from govkit.catalog.profiles import get_profile
+from govkit.documents.render import DomainSet
 from govkit.generate.fleet import generate
 from govkit.generate.sros2 import export_sros2
-from govkit.documents.render import DomainSet
 from govkit.pki.participants import Participant
 from govkit.pki.testpki import TestPKI, init_pki
 from govkit.runners.base import Bundle, ParticipantFiles
@@ -71,8 +71,8 @@ def test_cyclone_takes_a_grant_for_the_enclave_path_in_another_order(keystore, t
     pki = TestPKI(keystore.parent / "pki")
     xml = (keystore.parent / "build/permissions/+talker_listener+talker.xml").read_text()
     swapped = tmp_path / "swapped.xml"
-    swapped.write_text(xml.replace("CN=/talker_listener/talker,", "CN=/talker/talker_listener,"))
-    assert "CN=/talker/talker_listener," in swapped.read_text()
+    swapped.write_text(xml.replace("CN=/talker_listener/talker<", "CN=/talker/talker_listener<"))
+    assert "CN=/talker/talker_listener<" in swapped.read_text()
     signed = smime.sign_document(swapped, pki.permissions_ca, pki.permissions_ca_key)
     bundle = _from_enclaves(keystore)
     files = bundle.participants["sub"]
@@ -82,7 +82,7 @@ def test_cyclone_takes_a_grant_for_the_enclave_path_in_another_order(keystore, t
     assert loads, text
     # ... while a subject that leaves a piece out is refused
     short = tmp_path / "short.xml"
-    short.write_text(xml.replace("CN=/talker_listener/talker,", "CN=/talker_listener,"))
+    short.write_text(xml.replace("CN=/talker_listener/talker<", "CN=/talker_listener<"))
     signed = smime.sign_document(short, pki.permissions_ca, pki.permissions_ca_key)
     talker = replace(talker, permissions=signed.resolve())
     loads, text = cyclone_loads(Bundle(bundle.profile, {"pub": talker, "sub": files}), "pub",

@@ -463,7 +463,7 @@ def test_an_enclave_path_is_the_cn_and_its_files_are_named_by_its_stem(tmp_path)
     assert pki.participants() == ["+talker_listener+talker", "pub"]
     assert str(tmp_path / "+talker_listener+talker.key") in created
     cert = pki.certificate("+talker_listener+talker")
-    assert cert.subject.rfc4514_string() == "CN=/talker_listener/talker,O=govkit test PKI"
+    assert cert.subject.rfc4514_string() == "O=govkit test PKI,CN=/talker_listener/talker"
     assert _openssl_verify(pki.identity_ca, pki.path("+talker_listener+talker")).returncode == 0
     # --force reissues it under the same CN (the stem says which participant it is)
     init_pki(tmp_path, participants=[], force=True)
@@ -475,13 +475,13 @@ def test_names_compare_an_enclave_cn_as_each_vendor_does(tmp_path):
     from govkit.pki.names import cyclone_accepts, fastdds_accepts
     pki, _ = init_pki(tmp_path, participants=["/talker_listener/talker"])
     cert = pki.certificate("+talker_listener+talker")
-    subject = "CN=/talker_listener/talker,O=govkit test PKI"
+    subject = "O=govkit test PKI,CN=/talker_listener/talker"
     assert cyclone_accepts(subject, cert) and fastdds_accepts(subject, cert)
     # Cyclone 0.10 looks the pieces between '/' up by name, in no order: a grant for the
     # enclave /talker/talker_listener matches this certificate too; Fast DDS does not.
-    swapped = "CN=/talker/talker_listener,O=govkit test PKI"
+    swapped = "O=govkit test PKI,CN=/talker/talker_listener"
     assert cyclone_accepts(swapped, cert) and not fastdds_accepts(swapped, cert)
-    assert not cyclone_accepts("CN=/talker_listener,O=govkit test PKI", cert)
+    assert not cyclone_accepts("O=govkit test PKI,CN=/talker_listener", cert)
 
 
 def test_cli_pki_init_with_enclave_paths(tmp_path):
