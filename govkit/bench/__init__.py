@@ -1,7 +1,7 @@
 """The experiment: its options (`options`), the machine (`machine`), one repeat (`repeat`),
 the schedule (`schedule`), the captured wire phase (`wire_phase`), latency by rotation
-(`rotation`), the machine's load (`loadwatch`), and the defaults (`defaults`, light: the
-CLI reads it at start-up).
+(`rotation`), the machine's load (`loadwatch`), points made from governance files
+(`governance_files`), and the defaults (`defaults`, light: the CLI reads it at start-up).
 
 May import: every stage up to govkit.results and govkit.generate.
 """
@@ -22,6 +22,7 @@ _EXPORTS = {
     "DEFAULT_TARGET_CI_PCT": "defaults",
     "DEFAULT_WARMUP_S": "defaults",
     "RotationSettings": "rotation",
+    "governance_points": "governance_files",
     "parse_budget": "options",
     "parse_modes": "options",
     "parse_sizes": "options",

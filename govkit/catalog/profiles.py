@@ -59,6 +59,10 @@ class Profile:
     data_protection_kind: str | None
     perftest_governance_file: str | None
     title: str
+    # A point made from a governance file (`bench --governance`): the file, and the
+    # settings of its rules that the runner's topics fall under (what the report shows).
+    governance_file: str | None = None
+    file_settings: tuple[tuple[str, str], ...] | None = None
 
     @property
     def security(self) -> bool:
@@ -72,6 +76,8 @@ class Profile:
         """Every governance element value this profile sets, by XML element name."""
         if not self.security:
             return {}
+        if self.file_settings is not None:
+            return dict(self.file_settings)
         return {
             **COMMON_SETTINGS,
             "allow_unauthenticated_participants": self.allow_unauthenticated_participants,
@@ -83,6 +89,9 @@ class Profile:
     def to_json(self) -> dict:
         d = asdict(self)
         d.pop("alias")
+        d.pop("file_settings")
+        if d["governance_file"] is None:
+            d.pop("governance_file")
         settings = self.governance_settings()
         # The seven per-profile settings always appear (None for the baseline).
         for key in ("enable_join_access_control", "discovery_protection_kind",

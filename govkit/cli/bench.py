@@ -52,6 +52,11 @@ PinOpt = Annotated[bool, typer.Option(
 
 def bench(
     profile: ProfileOpt = None, all_profiles: AllOpt = False, profiles_file: ProfilesOpt = None,
+    governance: Annotated[list[Path] | None, typer.Option(
+        "--governance", help="A governance file you deploy, plain or signed (repeatable): "
+                             "validated, linted, identified and measured as a point named "
+                             "after it, beside --profile (give --profile none for its "
+                             "baseline).")] = None,
     runner: Annotated[RunnerName | None, typer.Option(
         "--runner", help="Benchmark program (default: cyclone, govkit's Cyclone DDS program "
                          "with latency by rotation; ddsperf when --transport, --net, "
@@ -139,7 +144,6 @@ def bench(
     from govkit.bench.options import BenchOptions, parse_budget, parse_modes, parse_sizes
     from govkit.bench.rotation import RotationSettings
     from govkit.bench.schedule import run_bench
-    from govkit.catalog.profiles import select_profiles
     from govkit.report.terminal import (
         latency_table,
         network_table,
@@ -158,9 +162,9 @@ def bench(
         parse_transports,
     )
     host_map = run(parse_hosts, hosts)
-    use_profiles_file(profiles_file)
+    chosen = _chosen_profiles(profile, all_profiles, profiles_file, governance, runner)
     opts = BenchOptions(
-        profiles=run(select_profiles, profile, all_profiles), runner=runner,
+        profiles=chosen, runner=runner,
         modes=run(parse_modes, mode), sizes=run(parse_sizes, sizes), duration=duration,
         warmup=warmup, repeat=repeat, max_repeat=max_repeat,
         target_ci=DEFAULT_TARGET_CI_PCT if target_ci is None else target_ci,
@@ -218,6 +222,27 @@ def _print_wire_mismatches(outcome) -> None:
         err.print(f"govkit: wire: {name} does NOT match {whose} governance:", markup=False)
         for reason in v["reasons"]:
             err.print(f"  {reason}", markup=False)
+
+
+def _chosen_profiles(profile, all_profiles, profiles_file, governance, runner):
+    """--profile/--all-profiles (with --profiles' own), then one point per --governance
+    file, each said on stderr (what identify and explain say, the rule the runner's topics
+    fall under) before anything runs."""
+    from govkit.bench.governance_files import governance_points
+    from govkit.catalog.profiles import select_profiles, use_profiles
+    own = use_profiles_file(profiles_file)
+    chosen = run(select_profiles, profile, all_profiles) if profile or all_profiles or \
+        not governance else []
+    points = run(governance_points, governance or [], runner or "cyclone")
+    use_profiles([*own, *(p.profile for p in points)])   # known by name from here on
+    for point in points:
+        for text in point.said:
+            err.print(text, markup=False)
+        if not point.covered:
+            err.print(f"govkit: WARNING: {point.profile.governance_file}: no topic_rule "
+                      f"covers the runner's topics; its point will fail", style="bold red",
+                      markup=False)
+    return [*chosen, *(p.profile for p in points)]
 
 
 def wire_check(
