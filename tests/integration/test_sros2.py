@@ -5,11 +5,13 @@ the enclave path (CN=/talker_listener/talker, as sros2 writes it)."""
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from helpers.dds import cyclone_loads, needs_cyclone
 from helpers.dds import run_pair as cyclone_pair
 from helpers.fastdds import everything, measure
+from helpers.fastdds import run_pair as fastdds_pair
 
 from govkit import smime
 from govkit.catalog.profiles import get_profile
@@ -18,7 +20,7 @@ from govkit.generate.fleet import generate
 from govkit.generate.sros2 import export_sros2
 from govkit.pki.participants import Participant
 from govkit.pki.testpki import TestPKI, init_pki
-from govkit.runners.base import Bundle, ParticipantFiles
+from govkit.runners.base import Bundle, ParticipantFiles, RunnerError
 
 TALKER, LISTENER = "/talker_listener/talker", "/talker_listener/listener"
 PROFILE = "sign_submsg_encrypt_origin_data_encrypt"
@@ -62,29 +64,42 @@ def test_a_fastdds_pair_from_the_enclaves_matches(keystore, tmp_path):
     assert all(r["count"] > 50 for r in result.rows)
 
 
+def _resigned(keystore, tmp_path, old: str, new: str) -> Path:
+    """The talker's permissions with its subject's CN written `new`, signed again."""
+    pki = TestPKI(keystore.parent / "pki")
+    xml = (keystore.parent / "build/permissions/+talker_listener+talker.xml").read_text()
+    changed = tmp_path / f"{new.replace('/', '_')}.xml"
+    changed.write_text(xml.replace(f"CN={old}<", f"CN={new}<"))
+    assert f"CN={new}<" in changed.read_text()
+    return smime.sign_document(changed, pki.permissions_ca, pki.permissions_ca_key).resolve()
+
+
+@pytest.mark.fastdds
+def test_fastdds_refuses_the_enclave_path_in_another_order(keystore, tmp_path):
+    swapped = _resigned(keystore, tmp_path, TALKER, "/talker/talker_listener")
+    bundle = _from_enclaves(keystore)
+    talker = replace(bundle.participants["pub"], permissions=swapped)
+    r, point, outputs = fastdds_pair(Bundle(bundle.profile, {**bundle.participants,
+                                                             "pub": talker}), tmp_path / "cfg")
+    assert outputs["pub"].returncode == 3, outputs["pub"].tail()
+    with pytest.raises(RunnerError) as refused:
+        r.parse(point, outputs)
+    assert "no grant's subject_name equals the certificate's subject" in str(refused.value)
+
+
 @needs_cyclone
 @pytest.mark.cyclone
 def test_cyclone_takes_a_grant_for_the_enclave_path_in_another_order(keystore, tmp_path):
     """Why govkit.pki.names.cyclone_accepts says what it says: Cyclone 0.10 splits CN=/a/b
     at '/' and looks the pieces up by name. Permissions for /talker_listener/talker with the
-    subject written CN=/talker/talker_listener load (its local permissions check passes)."""
-    pki = TestPKI(keystore.parent / "pki")
-    xml = (keystore.parent / "build/permissions/+talker_listener+talker.xml").read_text()
-    swapped = tmp_path / "swapped.xml"
-    swapped.write_text(xml.replace("CN=/talker_listener/talker<", "CN=/talker/talker_listener<"))
-    assert "CN=/talker/talker_listener<" in swapped.read_text()
-    signed = smime.sign_document(swapped, pki.permissions_ca, pki.permissions_ca_key)
+    subject written CN=/talker/talker_listener load (its local permissions check passes);
+    Fast DDS refuses them (above)."""
     bundle = _from_enclaves(keystore)
-    files = bundle.participants["sub"]
-    talker = replace(bundle.participants["pub"], permissions=signed.resolve())
-    loads, text = cyclone_loads(Bundle(bundle.profile, {"pub": talker, "sub": files}), "pub",
-                                tmp_path / "swapped")
-    assert loads, text
-    # ... while a subject that leaves a piece out is refused
-    short = tmp_path / "short.xml"
-    short.write_text(xml.replace("CN=/talker_listener/talker<", "CN=/talker_listener<"))
-    signed = smime.sign_document(short, pki.permissions_ca, pki.permissions_ca_key)
-    talker = replace(talker, permissions=signed.resolve())
-    loads, text = cyclone_loads(Bundle(bundle.profile, {"pub": talker, "sub": files}), "pub",
-                                tmp_path / "short")
-    assert not loads
+    for cn, accepted in (("/talker/talker_listener", True),
+                         ("/talker_listener", False)):   # a piece left out: refused
+        talker = replace(bundle.participants["pub"],
+                         permissions=_resigned(keystore, tmp_path, TALKER, cn))
+        loads, text = cyclone_loads(Bundle(bundle.profile, {**bundle.participants,
+                                                            "pub": talker}), "pub",
+                                    tmp_path / cn.replace("/", "_"))
+        assert loads is accepted, text
