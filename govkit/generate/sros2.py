@@ -3,14 +3,16 @@ test PKI and the signed documents `generate`/`sign` wrote.
 
     KEYSTORE/public/identity_ca.cert.pem, permissions_ca.cert.pem
     KEYSTORE/private/identity_ca.key.pem, permissions_ca.key.pem     (0600; dir 0700)
-    KEYSTORE/enclaves/governance.p7s (+ governance.xml)
+    KEYSTORE/enclaves/governance.p7s
     KEYSTORE/enclaves/<enclave path>/cert.pem, key.pem (0600), identity_ca.cert.pem,
-        permissions_ca.cert.pem, governance.p7s, permissions.p7s (+ permissions.xml)
+        permissions_ca.cert.pem, governance.p7s, permissions.p7s
 
 rmw_dds_common reads the six files of `<ROS_SECURITY_KEYSTORE>/enclaves/<enclave>/`; rcl
 finds that directory from the node's --enclave (or ROS_SECURITY_ENCLAVE_OVERRIDE). Unlike
 sros2 (one CA behind both names, sros2#282) the two CAs are govkit's separate ones, and
-every file is a copy, never a symlink (symlinks break OpenSSL on Windows, sros2 PR#386).
+every file is a copy, never a symlink (symlinks break OpenSSL on Windows, sros2 PR#386),
+and only signed files are copied: a plain .xml beside its .p7s may have been edited since
+it was signed, and rmw reads none.
 The CA keys stay under private/, apart from every enclave (`ca_keys=False` leaves them
 out: a robot needs only enclaves/).
 
@@ -148,9 +150,6 @@ def _plan(pki: TestPKI, build: Path, profile: str | None, ca_keys: bool,
     gov_path = _governance(build, profile)
     governance = _verified(gov_path, perm_ca, "signed governance")
     plan.add("enclaves/governance.p7s", governance)
-    if gov_path.with_suffix(".xml").is_file():
-        plan.add("enclaves/governance.xml", read_input(gov_path.with_suffix(".xml"),
-                                                  MAX_SMIME_BYTES, "document"))
     stale = set(pki.stale_participants())
     for stem in pki.identities():
         cert = pki.certificate(stem)
@@ -178,9 +177,6 @@ def _plan(pki: TestPKI, build: Path, profile: str | None, ca_keys: bool,
         plan.add(f"{base}/permissions_ca.cert.pem", perm_pem)
         plan.add(f"{base}/governance.p7s", governance)
         plan.add(f"{base}/permissions.p7s", permissions)
-        if perm_path.with_suffix(".xml").is_file():
-            plan.add(f"{base}/permissions.xml", read_input(perm_path.with_suffix(".xml"),
-                                                      MAX_SMIME_BYTES, "document"))
         result.enclaves[enclave] = stem
     if not result.enclaves:
         reasons = "; ".join(f"{n}: {w}" for n, w in result.left_out[:5]) or "no identities"
@@ -256,7 +252,8 @@ def export_sros2(keystore: Path, ca_dir: Path, build_dir: Path, profile: str | N
     documents in `build_dir` (module docstring). GovkitError: exit 2 for missing input or
     a keystore that exists (without `force`) or holds a foreign key; exit 1 for a document
     that does not verify or grant its certificate's subject."""
-    keystore, result = Path(keystore), Export(Path(keystore))
+    keystore = Path(os.path.abspath(keystore))   # '.' and '..' named, for the renames
+    result = Export(keystore)
     plan = _plan(TestPKI(Path(ca_dir)), Path(build_dir), profile, ca_keys, result)
     exists = keystore.is_symlink() or keystore.exists()
     if exists and not keystore.is_dir():
@@ -276,7 +273,7 @@ def export_sros2(keystore: Path, ca_dir: Path, build_dir: Path, profile: str | N
             raise GovkitError(f"{keystore}: holds private keys this export would not write "
                               f"again ({shown}); never replaced: move them (or the keystore) "
                               f"away first", EXIT_USAGE)
-    parent = keystore.absolute().parent
+    parent = keystore.parent
     parent.mkdir(parents=True, exist_ok=True)
     new = parent / f".{keystore.name}.govkit-export-{secrets.token_hex(4)}"
     try:

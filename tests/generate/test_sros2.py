@@ -67,9 +67,9 @@ def test_the_layout_rmw_reads(made, tmp_path):
     files = set(_tree(ks))
     expected = {"public/identity_ca.cert.pem", "public/permissions_ca.cert.pem",
                 "private/identity_ca.key.pem", "private/permissions_ca.key.pem",
-                "enclaves/governance.p7s", "enclaves/governance.xml"}
+                "enclaves/governance.p7s"}
     for enclave in EXPORTED:
-        expected |= {f"enclaves{enclave}/{f}" for f in (*ENCLAVE_FILES, "permissions.xml")}
+        expected |= {f"enclaves{enclave}/{f}" for f in ENCLAVE_FILES}
     assert files == expected
     # copies, never symlinks; keys 0600, the CA keys' directory 0700; nothing left beside
     assert not [p for p in ks.rglob("*") if p.is_symlink()]
