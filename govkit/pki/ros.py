@@ -4,9 +4,9 @@ and actions (what rmw calls them on the wire, so what a permissions grant must n
 An enclave path (rcl's enclave names, as sros2 writes them into the certificate CN) is
 '/' and tokens of letters, digits and '_' that do not start with a digit, at most 64
 characters (X.520's bound on a CN). Both vendors accept CN=/ns/node, checked with real
-processes (tests/integration/test_sros2.py): Fast DDS 2.9 compares whole ','-separated
-parts; Cyclone DDS 0.10 splits the subject at '/' as well, but reads a piece without '='
-as a NAME with an empty value, on both sides alike, so the pieces still match
+processes (tests/integration/test_ros2_enclaves.py): Fast DDS 2.9 compares whole
+','-separated parts; Cyclone DDS 0.10 splits the subject at '/' as well, but reads a piece
+without '=' as a NAME with an empty value, on both sides alike, so the pieces still match
 (govkit.pki.names.cyclone_accepts, which also says what that costs).
 
 '/' cannot be in a file name: an enclave participant's files are named with '+' for each
