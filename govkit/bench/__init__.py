@@ -22,6 +22,7 @@ _EXPORTS = {
     "DEFAULT_TARGET_CI_PCT": "defaults",
     "DEFAULT_WARMUP_S": "defaults",
     "RotationSettings": "rotation",
+    "bench_profiles": "governance_files",
     "governance_points": "governance_files",
     "parse_budget": "options",
     "parse_modes": "options",

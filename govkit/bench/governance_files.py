@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from govkit.catalog.profiles import Profile, known_profiles
+from govkit.catalog.profiles import Profile, known_profiles, select_profiles, use_profiles
 from govkit.catalog.runners import runner_info
 from govkit.check import (
     LintOptions,
@@ -151,3 +151,16 @@ def governance_points(paths: list[Path], runner: str) -> list[GovernancePoint]:
         taken.add(point.profile.name)
         points.append(point)
     return points
+
+
+def bench_profiles(names: list[str] | None, all_profiles: bool, own: list[Profile],
+                   governance: list[Path], runner: str
+                   ) -> tuple[list[Profile], list[GovernancePoint]]:
+    """What `bench` measures: --profile/--all-profiles (a profiles file's `own` among
+    them), then one point per --governance file; all of them known by name from here on
+    (use_profiles), as the results' CSV names and the report look them up."""
+    chosen = select_profiles(names, all_profiles) if names or all_profiles or \
+        not governance else []
+    points = governance_points(governance, runner)
+    use_profiles([*own, *(p.profile for p in points)])
+    return [*chosen, *(p.profile for p in points)], points

@@ -225,16 +225,12 @@ def _print_wire_mismatches(outcome) -> None:
 
 
 def _chosen_profiles(profile, all_profiles, profiles_file, governance, runner):
-    """--profile/--all-profiles (with --profiles' own), then one point per --governance
-    file, each said on stderr (what identify and explain say, the rule the runner's topics
-    fall under) before anything runs."""
-    from govkit.bench.governance_files import governance_points
-    from govkit.catalog.profiles import select_profiles, use_profiles
+    """The profiles to measure (bench.governance_files.bench_profiles); what each
+    --governance file is said on stderr before anything runs."""
+    from govkit.bench.governance_files import bench_profiles
     own = use_profiles_file(profiles_file)
-    chosen = run(select_profiles, profile, all_profiles) if profile or all_profiles or \
-        not governance else []
-    points = run(governance_points, governance or [], runner or "cyclone")
-    use_profiles([*own, *(p.profile for p in points)])   # known by name from here on
+    chosen, points = run(bench_profiles, profile, all_profiles, own, governance or [],
+                         runner or "cyclone")
     for point in points:
         for text in point.said:
             err.print(text, markup=False)
@@ -242,7 +238,7 @@ def _chosen_profiles(profile, all_profiles, profiles_file, governance, runner):
             err.print(f"govkit: WARNING: {point.profile.governance_file}: no topic_rule "
                       f"covers the runner's topics; its point will fail", style="bold red",
                       markup=False)
-    return [*chosen, *(p.profile for p in points)]
+    return chosen
 
 
 def wire_check(
