@@ -114,9 +114,13 @@ def governance_point(path: Path, runner: str, taken: set[str]) -> GovernancePoin
                           "own topics may get another rule")
     said.append(f"{path}: {rule_text}")
     said.append(explanation_text(explain_document(loaded)))
-    nearest = ident.match.nearest.name if ident.match else (
-        ident.rules[0].nearest.name if ident.rules else "none")
-    how = ("exact" if ident.match and ident.match.exact else "nearest")
+    # the nearest profile of the rule the runner's topics fall under (identify names one
+    # per (domain_rule, topic_rule) pair when there are several)
+    match = ident.match or next((m for m in ident.rules if first is not None
+                                 and m.topic_expression == first.expression.value),
+                                ident.rules[0] if ident.rules else None)
+    nearest = match.nearest.name if match else "none"
+    how = "exact" if match and match.exact else "nearest"
     settings = {}
     if d is not None:
         settings = {"allow_unauthenticated_participants": _text(d.allow_unauthenticated),
