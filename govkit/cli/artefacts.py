@@ -15,12 +15,14 @@ from govkit.cli.common import (
     AllOpt,
     CaOpt,
     ProfileOpt,
+    ProfilesOpt,
     err,
     json_text,
     out,
     print_errors,
     print_lines,
     run,
+    use_profiles_file,
 )
 from govkit.common.errors import EXIT_INVALID, EXIT_OK, EXIT_USAGE, GovkitError
 from govkit.common.limits import KEY_TYPES, MAX_DOMAIN_ID, MAX_JOBS
@@ -47,11 +49,13 @@ JobsOpt = Annotated[int | None, typer.Option(
          "files).")]
 
 
-def profiles(as_json: Annotated[bool, typer.Option("--json", help="JSON list.")] = False):
-    """List the protection-profile catalog."""
-    from govkit.catalog.profiles import PROFILES
+def profiles(as_json: Annotated[bool, typer.Option("--json", help="JSON list.")] = False,
+             profiles_file: ProfilesOpt = None):
+    """List the protection-profile catalog (and your own, from --profiles or govkit.toml)."""
+    from govkit.catalog.profiles import known_profiles
+    use_profiles_file(profiles_file)
     if as_json:
-        print(json_text([p.to_json() for p in PROFILES]))
+        print(json_text([p.to_json() for p in known_profiles()]))
         return
     from rich.table import Table
     cols = {"name": "name", "aliases": "seed alias", "allow_unauthenticated_participants":
@@ -60,7 +64,7 @@ def profiles(as_json: Annotated[bool, typer.Option("--json", help="JSON list.")]
     table = Table(title="govkit protection profiles (all settings: govkit profiles --json)")
     for header in cols.values():
         table.add_column(header, overflow="fold")
-    for p in PROFILES:
+    for p in known_profiles():
         d = p.to_json()
         table.add_row(*[", ".join(d[c]) if c == "aliases" else str(d[c] or "—") for c in cols])
     out.print(table)
@@ -96,7 +100,9 @@ def validate(files: Annotated[list[Path], typer.Argument(help="XML or signed S/M
 def pki_init(
     directory: Annotated[Path, typer.Argument(help="PKI directory.")] = Path("pki"),
     participant: Annotated[list[str] | None, typer.Option(
-        "--participant", help="Participant identity (repeatable; default pub and sub).")] = None,
+        "--participant", help="Participant identity: a name or a ROS 2 enclave path such as "
+                              "/talker_listener/talker (repeatable; default pub and sub).")
+    ] = None,
     key_type: Annotated[str, typer.Option(
         "--key-type", metavar=f"[{'|'.join(KEY_TYPES)}]",
         help="Key type of every new key (the two Cyclone DDS 0.10 accepts).")] = KEY_TYPES[0],
@@ -149,7 +155,7 @@ def generate(profile: ProfileOpt = None, all_profiles: AllOpt = False,
              sign: Annotated[bool, typer.Option(
                  "--sign", help="Also sign every document (NAME.p7s beside NAME.xml) in the "
                                 "same pass, with the PKI's Permissions CA.")] = False,
-             jobs: JobsOpt = None):
+             jobs: JobsOpt = None, profiles_file: ProfilesOpt = None):
     """Render governance per profile and permissions per participant (validated)."""
     from govkit.catalog.profiles import select_profiles
     from govkit.catalog.runners import runner_info
@@ -158,6 +164,7 @@ def generate(profile: ProfileOpt = None, all_profiles: AllOpt = False,
     from govkit.generate.fleet import ensure_identities
     from govkit.generate.fleet import generate as generate_documents
     log = BundleLog()
+    use_profiles_file(profiles_file)
     fleet = _fleet(participants, count, prefix, [])
     chosen = [] if fleet and not (profile or all_profiles) else \
         run(select_profiles, profile, all_profiles)

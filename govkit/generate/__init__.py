@@ -1,5 +1,5 @@
-"""Make the files: many documents in one pass, signed or not (`fleet`), or one profile's
-bundle kept current for a runner (`bundle`).
+"""Make the files: many documents in one pass, signed or not (`fleet`), one profile's
+bundle kept current for a runner (`bundle`), or a ROS 2 keystore to deploy (`sros2`).
 
 May import: every stage up to govkit.runners.
 """
@@ -13,6 +13,7 @@ _EXPORTS = {
     "ensure_identities": "fleet",
     "ensure_pki": "bundle",
     "ensure_tls": "bundle",
+    "export_sros2": "sros2",
     "generate": "fleet",
     "planned_bundle": "bundle",
     "sign_files": "fleet",

@@ -1,6 +1,6 @@
 """The test PKI: CAs and participant identities (`testpki`), fleets of participants read
-from files (`participants`), and how subject names compare as each vendor compares them
-(`names`).
+from files (`participants`), ROS 2 enclave paths and the DDS names of ROS topics (`ros`),
+and how subject names compare as each vendor compares them (`names`).
 
 May import: govkit.common, govkit.catalog.
 """
@@ -12,6 +12,8 @@ _EXPORTS = {
     "Grants": "participants",
     "Participant": "participants",
     "TestPKI": "testpki",
+    "certificate_rdns": "names",
+    "enclave_of": "ros",
     "fastdds_subjects_equal": "names",
     "init_pki": "testpki",
     "init_tls": "testpki",
@@ -20,6 +22,7 @@ _EXPORTS = {
     "load_private_key": "testpki",
     "merge_participants": "participants",
     "openssl_rfc2253": "names",
+    "parse_subject": "names",
     "permissions_ca_paths": "testpki",
     "subject_rfc2253": "testpki",
     "tls_paths": "testpki",

@@ -165,24 +165,35 @@ def _cyclone_tokens(text: str) -> list[str]:
     return out
 
 
+def _cyclone_pair(token: str) -> tuple[str, str]:
+    """NAME=VALUE as Cyclone's ddsrt_strsep splits it: a token without '=' is a NAME with
+    an empty value (ddsrt_strsep, unlike strsep, never returns a NULL rest). So the
+    subject CN=/ns/node (sros2's enclave CN) reads as CN='', ns='', node='' on both sides,
+    and matches; it would equally match CN=/node/ns (the pieces are looked up by name,
+    not in order)."""
+    name, _, value = token.partition("=")
+    return name, value
+
+
 def cyclone_accepts(grant_subject: str, cert: x509.Certificate) -> bool:
-    """Cyclone DDS 0.10's ac_check_subjects_are_equal: every NAME=VALUE token of the
-    certificate's RFC 2253 subject must appear in the grant (first token of that NAME,
-    byte-identical value; at most 20 tokens; nothing trimmed)."""
+    """Cyclone DDS 0.10's ac_check_subjects_are_equal: every NAME=VALUE token (split at
+    ',' '/' '|') of the certificate's RFC 2253 subject must appear in the grant (first
+    token of that NAME, byte-identical value; at most 20 tokens; nothing trimmed; an
+    empty token is skipped in the grant, refused in the certificate's subject)."""
     props: dict[str, str] = {}
     count = 0
     for token in _cyclone_tokens(grant_subject):
         if not token:
             continue
-        if "=" not in token or count >= 20:
+        if count >= 20:
             return False
-        name, value = token.split("=", 1)
+        name, value = _cyclone_pair(token)
         props.setdefault(name, value)
         count += 1
     for token in _cyclone_tokens(openssl_rfc2253(cert)):
-        if "=" not in token:
+        if not token:
             return False
-        name, value = token.split("=", 1)
+        name, value = _cyclone_pair(token)
         if props.get(name) != value:
             return False
     return True

@@ -121,7 +121,7 @@ def _make_ca(common_name: str, key_type: str, days: int, now: dt.datetime):
 def _make_leaf(who: Participant, ca_cert, ca_key, key_type: str, days: int, now: dt.datetime):
     key = _new_key(key_type)
     ski = ca_cert.extensions.get_extension_for_class(x509.SubjectKeyIdentifier).value
-    subject = x509_name(who.name, who.organization, who.unit, who.country)
+    subject = x509_name(who.common_name, who.organization, who.unit, who.country)
     cert = (_builder(subject, ca_cert.subject, key.public_key(), days, now)
             .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
             .add_extension(x509.KeyUsage(
