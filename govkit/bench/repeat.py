@@ -19,8 +19,11 @@ from pathlib import Path
 from govkit.bench.machine import Pinning
 from govkit.bench.options import BenchOptions, Cell
 from govkit.catalog.runners import runner_info
+from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.common.limits import MAX_DOMAIN_ID
 from govkit.generate.bundle import BundleLog, ensure_bundle, ensure_pki, ensure_tls
+from govkit.pki.revocation import revoked_participants
+from govkit.pki.testpki import DEFAULT_PARTICIPANTS
 from govkit.results.stats import repeat_figures
 from govkit.runners.base import (
     BenchPoint,
@@ -71,6 +74,8 @@ def make_bundles(opts: BenchOptions, runner, console) -> dict[str, Bundle]:
     tls = "tls" in opts.transports
     pki = ensure_pki(opts.ca, log, single_ca=runner_info(runner.name).single_ca) \
         if tls or any(p.security for p in opts.profiles) else None
+    if pki is not None:
+        refuse_revoked(pki)
     build = build_dir(opts, runner)
     keystores = ensure_tls(pki, build, log) if tls else {}
     bundles = {p.name: replace(ensure_bundle(p, pki, build, runner.name, log) if p.security
@@ -78,6 +83,18 @@ def make_bundles(opts: BenchOptions, runner, console) -> dict[str, Bundle]:
     for msg in log.messages:
         console.print(msg, style="dim")
     return bundles
+
+
+def refuse_revoked(pki, participants=DEFAULT_PARTICIPANTS) -> None:
+    """Stop before measuring when the CRL revokes a participant of the run: both runtimes
+    would refuse it (it could not even create its participant), and a benchmark of that
+    is a refusal, not a number. GovkitError (exit 2) naming it."""
+    revoked = revoked_participants(pki, participants)
+    if revoked:
+        name, why = next(iter(revoked.items()))
+        raise GovkitError(f"participant {name} is revoked, nothing measured: {why} (the "
+                          f"benchmark needs unrevoked participants; use another PKI "
+                          f"directory with --ca)", EXIT_USAGE)
 
 
 def build_dir(opts: BenchOptions, runner) -> Path:

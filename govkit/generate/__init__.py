@@ -1,5 +1,6 @@
 """Make the files: many documents in one pass, signed or not (`fleet`), or one profile's
-bundle kept current for a runner (`bundle`).
+bundle kept current for a runner (`bundle`); permissions with a validity the user chooses,
+and re-signing them with a new one (`validity`).
 
 May import: every stage up to govkit.runners.
 """
@@ -14,7 +15,9 @@ _EXPORTS = {
     "ensure_pki": "bundle",
     "ensure_tls": "bundle",
     "generate": "fleet",
+    "parse_window": "validity",
     "planned_bundle": "bundle",
+    "renew_permissions": "validity",
     "sign_files": "fleet",
     "tls_keystore_path": "bundle",
 }

@@ -21,6 +21,7 @@ from govkit.common.inputs import read_input
 from govkit.common.limits import MAX_DOCUMENT_BYTES
 from govkit.documents import render as documents
 from govkit.generate.fleet import write_document
+from govkit.pki.revocation import crl_path
 from govkit.pki.testpki import DEFAULT_PARTICIPANTS, TestPKI, init_pki, init_tls, tls_paths
 from govkit.runners.base import Bundle, ParticipantFiles
 
@@ -86,11 +87,14 @@ def _ensure_signed(doc, xml_path: Path, pki: TestPKI, log: BundleLog) -> Path:
 
 def participant_files(pki: TestPKI, name: str, governance: Path, permissions: Path
                        ) -> ParticipantFiles:
+    # The one place a runner learns of the CRL: from `govkit pki revoke` on, every
+    # configuration names it (Cyclone <CRL>, Fast DDS identity_crl).
+    crl = crl_path(pki)
     return ParticipantFiles(
         name=name, identity_ca=pki.identity_ca.resolve(),
         certificate=pki.path(name).resolve(), private_key=pki.path(name, ".key").resolve(),
         permissions_ca=pki.permissions_ca.resolve(), governance=governance.resolve(),
-        permissions=permissions.resolve())
+        permissions=permissions.resolve(), crl=crl.resolve() if crl.exists() else None)
 
 
 def planned_bundle(profile: Profile, ca_dir: Path, build_dir: Path,

@@ -1,6 +1,7 @@
 """The test PKI: CAs and participant identities (`testpki`), fleets of participants read
 from files (`participants`), and how subject names compare as each vendor compares them
-(`names`).
+(`names`); the key lifecycle: revocation and the Identity CA's CRL (`revocation`), new
+certificates for existing keys (`renewal`), and what expires when (`status`).
 
 May import: govkit.common, govkit.catalog.
 """
@@ -8,10 +9,21 @@ May import: govkit.common, govkit.catalog.
 from govkit.common.faces import lazy_face
 
 _EXPORTS = {
+    "CLOCK_SKEW": "testpki",
+    "Crl": "revocation",
+    "DEFAULT_CRL_DAYS": "revocation",
     "DEFAULT_PARTICIPANTS": "testpki",
+    "DEFAULT_WARN_DAYS": "status",
+    "GrantDates": "status",
     "Grants": "participants",
+    "LAST_VALID_TIME": "testpki",
     "Participant": "participants",
+    "REASONS": "revocation",
+    "SignedDates": "status",
+    "Status": "status",
     "TestPKI": "testpki",
+    "crl_path": "revocation",
+    "explain_revocation": "revocation",
     "fastdds_subjects_equal": "names",
     "init_pki": "testpki",
     "init_tls": "testpki",
@@ -21,6 +33,11 @@ _EXPORTS = {
     "merge_participants": "participants",
     "openssl_rfc2253": "names",
     "permissions_ca_paths": "testpki",
+    "pki_status": "status",
+    "renew": "renewal",
+    "revoke": "revocation",
+    "revoked_participants": "revocation",
+    "status_lines": "status",
     "subject_rfc2253": "testpki",
     "tls_paths": "testpki",
 }

@@ -36,6 +36,9 @@ class ParticipantFiles:
     permissions_ca: Path
     governance: Path      # signed governance (.p7s)
     permissions: Path     # signed permissions (.p7s)
+    # The Identity CA's CRL, once the PKI has one (govkit.pki.revocation): every
+    # configuration names it, so each side refuses revoked peers (and itself if revoked).
+    crl: Path | None = None
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ from govkit.runners.base import (
     RunnerError,
 )
 from govkit.runners.fastdds_build import cached_path, ensure_built, fastdds_version
-from govkit.runners.fastdds_refusal import PROPERTY_FILES, explain
+from govkit.runners.fastdds_refusal import CRL_PROPERTY, PROPERTY_FILES, explain
 
 try:    # a stranger on the domain: main's base.py reruns such a point on another domain
     from govkit.runners.base import ForeignParticipant
@@ -121,6 +121,8 @@ class FastddsRunner:
                  "dds.sec.access.plugin=builtin.Access-Permissions",
                  "dds.sec.crypto.plugin=builtin.AES-GCM-GMAC"]
         lines += [f"{name}={uris[key]}" for key, name in PROPERTY_FILES.items()]
+        if files.crl is not None:    # Fast DDS 2.9 reads a file:// CRL URI only
+            lines.append(f"{CRL_PROPERTY}={files.crl.as_uri()}")
         return "\n".join(lines) + "\n"
 
     def configs(self, point: BenchPoint, bundle: Bundle, workdir: Path) -> dict[Path, str]:
