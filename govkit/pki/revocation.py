@@ -137,7 +137,7 @@ def explain_revocation(cert_path: Path, cert: x509.Certificate, crl: Crl, r: Rev
     nxt = f", next update {_when(crl.next_update)}" if crl.next_update else ""
     return (f"certificate {cert_path} ({cert.subject.rfc4514_string()}, serial "
             f"{cert.serial_number:#x}) revoked on {_when(r.revoked_at)}{why} by CRL "
-            f"{crl.path} ({number}issued by {crl.crl.issuer.rfc4514_string()} on "
+            f"{crl.path} ({number}issued by {crl.crl.issuer.rfc4514_string()}, this update "
             f"{_when(crl.this_update)}{nxt})")
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from cryptography import x509
+from helpers.dds import needs_cyclone
 from typer.testing import CliRunner
 
 from govkit.cli.main import app
@@ -277,3 +278,24 @@ def test_sign_renew_resigns_permissions_with_a_new_validity_and_no_key(pki, sign
     assert {p.name: p.read_bytes() for p in pki.directory.glob("*.pem")} == certs
     r = _run("sign", str(signed), "--ca", str(pki.directory), "--valid-for", "9")
     assert r.exit_code == EXIT_USAGE and "need --renew" in r.output
+
+
+def test_status_refuses_documents_that_are_not_there(pki, tmp_path):
+    r = _run("pki", "status", str(pki.directory), "--documents", str(tmp_path / "nowhere"))
+    assert r.exit_code == EXIT_USAGE and "no such file or directory" in r.output
+
+
+# ------------------------------------------------------------------ bench
+
+
+@needs_cyclone
+def test_bench_with_a_revoked_participant_stops_before_measuring(pki, tmp_path):
+    revoke(pki, "sub")
+    r = subprocess.run([GOVKIT, "bench", "--profile", "rtps_sign", "--duration", "1",
+                        "--ca", str(pki.directory), "--build", str(tmp_path / "build"),
+                        "--out", str(tmp_path / "res")], capture_output=True, text=True,
+                       timeout=120, stdin=subprocess.DEVNULL)
+    assert r.returncode == EXIT_USAGE, r.stdout + r.stderr
+    line = r.stderr.strip().splitlines()[-1]
+    assert "participant sub is revoked" in line and "nothing measured" in line, r.stderr
+    assert not (tmp_path / "res").exists() and not (tmp_path / "build").exists()
