@@ -113,13 +113,27 @@ def pki_init(
         "--single-ca", help="One CA for identities and permissions (RTI Perftest).")] = False,
     participants: ParticipantsOpt = None, count: CountOpt = None, prefix: PrefixOpt = "p",
     jobs: JobsOpt = None,
+    hsm: Annotated[str | None, typer.Option(
+        "--hsm", metavar="[softhsm]",
+        help="Move every participant's private key into a SoftHSM2 token in the PKI "
+             "directory (the key file is removed; <name>.pkcs11 names the key). Fast DDS "
+             "only: Cyclone DDS 0.10 cannot use a pkcs11: key.")] = None,
 ):
     """Create a TEST PKI: identity CA, separate permissions CA, participant identities."""
     from govkit.pki.testpki import DEFAULT_PARTICIPANTS, init_pki
+    if hsm not in (None, "softhsm"):
+        err.print(f"govkit: --hsm {hsm}: unknown; the one supported is softhsm (SoftHSM2)")
+        raise typer.Exit(EXIT_USAGE)
     fleet = _fleet(participants, count, prefix, participant or [])
     pki, created = run(init_pki, directory, fleet or tuple(DEFAULT_PARTICIPANTS), key_type,
                        days, force, single_ca, processes=jobs)
     print_lines(f"wrote {f}" for f in created)
+    if hsm:
+        from govkit.pki.hsm import move_keys_to_softhsm
+        moved = run(move_keys_to_softhsm, pki)
+        print_lines(f"moved {f.removesuffix('.pkcs11')}.key into the SoftHSM2 token "
+                    f"({f} names it; Fast DDS only)" for f in moved)
+        created = created or moved
     if not created:
         out.print(f"{directory}: PKI already complete; nothing written (use --force to "
                   f"replace keys)", markup=False)

@@ -1,7 +1,8 @@
 """The test PKI: CAs and participant identities (`testpki`), fleets of participants read
 from files (`participants`), and how subject names compare as each vendor compares them
 (`names`); the key lifecycle: revocation and the Identity CA's CRL (`revocation`), new
-certificates for existing keys (`renewal`), and what expires when (`status`).
+certificates for existing keys (`renewal`), what expires when (`status`), and keys moved
+into a SoftHSM2 token for Fast DDS (`hsm`).
 
 May import: govkit.common, govkit.catalog.
 """
@@ -16,6 +17,7 @@ _EXPORTS = {
     "DEFAULT_WARN_DAYS": "status",
     "GrantDates": "status",
     "Grants": "participants",
+    "HSM_KINDS": "hsm",
     "LAST_VALID_TIME": "testpki",
     "Participant": "participants",
     "REASONS": "revocation",
@@ -27,16 +29,19 @@ _EXPORTS = {
     "fastdds_subjects_equal": "names",
     "init_pki": "testpki",
     "init_tls": "testpki",
+    "key_uri": "hsm",
     "load_certificate": "testpki",
     "load_identities": "names",
     "load_private_key": "testpki",
     "merge_participants": "participants",
+    "move_keys_to_softhsm": "hsm",
     "openssl_rfc2253": "names",
     "permissions_ca_paths": "testpki",
     "pki_status": "status",
     "renew": "renewal",
     "revoke": "revocation",
     "revoked_participants": "revocation",
+    "softhsm_conf": "hsm",
     "status_lines": "status",
     "subject_rfc2253": "testpki",
     "tls_paths": "testpki",

@@ -32,7 +32,7 @@ def renew(pki: TestPKI, name: str, days: int = 365, now: dt.datetime | None = No
     if not pki.exists():
         raise GovkitError(f"{pki.directory}: no test PKI here (create one with `govkit pki "
                           f"init {pki.directory}`)", EXIT_USAGE)
-    if not pki.path(name).is_file() or not pki.path(name, ".key").is_file():
+    if not pki.path(name).is_file() or not pki.has_key(name):
         raise GovkitError(f"{pki.path(name)}: no such participant (certificate and key); "
                           f"create it with `govkit pki init {pki.directory} --participant "
                           f"{name}`", EXIT_USAGE)
@@ -43,7 +43,10 @@ def renew(pki: TestPKI, name: str, days: int = 365, now: dt.datetime | None = No
     revoked = revoked_participants(pki, [name])
     if revoked:
         raise GovkitError(f"{name} is revoked, not renewed: {revoked[name]}", EXIT_USAGE)
-    old, _key = pki.key_pair(name)     # the key must be this certificate's
+    if pki.path(name, ".key").exists():
+        old, _key = pki.key_pair(name)     # the key must be this certificate's
+    else:                                  # in a token: checked when it was moved there
+        old = pki.certificate(name)
     ca_cert, ca_key = pki.key_pair("identity_ca")
     new = leaf_certificate(old.subject, old.public_key(), ca_cert, ca_key, days, now)
     write_atomic(pki.path(name), certificate_pem(new), mode=0o644, overwrite=True)

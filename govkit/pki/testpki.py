@@ -48,6 +48,8 @@ ORGANIZATION = "govkit test PKI"
 _CA_FILES = CA_STEMS
 # The Identity CA's certificate revocation list (govkit.pki.revocation), beside the CAs.
 CRL_STEM = "identity_ca.crl"
+# <name>.pkcs11 in place of <name>.key: the key is in a PKCS#11 token (govkit.pki.hsm).
+TOKEN_SUFFIX = ".pkcs11"
 # The last instant an X.509 certificate can state (GeneralizedTime 99991231235959Z).
 LAST_VALID_TIME = dt.datetime(9999, 12, 31, 23, 59, 59, tzinfo=dt.UTC)
 
@@ -188,9 +190,13 @@ class TestPKI:
         return self.path("permissions_ca", ".key")
 
     def identities(self) -> list[str]:
-        """Every participant with a certificate and a key here, current or not."""
+        """Every participant with a certificate and a key here (a key file or a key in a
+        token), current or not."""
         return sorted(p.stem for p in self.directory.glob("*.pem")
-                      if p.stem not in _CA_FILES and p.with_suffix(".key").exists())
+                      if p.stem not in _CA_FILES and self.has_key(p.stem))
+
+    def has_key(self, stem: str) -> bool:
+        return self.path(stem, ".key").exists() or self.path(stem, TOKEN_SUFFIX).exists()
 
     def participants(self) -> list[str]:
         """The participants whose certificate the current Identity CA issued (the only
@@ -327,8 +333,11 @@ def init_pki(directory: Path,
         todo = [wanted[n] for n in sorted(wanted)]
     else:
         present = set(os.listdir(pki.directory))   # one listing, not a stat per participant
-        todo = [p for p in wanted.values() if f"{p.name}.key" not in present]
+        todo = [p for p in wanted.values() if f"{p.name}.key" not in present
+                and f"{p.name}{TOKEN_SUFFIX}" not in present]
     _issue(pki, todo, id_cert, id_key, key_type, days, now, force, processes)
+    for p in todo:      # a new key file: a key a token held for the name is not its key now
+        pki.path(p.name, TOKEN_SUFFIX).unlink(missing_ok=True)
     created += [p.name for p in todo]
     return pki, [str(pki.path(s, x)) for s in created for x in (".pem", ".key")]
 

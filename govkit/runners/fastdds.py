@@ -113,7 +113,9 @@ class FastddsRunner:
         if files is None:
             raise GovkitError(f"bundle for {bundle.profile.name} has no participant "
                               f"{participant!r}")
-        uris = {key: getattr(files, key).as_uri() for key in PROPERTY_FILES}
+        # a key in a token is already a pkcs11: URI (Pkcs11Provider.cpp: OpenSSL's pkcs11 engine)
+        uris = {key: value if isinstance(value := getattr(files, key), str) else value.as_uri()
+                for key in PROPERTY_FILES}
         lines = [f"# Fast DDS DDS Security properties of participant {participant!r}, "
                  f"profile {bundle.profile.name} (govkit {__version__}); "
                  f"read by fastdds_perf -s",
@@ -160,11 +162,17 @@ class FastddsRunner:
                 return len(_throughput_rows(text)) >= needed
         else:
             raise GovkitError(f"unknown mode {point.mode!r}")
+        def env(role: str) -> dict[str, str]:
+            """SoftHSM2 finds a participant's token through SOFTHSM2_CONF."""
+            files = bundle.participants.get(role) if bundle.profile.security else None
+            conf = files.token_conf if files is not None else None
+            return {"SOFTHSM2_CONF": str(conf)} if conf is not None else {}
+
         # Both start at once: -w makes each wait for the other.
-        return [ProcessSpec("sub", sub, cpu=cpu_sub, primary=primary == "sub",
+        return [ProcessSpec("sub", sub, env("sub"), cpu=cpu_sub, primary=primary == "sub",
                             stop_when=enough if primary == "sub" else None,
                             realtime=point.realtime),
-                ProcessSpec("pub", pub, cpu=cpu_pub, primary=primary == "pub",
+                ProcessSpec("pub", pub, env("pub"), cpu=cpu_pub, primary=primary == "pub",
                             stop_when=enough if primary == "pub" else None,
                             realtime=point.realtime)]
 

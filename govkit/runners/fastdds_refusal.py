@@ -105,10 +105,14 @@ def _load(props: dict[str, str], reasons: list[str]) -> _Files | None:
         if name not in props:
             reasons.append(f"property {name} is not set")
             continue
+        if key == "private_key" and props[name].startswith("pkcs11:"):
+            continue           # a key in a token: OpenSSL's pkcs11 engine, not a file
         paths[key] = file_of(props[name])
         if not paths[key].is_file():
             reasons.append(f"{name}: {paths[key]} does not exist")
-    if len(paths) < len(PROPERTY_FILES) or any(not p.is_file() for p in paths.values()):
+    expected = len(PROPERTY_FILES) - (props.get(PROPERTY_FILES["private_key"], "")
+                                      .startswith("pkcs11:"))
+    if len(paths) < expected or any(not p.is_file() for p in paths.values()):
         return None
     certs = {}
     for key in ("identity_ca", "certificate", "permissions_ca"):
@@ -134,6 +138,8 @@ def _certificate_checks(files: _Files, now: dt.datetime) -> list[str]:
         reasons.append(f"{files.paths['certificate'].name} is not issued by the identity CA "
                        f"{files.paths['identity_ca'].name} "
                        f"({ca.subject.rfc4514_string()})")
+    if "private_key" not in files.paths:
+        return reasons      # in a token: Fast DDS itself checks it matches (X509_check_private_key)
     try:
         key = serialization.load_pem_private_key(files.paths["private_key"].read_bytes(), None)
         if key.public_key() != cert.public_key():
