@@ -82,7 +82,22 @@ def make_bundles(opts: BenchOptions, runner, console) -> dict[str, Bundle]:
                                else Bundle(p), tls=keystores) for p in opts.profiles}
     for msg in log.messages:
         console.print(msg, style="dim")
+    _refuse_token_keys(bundles, runner)
     return bundles
+
+
+def _refuse_token_keys(bundles: dict[str, Bundle], runner) -> None:
+    """Keys in a PKCS#11 token (`pki init --hsm`) work with Fast DDS only: say so before
+    anything is measured or written."""
+    if getattr(runner, "pkcs11_keys", False):
+        return
+    for b in bundles.values():
+        for f in b.participants.values():
+            if isinstance(f.private_key, str):
+                raise GovkitError(f"{f.name}'s private key is in a PKCS#11 token; --runner "
+                                  f"{runner.name} cannot use it (Cyclone DDS 0.10 reads file: "
+                                  f"and data: keys only): use --runner fastdds, or a PKI "
+                                  f"whose keys are files", EXIT_USAGE)
 
 
 def refuse_revoked(pki, participants=DEFAULT_PARTICIPANTS) -> None:

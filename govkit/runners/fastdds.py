@@ -84,6 +84,7 @@ def fastdds_package_version() -> str:
 class FastddsRunner:
     name = "fastdds"
     per_second = True
+    pkcs11_keys = True    # private keys in a token, by pkcs11: URI (govkit.pki.hsm)
     init_wait_s = 10      # -w: how long a process waits for its peer to match
     # govkit stops both processes as soon as the seconds it needs are in; the program's
     # own -D (counted from the match) is only a backstop this much later.

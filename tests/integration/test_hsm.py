@@ -7,6 +7,7 @@ from __future__ import annotations
 import shutil
 import stat
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -98,3 +99,16 @@ def test_pki_init_hsm_from_the_command_line(tmp_path):
     assert (tmp_path / "pki" / "identity_ca.key").exists()     # CA keys stay files
     r = runner.invoke(app, ["pki", "init", str(tmp_path / "other"), "--hsm", "yubikey"])
     assert r.exit_code == EXIT_USAGE and "--hsm yubikey: unknown" in r.output
+
+
+def test_bench_on_cyclone_refuses_token_keys_before_measuring(tmp_path):
+    govkit = str(Path(sys.executable).with_name("govkit"))
+    pki, _ = init_pki(tmp_path / "pki", participants=("pub", "sub"))
+    move_keys_to_softhsm(pki)
+    r = subprocess.run([govkit, "bench", "--runner", "ddsperf", "--profile", "rtps_sign",
+                        "--duration", "1", "--ca", str(pki.directory), "--build",
+                        str(tmp_path / "build"), "--out", str(tmp_path / "res")],
+                       capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert r.returncode == EXIT_USAGE, r.stdout + r.stderr
+    assert "private key is in a PKCS#11 token; --runner ddsperf cannot use it" in r.stderr
+    assert not (tmp_path / "res").exists()
