@@ -124,6 +124,9 @@ def pki_init(
     if hsm not in (None, "softhsm"):
         err.print(f"govkit: --hsm {hsm}: unknown; the one supported is softhsm (SoftHSM2)")
         raise typer.Exit(EXIT_USAGE)
+    if hsm:
+        from govkit.pki.hsm import check_softhsm
+        run(check_softhsm)
     fleet = _fleet(participants, count, prefix, participant or [])
     pki, created = run(init_pki, directory, fleet or tuple(DEFAULT_PARTICIPANTS), key_type,
                        days, force, single_ca, processes=jobs)

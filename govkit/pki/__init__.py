@@ -24,6 +24,7 @@ _EXPORTS = {
     "SignedDates": "status",
     "Status": "status",
     "TestPKI": "testpki",
+    "check_softhsm": "hsm",
     "crl_path": "revocation",
     "explain_revocation": "revocation",
     "fastdds_subjects_equal": "names",

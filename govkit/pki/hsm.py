@@ -60,6 +60,13 @@ def _util(pki: TestPKI, *args: str) -> str:
     return r.stdout
 
 
+def check_softhsm() -> None:
+    """GovkitError (exit 2) with the install command if SoftHSM2's tool is missing (before
+    anything is created)."""
+    if shutil.which("softhsm2-util") is None:
+        raise GovkitError(f"softhsm2-util not found; {INSTALL_HINT}", EXIT_USAGE)
+
+
 def _pin_path(pki: TestPKI) -> Path:
     return pki.directory / SOFTHSM_DIR / "pin"
 
@@ -69,8 +76,7 @@ def _ensure_token(pki: TestPKI) -> str:
     pin_file = _pin_path(pki)
     if pin_file.exists():
         return pin_file.read_text().strip()
-    if shutil.which("softhsm2-util") is None:
-        raise GovkitError(f"softhsm2-util not found; {INSTALL_HINT}", EXIT_USAGE)
+    check_softhsm()
     tokens = (pki.directory / SOFTHSM_DIR / "tokens").resolve()
     tokens.mkdir(parents=True, exist_ok=True, mode=0o700)
     write_atomic(softhsm_conf(pki), f"# SoftHSM2 token of a govkit TEST PKI\n"

@@ -112,3 +112,10 @@ def test_bench_on_cyclone_refuses_token_keys_before_measuring(tmp_path):
     assert r.returncode == EXIT_USAGE, r.stdout + r.stderr
     assert "private key is in a PKCS#11 token; --runner ddsperf cannot use it" in r.stderr
     assert not (tmp_path / "res").exists()
+
+
+def test_without_softhsm_init_hsm_creates_nothing(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", "/nonexistent/bin")
+    r = CliRunner().invoke(app, ["pki", "init", str(tmp_path / "pki"), "--hsm", "softhsm"])
+    assert r.exit_code == EXIT_USAGE and "apt-get install softhsm2" in r.output, r.output
+    assert not (tmp_path / "pki").exists()
