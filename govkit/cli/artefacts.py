@@ -143,6 +143,18 @@ def pki_init(
     _warn_stale(pki)
 
 
+def _warn_revoked_grants(signed, ca: Path) -> None:
+    """sign --renew: a grant for a certificate the PKI's CRL revokes is renewed as asked,
+    but said (verify and pki status count it as a problem)."""
+    from govkit.pki.testpki import TestPKI
+    from govkit.smime.status import revoked_grants
+    if not ca.is_dir():
+        return
+    for p7s in signed:
+        for line in run(revoked_grants, p7s, TestPKI(ca)):
+            err.print(f"govkit: warning: {p7s}: {line}", markup=False)
+
+
 def _fleet(file: Path | None, count: int | None, prefix: str, names: list[str]):
     """The participants named on the command line, in a file and numbered, in that order
     (None if none); a name given twice is a usage error."""
@@ -223,6 +235,7 @@ def sign(paths: Annotated[list[Path] | None, typer.Argument(
         from govkit.generate.validity import parse_window, renew_permissions
         window = run(parse_window, valid_from, valid_for or 365)
         signed, errors = run(renew_permissions, paths or [Path("build")], cert, key, window)
+        _warn_revoked_grants(signed, ca)
     else:
         signed, errors = run(sign_files, paths or [Path("build")], cert, key, jobs)
     print_lines(f"signed {p}" for p in signed)

@@ -299,3 +299,11 @@ def test_bench_with_a_revoked_participant_stops_before_measuring(pki, tmp_path):
     line = r.stderr.strip().splitlines()[-1]
     assert "participant sub is revoked" in line and "nothing measured" in line, r.stderr
     assert not (tmp_path / "res").exists() and not (tmp_path / "build").exists()
+
+
+def test_sign_renew_says_when_it_renews_a_grant_for_a_revoked_certificate(pki, signed):
+    revoke(pki, "sub")
+    r = _run("sign", str(signed / "permissions"), "--ca", str(pki.directory), "--renew")
+    assert r.exit_code == 0, r.output
+    warnings = [line for line in r.output.splitlines() if "warning" in line]
+    assert len(warnings) == 1 and "sub.p7s" in warnings[0] and "revoked" in warnings[0]
