@@ -1,7 +1,7 @@
 """The `govkit` command line: parse options, call one stage function, print.
 
 This module is the typer `app`, `main()` (errors → exit codes) and the list of commands;
-the commands are in artefacts.py, bench.py, check.py and export.py, what they share in
+the commands are in artefacts.py, bench.py, check.py, export.py and pki.py, what they share in
 common.py.
 No command module imports this one.
 
@@ -18,7 +18,7 @@ from typing import Annotated
 import typer
 
 from govkit import __version__
-from govkit.cli import artefacts, bench, check, export
+from govkit.cli import artefacts, bench, check, export, pki
 from govkit.cli.common import err, out
 from govkit.common.errors import EXIT_INTERNAL, EXIT_INTERRUPTED
 
@@ -50,6 +50,9 @@ app.command()(check.identify)
 app.command()(check.explain)
 app.command()(check.diff)
 pki_app.command("init")(artefacts.pki_init)
+pki_app.command("revoke")(pki.pki_revoke)
+pki_app.command("renew")(pki.pki_renew)
+pki_app.command("status")(pki.pki_status)
 app.add_typer(pki_app, name="pki")
 export_app.command("sros2")(export.sros2)
 app.add_typer(export_app, name="export")

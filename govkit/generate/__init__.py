@@ -1,5 +1,7 @@
 """Make the files: many documents in one pass, signed or not (`fleet`), one profile's
-bundle kept current for a runner (`bundle`), or a ROS 2 keystore to deploy (`sros2`).
+bundle kept current for a runner (`bundle`), a ROS 2 keystore to deploy (`sros2`);
+permissions with a validity the user chooses, and re-signing them with a new one
+(`validity`).
 
 May import: every stage up to govkit.runners.
 """
@@ -15,7 +17,9 @@ _EXPORTS = {
     "ensure_tls": "bundle",
     "export_sros2": "sros2",
     "generate": "fleet",
+    "parse_window": "validity",
     "planned_bundle": "bundle",
+    "renew_permissions": "validity",
     "sign_files": "fleet",
     "tls_keystore_path": "bundle",
 }

@@ -21,6 +21,8 @@ from govkit.common.inputs import read_input
 from govkit.common.limits import MAX_DOCUMENT_BYTES, MAX_SMIME_BYTES
 from govkit.documents import render as documents
 from govkit.generate.fleet import write_document
+from govkit.pki.hsm import key_uri, softhsm_conf
+from govkit.pki.revocation import crl_path
 from govkit.pki.testpki import DEFAULT_PARTICIPANTS, TestPKI, init_pki, init_tls, tls_paths
 from govkit.runners.base import Bundle, ParticipantFiles
 
@@ -38,7 +40,7 @@ def ensure_pki(ca_dir: Path, log: BundleLog, single_ca: bool = False,
                participants=DEFAULT_PARTICIPANTS) -> TestPKI:
     """Load the PKI in `ca_dir`, creating a test PKI there if it has none yet."""
     pki = TestPKI(Path(ca_dir))
-    missing = [p for p in participants if not pki.path(p, ".key").exists()]
+    missing = [p for p in participants if not pki.has_key(p)]
     if not pki.exists() or missing:
         created = not pki.exists()
         pki, files = init_pki(ca_dir, participants=participants, single_ca=single_ca)
@@ -86,11 +88,18 @@ def _ensure_signed(doc, xml_path: Path, pki: TestPKI, log: BundleLog) -> Path:
 
 def participant_files(pki: TestPKI, name: str, governance: Path, permissions: Path
                        ) -> ParticipantFiles:
+    # The one place a runner learns of the CRL: from `govkit pki revoke` on, every
+    # configuration names it (Cyclone <CRL>, Fast DDS identity_crl).
+    crl = crl_path(pki)
+    # A key moved into a SoftHSM2 token (`pki init --hsm softhsm`) is named by its URI.
+    uri = key_uri(pki, name)
     return ParticipantFiles(
         name=name, identity_ca=pki.identity_ca.resolve(),
-        certificate=pki.path(name).resolve(), private_key=pki.path(name, ".key").resolve(),
+        certificate=pki.path(name).resolve(),
+        private_key=uri or pki.path(name, ".key").resolve(),
         permissions_ca=pki.permissions_ca.resolve(), governance=governance.resolve(),
-        permissions=permissions.resolve())
+        permissions=permissions.resolve(), crl=crl.resolve() if crl.exists() else None,
+        token_conf=softhsm_conf(pki).resolve() if uri else None)
 
 
 @dataclass(frozen=True)

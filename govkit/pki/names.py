@@ -223,6 +223,9 @@ class Identity:
     """An identity certificate from --ca: where it came from, its subject and validity."""
     path: Path
     cert: x509.Certificate
+    # Why its certificate is revoked (one line), when --ca is a test PKI directory whose
+    # CRL (govkit.pki.revocation) lists it; None otherwise.
+    revoked: str | None = None
 
     @property
     def rdns(self) -> tuple[Rdn, ...]:
@@ -272,4 +275,19 @@ def load_identities(where: Path) -> list[Identity]:
         except ValueError:
             raise GovkitError(f"{path}: not a PEM certificate", EXIT_USAGE) from None
         identities.extend(Identity(path, c) for c in certs if not _is_ca(c))
-    return identities
+    return _with_revocations(where, identities) if where.is_dir() else identities
+
+
+def _with_revocations(where: Path, identities: list[Identity]) -> list[Identity]:
+    """The identities, those the directory's CRL revokes marked (a test PKI directory)."""
+    from govkit.pki.revocation import explain_revocation, load_crl
+    from govkit.pki.testpki import CRL_STEM, TestPKI
+    pki = TestPKI(where)
+    if not pki.path(CRL_STEM).exists() or not pki.identity_ca.exists():
+        return identities
+    crl = load_crl(pki)
+    out = []
+    for i in identities:
+        r = crl.revocation(i.cert)
+        out.append(Identity(i.path, i.cert, explain_revocation(i.path, i.cert, crl, r)) if r else i)
+    return out
