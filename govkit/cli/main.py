@@ -20,7 +20,7 @@ import typer
 from govkit import __version__
 from govkit.cli import artefacts, bench, check, export, pki
 from govkit.cli.common import err, out
-from govkit.common.errors import EXIT_INTERNAL, EXIT_INTERRUPTED
+from govkit.common.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE
 
 # Start-up matters (`govkit --help` in well under 0.15 s): nothing heavy is imported here
 # or in the command modules. Each command imports what it uses; help is plain text
@@ -58,6 +58,22 @@ export_app.command("sros2")(export.sros2)
 app.add_typer(export_app, name="export")
 
 
+COMPLETE_VAR = "_GOVKIT_COMPLETE"       # set by the completion script when the shell asks
+
+
+@app.command()
+def completion(shell: Annotated[str, typer.Argument(
+        metavar="[bash|zsh|fish]", help="The shell to print the completion script for.")]):
+    """Print the shell completion script, e.g. `govkit completion bash >
+    ~/.local/share/bash-completion/completions/govkit`."""
+    from typer._completion_shared import get_completion_script   # typer is pinned <0.29
+    if shell not in ("bash", "zsh", "fish"):
+        err.print(f"govkit: completion: unknown shell {shell!r}; valid: bash, zsh, fish",
+                  markup=False)
+        raise typer.Exit(EXIT_USAGE)
+    print(get_completion_script(prog_name="govkit", complete_var=COMPLETE_VAR, shell=shell))
+
+
 @app.callback(invoke_without_command=True)
 def _root(version: Annotated[bool, typer.Option("--version", help="Print the version.")] = False):
     if version:
@@ -66,6 +82,9 @@ def _root(version: Annotated[bool, typer.Option("--version", help="Print the ver
 
 
 def main() -> None:
+    if COMPLETE_VAR in os.environ:      # the shell asks for completions: typer's classes
+        from typer.completion import completion_init
+        completion_init()
     try:
         app()
     except KeyboardInterrupt:

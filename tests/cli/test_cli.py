@@ -452,3 +452,29 @@ def test_one_reason_shared_by_many_files_is_counted_not_repeated(capsys):
         "govkit: build/permissions/p2.xml: cannot write: No space left on device",
         "govkit: pki/q.pem: not issued by the Identity CA",
         "govkit: … and 397 more with the same error: cannot write: No space left on device"]
+
+
+def test_shell_completion_script_and_answers():
+    """`govkit completion bash` prints a script; the shell's request it makes (the
+    _GOVKIT_COMPLETE variable) gets commands and options back, from the real executable."""
+    govkit = str(Path(sys.executable).with_name("govkit"))
+    script = subprocess.run([govkit, "completion", "bash"], capture_output=True, text=True,
+                            timeout=60)
+    assert script.returncode == 0 and "_GOVKIT_COMPLETE=complete_bash" in script.stdout
+    assert "complete -o default -F _govkit_completion govkit" in script.stdout
+
+    def ask(words: str) -> list[str]:
+        env = {"COMP_WORDS": words, "COMP_CWORD": str(len(words.split()) - 1),
+               "_GOVKIT_COMPLETE": "complete_bash", "PATH": "/usr/bin:/bin"}
+        return subprocess.run([govkit], env=env, capture_output=True, text=True,
+                              timeout=60).stdout.split()
+
+    assert ask("govkit be") == ["bench"]
+    assert {"--profile", "--profiles"} <= set(ask("govkit bench --pro"))
+    for shell in ("zsh", "fish"):
+        out = subprocess.run([govkit, "completion", shell], capture_output=True, text=True,
+                             timeout=60)
+        assert out.returncode == 0 and "_GOVKIT_COMPLETE" in out.stdout
+    bad = subprocess.run([govkit, "completion", "tcsh"], capture_output=True, text=True,
+                         timeout=60)
+    assert bad.returncode == 2 and "unknown shell 'tcsh'" in bad.stderr
