@@ -66,7 +66,7 @@ def completion(shell: Annotated[str, typer.Argument(
         metavar="[bash|zsh|fish]", help="The shell to print the completion script for.")]):
     """Print the shell completion script, e.g. `govkit completion bash >
     ~/.local/share/bash-completion/completions/govkit`."""
-    from typer._completion_shared import get_completion_script   # typer is pinned <0.29
+    from typer._completion_shared import get_completion_script  # typer is pinned <0.29
     if shell not in ("bash", "zsh", "fish"):
         err.print(f"govkit: completion: unknown shell {shell!r}; valid: bash, zsh, fish",
                   markup=False)

@@ -266,6 +266,32 @@ def _existing_participants(pki: TestPKI) -> list[str]:
                    and p.stem != CRL_STEM and name_problem(p.stem) is None})
 
 
+GITIGNORE = ("# govkit's test PKI: its private keys are written unencrypted; keep them out of\n"
+             "# version control (written by `govkit pki init`, never overwritten).\n"
+             "*.key\nsofthsm/\n")
+
+
+def _write_gitignore(pki: TestPKI) -> None:
+    path = pki.directory / ".gitignore"
+    if not path.exists():
+        write_atomic(path, GITIGNORE.encode(), mode=0o644)
+
+
+def _certify_orphan_keys(pki: TestPKI, wanted: dict[str, Participant], present: set[str],
+                         id_cert, id_key, days: int, now: dt.datetime) -> list[str]:
+    """A participant's key without its certificate (govkit was killed between writing the
+    one and the other): the key is kept, never replaced, and gets its certificate now."""
+    repaired = []
+    for p in wanted.values():
+        if f"{p.name}.key" in present and f"{p.name}.pem" not in present:
+            key = load_private_key(pki.path(p.name, ".key"))
+            subject = x509_name(p.common_name, p.organization, p.unit, p.country)
+            cert = leaf_certificate(subject, key.public_key(), id_cert, id_key, days, now)
+            write_atomic(pki.path(p.name), certificate_pem(cert), mode=0o644)
+            repaired.append(p.name)
+    return repaired
+
+
 def _write_pair(pki: TestPKI, stem: str, cert, key, force: bool) -> None:
     # Key first, refusing to replace an existing one unless forced; then the certificate.
     write_atomic(pki.path(stem, ".key"), private_key_pem(key), mode=0o600, overwrite=force)
@@ -327,6 +353,8 @@ def init_pki(directory: Path,
         raise GovkitError(f"{directory}: has separate identity and permissions CAs; use another "
                           f"directory for a single-CA PKI (or --force to replace it)")
     id_cert, id_key = pki.key_pair("identity_ca")
+    _write_gitignore(pki)
+    repaired: list[str] = []
     if force:  # the old participants' certificates are from the old Identity CA: reissue
         for name in _existing_participants(pki):
             wanted.setdefault(name, Participant(name))
@@ -335,11 +363,13 @@ def init_pki(directory: Path,
         present = set(os.listdir(pki.directory))   # one listing, not a stat per participant
         todo = [p for p in wanted.values() if f"{p.name}.key" not in present
                 and f"{p.name}{TOKEN_SUFFIX}" not in present]
+        repaired = _certify_orphan_keys(pki, wanted, present, id_cert, id_key, days, now)
     _issue(pki, todo, id_cert, id_key, key_type, days, now, force, processes)
     for p in todo:      # a new key file: a key a token held for the name is not its key now
         pki.path(p.name, TOKEN_SUFFIX).unlink(missing_ok=True)
     created += [p.name for p in todo]
-    return pki, [str(pki.path(s, x)) for s in created for x in (".pem", ".key")]
+    return pki, [str(pki.path(s, x)) for s in created for x in (".pem", ".key")] + [
+        str(pki.path(s)) for s in repaired]
 
 
 @dataclass(frozen=True)

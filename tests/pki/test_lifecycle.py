@@ -307,3 +307,23 @@ def test_sign_renew_says_when_it_renews_a_grant_for_a_revoked_certificate(pki, s
     assert r.exit_code == 0, r.output
     warnings = [line for line in r.output.splitlines() if "warning" in line]
     assert len(warnings) == 1 and "sub.p7s" in warnings[0] and "revoked" in warnings[0]
+
+
+def test_a_key_left_without_its_certificate_is_certified_not_replaced(tmp_path):
+    """Killed between the key and the certificate (issue 23): the rerun keeps the key and
+    writes its certificate; `generate` can use the participant again."""
+    from cryptography.hazmat.primitives import serialization
+
+    from govkit.pki.testpki import init_pki as init
+    pki, _ = init(tmp_path / "pki", participants=("pub", "sub"))
+    key_before = (tmp_path / "pki" / "sub.key").read_bytes()
+    (tmp_path / "pki" / "sub.pem").unlink()
+    pki, written = init(tmp_path / "pki", participants=("pub", "sub"))
+    assert written == [str(tmp_path / "pki" / "sub.pem")]
+    assert (tmp_path / "pki" / "sub.key").read_bytes() == key_before
+    cert = pki.certificate("sub")
+    key = serialization.load_pem_private_key(key_before, None)
+    assert cert.public_key().public_numbers() == key.public_key().public_numbers()
+    assert cert.issuer == pki.certificate("identity_ca").subject
+    # and the directory says to keep keys out of version control
+    assert "*.key" in (tmp_path / "pki" / ".gitignore").read_text().splitlines()
