@@ -25,7 +25,16 @@ from govkit.bench.defaults import (
     DEFAULT_WARMUP_S,
 )
 from govkit.catalog.runners import RUNNERS
-from govkit.cli.common import AllOpt, CaOpt, ProfileOpt, err, json_text, out, run, wide
+from govkit.cli.common import (
+    AllOpt,
+    CaOpt,
+    ProfileOpt,
+    err,
+    json_document,
+    out,
+    run,
+    wide,
+)
 from govkit.common.errors import EXIT_INTERRUPTED, EXIT_INVALID
 
 # Start-up: nothing heavy at module level (govkit --help imports this module); each
@@ -247,7 +256,9 @@ def wire_check(
     ca: CaOpt = Path("pki"),
     build: BuildOpt = Path("build"),
     pin: PinOpt = True,
-    as_json: Annotated[bool, typer.Option("--json", help="The records as JSON.")] = False,
+    as_json: Annotated[bool, typer.Option(
+        "--json", help="The records as JSON, {\"schema\": \"govkit.wire-check/1\", "
+                       "\"points\", \"profiles\"}.")] = False,
 ):
     """Run each profile's point once with its traffic captured (root or CAP_NET_RAW) and
     check what it put on the wire against its governance; no benchmark, no results dir."""
@@ -262,7 +273,7 @@ def wire_check(
         wire_expect=run(get_profile, expect) if expect else None)
     outcome = run(run_wire_check, opts, err)
     if as_json:
-        print(json_text({"points": outcome.wire, "profiles": outcome.wire_profiles}))
+        print(json_document("wire-check", points=outcome.wire, profiles=outcome.wire_profiles))
     else:
         table = wire_table(outcome.wire)
         if table is not None:
