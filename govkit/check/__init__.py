@@ -13,6 +13,7 @@ _EXPORTS = {
     "diff_documents": "diff",
     "explain_document": "explain",
     "explanation_text": "explain",
+    "format_lint": "output_formats",
     "identification_text": "identify",
     "identify_paths": "identify",
     "lint_paths": "lint",
