@@ -74,7 +74,8 @@ def lint_json(reports: list[FileReport], target: str) -> dict:
     return {"schema": "govkit.lint/1", "target": target,
             "files": [r.to_json() for r in reports],
             "summary": {**summary_counts(reports), "files": len(reports),
-                        "unreadable": sum(bool(r.error) for r in reports)}}
+                        "unreadable": sum(bool(r.error) for r in reports),
+                        "suppressed": sum(r.suppressed for r in reports)}}
 
 
 # --------------------------------------------------------------------------- github
