@@ -17,6 +17,7 @@ _EXPORTS = {
     "identification_text": "identify",
     "identify_paths": "identify",
     "lint_paths": "lint",
+    "lint_settings": "config",
     "load_document": "loaded",
     "rules_table": "rules",
     "validate_bytes": "validate",

@@ -23,6 +23,8 @@ SeverityName = Literal["error", "warning", "info"]
 # the two the same)
 OUTPUT_FORMATS = ("full", "concise", "json", "github", "sarif", "junit")
 OutputFormat = Literal[OUTPUT_FORMATS]
+MAX_WARN_DAYS = 100_000   # govkit.check.config.MAX_WARN_DAYS (a test keeps them the same)
+CONFIGURED = ", or the [tool.govkit.lint] / govkit.toml [lint] setting"
 JsonOpt = Annotated[bool, typer.Option(
     "--json", help="JSON, as {\"schema\": \"govkit.COMMAND/1\", ...} (fields: "
                    "docs/guide/checking.md; JSON Schema: govkit/schemas/json/).")]
@@ -34,33 +36,38 @@ def lint(
     ca: Annotated[Path | None, typer.Option(
         "--ca", help="Identity certificates to check grants against: a directory of PEM "
                      "files (e.g. a test PKI) or one PEM file; never created here.")] = None,
-    target: Annotated[TargetName, typer.Option(
-        "--target", metavar=f"[{'|'.join(TARGETS)}]",
-        help="Whose reading to check: omg (the specification, warning about every known "
-             "implementation that differs) or one implementation.")
-    ] = DEFAULT_TARGET,
-    warn_days: Annotated[int, typer.Option(
-        "--warn-days", min=0, help="Warn when a grant expires within this many days.")] = 30,
-    fail_on: Annotated[SeverityName, typer.Option(
-        "--fail-on", metavar="[error|warning|info]",
-        help="Exit 1 when a finding has at least this severity.")] = "error",
+    target: Annotated[TargetName | None, typer.Option(
+        "--target", metavar=f"[{'|'.join(TARGETS)}]", show_default=False,
+        help=f"Whose reading to check: omg (the specification, warning about every known "
+             f"implementation that differs) or one implementation. Default: "
+             f"{DEFAULT_TARGET}{CONFIGURED}")] = None,
+    warn_days: Annotated[int | None, typer.Option(
+        "--warn-days", min=0, max=MAX_WARN_DAYS, show_default=False,
+        help=f"Warn when a grant expires within this many days. Default: 30{CONFIGURED}"
+    )] = None,
+    fail_on: Annotated[SeverityName | None, typer.Option(
+        "--fail-on", metavar="[error|warning|info]", show_default=False,
+        help=f"Exit 1 when a finding has at least this severity. Default: error"
+             f"{CONFIGURED}")] = None,
     select: Annotated[list[str] | None, typer.Option(
         "--select", help="Only these rules: ids, id prefixes (GK2) or names, comma-separated "
                          "or repeated; ALL for every rule.")] = None,
     ignore: Annotated[list[str] | None, typer.Option(
-        "--ignore", help="Leave out these rules (same forms as --select).")] = None,
+        "--ignore", help="Leave out these rules (same forms as --select); a "
+                         "'<!-- govkit: ignore RULE -->' comment leaves out one line's.")] = None,
     as_json: Annotated[bool, typer.Option(
         "--json", help="The same as --output-format json (schema govkit.lint/1).")] = False,
-    output_format: Annotated[OutputFormat, typer.Option(
-        "--output-format", metavar=f"[{'|'.join(OUTPUT_FORMATS)}]",
-        help="full (default: each finding with why it matters), concise (one line each), "
-             "json, github (Actions annotations), sarif (2.1.0, code scanning), junit "
-             "(XML, one testcase per file).")] = "full",
+    output_format: Annotated[OutputFormat | None, typer.Option(
+        "--output-format", metavar=f"[{'|'.join(OUTPUT_FORMATS)}]", show_default=False,
+        help=f"full (each finding with why it matters), concise (one line each), json, "
+             f"github (Actions annotations), sarif (2.1.0, code scanning), junit (XML, one "
+             f"testcase per file). Default: full{CONFIGURED}")] = None,
     list_rules: Annotated[bool, typer.Option(
         "--rules", help="List every rule with its id, severity, why and an example.")] = False,
 ):
     """Check what the XSD cannot: rules that never apply, what leaks, subjects, validity."""
     from govkit import __version__
+    from govkit.check.config import lint_settings
     from govkit.check.lint import LintOptions, lint_paths, worst
     from govkit.check.output_formats import format_lint
     from govkit.check.rules import rules_table
@@ -80,13 +87,16 @@ def lint(
         return
     if not files:
         fail(GovkitError("give the files to lint (or --rules)"))
-    options = LintOptions(target=target, warn_days=warn_days, ca=ca, select=select or [],
-                          ignore=ignore or [])
+    s = run(lint_settings, {"target": target, "warn-days": warn_days, "fail-on": fail_on,
+                            "select": select, "ignore": ignore,
+                            "output-format": "json" if as_json else output_format}, Path.cwd())
+    target, fail_on, fmt = s["target"], s["fail-on"], s["output-format"]
+    options = LintOptions(target=target, warn_days=s["warn-days"], ca=ca, select=s["select"],
+                          ignore=s["ignore"])
     reports = run(lint_paths, files, options)
     code = EXIT_USAGE if any(r.error for r in reports) else EXIT_OK
     if worst(reports) >= SEVERITY_RANK[fail_on]:
         code = max(code, EXIT_INVALID)
-    fmt = "json" if as_json else output_format
     if fmt in ("full", "concise"):   # the machine formats carry unreadable files inside
         for r in reports:
             if r.error:
