@@ -1,7 +1,7 @@
 """The experiment: its options (`options`), the machine (`machine`), one repeat (`repeat`),
 the schedule (`schedule`), the captured wire phase (`wire_phase`), latency by rotation
-(`rotation`), the machine's load (`loadwatch`), and the defaults (`defaults`, light: the
-CLI reads it at start-up).
+(`rotation`), the machine's load (`loadwatch`), points made from governance files
+(`governance_files`), and the defaults (`defaults`, light: the CLI reads it at start-up).
 
 May import: every stage up to govkit.results and govkit.generate.
 """
@@ -18,12 +18,15 @@ _EXPORTS = {
     "DEFAULT_PEERS": "defaults",
     "DEFAULT_REPEATS": "defaults",
     "DEFAULT_ROTATION_TARGET_PCT": "defaults",
+    "DEFAULT_RUNNER": "defaults",
     "DEFAULT_SETTLE_MS": "defaults",
     "DEFAULT_SLOT_MS": "defaults",
     "DEFAULT_TARGET_CI_PCT": "defaults",
     "DEFAULT_WARMUP_S": "defaults",
     "DiscoverySettings": "discovery",
     "RotationSettings": "rotation",
+    "bench_profiles": "governance_files",
+    "governance_points": "governance_files",
     "parse_budget": "options",
     "parse_modes": "options",
     "parse_sizes": "options",

@@ -19,8 +19,11 @@ from pathlib import Path
 from govkit.bench.machine import Pinning
 from govkit.bench.options import BenchOptions, Cell
 from govkit.catalog.runners import runner_info
+from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.common.limits import MAX_DOMAIN_ID
 from govkit.generate.bundle import BundleLog, ensure_bundle, ensure_pki, ensure_tls
+from govkit.pki.revocation import revoked_participants
+from govkit.pki.testpki import DEFAULT_PARTICIPANTS
 from govkit.results.stats import repeat_figures
 from govkit.runners.base import (
     BenchPoint,
@@ -71,13 +74,42 @@ def make_bundles(opts: BenchOptions, runner, console) -> dict[str, Bundle]:
     tls = "tls" in opts.transports
     pki = ensure_pki(opts.ca, log, single_ca=runner_info(runner.name).single_ca) \
         if tls or any(p.security for p in opts.profiles) else None
+    if pki is not None:
+        refuse_revoked(pki)
     build = build_dir(opts, runner)
     keystores = ensure_tls(pki, build, log) if tls else {}
     bundles = {p.name: replace(ensure_bundle(p, pki, build, runner.name, log) if p.security
                                else Bundle(p), tls=keystores) for p in opts.profiles}
     for msg in log.messages:
         console.print(msg, style="dim")
+    _refuse_token_keys(bundles, runner)
     return bundles
+
+
+def _refuse_token_keys(bundles: dict[str, Bundle], runner) -> None:
+    """Keys in a PKCS#11 token (`pki init --hsm`) work with Fast DDS only: say so before
+    anything is measured or written."""
+    if getattr(runner, "pkcs11_keys", False):
+        return
+    for b in bundles.values():
+        for f in b.participants.values():
+            if isinstance(f.private_key, str):
+                raise GovkitError(f"{f.name}'s private key is in a PKCS#11 token; --runner "
+                                  f"{runner.name} cannot use it (Cyclone DDS 0.10 reads file: "
+                                  f"and data: keys only): use --runner fastdds, or a PKI "
+                                  f"whose keys are files", EXIT_USAGE)
+
+
+def refuse_revoked(pki, participants=DEFAULT_PARTICIPANTS) -> None:
+    """Stop before measuring when the CRL revokes a participant of the run: both runtimes
+    would refuse it (it could not even create its participant), and a benchmark of that
+    is a refusal, not a number. GovkitError (exit 2) naming it."""
+    revoked = revoked_participants(pki, participants)
+    if revoked:
+        name, why = next(iter(revoked.items()))
+        raise GovkitError(f"participant {name} is revoked, nothing measured: {why} (the "
+                          f"benchmark needs unrevoked participants; use another PKI "
+                          f"directory with --ca)", EXIT_USAGE)
 
 
 def build_dir(opts: BenchOptions, runner) -> Path:

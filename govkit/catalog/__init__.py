@@ -1,5 +1,6 @@
-"""The data govkit knows, one table per fact: the protection profiles, the lint targets,
-the runner table, RTI's published figures.
+"""The data govkit knows, one table per fact: the protection profiles (and your own, from
+a profiles file: `profiles_file`), the lint targets, the runner table, RTI's published
+figures.
 
 May import: govkit.common.
 """
@@ -22,9 +23,12 @@ _EXPORTS = {
     "Target": "targets",
     "VENDOR_TARGETS": "targets",
     "get_profile": "profiles",
+    "known_profiles": "profiles",
     "published_overhead": "rti_published",
+    "read_profiles": "profiles_file",
     "runner_info": "runners",
     "select_profiles": "profiles",
+    "use_profiles": "profiles",
 }
 __all__ = sorted(_EXPORTS)
 __getattr__ = lazy_face(__name__, _EXPORTS)

@@ -59,6 +59,10 @@ class Profile:
     data_protection_kind: str | None
     perftest_governance_file: str | None
     title: str
+    # A point made from a governance file (`bench --governance`): the file, and the
+    # settings of its rules that the runner's topics fall under (what the report shows).
+    governance_file: str | None = None
+    file_settings: tuple[tuple[str, str], ...] | None = None
 
     @property
     def security(self) -> bool:
@@ -72,6 +76,8 @@ class Profile:
         """Every governance element value this profile sets, by XML element name."""
         if not self.security:
             return {}
+        if self.file_settings is not None:
+            return dict(self.file_settings)
         return {
             **COMMON_SETTINGS,
             "allow_unauthenticated_participants": self.allow_unauthenticated_participants,
@@ -83,6 +89,9 @@ class Profile:
     def to_json(self) -> dict:
         d = asdict(self)
         d.pop("alias")
+        d.pop("file_settings")
+        if d["governance_file"] is None:
+            d.pop("governance_file")
         settings = self.governance_settings()
         # The seven per-profile settings always appear (None for the baseline).
         for key in ("enable_join_access_control", "discovery_protection_kind",
@@ -107,15 +116,31 @@ PROFILES: tuple[Profile, ...] = tuple(Profile(**dict(zip(_COLUMNS, row, strict=T
                                       for row in _TABLE)
 SECURED_PROFILES: tuple[Profile, ...] = tuple(p for p in PROFILES if p.security)
 _BY_NAME = {key: p for p in PROFILES for key in (p.name, p.alias)}
+# Profiles from a profiles file (govkit.catalog.profiles_file), known to this process once
+# `use_profiles` is called: the command line does so before it reads a profile name.
+_USER: dict[str, Profile] = {}
+
+
+def use_profiles(profiles: list[Profile]) -> None:
+    """Make `profiles` (a profiles file's, checked on load) known wherever a catalog name
+    is taken: get_profile, select_profiles, known_profiles."""
+    _USER.clear()
+    for p in profiles:
+        _USER.update({p.name: p, p.alias: p})
+
+
+def known_profiles() -> tuple[Profile, ...]:
+    """The catalog, then the profiles of a profiles file (use_profiles)."""
+    return PROFILES + tuple(dict.fromkeys(_USER.values()))
 
 
 def get_profile(name: str) -> Profile:
     """A profile by canonical name or seed alias; unknown names list the valid ones."""
     try:
-        return _BY_NAME[name]
+        return _BY_NAME.get(name) or _USER[name]
     except KeyError:
-        valid = ", ".join(p.name for p in PROFILES)
-        aliases = ", ".join(a for p in PROFILES for a in p.aliases)
+        valid = ", ".join(p.name for p in known_profiles())
+        aliases = ", ".join(a for p in known_profiles() for a in p.aliases)
         raise GovkitError(f"unknown profile {name!r}; valid profiles: {valid} "
                           f"(aliases: {aliases})") from None
 
@@ -125,10 +150,10 @@ def select_profiles(names: list[str] | None, all_profiles: bool) -> list[Profile
     is repeatable and takes commas, like every list option (`--profile none,rtps_sign`)."""
     names = [n.strip() for item in names or () for n in item.split(",") if n.strip()]
     if all_profiles:
-        chosen = list(PROFILES)
+        chosen = list(known_profiles())
     elif names:
         wanted = {get_profile(n).name for n in names}
-        chosen = [p for p in PROFILES if p.name in wanted]
+        chosen = [p for p in known_profiles() if p.name in wanted]
     else:
         raise GovkitError("give --profile NAME (repeatable) or --all-profiles")
     return chosen

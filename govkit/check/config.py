@@ -6,10 +6,12 @@ documents are linted (target, rules, thresholds, format) instead of on every com
     target = "cyclone"                target = "cyclone"
     ignore = ["GK213"]                ignore = ["GK213"]
 
-Found like ruff's: the first of the current directory and its parents holding a
-`govkit.toml`, or a `pyproject.toml` with a `[tool.govkit]` table. An option given on the
-command line wins over the file; a key the file should not have, or a value of the wrong
-kind, is one line naming the file and the key (exit 2), never silently ignored.
+Read from the working directory, as `govkit.toml`'s `[[profile]]` tables are
+(govkit.catalog.profiles_file): its `govkit.toml`, else its `pyproject.toml` if that has a
+`[tool.govkit]` table. Only the lint table is read here; the file's other tables belong to
+other commands. An option given on the command line wins over the file; a key the lint
+table should not have, or a value of the wrong kind, is one line naming the file and the
+key (exit 2), never silently ignored.
 """
 
 from __future__ import annotations
@@ -51,15 +53,14 @@ def _table(path: Path) -> dict | None:
     return doc
 
 
-def find_config(start: Path) -> tuple[Path, dict] | None:
-    """The nearest configuration file from `start` upwards, and its govkit table."""
-    for d in [start, *start.parents]:
-        for name in ("govkit.toml", "pyproject.toml"):
-            path = d / name
-            if path.is_file():
-                table = _table(path)
-                if table is not None:
-                    return path, table
+def find_config(directory: Path) -> tuple[Path, dict] | None:
+    """The configuration file of `directory` and its govkit table, if it has one."""
+    for name in ("govkit.toml", "pyproject.toml"):
+        path = directory / name
+        if path.is_file():
+            table = _table(path)
+            if table is not None:
+                return path, table
     return None
 
 
@@ -84,19 +85,14 @@ def _checked(path: Path, section: str, key: str, value):
     return value
 
 
-def lint_config(start: Path) -> tuple[Path | None, dict]:
-    """The lint options the nearest configuration sets (checked), and its path."""
-    found = find_config(start)
+def lint_config(directory: Path) -> tuple[Path | None, dict]:
+    """The lint options `directory`'s configuration sets (checked), and its path."""
+    found = find_config(directory)
     if found is None:
         return None, {}
     path, table = found
     section = "tool.govkit.lint" if path.name == "pyproject.toml" else "lint"
     lint = table.get("lint", {})
-    unknown = sorted(set(table) - {"lint"})
-    if unknown:
-        top = "[tool.govkit]" if path.name == "pyproject.toml" else "the top level"
-        raise GovkitError(f"{path}: unknown key {quote_value(unknown[0])} in {top} (known: "
-                          "lint)", EXIT_USAGE)
     if not isinstance(lint, dict):
         raise GovkitError(f"{path}: [{section}]: expected a table", EXIT_USAGE)
     out = {}
@@ -108,9 +104,9 @@ def lint_config(start: Path) -> tuple[Path | None, dict]:
     return path, out
 
 
-def lint_settings(given: dict, start: Path) -> dict:
+def lint_settings(given: dict, directory: Path) -> dict:
     """Every lint option: what the command line gave (None: not given), else what the
-    configuration says, else the default."""
-    _, config = lint_config(start)
+    configuration of `directory` says, else the default."""
+    _, config = lint_config(directory)
     return {key: given[key] if given.get(key) not in (None, [], ()) else config.get(key, default)
             for key, default in LINT_DEFAULTS.items()}

@@ -15,12 +15,14 @@ from govkit.cli.common import (
     AllOpt,
     CaOpt,
     ProfileOpt,
+    ProfilesOpt,
     err,
     json_document,
     out,
     print_errors,
     print_lines,
     run,
+    use_profiles_file,
 )
 from govkit.common.errors import EXIT_INVALID, EXIT_OK, EXIT_USAGE, GovkitError
 from govkit.common.limits import KEY_TYPES, MAX_DOMAIN_ID, MAX_JOBS
@@ -41,6 +43,12 @@ ParticipantsOpt = Annotated[Path | None, typer.Option(
 CountOpt = Annotated[int | None, typer.Option(
     "--count", help="N numbered participants PREFIX0.. (tests and benchmarks).")]
 PrefixOpt = Annotated[str, typer.Option("--prefix", help="Name prefix for --count.")]
+ValidFromOpt = Annotated[str | None, typer.Option(
+    "--valid-from", help="Permissions validity start, ISO 8601 (UTC unless a zone is given; "
+                         "default now less a day of clock skew).")]
+ValidForOpt = Annotated[int | None, typer.Option(
+    "--valid-for", help="Permissions validity in days (default 365 with --valid-from; "
+                        "without either, each grant follows its certificate).")]
 JobsOpt = Annotated[int | None, typer.Option(
     "--jobs", min=1, max=MAX_JOBS,
     help=f"Worker processes, 1 to {MAX_JOBS} (default: one per CPU when there are many "
@@ -50,11 +58,12 @@ JsonOpt = Annotated[bool, typer.Option(
                    "govkit/schemas/json/COMMAND.schema.json).")]
 
 
-def profiles(as_json: JsonOpt = False):
-    """List the protection-profile catalog."""
-    from govkit.catalog.profiles import PROFILES
+def profiles(as_json: JsonOpt = False, profiles_file: ProfilesOpt = None):
+    """List the protection-profile catalog (and your own, from --profiles or govkit.toml)."""
+    from govkit.catalog.profiles import known_profiles
+    use_profiles_file(profiles_file)
     if as_json:
-        print(json_document("profiles", profiles=[p.listing_json() for p in PROFILES]))
+        print(json_document("profiles", profiles=[p.listing_json() for p in known_profiles()]))
         return
     from rich.table import Table
     cols = {"name": "name", "aliases": "seed alias", "allow_unauthenticated_participants":
@@ -63,7 +72,7 @@ def profiles(as_json: JsonOpt = False):
     table = Table(title="govkit protection profiles (all settings: govkit profiles --json)")
     for header in cols.values():
         table.add_column(header, overflow="fold")
-    for p in PROFILES:
+    for p in known_profiles():
         d = p.to_json()
         table.add_row(*[", ".join(d[c]) if c == "aliases" else str(d[c] or "—") for c in cols])
     out.print(table)
@@ -99,7 +108,9 @@ def validate(files: Annotated[list[Path], typer.Argument(help="XML or signed S/M
 def pki_init(
     directory: Annotated[Path, typer.Argument(help="PKI directory.")] = Path("pki"),
     participant: Annotated[list[str] | None, typer.Option(
-        "--participant", help="Participant identity (repeatable; default pub and sub).")] = None,
+        "--participant", help="Participant identity: a name or a ROS 2 enclave path such as "
+                              "/talker_listener/talker (repeatable; default pub and sub).")
+    ] = None,
     key_type: Annotated[str, typer.Option(
         "--key-type", metavar=f"[{'|'.join(KEY_TYPES)}]",
         help="Key type of every new key (the two Cyclone DDS 0.10 accepts).")] = KEY_TYPES[0],
@@ -110,17 +121,46 @@ def pki_init(
         "--single-ca", help="One CA for identities and permissions (RTI Perftest).")] = False,
     participants: ParticipantsOpt = None, count: CountOpt = None, prefix: PrefixOpt = "p",
     jobs: JobsOpt = None,
+    hsm: Annotated[str | None, typer.Option(
+        "--hsm", metavar="[softhsm]",
+        help="Move every participant's private key into a SoftHSM2 token in the PKI "
+             "directory (the key file is removed; <name>.pkcs11 names the key). Fast DDS "
+             "only: Cyclone DDS 0.10 cannot use a pkcs11: key.")] = None,
 ):
     """Create a TEST PKI: identity CA, separate permissions CA, participant identities."""
     from govkit.pki.testpki import DEFAULT_PARTICIPANTS, init_pki
+    if hsm not in (None, "softhsm"):
+        err.print(f"govkit: --hsm {hsm}: unknown; the one supported is softhsm (SoftHSM2)")
+        raise typer.Exit(EXIT_USAGE)
+    if hsm:
+        from govkit.pki.hsm import check_softhsm
+        run(check_softhsm)
     fleet = _fleet(participants, count, prefix, participant or [])
     pki, created = run(init_pki, directory, fleet or tuple(DEFAULT_PARTICIPANTS), key_type,
                        days, force, single_ca, processes=jobs)
     print_lines(f"wrote {f}" for f in created)
+    if hsm:
+        from govkit.pki.hsm import move_keys_to_softhsm
+        moved = run(move_keys_to_softhsm, pki)
+        print_lines(f"moved {f.removesuffix('.pkcs11')}.key into the SoftHSM2 token "
+                    f"({f} names it; Fast DDS only)" for f in moved)
+        created = created or moved
     if not created:
         out.print(f"{directory}: PKI already complete; nothing written (use --force to "
                   f"replace keys)", markup=False)
     _warn_stale(pki)
+
+
+def _warn_revoked_grants(signed, ca: Path) -> None:
+    """sign --renew: a grant for a certificate the PKI's CRL revokes is renewed as asked,
+    but said (verify and pki status count it as a problem)."""
+    from govkit.pki.testpki import TestPKI
+    from govkit.smime.status import revoked_grants
+    if not ca.is_dir():
+        return
+    for p7s in signed:
+        for line in run(revoked_grants, p7s, TestPKI(ca)):
+            err.print(f"govkit: warning: {p7s}: {line}", markup=False)
 
 
 def _fleet(file: Path | None, count: int | None, prefix: str, names: list[str]):
@@ -152,7 +192,8 @@ def generate(profile: ProfileOpt = None, all_profiles: AllOpt = False,
              sign: Annotated[bool, typer.Option(
                  "--sign", help="Also sign every document (NAME.p7s beside NAME.xml) in the "
                                 "same pass, with the PKI's Permissions CA.")] = False,
-             jobs: JobsOpt = None):
+             valid_from: ValidFromOpt = None, valid_for: ValidForOpt = None,
+             jobs: JobsOpt = None, profiles_file: ProfilesOpt = None):
     """Render governance per profile and permissions per participant (validated)."""
     from govkit.catalog.profiles import select_profiles
     from govkit.catalog.runners import runner_info
@@ -160,7 +201,10 @@ def generate(profile: ProfileOpt = None, all_profiles: AllOpt = False,
     from govkit.generate.bundle import BundleLog, ensure_pki
     from govkit.generate.fleet import ensure_identities
     from govkit.generate.fleet import generate as generate_documents
+    from govkit.generate.validity import parse_window
+    window = run(parse_window, valid_from, valid_for)
     log = BundleLog()
+    use_profiles_file(profiles_file)
     fleet = _fleet(participants, count, prefix, [])
     chosen = [] if fleet and not (profile or all_profiles) else \
         run(select_profiles, profile, all_profiles)
@@ -171,7 +215,8 @@ def generate(profile: ProfileOpt = None, all_profiles: AllOpt = False,
     else:
         pki = run(ensure_identities, ca, fleet, log, single_ca, jobs)
     print_lines(log.messages)
-    result = run(generate_documents, chosen, pki, out_dir, domains, runner, fleet, sign, jobs)
+    result = run(generate_documents, chosen, pki, out_dir, domains, runner, fleet, sign, jobs,
+                 window)
     _warn_stale(pki, result.stale if fleet is None else [])
     print_lines(f"wrote {path}" for path in result.written)
     print_errors(result.errors)
@@ -181,12 +226,27 @@ def generate(profile: ProfileOpt = None, all_profiles: AllOpt = False,
 
 def sign(paths: Annotated[list[Path] | None, typer.Argument(
              help="XML files or directories (default build/).")] = None,
-         ca: SignCaOpt = Path("pki"), jobs: JobsOpt = None):
+         ca: SignCaOpt = Path("pki"), jobs: JobsOpt = None,
+         renew: Annotated[bool, typer.Option(
+             "--renew", help="Give every permissions document's grants a new validity "
+                             "(--valid-from, --valid-for) and sign it again; no key is "
+                             "touched.")] = False,
+         valid_from: ValidFromOpt = None, valid_for: ValidForOpt = None):
     """S/MIME-sign documents with the Permissions CA (writes NAME.p7s beside NAME.xml)."""
     from govkit.generate.fleet import sign_files
     from govkit.pki.testpki import permissions_ca_paths
+    if (valid_from is not None or valid_for is not None) and not renew:
+        err.print("govkit: --valid-from/--valid-for need --renew (sign keeps a document's "
+                  "dates otherwise)")
+        raise typer.Exit(EXIT_USAGE)
     cert, key = run(permissions_ca_paths, ca, "sign", need_key=True)
-    signed, errors = run(sign_files, paths or [Path("build")], cert, key, jobs)
+    if renew:
+        from govkit.generate.validity import parse_window, renew_permissions
+        window = run(parse_window, valid_from, valid_for or 365)
+        signed, errors = run(renew_permissions, paths or [Path("build")], cert, key, window)
+        _warn_revoked_grants(signed, ca)
+    else:
+        signed, errors = run(sign_files, paths or [Path("build")], cert, key, jobs)
     print_lines(f"signed {p}" for p in signed)
     print_errors(errors, prefix_usage=False)  # unreadable files as errors, invalid as findings
     if not signed and not errors:
@@ -202,11 +262,15 @@ def verify(files: Annotated[list[Path], typer.Argument(help="Signed .p7s files."
     """Verify signatures as OpenSSL and Cyclone DDS do, and validate the signed documents."""
     from govkit.pki.testpki import load_certificate, permissions_ca_paths
     from govkit.smime import Verification
+    from govkit.smime.status import add_revocation_problems
     from govkit.smime.verify_batch import verify_files
     cert, _ = run(permissions_ca_paths, ca, "verify", need_key=False)
     ca_cert = run(load_certificate, cert, "Permissions CA certificate")
     results, code, lines = [], EXIT_OK, []
-    for f, r in zip(files, run(verify_files, files, ca_cert, None, jobs), strict=True):
+    verdicts = run(verify_files, files, ca_cert, None, jobs)
+    # --ca a test PKI with a CRL: a grant for a revoked certificate is a problem
+    run(add_revocation_problems, [r for r in verdicts if isinstance(r, Verification)], ca)
+    for f, r in zip(files, verdicts, strict=True):
         if isinstance(r, GovkitError):  # unreadable: said on stderr, and exit 2 at the end
             print_lines(lines)
             lines = []

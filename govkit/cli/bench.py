@@ -19,6 +19,7 @@ from govkit.bench.defaults import (
     DEFAULT_PEERS,
     DEFAULT_REPEATS,
     DEFAULT_ROTATION_TARGET_PCT,
+    DEFAULT_RUNNER,
     DEFAULT_SETTLE_MS,
     DEFAULT_SLOT_MS,
     DEFAULT_TARGET_CI_PCT,
@@ -29,10 +30,12 @@ from govkit.cli.common import (
     AllOpt,
     CaOpt,
     ProfileOpt,
+    ProfilesOpt,
     err,
     json_document,
     out,
     run,
+    use_profiles_file,
     wide,
 )
 from govkit.common.errors import EXIT_INTERRUPTED, EXIT_INVALID
@@ -50,7 +53,12 @@ PinOpt = Annotated[bool, typer.Option(
 
 
 def bench(
-    profile: ProfileOpt = None, all_profiles: AllOpt = False,
+    profile: ProfileOpt = None, all_profiles: AllOpt = False, profiles_file: ProfilesOpt = None,
+    governance: Annotated[list[Path] | None, typer.Option(
+        "--governance", help="A governance file you deploy, plain or signed (repeatable): "
+                             "validated, linted, identified and measured as a point named "
+                             "after it, beside --profile (give --profile none for its "
+                             "baseline).")] = None,
     runner: Annotated[RunnerName | None, typer.Option(
         "--runner", help="Benchmark program (default: cyclone, govkit's Cyclone DDS program "
                          "with latency by rotation; ddsperf when --transport, --net, "
@@ -151,7 +159,6 @@ def bench(
     from govkit.bench.options import BenchOptions, parse_budget, parse_modes, parse_sizes
     from govkit.bench.rotation import RotationSettings
     from govkit.bench.schedule import run_bench
-    from govkit.catalog.profiles import select_profiles
     from govkit.report.terminal import (
         discovery_table,
         latency_table,
@@ -173,11 +180,11 @@ def bench(
         parse_transports,
     )
     host_map = run(parse_hosts, hosts)
-    profiles = run(select_profiles, profile, all_profiles)
+    chosen = _chosen_profiles(profile, all_profiles, profiles_file, governance, runner)
     fail_on = run(parse_fail_on_flags, fail_on_flag)          # refused before the run starts
-    max_ratios = run(parse_max_ratios, max_ratio, [p.name for p in profiles])
+    max_ratios = run(parse_max_ratios, max_ratio, [p.name for p in chosen])
     opts = BenchOptions(
-        profiles=profiles, runner=runner,
+        profiles=chosen, runner=runner,
         modes=run(parse_modes, mode), sizes=run(parse_sizes, sizes), duration=duration,
         warmup=warmup, repeat=repeat, max_repeat=max_repeat,
         target_ci=DEFAULT_TARGET_CI_PCT if target_ci is None else target_ci,
@@ -240,6 +247,23 @@ def _print_wire_mismatches(outcome) -> None:
         err.print(f"govkit: wire: {name} does NOT match {whose} governance:", markup=False)
         for reason in v["reasons"]:
             err.print(f"  {reason}", markup=False)
+
+
+def _chosen_profiles(profile, all_profiles, profiles_file, governance, runner):
+    """The profiles to measure (bench.governance_files.bench_profiles); what each
+    --governance file is said on stderr before anything runs."""
+    from govkit.bench.governance_files import bench_profiles
+    own = use_profiles_file(profiles_file)
+    chosen, points = run(bench_profiles, profile, all_profiles, own, governance or [],
+                         runner or DEFAULT_RUNNER)
+    for point in points:
+        for text in point.said:
+            err.print(text, markup=False)
+        if not point.covered:
+            err.print(f"govkit: WARNING: {point.profile.governance_file}: no topic_rule "
+                      f"covers the runner's topics; its point will fail", style="bold red",
+                      markup=False)
+    return chosen
 
 
 def wire_check(

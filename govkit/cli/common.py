@@ -94,9 +94,23 @@ ProfileOpt = Annotated[list[str] | None, typer.Option(
     "--profile", "-p", help="Profile name or seed alias (repeatable, or comma-separated; "
                             "`govkit profiles` lists them).")]
 AllOpt = Annotated[bool, typer.Option("--all-profiles", help="Every catalog profile.")]
+ProfilesOpt = Annotated[Path | None, typer.Option(
+    "--profiles", help="Your own profiles: a TOML file of [[profile]] tables with the catalog's "
+                       "fields (default: those of ./govkit.toml, if any); see "
+                       "docs/guide/profiles.md.")]
 CaOpt = Annotated[Path, typer.Option(
     "--ca", help="Test PKI directory (a test PKI is created there if it has none, and "
                  "govkit says so).")]
+
+
+def use_profiles_file(path: Path | None):
+    """Read a profiles file (or ./govkit.toml) and make its profiles known to every command
+    of this process, as catalog names are (a bad field: its lines, exit 2)."""
+    from govkit.catalog.profiles import use_profiles
+    from govkit.catalog.profiles_file import read_profiles
+    profiles = run(read_profiles, path)
+    use_profiles(profiles)
+    return profiles
 
 
 SAME_ERROR_SHOWN = 3   # per distinct reason; then one line counts the rest

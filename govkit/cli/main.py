@@ -1,7 +1,8 @@
 """The `govkit` command line: parse options, call one stage function, print.
 
 This module is the typer `app`, `main()` (errors → exit codes) and the list of commands;
-the commands are in artefacts.py, bench.py and check.py, what they share in common.py.
+the commands are in artefacts.py, bench.py, check.py, export.py and pki.py, what they share in
+common.py.
 No command module imports this one.
 
 Exit codes: govkit.common.errors.EXIT_CODES.
@@ -17,7 +18,7 @@ from typing import Annotated
 import typer
 
 from govkit import __version__
-from govkit.cli import artefacts, bench, check
+from govkit.cli import artefacts, bench, check, export, pki
 from govkit.cli.common import err, out
 from govkit.common.errors import EXIT_INTERNAL, EXIT_INTERRUPTED
 
@@ -31,6 +32,9 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
                        "and benchmark every protection profile.")
 pki_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
                       help="Test PKI (identity CA, permissions CA, participants).")
+export_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
+                         help="Write govkit's PKI and signed documents in another tool's "
+                              "layout (sros2).")
 
 # The order here is the order of `govkit --help` (sub-apps such as pki come last).
 app.command()(artefacts.profiles)
@@ -46,7 +50,12 @@ app.command()(check.identify)
 app.command()(check.explain)
 app.command()(check.diff)
 pki_app.command("init")(artefacts.pki_init)
+pki_app.command("revoke")(pki.pki_revoke)
+pki_app.command("renew")(pki.pki_renew)
+pki_app.command("status")(pki.pki_status)
 app.add_typer(pki_app, name="pki")
+export_app.command("sros2")(export.sros2)
+app.add_typer(export_app, name="export")
 
 
 @app.callback(invoke_without_command=True)

@@ -1,5 +1,7 @@
-"""Make the files: many documents in one pass, signed or not (`fleet`), or one profile's
-bundle kept current for a runner (`bundle`).
+"""Make the files: many documents in one pass, signed or not (`fleet`), one profile's
+bundle kept current for a runner (`bundle`), a ROS 2 keystore to deploy (`sros2`);
+permissions with a validity the user chooses, and re-signing them with a new one
+(`validity`).
 
 May import: every stage up to govkit.runners.
 """
@@ -13,8 +15,11 @@ _EXPORTS = {
     "ensure_identities": "fleet",
     "ensure_pki": "bundle",
     "ensure_tls": "bundle",
+    "export_sros2": "sros2",
     "generate": "fleet",
+    "parse_window": "validity",
     "planned_bundle": "bundle",
+    "renew_permissions": "validity",
     "sign_files": "fleet",
     "tls_keystore_path": "bundle",
 }

@@ -18,9 +18,11 @@ from govkit.catalog.runners import runner_info
 from govkit.common.errors import GovkitError
 from govkit.common.fsutil import write_atomic
 from govkit.common.inputs import read_input
-from govkit.common.limits import MAX_DOCUMENT_BYTES
+from govkit.common.limits import MAX_DOCUMENT_BYTES, MAX_SMIME_BYTES
 from govkit.documents import render as documents
 from govkit.generate.fleet import write_document
+from govkit.pki.hsm import key_uri, softhsm_conf
+from govkit.pki.revocation import crl_path
 from govkit.pki.testpki import DEFAULT_PARTICIPANTS, TestPKI, init_pki, init_tls, tls_paths
 from govkit.runners.base import Bundle, ParticipantFiles
 
@@ -38,7 +40,7 @@ def ensure_pki(ca_dir: Path, log: BundleLog, single_ca: bool = False,
                participants=DEFAULT_PARTICIPANTS) -> TestPKI:
     """Load the PKI in `ca_dir`, creating a test PKI there if it has none yet."""
     pki = TestPKI(Path(ca_dir))
-    missing = [p for p in participants if not pki.path(p, ".key").exists()]
+    missing = [p for p in participants if not pki.has_key(p)]
     if not pki.exists() or missing:
         created = not pki.exists()
         pki, files = init_pki(ca_dir, participants=participants, single_ca=single_ca)
@@ -86,11 +88,43 @@ def _ensure_signed(doc, xml_path: Path, pki: TestPKI, log: BundleLog) -> Path:
 
 def participant_files(pki: TestPKI, name: str, governance: Path, permissions: Path
                        ) -> ParticipantFiles:
+    # The one place a runner learns of the CRL: from `govkit pki revoke` on, every
+    # configuration names it (Cyclone <CRL>, Fast DDS identity_crl).
+    crl = crl_path(pki)
+    # A key moved into a SoftHSM2 token (`pki init --hsm softhsm`) is named by its URI.
+    uri = key_uri(pki, name)
     return ParticipantFiles(
         name=name, identity_ca=pki.identity_ca.resolve(),
-        certificate=pki.path(name).resolve(), private_key=pki.path(name, ".key").resolve(),
+        certificate=pki.path(name).resolve(),
+        private_key=uri or pki.path(name, ".key").resolve(),
         permissions_ca=pki.permissions_ca.resolve(), governance=governance.resolve(),
-        permissions=permissions.resolve())
+        permissions=permissions.resolve(), crl=crl.resolve() if crl.exists() else None,
+        token_conf=softhsm_conf(pki).resolve() if uri else None)
+
+
+@dataclass(frozen=True)
+class _Given:
+    """A document given as bytes, in the place of a rendered one (`_ensure_signed`)."""
+    data: bytes
+
+    def render(self) -> bytes:
+        return self.data
+
+
+def _file_governance(path: Path, name: str, pki: TestPKI, build_dir: Path,
+                     log: BundleLog) -> Path:
+    """The signed governance of a point made from the user's file (`bench --governance`):
+    a signed file that verifies against the test PKI's Permissions CA as it is; a plain
+    one copied to build/governance/NAME.xml and signed there (the caller validated it)."""
+    data = read_input(path, MAX_SMIME_BYTES, "governance")
+    if data.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"<"):   # plain XML, not S/MIME
+        return _ensure_signed(_Given(data), build_dir / "governance" / f"{name}.xml", pki, log)
+    check = smime.verify_file(path, pki.permissions_ca)
+    if not check.ok:
+        raise GovkitError(f"{path}: a signed governance that does not verify against "
+                          f"{pki.permissions_ca} ({'; '.join(check.problems)}); give the plain "
+                          f"XML to have it signed with the test PKI", exit_code=1)
+    return path.resolve()
 
 
 def planned_bundle(profile: Profile, ca_dir: Path, build_dir: Path,
@@ -112,8 +146,12 @@ def ensure_bundle(profile: Profile, pki: TestPKI, build_dir: Path, runner: str,
         return Bundle(profile)
     build_dir = Path(build_dir)
     scope = runner_info(runner)
-    gov = _ensure_signed(documents.GovernanceDocument(profile),
-                         build_dir / "governance" / f"{profile.name}.xml", pki, log)
+    if profile.governance_file is not None:
+        gov = _file_governance(Path(profile.governance_file), profile.name, pki, build_dir,
+                               log)
+    else:
+        gov = _ensure_signed(documents.GovernanceDocument(profile),
+                             build_dir / "governance" / f"{profile.name}.xml", pki, log)
     files = {}
     for name in participants:
         perm = _ensure_signed(documents.PermissionsDocument.for_participant(pki, name, scope),

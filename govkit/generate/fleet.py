@@ -75,6 +75,8 @@ class Settings:
     identity_ca_pem: bytes | None = None
     scope: RunnerInfo | None = None
     domains: object = None                          # documents.DomainSet
+    # (not_before, not_after) of every grant; None: each certificate's (generate.validity)
+    validity: tuple[dt.datetime, dt.datetime] | None = None
 
 
 @dataclass
@@ -165,7 +167,8 @@ class _Worker:
         except (GovkitError, ValueError, TypeError, InvalidSignature):
             return Outcome(index, stale=True)
         doc = PermissionsDocument.for_certificate(cert, p.name, self.settings.scope,
-                                                  self.settings.domains, grants=p.grants)
+                                                  self.settings.domains,
+                                                  self.settings.validity, grants=p.grants)
         return Outcome(index, self._generated(doc.render(), Path(job.xml)))
 
     def _generated(self, data: bytes, xml: Path) -> tuple[str, ...]:
@@ -305,7 +308,8 @@ def check_generated(data: bytes, path: Path) -> None:
 
 def generate(profiles: list, pki, out_dir: Path, domains, runner: str,
              participants: list[Participant] | None = None, sign: bool = False,
-             processes: int | None = None) -> Result:
+             processes: int | None = None,
+             validity: tuple[dt.datetime, dt.datetime] | None = None) -> Result:
     """governance/<profile>.xml per secured profile and permissions/<name>.xml per
     participant (with `sign`, their .p7s as well), as `write_document` + `sign` per file
     would write them. Without `participants`: every identity in the PKI, those another Identity CA
@@ -320,7 +324,7 @@ def generate(profiles: list, pki, out_dir: Path, domains, runner: str,
     pki.certificate("identity_ca")   # a clean error now rather than in every worker
     settings = Settings(dt.datetime.now(dt.UTC),
                         signer_pem(pki.permissions_ca, pki.permissions_ca_key) if sign else None,
-                        True, str(pki.directory), identity_ca, scope, domains)
+                        True, str(pki.directory), identity_ca, scope, domains, validity)
     out_dir = Path(out_dir)
     jobs: list = [GovernanceJob(p.name, str(out_dir / "governance" / f"{p.name}.xml"))
                   for p in profiles if p.security]

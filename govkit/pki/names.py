@@ -165,24 +165,35 @@ def _cyclone_tokens(text: str) -> list[str]:
     return out
 
 
+def _cyclone_pair(token: str) -> tuple[str, str]:
+    """NAME=VALUE as Cyclone's ddsrt_strsep splits it: a token without '=' is a NAME with
+    an empty value (ddsrt_strsep, unlike strsep, never returns a NULL rest). So the
+    subject CN=/ns/node (sros2's enclave CN) reads as CN='', ns='', node='' on both sides,
+    and matches; it would equally match CN=/node/ns (the pieces are looked up by name,
+    not in order)."""
+    name, _, value = token.partition("=")
+    return name, value
+
+
 def cyclone_accepts(grant_subject: str, cert: x509.Certificate) -> bool:
-    """Cyclone DDS 0.10's ac_check_subjects_are_equal: every NAME=VALUE token of the
-    certificate's RFC 2253 subject must appear in the grant (first token of that NAME,
-    byte-identical value; at most 20 tokens; nothing trimmed)."""
+    """Cyclone DDS 0.10's ac_check_subjects_are_equal: every NAME=VALUE token (split at
+    ',' '/' '|') of the certificate's RFC 2253 subject must appear in the grant (first
+    token of that NAME, byte-identical value; at most 20 tokens; nothing trimmed; an
+    empty token is skipped in the grant, refused in the certificate's subject)."""
     props: dict[str, str] = {}
     count = 0
     for token in _cyclone_tokens(grant_subject):
         if not token:
             continue
-        if "=" not in token or count >= 20:
+        if count >= 20:
             return False
-        name, value = token.split("=", 1)
+        name, value = _cyclone_pair(token)
         props.setdefault(name, value)
         count += 1
     for token in _cyclone_tokens(openssl_rfc2253(cert)):
-        if "=" not in token:
+        if not token:
             return False
-        name, value = token.split("=", 1)
+        name, value = _cyclone_pair(token)
         if props.get(name) != value:
             return False
     return True
@@ -212,6 +223,9 @@ class Identity:
     """An identity certificate from --ca: where it came from, its subject and validity."""
     path: Path
     cert: x509.Certificate
+    # Why its certificate is revoked (one line), when --ca is a test PKI directory whose
+    # CRL (govkit.pki.revocation) lists it; None otherwise.
+    revoked: str | None = None
 
     @property
     def rdns(self) -> tuple[Rdn, ...]:
@@ -261,4 +275,19 @@ def load_identities(where: Path) -> list[Identity]:
         except ValueError:
             raise GovkitError(f"{path}: not a PEM certificate", EXIT_USAGE) from None
         identities.extend(Identity(path, c) for c in certs if not _is_ca(c))
-    return identities
+    return _with_revocations(where, identities) if where.is_dir() else identities
+
+
+def _with_revocations(where: Path, identities: list[Identity]) -> list[Identity]:
+    """The identities, those the directory's CRL revokes marked (a test PKI directory)."""
+    from govkit.pki.revocation import explain_revocation, load_crl
+    from govkit.pki.testpki import CRL_STEM, TestPKI
+    pki = TestPKI(where)
+    if not pki.path(CRL_STEM).exists() or not pki.identity_ca.exists():
+        return identities
+    crl = load_crl(pki)
+    out = []
+    for i in identities:
+        r = crl.revocation(i.cert)
+        out.append(Identity(i.path, i.cert, explain_revocation(i.path, i.cert, crl, r)) if r else i)
+    return out

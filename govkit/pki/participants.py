@@ -3,15 +3,22 @@
 A participants file is either one name per line, or CSV whose first line is a header
 starting with ``name``. Blank lines and lines starting with ``#`` are skipped. Columns:
 
-  name                the participant (certificate CN and file name)
+  name                the participant: a plain name (certificate CN and file name) or a
+                      ROS 2 enclave path such as /talker_listener/talker (the CN; its
+                      files are named +talker_listener+talker: `enclave_stem`)
   organization, unit  the certificate's O and OU (default O: the test PKI's own)
   country             the certificate's C (two letters)
   publish, subscribe  the topics it may publish / subscribe, separated by spaces
   partitions          the partitions both may use, separated by spaces
+  ros_publish, ros_subscribe, ros_serve, ros_call, ros_action_serve, ros_action_call
+                      ROS 2 topic, service and action names (/chatter), granted as the
+                      DDS topics rmw uses for them (rt/chatter, rq/…Request,
+                      rr/…Reply: govkit.pki.ros), after publish and subscribe
 
-With a ``publish`` or ``subscribe`` column every row states its own grants (an empty cell
-grants nothing; no ``partitions`` means the default partition only). Without them every
-participant gets the benchmark runner's topics, as ``govkit generate`` always did.
+With a ``publish``, ``subscribe`` or ``ros_*`` column every row states its own grants (an
+empty cell grants nothing; no ``partitions`` means the default partition only). Without
+them every participant gets the benchmark runner's topics, as ``govkit generate`` always
+did.
 
 Every value is checked here, with one-line errors naming FILE:LINE, so nothing later can
 write a certificate or document Cyclone DDS would read differently. This module imports
@@ -30,6 +37,16 @@ from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.common.findings import quote_value
 from govkit.common.inputs import read_input
 from govkit.common.limits import MAX_FLEET, MAX_PARTICIPANTS_BYTES, MAX_TOPICS_PER_ACTION
+from govkit.pki.ros import (
+    ENCLAVE_MARK,
+    MAX_ENCLAVE,
+    ROS_COLUMNS,
+    common_name,
+    dds_topics,
+    enclave_stem,
+    is_enclave,
+    ros_name_problem,
+)
 
 # A certificate CN and a file name at once: no ',' '/' '|' '+' (Cyclone DDS 0.10 splits
 # subject names on them and does not trim spaces), no leading '.' or '-' (hidden files,
@@ -43,16 +60,27 @@ _SUBJECT_RE = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9 ._-]{0,62}[A-Za-z0-9._-])?")
 _COUNTRY_RE = re.compile(r"[A-Z]{2}")
 # Topic and partition names, fnmatch wildcards allowed; spaces separate them in a cell.
 _PATTERN_RE = re.compile(r"[A-Za-z0-9_.:/*?\[\]!-]{1,256}")
-COLUMNS = ("name", "organization", "unit", "country", "publish", "subscribe", "partitions")
+COLUMNS = ("name", "organization", "unit", "country", "publish", "subscribe", "partitions",
+           *ROS_COLUMNS)
 
 
 def name_problem(name: str) -> str | None:
-    """Why `name` cannot be a participant (None if it can)."""
+    """Why `name` cannot be a participant (None if it can): a plain name, an enclave path
+    or an enclave's file stem."""
+    if name.startswith(("/", ENCLAVE_MARK)):
+        path = common_name(name) if name.startswith(ENCLAVE_MARK) else name
+        if is_enclave(path):
+            return None
+        return (f"invalid enclave path {quote_value(path)}: a ROS 2 enclave is "
+                f"'/' and names of letters, digits and '_' that do not start with a digit, "
+                f"separated by single '/' (no '/' at the end), at most {MAX_ENCLAVE} "
+                f"characters (the certificate CN's bound)")
     if not _NAME_RE.fullmatch(name) or name in CA_STEMS or "--" in name:
         return (f"invalid participant name {quote_value(name)}: use letters, digits, '_', '.', "
                 f"'-' (no ',' '/' '|' '+' or spaces: Cyclone splits subject names on them; "
                 f"no '--': the documents name their participant in an XML comment), at most "
-                f"63 characters, and not {' or '.join(CA_STEMS)}")
+                f"63 characters, and not {' or '.join(CA_STEMS)}; or a ROS 2 enclave path "
+                f"such as /talker_listener/talker")
     return None
 
 
@@ -66,11 +94,20 @@ class Grants:
 
 @dataclass(frozen=True)
 class Participant:
-    name: str
+    name: str                         # the file stem: an enclave path becomes its stem
     organization: str | None = None   # None: the test PKI's own organization
     unit: str | None = None
     country: str | None = None
     grants: Grants | None = None      # None: the benchmark runner's topics
+
+    def __post_init__(self):
+        if is_enclave(self.name):   # anything else starting with '/' stays, to be refused
+            object.__setattr__(self, "name", enclave_stem(self.name))
+
+    @property
+    def common_name(self) -> str:
+        """The certificate's CN: the name, or the enclave path for an enclave's stem."""
+        return common_name(self.name)
 
 
 def _fail(where: str, message: str) -> GovkitError:
@@ -88,6 +125,25 @@ def _patterns(cell: str, column: str, where: str) -> tuple[str, ...]:
                                f"digits, '_' '.' ':' '/' '-' and the wildcards * ? [ ] !")
     if len(set(items)) != len(items):
         raise _fail(where, f"{column} names a topic or partition twice")
+    return items
+
+
+def _ros_names(cell: str, column: str, where: str) -> tuple[str, ...]:
+    items = tuple(cell.split())
+    for item in items:
+        problem = ros_name_problem(item)
+        if problem:
+            raise _fail(where, f"invalid ROS name {quote_value(item)} in {column}: {problem}")
+    return items
+
+
+def _with(dds: tuple[str, ...], ros: list[str], action: str, where: str) -> tuple[str, ...]:
+    """The DDS topics of a grant: those named as such, then the ROS names' DDS forms (a
+    topic named both ways once)."""
+    items = tuple(dict.fromkeys((*dds, *ros)))
+    if len(items) > MAX_TOPICS_PER_ACTION:
+        raise _fail(where, f"{len(items)} topics to {action} (limit {MAX_TOPICS_PER_ACTION}: "
+                           f"a document element may hold at most that many)")
     return items
 
 
@@ -120,8 +176,12 @@ def _participant(cells: dict[str, str], explicit_grants: bool, where: str) -> Pa
         raise _fail(where, problem)
     grants = None
     if explicit_grants:
-        grants = Grants(*(_patterns(cells.get(c, ""), c, where)
-                          for c in ("publish", "subscribe", "partitions")))
+        publish, subscribe, partitions = (_patterns(cells.get(c, ""), c, where)
+                                          for c in ("publish", "subscribe", "partitions"))
+        ros_publish, ros_subscribe = dds_topics({c: _ros_names(cells.get(c, ""), c, where)
+                                                 for c in ROS_COLUMNS})
+        grants = Grants(_with(publish, ros_publish, "publish", where),
+                        _with(subscribe, ros_subscribe, "subscribe", where), partitions)
     return Participant(name, *(_subject_value(cells.get(c, ""), c, where)
                                for c in ("organization", "unit", "country")), grants)
 
@@ -146,7 +206,7 @@ def parse_participants(text: str, source: str) -> list[Participant]:
             cells = [c.strip() for c in row]
             if first and cells[0].lower() == "name":
                 columns, first = _header(row, where), False
-                explicit_grants = bool({"publish", "subscribe"} & set(columns))
+                explicit_grants = bool({"publish", "subscribe", *ROS_COLUMNS} & set(columns))
                 continue
             first = False
             if columns is None and len(cells) != 1:
@@ -157,7 +217,8 @@ def parse_participants(text: str, source: str) -> list[Participant]:
             p = _participant(dict(zip(columns or ["name"], cells, strict=False)),
                              explicit_grants, where)
             if p.name in lines:
-                raise _fail(where, f"participant {p.name} is already on line {lines[p.name]}")
+                raise _fail(where, f"participant {p.common_name} is already on line "
+                                   f"{lines[p.name]}")
             lines[p.name] = reader.line_num
             found.append(p)
             if len(found) > MAX_FLEET:
@@ -207,7 +268,7 @@ def merge_participants(names: list[str], file: Path | None, count: int | None,
     seen: set[str] = set()
     for p in fleet:
         if p.name in seen:
-            raise GovkitError(f"participant {p.name} is named twice (--participant, "
+            raise GovkitError(f"participant {p.common_name} is named twice (--participant, "
                               f"--participants, --count)", EXIT_USAGE)
         seen.add(p.name)
     return fleet

@@ -46,6 +46,10 @@ DEFAULT_PARTICIPANTS = ("pub", "sub")
 CLOCK_SKEW = dt.timedelta(days=1)
 ORGANIZATION = "govkit test PKI"
 _CA_FILES = CA_STEMS
+# The Identity CA's certificate revocation list (govkit.pki.revocation), beside the CAs.
+CRL_STEM = "identity_ca.crl"
+# <name>.pkcs11 in place of <name>.key: the key is in a PKCS#11 token (govkit.pki.hsm).
+TOKEN_SUFFIX = ".pkcs11"
 # The last instant an X.509 certificate can state (GeneralizedTime 99991231235959Z).
 LAST_VALID_TIME = dt.datetime(9999, 12, 31, 23, 59, 59, tzinfo=dt.UTC)
 
@@ -120,13 +124,21 @@ def _make_ca(common_name: str, key_type: str, days: int, now: dt.datetime):
 
 def _make_leaf(who: Participant, ca_cert, ca_key, key_type: str, days: int, now: dt.datetime):
     key = _new_key(key_type)
+    subject = x509_name(who.common_name, who.organization, who.unit, who.country)
+    return leaf_certificate(subject, key.public_key(), ca_cert, ca_key, days, now), key
+
+
+def leaf_certificate(subject: x509.Name, public_key, ca_cert, ca_key, days: int,
+                     now: dt.datetime) -> x509.Certificate:
+    """A participant certificate for `public_key` (EC P-256 or RSA-2048), issued by the CA:
+    a new serial, valid from `now` (less CLOCK_SKEW) for `days`."""
+    ec_key = isinstance(public_key, ec.EllipticCurvePublicKey)
     ski = ca_cert.extensions.get_extension_for_class(x509.SubjectKeyIdentifier).value
-    subject = x509_name(who.name, who.organization, who.unit, who.country)
-    cert = (_builder(subject, ca_cert.subject, key.public_key(), days, now)
+    return (_builder(subject, ca_cert.subject, public_key, days, now)
             .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
             .add_extension(x509.KeyUsage(
-                digital_signature=True, key_agreement=key_type.startswith("ec"),
-                key_encipherment=key_type.startswith("rsa"), content_commitment=False,
+                digital_signature=True, key_agreement=ec_key,
+                key_encipherment=not ec_key, content_commitment=False,
                 data_encipherment=False, key_cert_sign=False, crl_sign=False,
                 encipher_only=False, decipher_only=False), critical=True)
             .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CLIENT_AUTH,
@@ -135,7 +147,6 @@ def _make_leaf(who: Participant, ca_cert, ca_key, key_type: str, days: int, now:
             .add_extension(x509.AuthorityKeyIdentifier.from_issuer_subject_key_identifier(ski),
                            critical=False)
             .sign(ca_key, hashes.SHA256()))
-    return cert, key
 
 
 def certificate_pem(cert) -> bytes:
@@ -179,9 +190,13 @@ class TestPKI:
         return self.path("permissions_ca", ".key")
 
     def identities(self) -> list[str]:
-        """Every participant with a certificate and a key here, current or not."""
+        """Every participant with a certificate and a key here (a key file or a key in a
+        token), current or not."""
         return sorted(p.stem for p in self.directory.glob("*.pem")
-                      if p.stem not in _CA_FILES and p.with_suffix(".key").exists())
+                      if p.stem not in _CA_FILES and self.has_key(p.stem))
+
+    def has_key(self, stem: str) -> bool:
+        return self.path(stem, ".key").exists() or self.path(stem, TOKEN_SUFFIX).exists()
 
     def participants(self) -> list[str]:
         """The participants whose certificate the current Identity CA issued (the only
@@ -248,7 +263,7 @@ def permissions_ca_paths(ca: Path, command: str, need_key: bool) -> tuple[Path, 
 def _existing_participants(pki: TestPKI) -> list[str]:
     """Participant names with a key or a certificate in the directory."""
     return sorted({p.stem for p in pki.directory.iterdir() if p.suffix in (".pem", ".key")
-                   and name_problem(p.stem) is None})
+                   and p.stem != CRL_STEM and name_problem(p.stem) is None})
 
 
 def _write_pair(pki: TestPKI, stem: str, cert, key, force: bool) -> None:
@@ -304,6 +319,8 @@ def init_pki(directory: Path,
         else:
             perm_cert, perm_key = _make_ca("govkit Permissions CA", key_type, days, now)
         _write_pair(pki, "identity_ca", id_cert, id_key, force)
+        # A CRL here was signed by the CA just replaced: the new one has revoked nothing.
+        pki.path(CRL_STEM).unlink(missing_ok=True)
         _write_pair(pki, "permissions_ca", perm_cert, perm_key, force)
         created += ["identity_ca", "permissions_ca"]
     elif single_ca and not pki.single_ca:
@@ -316,8 +333,11 @@ def init_pki(directory: Path,
         todo = [wanted[n] for n in sorted(wanted)]
     else:
         present = set(os.listdir(pki.directory))   # one listing, not a stat per participant
-        todo = [p for p in wanted.values() if f"{p.name}.key" not in present]
+        todo = [p for p in wanted.values() if f"{p.name}.key" not in present
+                and f"{p.name}{TOKEN_SUFFIX}" not in present]
     _issue(pki, todo, id_cert, id_key, key_type, days, now, force, processes)
+    for p in todo:      # a new key file: a key a token held for the name is not its key now
+        pki.path(p.name, TOKEN_SUFFIX).unlink(missing_ok=True)
     created += [p.name for p in todo]
     return pki, [str(pki.path(s, x)) for s in created for x in (".pem", ".key")]
 

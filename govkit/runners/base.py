@@ -32,10 +32,15 @@ class ParticipantFiles:
     name: str
     identity_ca: Path
     certificate: Path
-    private_key: Path
+    private_key: Path | str   # a file, or a pkcs11: URI (a key in a token: Fast DDS only)
     permissions_ca: Path
     governance: Path      # signed governance (.p7s)
     permissions: Path     # signed permissions (.p7s)
+    # The Identity CA's CRL, once the PKI has one (govkit.pki.revocation): every
+    # configuration names it, so each side refuses revoked peers (and itself if revoked).
+    crl: Path | None = None
+    # With a key in a SoftHSM2 token: its configuration (SOFTHSM2_CONF of the process).
+    token_conf: Path | None = None
 
 
 @dataclass(frozen=True)

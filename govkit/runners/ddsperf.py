@@ -139,6 +139,13 @@ class DdsperfRunner:
         if bundle.profile.security and files is None:
             raise GovkitError(f"bundle for {bundle.profile.name} has no participant "
                               f"{participant!r}")
+        if bundle.profile.security and isinstance(files.private_key, str):
+            # auth_utils.c load_X509_private_key: "PrivateKey pkcs11 format currently not
+            # supported" (Cyclone DDS 0.10 reads file: and data: keys only)
+            raise GovkitError(f"{participant}'s private key is in a PKCS#11 token "
+                              f"({files.private_key.split('?')[0]}); Cyclone DDS 0.10 cannot "
+                              f"use a pkcs11: key (only file: and data:): use --runner "
+                              f"fastdds, or a PKI whose keys are files")
         me = point.endpoint(participant) if point is not None else None
         # --dry-run on a machine without Cyclone: show where the plugins are expected.
         plugins = (me and me.plugins) or self.plugins or find_security_plugins() \

@@ -32,7 +32,7 @@ from govkit.runners.base import (
     RunnerError,
 )
 from govkit.runners.fastdds_build import cached_path, ensure_built, fastdds_version
-from govkit.runners.fastdds_refusal import PROPERTY_FILES, explain
+from govkit.runners.fastdds_refusal import CRL_PROPERTY, PROPERTY_FILES, explain
 
 try:    # a stranger on the domain: main's base.py reruns such a point on another domain
     from govkit.runners.base import ForeignParticipant
@@ -89,6 +89,7 @@ class FastddsRunner:
     name = "fastdds"
     per_second = True
     rotates = True          # latency points: govkit.bench.rotation with `fastdds_perf -S`
+    pkcs11_keys = True    # private keys in a token, by pkcs11: URI (govkit.pki.hsm)
     init_wait_s = 10      # -w: how long a process waits for its peer to match
     # govkit stops both processes as soon as the seconds it needs are in; the program's
     # own -D (counted from the match) is only a backstop this much later.
@@ -118,7 +119,9 @@ class FastddsRunner:
         if files is None:
             raise GovkitError(f"bundle for {bundle.profile.name} has no participant "
                               f"{participant!r}")
-        uris = {key: getattr(files, key).as_uri() for key in PROPERTY_FILES}
+        # a key in a token is already a pkcs11: URI (Pkcs11Provider.cpp: OpenSSL's pkcs11 engine)
+        uris = {key: value if isinstance(value := getattr(files, key), str) else value.as_uri()
+                for key in PROPERTY_FILES}
         lines = [f"# Fast DDS DDS Security properties of participant {participant!r}, "
                  f"profile {bundle.profile.name} (govkit {__version__}); "
                  f"read by fastdds_perf -s",
@@ -126,6 +129,8 @@ class FastddsRunner:
                  "dds.sec.access.plugin=builtin.Access-Permissions",
                  "dds.sec.crypto.plugin=builtin.AES-GCM-GMAC"]
         lines += [f"{name}={uris[key]}" for key, name in PROPERTY_FILES.items()]
+        if files.crl is not None:    # Fast DDS 2.9 reads a file:// CRL URI only
+            lines.append(f"{CRL_PROPERTY}={files.crl.as_uri()}")
         return "\n".join(lines) + "\n"
 
     def configs(self, point: BenchPoint, bundle: Bundle, workdir: Path) -> dict[Path, str]:
@@ -163,11 +168,14 @@ class FastddsRunner:
                 return len(_throughput_rows(text)) >= needed
         else:
             raise GovkitError(f"unknown mode {point.mode!r}")
+        def env(role: str) -> dict[str, str]:
+            return token_env(bundle, role)
+
         # Both start at once: -w makes each wait for the other.
-        return [ProcessSpec("sub", sub, cpu=cpu_sub, primary=primary == "sub",
+        return [ProcessSpec("sub", sub, env("sub"), cpu=cpu_sub, primary=primary == "sub",
                             stop_when=enough if primary == "sub" else None,
                             realtime=point.realtime),
-                ProcessSpec("pub", pub, cpu=cpu_pub, primary=primary == "pub",
+                ProcessSpec("pub", pub, env("pub"), cpu=cpu_pub, primary=primary == "pub",
                             stop_when=enough if primary == "pub" else None,
                             realtime=point.realtime)]
 
@@ -183,7 +191,8 @@ class FastddsRunner:
             args = [exe, "-S", "-i", str(domain_id), "-w", f"{wait_s:g}"]
             if bundle.profile.security:
                 args += ["-s", str(self.properties_path(bundle, role, workdir))]
-            specs.append(ProcessSpec(role, [*args, verb], cpu=cpu, realtime=realtime))
+            specs.append(ProcessSpec(role, [*args, verb], token_env(bundle, role), cpu=cpu,
+                                     realtime=realtime))
         return specs
 
     def timeout(self, point: BenchPoint) -> float:
@@ -251,6 +260,13 @@ class FastddsRunner:
         if not rows:
             raise RunnerError("fastdds_perf sub received no samples (did the publisher match?)")
         return PointResult("throughput-per-second", rows)
+
+
+def token_env(bundle: Bundle, role: str) -> dict[str, str]:
+    """SoftHSM2 finds a participant's token through SOFTHSM2_CONF (govkit.pki.hsm)."""
+    files = bundle.participants.get(role) if bundle.profile.security else None
+    conf = files.token_conf if files is not None else None
+    return {"SOFTHSM2_CONF": str(conf)} if conf is not None else {}
 
 
 def _throughput_rows(text: str) -> list[dict]:

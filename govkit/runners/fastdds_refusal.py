@@ -24,6 +24,7 @@ from lxml import etree
 
 from govkit import smime
 from govkit.pki.names import fastdds_subjects_equal, openssl_rfc2253
+from govkit.pki.revocation import Crl, explain_revocation
 
 # Fast DDS computes a participant's UDP ports as 7400 + 250 × domain + offsets (up to 11 +
 # 2 × participant index): above domain 232 they pass 65535 and creation fails.
@@ -37,6 +38,9 @@ PROPERTY_FILES = {
     "governance": "dds.sec.access.builtin.Access-Permissions.governance",
     "permissions": "dds.sec.access.builtin.Access-Permissions.permissions",
 }
+# Optional: the Identity CA's CRL (PKIDH.cpp load_crl: a file:// URI only). With it Fast
+# DDS verifies its own certificate and every peer's with X509_V_FLAG_CRL_CHECK.
+CRL_PROPERTY = "dds.sec.auth.builtin.PKI-DH.identity_crl"
 _XML_BODY = re.compile(rb"<dds[\s>].*</dds>", re.S)
 _FASTDDS_TIME = re.compile(r"\s*(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})")
 
@@ -80,6 +84,8 @@ def explain(properties: Path | None, domain_id: int, now: dt.datetime | None = N
     if files is None:
         return reasons
     reasons += _certificate_checks(files, now)
+    if CRL_PROPERTY in props:
+        reasons += _crl_checks(props[CRL_PROPERTY], files, now)
     for kind in ("governance", "permissions"):
         check = smime.verify_file(files.paths[kind], files.paths["permissions_ca"], now)
         reasons += [f"{kind} {files.paths[kind].name}: {p}" for p in check.problems]
@@ -99,10 +105,14 @@ def _load(props: dict[str, str], reasons: list[str]) -> _Files | None:
         if name not in props:
             reasons.append(f"property {name} is not set")
             continue
+        if key == "private_key" and props[name].startswith("pkcs11:"):
+            continue           # a key in a token: OpenSSL's pkcs11 engine, not a file
         paths[key] = file_of(props[name])
         if not paths[key].is_file():
             reasons.append(f"{name}: {paths[key]} does not exist")
-    if len(paths) < len(PROPERTY_FILES) or any(not p.is_file() for p in paths.values()):
+    expected = len(PROPERTY_FILES) - (props.get(PROPERTY_FILES["private_key"], "")
+                                      .startswith("pkcs11:"))
+    if len(paths) < expected or any(not p.is_file() for p in paths.values()):
         return None
     certs = {}
     for key in ("identity_ca", "certificate", "permissions_ca"):
@@ -128,6 +138,8 @@ def _certificate_checks(files: _Files, now: dt.datetime) -> list[str]:
         reasons.append(f"{files.paths['certificate'].name} is not issued by the identity CA "
                        f"{files.paths['identity_ca'].name} "
                        f"({ca.subject.rfc4514_string()})")
+    if "private_key" not in files.paths:
+        return reasons      # in a token: Fast DDS itself checks it matches (X509_check_private_key)
     try:
         key = serialization.load_pem_private_key(files.paths["private_key"].read_bytes(), None)
         if key.public_key() != cert.public_key():
@@ -136,6 +148,32 @@ def _certificate_checks(files: _Files, now: dt.datetime) -> list[str]:
     except (ValueError, TypeError):
         reasons.append(f"{files.paths['private_key'].name} is not an unencrypted PEM key")
     return reasons
+
+
+def _crl_checks(uri: str, files: _Files, now: dt.datetime) -> list[str]:
+    """What OpenSSL's CRL check (X509_V_FLAG_CRL_CHECK, the leaf only) refuses."""
+    if not uri.startswith("file://"):
+        return [f"{CRL_PROPERTY}: {uri!r} is not a file:// URI, the only kind Fast DDS 2.9 "
+                f"reads"]
+    path = file_of(uri)
+    try:
+        crl = x509.load_pem_x509_crl(path.read_bytes())
+    except (OSError, ValueError):
+        return [f"{CRL_PROPERTY}: {path} is not a readable PEM CRL"]
+    ca = files.certs["identity_ca"]
+    if crl.issuer != ca.subject or not crl.is_signature_valid(ca.public_key()):
+        return [f"CRL {path} is not signed by the identity CA {files.paths['identity_ca'].name}"
+                f": OpenSSL finds no CRL for it and refuses every certificate"]
+    if crl.next_update_utc is not None and now > crl.next_update_utc:
+        return [f"CRL {path} expired on {_utc(crl.next_update_utc)} (its next update): "
+                f"OpenSSL refuses every certificate with an expired CRL"]
+    cert = files.certs["certificate"]
+    entry = crl.get_revoked_certificate_by_serial_number(cert.serial_number)
+    if entry is None:
+        return []
+    found = Crl(path, crl)
+    return [explain_revocation(files.paths["certificate"], cert, found,
+                               found.revocation(cert))]
 
 
 def _utc(t: dt.datetime) -> str:

@@ -401,13 +401,19 @@ class NetPaths:
         for role, host in self.remotes.items():
             files = [bundle.tls[role]] if role in bundle.tls else []
             mine = bundle.participants.get(role)
+            # the CRL too, once there is one (govkit.pki.revocation); a key in a local
+            # token cannot travel
+            fields = _FILE_FIELDS + (("crl",) if mine is not None and mine.crl else ())
             if mine is not None:
-                files += [getattr(mine, f) for f in _FILE_FIELDS]
+                if isinstance(mine.private_key, str):
+                    raise GovkitError(f"{role}'s private key is in a local PKCS#11 token; "
+                                      f"it cannot be used on another host (--hosts)")
+                files += [getattr(mine, f) for f in fields]
             refuse_foreign_keys(files, role)
             host.ship(files)
             if mine is not None:
                 parts[role] = replace(mine, **{f: host.shipped[getattr(mine, f)]
-                                               for f in _FILE_FIELDS})
+                                               for f in fields})
             if role in tls:
                 tls[role] = host.shipped[tls[role]]
         return replace(bundle, participants=parts, tls=tls)

@@ -5,6 +5,9 @@ PKCS7_verify gives with the Permissions CA as the only trusted certificate; `ver
 gives the same verdicts over many files, faster; `chain` checks certificates and every
 signature (one `signature_ok`); `pkcs7` is the DER template fast signing fills in.
 
+`status` reads the dates and grants of signed documents for `govkit pki status` and the
+revoked-grant check of `verify`.
+
 May import: govkit.common, govkit.catalog, govkit.pki, govkit.documents, govkit.check.
 """
 
@@ -20,9 +23,11 @@ from govkit.smime.sign import (
     signed_path,
     smime_message,
 )
+from govkit.smime.status import add_revocation_problems, lifecycle_status, revoked_grants
 from govkit.smime.verify import Verification, check_signed_document, verify_bytes, verify_file
 from govkit.smime.verify_batch import verify_files
 
-__all__ = ["TEXT_HEADER", "Signer", "Verification", "check_own_signature", "check_signable",
+__all__ = ["TEXT_HEADER", "Signer", "Verification", "add_revocation_problems",
+           "check_own_signature", "check_signable", "lifecycle_status", "revoked_grants",
            "check_signed_document", "load_signer", "sign_bytes", "sign_document", "sign_paths",
            "signed_path", "smime_message", "verify_bytes", "verify_file", "verify_files"]

@@ -34,16 +34,19 @@ NOW = dt.datetime(2030, 1, 1, tzinfo=dt.UTC)
 ORG = "govkit test PKI"
 
 
-def _cert(directory: Path, stem: str, names: list[tuple], ca: bool = False) -> None:
-    key = ec.generate_private_key(ec.SECP256R1())
+def _cert(directory: Path, stem: str, names: list[tuple], ca: bool = False, key=None,
+          issuer=None) -> x509.Certificate:
+    key = key or ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(oid, value) for oid, value in names])
-    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name)
+    issuer_name, signer = issuer or (name, key)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(issuer_name)
             .public_key(key.public_key()).serial_number(x509.random_serial_number())
             .not_valid_before(dt.datetime(2025, 1, 1, tzinfo=dt.UTC))
             .not_valid_after(dt.datetime(2035, 1, 1, tzinfo=dt.UTC))
             .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
-            .sign(key, hashes.SHA256()))
+            .sign(signer, hashes.SHA256()))
     (directory / f"{stem}.pem").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    return cert
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +56,21 @@ def identities(tmp_path_factory) -> Path:
     d = tmp_path_factory.mktemp("ids")
     for cn in ("pub", "sub"):
         _cert(d, cn, [(NameOID.ORGANIZATION_NAME, ORG), (NameOID.COMMON_NAME, cn)])
-    _cert(d, "identity_ca", [(NameOID.COMMON_NAME, "CA")], ca=True)
+    # The Identity CA issued "gone" and revoked it on its CRL (GK216).
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    _cert(d, "identity_ca", [(NameOID.COMMON_NAME, "CA")], ca=True, key=ca_key)
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "CA")])
+    gone = _cert(d, "gone", [(NameOID.ORGANIZATION_NAME, ORG), (NameOID.COMMON_NAME, "gone")],
+                 issuer=(ca_name, ca_key))
+    crl = (x509.CertificateRevocationListBuilder().issuer_name(ca_name)
+           .last_update(dt.datetime(2025, 1, 1, tzinfo=dt.UTC))
+           .next_update(dt.datetime(2035, 1, 1, tzinfo=dt.UTC))
+           .add_revoked_certificate(x509.RevokedCertificateBuilder()
+                                    .serial_number(gone.serial_number)
+                                    .revocation_date(dt.datetime(2025, 6, 1, tzinfo=dt.UTC))
+                                    .build())
+           .sign(ca_key, hashes.SHA256()))
+    (d / "identity_ca.crl.pem").write_bytes(crl.public_bytes(serialization.Encoding.PEM))
     # govkit's own PKI writes CN first: its RFC 2253 string is "O=...,CN=..."
     _cert(d, "reversed", [(NameOID.COMMON_NAME, "rev"), (NameOID.ORGANIZATION_NAME, ORG)])
     (d / "pub.key").write_text("not a certificate")

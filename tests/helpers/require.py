@@ -21,6 +21,7 @@ PREREQUISITES = {
     "tshark": "tshark (Wireshark's RTPS dissector, to cross-check the wire counts)",
     "sshd": "OpenSSH server and client (the --hosts test)",
     "fastdds": "g++ and libfastrtps-dev, to build govkit's Fast DDS program",
+    "softhsm": "softhsm2 and libengine-pkcs11-openssl (keys in a token, for Fast DDS)",
 }
 ENV = "GOVKIT_REQUIRE"
 _TAG_RE = re.compile(r"\[missing prerequisite: ([a-z]+)\]")

@@ -11,6 +11,7 @@ from govkit.common.limits import MAX_PARTICIPANTS_BYTES, MAX_TOPICS_PER_ACTION
 from govkit.pki.participants import (
     Grants,
     Participant,
+    merge_participants,
     name_problem,
     numbered_participants,
     parse_participants,
@@ -121,3 +122,67 @@ def test_valid_names(name):
                                   "permissions_ca", "a\n"])
 def test_invalid_names(name):
     assert name_problem(name).startswith("invalid participant name")
+
+
+# ------------------------------------------------------------------ ROS 2 names
+
+
+@pytest.mark.parametrize("name", ["/talker_listener/talker", "/talker", "/_a/b_2/C",
+                                  "+talker_listener+talker", "/" + "x" * 63])
+def test_enclave_paths_and_their_stems_are_names(name):
+    assert name_problem(name) is None
+
+
+@pytest.mark.parametrize("name", ["/", "/a/", "//a", "/a//b", "/2a", "/a/b-c", "/a.b", "/a+b",
+                                  "+", "+a+", "/" + "x" * 64, "/a b"])
+def test_invalid_enclave_paths(name):
+    assert name_problem(name).startswith("invalid enclave path")
+
+
+def test_an_enclave_participant_is_named_by_its_stem_on_disk():
+    p = Participant("/talker_listener/talker")
+    assert p.name == "+talker_listener+talker" and p.common_name == "/talker_listener/talker"
+    assert Participant(p.name) == p      # the stem, read back from a PKI directory
+    assert Participant("pub").common_name == "pub"
+    (q,) = parse_participants("/ns/node\n", "f")
+    assert q.name == "+ns+node"
+    with pytest.raises(GovkitError, match="participant /ns/node is named twice"):
+        merge_participants(["/ns/node", "+ns+node"], None, None, "p")
+
+
+def test_ros_columns_become_the_dds_topics_rmw_uses():
+    text = ("name,publish,ros_publish,ros_subscribe,ros_serve,ros_call\n"
+            "/demo/talker,ros_discovery_info,/chatter /rosout,/parameter_events,"
+            "/add_two_ints,/robot/*\n")
+    (p,) = parse_participants(text, "f")
+    assert p.grants.publish == ("ros_discovery_info", "rt/chatter", "rt/rosout",
+                                "rr/add_two_intsReply", "rq/robot/*Request")
+    assert p.grants.subscribe == ("rt/parameter_events", "rq/add_two_intsRequest",
+                                  "rr/robot/*Reply")
+
+
+def test_ros_actions_and_a_topic_named_both_ways_once():
+    server, client = parse_participants(
+        "name,subscribe,ros_subscribe,ros_action_serve,ros_action_call\n"
+        "server,,,/fibonacci,\nclient,rt/x,/x,,/fibonacci\n", "f")
+    services = [f"/fibonacci/_action/{s}" for s in ("send_goal", "cancel_goal", "get_result")]
+    assert server.grants.subscribe == tuple(f"rq{s}Request" for s in services)
+    assert server.grants.publish == (*(f"rr{s}Reply" for s in services),
+                                     "rt/fibonacci/_action/feedback",
+                                     "rt/fibonacci/_action/status")
+    assert client.grants.publish == tuple(f"rq{s}Request" for s in services)
+    assert client.grants.subscribe == ("rt/x", *(f"rr{s}Reply" for s in services),
+                                       "rt/fibonacci/_action/feedback",
+                                       "rt/fibonacci/_action/status")
+
+
+@pytest.mark.parametrize(("cell", "column"), [("/a//b", "ros_publish"), ("/a/", "ros_call"),
+                                              ("/a.b", "ros_subscribe"), ("~/x", "ros_serve")])
+def test_invalid_ros_names(cell, column):
+    assert _error(f"name,{column}\na,{cell}\n").startswith(
+        f"fleet.csv:2: invalid ROS name '{cell}' in {column}: use a fully qualified ROS name")
+
+
+def test_a_plus_in_an_enclave_path_is_not_taken_for_a_slash():
+    assert Participant("/a+b").name == "/a+b"
+    assert name_problem(Participant("/a+b").name).startswith("invalid enclave path '/a+b'")

@@ -453,3 +453,47 @@ def test_days_up_to_the_last_valid_time(tmp_path):
     days = max_days(now)
     pki, _ = init_pki(tmp_path, participants=[], days=days, now=now)
     assert pki.certificate("identity_ca").not_valid_after_utc.year == 9999
+
+
+# ------------------------------------------------------------------ ROS 2 enclave paths
+
+
+def test_an_enclave_path_is_the_cn_and_its_files_are_named_by_its_stem(tmp_path):
+    pki, created = init_pki(tmp_path, participants=["/talker_listener/talker", "pub"])
+    assert pki.participants() == ["+talker_listener+talker", "pub"]
+    assert str(tmp_path / "+talker_listener+talker.key") in created
+    cert = pki.certificate("+talker_listener+talker")
+    assert cert.subject.rfc4514_string() == "O=govkit test PKI,CN=/talker_listener/talker"
+    assert _openssl_verify(pki.identity_ca, pki.path("+talker_listener+talker")).returncode == 0
+    # --force reissues it under the same CN (the stem says which participant it is)
+    init_pki(tmp_path, participants=[], force=True)
+    again = pki.certificate("+talker_listener+talker")
+    assert again.subject == cert.subject and again != cert
+
+
+def test_names_compare_an_enclave_cn_as_each_vendor_does(tmp_path):
+    from govkit.pki.names import cyclone_accepts, fastdds_accepts
+    pki, _ = init_pki(tmp_path, participants=["/talker_listener/talker"])
+    cert = pki.certificate("+talker_listener+talker")
+    subject = "O=govkit test PKI,CN=/talker_listener/talker"
+    assert cyclone_accepts(subject, cert) and fastdds_accepts(subject, cert)
+    # Cyclone 0.10 looks the pieces between '/' up by name, in no order: a grant for the
+    # enclave /talker/talker_listener matches this certificate too; Fast DDS does not.
+    swapped = "O=govkit test PKI,CN=/talker/talker_listener"
+    assert cyclone_accepts(swapped, cert) and not fastdds_accepts(swapped, cert)
+    assert not cyclone_accepts("O=govkit test PKI,CN=/talker_listener", cert)
+
+
+def test_cli_pki_init_with_enclave_paths(tmp_path):
+    runner = CliRunner()
+    ok = runner.invoke(app, ["pki", "init", str(tmp_path / "p"), "--participant", "/ns/node"])
+    assert ok.exit_code == 0, ok.output
+    assert f"wrote {tmp_path / 'p' / '+ns+node.key'}" in ok.stdout
+    bad = runner.invoke(app, ["pki", "init", str(tmp_path / "q"), "--participant", "/ns/2node"])
+    assert bad.exit_code == EXIT_USAGE
+    assert bad.output.startswith("govkit: invalid enclave path '/ns/2node': a ROS 2 enclave")
+    assert not (tmp_path / "q").exists()
+    twice = runner.invoke(app, ["pki", "init", str(tmp_path / "r"), "--participant", "/ns/node",
+                                "--participant", "+ns+node"])
+    assert twice.exit_code == EXIT_USAGE
+    assert "participant /ns/node is named twice" in twice.output

@@ -157,6 +157,24 @@ def test_hosts_run_a_secured_profile_over_ssh(tmp_path, sshd):
     assert _runners_with(workdir) == []
 
 
+def test_hosts_ship_the_crl_the_remote_configuration_names(tmp_path, sshd):
+    """Once the PKI has a CRL every configuration names it: the remote side gets it too
+    (and, checking it, still matches the unrevoked local side)."""
+    from govkit.pki.revocation import revoke
+    from govkit.pki.testpki import init_pki
+    pki, _ = init_pki(tmp_path / "pki", participants=("pub", "sub", "other"))
+    revoke(pki, "other")
+    r = _govkit("bench", "--profile", "rtps_sign", "--hosts", f"pub=local,sub={sshd.alias}",
+                "--ssh-config", str(sshd.config), "--sizes", "32", "--duration", "1",
+                "--repeat", "1", "--max-repeat", "1", "--out", "res", "--no-report",
+                cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    doc = json.loads((tmp_path / "res/results.json").read_text())
+    assert "files/pki/identity_ca.crl.pem" in doc["settings"]["network"]["hosts"]["sub"][
+        "shipped"]
+    assert all(res["status"] == "ok" for res in doc["results"]), doc["results"]
+
+
 def test_interrupting_a_hosts_run_removes_the_remote_directory(tmp_path, sshd):
     out = tmp_path / "res"
     proc = subprocess.Popen([GOVKIT, "bench", "--profile", "none", "--hosts",

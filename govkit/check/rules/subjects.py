@@ -142,3 +142,23 @@ def subject_whitespace(ctx: Context) -> Iterator[Hit]:
                 f"subject {quote_value(subject)} has spaces around a separator "
                 f"({quote_value(spaced[0])}): {vendor_names(refusers)} compares it verbatim "
                 "and refuses the grant"), None if ctx.portable else "error")
+
+
+@rule("GK216", "subject-revoked", "error", [PERM],
+      "A grant for a certificate the Identity CA has revoked keeps permissions for an "
+      "identity no implementation that checks the CRL will authenticate any more: the "
+      "grant is stale, and wrong again the moment someone drops the CRL",
+      "<subject_name>CN=sub,O=govkit test PKI</subject_name> after `govkit pki revoke sub`",
+      needs_ca=True, note="--ca must be a test PKI directory holding identity_ca.crl.pem "
+                          "(govkit pki revoke)")
+def subject_revoked(ctx: Context) -> Iterator[Hit]:
+    for g in ctx.model.grants:
+        subject = subject_of(g)
+        if subject is None:
+            continue
+        identity = match(ctx, g) or next(
+            (i for i in ctx.identities if any(accepts(t, subject, i) for t in VENDOR_TARGETS)),
+            None)
+        if identity is not None and identity.revoked:
+            yield Hit(g.subject.elem, f"subject {quote_value(subject)} is "
+                                      f"{identity.path.name}'s, and its {identity.revoked}")

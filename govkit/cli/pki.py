@@ -1,0 +1,89 @@
+"""The key-lifecycle commands of the test PKI: `pki revoke`, `pki renew` and `pki status`
+(main.py registers them; `pki init` is in artefacts.py).
+
+No `from __future__ import annotations` here: typer would then evaluate every option's
+annotation string at start-up (a few hundred evals, ~20 ms of `govkit --help`).
+"""
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from govkit.cli.common import json_document, out, print_lines, run
+
+# Start-up: nothing heavy at module level (govkit --help imports this module).
+
+PkiDirOpt = Annotated[Path, typer.Option(
+    "--ca", help="Test PKI directory (never created here: see `govkit pki init`).")]
+REASON_NAMES = ("unspecified", "keyCompromise", "affiliationChanged", "superseded",
+                "cessationOfOperation", "certificateHold", "privilegeWithdrawn")
+
+
+def pki_revoke(
+    name: Annotated[str, typer.Argument(help="The participant whose certificate to revoke.")],
+    ca: PkiDirOpt = Path("pki"),
+    reason: Annotated[str | None, typer.Option(
+        "--reason", metavar=f"[{'|'.join(REASON_NAMES)}]",
+        help="RFC 5280 reason code stated on the CRL.")] = None,
+    crl_days: Annotated[int, typer.Option(
+        "--crl-days", min=1, help="Days until the CRL's next update (capped at the Identity "
+                                  "CA's expiry); past it every certificate is refused.")] = 365,
+):
+    """Revoke a participant's certificate: (re)write the Identity CA's CRL, which every
+    configuration govkit writes from then on names."""
+    from govkit.pki.revocation import crl_path, revoke
+    from govkit.pki.testpki import TestPKI
+    pki = TestPKI(ca)
+    line, new = run(revoke, pki, name, reason, crl_days)
+    if new:
+        out.print(f"wrote {crl_path(pki)}", markup=False)
+        out.print(line, markup=False)
+    else:
+        out.print(f"already revoked: {line}", markup=False)
+
+
+def pki_renew(
+    name: Annotated[str, typer.Argument(help="The participant whose certificate to renew.")],
+    ca: PkiDirOpt = Path("pki"),
+    days: Annotated[int, typer.Option("--days", help="Validity of the new certificate in "
+                                                     "days.")] = 365,
+):
+    """Issue a new certificate for a participant's existing key (same public key, new
+    serial and validity); the key file is never written."""
+    from govkit.pki.renewal import renew
+    from govkit.pki.testpki import TestPKI
+    pki = TestPKI(ca)
+    old, new = run(renew, pki, name, days)
+    out.print(f"wrote {pki.path(name)}: serial {new.serial_number:#x}, valid "
+              f"{new.not_valid_before_utc:%Y-%m-%d} to {new.not_valid_after_utc:%Y-%m-%d} "
+              f"(was serial {old.serial_number:#x}, to {old.not_valid_after_utc:%Y-%m-%d}); "
+              f"same key {pki.path(name, '.key')}", markup=False)
+    out.print(f"permissions signed for the old certificate keep its validity: regenerate "
+              f"them (`govkit generate --ca {ca} --sign`)", markup=False)
+
+
+def pki_status(
+    ca: Annotated[Path, typer.Argument(help="Test PKI directory.")] = Path("pki"),
+    documents: Annotated[list[Path] | None, typer.Option(
+        "--documents", help="Signed documents (.p7s files or directories; repeatable; "
+                            "default build/).")] = None,
+    warn_days: Annotated[int, typer.Option(
+        "--warn-days", min=0, help="Exit 1 if anything expires within this many days.")] = 30,
+    as_json: Annotated[bool, typer.Option(
+        "--json", help="JSON, as {\"schema\": \"govkit.pki-status/1\", ...} (its JSON "
+                       "Schema: govkit/schemas/json/pki-status.schema.json).")] = False,
+):
+    """Every CA, participant certificate, CRL, signed governance and permissions grant:
+    validity, days left, revoked or not. Exit 1 if anything is expired, expires within
+    --warn-days, is not yet valid, or is revoked yet still granted."""
+    from govkit.pki.status import status_lines
+    from govkit.smime.status import lifecycle_status
+    status = run(lifecycle_status, ca, documents or None, warn_days)
+    if as_json:
+        print(json_document("pki-status", now=status.now.isoformat(), warn_days=warn_days,
+                            exit_code=status.exit_code,
+                            items=[i.to_json(status.now) for i in status.items]))
+    else:
+        print_lines(status_lines(status))
+    raise typer.Exit(status.exit_code)

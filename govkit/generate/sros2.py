@@ -1,0 +1,298 @@
+"""`govkit export sros2`: a ROS 2 keystore (the layout sros2 makes and rmw reads) from the
+test PKI and the signed documents `generate`/`sign` wrote.
+
+    KEYSTORE/public/identity_ca.cert.pem, permissions_ca.cert.pem
+    KEYSTORE/private/identity_ca.key.pem, permissions_ca.key.pem     (0600; dir 0700)
+    KEYSTORE/enclaves/governance.p7s
+    KEYSTORE/enclaves/<enclave path>/cert.pem, key.pem (0600), identity_ca.cert.pem,
+        permissions_ca.cert.pem, governance.p7s, permissions.p7s
+
+rmw_dds_common reads the six files of `<ROS_SECURITY_KEYSTORE>/enclaves/<enclave>/`; rcl
+finds that directory from the node's --enclave (or ROS_SECURITY_ENCLAVE_OVERRIDE). Unlike
+sros2 (one CA behind both names, sros2#282) the two CAs are govkit's separate ones, and
+every file is a copy, never a symlink (symlinks break OpenSSL on Windows, sros2 PR#386),
+and only signed files are copied: a plain .xml beside its .p7s may have been edited since
+it was signed, and rmw reads none.
+The CA keys stay under private/, apart from every enclave (`ca_keys=False` leaves them
+out: a robot needs only enclaves/).
+
+A participant's enclave is its certificate's CN when that is an enclave path
+(`pki init --participant /talker_listener/talker`), else /CN; a CN rcl would refuse as an
+enclave name is left out, and said so.
+
+Why here, in generate: what is copied is checked first, as a runner's bundle is
+(`bundle.participant_files` names the same six files): each .p7s verifies against the
+Permissions CA (smime), each permissions document has a grant for exactly its
+certificate's subject (check reads it), each key belongs to its certificate, each
+certificate was issued by the Identity CA. generate is the lowest stage that makes files
+to deploy and may import both smime and check.
+
+The keystore is written whole or not at all: into a hidden sibling directory, made
+durable (`staging`), then renamed into place. An existing keystore is refused unless
+`force`; then it is swapped for the new one in one rename (renameat2 RENAME_EXCHANGE where
+Linux has it), so it is never a mix of two exports. A private key in the old keystore that
+is not one of the keys being written (e.g. sros2's own CA key) is never replaced: the
+export stops and says which file to move away first.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from govkit import smime
+from govkit.check import load_document
+from govkit.common import staging
+from govkit.common.errors import EXIT_INVALID, EXIT_USAGE, GovkitError
+from govkit.common.inputs import read_input
+from govkit.common.limits import MAX_PEM_BYTES, MAX_SMIME_BYTES
+from govkit.pki import TestPKI, certificate_rdns, enclave_of, parse_subject
+
+ENCLAVE_FILES = ("cert.pem", "key.pem", "identity_ca.cert.pem", "permissions_ca.cert.pem",
+                 "governance.p7s", "permissions.p7s")
+_KEY_MARK = b"PRIVATE KEY-----"
+
+
+@dataclass
+class Export:
+    """What an export wrote: the keystore, enclave path -> participant (file stem), and the
+    participants left out with the reason."""
+    keystore: Path
+    enclaves: dict[str, str] = field(default_factory=dict)
+    left_out: list[tuple[str, str]] = field(default_factory=list)
+    replaced: bool = False
+
+
+def _verified(path: Path, ca_cert, what: str) -> bytes:
+    """The bytes of a signed document that verifies against the Permissions CA."""
+    if not path.is_file():
+        raise GovkitError(f"{path}: not found ({what}; run `govkit generate --sign` or "
+                          f"`govkit sign` first)", EXIT_USAGE)
+    data = read_input(path, MAX_SMIME_BYTES, "signed document")
+    result = smime.verify_bytes(data, str(path), ca_cert)
+    if not result.ok:
+        raise GovkitError(f"{path}: does not verify against the Permissions CA: "
+                          f"{'; '.join(result.problems)}", EXIT_INVALID)
+    return data
+
+
+def _governance(build: Path, profile: str | None) -> Path:
+    found = sorted((build / "governance").glob("*.p7s"))
+    if profile is not None:
+        path = build / "governance" / f"{profile}.p7s"
+        if path not in found:
+            raise GovkitError(f"{path}: not found (sign the governance of profile "
+                              f"{profile!r} first: `govkit generate --profile {profile} "
+                              f"--sign`)", EXIT_USAGE)
+        return path
+    if len(found) != 1:
+        names = ", ".join(p.stem for p in found) or "none"
+        raise GovkitError(f"{build / 'governance'}: {len(found)} signed governance documents "
+                          f"({names}); name the one every enclave gets with --profile",
+                          EXIT_USAGE)
+    return found[0]
+
+
+def _common_name(cert) -> str | None:
+    from cryptography.x509.oid import NameOID
+    cns = cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)
+    return str(cns[0].value) if len(cns) == 1 else None
+
+
+def _grants_subject(permissions: Path, cert) -> bool:
+    """The permissions document has a grant whose subject is the certificate's, compared
+    as distinguished names (what the specification means)."""
+    model = load_document(permissions).model
+    want = certificate_rdns(cert)
+    for grant in model.grants:
+        value = grant.subject.value
+        try:
+            if isinstance(value, str) and parse_subject(value) == want:
+                return True
+        except ValueError:
+            continue
+    return False
+
+
+class _Plan:
+    """The files of the keystore, relative path -> (bytes, mode), checked."""
+
+    def __init__(self):
+        self.files: dict[str, tuple[bytes, int]] = {}
+
+    def add(self, relative: str, data: bytes, mode: int = 0o644) -> None:
+        self.files[relative] = (data, mode)
+
+    def keys(self) -> set[bytes]:
+        return {data for data, _ in self.files.values() if _KEY_MARK in data}
+
+
+def _plan(pki: TestPKI, build: Path, profile: str | None, ca_keys: bool,
+          result: Export) -> _Plan:
+    if not pki.exists():
+        raise GovkitError(f"{pki.directory}: no test PKI (create one with `govkit pki init "
+                          f"{pki.directory}`)", EXIT_USAGE)
+    plan = _Plan()
+    id_pem = read_input(pki.identity_ca, MAX_PEM_BYTES, "certificate")
+    perm_pem = read_input(pki.permissions_ca, MAX_PEM_BYTES, "certificate")
+    pki.certificate("identity_ca")   # a broken Identity CA is refused before anything else
+    perm_ca = pki.certificate("permissions_ca")
+    plan.add("public/identity_ca.cert.pem", id_pem)
+    plan.add("public/permissions_ca.cert.pem", perm_pem)
+    if ca_keys:
+        for stem in ("identity_ca", "permissions_ca"):
+            pki.key_pair(stem)   # the key belongs to the certificate
+            plan.add(f"private/{stem}.key.pem",
+                     read_input(pki.path(stem, ".key"), MAX_PEM_BYTES, "private key"), 0o600)
+    gov_path = _governance(build, profile)
+    governance = _verified(gov_path, perm_ca, "signed governance")
+    plan.add("enclaves/governance.p7s", governance)
+    stale = set(pki.stale_participants())
+    for stem in pki.identities():
+        cert = pki.certificate(stem)
+        cn = _common_name(cert)
+        enclave = enclave_of(cn) if cn else None
+        perm_path = build / "permissions" / f"{stem}.p7s"
+        why = ("not issued by the current Identity CA" if stem in stale else
+               f"its CN {cn!r} is no ROS 2 enclave name" if enclave is None else
+               f"it already has enclave {enclave}" if enclave in result.enclaves else
+               f"no signed permissions ({perm_path})" if not perm_path.is_file() else None)
+        if why:
+            result.left_out.append((cn or stem, why))
+            continue
+        pki.key_pair(stem)
+        permissions = _verified(perm_path, perm_ca, "signed permissions")
+        if not _grants_subject(perm_path, cert):
+            raise GovkitError(f"{perm_path}: no grant for the certificate's subject "
+                              f"{cert.subject.rfc4514_string()} ({pki.path(stem)}); "
+                              f"regenerate it with `govkit generate`", EXIT_INVALID)
+        base = f"enclaves/{enclave.lstrip('/')}"
+        plan.add(f"{base}/cert.pem", read_input(pki.path(stem), MAX_PEM_BYTES, "certificate"))
+        plan.add(f"{base}/key.pem", read_input(pki.path(stem, ".key"), MAX_PEM_BYTES,
+                                          "private key"), 0o600)
+        plan.add(f"{base}/identity_ca.cert.pem", id_pem)
+        plan.add(f"{base}/permissions_ca.cert.pem", perm_pem)
+        plan.add(f"{base}/governance.p7s", governance)
+        plan.add(f"{base}/permissions.p7s", permissions)
+        result.enclaves[enclave] = stem
+    if not result.enclaves:
+        reasons = "; ".join(f"{n}: {w}" for n, w in result.left_out[:5]) or "no identities"
+        raise GovkitError(f"nothing to export: no participant has an identity, a ROS 2 "
+                          f"enclave name and signed permissions ({reasons})", EXIT_USAGE)
+    return plan
+
+
+def _foreign_keys(keystore: Path, ours: set[bytes]) -> list[Path]:
+    """Private keys in an existing keystore that this export would not write again (a file
+    named *key* that cannot be read counts as one)."""
+    foreign = []
+    for root, _dirs, files in os.walk(keystore):
+        for name in files:
+            path = Path(root) / name
+            try:
+                data = read_input(path, MAX_PEM_BYTES, "file")
+            except GovkitError:
+                data = None
+            if data is None and "key" in name or data is not None and \
+                    _KEY_MARK in data and data not in ours:
+                foreign.append(path)
+    return sorted(foreign)
+
+
+def _write_tree(directory: Path, plan: _Plan) -> None:
+    """Every planned file under `directory` (new, empty), durable before it is renamed."""
+    directory.mkdir(mode=0o755)
+    stager = staging.Stager()
+    try:
+        for relative, (data, mode) in sorted(plan.files.items()):
+            path = directory / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            stager.write(path, data, mode=mode, overwrite=False)
+        staging.commit(stager.staged)
+    except BaseException:
+        stager.discard()
+        raise
+    if (directory / "private").is_dir():
+        os.chmod(directory / "private", 0o700)   # CA keys: only their owner lists them
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two directories in one step (Linux renameat2 RENAME_EXCHANGE); False where the
+    system cannot."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    renameat2 = getattr(libc, "renameat2", None)
+    if renameat2 is None:
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    if renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (22, 38, 95):   # EINVAL, ENOSYS, EOPNOTSUPP: not on this file system
+        return False
+    raise OSError(err, os.strerror(err), str(b))
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass   # a file system that cannot fsync a directory: nothing to do about it
+    finally:
+        os.close(fd)
+
+
+def export_sros2(keystore: Path, ca_dir: Path, build_dir: Path, profile: str | None = None,
+                 force: bool = False, ca_keys: bool = True) -> Export:
+    """Write the sros2 keystore `keystore` from the test PKI in `ca_dir` and the signed
+    documents in `build_dir` (module docstring). GovkitError: exit 2 for missing input or
+    a keystore that exists (without `force`) or holds a foreign key; exit 1 for a document
+    that does not verify or grant its certificate's subject."""
+    keystore = Path(os.path.abspath(keystore))   # '.' and '..' named, for the renames
+    result = Export(keystore)
+    plan = _plan(TestPKI(Path(ca_dir)), Path(build_dir), profile, ca_keys, result)
+    exists = keystore.is_symlink() or keystore.exists()
+    if exists and not keystore.is_dir():
+        raise GovkitError(f"{keystore}: exists and is not a directory", EXIT_USAGE)
+    if exists and not keystore.is_symlink() and not any(keystore.iterdir()):
+        exists = False   # an empty directory holds nothing to keep
+    if exists and not force:
+        raise GovkitError(f"{keystore}: already exists; refusing to change a keystore (use "
+                          f"--force to replace it with this export as a whole)", EXIT_USAGE)
+    if exists:
+        if keystore.is_symlink():
+            raise GovkitError(f"{keystore}: is a symlink; name the keystore directory itself",
+                              EXIT_USAGE)
+        foreign = _foreign_keys(keystore, plan.keys())
+        if foreign:
+            shown = ", ".join(map(str, foreign[:3])) + (" …" if len(foreign) > 3 else "")
+            raise GovkitError(f"{keystore}: holds private keys this export would not write "
+                              f"again ({shown}); never replaced: move them (or the keystore) "
+                              f"away first", EXIT_USAGE)
+    parent = keystore.parent
+    parent.mkdir(parents=True, exist_ok=True)
+    new = parent / f".{keystore.name}.govkit-export-{secrets.token_hex(4)}"
+    try:
+        _write_tree(new, plan)
+        if not exists:
+            try:
+                os.rename(new, keystore)   # onto an empty directory, or nothing: atomic
+            except OSError as e:
+                raise GovkitError(f"{keystore}: cannot create: {e.strerror} (did something "
+                                  f"else create it meanwhile?)", EXIT_USAGE) from None
+        elif _exchange(new, keystore):
+            result.replaced = True         # `new` now holds the old keystore
+        else:
+            old = parent / f".{keystore.name}.govkit-old-{secrets.token_hex(4)}"
+            os.rename(keystore, old)
+            os.rename(new, keystore)
+            new, result.replaced = old, True
+        _fsync_dir(parent)
+    finally:
+        if new.exists():
+            shutil.rmtree(new, ignore_errors=True)
+    return result

@@ -1,0 +1,216 @@
+"""Revocation: the Identity CA's certificate revocation list (CRL), kept in the PKI directory.
+
+`revoke` adds a participant's certificate (by serial) to `identity_ca.crl.pem`, signed by
+the Identity CA, with a next update (the CRL's own expiry) and a CRL number one above the
+last, and writes it atomically. The CRL is the record: who was revoked, when and why is
+read back from it, never from a second file that could disagree.
+
+Both runtimes govkit runs take this one file (govkit.generate.bundle names it for every
+participant once it exists):
+- Cyclone DDS 0.10: `<Security><Authentication><CRL>` (property
+  org.eclipse.cyclonedds.sec.auth.crl, file: or data:), checked with X509_V_FLAG_CRL_CHECK
+  on its own certificate when the participant is created and on every remote one in the
+  handshake. It refuses a CRL together with `<TrustedCADirectory>` ("Cannot specify both
+  CRL and trusted_ca_list"), which govkit never writes.
+- Fast DDS 2.9: property dds.sec.auth.builtin.PKI-DH.identity_crl, `file://` URIs only,
+  checked the same way (PKIDH.cpp verify_certificate).
+With X509_V_FLAG_CRL_CHECK OpenSSL refuses *every* certificate once the CRL's next update
+has passed (X509_V_ERR_CRL_HAS_EXPIRED), so the next update is a date to watch: `pki status`
+lists it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from pathlib import Path
+
+from cryptography import x509
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import hashes, serialization
+
+from govkit.common.errors import EXIT_USAGE, GovkitError
+from govkit.common.fsutil import write_atomic
+from govkit.common.inputs import read_input
+from govkit.common.limits import MAX_PEM_BYTES
+from govkit.pki.participants import CA_STEMS
+from govkit.pki.testpki import CLOCK_SKEW, CRL_STEM, TestPKI
+
+DEFAULT_CRL_DAYS = 365
+# RFC 5280 reason codes that apply to a participant certificate, as the command line spells
+# them (cACompromise and aACompromise are about CAs; removeFromCRL only in delta CRLs).
+REASONS = {
+    "unspecified": x509.ReasonFlags.unspecified,
+    "keyCompromise": x509.ReasonFlags.key_compromise,
+    "affiliationChanged": x509.ReasonFlags.affiliation_changed,
+    "superseded": x509.ReasonFlags.superseded,
+    "cessationOfOperation": x509.ReasonFlags.cessation_of_operation,
+    "certificateHold": x509.ReasonFlags.certificate_hold,
+    "privilegeWithdrawn": x509.ReasonFlags.privilege_withdrawn,
+}
+_REASON_NAMES = {flag: name for name, flag in REASONS.items()}
+
+
+def crl_path(pki: TestPKI) -> Path:
+    return pki.path(CRL_STEM)
+
+
+@dataclass(frozen=True)
+class Revocation:
+    """One certificate on the CRL, as the CRL states it."""
+    serial: int
+    revoked_at: dt.datetime
+    reason: str | None
+
+
+@dataclass(frozen=True)
+class Crl:
+    """The Identity CA's CRL as read (and checked) from `path`."""
+    path: Path
+    crl: x509.CertificateRevocationList
+
+    @property
+    def number(self) -> int | None:
+        try:
+            return self.crl.extensions.get_extension_for_class(x509.CRLNumber).value.crl_number
+        except x509.ExtensionNotFound:
+            return None
+
+    @property
+    def this_update(self) -> dt.datetime:
+        return self.crl.last_update_utc
+
+    @property
+    def next_update(self) -> dt.datetime | None:
+        return self.crl.next_update_utc
+
+    def revocation(self, cert: x509.Certificate) -> Revocation | None:
+        """The CRL's entry for `cert` (same issuer, same serial), or None."""
+        if cert.issuer != self.crl.issuer:
+            return None
+        entry = self.crl.get_revoked_certificate_by_serial_number(cert.serial_number)
+        if entry is None:
+            return None
+        return Revocation(entry.serial_number, entry.revocation_date_utc, _reason(entry))
+
+    def entries(self) -> list[Revocation]:
+        return [Revocation(e.serial_number, e.revocation_date_utc, _reason(e))
+                for e in self.crl]
+
+
+def _reason(entry: x509.RevokedCertificate) -> str | None:
+    try:
+        flag = entry.extensions.get_extension_for_class(x509.CRLReason).value.reason
+    except x509.ExtensionNotFound:
+        return None
+    return _REASON_NAMES.get(flag, flag.value)
+
+
+def load_crl(pki: TestPKI) -> Crl | None:
+    """The PKI's CRL, or None if it has none. GovkitError (exit 2) if the file is not a PEM
+    CRL or was not signed by the current Identity CA (left from an earlier PKI)."""
+    path = crl_path(pki)
+    if not path.exists():
+        return None
+    data = read_input(path, MAX_PEM_BYTES, "CRL")
+    try:
+        crl = x509.load_pem_x509_crl(data)
+    except ValueError:
+        raise GovkitError(f"{path}: not a PEM certificate revocation list", EXIT_USAGE) \
+            from None
+    ca = pki.certificate("identity_ca")
+    if crl.issuer != ca.subject or not crl.is_signature_valid(ca.public_key()):
+        raise GovkitError(f"{path}: not signed by the current Identity CA {pki.identity_ca} "
+                          f"(left from an earlier PKI?); remove it or revoke again",
+                          EXIT_USAGE)
+    return Crl(path, crl)
+
+
+def _when(t: dt.datetime) -> str:
+    return t.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def explain_revocation(cert_path: Path, cert: x509.Certificate, crl: Crl, r: Revocation) -> str:
+    """One line: which certificate, revoked when (and why), by which CRL."""
+    why = f" ({r.reason})" if r.reason else ""
+    number = f"number {crl.number}, " if crl.number is not None else ""
+    nxt = f", next update {_when(crl.next_update)}" if crl.next_update else ""
+    return (f"certificate {cert_path} ({cert.subject.rfc4514_string()}, serial "
+            f"{cert.serial_number:#x}) revoked on {_when(r.revoked_at)}{why} by CRL "
+            f"{crl.path} ({number}issued by {crl.crl.issuer.rfc4514_string()}, this update "
+            f"{_when(crl.this_update)}{nxt})")
+
+
+def revoked_participants(pki: TestPKI, names) -> dict[str, str]:
+    """Of `names`, the participants whose current certificate the PKI's CRL revokes:
+    name -> the one-line explanation."""
+    crl = load_crl(pki)
+    if crl is None:
+        return {}
+    found = {}
+    for name in names:
+        if not pki.path(name).exists():
+            continue
+        cert = pki.certificate(name)
+        r = crl.revocation(cert)
+        if r is not None:
+            found[name] = explain_revocation(pki.path(name), cert, crl, r)
+    return found
+
+
+def revoke(pki: TestPKI, name: str, reason: str | None = None,
+           days: int = DEFAULT_CRL_DAYS, now: dt.datetime | None = None
+           ) -> tuple[str, bool]:
+    """Put participant `name`'s current certificate on the Identity CA's CRL and rewrite the
+    CRL (atomically). Returns (the one-line explanation, whether it was newly revoked: a
+    certificate already on the CRL is left as it is)."""
+    now = now or dt.datetime.now(dt.UTC)
+    if name in CA_STEMS or name == CRL_STEM:
+        raise GovkitError(f"{name}: only a participant's certificate can be revoked here (a "
+                          f"CA is replaced with `govkit pki init --force`)", EXIT_USAGE)
+    if reason is not None and reason not in REASONS:
+        raise GovkitError(f"unknown reason {reason!r}; valid: {', '.join(REASONS)}",
+                          EXIT_USAGE)
+    if not pki.exists():
+        raise GovkitError(f"{pki.directory}: no test PKI here (create one with `govkit pki "
+                          f"init {pki.directory}`)", EXIT_USAGE)
+    path = pki.path(name)
+    if not path.is_file():
+        raise GovkitError(f"{path}: no such participant certificate", EXIT_USAGE)
+    cert = pki.certificate(name)
+    ca_cert, ca_key = pki.key_pair("identity_ca")
+    try:
+        cert.verify_directly_issued_by(ca_cert)
+    except (ValueError, TypeError, InvalidSignature):
+        raise GovkitError(f"{path}: not issued by the current Identity CA (left from an "
+                          f"earlier PKI); its CRL cannot revoke it", EXIT_USAGE) from None
+    old = load_crl(pki)
+    if old is not None:
+        existing = old.revocation(cert)
+        if existing is not None:
+            return explain_revocation(path, cert, old, existing), False
+    next_update = min(now + dt.timedelta(days=days), ca_cert.not_valid_after_utc)
+    if next_update <= now:
+        raise GovkitError(f"{pki.identity_ca}: the Identity CA has expired; a CRL it signs "
+                          f"now would already be out of date", EXIT_USAGE)
+    entry = x509.RevokedCertificateBuilder().serial_number(cert.serial_number) \
+        .revocation_date(now)
+    if reason is not None:
+        entry = entry.add_extension(x509.CRLReason(REASONS[reason]), critical=False)
+    builder = (x509.CertificateRevocationListBuilder()
+               .issuer_name(ca_cert.subject)
+               # thisUpdate backdated like the certificates: a peer whose clock is behind
+               # would otherwise find the CRL "not yet valid" and refuse everyone
+               .last_update(now - CLOCK_SKEW)
+               .next_update(next_update)
+               .add_extension(x509.CRLNumber((old.number or 0) + 1 if old else 1),
+                              critical=False)
+               .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(
+                   ca_key.public_key()), critical=False)
+               .add_revoked_certificate(entry.build()))
+    for e in old.crl if old else ():
+        builder = builder.add_revoked_certificate(e)
+    crl = builder.sign(ca_key, hashes.SHA256())
+    write_atomic(crl_path(pki), crl.public_bytes(serialization.Encoding.PEM), mode=0o644)
+    written = Crl(crl_path(pki), crl)
+    return explain_revocation(path, cert, written, written.revocation(cert)), True

@@ -1,0 +1,79 @@
+"""`govkit pki status` and the revoked-grant check of `verify`: the dates and subjects of
+signed documents, read as an implementation reads them, for govkit.pki.status.
+
+A document that does not verify against the PKI's Permissions CA is one row with its
+problems (no implementation would load it, so its dates say nothing); one that verifies
+was signed by that CA (the only certificate trusted), whose validity bounds it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+from govkit.common.errors import GovkitError
+from govkit.common.fsutil import collect_files
+from govkit.pki.revocation import crl_path, revoked_participants
+from govkit.pki.status import DEFAULT_WARN_DAYS, GrantDates, SignedDates, Status, pki_status
+from govkit.pki.testpki import TestPKI
+from govkit.smime.verify import Verification, verify_file
+
+
+def _when(value) -> dt.datetime | None:
+    return value.value.datetime() if value.value is not None else None
+
+
+def signed_dates(path: Path, pki: TestPKI) -> SignedDates:
+    """What `pki status` needs from one signed document (never raises for bad input)."""
+    from govkit.check.loaded import load_document  # the typed model: only when needed
+    try:
+        check = verify_file(path, pki.permissions_ca)
+        if not check.ok:
+            return SignedDates(path, check.kind, None, tuple(check.problems))
+        loaded = load_document(path)
+    except GovkitError as e:
+        return SignedDates(path, None, None, (f"cannot read: {e}",))
+    grants = tuple(GrantDates(g.name, g.subject.value if isinstance(g.subject.value, str)
+                              else None, _when(g.not_before), _when(g.not_after))
+                   for g in getattr(loaded.model, "grants", ()))
+    return SignedDates(path, check.kind, pki.certificate("permissions_ca"), (), grants)
+
+
+def lifecycle_status(pki_dir: Path, documents: list[Path] | None = None,
+                     warn_days: int = DEFAULT_WARN_DAYS, now: dt.datetime | None = None
+                     ) -> Status:
+    """The status of the PKI in `pki_dir` and of every .p7s in `documents` (files or
+    directories; None: build/ if there is one). GovkitError (exit 2) for a named path
+    that does not exist."""
+    pki = TestPKI(Path(pki_dir))
+    if documents is None:
+        documents = [p for p in (Path("build"),) if p.is_dir()]
+    for p in documents:
+        if not Path(p).exists():
+            raise GovkitError(f"{p}: no such file or directory (--documents)")
+    files = collect_files(documents, ".p7s")
+    return pki_status(pki, [signed_dates(f, pki) for f in files], warn_days, now)
+
+
+def revoked_grants(path: Path, pki: TestPKI) -> list[str]:
+    """The grants of signed permissions `path` that name a participant of `pki` whose
+    certificate its CRL revokes, one line each ([] when there is no CRL)."""
+    revoked = revoked_participants(pki, pki.identities())
+    if not revoked:
+        return []
+    status = pki_status(pki, [signed_dates(path, pki)], warn_days=0)
+    return [f"grant {i.name.split(':', 1)[1]!r} is for a revoked certificate: {i.revoked}"
+            for i in status.items if i.kind == "grant" and i.revoked]
+
+
+def add_revocation_problems(results: list[Verification], ca: Path) -> None:
+    """`verify --ca PKI_DIR`: a verified permissions document that grants a certificate the
+    PKI's CRL revokes is not OK (each such grant is one problem). Nothing to do when `ca`
+    is a certificate file or the PKI has no CRL."""
+    pki = TestPKI(Path(ca))
+    if not Path(ca).is_dir() or not crl_path(pki).exists():
+        return
+    for r in results:
+        if r.ok and r.kind == "permissions":
+            r.problems += revoked_grants(Path(r.file), pki)
+            r.ok = not r.problems

@@ -1,0 +1,154 @@
+"""`govkit bench --governance FILE`: a governance the tests have never seen, validated,
+linted, identified, explained and measured as a point named after the file."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers.dds import needs_cyclone
+
+from govkit.bench.governance_files import governance_point, point_name
+from govkit.catalog.profiles import PROFILES
+from govkit.common.errors import EXIT_INVALID, EXIT_USAGE, GovkitError
+
+GOVKIT = str(Path(sys.executable).with_name("govkit"))
+RULE = """\
+        <topic_rule>
+          <topic_expression>{expr}</topic_expression>
+          <enable_discovery_protection>true</enable_discovery_protection>
+          <enable_liveliness_protection>true</enable_liveliness_protection>
+          <enable_read_access_control>true</enable_read_access_control>
+          <enable_write_access_control>true</enable_write_access_control>
+          <metadata_protection_kind>{meta}</metadata_protection_kind>
+          <data_protection_kind>ENCRYPT</data_protection_kind>
+        </topic_rule>
+"""
+
+
+def _governance(*rules: tuple[str, str], max_domain: int = 230) -> str:
+    """sros2's default governance, shaped: join access control, discovery and liveliness
+    encrypted, RTPS signed; `rules` are (topic_expression, metadata kind)."""
+    return f"""\
+<?xml version="1.0" encoding="UTF-8"?>
+<dds xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">
+  <domain_access_rules>
+    <domain_rule>
+      <domains><id_range><min>0</min><max>{max_domain}</max></id_range></domains>
+      <allow_unauthenticated_participants>false</allow_unauthenticated_participants>
+      <enable_join_access_control>true</enable_join_access_control>
+      <discovery_protection_kind>ENCRYPT</discovery_protection_kind>
+      <liveliness_protection_kind>ENCRYPT</liveliness_protection_kind>
+      <rtps_protection_kind>SIGN</rtps_protection_kind>
+      <topic_access_rules>
+{"".join(RULE.format(expr=e, meta=m) for e, m in rules)}      </topic_access_rules>
+    </domain_rule>
+  </domain_access_rules>
+</dds>
+"""
+
+
+def test_a_point_says_which_rule_the_runners_topics_fall_under(tmp_path):
+    f = tmp_path / "deployed.xml"
+    f.write_text(_governance(("rt/*", "ENCRYPT"), ("DDSPerf*", "SIGN"), ("*", "NONE")))
+    point = governance_point(f, "cyclone", set())
+    p = point.profile
+    assert point.covered and p.name == "deployed" and p.security
+    assert p.governance_file == str(f.resolve())
+    assert "the runner's topics fall under topic_rule 'DDSPerf*' (line 21)" in p.title
+    assert p.title.startswith("deployed.xml: nearest profile ")
+    settings = p.governance_settings()
+    assert settings["topic_expression"] == "DDSPerf*"
+    assert settings["metadata_protection_kind"] == "SIGN"
+    assert settings["enable_join_access_control"] == "true"
+    said = "\n".join(point.said)
+    assert "implements no catalog profile" in said and "topic_rule 1 (line 12)" in said
+
+
+def test_a_catch_all_and_no_rule_at_all_are_said_loudly(tmp_path):
+    f = tmp_path / "catch.xml"
+    f.write_text(_governance(("rt/*", "ENCRYPT"), ("*", "NONE")))
+    assert "the catch-all '*', not a rule written for named topics" in \
+        governance_point(f, "cyclone", set()).profile.title
+    g = tmp_path / "ros_only.xml"
+    g.write_text(_governance(("rt/*", "ENCRYPT")))
+    point = governance_point(g, "cyclone", set())
+    assert not point.covered
+    assert "NO topic_rule of its first domain_rule (line 4) covers the runner's topic(s)" \
+        in point.profile.title and "this point will fail" in point.profile.title
+
+
+def test_what_the_runners_implementation_refuses_is_refused(tmp_path):
+    f = tmp_path / "wide.xml"
+    f.write_text(_governance(("*", "ENCRYPT"), max_domain=231))
+    with pytest.raises(GovkitError) as info:
+        governance_point(f, "cyclone", set())
+    assert info.value.exit_code == EXIT_INVALID
+    assert str(info.value).startswith(f"{f}: refused for --governance: invalid for cyclone")
+    x = tmp_path / "x.xml"
+    x.write_text(_governance(("*", "NONE")))
+    with pytest.raises(GovkitError, match="would be named x, which is already a profile") \
+            as taken:
+        governance_point(x, "cyclone", {"x"})
+    assert taken.value.exit_code == EXIT_USAGE
+
+
+def test_point_names():
+    assert point_name(Path("a/my gov.v2.xml")) == "my_gov.v2"
+    assert point_name(Path("signed.p7s")) == "signed"
+    assert point_name(Path("-.xml")) == "governance"
+    assert {p.name for p in PROFILES}.isdisjoint({point_name(Path("x.xml"))})
+
+
+@needs_cyclone
+@pytest.mark.cyclone
+def test_bench_measures_an_unseen_governance_beside_none(tmp_path):
+    (tmp_path / "G.xml").write_text(_governance(("rt/*", "ENCRYPT"), ("*", "ENCRYPT")))
+    r = subprocess.run([GOVKIT, "bench", "--governance", "G.xml", "--profile", "none",
+                        "--sizes", "32", "--rounds", "3", "--budget", "1", "--out", "res"],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                       stdin=subprocess.DEVNULL)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "G.xml: the runner's topics fall under topic_rule '*' (line 21)" in r.stderr
+    assert "domain_rule 1 (line 4): domains 0-230" in r.stderr       # what explain says
+    assert "signed build/cyclone/governance/G.p7s" in r.stderr + r.stdout
+    doc = json.loads((tmp_path / "res/results.json").read_text())
+    rows = {x["profile"]: x for x in doc["summary"]}
+    assert rows["G"]["vs_none"]["ratio"] > 1.0
+    html = (tmp_path / "res/report.html").read_text()
+    for said in ("G.xml: nearest profile sign_submsg_encrypt_origin_data_encrypt",
+                 "fall under topic_rule &#39;*&#39; (line 21)"):
+        assert said in html
+
+
+def test_the_bundle_signs_a_plain_file_and_takes_a_signed_one_that_verifies(tmp_path):
+    from govkit import smime
+    from govkit.generate.bundle import BundleLog, ensure_bundle, ensure_pki
+    log = BundleLog()
+    pki = ensure_pki(tmp_path / "pki", log)
+    plain = tmp_path / "mine.xml"
+    plain.write_text(_governance(("*", "ENCRYPT")))
+    profile = governance_point(plain, "cyclone", set()).profile
+    bundle = ensure_bundle(profile, pki, tmp_path / "build", "cyclone", log)
+    gov = bundle.participants["pub"].governance
+    assert gov == (tmp_path / "build/governance/mine.p7s").resolve()
+    assert smime.verify_file(gov, pki.permissions_ca).ok
+    assert (tmp_path / "build/governance/mine.xml").read_bytes() == plain.read_bytes()
+    # signed with the test PKI: used as it is
+    signed = tmp_path / "signed.p7s"
+    signed.write_bytes(gov.read_bytes())
+    profile = governance_point(signed, "cyclone", set()).profile
+    assert ensure_bundle(profile, pki, tmp_path / "build", "cyclone", log) \
+        .participants["pub"].governance == signed.resolve()
+    # signed by another Permissions CA: refused, the plain XML is what to give
+    other = ensure_pki(tmp_path / "other", log)
+    smime.sign_document(plain, other.permissions_ca, other.permissions_ca_key)
+    foreign = tmp_path / "foreign.p7s"
+    (tmp_path / "mine.p7s").rename(foreign)
+    profile = governance_point(foreign, "cyclone", set()).profile
+    with pytest.raises(GovkitError, match="does not verify against .*give the plain XML") as e:
+        ensure_bundle(profile, pki, tmp_path / "build", "cyclone", log)
+    assert e.value.exit_code == EXIT_INVALID

@@ -1,0 +1,313 @@
+"""The key lifecycle of the test PKI: revocation (the Identity CA's CRL, checked by real
+`openssl verify -crl_check`), renewal without re-keying, `pki status`, and what `verify`,
+`lint` and `bench` make of a revoked participant. Real processes refusing a revoked
+participant: tests/integration/test_revocation.py."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from cryptography import x509
+from helpers.dds import needs_cyclone
+from helpers.json_schemas import assert_valid
+from typer.testing import CliRunner
+
+from govkit.cli.main import app
+from govkit.common.errors import EXIT_USAGE, GovkitError
+from govkit.pki.renewal import renew
+from govkit.pki.revocation import crl_path, load_crl, revoke, revoked_participants
+from govkit.pki.status import pki_status
+from govkit.pki.testpki import TestPKI, init_pki
+
+GOVKIT = str(Path(sys.executable).with_name("govkit"))
+
+
+def _run(*args: str):
+    result = CliRunner().invoke(app, list(args))
+    assert "Traceback" not in result.output, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), \
+        repr(result.exception)
+    return result
+
+
+def _openssl_crl_check(pki: TestPKI, name: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["openssl", "verify", "-crl_check", "-CRLfile", str(crl_path(pki)),
+                           "-CAfile", str(pki.identity_ca), str(pki.path(name))],
+                          capture_output=True, text=True, timeout=30)
+
+
+@pytest.fixture
+def pki(tmp_path) -> TestPKI:
+    pki, _ = init_pki(tmp_path / "pki", participants=("pub", "sub", "other"))
+    return pki
+
+
+@pytest.fixture
+def signed(tmp_path, pki) -> Path:
+    """Governance and permissions generated and signed for the PKI (build/)."""
+    out = tmp_path / "build"
+    r = _run("generate", "--profile", "rtps_sign", "--ca", str(pki.directory), "--out",
+             str(out), "--sign")
+    assert r.exit_code == 0, r.output
+    return out
+
+
+# ------------------------------------------------------------------ revoke
+
+
+def test_revoke_writes_a_crl_openssl_checks(pki):
+    r = _run("pki", "revoke", "sub", "--ca", str(pki.directory), "--reason", "keyCompromise")
+    assert r.exit_code == 0, r.output
+    assert f"wrote {crl_path(pki)}" in r.output
+    assert "sub.pem" in r.output and "revoked on" in r.output and "keyCompromise" in r.output
+    refused = _openssl_crl_check(pki, "sub")
+    assert refused.returncode != 0 and "certificate revoked" in refused.stdout + refused.stderr
+    ok = _openssl_crl_check(pki, "pub")
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert stat.S_IMODE(crl_path(pki).stat().st_mode) == 0o644
+
+
+def test_the_crl_is_the_identity_cas_with_a_next_update_and_a_number(pki):
+    now = dt.datetime.now(dt.UTC)
+    revoke(pki, "sub", days=10)
+    crl = load_crl(pki)
+    ca = pki.certificate("identity_ca")
+    assert crl.crl.issuer == ca.subject and crl.crl.is_signature_valid(ca.public_key())
+    assert now + dt.timedelta(days=9) < crl.next_update <= now + dt.timedelta(days=10, seconds=5)
+    assert crl.this_update < now     # backdated like the certificates
+    assert crl.number == 1
+    _, new = revoke(pki, "other", reason="superseded")
+    crl = load_crl(pki)
+    assert new and crl.number == 2
+    assert {e.serial for e in crl.entries()} == {pki.certificate(n).serial_number
+                                                 for n in ("sub", "other")}
+    assert [e.reason for e in crl.entries() if e.serial ==
+            pki.certificate("other").serial_number] == ["superseded"]
+    before = crl_path(pki).read_bytes()
+    line, new = revoke(pki, "sub")           # again: said, nothing rewritten
+    assert not new and "revoked on" in line and crl_path(pki).read_bytes() == before
+
+
+def test_revoke_refuses_what_it_cannot_revoke(pki, tmp_path):
+    for args, words in ((["identity_ca"], "only a participant"),
+                        (["nobody"], "no such participant"),
+                        (["sub", "--reason", "boredom"], "unknown reason")):
+        r = _run("pki", "revoke", *args, "--ca", str(pki.directory))
+        assert r.exit_code == EXIT_USAGE and words in r.output, r.output
+        assert not crl_path(pki).exists()
+    r = _run("pki", "revoke", "sub", "--ca", str(tmp_path / "none"))
+    assert r.exit_code == EXIT_USAGE and "pki init" in r.output
+
+
+def test_a_crl_of_another_ca_is_refused_and_init_force_drops_it(pki, tmp_path):
+    revoke(pki, "sub")
+    other, _ = init_pki(tmp_path / "other", participants=("pub",))
+    crl_path(other).write_bytes(crl_path(pki).read_bytes())
+    with pytest.raises(GovkitError, match="not signed by the current Identity CA"):
+        load_crl(other)
+    init_pki(pki.directory, force=True)          # new CAs: the old CRL means nothing
+    assert not crl_path(pki).exists()
+    assert "identity_ca.crl" not in pki.identities()
+    assert revoked_participants(pki, ["sub"]) == {}
+
+
+# ------------------------------------------------------------------ renew
+
+
+def test_renew_keeps_the_key_and_moves_the_validity(pki):
+    key_before = pki.path("pub", ".key").read_bytes()
+    old = pki.certificate("pub")
+    r = _run("pki", "renew", "pub", "--ca", str(pki.directory), "--days", "800")
+    assert r.exit_code == 0, r.output
+    new = pki.certificate("pub")
+    assert pki.path("pub", ".key").read_bytes() == key_before
+    assert new.public_key() == old.public_key()
+    assert new.serial_number != old.serial_number
+    assert new.not_valid_after_utc > old.not_valid_after_utc
+    assert new.subject == old.subject and new.issuer == old.issuer
+    assert new.extensions.get_extension_for_class(x509.KeyUsage).value == \
+        old.extensions.get_extension_for_class(x509.KeyUsage).value
+    ok = subprocess.run(["openssl", "verify", "-x509_strict", "-CAfile", str(pki.identity_ca),
+                         str(pki.path("pub"))], capture_output=True, text=True, timeout=30)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+
+
+def test_renew_refuses_a_revoked_certificate_and_cas(pki):
+    revoke(pki, "sub")
+    before = pki.path("sub").read_bytes()
+    with pytest.raises(GovkitError, match="revoked, not renewed"):
+        renew(pki, "sub")
+    assert pki.path("sub").read_bytes() == before
+    r = _run("pki", "renew", "identity_ca", "--ca", str(pki.directory))
+    assert r.exit_code == EXIT_USAGE and "renewing a CA is not supported" in r.output
+
+
+# ------------------------------------------------------------------ status
+
+
+def test_status_of_a_fresh_pki_is_clean_and_lists_everything(pki, signed):
+    r = _run("pki", "status", str(pki.directory), "--documents", str(signed))
+    assert r.exit_code == 0, r.output
+    for word in ("identity CA", "permissions CA", "participant", "governance", "grant",
+                 "pub", "sub", "other"):
+        assert word in r.output
+    r = _run("pki", "status", str(pki.directory), "--documents", str(signed), "--json")
+    doc = json.loads(r.output)
+    assert doc["schema"] == "govkit.pki-status/1"
+    assert_valid(doc, "pki-status")
+    kinds = {i["kind"] for i in doc["items"]}
+    assert {"identity CA", "permissions CA", "participant", "governance", "grant"} <= kinds
+    grants = [i for i in doc["items"] if i["kind"] == "grant"]
+    assert len(grants) == 3 and all(g["within_certificate_and_signer"] for g in grants)
+    assert all(363 <= i["days_left"] <= 365 for i in doc["items"])
+
+
+def test_status_warns_before_expiry(pki, signed):
+    r = _run("pki", "status", str(pki.directory), "--documents", str(signed),
+             "--warn-days", "400")
+    assert r.exit_code == 1
+    assert "expires on" in r.output and "within 400 days" in r.output
+    later = pki_status(pki, [], now=dt.datetime.now(dt.UTC) + dt.timedelta(days=400))
+    assert later.exit_code == 1
+    assert all(any("expired on" in p for p in i.problems) for i in later.items)
+
+
+def test_status_names_a_revoked_participant_still_granted(pki, signed):
+    assert _run("pki", "revoke", "sub", "--ca", str(pki.directory)).exit_code == 0
+    r = _run("pki", "status", str(pki.directory), "--documents", str(signed))
+    assert r.exit_code == 1, r.output
+    problems = [line for line in r.output.splitlines() if "revoked" in line]
+    assert any("sub: revoked yet still granted by" in line for line in problems), r.output
+    assert any("grants sub, whose certificate is revoked" in line for line in problems)
+    assert not any(" pub:" in line or "other" in line for line in problems), problems
+    doc = json.loads(_run("pki", "status", str(pki.directory), "--documents", str(signed),
+                          "--json").output)
+    assert_valid(doc, "pki-status")
+    revoked = {i["name"] for i in doc["items"] if i["revoked"]}
+    assert revoked == {"sub", "sub.p7s:sub"} and doc["exit_code"] == 1
+    crl = [i for i in doc["items"] if i["kind"] == "CRL"]
+    assert len(crl) == 1 and crl[0]["days_left"] >= 364
+
+
+def test_status_of_a_revoked_participant_no_longer_granted_passes(pki, signed):
+    revoke(pki, "sub")
+    (signed / "permissions" / "sub.p7s").unlink()
+    status = pki_status(pki, [])
+    assert status.exit_code == 0
+    assert [i.name for i in status.items if i.revoked] == ["sub"]
+
+
+# ------------------------------------------------------------------ verify, lint
+
+
+def test_verify_finds_a_grant_for_a_revoked_certificate(pki, signed):
+    perms = signed / "permissions"
+    assert _run("verify", str(perms / "sub.p7s"), "--ca", str(pki.directory)).exit_code == 0
+    revoke(pki, "sub")
+    r = _run("verify", str(perms / "sub.p7s"), str(perms / "pub.p7s"),
+             str(signed / "governance" / "rtps_sign.p7s"), "--ca", str(pki.directory))
+    assert r.exit_code == 1, r.output
+    bad = [line for line in r.output.splitlines() if "revoked" in line]
+    assert len(bad) == 1 and "sub.p7s" in bad[0] and "grant 'sub'" in bad[0], r.output
+    assert f"{perms / 'pub.p7s'}: OK" in r.output
+    # the Permissions CA certificate alone: no PKI, no CRL, only the signature is judged
+    r = _run("verify", str(perms / "sub.p7s"), "--ca", str(pki.permissions_ca))
+    assert r.exit_code == 0, r.output
+
+
+def test_lint_with_the_pki_finds_the_revoked_grant(pki, signed):
+    revoke(pki, "sub")
+    r = _run("lint", str(signed / "permissions" / "sub.p7s"), "--ca", str(pki.directory))
+    assert r.exit_code == 1 and "GK216" in r.output and "revoked on" in r.output, r.output
+    r = _run("lint", str(signed / "permissions" / "pub.p7s"), "--ca", str(pki.directory))
+    assert "GK216" not in r.output, r.output
+
+
+# ------------------------------------------------------------------ renew, then use
+
+
+def test_renewed_certificate_keeps_permissions_verifying(pki, signed):
+    old_after = pki.certificate("pub").not_valid_after_utc
+    renew(pki, "pub", days=700)
+    assert pki.certificate("pub").not_valid_after_utc > old_after
+    r = _run("verify", str(signed / "permissions" / "pub.p7s"), "--ca", str(pki.directory))
+    assert r.exit_code == 0, r.output
+    # the old grant's validity is now within a longer certificate: still fine
+    status = pki_status(pki, [], warn_days=30)
+    assert status.exit_code == 0
+
+
+# ------------------------------------------------------------------ permissions validity
+
+
+def _grant_dates(p7s: Path) -> set[tuple[str, str]]:
+    from govkit.check.loaded import load_document
+    model = load_document(p7s).model
+    return {(g.not_before.text.strip(), g.not_after.text.strip()) for g in model.grants}
+
+
+def test_generate_with_a_chosen_validity(pki, tmp_path):
+    out = tmp_path / "chosen"
+    r = _run("generate", "--profile", "rtps_sign", "--ca", str(pki.directory), "--out",
+             str(out), "--sign", "--valid-from", "2027-01-01", "--valid-for", "30")
+    assert r.exit_code == 0, r.output
+    assert _grant_dates(out / "permissions" / "pub.p7s") == {
+        ("2027-01-01T00:00:00Z", "2027-01-31T00:00:00Z")}
+    r = _run("generate", "--profile", "rtps_sign", "--ca", str(pki.directory), "--out",
+             str(out), "--valid-from", "next week")
+    assert r.exit_code == EXIT_USAGE and "--valid-from 'next week': not a date" in r.output
+
+
+def test_sign_renew_resigns_permissions_with_a_new_validity_and_no_key(pki, signed):
+    keys = {p.name: p.read_bytes() for p in pki.directory.glob("*.key")}
+    certs = {p.name: p.read_bytes() for p in pki.directory.glob("*.pem")}
+    gov = (signed / "governance" / "rtps_sign.p7s").read_bytes()
+    r = _run("sign", str(signed), "--ca", str(pki.directory), "--renew", "--valid-from",
+             "2026-06-01T12:00:00", "--valid-for", "90")
+    assert r.exit_code == 0, r.output
+    assert r.output.count("signed ") == 3         # the three permissions, not governance
+    for name in ("pub", "sub", "other"):
+        p7s = signed / "permissions" / f"{name}.p7s"
+        assert _grant_dates(p7s) == {("2026-06-01T12:00:00Z", "2026-08-30T12:00:00Z")}
+        v = _run("verify", str(p7s), "--ca", str(pki.directory))
+        assert v.exit_code == 0, v.output
+    assert (signed / "governance" / "rtps_sign.p7s").read_bytes() == gov
+    assert {p.name: p.read_bytes() for p in pki.directory.glob("*.key")} == keys
+    assert {p.name: p.read_bytes() for p in pki.directory.glob("*.pem")} == certs
+    r = _run("sign", str(signed), "--ca", str(pki.directory), "--valid-for", "9")
+    assert r.exit_code == EXIT_USAGE and "need --renew" in r.output
+
+
+def test_status_refuses_documents_that_are_not_there(pki, tmp_path):
+    r = _run("pki", "status", str(pki.directory), "--documents", str(tmp_path / "nowhere"))
+    assert r.exit_code == EXIT_USAGE and "no such file or directory" in r.output
+
+
+# ------------------------------------------------------------------ bench
+
+
+@needs_cyclone
+def test_bench_with_a_revoked_participant_stops_before_measuring(pki, tmp_path):
+    revoke(pki, "sub")
+    r = subprocess.run([GOVKIT, "bench", "--profile", "rtps_sign", "--duration", "1",
+                        "--ca", str(pki.directory), "--build", str(tmp_path / "build"),
+                        "--out", str(tmp_path / "res")], capture_output=True, text=True,
+                       timeout=120, stdin=subprocess.DEVNULL)
+    assert r.returncode == EXIT_USAGE, r.stdout + r.stderr
+    line = r.stderr.strip().splitlines()[-1]
+    assert "participant sub is revoked" in line and "nothing measured" in line, r.stderr
+    assert not (tmp_path / "res").exists() and not (tmp_path / "build").exists()
+
+
+def test_sign_renew_says_when_it_renews_a_grant_for_a_revoked_certificate(pki, signed):
+    revoke(pki, "sub")
+    r = _run("sign", str(signed / "permissions"), "--ca", str(pki.directory), "--renew")
+    assert r.exit_code == 0, r.output
+    warnings = [line for line in r.output.splitlines() if "warning" in line]
+    assert len(warnings) == 1 and "sub.p7s" in warnings[0] and "revoked" in warnings[0]
