@@ -140,7 +140,6 @@ def sarif(reports: list[FileReport], version: str) -> dict:
              for r in reports if r.error]
     return {"$schema": SARIF_SCHEMA_URI, "version": "2.1.0", "runs": [{
         "tool": {"driver": {"name": "govkit", "version": version,
-                            "informationUri": "https://pypi.org/project/govkit/",
                             "rules": [_sarif_rule(r) for r in rules]}},
         "invocations": [{"executionSuccessful": not notes,
                          "toolExecutionNotifications": notes}],
