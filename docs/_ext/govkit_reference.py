@@ -162,9 +162,50 @@ def figures_page() -> str:
     return "\n".join(lines) + "\n"
 
 
+def _json_type(prop: dict) -> str:
+    if "const" in prop:
+        return code(prop["const"])
+    if "enum" in prop:
+        return " or ".join(code(v if v is not None else "null") for v in prop["enum"])
+    kind = prop.get("type", "object" if "$ref" in prop else "any")
+    kinds = kind if isinstance(kind, list) else [kind]
+    if "array" in kinds and isinstance(prop.get("items"), dict):
+        inner = _json_type(prop["items"])
+        return " or ".join(f"array of {inner}" if k == "array" else k for k in kinds)
+    return " or ".join(kinds)
+
+
+def json_output_page() -> str:
+    import json
+
+    from govkit.common.paths import JSON_SCHEMAS_DIR
+    lines = ["# JSON output", "", NOTE.strip(), "",
+             "Every `--json` output is one object `{\"schema\": \"govkit.COMMAND/N\", ...}`: "
+             "the `schema` field names the command and the version of its format. N changes "
+             "when a field changes meaning or goes away, not when one is added, so a reader "
+             "checks `schema` and ignores fields it does not know. Each format has a JSON "
+             "Schema (draft 2020-12) in the package, `govkit/schemas/json/COMMAND.schema.json` "
+             "(`schemas/json/` in the repository), and so has results.json "
+             "(`bench.schema.json`, see [results.json](results-json.md)); the tests validate "
+             "every command's real output against them. Booleans are JSON booleans; a value "
+             "that does not apply is `null`. `govkit lint --output-format sarif|github|junit` "
+             "writes the formats other tools read (see the "
+             "[checking guide](../guide/checking.md)).", ""]
+    for path in sorted(JSON_SCHEMAS_DIR.glob("*.schema.json")):
+        schema = json.loads(path.read_text())
+        lines += [f"## {schema['title']}", "", schema["description"], "",
+                  f"Schema file: {code(path.name)}.", "",
+                  "| field | type | required |", "|---|---|---|"]
+        required = set(schema.get("required", []))
+        lines += [f"| {code(k)} | {cell(_json_type(v))} | {'yes' if k in required else ''} |"
+                  for k, v in schema["properties"].items()]
+        lines.append("")
+    return "\n".join(lines)
+
+
 PAGES = {"cli.md": cli_page, "lint-rules.md": lint_rules_page, "profiles.md": profiles_page,
          "runners.md": runners_page, "exit-codes.md": exit_codes_page, "flags.md": flags_page,
-         "figures.md": figures_page}
+         "figures.md": figures_page, "json-output.md": json_output_page}
 
 
 def write_pages(directory: Path = REFERENCE) -> list[Path]:

@@ -100,6 +100,15 @@ class Profile:
         return {"name": self.name, "aliases": self.aliases, "security": self.security,
                 **{k: v for k, v in d.items() if k != "name"}, "settings": settings}
 
+    def listing_json(self) -> dict:
+        """`profiles --json`: to_json() with the XML booleans ("true"/"false") as JSON
+        booleans (results.json keeps to_json()'s strings: its readers compare them)."""
+        def typed(v):
+            return {"true": True, "false": False}.get(v, v) if isinstance(v, str) else v
+        d = self.to_json()
+        return {**{k: typed(v) for k, v in d.items() if k != "settings"},
+                "settings": {k: typed(v) for k, v in d["settings"].items()}}
+
 
 # The unsecured baseline every overhead is measured against (the first catalog row).
 BASELINE = "none"

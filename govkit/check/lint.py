@@ -23,6 +23,7 @@ from govkit.check import validate
 from govkit.check.rules import RULES, Rule, Severity, rules_table, selected_rules
 from govkit.check.rules.registry import SEVERITY_RANK, WORK_BUDGET, Context
 from govkit.check.rules.targets import read_as_target
+from govkit.check.suppress import apply_suppressions, find_suppressions
 from govkit.check.xsd import schema_findings
 from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.common.findings import DocumentKind, Finding
@@ -68,10 +69,12 @@ class FileReport:
     kind: DocumentKind | None = None
     findings: list[LintFinding] = field(default_factory=list)
     error: str | None = None          # the file could not be read at all (exit 2)
+    suppressed: int = 0               # findings a `govkit: ignore` comment left out
 
     def to_json(self) -> dict:
         return {"file": self.file, "kind": self.kind.value if self.kind else None,
-                "error": self.error, "findings": [f.to_json() for f in self.findings]}
+                "error": self.error, "findings": [f.to_json() for f in self.findings],
+                "suppressed": self.suppressed}
 
 
 # --------------------------------------------------------------------------- the stage
@@ -124,8 +127,23 @@ def lint_bytes(data: bytes, filename: str, options: LintOptions, rules: list[Rul
         report.findings.append(_finding(doc.filename, doc, RULES["GK003"], doc.root, (
             f"stopped comparing rules with each other after {WORK_BUDGET} "
             "comparisons; rules that never apply may be unreported")))
+    _suppress(report, data, doc.filename, chosen)
     report.findings.sort(key=lambda f: (f.line, f.column, f.rule))
     return report
+
+
+def _suppress(report: FileReport, data: bytes, filename: str, chosen: set[str]) -> None:
+    """Leave out what `govkit: ignore` comments cover; a wrong one is a GK004 finding."""
+    found = find_suppressions(data)
+    if not found:
+        return
+    report.findings, report.suppressed, problems = apply_suppressions(report.findings, found,
+                                                                      chosen)
+    if "GK004" in chosen:
+        rule = RULES["GK004"]
+        report.findings += [LintFinding(filename, s.line, s.column, rule.id, rule.name,
+                                        rule.severity, message, rule.why)
+                            for s, message in problems]
 
 
 def lint_paths(paths: list[Path], options: LintOptions) -> list[FileReport]:

@@ -17,7 +17,7 @@ from govkit.cli.common import (
     ProfileOpt,
     ProfilesOpt,
     err,
-    json_text,
+    json_document,
     out,
     print_errors,
     print_lines,
@@ -53,15 +53,17 @@ JobsOpt = Annotated[int | None, typer.Option(
     "--jobs", min=1, max=MAX_JOBS,
     help=f"Worker processes, 1 to {MAX_JOBS} (default: one per CPU when there are many "
          "files).")]
+JsonOpt = Annotated[bool, typer.Option(
+    "--json", help="JSON, as {\"schema\": \"govkit.COMMAND/1\", ...} (its JSON Schema: "
+                   "govkit/schemas/json/COMMAND.schema.json).")]
 
 
-def profiles(as_json: Annotated[bool, typer.Option("--json", help="JSON list.")] = False,
-             profiles_file: ProfilesOpt = None):
+def profiles(as_json: JsonOpt = False, profiles_file: ProfilesOpt = None):
     """List the protection-profile catalog (and your own, from --profiles or govkit.toml)."""
     from govkit.catalog.profiles import known_profiles
     use_profiles_file(profiles_file)
     if as_json:
-        print(json_text([p.to_json() for p in known_profiles()]))
+        print(json_document("profiles", profiles=[p.listing_json() for p in known_profiles()]))
         return
     from rich.table import Table
     cols = {"name": "name", "aliases": "seed alias", "allow_unauthenticated_participants":
@@ -77,7 +79,7 @@ def profiles(as_json: Annotated[bool, typer.Option("--json", help="JSON list.")]
 
 
 def validate(files: Annotated[list[Path], typer.Argument(help="XML or signed S/MIME files.")],
-             as_json: Annotated[bool, typer.Option("--json")] = False):
+             as_json: JsonOpt = False):
     """Validate governance/permissions documents against the DDS Security 1.1 schemas."""
     from govkit.check.validate import validate_file
     report, code = [], EXIT_OK
@@ -99,7 +101,7 @@ def validate(files: Annotated[list[Path], typer.Argument(help="XML or signed S/M
             if not findings:
                 out.print(f"{f}: valid", markup=False)
     if as_json:
-        print(json_text(report))
+        print(json_document("validate", files=report))
     raise typer.Exit(code)
 
 
@@ -256,7 +258,7 @@ def sign(paths: Annotated[list[Path] | None, typer.Argument(
 
 def verify(files: Annotated[list[Path], typer.Argument(help="Signed .p7s files.")],
            ca: VerifyCaOpt = Path("pki"),
-           as_json: Annotated[bool, typer.Option("--json")] = False, jobs: JobsOpt = None):
+           as_json: JsonOpt = False, jobs: JobsOpt = None):
     """Verify signatures as OpenSSL and Cyclone DDS do, and validate the signed documents."""
     from govkit.pki.testpki import load_certificate, permissions_ca_paths
     from govkit.smime import Verification
@@ -286,5 +288,5 @@ def verify(files: Annotated[list[Path], typer.Argument(help="Signed .p7s files."
         lines += [f"{r.file}: {p}" for p in r.problems]
     print_lines(lines)
     if as_json:
-        print(json_text([r.to_json() for r in results]))
+        print(json_document("verify", files=[r.to_json() for r in results]))
     raise typer.Exit(code)

@@ -32,7 +32,7 @@ from govkit.cli.common import (
     ProfileOpt,
     ProfilesOpt,
     err,
-    json_text,
+    json_document,
     out,
     run,
     use_profiles_file,
@@ -280,7 +280,9 @@ def wire_check(
     ca: CaOpt = Path("pki"),
     build: BuildOpt = Path("build"),
     pin: PinOpt = True,
-    as_json: Annotated[bool, typer.Option("--json", help="The records as JSON.")] = False,
+    as_json: Annotated[bool, typer.Option(
+        "--json", help="The records as JSON, {\"schema\": \"govkit.wire-check/1\", "
+                       "\"points\", \"profiles\"}.")] = False,
 ):
     """Run each profile's point once with its traffic captured (root or CAP_NET_RAW) and
     check what it put on the wire against its governance; no benchmark, no results dir."""
@@ -295,7 +297,7 @@ def wire_check(
         wire_expect=run(get_profile, expect) if expect else None)
     outcome = run(run_wire_check, opts, err)
     if as_json:
-        print(json_text({"points": outcome.wire, "profiles": outcome.wire_profiles}))
+        print(json_document("wire-check", points=outcome.wire, profiles=outcome.wire_profiles))
     else:
         table = wire_table(outcome.wire)
         if table is not None:

@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 import typer
 
 from govkit.catalog.targets import DEFAULT_TARGET, TARGETS
-from govkit.cli.common import err, fail, json_text, out, run
+from govkit.cli.common import err, fail, json_document, out, run
 from govkit.common.errors import EXIT_INVALID, EXIT_OK, EXIT_USAGE, GovkitError
 
 # Start-up: nothing heavy at module level (govkit --help imports this module); each
@@ -19,7 +19,15 @@ from govkit.common.errors import EXIT_INVALID, EXIT_OK, EXIT_USAGE, GovkitError
 
 TargetName = Literal[tuple(TARGETS)]
 SeverityName = Literal["error", "warning", "info"]
-JsonOpt = Annotated[bool, typer.Option("--json", help="JSON (its fields: docs/guide/checking.md).")]
+# govkit.check.output_formats.OUTPUT_FORMATS (not imported: it loads lxml; a test keeps
+# the two the same)
+OUTPUT_FORMATS = ("full", "concise", "json", "github", "sarif", "junit")
+OutputFormat = Literal[OUTPUT_FORMATS]
+MAX_WARN_DAYS = 100_000   # govkit.check.config.MAX_WARN_DAYS (a test keeps them the same)
+CONFIGURED = ", or the [tool.govkit.lint] / govkit.toml [lint] setting"
+JsonOpt = Annotated[bool, typer.Option(
+    "--json", help="JSON, as {\"schema\": \"govkit.COMMAND/1\", ...} (fields: "
+                   "docs/guide/checking.md; JSON Schema: govkit/schemas/json/).")]
 
 
 def lint(
@@ -28,34 +36,46 @@ def lint(
     ca: Annotated[Path | None, typer.Option(
         "--ca", help="Identity certificates to check grants against: a directory of PEM "
                      "files (e.g. a test PKI) or one PEM file; never created here.")] = None,
-    target: Annotated[TargetName, typer.Option(
-        "--target", metavar=f"[{'|'.join(TARGETS)}]",
-        help="Whose reading to check: omg (the specification, warning about every known "
-             "implementation that differs) or one implementation.")
-    ] = DEFAULT_TARGET,
-    warn_days: Annotated[int, typer.Option(
-        "--warn-days", min=0, help="Warn when a grant expires within this many days.")] = 30,
-    fail_on: Annotated[SeverityName, typer.Option(
-        "--fail-on", metavar="[error|warning|info]",
-        help="Exit 1 when a finding has at least this severity.")] = "error",
+    target: Annotated[TargetName | None, typer.Option(
+        "--target", metavar=f"[{'|'.join(TARGETS)}]", show_default=False,
+        help=f"Whose reading to check: omg (the specification, warning about every known "
+             f"implementation that differs) or one implementation. Default: "
+             f"{DEFAULT_TARGET}{CONFIGURED}")] = None,
+    warn_days: Annotated[int | None, typer.Option(
+        "--warn-days", min=0, max=MAX_WARN_DAYS, show_default=False,
+        help=f"Warn when a grant expires within this many days. Default: 30{CONFIGURED}"
+    )] = None,
+    fail_on: Annotated[SeverityName | None, typer.Option(
+        "--fail-on", metavar="[error|warning|info]", show_default=False,
+        help=f"Exit 1 when a finding has at least this severity. Default: error"
+             f"{CONFIGURED}")] = None,
     select: Annotated[list[str] | None, typer.Option(
         "--select", help="Only these rules: ids, id prefixes (GK2) or names, comma-separated "
                          "or repeated; ALL for every rule.")] = None,
     ignore: Annotated[list[str] | None, typer.Option(
-        "--ignore", help="Leave out these rules (same forms as --select).")] = None,
-    as_json: JsonOpt = False,
+        "--ignore", help="Leave out these rules (same forms as --select); a "
+                         "'<!-- govkit: ignore RULE -->' comment leaves out one line's.")] = None,
+    as_json: Annotated[bool, typer.Option(
+        "--json", help="The same as --output-format json (schema govkit.lint/1).")] = False,
+    output_format: Annotated[OutputFormat | None, typer.Option(
+        "--output-format", metavar=f"[{'|'.join(OUTPUT_FORMATS)}]", show_default=False,
+        help=f"full (each finding with why it matters), concise (one line each), json, "
+             f"github (Actions annotations), sarif (2.1.0, code scanning), junit (XML, one "
+             f"testcase per file). Default: full{CONFIGURED}")] = None,
     list_rules: Annotated[bool, typer.Option(
         "--rules", help="List every rule with its id, severity, why and an example.")] = False,
 ):
     """Check what the XSD cannot: rules that never apply, what leaks, subjects, validity."""
+    from govkit import __version__
+    from govkit.check.config import lint_settings
     from govkit.check.lint import LintOptions, lint_paths, worst
+    from govkit.check.output_formats import format_lint
     from govkit.check.rules import rules_table
     from govkit.check.rules.registry import SEVERITY_RANK
     if list_rules:
         table = rules_table()
         if as_json:
-            print(json_text({"schema": "govkit.lint-rules/1",
-                             "rules": [r.to_json() for r in table]}))
+            print(json_document("lint-rules", rules=[r.to_json() for r in table]))
             return
         for r in table:
             kinds = ", ".join(k.value for k in r.kinds)
@@ -67,30 +87,23 @@ def lint(
         return
     if not files:
         fail(GovkitError("give the files to lint (or --rules)"))
-    options = LintOptions(target=target, warn_days=warn_days, ca=ca, select=select or [],
-                          ignore=ignore or [])
+    s = run(lint_settings, {"target": target, "warn-days": warn_days, "fail-on": fail_on,
+                            "select": select, "ignore": ignore,
+                            "output-format": "json" if as_json else output_format}, Path.cwd())
+    target, fail_on, fmt = s["target"], s["fail-on"], s["output-format"]
+    options = LintOptions(target=target, warn_days=s["warn-days"], ca=ca, select=s["select"],
+                          ignore=s["ignore"])
     reports = run(lint_paths, files, options)
     code = EXIT_USAGE if any(r.error for r in reports) else EXIT_OK
     if worst(reports) >= SEVERITY_RANK[fail_on]:
         code = max(code, EXIT_INVALID)
-    counts = {s: sum(f.severity == s for r in reports for f in r.findings)
-              for s in ("error", "warning", "info")}
-    if as_json:
-        print(json_text({"schema": "govkit.lint/1", "target": target,
-                         "files": [r.to_json() for r in reports],
-                         "summary": {**counts, "files": len(reports),
-                                     "unreadable": sum(bool(r.error) for r in reports)}}))
-        raise typer.Exit(code)
-    for r in reports:
-        if r.error:
-            err.print(f"govkit: {r.error}", markup=False)
-        for f in r.findings:
-            out.print(str(f), markup=False)
-    total = sum(counts.values())
-    summary = ", ".join(f"{n} {s}{'s' if n != 1 and s != 'info' else ''}"
-                        for s, n in counts.items() if n)
-    out.print(f"{len(reports)} file(s), target {target}: "
-              f"{summary if total else 'no findings'}", markup=False)
+    if fmt in ("full", "concise"):   # the machine formats carry unreadable files inside
+        for r in reports:
+            if r.error:
+                err.print(f"govkit: {r.error}", markup=False)
+    text = format_lint(fmt, reports, target, fail_on, __version__)
+    if text:
+        print(text)
     raise typer.Exit(code)
 
 
@@ -100,8 +113,7 @@ def identify(files: Annotated[list[Path], typer.Argument(help="Governance docume
     from govkit.check.identify import identification_text, identify_paths
     results = identify_paths(files)
     if as_json:
-        print(json_text({"schema": "govkit.identify/1",
-                         "files": [r.to_json() for r in results]}))
+        print(json_document("identify", files=[r.to_json() for r in results]))
     else:
         for r in results:
             (err if r.error and r.kind is None else out).print(identification_text(r), markup=False)
@@ -118,7 +130,7 @@ def explain(file: Annotated[Path, typer.Argument(help="A governance or permissio
     from govkit.check.loaded import load_document
     explanation = explain_document(run(load_document, file))
     if as_json:
-        print(json_text({"schema": "govkit.explain/1", **explanation}))
+        print(json_document("explain", **explanation))
     else:
         out.print(explanation_text(explanation), markup=False)
 
@@ -137,9 +149,9 @@ def diff(a: Annotated[Path, typer.Argument(help="The first document (A).")],
                       f"XSD ({len(d.problems)} problem(s), see govkit validate); compared as "
                       "read leniently", markup=False)
     if as_json:
-        print(json_text({"schema": "govkit.diff/1", "a": str(a), "b": str(b),
-                         "kind": docs[0].kind.value, "same": not changes,
-                         "changes": [c.to_json() for c in changes]}))
+        print(json_document("diff", a=str(a), b=str(b),
+                                         kind=docs[0].kind.value, same=not changes,
+                            changes=[c.to_json() for c in changes]))
     else:
         for c in changes:
             out.print(str(c), markup=False)

@@ -57,6 +57,13 @@ def json_text(obj) -> str:
     return json.dumps(obj, indent=2)
 
 
+def json_document(command: str, **fields) -> str:
+    """A command's --json output: one wrapper for every command, `{"schema":
+    "govkit.COMMAND/1", ...}` (schemas/json/COMMAND.schema.json describes each); the version
+    changes when a field changes meaning or goes away, not when one is added."""
+    return json_text({"schema": f"govkit.{command}/1", **fields})
+
+
 def print_lines(lines) -> None:
     """Many plain lines to stdout at once (rich prints one line in tens of µs: 20,000
     "wrote" lines would take longer than writing the files)."""

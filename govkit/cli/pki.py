@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from govkit.cli.common import json_text, out, print_lines, run
+from govkit.cli.common import json_document, out, print_lines, run
 
 # Start-up: nothing heavy at module level (govkit --help imports this module).
 
@@ -70,7 +70,9 @@ def pki_status(
                             "default build/).")] = None,
     warn_days: Annotated[int, typer.Option(
         "--warn-days", min=0, help="Exit 1 if anything expires within this many days.")] = 30,
-    as_json: Annotated[bool, typer.Option("--json")] = False,
+    as_json: Annotated[bool, typer.Option(
+        "--json", help="JSON, as {\"schema\": \"govkit.pki-status/1\", ...} (its JSON "
+                       "Schema: govkit/schemas/json/pki-status.schema.json).")] = False,
 ):
     """Every CA, participant certificate, CRL, signed governance and permissions grant:
     validity, days left, revoked or not. Exit 1 if anything is expired, expires within
@@ -79,9 +81,9 @@ def pki_status(
     from govkit.smime.status import lifecycle_status
     status = run(lifecycle_status, ca, documents or None, warn_days)
     if as_json:
-        print(json_text({"now": status.now.isoformat(), "warn_days": warn_days,
-                         "exit_code": status.exit_code,
-                         "items": [i.to_json(status.now) for i in status.items]}))
+        print(json_document("pki-status", now=status.now.isoformat(), warn_days=warn_days,
+                            exit_code=status.exit_code,
+                            items=[i.to_json(status.now) for i in status.items]))
     else:
         print_lines(status_lines(status))
     raise typer.Exit(status.exit_code)

@@ -17,6 +17,9 @@ def _resource_dir(name: str) -> Path:
 
 TEMPLATES_DIR = _resource_dir("templates")
 SCHEMAS_DIR = _resource_dir("schemas")
+# The JSON Schema (draft 2020-12) of results.json (bench) and of each command's --json
+# output: COMMAND.schema.json describes {"schema": "govkit.COMMAND/N", ...}.
+JSON_SCHEMAS_DIR = SCHEMAS_DIR / "json"
 # The XSD of each document kind (govkit.common.findings.DocumentKind values).
 SCHEMA_FILES = {"governance": "governance.xsd", "permissions": "permissions.xsd"}
 DATA_DIR = _PACKAGE / "catalog" / "data"

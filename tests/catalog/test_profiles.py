@@ -128,7 +128,9 @@ def test_select_profiles():
 def test_cli_profiles_json():
     result = CliRunner().invoke(app, ["profiles", "--json"])
     assert result.exit_code == 0, result.output
-    data = json.loads(result.stdout)
+    doc = json.loads(result.stdout)
+    assert doc["schema"] == "govkit.profiles/1"
+    data = doc["profiles"]
     assert [d["name"] for d in data] == [row[0] for row in EXPECTED]
     for d in data:
         assert JSON_KEYS <= d.keys()
@@ -136,14 +138,18 @@ def test_cli_profiles_json():
         secured = name != "none"
         assert d["aliases"] == ([] if alias == name else [alias])
         assert d["security"] is secured
-        assert d["allow_unauthenticated_participants"] == allow
+        # XML's "true"/"false" as JSON booleans (issue 23)
+        assert d["allow_unauthenticated_participants"] == \
+            {"true": True, "false": False}.get(allow, allow)
         assert d["rtps_protection_kind"] == rtps
         assert d["metadata_protection_kind"] == metadata
         assert d["data_protection_kind"] == data_kind
         assert d["perftest_governance_file"] == perftest_file
         for key in ("enable_join_access_control", "discovery_protection_kind",
                     "liveliness_protection_kind"):
-            assert d[key] == (EXPECTED_COMMON[key] if secured else None)
+            want = EXPECTED_COMMON[key] if secured else None
+            assert d[key] == {"true": True, "false": False}.get(want, want)
+        assert all(v not in ("true", "false") for v in d["settings"].values())
 
 
 def test_cli_profiles_table_lists_every_profile():

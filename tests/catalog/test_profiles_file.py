@@ -131,7 +131,7 @@ def test_cli_lists_them_and_refuses_a_bad_file_with_exit_2(tmp_path, monkeypatch
     (tmp_path / "p.toml").write_text(GOOD)
     listed = CliRunner().invoke(app, ["profiles", "--profiles", "p.toml", "--json"])
     assert listed.exit_code == 0, listed.output
-    names = [p["name"] for p in json.loads(listed.stdout)]
+    names = [p["name"] for p in json.loads(listed.stdout)["profiles"]]
     assert names[:7] == [p.name for p in catalog.PROFILES]
     assert names[7:] == ["sros2_kinds", "signed_data"]
     (tmp_path / "bad.toml").write_text(GOOD.replace('"ENCRYPT"\n\n', '"ENCRYPTED"\n\n'))

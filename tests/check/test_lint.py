@@ -117,8 +117,10 @@ def test_bad_fixture_fires_where_marked(rule_id, identities, monkeypatch):
     for f in got:
         assert f.severity == RULES[rule_id].severity or RULES[rule_id].note, f
         assert f.why == RULES[rule_id].why and not f.message.endswith(".")
-        if rule_id != "GK001":   # a syntax error's column is where the parser stopped
-            at = lines[f.line - 1][f.column - 1:]
+        at = lines[f.line - 1][f.column - 1:]
+        if rule_id == "GK004":   # a suppression: the comment itself
+            assert at.startswith("<!-- govkit: ignore"), (str(f), at)
+        elif rule_id != "GK001":   # a syntax error's column is where the parser stopped
             assert at.startswith("<") and not at.startswith("<!--"), (str(f), at)
 
 
@@ -133,7 +135,8 @@ def test_rules_are_data_with_a_why_and_an_example():
     for r in RULES.values():
         assert re.fullmatch(r"GK\d{3}", r.id) and r.name and r.why and r.example
         assert not r.why.endswith(".")
-        assert r.check is not None or r.id in {"GK001", "GK002", "GK003", "GK301", "GK302"}
+        assert r.check is not None or r.id in {"GK001", "GK002", "GK003", "GK004", "GK301",
+                                               "GK302"}
     assert len({r.name for r in RULES.values()}) == len(RULES)
 
 
@@ -319,7 +322,7 @@ def test_cli_text_and_json(run):
     data = json.loads(run("lint", "--json", "--ignore", "GK10", bad).stdout)
     assert data["schema"] == "govkit.lint/1" and data["target"] == "omg"
     assert data["summary"] == {"error": 0, "warning": 0, "info": 0, "files": 1,
-                               "unreadable": 0}
+                               "unreadable": 0, "suppressed": 0}
     (f,) = json.loads(run("lint", "--json", bad).stdout)["files"][0]["findings"]
     assert set(f) == {"file", "line", "column", "rule", "name", "severity", "message", "why"}
 

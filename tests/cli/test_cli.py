@@ -114,7 +114,9 @@ def test_three_commands_on_a_fresh_directory(cwd, run):
     every = run("verify", "--ca", "pki", "--json", *sorted(
         str(p.relative_to(cwd)) for p in cwd.rglob("*.p7s")))
     assert every.exit_code == 0, every.output
-    report = json.loads(every.stdout)
+    doc = json.loads(every.stdout)
+    assert doc["schema"] == "govkit.verify/1"
+    report = doc["files"]
     assert [r["ok"] for r in report] == [True, True, True]
     assert [r["kind"] for r in report] == ["governance", "permissions", "permissions"]
     assert set(report[0]) == {"file", "ok", "problems", "signer", "kind", "warnings"}
@@ -191,7 +193,9 @@ def test_validate_exit_codes_and_json(cwd, run):
 
     js = run("validate", "--json", good, "bad_governance.xml", "missing.xml")
     assert js.exit_code == 2
-    report = json.loads(js.stdout)
+    doc = json.loads(js.stdout)
+    assert doc["schema"] == "govkit.validate/1"
+    report = doc["files"]
     assert [r["file"] for r in report] == [good, "bad_governance.xml", "missing.xml"]
     assert [r["valid"] for r in report] == [True, False, False]
     assert report[0]["findings"] == []
@@ -348,7 +352,7 @@ def test_verify_reports_every_file(cwd, run):
     assert result.stderr.startswith("govkit: missing.p7s: cannot read")
     js = run("verify", "--json", good, "missing.p7s")
     assert js.exit_code == 2
-    report = json.loads(js.stdout)
+    report = json.loads(js.stdout)["files"]
     assert [(r["file"], r["ok"]) for r in report] == [(good, True), ("missing.p7s", False)]
 
 

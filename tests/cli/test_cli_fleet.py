@@ -88,7 +88,7 @@ def test_generate_sign_verify_a_fleet(cwd, jobs):
     files = sorted(str(p.relative_to(cwd)) for p in cwd.rglob("*.p7s"))
     verify = run("verify", "--ca", "pki", "--jobs", jobs, "--json", *files)
     assert verify.exit_code == 0, verify.output
-    assert [r["ok"] for r in json.loads(verify.stdout)] == [True] * 3
+    assert [r["ok"] for r in json.loads(verify.stdout)["files"]] == [True] * 3
 
     # one more participant, and the governance: only the new one is created
     Path("fleet.csv").write_text(FLEET + "robot-3\n")

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import pytest
 from helpers.dds import needs_cyclone
+from helpers.json_schemas import assert_valid
 from helpers.require import missing
 
 from govkit.bench import repeat as bench
@@ -200,6 +201,8 @@ def test_wrong_pairing_is_a_mismatch_and_exit_1(capture_ok, tmp_path):
                 "1", "--json", cwd=tmp_path)
     assert r.returncode == 1, r.stdout + r.stderr
     out = json.loads(r.stdout)
+    assert out["schema"] == "govkit.wire-check/1"
+    assert_valid(out, "wire-check")
     assert out["profiles"]["rtps_encrypt"]["verdict"] == "mismatch"
     reasons = "\n".join(out["profiles"]["rtps_encrypt"]["reasons"])
     assert "rtps protection: expected none on every user-traffic message; observed GCM on " \

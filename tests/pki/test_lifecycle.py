@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from cryptography import x509
 from helpers.dds import needs_cyclone
+from helpers.json_schemas import assert_valid
 from typer.testing import CliRunner
 
 from govkit.cli.main import app
@@ -158,6 +159,8 @@ def test_status_of_a_fresh_pki_is_clean_and_lists_everything(pki, signed):
         assert word in r.output
     r = _run("pki", "status", str(pki.directory), "--documents", str(signed), "--json")
     doc = json.loads(r.output)
+    assert doc["schema"] == "govkit.pki-status/1"
+    assert_valid(doc, "pki-status")
     kinds = {i["kind"] for i in doc["items"]}
     assert {"identity CA", "permissions CA", "participant", "governance", "grant"} <= kinds
     grants = [i for i in doc["items"] if i["kind"] == "grant"]
@@ -185,6 +188,7 @@ def test_status_names_a_revoked_participant_still_granted(pki, signed):
     assert not any(" pub:" in line or "other" in line for line in problems), problems
     doc = json.loads(_run("pki", "status", str(pki.directory), "--documents", str(signed),
                           "--json").output)
+    assert_valid(doc, "pki-status")
     revoked = {i["name"] for i in doc["items"] if i["revoked"]}
     assert revoked == {"sub", "sub.p7s:sub"} and doc["exit_code"] == 1
     crl = [i for i in doc["items"] if i["kind"] == "CRL"]

@@ -52,6 +52,8 @@ def test_wheel_installs_and_runs_generate_sign_verify(tmp_path):
     for expected in ("govkit/templates/governance.xml.j2", "govkit/templates/permissions.xml.j2",
                      "govkit/templates/cyclonedds.xml.j2", "govkit/templates/report.html.j2",
                      "govkit/schemas/governance.xsd", "govkit/schemas/permissions.xsd",
+                     "govkit/schemas/json/bench.schema.json",
+                     "govkit/schemas/json/lint.schema.json",
                      "govkit/catalog/data/rti_published.csv",
                      "govkit/runners/native/fastdds_perf.cpp",
                      "govkit/runners/native/cyclone_perf.c",

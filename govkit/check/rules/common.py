@@ -26,6 +26,10 @@ declare("GK002", "schema", "error", BOTH,
 declare("GK003", "analysis-limit", "info", BOTH,
         "Pairwise rule comparisons stopped at a budget, so some overlaps may be unreported",
         "a governance document with thousands of topic_rules")
+declare("GK004", "suppression", "warning", BOTH,
+        "A 'govkit: ignore' comment that names no rule or suppresses nothing hides nothing "
+        "today, and tomorrow the next real finding on its line",
+        "<!-- govkit: ignore GK999 -->")
 
 
 def children(elem, name: str) -> list:
