@@ -62,6 +62,9 @@ def _text_format(reports: list[FileReport], target: str, full: bool) -> str:
     counts = summary_counts(reports)
     said = ", ".join(f"{n} {s}{'s' if n != 1 and s != 'info' else ''}"
                      for s, n in counts.items() if n)
+    unreadable = sum(r.error is not None for r in reports)
+    if unreadable:       # "no findings" would be false: those files were never looked at
+        said = ", ".join(x for x in (said, f"{unreadable} unreadable (not linted)") if x)
     lines.append(f"{len(reports)} file(s), target {target}: {said or 'no findings'}")
     return "\n".join(lines)
 

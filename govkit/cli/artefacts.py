@@ -219,6 +219,10 @@ def generate(profile: ProfileOpt = None, all_profiles: AllOpt = False,
                  window)
     _warn_stale(pki, result.stale if fleet is None else [])
     print_lines(f"wrote {path}" for path in result.written)
+    for p in chosen:
+        if not p.security:      # said, not silently skipped: there is nothing to write
+            err.print(f"govkit: {p.name}: no governance document (the baseline runs without "
+                      f"the security plugins); permissions only", markup=False)
     print_errors(result.errors)
     if result.errors:
         raise typer.Exit(max(e.exit_code for e in result.errors))
@@ -240,6 +244,10 @@ def sign(paths: Annotated[list[Path] | None, typer.Argument(
                   "dates otherwise)")
         raise typer.Exit(EXIT_USAGE)
     cert, key = run(permissions_ca_paths, ca, "sign", need_key=True)
+    if not paths and not Path("build").exists():
+        err.print("govkit: build: no such directory: run `govkit generate` first (it writes "
+                  "the documents to sign there)", markup=False)
+        raise typer.Exit(EXIT_USAGE)
     if renew:
         from govkit.generate.validity import parse_window, renew_permissions
         window = run(parse_window, valid_from, valid_for or 365)

@@ -482,3 +482,24 @@ def test_shell_completion_script_and_answers():
     bad = subprocess.run([govkit, "completion", "tcsh"], capture_output=True, text=True,
                          timeout=60)
     assert bad.returncode == 2 and "unknown shell 'tcsh'" in bad.stderr
+
+
+def test_messages_say_what_happened(tmp_path):
+    """issue 23: `lint` of an unreadable file does not say "no findings"; `sign` before
+    `generate` names what to do; `generate --profile none` says why no governance."""
+    govkit = str(Path(sys.executable).with_name("govkit"))
+
+    def run(*args):
+        return subprocess.run([govkit, *args], cwd=tmp_path, capture_output=True, text=True,
+                              timeout=120)
+
+    r = run("lint", "missing.xml")
+    assert r.returncode == 2 and "no findings" not in r.stdout
+    assert "1 file(s), target omg: 1 unreadable (not linted)" in r.stdout
+    assert run("pki", "init").returncode == 0
+    r = run("sign")
+    assert r.returncode == 2
+    assert "build: no such directory: run `govkit generate` first" in r.stderr
+    r = run("generate", "--profile", "none")
+    assert r.returncode == 0 and "none: no governance document" in r.stderr
+    assert not (tmp_path / "build" / "governance").exists()
