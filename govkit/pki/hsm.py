@@ -36,7 +36,8 @@ HSM_KINDS = ("softhsm",)
 TOKEN_LABEL = "govkit"
 SOFTHSM_DIR = "softhsm"
 INSTALL_HINT = ("install SoftHSM2 and OpenSSL's PKCS#11 engine: `apt-get install softhsm2 "
-                "libengine-pkcs11-openssl` (or run `bash .ci/setup`)")
+                "libengine-pkcs11-openssl` "
+                "(in a govkit checkout, `bash .ci/setup` installs all of it)")
 
 
 def softhsm_conf(pki: TestPKI) -> Path:

@@ -36,7 +36,8 @@ FLAGS: dict[str, Flag] = {f.code: f for f in (
     Flag("trend", "warning", "trend",
          "a longer --warmup lets each repeat settle before it is measured"),
     Flag("failed_repeats", "warning", "failed",
-         "see the FAILED lines above; --resume --out DIR re-runs them"),
+         "each failed repeat and its error is listed (the terminal's FAILED lines, the "
+         "report's failures); --resume --out DIR re-runs them"),
     Flag("stalled_seconds", "warning", "stalls",
          "the subscriber stalled: run again on an idle machine"),
     Flag("lost_samples", "warning", "lost",

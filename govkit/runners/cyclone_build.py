@@ -29,7 +29,8 @@ PROGRAM = "cyclone_perf"
 FLAGS = ("-std=gnu11", "-O2", "-pthread")
 LIBS = ("-lddsc", "-lm")
 INSTALL_HINT = ("install a C compiler and Cyclone DDS with its headers and idlc: `sudo apt-get "
-                "install gcc cyclonedds-dev cyclonedds-tools` (or run `bash .ci/setup`)")
+                "install gcc cyclonedds-dev cyclonedds-tools` "
+                "(in a govkit checkout, `bash .ci/setup` installs all of it)")
 
 
 def compiler() -> str | None:

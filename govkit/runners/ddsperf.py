@@ -43,7 +43,8 @@ METHOD = (
     "samples); govkit keeps every line as a raw row.")
 
 INSTALL_HINT = ("install Cyclone DDS and its security plugins: `sudo apt-get install "
-                "cyclonedds-tools libddsc0debian` (or run `bash .ci/setup`)")
+                "cyclonedds-tools libddsc0debian` "
+                "(in a govkit checkout, `bash .ci/setup` installs all of it)")
 PLUGINS = ("libdds_security_auth.so", "libdds_security_ac.so", "libdds_security_crypto.so")
 
 _LATENCY_RE = re.compile(

@@ -31,7 +31,8 @@ PROGRAM = "fastdds_perf"
 FLAGS = ("-std=c++17", "-O2", "-pthread")
 LIBS = ("-lfastrtps", "-lfastcdr")
 INSTALL_HINT = ("install a C++ compiler and Fast DDS with its headers: `sudo apt-get install "
-                "g++ libfastrtps-dev` (or run `bash .ci/setup`)")
+                "g++ libfastrtps-dev` "
+                "(in a govkit checkout, `bash .ci/setup` installs all of it)")
 _HEADER_MISSING = re.compile(r"fatal error: (fast\w+/\S+): No such file or directory")
 
 
