@@ -218,6 +218,9 @@ def generate(profile: ProfileOpt = None, all_profiles: AllOpt = False,
     result = run(generate_documents, chosen, pki, out_dir, domains, runner, fleet, sign, jobs,
                  window)
     _warn_stale(pki, result.stale if fleet is None else [])
+    for stem, why in pki.stray_identities():
+        err.print(f"govkit: {str(pki.path(stem))!r}: ignored, no permissions written: {why}",
+                  markup=False)
     print_lines(f"wrote {path}" for path in result.written)
     for p in chosen:
         if not p.security:      # said, not silently skipped: there is nothing to write

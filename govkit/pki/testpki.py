@@ -191,7 +191,15 @@ class TestPKI:
 
     def identities(self) -> list[str]:
         """Every participant with a certificate and a key here (a key file or a key in a
-        token), current or not."""
+        token), current or not. A file pair whose name is no participant name (a space, a
+        newline, `--`: put there by hand) is not one: see stray_identities."""
+        return [s for s in self._pairs() if name_problem(s) is None]
+
+    def stray_identities(self) -> list[tuple[str, str]]:
+        """(stem, why) of the certificate and key pairs whose name no participant may have."""
+        return [(s, problem) for s in self._pairs() if (problem := name_problem(s))]
+
+    def _pairs(self) -> list[str]:
         return sorted(p.stem for p in self.directory.glob("*.pem")
                       if p.stem not in _CA_FILES and self.has_key(p.stem))
 

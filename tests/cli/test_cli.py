@@ -503,3 +503,22 @@ def test_messages_say_what_happened(tmp_path):
     r = run("generate", "--profile", "none")
     assert r.returncode == 0 and "none: no governance document" in r.stderr
     assert not (tmp_path / "build" / "governance").exists()
+
+
+def test_stray_identities_in_the_pki_are_named_and_skipped(tmp_path):
+    """issue 23: files put in pki/ by hand under names no participant may have (a space, a
+    newline, `--`) get no permissions document, and govkit says which and why."""
+    govkit = str(Path(sys.executable).with_name("govkit"))
+    assert subprocess.run([govkit, "pki", "init"], cwd=tmp_path, capture_output=True,
+                          timeout=120).returncode == 0
+    for stray in ("a b", "--x", "n\nl"):
+        for suffix in (".pem", ".key"):
+            (tmp_path / "pki" / f"{stray}{suffix}").write_bytes(
+                (tmp_path / "pki" / f"pub{suffix}").read_bytes())
+    r = subprocess.run([govkit, "generate", "--profile", "rtps_sign"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in (tmp_path / "build" / "permissions").iterdir()) == [
+        "pub.xml", "sub.xml"]
+    assert r.stderr.count("ignored, no permissions written") == 3
+    assert "'pki/n\\nl.pem'" in r.stderr and "invalid" in r.stderr
