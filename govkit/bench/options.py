@@ -156,9 +156,21 @@ class BenchOptions:
             if not any(p.name == BASELINE for p in self.profiles):
                 raise GovkitError("--mode discovery pairs every profile with `none`: add "
                                   "--profile none (or use --all-profiles)")
+        self.check_paths()
         if not runner_info(self.runner).networks and not plain:
             raise GovkitError(f"--transport, --net, --hosts and --loss-rate need --runner "
                               f"ddsperf (Cyclone's transports); {self.runner} runs udp on lo")
+
+
+    def check_paths(self) -> None:
+        """What a run would refuse about its paths, refused at once (also by --dry-run):
+        --out, --ca or --build that is a file, a missing --ssh-config, and a --pcap
+        directory (wire-check) that cannot be made."""
+        for option, path in (("--out", self.out), ("--ca", self.ca), ("--build", self.build)):
+            if path is not None and path.exists() and not path.is_dir():
+                raise GovkitError(f"{option} {path}: exists and is not a directory")
+        if self.ssh_config is not None and not self.ssh_config.is_file():
+            raise GovkitError(f"--ssh-config {self.ssh_config}: no such file")
 
 
 @dataclass

@@ -133,6 +133,8 @@ def _run_bench(opts: BenchOptions, console) -> BenchOutcome:
     pin = replace(pin, realtime=realtime[0])
     paths = NetPaths(opts.paths, opts.hosts, opts.peer_addresses, opts.ssh_config)
     if opts.dry_run:
+        if opts.resume:     # the stored run's order, as the real --resume would take it
+            seed = ResultStore.load(opts.out or _latest_results()).doc["settings"]["seed"]
         return _dry_run(opts, runner, cells, seed, pin, realtime[1], paths)
 
     paths.check()       # e.g. no root for --net netns: one line, exit 2, before any work

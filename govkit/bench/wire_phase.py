@@ -9,6 +9,7 @@ never touch.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from govkit.bench.machine import Pinning, pinning
@@ -117,6 +118,13 @@ def wire_check(opts: BenchOptions, console) -> BenchOutcome:
     import tempfile
 
     opts.check()
+    if opts.wire_pcap and opts.out is not None:     # before any signing or capture
+        try:
+            opts.out.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise GovkitError(f"--pcap {opts.out}: cannot create it: {e.strerror}") from None
+        if not os.access(opts.out, os.W_OK | os.X_OK):
+            raise GovkitError(f"--pcap {opts.out}: not writable")
     check_capture(opts.wire_interface)
     runner = get_runner(opts.runner, **opts.runner_options)
     runner.check_installed()

@@ -314,3 +314,34 @@ def test_sigkill_of_govkit_takes_its_runners_with_it(tmp_path):
         for pid in _runners_of(out):
             os.kill(pid, signal.SIGKILL)
     assert left == [], f"ddsperf processes outlived govkit: {left}"
+
+
+def test_dry_run_refuses_what_the_run_would(tmp_path):
+    """issue 23: --dry-run checks the paths the real run refuses, and --resume's dry run
+    shows the stored run's order (its seed), not a new one."""
+    (tmp_path / "afile").write_text("x")
+    r = _govkit("bench", "--profile", "none", "--dry-run", "--out", "afile", cwd=tmp_path)
+    assert r.returncode == 2 and "--out afile: exists and is not a directory" in r.stderr
+    r = _govkit("bench", "--profile", "none", "--dry-run", "--ca", "afile", cwd=tmp_path)
+    assert r.returncode == 2 and "--ca afile: exists and is not a directory" in r.stderr
+    r = _govkit("bench", "--profile", "none", "--dry-run", "--ssh-config", "nope",
+                cwd=tmp_path)
+    assert r.returncode == 2 and "--ssh-config nope: no such file" in r.stderr
+    stored = tmp_path / "old"
+    stored.mkdir()
+    doc = json.loads((Path(__file__).parents[1] / "data/report/full/results.json").read_text())
+    doc["settings"]["seed"] = 424242
+    doc["schema"] = "govkit.bench/3"          # a run this govkit could resume
+    (stored / "results.json").write_text(json.dumps(doc))
+    r = _govkit("bench", "--profile", "none", "--dry-run", "--resume", "--out", "old",
+                cwd=tmp_path)
+    assert r.returncode == 0 and "order seed 424242" in r.stdout, r.stdout + r.stderr
+
+
+def test_wire_check_refuses_an_unusable_pcap_directory_before_any_work(tmp_path):
+    (tmp_path / "afile").write_text("x")
+    r = subprocess.run([GOVKIT, "wire-check", "--profile", "none", "--pcap", "afile/sub"],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                       stdin=subprocess.DEVNULL)
+    assert r.returncode == 2 and "--pcap afile/sub: cannot create it" in r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]     # no pki/, no build/
