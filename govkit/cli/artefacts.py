@@ -41,6 +41,9 @@ ParticipantsOpt = Annotated[Path | None, typer.Option(
 CountOpt = Annotated[int | None, typer.Option(
     "--count", help="N numbered participants PREFIX0.. (tests and benchmarks).")]
 PrefixOpt = Annotated[str, typer.Option("--prefix", help="Name prefix for --count.")]
+ParanoidOpt = Annotated[bool, typer.Option(
+    "--paranoid", help="Check every document in full (schema, lint, own signature), "
+                       "even where govkit proves it valid by construction.")]
 JobsOpt = Annotated[int | None, typer.Option(
     "--jobs", min=1, max=MAX_JOBS,
     help=f"Worker processes, 1 to {MAX_JOBS} (default: one per CPU when there are many "
@@ -149,7 +152,7 @@ def generate(profile: ProfileOpt = None, all_profiles: AllOpt = False,
              sign: Annotated[bool, typer.Option(
                  "--sign", help="Also sign every document (NAME.p7s beside NAME.xml) in the "
                                 "same pass, with the PKI's Permissions CA.")] = False,
-             jobs: JobsOpt = None):
+             jobs: JobsOpt = None, paranoid: ParanoidOpt = False):
     """Render governance per profile and permissions per participant (validated)."""
     from govkit.catalog.profiles import select_profiles
     from govkit.catalog.runners import runner_info
@@ -168,7 +171,8 @@ def generate(profile: ProfileOpt = None, all_profiles: AllOpt = False,
     else:
         pki = run(ensure_identities, ca, fleet, log, single_ca, jobs)
     print_lines(log.messages)
-    result = run(generate_documents, chosen, pki, out_dir, domains, runner, fleet, sign, jobs)
+    result = run(generate_documents, chosen, pki, out_dir, domains, runner, fleet, sign, jobs,
+                 paranoid)
     _warn_stale(pki, result.stale if fleet is None else [])
     print_lines(f"wrote {path}" for path in result.written)
     print_errors(result.errors)
@@ -195,7 +199,8 @@ def sign(paths: Annotated[list[Path] | None, typer.Argument(
 
 def verify(files: Annotated[list[Path], typer.Argument(help="Signed .p7s files.")],
            ca: VerifyCaOpt = Path("pki"),
-           as_json: Annotated[bool, typer.Option("--json")] = False, jobs: JobsOpt = None):
+           as_json: Annotated[bool, typer.Option("--json")] = False, jobs: JobsOpt = None,
+           paranoid: ParanoidOpt = False):
     """Verify signatures as OpenSSL and Cyclone DDS do, and validate the signed documents."""
     from govkit.pki.testpki import load_certificate, permissions_ca_paths
     from govkit.smime import Verification
@@ -203,7 +208,8 @@ def verify(files: Annotated[list[Path], typer.Argument(help="Signed .p7s files."
     cert, _ = run(permissions_ca_paths, ca, "verify", need_key=False)
     ca_cert = run(load_certificate, cert, "Permissions CA certificate")
     results, code, lines = [], EXIT_OK, []
-    for f, r in zip(files, run(verify_files, files, ca_cert, None, jobs), strict=True):
+    for f, r in zip(files, run(verify_files, files, ca_cert, None, jobs,
+                                            paranoid), strict=True):
         if isinstance(r, GovkitError):  # unreadable: said on stderr, and exit 2 at the end
             print_lines(lines)
             lines = []
