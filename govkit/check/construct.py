@@ -51,6 +51,7 @@ _NOT_PLAIN = re.compile("[^\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 # in time, the comparison GK200 makes.
 _DATETIME = re.compile(r"([1-9][0-9]{3})-([0-9]{2})-([0-9]{2})T([01][0-9]|2[0-3]):"
                        r"[0-5][0-9]:[0-5][0-9]Z")
+_META = re.compile("[&<>\"']")   # what escaping changes
 _STRING_TEXT = ("subject_name", "topic", "partition")
 _DATETIME_TEXT = ("not_before", "not_after")
 _SAMPLE = {"string": "s", "comment": "c"}
@@ -78,33 +79,41 @@ class ProvenShape:
     kinds: tuple[frozenset, ...]          # per value: where it sits (string/comment/datetime)
     comments: tuple[int, ...]             # values inside a comment
     lines: tuple[tuple[tuple[int, ...], int], ...]   # (values on a line, bytes left there)
+    least_room: int                       # the least of those
+    one_per_line: bool                    # no line holds two values
     kind: DocumentKind = DocumentKind.PERMISSIONS
 
     def admits(self, values: tuple[str, ...]) -> bool:
+        return self._admits(values, " ".join(values))
+
+    def _admits(self, values: tuple[str, ...], joined: str) -> bool:
+        """`joined`: the values joined by spaces (one scan for all of them)."""
         if len(values) != len(self.kinds):
             return False
-        for v in values:
-            if len(v) > MAX_VALUE or _NOT_PLAIN.search(v):
-                return False
+        longest = max(map(len, values))
+        if longest > MAX_VALUE or _NOT_PLAIN.search(joined):
+            return False
         for i in self.comments:
             v = values[i]
             if "--" in v or v[:1] == "-" or v[-1:] == "-":
                 return False
         nb, na = values[compiled.NOT_BEFORE], values[compiled.NOT_AFTER]
-        if not (_is_datetime(nb) and _is_datetime(na) and nb < na):
+        if not (nb < na and _is_datetime(nb) and _is_datetime(na)):
             return False
+        if self.one_per_line and longest <= self.least_room and joined.isascii() and \
+                _META.search(joined) is None:
+            return True   # escaped as they are, one byte a character, one value a line
         for on_line, room in self.lines:
-            # 24 bytes per character at most (escaped as 5, 4 bytes each in UTF-8)
-            if sum(len(values[i]) for i in on_line) * 24 > room and sum(
-                    len(compiled.escape(values[i]).encode()) for i in on_line) > room:
+            if sum(len(compiled.escape(values[i]).encode()) for i in on_line) > room:
                 return False
         return True
 
     def render(self, values: tuple[str, ...]) -> bytes | None:
         """The document with these values if they are admitted (None: the full path)."""
-        if not self.admits(values):
+        joined = " ".join(values)
+        if not self._admits(values, joined):
             return None
-        data = self.shape.render(values)
+        data = self.shape.render(values, plain=_META.search(joined) is None)
         # CRLF line ends (signing) add a byte per line: refused as the full path would
         if len(data) + data.count(b"\n") > MAX_DOCUMENT_BYTES:
             return None
@@ -177,7 +186,8 @@ def prove(structure: compiled.Structure) -> ProvenShape | None:
             constant = len(re.sub(rb"gk0{12}v[0-9]+x", b"", line)) + 1   # and its CR
             lines.append((on_line, LINE_ROOM - constant))
     return ProvenShape(shape, kinds, tuple(i for i, k in enumerate(kinds) if "comment" in k),
-                       tuple(lines))
+                       tuple(lines), min((room for _, room in lines), default=LINE_ROOM),
+                       all(len(on_line) == 1 for on_line, _ in lines))
 
 
 def render_proven(doc: PermissionsDocument) -> bytes | None:

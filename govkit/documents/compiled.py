@@ -108,9 +108,10 @@ class Shape:
     _format: str = field(repr=False, compare=False, default="")
     _pattern: re.Pattern | None = field(repr=False, compare=False, default=None)
 
-    def render(self, values: tuple[str, ...]) -> bytes:
-        """The document with these values (escaped as Jinja escapes them)."""
-        return self._format.format(*map(escape, values)).encode()
+    def render(self, values: tuple[str, ...], plain: bool = False) -> bytes:
+        """The document with these values (escaped as Jinja escapes them; `plain`: the
+        caller knows none of them has a character escaping changes)."""
+        return self._format.format(*(values if plain else map(escape, values))).encode()
 
     def parse(self, data: bytes) -> tuple[str, ...] | None:
         """The values of `data` if it is exactly a document of this shape, else None."""

@@ -38,8 +38,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cryptography import x509
-from cryptography.exceptions import InvalidSignature
+from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
 
 from govkit import smime
 from govkit.catalog.profiles import get_profile
@@ -150,6 +151,8 @@ class _Worker:
                 self.template = None
         self.identity_ca = x509.load_pem_x509_certificate(settings.identity_ca_pem) \
             if settings.identity_ca_pem else None
+        self.issued = _issued_check(self.identity_ca) if self.identity_ca else None
+        self.pki_prefix = os.path.join(settings.pki_dir or "", "")
         self.checked = False       # one signed document of this worker verified in full
         self.check_all = settings.paranoid   # (or that check failed): every one in full
         self.dirs = settings.staging_dirs or {}
@@ -172,11 +175,10 @@ class _Worker:
     def _permissions(self, index: int, job: PermissionsJob) -> Outcome:
         p = job.participant
         try:   # as TestPKI.stale_participants decides: the current Identity CA issued it
-            pem = read_input(Path(self.settings.pki_dir) / f"{p.name}.pem", MAX_PEM_BYTES,
-                             "certificate")
+            pem = read_input(f"{self.pki_prefix}{p.name}.pem", MAX_PEM_BYTES, "certificate")
             cert = x509.load_pem_x509_certificate(pem)
-            cert.verify_directly_issued_by(self.identity_ca)
-        except (GovkitError, ValueError, TypeError, InvalidSignature):
+            self.issued(cert)
+        except (GovkitError, ValueError, TypeError, InvalidSignature, UnsupportedAlgorithm):
             return Outcome(index, stale=True)
         doc = PermissionsDocument.for_certificate(cert, p.name, self.settings.scope,
                                                   self.settings.domains, grants=p.grants)
@@ -188,8 +190,8 @@ class _Worker:
     def _write(self, path: Path | str, data: bytes, reuse: bool = True) -> None:
         """Into the final directory's StagingDir if it has one, else a temporary beside
         `path`; with `reuse`, an existing file that already holds `data` is left as is."""
-        directory, name = os.path.split(os.fspath(path))
-        staged = self.dirs.get(os.path.normpath(directory or "."))
+        directory, name = os.path.split(path if isinstance(path, str) else os.fspath(path))
+        staged = self.dirs.get(directory) or self.dirs.get(os.path.normpath(directory or "."))
         if reuse and (staged is None or staged.existed) and _holds(Path(path), data):
             return
         if staged is None:
@@ -215,7 +217,7 @@ class _Worker:
         self._write(xml, data)
         if not self.settings.signer_pem:
             return (xml,)
-        return xml, self._sign_text(data.replace(b"\n", b"\r\n"), data, Path(xml))
+        return xml, self._sign_text(data.replace(b"\n", b"\r\n"), data, xml, proven=True)
 
     def _sign_file(self, xml: Path) -> tuple[str, ...]:
         content = read_input(xml, MAX_DOCUMENT_BYTES, "document")
@@ -230,15 +232,19 @@ class _Worker:
     def _sign(self, content: bytes, xml: Path, validated: bool) -> str:
         return self._sign_text(smime.check_signable(content, xml, validated), content, xml)
 
-    def _sign_text(self, text: bytes, content: bytes, xml: Path) -> str:
-        """Sign `text` (the CRLF form of `content`, checked signable) and write the .p7s."""
+    def _sign_text(self, text: bytes, content: bytes, xml: Path | str,
+                   proven: bool = False) -> str:
+        """Sign `text` (the CRLF form of `content`, checked signable) and write the .p7s.
+        `proven`: a document valid by construction, whose signed part reads back
+        unchanged (check.construct)."""
         signed_part = smime.TEXT_HEADER + text
         if self.template is not None:
             signed = smime.smime_message(signed_part,
                                          self.template.sign(signed_part, self._signing_time()))
         else:
             signed = smime.sign_bytes(content, self.cert, self.key)
-        if self.check_all or not self.checked or not _reads_back_unchanged(signed_part):
+        if self.check_all or not self.checked or \
+                not (proven or _reads_back_unchanged(signed_part)):
             first = not self.checked
             try:
                 smime.check_own_signature(signed, xml, self.cert, self.settings.now)
@@ -247,9 +253,38 @@ class _Worker:
                 raise
             finally:
                 self.checked = True
-        out = smime.signed_path(xml)
+        out = f"{xml[:-4]}.p7s" if isinstance(xml, str) and xml.endswith(".xml") else \
+            str(smime.signed_path(xml))
         self._write(out, signed, reuse=False)
-        return str(out)
+        return out
+
+
+_ECDSA_OIDS = {"1.2.840.10045.4.3.2", "1.2.840.10045.4.3.3", "1.2.840.10045.4.3.4"}
+_RSA_OIDS = {"1.2.840.113549.1.1.11", "1.2.840.113549.1.1.12", "1.2.840.113549.1.1.13"}
+
+
+def _issued_check(ca: x509.Certificate):
+    """A function that raises unless the Identity CA `ca` issued a certificate, as
+    `verify_directly_issued_by` decides: the issuer is its subject and its key verifies
+    the signature. The CA's key is taken out of its certificate once (that function does
+    it for every certificate); signatures of other algorithms go to that function."""
+    key, subject = ca.public_key(), ca.subject
+
+    def issued(cert: x509.Certificate) -> None:
+        oid = cert.signature_algorithm_oid.dotted_string
+        if oid in _ECDSA_OIDS and isinstance(key, ec.EllipticCurvePublicKey):
+            if cert.issuer != subject:
+                raise ValueError("issuer name mismatch")
+            key.verify(cert.signature, cert.tbs_certificate_bytes,
+                       ec.ECDSA(cert.signature_hash_algorithm))
+        elif oid in _RSA_OIDS and isinstance(key, rsa.RSAPublicKey):
+            if cert.issuer != subject:
+                raise ValueError("issuer name mismatch")
+            key.verify(cert.signature, cert.tbs_certificate_bytes, padding.PKCS1v15(),
+                       cert.signature_hash_algorithm)
+        else:
+            cert.verify_directly_issued_by(ca)
+    return issued
 
 
 def _init(settings: Settings) -> None:
