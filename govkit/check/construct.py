@@ -216,9 +216,11 @@ class Recognizer:
         """The kind of `data` (a document with LF line ends) if it is a document of a
         learned shape whose values are admitted: valid without a full check."""
         for proven in self.shapes.get(self._key(data), ()):
-            values = proven.shape.parse(data)
+            values = proven.shape.parse(data)   # `data` is the shape's with these values
             if values is not None:
-                return proven.kind if proven.render(values) == data else None
+                admitted = proven.admits(values) and \
+                    len(data) + data.count(b"\n") <= MAX_DOCUMENT_BYTES
+                return proven.kind if admitted else None
         return None
 
     def learn(self, data: bytes) -> None:

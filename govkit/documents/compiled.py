@@ -33,9 +33,10 @@ from govkit.documents.render import DomainSet, PermissionsDocument
 PARTICIPANT, PURPOSE, SUBJECT, NOT_BEFORE, NOT_AFTER = range(5)
 NAMED = ("participant", "purpose", "subject", "not_before", "not_after")
 
-# An escaped value (what `escape` can produce from a value without a line end) in a
-# document; `parse` only finds values with it, rendering decides.
-_ESCAPED = r"(?:[^<>&\"'\n]|&(?:amp|lt|gt|#34|#39);)*"
+# Where an escaped value (what `escape` makes of a value without a line end) may be in a
+# document: `parse` only finds values with it (one character class: fast), rendering the
+# values found decides.
+_ESCAPED = r"[^<>\"'\n]*"
 
 
 def escape(value: str) -> str:
@@ -122,9 +123,15 @@ class Shape:
         found = self._pattern.fullmatch(text)
         if found is None:
             return None
-        groups = found.groupdict()
-        values = tuple(unescape(groups.get(f"v{i}") or "") for i in range(self.structure.size))
-        return values if self.render(values) == data else None
+        present = sorted(set(self.slots))
+        got = found.group(*(f"v{i}" for i in present)) if len(present) > 1 else \
+            (found.group(f"v{present[0]}"),) if present else ()
+        values = [""] * self.structure.size
+        plain = "&" not in text   # then nothing was escaped: the values are as written
+        for i, v in zip(present, got, strict=True):
+            values[i] = v if plain else unescape(v)
+        values = tuple(values)
+        return values if self.render(values, plain=plain) == data else None
 
 
 @lru_cache(maxsize=4096)
