@@ -151,7 +151,7 @@ class _Worker:
                 self.template = None
         self.identity_ca = x509.load_pem_x509_certificate(settings.identity_ca_pem) \
             if settings.identity_ca_pem else None
-        self.issued = _issued_check(self.identity_ca) if self.identity_ca else None
+        self.issued = issued_check(self.identity_ca) if self.identity_ca else None
         self.pki_prefix = os.path.join(settings.pki_dir or "", "")
         self.checked = False       # one signed document of this worker verified in full
         self.check_all = settings.paranoid   # (or that check failed): every one in full
@@ -263,7 +263,7 @@ _ECDSA_OIDS = {"1.2.840.10045.4.3.2", "1.2.840.10045.4.3.3", "1.2.840.10045.4.3.
 _RSA_OIDS = {"1.2.840.113549.1.1.11", "1.2.840.113549.1.1.12", "1.2.840.113549.1.1.13"}
 
 
-def _issued_check(ca: x509.Certificate):
+def issued_check(ca: x509.Certificate):
     """A function that raises unless the Identity CA `ca` issued a certificate, as
     `verify_directly_issued_by` decides: the issuer is its subject and its key verifies
     the signature. The CA's key is taken out of its certificate once (that function does
