@@ -216,10 +216,10 @@ def _umask() -> int:
 
 class StagingDir:
     """The files of one final directory, written under their own names into a fresh hidden
-    directory beside it (`.NAME.<owner>-<random>.govkit-tmp`, named like a temporary, so
-    `remove_orphans` of the parent removes it once its owner is gone) and committed
-    together by `commit_dirs`: one rename of the whole directory where the final one does
-    not exist yet, else one rename per file into it. A file then costs one create and one
+    directory (`.NAME.<owner>-<random>.govkit-tmp`, named like a temporary, so
+    `remove_orphans` removes it once its owner is gone) and committed together by
+    `commit_dirs`: beside a final directory that does not exist yet and renamed to it in
+    one step, else inside the existing one and each file renamed out of it. A file then costs one create and one
     write; until the commit nothing of it is under a final name.
 
     Made in the process that will commit it (`create`); any worker may `write` into it
@@ -228,10 +228,12 @@ class StagingDir:
     def __init__(self, final: Path | str, token: str | None = None):
         self.final = os.path.normpath(os.fspath(final))
         parent, name = os.path.split(self.final)
-        self.parent = parent or "."
+        self.existed = os.path.isdir(self.final)
+        # Beside a new directory (renamed to it whole); inside an existing one, which may
+        # be a link to another file system (its files renamed out of it one by one).
+        self.parent = self.final if self.existed else parent or "."
         self.path = os.path.join(self.parent,
                                  f".{name}.{token or Stager().token}{TMP_SUFFIX}")
-        self.existed = os.path.isdir(self.final)
         self.exact_mode = _umask() & 0o644 == 0   # O_CREAT's mode is the file's: no fchmod
 
     def create(self) -> None:
@@ -305,7 +307,7 @@ def commit_dirs(dirs: list[StagingDir]) -> None:
                 target = os.path.join(d.final, name)
                 os.rename(os.path.join(d.path, name), target)
             os.rmdir(d.path)
-            changed.update((d.final, d.parent))
+            changed.add(d.final)
         for directory in sorted(changed):
             target = directory
             _fsync(directory, os.O_DIRECTORY)

@@ -315,7 +315,7 @@ def run_jobs(jobs: list, settings: Settings, processes: int | None = None) -> li
     for d in sorted({os.path.normpath(os.path.dirname(_xml(j)) or ".") for j in jobs}):
         if settings.stage_dirs:
             staged_dir = staging.StagingDir(d)
-            staging.remove_orphans(staged_dir.parent)
+            staging.remove_orphans(os.path.dirname(d) or ".")   # staging dirs of killed runs
             dirs.append(staged_dir)
         else:
             os.makedirs(d, exist_ok=True)
