@@ -415,3 +415,42 @@ def test_sigkill_into_a_fresh_directory_leaves_it_absent_or_complete(tmp_path):
         seen["complete"] += 1
     print(f"after the kills: {seen}")
     assert seen["absent"] >= 2   # the kills while the staging directory filled up
+
+
+def test_verify_of_a_fleet_gives_the_full_verdicts_with_and_without_paranoid(pki, tmp_path):
+    """verify's fast path (known layout, proven document shape) says what the full check
+    says, on a generated fleet and on documents that are signed correctly but invalid or
+    unusual (an inverted validity, escaped characters, a tampered value)."""
+    from govkit.smime import verify_batch
+    fleet.generate([get_profile("rtps_sign")], pki, tmp_path, DomainSet(), "ddsperf",
+                   sign=True)
+    files = sorted((tmp_path / "permissions").glob("*.p7s"))
+    cert, key = pki.key_pair("permissions_ca")
+    good = files[0].with_suffix(".xml").read_bytes()
+    odd = {
+        "inverted.xml": re.sub(rb"<not_before>[^<]*</not_before>",
+                               b"<not_before>2999-01-01T00:00:00Z</not_before>", good),
+        "escaped.xml": good.replace(b"<topic>", b"<topic>a&amp;b&lt;c&#34;", 1),
+        "entity.xml": good.replace(b"<topic>", b"<topic>&#60;", 1),
+        "tab.xml": good.replace(b"<topic>", b"<topic>\t", 1),
+        "not-a-date.xml": re.sub(rb"<not_after>[^<]*</not_after>",
+                                 b"<not_after>2030-02-30T00:00:00Z</not_after>", good),
+    }
+    for name, data in odd.items():
+        (tmp_path / name).write_bytes(smime.sign_bytes(data, cert, key))
+        files.append(tmp_path / name)
+    tampered = tmp_path / "tampered.p7s"
+    tampered.write_bytes(files[1].read_bytes().replace(b"<default>DENY", b"<default>ALLOW"))
+    files.append(tampered)
+    full = [smime.verify_file(f, cert) for f in files]
+    verifier = verify_batch.Verifier(cert)
+    fast = [verifier.verify(f.read_bytes(), str(f)) for f in files]
+    paranoid = verify_batch.verify_files(files, cert, processes=2, paranoid=True)
+    for a, b, c in zip(full, fast, paranoid, strict=True):
+        assert (a.ok, a.problems, a.kind, a.signer) == (b.ok, b.problems, b.kind, b.signer) \
+            == (c.ok, c.problems, c.kind, c.signer), a.file
+    verdicts = {f.name: r.ok for f, r in zip(files, full, strict=True)}
+    assert verdicts["inverted.xml"] is False and verdicts["not-a-date.xml"] is False
+    assert verdicts["escaped.xml"] and verdicts["entity.xml"] and verdicts["tab.xml"]
+    assert verdicts["tampered.p7s"] is False
+    assert verifier._documents.count == 1   # the fleet's one shape, learned once
