@@ -219,8 +219,8 @@ class StagingDir:
     directory (`.NAME.<owner>-<random>.govkit-tmp`, named like a temporary, so
     `remove_orphans` removes it once its owner is gone) and committed together by
     `commit_dirs`: beside a final directory that does not exist yet and renamed to it in
-    one step, else inside the existing one and each file renamed out of it. A file then costs one create and one
-    write; until the commit nothing of it is under a final name.
+    one step, else inside the existing one and each file renamed out of it. A file then
+    costs one create and one write; until the commit nothing of it is under a final name.
 
     Made in the process that will commit it (`create`); any worker may `write` into it
     (plain data: it may be pickled)."""
