@@ -49,6 +49,9 @@ ValidFromOpt = Annotated[str | None, typer.Option(
 ValidForOpt = Annotated[int | None, typer.Option(
     "--valid-for", help="Permissions validity in days (default 365 with --valid-from; "
                         "without either, each grant follows its certificate).")]
+ParanoidOpt = Annotated[bool, typer.Option(
+    "--paranoid", help="Check every document in full (schema, lint, own signature), "
+                       "even where govkit proves it valid by construction.")]
 JobsOpt = Annotated[int | None, typer.Option(
     "--jobs", min=1, max=MAX_JOBS,
     help=f"Worker processes, 1 to {MAX_JOBS} (default: one per CPU when there are many "
@@ -193,7 +196,8 @@ def generate(profile: ProfileOpt = None, all_profiles: AllOpt = False,
                  "--sign", help="Also sign every document (NAME.p7s beside NAME.xml) in the "
                                 "same pass, with the PKI's Permissions CA.")] = False,
              valid_from: ValidFromOpt = None, valid_for: ValidForOpt = None,
-             jobs: JobsOpt = None, profiles_file: ProfilesOpt = None):
+             jobs: JobsOpt = None, profiles_file: ProfilesOpt = None,
+             paranoid: ParanoidOpt = False):
     """Render governance per profile and permissions per participant (validated)."""
     from govkit.catalog.profiles import select_profiles
     from govkit.catalog.runners import runner_info
@@ -216,7 +220,7 @@ def generate(profile: ProfileOpt = None, all_profiles: AllOpt = False,
         pki = run(ensure_identities, ca, fleet, log, single_ca, jobs)
     print_lines(log.messages)
     result = run(generate_documents, chosen, pki, out_dir, domains, runner, fleet, sign, jobs,
-                 window)
+                 window, paranoid)
     _warn_stale(pki, result.stale if fleet is None else [])
     for stem, why in pki.stray_identities():
         err.print(f"govkit: {str(pki.path(stem))!r}: ignored, no permissions written: {why}",
@@ -269,7 +273,8 @@ def sign(paths: Annotated[list[Path] | None, typer.Argument(
 
 def verify(files: Annotated[list[Path], typer.Argument(help="Signed .p7s files.")],
            ca: VerifyCaOpt = Path("pki"),
-           as_json: JsonOpt = False, jobs: JobsOpt = None):
+           as_json: JsonOpt = False, jobs: JobsOpt = None,
+           paranoid: ParanoidOpt = False):
     """Verify signatures as OpenSSL and Cyclone DDS do, and validate the signed documents."""
     from govkit.pki.testpki import load_certificate, permissions_ca_paths
     from govkit.smime import Verification
@@ -278,7 +283,7 @@ def verify(files: Annotated[list[Path], typer.Argument(help="Signed .p7s files."
     cert, _ = run(permissions_ca_paths, ca, "verify", need_key=False)
     ca_cert = run(load_certificate, cert, "Permissions CA certificate")
     results, code, lines = [], EXIT_OK, []
-    verdicts = run(verify_files, files, ca_cert, None, jobs)
+    verdicts = run(verify_files, files, ca_cert, None, jobs, paranoid)
     # --ca a test PKI with a CRL: a grant for a revoked certificate is a problem
     run(add_revocation_problems, [r for r in verdicts if isinstance(r, Verification)], ca)
     for f, r in zip(files, verdicts, strict=True):

@@ -34,5 +34,12 @@ def collect_files(paths: list[Path], suffix: str) -> list[Path]:
     """Files named on the command line, plus every `*suffix` below named directories."""
     found: list[Path] = []
     for p in map(Path, paths):
-        found += sorted(p.rglob(f"*{suffix}")) if p.is_dir() else [p]
+        if not p.is_dir():
+            found.append(p)
+            continue
+        # not the files in a staging directory (staging.StagingDir) of a running or
+        # killed generate: they are not documents yet
+        found += sorted(f for f in p.rglob(f"*{suffix}")
+                        if not any(part.endswith(staging.TMP_SUFFIX)
+                                   for part in f.relative_to(p).parts[:-1]))
     return found

@@ -205,6 +205,119 @@ def commit(staged: list[Staged]) -> None:
             pass
 
 
+# ------------------------------------------------------------------ staging directories
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+class StagingDir:
+    """The files of one final directory, written under their own names into a fresh hidden
+    directory (`.NAME.<owner>-<random>.govkit-tmp`, named like a temporary, so
+    `remove_orphans` removes it once its owner is gone) and committed together by
+    `commit_dirs`: beside a final directory that does not exist yet and renamed to it in
+    one step, else inside the existing one and each file renamed out of it. A file then
+    costs one create and one write; until the commit nothing of it is under a final name.
+
+    Made in the process that will commit it (`create`); any worker may `write` into it
+    (plain data: it may be pickled)."""
+
+    def __init__(self, final: Path | str, token: str | None = None):
+        self.final = os.path.normpath(os.fspath(final))
+        parent, name = os.path.split(self.final)
+        self.existed = os.path.isdir(self.final)
+        # Beside a new directory (renamed to it whole); inside an existing one, which may
+        # be a link to another file system (its files renamed out of it one by one).
+        self.parent = self.final if self.existed else parent or "."
+        self.path = os.path.join(self.parent,
+                                 f".{name}.{token or Stager().token}{TMP_SUFFIX}")
+        self.exact_mode = _umask() & 0o644 == 0   # O_CREAT's mode is the file's: no fchmod
+
+    def create(self) -> None:
+        try:
+            os.makedirs(self.parent, exist_ok=True)
+            os.mkdir(self.path)   # 0777 less the umask, as os.makedirs would make `final`
+        except OSError as e:
+            raise write_error(self.final, e) from e
+
+    def write(self, name: str, data: bytes, mode: int = 0o644) -> None:
+        """`data` as `name` in the staging directory (a new file: O_EXCL); GovkitError
+        naming the final path if it cannot be written."""
+        path = os.path.join(self.path, name)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
+                         | os.O_NOFOLLOW, mode)
+        except OSError as e:
+            raise write_error(os.path.join(self.final, name), e) from e
+        try:
+            if not self.exact_mode or mode != 0o644:
+                os.fchmod(fd, mode)
+            done = os.write(fd, data)
+            if done < len(data):   # a short write: the rest
+                view = memoryview(data)[done:]
+                while view:
+                    view = view[os.write(fd, view):]
+        except OSError as e:
+            os.close(fd)
+            _unlink(path)
+            raise write_error(os.path.join(self.final, name), e) from e
+        os.close(fd)
+
+
+def discard_dirs(dirs: list[StagingDir]) -> None:
+    import shutil
+    for d in dirs:
+        shutil.rmtree(d.path, ignore_errors=True)
+
+
+def commit_dirs(dirs: list[StagingDir]) -> None:
+    """Every staging directory's files durable under their final names: their data and
+    names synced (one syncfs, or an fsync each for a handful), then each directory renamed
+    to its final name, or, where that exists, each file renamed into it; then the
+    directories that changed fsynced. SIGKILL or a crash at any point leaves each final
+    path absent, or its complete old or complete new file. On an error the files not yet
+    committed are removed and a GovkitError naming the file or directory raised."""
+    listing = {d.path: sorted(os.listdir(d.path)) for d in dirs}
+    target = None
+    try:
+        if sum(map(len, listing.values())) <= FSYNC_EACH_UP_TO:
+            for d in dirs:
+                for name in listing[d.path]:
+                    target = os.path.join(d.final, name)
+                    _fsync(os.path.join(d.path, name), os.O_NOFOLLOW)
+                target = d.final
+                _fsync(d.path, os.O_DIRECTORY)
+        else:
+            _sync_data(sorted({d.parent for d in dirs}))
+        changed = set()
+        for d in dirs:
+            target = d.final
+            if not os.path.isdir(d.final):
+                try:
+                    os.rename(d.path, d.final)   # atomic: none of the files, or all
+                    changed.add(d.parent)
+                    continue
+                except OSError as e:
+                    if e.errno not in (errno.ENOTEMPTY, errno.EEXIST):
+                        raise
+            for name in listing[d.path]:   # the final directory exists: file by file
+                target = os.path.join(d.final, name)
+                os.rename(os.path.join(d.path, name), target)
+            os.rmdir(d.path)
+            changed.add(d.final)
+        for directory in sorted(changed):
+            target = directory
+            _fsync(directory, os.O_DIRECTORY)
+    except BaseException as e:
+        discard_dirs(dirs)
+        if isinstance(e, OSError):
+            raise write_error(target or e.filename or dirs[0].final, e) from e
+        raise
+
+
 class _Kept(Exception):
     """os.link refused to replace `path` (commit turns it into FileExistsError)."""
 
@@ -232,7 +345,11 @@ def remove_orphans(directory: Path | str) -> int:
             continue
         try:
             if age == 0 or now - entry.stat(follow_symlinks=False).st_mtime > age:
-                os.unlink(entry.path)
+                if entry.is_dir(follow_symlinks=False):   # a StagingDir's
+                    import shutil
+                    shutil.rmtree(entry.path)
+                else:
+                    os.unlink(entry.path)
                 removed += 1
         except FileNotFoundError:
             pass

@@ -1,13 +1,21 @@
 """One pass over many documents: render (or read), validate, sign and write each once.
 
 `govkit generate` (governance per profile, permissions per participant, and with --sign
-their .p7s) and `govkit sign` over many files run here. Every document gets exactly the
-checks of the per-file path (`documents.write_document`, `smime.sign_document`: the same
-functions, so the same verdicts and messages), without the repeats: the template is
-compiled, the schemas and the signer's key loaded and the signer's certificate chain
-checked once per worker process; each document is parsed and validated once; the
-PKCS#7 is assembled from a per-signer DER template (`pkcs7`); the files are made durable
-together (`staging`), not one fsync each.
+their .p7s) and `govkit sign` over many files run here. Every document gets the verdict
+of the per-file path (`documents.write_document`, `smime.sign_document`), without the
+repeats:
+
+* a permissions document is rendered from its shape's byte template and is valid by
+  construction (`check.construct`: the shape validated once, per document only its
+  values checked); one the construction cannot prove, every governance document, and with
+  `paranoid` every document, is rendered by Jinja and validated in full (the same
+  functions as the per-file path, so the same verdicts and messages);
+* the schemas, the signer's key and the signer's certificate chain are loaded and checked
+  once per worker process, and the PKCS#7 assembled from a per-signer DER template
+  (`pkcs7`);
+* `generate` writes each output directory's files into a fresh staging directory and
+  commits them with one syncfs and one rename of the directory (file by file where the
+  directory exists: `staging.StagingDir`); `sign` stages a temporary beside each file.
 
 What `sign_document` does after signing, `verify` the result, is done here in full for
 the first document each worker signs and whenever the signed part would not read back
@@ -21,6 +29,7 @@ Permissions CA, say), every document is checked in full and refused with its own
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import os
 import stat
@@ -29,12 +38,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cryptography import x509
-from cryptography.exceptions import InvalidSignature
+from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
 
 from govkit import smime
 from govkit.catalog.profiles import get_profile
 from govkit.catalog.runners import RunnerInfo, runner_info
+from govkit.check import construct
 from govkit.check.validate import validate_bytes
 from govkit.common import staging, workers
 from govkit.common.errors import EXIT_USAGE, GovkitError
@@ -77,6 +88,9 @@ class Settings:
     domains: object = None                          # documents.DomainSet
     # (not_before, not_after) of every grant; None: each certificate's (generate.validity)
     validity: tuple[dt.datetime, dt.datetime] | None = None
+    paranoid: bool = False                          # every document checked in full
+    stage_dirs: bool = False                        # write through StagingDirs (generate)
+    staging_dirs: dict | None = None                # final directory -> its StagingDir
 
 
 @dataclass
@@ -139,8 +153,11 @@ class _Worker:
                 self.template = None
         self.identity_ca = x509.load_pem_x509_certificate(settings.identity_ca_pem) \
             if settings.identity_ca_pem else None
+        self.issued = issued_check(self.identity_ca) if self.identity_ca else None
+        self.pki_prefix = os.path.join(settings.pki_dir or "", "")
         self.checked = False       # one signed document of this worker verified in full
-        self.check_all = False     # that check failed: check every document in full
+        self.check_all = settings.paranoid   # (or that check failed): every one in full
+        self.dirs = settings.staging_dirs or {}
         self._stamp: tuple[int, bytes] = (-1, b"")
 
     def run(self, index: int, job) -> Outcome:
@@ -160,27 +177,50 @@ class _Worker:
     def _permissions(self, index: int, job: PermissionsJob) -> Outcome:
         p = job.participant
         try:   # as TestPKI.stale_participants decides: the current Identity CA issued it
-            pem = read_input(Path(self.settings.pki_dir) / f"{p.name}.pem", MAX_PEM_BYTES,
-                             "certificate")
+            pem = read_input(f"{self.pki_prefix}{p.name}.pem", MAX_PEM_BYTES, "certificate")
             cert = x509.load_pem_x509_certificate(pem)
-            cert.verify_directly_issued_by(self.identity_ca)
-        except (GovkitError, ValueError, TypeError, InvalidSignature):
+            self.issued(cert)
+        except (GovkitError, ValueError, TypeError, InvalidSignature, UnsupportedAlgorithm):
             return Outcome(index, stale=True)
         doc = PermissionsDocument.for_certificate(cert, p.name, self.settings.scope,
                                                   self.settings.domains,
                                                   self.settings.validity, grants=p.grants)
-        return Outcome(index, self._generated(doc.render(), Path(job.xml)))
+        data = None if self.settings.paranoid else construct.render_proven(doc)
+        if data is None:   # not proven valid by construction: rendered and checked in full
+            return Outcome(index, self._generated(doc.render(), Path(job.xml)))
+        return Outcome(index, self._proven(data, job.xml))
+
+    def _write(self, path: Path | str, data: bytes, reuse: bool = True) -> None:
+        """Into the final directory's StagingDir if it has one, else a temporary beside
+        `path`; with `reuse`, an existing file that already holds `data` is left as is."""
+        directory, name = os.path.split(path if isinstance(path, str) else os.fspath(path))
+        staged = self.dirs.get(directory) or self.dirs.get(os.path.normpath(directory or "."))
+        if reuse and (staged is None or staged.existed) and _holds(Path(path), data):
+            return
+        if staged is None:
+            self.stager.write(path, data)
+        else:
+            staged.write(name, data)
 
     def _generated(self, data: bytes, xml: Path) -> tuple[str, ...]:
         check_generated(data, xml)
         written = []
         if self.settings.write_xml:
-            if not _holds(xml, data):
-                self.stager.write(xml, data)
+            self._write(xml, data)
             written.append(str(xml))
         if self.settings.signer_pem:
             written.append(self._sign(data, xml, validated=True))
         return tuple(written)
+
+    def _proven(self, data: bytes, xml: str) -> tuple[str, ...]:
+        """A document valid by construction (check.construct): what `_generated` writes
+        for it, without re-checking what the construction proves (it is plain UTF-8 XML
+        with the XML declaration first, no CR, no NUL, no line longer than OpenSSL reads
+        in one piece, so the signed text is the document with CRLF line ends)."""
+        self._write(xml, data)
+        if not self.settings.signer_pem:
+            return (xml,)
+        return xml, self._sign_text(data.replace(b"\n", b"\r\n"), data, xml, proven=True)
 
     def _sign_file(self, xml: Path) -> tuple[str, ...]:
         content = read_input(xml, MAX_DOCUMENT_BYTES, "document")
@@ -193,14 +233,21 @@ class _Worker:
         return self._stamp[1]
 
     def _sign(self, content: bytes, xml: Path, validated: bool) -> str:
-        text = smime.check_signable(content, xml, validated)
+        return self._sign_text(smime.check_signable(content, xml, validated), content, xml)
+
+    def _sign_text(self, text: bytes, content: bytes, xml: Path | str,
+                   proven: bool = False) -> str:
+        """Sign `text` (the CRLF form of `content`, checked signable) and write the .p7s.
+        `proven`: a document valid by construction, whose signed part reads back
+        unchanged (check.construct)."""
         signed_part = smime.TEXT_HEADER + text
         if self.template is not None:
             signed = smime.smime_message(signed_part,
                                          self.template.sign(signed_part, self._signing_time()))
         else:
             signed = smime.sign_bytes(content, self.cert, self.key)
-        if self.check_all or not self.checked or not _reads_back_unchanged(signed_part):
+        if self.check_all or not self.checked or \
+                not (proven or _reads_back_unchanged(signed_part)):
             first = not self.checked
             try:
                 smime.check_own_signature(signed, xml, self.cert, self.settings.now)
@@ -209,9 +256,38 @@ class _Worker:
                 raise
             finally:
                 self.checked = True
-        out = smime.signed_path(xml)
-        self.stager.write(out, signed)
-        return str(out)
+        out = f"{xml[:-4]}.p7s" if isinstance(xml, str) and xml.endswith(".xml") else \
+            str(smime.signed_path(xml))
+        self._write(out, signed, reuse=False)
+        return out
+
+
+_ECDSA_OIDS = {"1.2.840.10045.4.3.2", "1.2.840.10045.4.3.3", "1.2.840.10045.4.3.4"}
+_RSA_OIDS = {"1.2.840.113549.1.1.11", "1.2.840.113549.1.1.12", "1.2.840.113549.1.1.13"}
+
+
+def issued_check(ca: x509.Certificate):
+    """A function that raises unless the Identity CA `ca` issued a certificate, as
+    `verify_directly_issued_by` decides: the issuer is its subject and its key verifies
+    the signature. The CA's key is taken out of its certificate once (that function does
+    it for every certificate); signatures of other algorithms go to that function."""
+    key, subject = ca.public_key(), ca.subject
+
+    def issued(cert: x509.Certificate) -> None:
+        oid = cert.signature_algorithm_oid.dotted_string
+        if oid in _ECDSA_OIDS and isinstance(key, ec.EllipticCurvePublicKey):
+            if cert.issuer != subject:
+                raise ValueError("issuer name mismatch")
+            key.verify(cert.signature, cert.tbs_certificate_bytes,
+                       ec.ECDSA(cert.signature_hash_algorithm))
+        elif oid in _RSA_OIDS and isinstance(key, rsa.RSAPublicKey):
+            if cert.issuer != subject:
+                raise ValueError("issuer name mismatch")
+            key.verify(cert.signature, cert.tbs_certificate_bytes, padding.PKCS1v15(),
+                       cert.signature_hash_algorithm)
+        else:
+            cert.verify_directly_issued_by(ca)
+    return issued
 
 
 def _init(settings: Settings) -> None:
@@ -238,19 +314,31 @@ def run_jobs(jobs: list, settings: Settings, processes: int | None = None) -> li
     written committed at once. Returns the outcomes in job order."""
     indexed = list(enumerate(jobs))
     count, parts = workers.plan(indexed, processes)
-    for d in sorted({os.path.dirname(_xml(j)) or "." for j in jobs}):
-        os.makedirs(d, exist_ok=True)
+    dirs: list[staging.StagingDir] = []
+    for d in sorted({os.path.normpath(os.path.dirname(_xml(j)) or ".") for j in jobs}):
+        if settings.stage_dirs:
+            staged_dir = staging.StagingDir(d)
+            staging.remove_orphans(os.path.dirname(d) or ".")   # staging dirs of killed runs
+            dirs.append(staged_dir)
+        else:
+            os.makedirs(d, exist_ok=True)
         staging.remove_orphans(d)
     outcomes: list[Outcome] = []
     staged: list[staging.Staged] = []
     try:
+        for staged_dir in dirs:
+            staged_dir.create()
+        if dirs:
+            settings = dataclasses.replace(settings, staging_dirs={s.final: s for s in dirs})
         for chunk_outcomes, chunk_staged in workers.run(_run_chunk, parts, _init, (settings,),
                                                           count):
             outcomes += chunk_outcomes
             staged += chunk_staged
         staging.commit(staged)
+        staging.commit_dirs(dirs)
     except BaseException:
         staging.discard(staged)
+        staging.discard_dirs(dirs)
         raise
     return outcomes
 
@@ -309,11 +397,14 @@ def check_generated(data: bytes, path: Path) -> None:
 def generate(profiles: list, pki, out_dir: Path, domains, runner: str,
              participants: list[Participant] | None = None, sign: bool = False,
              processes: int | None = None,
-             validity: tuple[dt.datetime, dt.datetime] | None = None) -> Result:
+             validity: tuple[dt.datetime, dt.datetime] | None = None,
+             paranoid: bool = False) -> Result:
     """governance/<profile>.xml per secured profile and permissions/<name>.xml per
     participant (with `sign`, their .p7s as well), as `write_document` + `sign` per file
     would write them. Without `participants`: every identity in the PKI, those another Identity CA
-    issued skipped (Result.stale). With them: exactly those, each must be current."""
+    issued skipped (Result.stale). With them: exactly those, each must be current.
+    Permissions documents are valid by construction (check.construct) where that is
+    proven, else (and with `paranoid`, always) rendered and validated in full."""
     scope = runner_info(runner)
     explicit = participants is not None
     if participants is None:
@@ -324,7 +415,8 @@ def generate(profiles: list, pki, out_dir: Path, domains, runner: str,
     pki.certificate("identity_ca")   # a clean error now rather than in every worker
     settings = Settings(dt.datetime.now(dt.UTC),
                         signer_pem(pki.permissions_ca, pki.permissions_ca_key) if sign else None,
-                        True, str(pki.directory), identity_ca, scope, domains, validity)
+                        True, str(pki.directory), identity_ca, scope, domains, validity,
+                        paranoid=paranoid, stage_dirs=True)
     out_dir = Path(out_dir)
     jobs: list = [GovernanceJob(p.name, str(out_dir / "governance" / f"{p.name}.xml"))
                   for p in profiles if p.security]

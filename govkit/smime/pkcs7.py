@@ -177,13 +177,45 @@ class SignerTemplate:
 
     def attributes_with(self, digest: bytes, when: bytes) -> bytes:
         """The signed attributes carrying these values (the content of [0], as signed)."""
-        digest = tlv(_SET, tlv(_OCTETS, digest))
-        return b"".join(signing_time_attribute(when) if a is _TIME else
-                        tlv(_SEQUENCE, _MESSAGE_DIGEST + digest) if a is _DIGEST else a
-                        for a in self.attributes)
+        pieces = self._pieces(len(digest), len(when))
+        return b"".join((pieces[0], when, pieces[1], digest, pieces[2]) if pieces[3] else
+                        (pieces[0], digest, pieces[1], when, pieces[2]))
+
+    def _pieces(self, digest_size: int, when_size: int) -> tuple:
+        """The attributes' constant bytes around values of these sizes (DER lengths depend
+        only on the sizes): (before, between, after, time first?), made once per size."""
+        cache = self.__dict__.setdefault("_cache", {})
+        key = ("attributes", digest_size, when_size)
+        if key not in cache:
+            d, w = b"\xd0" * digest_size, b"\xe0" * when_size   # placeholders, then cut
+            digest = tlv(_SET, tlv(_OCTETS, d))
+            parts = [signing_time_attribute(w) if a is _TIME else
+                     tlv(_SEQUENCE, _MESSAGE_DIGEST + digest) if a is _DIGEST else a
+                     for a in self.attributes]
+            joined = b"".join(parts)
+            at_d = sum(map(len, parts[:self.attributes.index(_DIGEST) + 1])) - digest_size
+            at_w = sum(map(len, parts[:self.attributes.index(_TIME) + 1])) - when_size
+            first, second = sorted(((at_w, when_size), (at_d, digest_size)))
+            cache[key] = (joined[:first[0]], joined[first[0] + first[1]:second[0]],
+                          joined[second[0] + second[1]:], at_w < at_d)
+        return cache[key]
 
     def assemble(self, attributes: bytes, signature: bytes) -> bytes:
         """The whole DER signature from its signed attributes and signature value."""
+        cache = self.__dict__.setdefault("_cache", {})
+        key = (len(attributes), len(signature))
+        heads = cache.get(key)
+        if heads is None:   # the DER headers depend only on the two sizes
+            a, s = b"\0" * len(attributes), b"\0" * len(signature)
+            whole = self._assemble(a, s)
+            # the signer info ends every enclosing element: [0] attributes, the signature
+            # algorithm and the signature's OCTET STRING end the whole
+            after = len(self.signature_algorithm) + len(tlv(_OCTETS, s))
+            at = len(whole) - after - len(a)
+            heads = cache[key] = (whole[:at], whole[at + len(a):len(whole) - len(s)])
+        return b"".join((heads[0], attributes, heads[1], signature))
+
+    def _assemble(self, attributes: bytes, signature: bytes) -> bytes:
         info = tlv(_SEQUENCE, self.signer_info_head + tlv(_CTX0, attributes)
                    + self.signature_algorithm + tlv(_OCTETS, signature))
         signed_data = tlv(_SEQUENCE, self.signed_data_head + tlv(_SET, info))

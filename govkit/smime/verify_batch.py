@@ -17,7 +17,9 @@ checks only what varies:
   warnings) the first file passed;
 * then what the full check does with those values: the signing time parsed as asn1crypto
   parses it, the digest compared, the signature verified with the signer's key, and the
-  signed document checked by the same function (`check_signed_document`).
+  signed document checked: by the same function (`check_signed_document`), or, for a
+  permissions document of a shape a fully checked file had (govkit.check.construct), by
+  checking only its values: that shape's documents are valid exactly when they are.
 
 Anything else, or any of these failing, goes to the full check, which gives the verdict
 and its reasons: the fast path only ever says OK, and only where the full check would.
@@ -37,6 +39,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
+from govkit.check import construct
 from govkit.common import workers
 from govkit.common.errors import GovkitError
 from govkit.common.inputs import read_input
@@ -105,37 +108,73 @@ class Verifier:
     """Verifies files against one Permissions CA at one instant (`now`), learning the
     layouts of the files that pass in full."""
 
-    def __init__(self, ca: x509.Certificate, now: dt.datetime | None = None):
+    def __init__(self, ca: x509.Certificate, now: dt.datetime | None = None,
+                 paranoid: bool = False):
         self.ca = ca
         self.now = now or dt.datetime.now(dt.UTC)
+        self.paranoid = paranoid   # every file checked in full
         self._layouts: dict[tuple, _Layout] = {}
         self._times: dict[bytes, bool] = {}
+        self._documents = construct.Recognizer()
+        # DER length -> (template, where the signing time, digest and signature start and
+        # end) in files of that length parsed before: a file of a known layout is sliced
+        # there, not parsed, and taken only if the slices re-assemble it byte for byte.
+        self._offsets: dict[int, list[tuple]] = {}
 
     def verify(self, data: bytes, filename: str) -> Verification:
+        if self.paranoid:
+            return verify_bytes(data, filename, self.ca, self.now)
         parts = _parts(data)
-        parsed = None
+        parsed, canonical = None, False
         if parts is not None:
-            try:
-                parsed = pkcs7.SignerTemplate.parse(parts[2])
-            except pkcs7.TemplateError:
-                parsed = None
+            parsed = self._sliced(parts[2])
+            canonical = parsed is not None
+            if parsed is None:
+                try:
+                    parsed = pkcs7.SignerTemplate.parse(parts[2])
+                    self._note_offsets(parsed, parts[2])
+                except pkcs7.TemplateError:
+                    parsed = None
         if parsed is not None:
             layout = self._layouts.get(parsed.template.layout)
             if layout is not None:
-                result = self._fast(parts, parsed, layout, filename)
+                result = self._fast(parts, parsed, layout, filename, canonical)
                 if result is not None:
                     return result
         result = verify_bytes(data, filename, self.ca, self.now)
         if parsed is not None and result.ok and not result.warnings:
             self._learn(parsed, parts[2], result)
+            document = parts[1][len(sign.TEXT_HEADER):]
+            if parts[1].startswith(sign.TEXT_HEADER):
+                self._documents.learn(document.replace(b"\r\n", b"\n"))
         return result
 
-    def _fast(self, parts, parsed: pkcs7.Parsed, layout: _Layout, filename: str
-              ) -> Verification | None:
+    def _sliced(self, der: bytes) -> pkcs7.Parsed | None:
+        """The values of `der` if it is the canonical encoding of a layout seen before at
+        offsets seen before (checked by re-assembling it), else None."""
+        for template, w0, w1, d0, d1, s0 in self._offsets.get(len(der), ()):
+            when, digest, signature = der[w0:w1], der[d0:d1], der[s0:]
+            attributes = template.attributes_with(digest, when)
+            if template.assemble(attributes, signature) == der:
+                return pkcs7.Parsed(template, when, digest, signature, attributes)
+        return None
+
+    def _note_offsets(self, parsed: pkcs7.Parsed, der: bytes) -> None:
+        known = self._offsets.setdefault(len(der), [])
+        if len(known) >= 4 or not der.endswith(parsed.signature):
+            return
+        w0, d0 = der.find(parsed.when), der.find(parsed.digest)
+        entry = (parsed.template, w0, w0 + len(parsed.when), d0, d0 + len(parsed.digest),
+                 len(der) - len(parsed.signature))
+        if w0 >= 0 and d0 >= 0 and entry not in known:
+            known.append(entry)
+
+    def _fast(self, parts, parsed: pkcs7.Parsed, layout: _Layout, filename: str,
+              canonical: bool = False) -> Verification | None:
         _, signed_part, der = parts
         template = parsed.template
-        if template.assemble(template.attributes_with(parsed.digest, parsed.when),
-                             parsed.signature) != der:
+        if not canonical and template.assemble(template.attributes_with(
+                parsed.digest, parsed.when), parsed.signature) != der:
             return None   # not the canonical encoding of these values
         # The full check reads every signed attribute with asn1crypto; a signing time it
         # cannot read fails it. The other attributes are the learned file's very bytes
@@ -149,9 +188,21 @@ class Verifier:
                                        pkcs7.tlv(0x31, parsed.attributes), hashes.SHA256):
             return None
         result = Verification(filename, ok=False, signer=layout.signer)
+        # The signed part is TEXT_HEADER and a document whose lines all end in CRLF
+        # (_parts): what PKCS7_TEXT hands on is that document, which XML reads exactly as
+        # its LF form (line ends are normalised before anything else).
+        document = signed_part[len(sign.TEXT_HEADER):] \
+            if signed_part.startswith(sign.TEXT_HEADER) else None
+        kind = None if document is None else \
+            self._documents.recognize(document.replace(b"\r\n", b"\n"))
+        if kind is not None:
+            result.kind, result.ok = kind.value, True
+            return result
         check_signed_document(signed_part, filename, result)
         if result.problems or result.warnings:
             return None
+        if document is not None:
+            self._documents.learn(document.replace(b"\r\n", b"\n"))
         result.ok = True
         return result
 
@@ -191,9 +242,9 @@ class Verifier:
 _verifier: Verifier | None = None
 
 
-def _init(ca_der: bytes, now: dt.datetime) -> None:
+def _init(ca_der: bytes, now: dt.datetime, paranoid: bool = False) -> None:
     global _verifier
-    _verifier = Verifier(x509.load_der_x509_certificate(ca_der), now)
+    _verifier = Verifier(x509.load_der_x509_certificate(ca_der), now, paranoid)
 
 
 def _verify_chunk(paths: list[str]) -> list[Verification | tuple[str, int]]:
@@ -209,15 +260,17 @@ def _verify_chunk(paths: list[str]) -> list[Verification | tuple[str, int]]:
 
 
 def verify_files(files: list[Path], ca: x509.Certificate, now: dt.datetime | None = None,
-                 processes: int | None = None) -> list[Verification | GovkitError]:
+                 processes: int | None = None, paranoid: bool = False
+                 ) -> list[Verification | GovkitError]:
     """`verify_file` for every file, in order: its Verification, or the GovkitError
-    it raised for a file it could not read."""
+    it raised for a file it could not read. `paranoid`: every file checked in full."""
     from cryptography.hazmat.primitives import serialization
     now = now or dt.datetime.now(dt.UTC)
     paths = [str(f) for f in files]
     count, parts = workers.plan(paths, processes)
     results: list[Verification | GovkitError] = []
     for chunk in workers.run(_verify_chunk, parts, _init,
-                             (ca.public_bytes(serialization.Encoding.DER), now), count):
+                             (ca.public_bytes(serialization.Encoding.DER), now, paranoid),
+                             count):
         results += [GovkitError(*r) if isinstance(r, tuple) else r for r in chunk]
     return results

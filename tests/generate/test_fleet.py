@@ -7,7 +7,10 @@ import datetime as dt
 import os
 import re
 import shutil
+import signal
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -18,7 +21,9 @@ from govkit import smime
 from govkit.catalog.profiles import PROFILES, get_profile
 from govkit.catalog.runners import runner_info
 from govkit.check import validate as schema
+from govkit.common import staging
 from govkit.common.errors import GovkitError
+from govkit.common.fsutil import collect_files
 from govkit.documents import mime
 from govkit.documents.render import DomainSet, GovernanceDocument, PermissionsDocument
 from govkit.generate import fleet
@@ -27,6 +32,7 @@ from govkit.pki.testpki import TestPKI, init_pki
 from govkit.smime import pkcs7
 
 VALID = GovernanceDocument(get_profile("rtps_sign")).render()
+GOVKIT = str(Path(sys.executable).with_name("govkit"))
 
 
 @pytest.fixture(scope="module")
@@ -313,3 +319,138 @@ def test_sign_refuses_a_key_that_is_not_the_certificate_s(pki, tmp_path):
     with pytest.raises(GovkitError, match="does not belong to the certificate"):
         fleet.sign_files([tmp_path], pki.permissions_ca, other.permissions_ca_key)
     assert not (tmp_path / "d.p7s").exists()
+
+
+# ------------------------------------------------------------------ fast path, staging
+
+
+def test_paranoid_writes_the_same_documents_checked_in_full(pki, tmp_path):
+    """--paranoid renders and validates every document in full and verifies every
+    signature it makes: the same .xml files, .p7s files that verify the same."""
+    profiles = [get_profile("rtps_sign")]
+    fast = fleet.generate(profiles, pki, tmp_path / "fast", DomainSet(), "ddsperf", sign=True)
+    full = fleet.generate(profiles, pki, tmp_path / "full", DomainSet(), "ddsperf", sign=True,
+                          paranoid=True)
+    assert not fast.errors and not full.errors
+    a, b = _files(tmp_path / "fast"), _files(tmp_path / "full")
+    assert sorted(a) == sorted(b)
+    assert {k: v for k, v in a.items() if k.endswith(".xml")} == \
+        {k: v for k, v in b.items() if k.endswith(".xml")}
+    ca = pki.certificate("permissions_ca")
+    for name, data in a.items():
+        if name.endswith(".p7s"):
+            assert _normalised(data) == _normalised(b[name]), name
+            assert smime.verify_bytes(data, name, ca).ok
+
+
+def test_a_fresh_directory_is_committed_whole_and_nothing_is_left_beside_it(pki, tmp_path):
+    fleet.generate([get_profile("rtps_sign")], pki, tmp_path, DomainSet(), "ddsperf",
+                   sign=True, processes=2)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["governance", "permissions"]
+    names = sorted(p.name for p in (tmp_path / "permissions").iterdir())
+    assert names == sorted(f"{n}{s}" for n in pki.participants() for s in (".xml", ".p7s"))
+    assert all((tmp_path / "permissions" / n).stat().st_mode & 0o777 == 0o644 for n in names)
+
+
+def test_a_staging_directory_left_by_a_killed_run_is_removed_and_never_read(pki, tmp_path):
+    left = tmp_path / ".permissions.1-2-ffffff-abcd.govkit-tmp"   # a dead owner's, foreign
+    left.mkdir()
+    (left / "x.xml").write_bytes(VALID)
+    assert collect_files([tmp_path], ".xml") == []   # sign/verify scans never take it
+    os.utime(left, (0, 0))   # old: its owner (another pid namespace) is taken to be gone
+    staging.remove_orphans(tmp_path)
+    assert not left.exists()
+
+
+def _kill_fresh(pki_dir: Path, out: Path, fraction: float | None, duration: float) -> None:
+    """Run generate into `out` and SIGKILL it after `fraction` of `duration`, or (None)
+    once its staging directory holds 300 files."""
+    proc = subprocess.Popen([GOVKIT, "generate", "--count", "400", "--sign", "--jobs", "2",
+                             "--ca", str(pki_dir), "--out", str(out)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    if fraction is not None:
+        time.sleep(duration * fraction)
+    else:
+        while proc.poll() is None:
+            stages = list(out.glob(f".permissions.*{staging.TMP_SUFFIX}")) \
+                if out.exists() else []
+            try:
+                if stages and len(os.listdir(stages[0])) >= 300:
+                    break
+            except FileNotFoundError:   # renamed meanwhile
+                break
+            time.sleep(0.0005)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=60)
+
+
+def test_sigkill_into_a_fresh_directory_leaves_it_absent_or_complete(tmp_path):
+    """Killed at any moment, a run into a fresh directory leaves no permissions/ at all, or
+    all of it, every .p7s verifying (the staging directory is renamed whole)."""
+    pki_dir = tmp_path / "pki"
+    init_pki(pki_dir, participants=[f"p{i:03d}" for i in range(400)])   # --count 400
+    started = time.monotonic()
+    subprocess.run([GOVKIT, "generate", "--count", "400",
+                    "--sign", "--jobs", "2", "--ca", str(pki_dir), "--out",
+                    str(tmp_path / "whole")], check=True, capture_output=True)
+    duration = time.monotonic() - started
+    complete = _files(tmp_path / "whole" / "permissions")
+    ca = TestPKI(pki_dir).certificate("permissions_ca")
+    seen = {"absent": 0, "complete": 0}
+    for i, fraction in enumerate((None, None, 0.2, 0.4, 0.6, 0.8, 0.95)):
+        out = tmp_path / f"kill{i}"
+        _kill_fresh(pki_dir, out, fraction, duration)
+        perms = out / "permissions"
+        if not perms.exists():
+            seen["absent"] += 1
+            continue
+        files = _files(perms)
+        assert sorted(files) == sorted(complete)
+        for name, data in files.items():
+            if name.endswith(".xml"):
+                assert data == complete[name]
+            else:
+                assert smime.verify_bytes(data, name, ca).ok, name
+        seen["complete"] += 1
+    print(f"after the kills: {seen}")
+    assert seen["absent"] >= 2   # the kills while the staging directory filled up
+
+
+def test_verify_of_a_fleet_gives_the_full_verdicts_with_and_without_paranoid(pki, tmp_path):
+    """verify's fast path (known layout, proven document shape) says what the full check
+    says, on a generated fleet and on documents that are signed correctly but invalid or
+    unusual (an inverted validity, escaped characters, a tampered value)."""
+    from govkit.smime import verify_batch
+    fleet.generate([get_profile("rtps_sign")], pki, tmp_path, DomainSet(), "ddsperf",
+                   sign=True)
+    files = sorted((tmp_path / "permissions").glob("*.p7s"))
+    cert, key = pki.key_pair("permissions_ca")
+    good = files[0].with_suffix(".xml").read_bytes()
+    odd = {
+        "inverted.xml": re.sub(rb"<not_before>[^<]*</not_before>",
+                               b"<not_before>2999-01-01T00:00:00Z</not_before>", good),
+        "escaped.xml": good.replace(b"<topic>", b"<topic>a&amp;b&lt;c&#34;", 1),
+        "entity.xml": good.replace(b"<topic>", b"<topic>&#60;", 1),
+        "tab.xml": good.replace(b"<topic>", b"<topic>\t", 1),
+        "not-a-date.xml": re.sub(rb"<not_after>[^<]*</not_after>",
+                                 b"<not_after>2030-02-30T00:00:00Z</not_after>", good),
+    }
+    for name, data in odd.items():
+        (tmp_path / name).write_bytes(smime.sign_bytes(data, cert, key))
+        files.append(tmp_path / name)
+    tampered = tmp_path / "tampered.p7s"
+    tampered.write_bytes(files[1].read_bytes().replace(b"<default>DENY", b"<default>ALLOW"))
+    files.append(tampered)
+    full = [smime.verify_file(f, cert) for f in files]
+    verifier = verify_batch.Verifier(cert)
+    fast = [verifier.verify(f.read_bytes(), str(f)) for f in files]
+    paranoid = verify_batch.verify_files(files, cert, processes=2, paranoid=True)
+    for a, b, c in zip(full, fast, paranoid, strict=True):
+        assert (a.ok, a.problems, a.kind, a.signer) == (b.ok, b.problems, b.kind, b.signer) \
+            == (c.ok, c.problems, c.kind, c.signer), a.file
+    verdicts = {f.name: r.ok for f, r in zip(files, full, strict=True)}
+    assert verdicts["inverted.xml"] is False and verdicts["not-a-date.xml"] is False
+    assert verdicts["escaped.xml"] and verdicts["entity.xml"] and verdicts["tab.xml"]
+    assert verdicts["tampered.p7s"] is False
+    assert verifier._documents.count == 1   # the fleet's one shape, learned once
