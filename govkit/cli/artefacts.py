@@ -197,11 +197,13 @@ def verify(files: Annotated[list[Path], typer.Argument(help="Signed .p7s files."
            ca: VerifyCaOpt = Path("pki"),
            as_json: Annotated[bool, typer.Option("--json")] = False, jobs: JobsOpt = None):
     """Verify signatures as OpenSSL and Cyclone DDS do, and validate the signed documents."""
-    from govkit.pki.testpki import load_certificate, permissions_ca_paths
-    from govkit.smime import Verification
+    from govkit.pki.testpki import permissions_ca_paths
+    from govkit.smime import Verification, load_trusted, trust_note
     from govkit.smime.verify_batch import verify_files
     cert, _ = run(permissions_ca_paths, ca, "verify", need_key=False)
-    ca_cert = run(load_certificate, cert, "Permissions CA certificate")
+    ca_cert = run(load_trusted, cert)
+    if len(ca_cert) > 1:
+        err.print(f"govkit: {trust_note(cert, ca_cert)}", markup=False)
     results, code, lines = [], EXIT_OK, []
     for f, r in zip(files, run(verify_files, files, ca_cert, None, jobs), strict=True):
         if isinstance(r, GovkitError):  # unreadable: said on stderr, and exit 2 at the end
@@ -219,6 +221,7 @@ def verify(files: Annotated[list[Path], typer.Argument(help="Signed .p7s files."
             lines.append(f"{r.file}: OK ({r.kind}, signed by {r.signer})")
         lines += [f"{r.file}: warning: {w}" for w in r.warnings]
         lines += [f"{r.file}: {p}" for p in r.problems]
+        lines += [f"{r.file}: {t}" for t in r.target_lines()]
     print_lines(lines)
     if as_json:
         print(json_text([r.to_json() for r in results]))

@@ -20,9 +20,17 @@ from govkit.smime.sign import (
     signed_path,
     smime_message,
 )
-from govkit.smime.verify import Verification, check_signed_document, verify_bytes, verify_file
+from govkit.smime.verify import (
+    Verification,
+    check_signed_document,
+    load_trusted,
+    trust_note,
+    verify_bytes,
+    verify_file,
+)
 from govkit.smime.verify_batch import verify_files
 
 __all__ = ["TEXT_HEADER", "Signer", "Verification", "check_own_signature", "check_signable",
-           "check_signed_document", "load_signer", "sign_bytes", "sign_document", "sign_paths",
-           "signed_path", "smime_message", "verify_bytes", "verify_file", "verify_files"]
+           "check_signed_document", "load_signer", "load_trusted", "sign_bytes",
+           "sign_document", "sign_paths", "signed_path", "smime_message", "trust_note",
+           "verify_bytes", "verify_file", "verify_files"]

@@ -105,8 +105,11 @@ class Verifier:
     """Verifies files against one Permissions CA at one instant (`now`), learning the
     layouts of the files that pass in full."""
 
-    def __init__(self, ca: x509.Certificate, now: dt.datetime | None = None):
+    def __init__(self, ca: x509.Certificate | list[x509.Certificate],
+                 now: dt.datetime | None = None):
         self.ca = ca
+        self._trusted = [c.subject.rfc4514_string() for c in
+                         ([ca] if isinstance(ca, x509.Certificate) else ca)]
         self.now = now or dt.datetime.now(dt.UTC)
         self._layouts: dict[tuple, _Layout] = {}
         self._times: dict[bytes, bool] = {}
@@ -126,7 +129,9 @@ class Verifier:
                 if result is not None:
                     return result
         result = verify_bytes(data, filename, self.ca, self.now)
-        if parsed is not None and result.ok and not result.warnings:
+        # (several trusted certificates: a verdict per target, which the full check gives)
+        if parsed is not None and result.ok and not result.warnings and \
+                result.first_only is None:
             self._learn(parsed, parts[2], result)
         return result
 
@@ -148,7 +153,8 @@ class Verifier:
                 not chain.signature_ok(layout.public_key, parsed.signature,
                                        pkcs7.tlv(0x31, parsed.attributes), hashes.SHA256):
             return None
-        result = Verification(filename, ok=False, signer=layout.signer)
+        result = Verification(filename, ok=False, signer=layout.signer,
+                              trusted=list(self._trusted))
         check_signed_document(signed_part, filename, result)
         if result.problems or result.warnings:
             return None
@@ -191,9 +197,9 @@ class Verifier:
 _verifier: Verifier | None = None
 
 
-def _init(ca_der: bytes, now: dt.datetime) -> None:
+def _init(ca_ders: list[bytes], now: dt.datetime) -> None:
     global _verifier
-    _verifier = Verifier(x509.load_der_x509_certificate(ca_der), now)
+    _verifier = Verifier([x509.load_der_x509_certificate(d) for d in ca_ders], now)
 
 
 def _verify_chunk(paths: list[str]) -> list[Verification | tuple[str, int]]:
@@ -208,7 +214,8 @@ def _verify_chunk(paths: list[str]) -> list[Verification | tuple[str, int]]:
     return out
 
 
-def verify_files(files: list[Path], ca: x509.Certificate, now: dt.datetime | None = None,
+def verify_files(files: list[Path], ca: x509.Certificate | list[x509.Certificate],
+                 now: dt.datetime | None = None,
                  processes: int | None = None) -> list[Verification | GovkitError]:
     """`verify_file` for every file, in order: its Verification, or the GovkitError
     it raised for a file it could not read."""
@@ -217,7 +224,9 @@ def verify_files(files: list[Path], ca: x509.Certificate, now: dt.datetime | Non
     paths = [str(f) for f in files]
     count, parts = workers.plan(paths, processes)
     results: list[Verification | GovkitError] = []
+    cas = [ca] if isinstance(ca, x509.Certificate) else ca
     for chunk in workers.run(_verify_chunk, parts, _init,
-                             (ca.public_bytes(serialization.Encoding.DER), now), count):
+                             ([c.public_bytes(serialization.Encoding.DER) for c in cas], now),
+                             count):
         results += [GovkitError(*r) if isinstance(r, tuple) else r for r in chunk]
     return results

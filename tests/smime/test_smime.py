@@ -119,7 +119,10 @@ def test_signed_by_govkit_verifies_with_openssl(signed, governance_xml, pki, tmp
     assert v.kind == "governance"
     assert v.signer == pki.certificate("permissions_ca").subject.rfc4514_string()
     assert v.to_json() == {"file": str(signed), "ok": True, "problems": [],
-                           "signer": v.signer, "kind": "governance", "warnings": []}
+                           "signer": v.signer, "kind": "governance", "warnings": [],
+                           "signature_ok": True, "trusted": [v.signer],
+                           "targets": {"openssl": True, "cyclone": True, "fastdds": True},
+                           "first_only_problems": None}
 
 
 def test_signed_permissions_verify(pki, tmp_path):
