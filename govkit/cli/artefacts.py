@@ -33,7 +33,9 @@ SignCaOpt = Annotated[Path, typer.Option(
                  ".key); never created here: see `govkit pki init`.")]
 VerifyCaOpt = Annotated[Path, typer.Option(
     "--ca", help="The Permissions CA to trust: a test PKI directory (its permissions_ca.pem) "
-                 "or a PEM certificate file; never created here.")]
+                 "or a PEM file, every certificate of which is trusted (as openssl -CAfile "
+                 "and Fast DDS 2.9 do; Cyclone DDS 0.10 trusts the first only, and a line "
+                 "says where that changes the verdict); never created here.")]
 ParticipantsOpt = Annotated[Path | None, typer.Option(
     "--participants", help="A participants file: one name per line, or CSV with a header "
                            "(name, organization, unit, country, publish, subscribe, "
@@ -196,7 +198,8 @@ def sign(paths: Annotated[list[Path] | None, typer.Argument(
 def verify(files: Annotated[list[Path], typer.Argument(help="Signed .p7s files.")],
            ca: VerifyCaOpt = Path("pki"),
            as_json: Annotated[bool, typer.Option("--json")] = False, jobs: JobsOpt = None):
-    """Verify signatures as OpenSSL and Cyclone DDS do, and validate the signed documents."""
+    """Verify signatures as OpenSSL, Cyclone DDS 0.10 and Fast DDS 2.9 do, and validate the
+    signed documents."""
     from govkit.pki.testpki import permissions_ca_paths
     from govkit.smime import Verification, load_trusted, trust_note
     from govkit.smime.verify_batch import verify_files
