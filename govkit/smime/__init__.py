@@ -1,4 +1,5 @@
-"""Sign and verify governance and permissions documents, as OpenSSL and Cyclone DDS decide.
+"""Sign and verify governance and permissions documents, as OpenSSL, Cyclone DDS 0.10 and
+Fast DDS 2.9 decide.
 
 `sign` writes what `openssl smime -sign -text` writes; `verify` gives the verdict OpenSSL's
 PKCS7_verify gives with the Permissions CA as the only trusted certificate; `verify_batch`

@@ -21,7 +21,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from helpers.signers import DAY, NOW, SignerVariant, key_usage, make_cert, signer_variants
 from helpers.variants import Wrapper, craft_pkcs7, mutants, with_signature, wrapper_variants

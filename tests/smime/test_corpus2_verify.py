@@ -19,6 +19,7 @@ from cryptography.hazmat.primitives import serialization
 from helpers.corpus2 import corpus2_dir, deadline, index_rows
 
 from govkit import smime
+from govkit.check.validate import check_bytes, read_document
 
 CHAINED = "fastdds/permissions_signed_by_chained_ca.smime"
 
@@ -39,7 +40,7 @@ def _openssl(path: Path, ca: Path, *extra: str) -> bool:
 
 def test_verify_agrees_with_openssl_on_every_signed_file(signed):
     root, rows = signed
-    agreed = 0
+    agreed = lines_checked = 0
     for row in rows:
         path, ca = root / row["file"], root / row["ca_file"]
         with deadline(f"verify {row['file']}"):
@@ -53,6 +54,11 @@ def test_verify_agrees_with_openssl_on_every_signed_file(signed):
             assert any("expired" in p or "not valid before" in p for p in v.problems), row
         if v.signature_ok and v.problems:   # the signature holds, the document does not
             assert all(p.startswith("signed document is invalid") for p in v.problems)
+            # the same lines validate names: lines of the file, not of the signed body
+            first = check_bytes(read_document(path), str(path)).findings[0]
+            assert v.problems[0].endswith(f"(line {first.line})"), (v.problems[0], first)
+            lines_checked += 1
+    assert lines_checked >= 10
     assert agreed >= 60   # all 79 in December 2026; later, certificates expire
 
 
