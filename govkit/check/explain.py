@@ -189,7 +189,8 @@ def _shadowing_allow(rules: list[AccessRule], k: int, c: Criteria, budget: list[
     for allow in rules[:k]:
         if allow.verdict != "allow":
             continue
-        budget[0] -= 1 + len(c.topics) * sum(len(a.topics) for a in allow.criteria)
+        budget[0] -= 1 + len(c.topics) * sum(len(a.topics) for a in allow.criteria) + \
+            len(rules[k].domains) * len(allow.domains)
         if budget[0] < 0:
             return False
         if any(domainsets.subtract(domainsets.of_spans(rules[k].domains, r),
