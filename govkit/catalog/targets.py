@@ -39,6 +39,12 @@ OpenRange = Literal["up", "single"]
 #   anycase  true/false in any letter case
 #   tinyxml2 tinyxml2's QueryBoolText: true True TRUE false False FALSE, and any integer
 LenientBooleans = Literal["strict", "anycase", "tinyxml2"]
+# Which certificates of the Permissions CA file are trusted to have signed governance and
+# permissions documents.
+#   first   the first certificate only (an intermediate alone, without its root, fails)
+#   all     every certificate of the file, as `openssl smime -verify -CAfile` trusts them
+#   None    not known (the specification speaks of one certificate)
+CaFileCerts = Literal["first", "all"] | None
 
 
 @dataclass(frozen=True)
@@ -55,6 +61,7 @@ class Target:
     # (parent, element) beyond DDS Security 1.1 that the implementation reads; any other
     # unknown element makes every implementation here refuse the document
     extensions: frozenset[tuple[str, str]] = frozenset()
+    permissions_ca_certs: CaFileCerts = None
 
     def accepts_boolean(self, text: str) -> bool | None:
         """The boolean `text` means to this implementation beyond xs:boolean, or None."""
@@ -93,7 +100,10 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
            booleans="anycase",                    # access_control_parser.c (strcasecmp)
            subject_match="tokens",                # observed: "CN=pub, O=..." refused;
                                                   # access_control_utils.c
-           local_time_validity=False),            # spec (not measured)
+           local_time_validity=False,             # spec (not measured)
+           # 0.10.2 access_control_utils.c: ac_X509_certificate_read reads one
+           # PEM_read_bio_X509; PKCS7_document_verify stores just that certificate
+           permissions_ca_certs="first"),
     Target("connext", "Connext", "RTI Connext DDS 6.1-7.x",
            max_domain_id=RTPS_MAX_DOMAIN_ID,      # spec (RTPS port mapping; not measured)
            open_range="up",                       # RTI's perftest governance files (seed
@@ -109,7 +119,10 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
            open_range="up",                       # spec (not measured)
            booleans="tinyxml2",                   # GovernanceParser.cpp (QueryBoolText)
            subject_match="ordered",               # measured: order and case must match
-           local_time_validity=True),             # measured: dates read as local time
+           local_time_validity=True,              # measured: dates read as local time
+           # v2.9.1 artifact_providers/FileProvider.cpp FileProvider::load_ca adds every
+           # certificate PEM_X509_INFO_read_bio finds (Permissions.cpp load_permissions_ca)
+           permissions_ca_certs="all"),
 )}
 VENDOR_TARGETS = tuple(t for t in TARGETS.values() if t.name != "omg")
 DEFAULT_TARGET = "omg"

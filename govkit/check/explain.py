@@ -12,6 +12,7 @@ import datetime as dt
 
 from govkit.catalog.profiles import PROTECTION_KINDS
 from govkit.check.loaded import LoadedDocument
+from govkit.check.rules.permissions import criteria_cover
 from govkit.common.findings import quote_value
 from govkit.documents import domainsets
 from govkit.documents.globs import covers, matches, matches_everything
@@ -38,10 +39,43 @@ def _flag(v: Value) -> bool | None:
     return v.value if isinstance(v.value, bool) else None
 
 
-def _domains(spans) -> str:
+# An open <id_range> (min only) is read two ways: the specification's and Cyclone DDS 0.10's.
+_READINGS = ("up", "single")
+
+
+def _domains(spans, elem=None) -> str:
     up = domainsets.domains_text(domainsets.of_spans(spans, "up"))
     single = domainsets.domains_text(domainsets.of_spans(spans, "single"))
-    return up if up == single else f"{up} (Cyclone DDS 0.10 reads {single})"
+    text = up if up == single else f"{up} (Cyclone DDS 0.10 reads {single})"
+    beta = [] if elem is None or spans else \
+        [quote_value(c.text.strip()) for c in elem if c.tag == "domain_id" and c.text]
+    if beta:   # DDS Security 1.0-beta's <domain_id>: 1.1 readers see no <domains> at all
+        text += (f" as DDS Security 1.1 reads it (it holds the 1.0-beta <domain_id> "
+                 f"{', '.join(beta)}, which 1.1 implementations do not read)")
+    return text
+
+
+def _held(ids: dict, taken: dict, earlier_lines: dict) -> str | None:
+    """What earlier domain_rules hold of this rule's domains (per reading), or None."""
+    said = []
+    for reading in _READINGS:
+        shared = domainsets.intersect(ids[reading], taken[reading])
+        if not shared:
+            said.append(None)
+            continue
+        lines = ", ".join(str(n) for n in earlier_lines[reading](ids[reading]))
+        rest = domainsets.subtract(ids[reading], taken[reading])
+        said.append(
+            f"the domain_rule(s) on line {lines} hold all of its domains: this rule NEVER "
+            f"APPLIES" if not rest else
+            f"domains {domainsets.domains_text(shared)} are held by the domain_rule(s) on "
+            f"line {lines}, so for them these settings never apply; this rule applies to "
+            f"{domainsets.domains_text(rest)} only")
+    if said[0] == said[1]:
+        return said[0]
+    return "; ".join(f"{who}: {text or 'no earlier rule holds any of its domains'}"
+                     for who, text in zip(("as the specification reads the id_range",
+                                           "as Cyclone DDS 0.10 reads it"), said, strict=True))
 
 
 # Pattern comparisons explain may spend finding topic rules that never apply (as
@@ -83,7 +117,7 @@ def _topic_rule(t: TopicRule, earlier: list[TopicRule], rtps_encrypted: bool, li
             "protects": protects, "does_not_protect": not_protected}
 
 
-def _domain_rule(d: DomainRule, line, check_order: bool) -> dict:
+def _domain_rule(d: DomainRule, line, check_order: bool, held: str | None = None) -> dict:
     unauth, join = _flag(d.allow_unauthenticated), _flag(d.join_ac)
     if unauth:
         who = ("anyone, even a participant without a certificate "
@@ -101,7 +135,8 @@ def _domain_rule(d: DomainRule, line, check_order: bool) -> dict:
         topics.append(_topic_rule(t, out if check_order else [],
                                   rtps is not None and "ENCRYPT" in rtps, line))
         out.append(t)
-    return {"line": line(d.elem), "domains": _domains(d.domains), "who_joins": who,
+    return {"line": line(d.elem), "domains": _domains(d.domains, d.elem),
+            "held_by_earlier": held, "who_joins": who,
             "rtps_messages": _kind(d.rtps_kind),
             "secure_discovery": _kind(d.discovery_kind),
             "secure_liveliness": _kind(d.liveliness_kind), "topic_rules": topics,
@@ -146,15 +181,45 @@ def _criteria(c: Criteria) -> dict:
             "text": f"{c.action} {what} {_partitions(c)}{tags}"}
 
 
-def _rule(r: AccessRule, line) -> dict:
-    return {"line": line(r.elem), "verdict": r.verdict.upper(), "domains": _domains(r.domains),
-            "actions": [_criteria(c) for c in r.criteria]}
+def _shadowing_allow(rules: list[AccessRule], k: int, c: Criteria, budget: list[int]
+                     ) -> AccessRule | None | bool:
+    """The earlier allow_rule that already allows everything deny criteria `c` of rules[k]
+    matches, under both readings of an open id_range (the first matching rule decides, so
+    the deny never applies: lint's GK214); False when the budget ran out."""
+    for allow in rules[:k]:
+        if allow.verdict != "allow":
+            continue
+        budget[0] -= 1 + len(c.topics) * sum(len(a.topics) for a in allow.criteria) + \
+            len(rules[k].domains) * len(allow.domains)
+        if budget[0] < 0:
+            return False
+        if any(domainsets.subtract(domainsets.of_spans(rules[k].domains, r),
+                                   domainsets.of_spans(allow.domains, r)) for r in _READINGS):
+            continue
+        if any(criteria_cover(a, c) for a in allow.criteria):
+            return allow
+    return None
 
 
-def _grant(g: Grant, now: dt.datetime, line) -> dict:
+def _rule(rules: list[AccessRule], k: int, line, budget: list[int]) -> dict:
+    r = rules[k]
+    actions = []
+    for c in r.criteria:
+        a = _criteria(c)
+        shadow = _shadowing_allow(rules, k, c, budget) if r.verdict == "deny" else None
+        a["never_applies"] = None if not shadow else (
+            f"the allow_rule on line {line(shadow.elem)} already allows all of it, and the "
+            f"first matching rule decides")
+        actions.append(a)
+    return {"line": line(r.elem), "verdict": r.verdict.upper(),
+            "domains": _domains(r.domains, r.elem), "actions": actions}
+
+
+def _grant(g: Grant, now: dt.datetime, line, budget: list[int]) -> dict:
     return {"line": line(g.elem), "name": g.name, "subject": g.subject.shown(),
             "not_before": _when(g.not_before), "not_after": _when(g.not_after),
-            "status": _status(g, now), "rules": [_rule(r, line) for r in g.rules],
+            "status": _status(g, now),
+            "rules": [_rule(g.rules, k, line, budget) for k in range(len(g.rules))],
             "default": g.default.shown()}
 
 
@@ -170,13 +235,31 @@ def explain_document(loaded: LoadedDocument, now: dt.datetime | None = None) -> 
            "schema_problems": [str(p) for p in loaded.problems[:5]]}
     if isinstance(loaded.model, Governance):
         pairs = sum(len(d.topic_rules) ** 2 for d in loaded.model.rules) // 2
-        check_order = pairs <= WORK_BUDGET
-        out["domain_rules"] = [_domain_rule(d, line, check_order) for d in loaded.model.rules]
+        check_order = pairs <= WORK_BUDGET and len(loaded.model.rules) ** 2 <= WORK_BUDGET
+        out["domain_rules"] = []
+        taken = {r: () for r in _READINGS}
+        earlier: list[tuple[DomainRule, dict]] = []
+        work = 0   # interval comparisons, as lint's GK102/GK103 count them
+        for d in loaded.model.rules:
+            ids = {r: domainsets.of_spans(d.domains, r) for r in _READINGS}
+            lines = {r: (lambda s, r=r: [line(e.elem) for e, i in earlier
+                                         if domainsets.intersect(i[r], s)])
+                     for r in _READINGS}
+            work += sum((len(ids[r]) + 1) * (len(taken[r]) + 1 + sum(
+                len(i[r]) for _, i in earlier)) for r in _READINGS)
+            check_order = check_order and work <= WORK_BUDGET
+            held = _held(ids, taken, lines) if check_order else None
+            out["domain_rules"].append(_domain_rule(d, line, check_order, held))
+            if check_order:
+                taken = {r: domainsets.union(taken[r], ids[r]) for r in _READINGS}
+                earlier.append((d, ids))
         out["order_checked"] = check_order
         out["unmatched_domains"] = ("a participant on a domain no domain_rule holds cannot be "
                                     "created")
     else:
-        out["grants"] = [_grant(g, now, line) for g in loaded.model.grants]
+        budget = [WORK_BUDGET]
+        out["grants"] = [_grant(g, now, line, budget) for g in loaded.model.grants]
+        out["order_checked"] = budget[0] >= 0
     return out
 
 
@@ -194,9 +277,12 @@ def explanation_text(e: dict) -> str:
                      "see govkit validate):")
         lines += [f"    {p}" for p in e["schema_problems"]]
     if not e.get("order_checked", True):
-        lines.append("  (too many topic_rules to check which never apply: see govkit lint)")
+        lines.append("  (too many rules to check which never apply: see govkit lint)")
     for i, d in enumerate(e.get("domain_rules", []), 1):
-        lines += ["", f"domain_rule {i} (line {d['line']}): domains {d['domains']}",
+        lines += ["", f"domain_rule {i} (line {d['line']}): domains {d['domains']}"]
+        if d.get("held_by_earlier"):
+            lines.append(f"  EARLIER RULES FIRST: {d['held_by_earlier']}")
+        lines += [
                   f"  who joins: {d['who_joins']}",
                   f"  whole RTPS messages: {d['rtps_messages']}",
                   f"  secure discovery endpoints: {d['secure_discovery']}",
@@ -217,7 +303,10 @@ def explanation_text(e: dict) -> str:
         for k, r in enumerate(g["rules"], 1):
             lines.append(f"  rule {k} (line {r['line']}): {r['verdict']} in domains "
                          f"{r['domains']}")
-            lines += [f"    {a['text']}" for a in r["actions"]]
+            for a in r["actions"]:
+                lines.append(f"    {a['text']}")
+                if a.get("never_applies"):
+                    lines.append(f"      NEVER APPLIES (denies nothing): {a['never_applies']}")
             if not r["actions"]:
                 lines.append("    joining the domain only (no publish, subscribe or relay listed)")
         lines.append(f"  anything else: {g['default']} (default)")

@@ -120,17 +120,19 @@ def signed_document(data: bytes, filename: str) -> SignedDocument:
 
 
 def check_bytes(data: bytes, filename: str, kind: DocumentKind | None = None,
-                allow_smime: bool = True, lint: bool = True) -> DocumentCheck:
+                allow_smime: bool = True, lint: bool = True,
+                line_offset: int = 0) -> DocumentCheck:
     """Validate one document; plain XML, or (if `allow_smime`) the document inside an
     S/MIME file. Runs the safe parser, the XSD of the detected (or given) kind and, if the
     document is schema-valid and `lint` is true, validate's lint rules. Line numbers of
-    S/MIME input point into it.
+    S/MIME input point into it; `line_offset` lines are added to those of plain XML (a
+    caller that extracted it from a file says where it starts, so lines are the file's).
     """
     data = bytes(data)
     if len(data) > MAX_SMIME_BYTES:
         return DocumentCheck([Finding(filename, 1, 1, too_large_message(
             len(data), MAX_SMIME_BYTES, "input"))])
-    offset = 0
+    offset = line_offset
     if mime.looks_like_mime(data):
         if not allow_smime:
             return DocumentCheck([Finding(filename, 1, 1, _NOT_PLAIN_XML)])

@@ -35,7 +35,9 @@ SignCaOpt = Annotated[Path, typer.Option(
                  ".key); never created here: see `govkit pki init`.")]
 VerifyCaOpt = Annotated[Path, typer.Option(
     "--ca", help="The Permissions CA to trust: a test PKI directory (its permissions_ca.pem) "
-                 "or a PEM certificate file; never created here.")]
+                 "or a PEM file, every certificate of which is trusted (as openssl -CAfile "
+                 "and Fast DDS 2.9 do; Cyclone DDS 0.10 trusts the first only, and a line "
+                 "says where that changes the verdict); never created here.")]
 ParticipantsOpt = Annotated[Path | None, typer.Option(
     "--participants", help="A participants file: one name per line, or CSV with a header "
                            "(name, organization, unit, country, publish, subscribe, "
@@ -275,13 +277,16 @@ def verify(files: Annotated[list[Path], typer.Argument(help="Signed .p7s files."
            ca: VerifyCaOpt = Path("pki"),
            as_json: JsonOpt = False, jobs: JobsOpt = None,
            paranoid: ParanoidOpt = False):
-    """Verify signatures as OpenSSL and Cyclone DDS do, and validate the signed documents."""
-    from govkit.pki.testpki import load_certificate, permissions_ca_paths
-    from govkit.smime import Verification
+    """Verify signatures as OpenSSL, Cyclone DDS 0.10 and Fast DDS 2.9 do, and validate the
+    signed documents."""
+    from govkit.pki.testpki import permissions_ca_paths
+    from govkit.smime import Verification, load_trusted, trust_note
     from govkit.smime.status import add_revocation_problems
     from govkit.smime.verify_batch import verify_files
     cert, _ = run(permissions_ca_paths, ca, "verify", need_key=False)
-    ca_cert = run(load_certificate, cert, "Permissions CA certificate")
+    ca_cert = run(load_trusted, cert)
+    if len(ca_cert) > 1:
+        err.print(f"govkit: {trust_note(cert, ca_cert)}", markup=False)
     results, code, lines = [], EXIT_OK, []
     verdicts = run(verify_files, files, ca_cert, None, jobs, paranoid)
     # --ca a test PKI with a CRL: a grant for a revoked certificate is a problem
@@ -302,6 +307,7 @@ def verify(files: Annotated[list[Path], typer.Argument(help="Signed .p7s files."
             lines.append(f"{r.file}: OK ({r.kind}, signed by {r.signer})")
         lines += [f"{r.file}: warning: {w}" for w in r.warnings]
         lines += [f"{r.file}: {p}" for p in r.problems]
+        lines += [f"{r.file}: {t}" for t in r.target_lines()]
     print_lines(lines)
     if as_json:
         print(json_document("verify", files=[r.to_json() for r in results]))

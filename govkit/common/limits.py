@@ -6,7 +6,10 @@ anything below them is handled in well under a second.
 """
 
 # Cyclone DDS 0.10 refuses domain ids above 230 (its port mapping has room for 0..230),
-# so govkit never writes a higher one and `validate` reports one (lint/domain-range).
+# so govkit never writes a higher one and `validate` reports one (lint/domain-range, with
+# Cyclone DDS 0.10's limits). The one home of this limit; every other target's (the RTPS
+# port mapping's 232, which Fast DDS 2.9 and `lint --target omg` apply) is in
+# govkit.catalog.targets.
 MAX_DOMAIN_ID = 230
 
 # The identity key types Cyclone DDS 0.10 accepts (its authentication plugin refuses any

@@ -10,7 +10,9 @@ document, so xmlschema only converts (``text_decode``), which costs microseconds
 A document that is not schema-valid still gets a model: a value the XSD does not accept
 keeps its text with ``valid=False`` and ``value`` None, except booleans written in another
 letter case (``TRUE``), which read as the boolean most implementations take them for; a
-missing element is a Value without element. Unknown elements are ignored.
+missing element is a Value without element. Unknown elements are ignored; of the DDS
+Security 1.0-beta layout, the root <permissions> and <topic> directly in <publish> are read
+(explain says what else a 1.0-beta document holds).
 
 xmlschema is imported on first use: `validate`, `sign` and `bench` never need it (loading
 it and the two schemas costs about a second of CPU).
@@ -336,12 +338,14 @@ def _criteria(r: _Reader, elem, base: str) -> Criteria:
         return [r.leaf(x, f"{path}/{box}/{item}") for x in _children(found, item)]
 
     tags_box = _child(elem, "data_tags")
+    topics = patterns("topics", "topic")
+    if topics is None:   # DDS Security 1.0-beta: <topic> directly inside <publish>
+        topics = [r.leaf(x, f"{path}/topics/topic") for x in _children(elem, "topic")]
     tags = None if tags_box is None else [
         (text_value(_child(t, "name")) if _child(t, "name") is not None else "",
          text_value(_child(t, "value")) if _child(t, "value") is not None else "")
         for t in _children(tags_box, "tag")]
-    return Criteria(elem, action, patterns("topics", "topic") or [],
-                    patterns("partitions", "partition"), tags)
+    return Criteria(elem, action, topics, patterns("partitions", "partition"), tags)
 
 
 def _grant(r: _Reader, elem) -> Grant:
@@ -370,8 +374,9 @@ def build_model(root, kind: DocumentKind) -> Model:
     r = _Reader(DocumentKind(kind))
     if r.kind is DocumentKind.GOVERNANCE:
         return _governance(r, root)
-    return Permissions([_grant(r, g) for box in _children(root, "permissions")
-                        for g in _children(box, "grant")])
+    # DDS Security 1.0-beta permissions have <permissions> as the root (no <dds>)
+    boxes = [root] if local_name(root) == "permissions" else _children(root, "permissions")
+    return Permissions([_grant(r, g) for box in boxes for g in _children(box, "grant")])
 
 
 # ------------------------------------------------------------------------- settings

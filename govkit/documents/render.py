@@ -41,7 +41,7 @@ class DomainSet:
                                                                             bounds[-1]))
             if lo > hi or hi > MAX_DOMAIN_ID:
                 raise GovkitError(f"invalid --domain {shown}: need min <= max <= "
-                                  f"{MAX_DOMAIN_ID} (Cyclone DDS rejects higher domain ids)")
+                                  f"{MAX_DOMAIN_ID} (Cyclone DDS 0.10 rejects higher domain ids)")
             ranges.append((lo, hi))
         return cls(tuple(ranges))
 

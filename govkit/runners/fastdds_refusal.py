@@ -23,12 +23,14 @@ from cryptography.hazmat.primitives import serialization
 from lxml import etree
 
 from govkit import smime
+from govkit.catalog.targets import TARGETS
 from govkit.pki.names import fastdds_subjects_equal, openssl_rfc2253
 from govkit.pki.revocation import Crl, explain_revocation
 
 # Fast DDS computes a participant's UDP ports as 7400 + 250 × domain + offsets (up to 11 +
-# 2 × participant index): above domain 232 they pass 65535 and creation fails.
-FASTDDS_MAX_DOMAIN_ID = 232
+# 2 × participant index): above domain 232 they pass 65535 and creation fails. The limit
+# has one home, the targets catalog.
+FASTDDS_MAX_DOMAIN_ID = TARGETS["fastdds"].max_domain_id
 
 PROPERTY_FILES = {
     "identity_ca": "dds.sec.auth.builtin.PKI-DH.identity_ca",

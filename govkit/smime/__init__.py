@@ -1,4 +1,5 @@
-"""Sign and verify governance and permissions documents, as OpenSSL and Cyclone DDS decide.
+"""Sign and verify governance and permissions documents, as OpenSSL, Cyclone DDS 0.10 and
+Fast DDS 2.9 decide.
 
 `sign` writes what `openssl smime -sign -text` writes; `verify` gives the verdict OpenSSL's
 PKCS7_verify gives with the Permissions CA as the only trusted certificate; `verify_batch`
@@ -24,10 +25,18 @@ from govkit.smime.sign import (
     smime_message,
 )
 from govkit.smime.status import add_revocation_problems, lifecycle_status, revoked_grants
-from govkit.smime.verify import Verification, check_signed_document, verify_bytes, verify_file
+from govkit.smime.verify import (
+    Verification,
+    check_signed_document,
+    load_trusted,
+    trust_note,
+    verify_bytes,
+    verify_file,
+)
 from govkit.smime.verify_batch import verify_files
 
 __all__ = ["TEXT_HEADER", "Signer", "Verification", "add_revocation_problems",
-           "check_own_signature", "check_signable", "lifecycle_status", "revoked_grants",
-           "check_signed_document", "load_signer", "sign_bytes", "sign_document", "sign_paths",
-           "signed_path", "smime_message", "verify_bytes", "verify_file", "verify_files"]
+           "check_own_signature", "check_signable", "check_signed_document",
+           "lifecycle_status", "load_signer", "load_trusted", "revoked_grants", "sign_bytes",
+           "sign_document", "sign_paths", "signed_path", "smime_message", "trust_note",
+           "verify_bytes", "verify_file", "verify_files"]

@@ -1,5 +1,6 @@
 """The signer's certificate checked the way PKCS7_verify checks it, with the Permissions CA
-as the only trusted certificate.
+(or every certificate of a CA file, as `openssl smime -verify -CAfile` and Fast DDS 2.9 read
+it; see govkit.smime.verify) as the only trusted certificates.
 
 Cyclone DDS 0.10 verifies governance and permissions with ``PKCS7_verify(p7, NULL, store,
 content, out, PKCS7_TEXT)`` where the store holds just the Permissions CA. So OpenSSL
@@ -9,9 +10,14 @@ what this module checks (x509_vfy.c, v3_purp.c):
 
 * The signer may be the Permissions CA itself (then it must be byte-identical to the
   trusted certificate: a look-alike with the same name is refused), or a certificate
-  issued by it, directly or through intermediates carried in the signature. Cyclone does
-  *not* restrict the signer to the CA itself (no PKCS7_NOINTERN): a leaf the CA issued is
-  accepted, and tests/integration/test_verify_cyclone.py shows it on the real library.
+  issued by it, directly or through intermediates carried in the signature. With several
+  trusted certificates, issuers are looked up among them first, and the chain must end at
+  a self-signed trusted one (no partial chains: a trusted intermediate alone is refused).
+  Cyclone DDS 0.10 does *not* restrict the signer to the CA itself (no PKCS7_NOINTERN): a
+  leaf the CA issued is accepted, and tests/integration/test_verify_cyclone.py shows it on
+  the real library. (Cyclone DDS 11 does: PKCS7_NOINTERN | PKCS7_NOVERIFY, the signer must
+  be the Permissions CA certificate itself and no chain or validity is checked; govkit
+  gives 0.10's verdict.)
 * The signer (at the bottom of the chain) must allow S/MIME signing: keyUsage, if present,
   has digitalSignature or nonRepudiation; extendedKeyUsage, if present, has
   emailProtection; Netscape cert type, if present, allows S/MIME.
@@ -152,25 +158,47 @@ def _likely_issued(cert: _Cert, issuer: _Cert) -> bool:
         _sig_alg_matches(cert, issuer)
 
 
-def _build(signer: _Cert, untrusted: list[_Cert], anchor: _Cert) -> tuple[list[_Cert], str]:
-    """The chain from the signer to the anchor (trusted issuer first, then certificates from
-    the signature); '' or why there is none."""
-    if signer.self_signed:
-        if signer.der == anchor.der:
-            return [anchor], ""
-        return [], "self-signed certificate that is not the Permissions CA"
-    chain = [signer]
+def _build(signer: _Cert, untrusted: list[_Cert], trusted: list[_Cert]
+           ) -> tuple[list[_Cert], str]:
+    """The chain from the signer up to a self-signed trusted certificate, built as OpenSSL's
+    build_chain() builds it with X509_V_FLAG_TRUSTED_FIRST (the default since 1.1.0) and
+    without X509_V_FLAG_PARTIAL_CHAIN (neither Cyclone DDS nor Fast DDS sets it): each
+    issuer is looked up among the trusted certificates first, then among the signature's;
+    above a trusted certificate only trusted ones are used. Trusted certificates appear in
+    the chain as their `trusted` objects. '' or why there is no chain."""
+    def as_trusted(c: _Cert) -> _Cert | None:
+        return next((t for t in trusted if t.der == c.der), None)
+
+    one = len(trusted) == 1
+    chain = [as_trusted(signer) or signer]
     while len(chain) <= MAX_DEPTH:
         top = chain[-1]
-        if _likely_issued(top, anchor):
-            if not anchor.self_signed:
-                return [], "the Permissions CA is not self-signed: it cannot be a trust anchor"
-            return chain + [anchor], ""
-        issuer = next((c for c in untrusted if c not in chain and _likely_issued(top, c)),
-                      None)
-        if issuer is None or issuer.self_signed:
+        top_trusted = any(c in trusted for c in chain)
+        if top.self_signed:
+            if top in trusted:
+                return chain, ""
+            if len(chain) == 1:
+                return [], ("self-signed certificate that is not the Permissions CA" if one
+                            else "self-signed certificate that is none of the trusted ones")
+            return [], f"self-signed certificate {_name(top)} in the chain is not trusted"
+        issuer = next((t for t in trusted if t not in chain and _likely_issued(top, t)), None)
+        if issuer is None and not top_trusted:
+            issuer = next((c for c in untrusted if c not in chain and _likely_issued(top, c)),
+                          None)
+            issuer = issuer and (as_trusted(issuer) or issuer)
+        if issuer is None and top_trusted:
+            what = "it is itself trusted" if len(chain) == 1 else \
+                f"the trusted certificate {_name(top)} above it"
+            return [], (f"unable to get local issuer certificate: {what}, but is not "
+                        f"self-signed, and its issuer "
+                        f"{top.cert.issuer.rfc4514_string()} is not trusted (OpenSSL, "
+                        f"without -partial_chain, needs a self-signed trusted certificate "
+                        f"at the top)")
+        if issuer is None:
             return [], ("unable to get local issuer certificate: the signer is not the "
-                        "Permissions CA and is not issued by it")
+                        "Permissions CA and is not issued by it" if one else
+                        f"unable to get local issuer certificate: the signer is none of the "
+                        f"{len(trusted)} trusted certificates and is not issued by one")
         chain.append(issuer)
     return [], "certificate chain too long"
 
@@ -241,21 +269,26 @@ def _signed_by(c: _Cert, issuer: _Cert) -> bool:
 
 
 def check_signer(signer: x509.Certificate, untrusted: list[x509.Certificate],
-                 anchor: x509.Certificate, now: dt.datetime) -> list[str]:
-    """Why OpenSSL would refuse `signer` for S/MIME with `anchor` as the only trusted
-    certificate ([] if it would not)."""
+                 trusted: x509.Certificate | list[x509.Certificate], now: dt.datetime
+                 ) -> list[str]:
+    """Why OpenSSL would refuse `signer` for S/MIME with `trusted` (the Permissions CA, or
+    every certificate of a CA file, as `-CAfile` reads it) as the only trusted
+    certificates ([] if it would not)."""
+    anchors = [trusted] if isinstance(trusted, x509.Certificate) else list(trusted)
     try:
-        s, a = _Cert(signer), _Cert(anchor)
+        s = _Cert(signer)
         pool = [_Cert(c) for c in untrusted]
+        ts = [_Cert(c) for c in anchors]
     except CERTIFICATE_ERRORS as e:
         return [f"a certificate cannot be read: {e}"]
-    chain, why = _build(s, pool, a)
+    chain, why = _build(s, pool, ts)
     if not chain:
         return [f"signer {_name(s)}: {why}"]
     problems = []
     path_len = 0
     for depth, c in enumerate(chain):
-        who = "Permissions CA" if c is a else "signer" if depth == 0 else \
+        who = "signer" if depth == 0 else \
+            ("Permissions CA" if len(ts) == 1 else f"trusted CA {_name(c)}") if c in ts else \
             f"intermediate CA {_name(c)}"
         if c.critical_unknown:
             problems.append(f"{who} certificate has an unsupported critical extension "
@@ -266,7 +299,9 @@ def check_signer(signer: x509.Certificate, untrusted: list[x509.Certificate],
                 problems.append(f"{who} certificate {_name(c)} is not usable for S/MIME "
                                 f"signing: {why}")
         else:
-            why = _ca_problem(c, c is a)
+            # check_chain_extensions(): only the top of the chain may be a CA in a weaker
+            # form than basicConstraints CA:TRUE
+            why = _ca_problem(c, depth == len(chain) - 1)
             if why:
                 problems.append(f"{who} certificate {why}")
             if depth > 1 and c.bc is not None and c.bc.path_length is not None and \

@@ -1,5 +1,19 @@
 """S/MIME verification: the verdict OpenSSL's PKCS7_verify(PKCS7_TEXT) gives with the
-Permissions CA as the only trusted certificate, which is what Cyclone DDS decides.
+Permissions CA as the only trusted certificate, which is what Cyclone DDS and Fast DDS decide.
+
+A CA file may hold several certificates (an intermediate, then its root: Fast DDS's own
+test data). The implementations read it differently, so each verdict says which
+certificates it trusted:
+
+* `openssl smime -verify -CAfile FILE` and Fast DDS 2.9 trust every certificate of the file
+  (Fast-DDS v2.9.1 src/cpp/security/artifact_providers/FileProvider.cpp,
+  FileProvider::load_ca: PEM_X509_INFO_read_bio, then X509_STORE_add_cert for each one;
+  Permissions.cpp load_permissions_ca calls it). That is `ok`.
+* Cyclone DDS 0.10 trusts only the first (cyclonedds 0.10.2
+  src/security/builtin_plugins/access_control/src/access_control_utils.c:
+  ac_X509_certificate_read -> load_X509_certificate_from_bio reads one PEM_read_bio_X509,
+  and PKCS7_document_verify puts that one certificate in the store). That verdict is
+  `first_only` (its problems; None when the file holds one certificate, as then all agree).
 
 It is reached on a separate code path from signing: govkit.documents.mime reads the MIME as
 OpenSSL does, asn1crypto parses the PKCS#7, and govkit.smime.chain checks the signer's
@@ -19,11 +33,12 @@ from asn1crypto import cms
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes
 
+from govkit.catalog.targets import VENDOR_TARGETS
 from govkit.check import validate as schema
+from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.common.inputs import read_input
-from govkit.common.limits import MAX_SMIME_BYTES
+from govkit.common.limits import MAX_PEM_BYTES, MAX_SMIME_BYTES
 from govkit.documents import mime
-from govkit.pki.testpki import load_certificate
 from govkit.smime import chain
 
 # ---------------------------------------------------------------- verification
@@ -36,10 +51,65 @@ class Verification:
     signer: str | None = None
     kind: str | None = None
     warnings: list[str] = field(default_factory=list)
+    # What `openssl smime -verify -text -CAfile` says (the signature, its chain, the
+    # text/plain entity), whatever the document inside: None if not reached
+    signature_ok: bool | None = None
+    # The subjects of the trusted certificates (every one of the CA file)
+    trusted: list[str] = field(default_factory=list)
+    # The problems when only the first certificate of the CA file is trusted, as Cyclone
+    # DDS 0.10 does; None when the file holds one certificate
+    first_only: list[str] | None = None
+
+    def targets(self) -> dict[str, bool]:
+        """The verdict per implementation (catalog.targets names) and OpenSSL's."""
+        verdicts = {"openssl": self.ok}
+        for t in VENDOR_TARGETS:
+            if t.permissions_ca_certs == "all" or \
+                    (t.permissions_ca_certs == "first" and self.first_only is None):
+                verdicts[t.name] = self.ok
+            elif t.permissions_ca_certs == "first":
+                verdicts[t.name] = not self.first_only
+        return verdicts
+
+    def target_lines(self) -> list[str]:
+        """A line per implementation whose verdict differs from OpenSSL's, saying why."""
+        lines = []
+        for t in VENDOR_TARGETS:
+            if t.permissions_ca_certs != "first" or self.first_only is None or \
+                    (not self.first_only) == self.ok:
+                continue
+            first = self.trusted[0] if self.trusted else "?"
+            verdict = "accepts it" if not self.first_only else \
+                "refuses it: " + "; ".join(self.first_only)
+            lines.append(f"{t.title} trusts only the first certificate of the CA file "
+                         f"({first}), so it {verdict}")
+        return lines
 
     def to_json(self) -> dict:
         return {"file": self.file, "ok": self.ok, "problems": self.problems,
-                "signer": self.signer, "kind": self.kind, "warnings": self.warnings}
+                "signer": self.signer, "kind": self.kind, "warnings": self.warnings,
+                "signature_ok": self.signature_ok, "trusted": self.trusted,
+                "targets": self.targets(), "first_only_problems": self.first_only}
+
+
+def load_trusted(path: Path) -> list[x509.Certificate]:
+    """Every certificate of a PEM CA file, in order (what `-CAfile` trusts; Cyclone DDS 0.10
+    uses the first only); GovkitError (exit 2) if it holds none or a broken one."""
+    data = read_input(path, MAX_PEM_BYTES, "Permissions CA certificate")
+    try:
+        return x509.load_pem_x509_certificates(data)
+    except ValueError:
+        raise GovkitError(f"{path}: not a PEM certificate", EXIT_USAGE) from None
+
+
+def trust_note(path: Path, trusted: list[x509.Certificate]) -> str:
+    """What a CA file with several certificates means to each reader."""
+    names = "; ".join(c.subject.rfc4514_string() for c in trusted)
+    def who(reads: str) -> str:
+        return " and ".join(t.title for t in VENDOR_TARGETS if t.permissions_ca_certs == reads)
+    return (f"{path} holds {len(trusted)} certificates, all trusted, as `openssl smime "
+            f"-verify -CAfile` and {who('all')} trust them: {names}. {who('first')} trusts "
+            f"only the first; where that changes a verdict, a line says so.")
 
 
 # Digests OpenSSL's PKCS#7 code accepts, by asn1crypto name.
@@ -119,7 +189,7 @@ def _find_signer(si, certs: list[x509.Certificate]) -> x509.Certificate | None:
                  and c.issuer.public_bytes() == issuer), None)
 
 
-def _check_signer_info(si, sd: _SignedData, content: bytes, ca: x509.Certificate,
+def _check_signer_info(si, sd: _SignedData, content: bytes, trusted: list[x509.Certificate],
                        now: dt.datetime, result: Verification) -> None:
     problems = result.problems
     cert = _find_signer(si, sd.certificates)
@@ -128,8 +198,8 @@ def _check_signer_info(si, sd: _SignedData, content: bytes, ca: x509.Certificate
                         "-nocerts?); OpenSSL and Cyclone DDS find the signer only there")
         return
     result.signer = result.signer or cert.subject.rfc4514_string()
-    problems += chain.check_signer(cert, sd.certificates, ca, now)
-    for c in (cert, ca):
+    problems += chain.check_signer(cert, sd.certificates, trusted, now)
+    for c in (cert, *trusted):
         note = chain.weak_key_warning(c)
         if note and note not in result.warnings:
             result.warnings.append(note)
@@ -159,17 +229,23 @@ def _check_signer_info(si, sd: _SignedData, content: bytes, ca: x509.Certificate
         problems.append("signature does not verify with the signer's public key")
 
 
-def check_signed_document(content: bytes, filename: str, result: Verification) -> None:
+def check_signed_document(content: bytes, filename: str, result: Verification,
+                          line_offset: int | None = 0) -> None:
     """What an implementation loads from the signed part `content`: a text/plain entity
     whose body is a valid governance or permissions document (problems, kind and
-    warnings go into `result`)."""
+    warnings go into `result`; `signature_ok` from the problems found before it).
+    `content` starts after `line_offset` lines of the file, so problems name lines of the
+    file, as `validate` does; None: it is not in the file (opaque signed data)."""
     try:
-        document, _ = mime.text_body(content)
+        document, start = mime.text_body(content)
     except mime.MimeError as e:
+        result.signature_ok = False   # PKCS7_TEXT: PKCS7_verify itself refuses it
         result.problems.append(f"signed part is not a text/plain MIME entity: {e} (sign with "
                                f"`openssl smime -sign -text`; DDS Security plugins verify "
                                f"with PKCS7_TEXT)")
         return
+    # Everything said so far is about the signature: what OpenSSL (-text) decides.
+    result.signature_ok = not result.problems
     nul = document.find(b"\0")
     if nul >= 0:  # Cyclone parses the document as a C string
         result.warnings.append(f"the signed document has a NUL byte after {nul} bytes; DDS "
@@ -179,34 +255,51 @@ def check_signed_document(content: bytes, filename: str, result: Verification) -
         result.problems.append("the signed document is itself a MIME message (signed twice?), "
                                "not a governance or permissions document")
         return
-    check = schema.check_bytes(document, filename, allow_smime=False)
-    result.problems += [f"signed document is invalid: {f.message} (line {f.line})"
+    where = "line" if line_offset is not None else "line of the signed content"
+    check = schema.check_bytes(document, filename, allow_smime=False,
+                               line_offset=(line_offset or 0) + content.count(b"\n", 0, start))
+    result.problems += [f"signed document is invalid: {f.message} ({where} {f.line})"
                         for f in check.findings]
     if check.valid and check.kind is not None:
         result.kind = check.kind.value
 
 
-def verify_bytes(data: bytes, filename: str, ca_cert: x509.Certificate,
+def verify_bytes(data: bytes, filename: str,
+                 ca_cert: x509.Certificate | list[x509.Certificate],
                  now: dt.datetime | None = None) -> Verification:
-    """Check a signed document against the Permissions CA; never raises for bad input.
+    """Check a signed document against the Permissions CA (or every certificate of a CA
+    file); never raises for bad input.
 
-    OK means: OpenSSL's PKCS7_verify (as Cyclone DDS calls it) accepts the file with this
-    CA as the only trusted certificate, and the document it extracts is a valid governance
-    or permissions document.
+    OK means: OpenSSL's PKCS7_verify (as Cyclone DDS and Fast DDS call it) accepts the file
+    with these certificates as the only trusted ones, and the document it extracts is a
+    valid governance or permissions document. With several certificates, `first_only`
+    holds what changes when only the first is trusted (Cyclone DDS 0.10).
     """
-    result = Verification(filename, ok=False)
+    trusted = [ca_cert] if isinstance(ca_cert, x509.Certificate) else list(ca_cert)
     now = now or dt.datetime.now(dt.UTC)
+    result = _verdict(data, filename, trusted, now)
+    if len(trusted) > 1:
+        result.first_only = _verdict(data, filename, trusted[:1], now).problems
+    return result
+
+
+def _verdict(data: bytes, filename: str, trusted: list[x509.Certificate],
+             now: dt.datetime) -> Verification:
+    result = Verification(filename, ok=False,
+                          trusted=[c.subject.rfc4514_string() for c in trusted])
     try:
-        _verify(bytes(data), filename, ca_cert, now, result)
+        _verify(bytes(data), filename, trusted, now, result)
     except _Malformed as e:
         result.problems.append(f"malformed S/MIME: {e}")
     except _PARSER_ERRORS as e:  # what the ASN.1/X.509 parsers raise on hostile bytes
         result.problems.append(f"malformed S/MIME: {type(e).__name__}: {e}")
     result.ok = not result.problems
+    if result.signature_ok is None:
+        result.signature_ok = False
     return result
 
 
-def _verify(data: bytes, filename: str, ca: x509.Certificate, now: dt.datetime,
+def _verify(data: bytes, filename: str, trusted: list[x509.Certificate], now: dt.datetime,
             result: Verification) -> None:
     nul = data.find(b"\0")
     if nul >= 0:  # Cyclone reads the file as a C string: it never sees past a NUL
@@ -224,15 +317,17 @@ def _verify(data: bytes, filename: str, ca: x509.Certificate, now: dt.datetime,
     if content is None:
         raise _Malformed("detached signature without the signed content")
     for si in sd.signer_infos:
-        _check_signer_info(si, sd, content, ca, now, result)
-    check_signed_document(content, filename, result)
+        _check_signer_info(si, sd, content, trusted, now, result)
+    lines_before = None if message.content is None else \
+        data.count(b"\n", 0, message.content.offset)
+    check_signed_document(content, filename, result, lines_before)
 
 
-def verify_file(path: Path, ca_cert_path: Path | x509.Certificate,
+def verify_file(path: Path, ca_cert_path: Path | x509.Certificate | list[x509.Certificate],
                 now: dt.datetime | None = None) -> Verification:
-    """Verify one file against the Permissions CA (a certificate or its PEM file).
+    """Verify one file against the Permissions CA (a certificate, several, or a PEM file:
+    every certificate in it is trusted, see load_trusted).
     GovkitError (exit 2) if the file cannot be read."""
-    ca = ca_cert_path if isinstance(ca_cert_path, x509.Certificate) else \
-        load_certificate(ca_cert_path, "Permissions CA certificate")
+    ca = load_trusted(ca_cert_path) if isinstance(ca_cert_path, Path) else ca_cert_path
     data = read_input(path, MAX_SMIME_BYTES, "signed document")
     return verify_bytes(data, str(path), ca, now)

@@ -108,9 +108,11 @@ class Verifier:
     """Verifies files against one Permissions CA at one instant (`now`), learning the
     layouts of the files that pass in full."""
 
-    def __init__(self, ca: x509.Certificate, now: dt.datetime | None = None,
-                 paranoid: bool = False):
+    def __init__(self, ca: x509.Certificate | list[x509.Certificate],
+                 now: dt.datetime | None = None, paranoid: bool = False):
         self.ca = ca
+        self._trusted = [c.subject.rfc4514_string() for c in
+                         ([ca] if isinstance(ca, x509.Certificate) else ca)]
         self.now = now or dt.datetime.now(dt.UTC)
         self.paranoid = paranoid   # every file checked in full
         self._layouts: dict[tuple, _Layout] = {}
@@ -142,7 +144,9 @@ class Verifier:
                 if result is not None:
                     return result
         result = verify_bytes(data, filename, self.ca, self.now)
-        if parsed is not None and result.ok and not result.warnings:
+        # (several trusted certificates: a verdict per target, which the full check gives)
+        if parsed is not None and result.ok and not result.warnings and \
+                result.first_only is None:
             self._learn(parsed, parts[2], result)
             document = parts[1][len(sign.TEXT_HEADER):]
             if parts[1].startswith(sign.TEXT_HEADER):
@@ -187,7 +191,8 @@ class Verifier:
                 not chain.signature_ok(layout.public_key, parsed.signature,
                                        pkcs7.tlv(0x31, parsed.attributes), hashes.SHA256):
             return None
-        result = Verification(filename, ok=False, signer=layout.signer)
+        result = Verification(filename, ok=False, signer=layout.signer,
+                              trusted=list(self._trusted))
         # The signed part is TEXT_HEADER and a document whose lines all end in CRLF
         # (_parts): what PKCS7_TEXT hands on is that document, which XML reads exactly as
         # its LF form (line ends are normalised before anything else).
@@ -242,9 +247,9 @@ class Verifier:
 _verifier: Verifier | None = None
 
 
-def _init(ca_der: bytes, now: dt.datetime, paranoid: bool = False) -> None:
+def _init(ca_ders: list[bytes], now: dt.datetime, paranoid: bool = False) -> None:
     global _verifier
-    _verifier = Verifier(x509.load_der_x509_certificate(ca_der), now, paranoid)
+    _verifier = Verifier([x509.load_der_x509_certificate(d) for d in ca_ders], now, paranoid)
 
 
 def _verify_chunk(paths: list[str]) -> list[Verification | tuple[str, int]]:
@@ -259,18 +264,20 @@ def _verify_chunk(paths: list[str]) -> list[Verification | tuple[str, int]]:
     return out
 
 
-def verify_files(files: list[Path], ca: x509.Certificate, now: dt.datetime | None = None,
-                 processes: int | None = None, paranoid: bool = False
-                 ) -> list[Verification | GovkitError]:
+def verify_files(files: list[Path], ca: x509.Certificate | list[x509.Certificate],
+                 now: dt.datetime | None = None, processes: int | None = None,
+                 paranoid: bool = False) -> list[Verification | GovkitError]:
     """`verify_file` for every file, in order: its Verification, or the GovkitError
     it raised for a file it could not read. `paranoid`: every file checked in full."""
     from cryptography.hazmat.primitives import serialization
     now = now or dt.datetime.now(dt.UTC)
     paths = [str(f) for f in files]
     count, parts = workers.plan(paths, processes)
+    cas = [ca] if isinstance(ca, x509.Certificate) else ca
     results: list[Verification | GovkitError] = []
     for chunk in workers.run(_verify_chunk, parts, _init,
-                             (ca.public_bytes(serialization.Encoding.DER), now, paranoid),
+                             ([c.public_bytes(serialization.Encoding.DER) for c in cas], now,
+                              paranoid),
                              count):
         results += [GovkitError(*r) if isinstance(r, tuple) else r for r in chunk]
     return results

@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -245,3 +246,23 @@ def test_reference_corpus_identify_and_explain(shared):
         if result.exit_code == 0:
             assert json.loads(result.stdout)["file"] == str(f)
             assert run("explain", str(f)).exit_code == 0
+
+
+def test_explain_bounds_its_work_on_many_domain_ids(tmp_path):
+    """48 domain_rules of 1000 separate domain ids each: comparing each rule's domains with
+    the earlier rules' stops at the work budget (as lint's GK102/GK103 do) instead of
+    taking minutes, and explain says it did not check."""
+    rule = (DATA / "lint" / "GK103.bad.xml").read_text()
+    start, end = rule.index("<domain_rule>"), rule.index("</domain_rule>") + len("</domain_rule>")
+    one = rule[start:end]
+    body = one[one.index("<domains>"):one.index("</domains>") + len("</domains>")]
+    rules = "".join(one.replace(body, "<domains>" + "".join(
+        f"<id>{k * 2000 + 2 * i}</id>" for i in range(1000)) + "</domains>")
+        for k in range(48))
+    path = tmp_path / "many.xml"
+    path.write_text(rule[:start] + rules + rule[end:])
+    began = time.monotonic()
+    result = run("explain", str(path))
+    assert result.exit_code == 0, result.output[-500:]
+    assert time.monotonic() - began < 5
+    assert "too many rules to check which never apply" in result.stdout

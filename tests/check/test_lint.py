@@ -147,9 +147,9 @@ def test_validate_runs_its_five_rules_from_the_registry():
     check = check_bytes(data, "p.xml")
     assert [f.message for f in check.findings] == [
         "lint/domain-range: domain id 231 in <id> is above 230, the highest domain id "
-        "Cyclone DDS accepts",
+        "Cyclone DDS 0.10 accepts",
         "lint/domain-range: domain id 233 in <max> is above 230, the highest domain id "
-        "Cyclone DDS accepts"]
+        "Cyclone DDS 0.10 accepts"]
     assert lint_findings(check.document, check.kind) == check.findings
 
 

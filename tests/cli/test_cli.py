@@ -119,7 +119,8 @@ def test_three_commands_on_a_fresh_directory(cwd, run):
     report = doc["files"]
     assert [r["ok"] for r in report] == [True, True, True]
     assert [r["kind"] for r in report] == ["governance", "permissions", "permissions"]
-    assert set(report[0]) == {"file", "ok", "problems", "signer", "kind", "warnings"}
+    assert set(report[0]) == {"file", "ok", "problems", "signer", "kind", "warnings",
+                              "signature_ok", "trusted", "targets", "first_only_problems"}
 
 
 def test_generate_again_keeps_the_pki(cwd, run):

@@ -18,8 +18,10 @@ import time
 from pathlib import Path
 
 import pytest
+from cryptography.hazmat.primitives import serialization
 from helpers.dds import make_bundle, next_domain, with_file
 from helpers.fastdds import everything, measure, require_fastdds, run_pair
+from helpers.signers import SignerVariant, make_cert
 
 from govkit import smime
 from govkit.catalog.profiles import SECURED_PROFILES, get_profile
@@ -374,6 +376,33 @@ def test_permissions_signed_by_another_ca_are_refused_and_explained(tmp_path):
     foreign = smime.sign_document(xml, other.permissions_ca, other.permissions_ca_key)
     why = _refused(tmp_path, bundle, permissions=foreign)
     assert "permissions pub.p7s: signer " in why and "is not the Permissions CA" in why
+
+
+@real
+def test_a_ca_file_of_an_intermediate_then_its_root_is_trusted_whole(tmp_path):
+    """Fast DDS 2.9 trusts every certificate of the Permissions CA file
+    (FileProvider::load_ca: PEM_X509_INFO_read_bio, X509_STORE_add_cert for each), as
+    `openssl smime -verify -CAfile` does: documents signed by an intermediate, its root
+    after it in the file, load (Fast DDS's own test data has such a file; Cyclone DDS 0.10
+    trusts only the first certificate: test_verify_cyclone.py)."""
+    bundle = make_bundle(tmp_path, "rtps_sign")
+    root, root_key = make_cert("govkit bundle root")
+    inter, inter_key = make_cert("govkit bundle intermediate", (root, root_key))
+    ca_file = tmp_path / "intermediate-then-root.pem"
+    ca_file.write_bytes(b"".join(c.public_bytes(serialization.Encoding.PEM)
+                                 for c in (inter, root)))
+    signer = SignerVariant("intermediate", inter, inter, inter_key)
+    for name, files in bundle.participants.items():
+        signed = {kind: signer.sign(getattr(files, kind).with_suffix(".xml"),
+                                    tmp_path / f"{name}-{kind}.p7s")
+                  for kind in ("governance", "permissions")}
+        for p in signed.values():
+            v = smime.verify_file(p, ca_file)
+            assert v.ok and v.targets() == {"openssl": True, "fastdds": True,
+                                            "cyclone": False}, v.problems
+        bundle = with_file(bundle, name, permissions_ca=ca_file, **signed)
+    result, outputs = measure(bundle, tmp_path / "cfg")
+    assert result.rows, everything(outputs)[-2000:]
 
 
 @real

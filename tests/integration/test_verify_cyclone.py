@@ -19,8 +19,9 @@ import subprocess
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+from cryptography.hazmat.primitives import serialization
 from helpers.dds import cyclone_loads, make_bundle, needs_cyclone, with_file
-from helpers.signers import signer_variants
+from helpers.signers import SignerVariant, make_cert, signer_variants
 from helpers.variants import Wrapper, wrapper_variants
 
 from govkit import smime
@@ -105,3 +106,31 @@ def test_wrapper_and_signing_variants_get_cyclone_s_verdict(tmp_path):
     wrong, loaded, refused = _judge(cases, tmp_path)
     assert not wrong, "\n".join(wrong)
     assert loaded >= 3 and refused >= 3, (loaded, refused)
+
+
+def test_of_a_ca_file_of_several_certificates_cyclone_trusts_the_first(tmp_path):
+    """Cyclone 0.10.2 reads one certificate of the Permissions CA file
+    (access_control_utils.c: ac_X509_certificate_read -> PEM_read_bio_X509) and puts only
+    it in the store (PKCS7_document_verify): an intermediate first, not self-signed, fails
+    although its root follows; the root first works. govkit's `cyclone` target says so,
+    while its verdict stays OpenSSL's (-CAfile trusts both, so both pass)."""
+    bundle = make_bundle(tmp_path, "rtps_sign")
+    files = bundle.participants["pub"]
+    root, root_key = make_cert("govkit bundle root")
+    inter, inter_key = make_cert("govkit bundle intermediate", (root, root_key))
+    loads = {}
+    for name, certs in (("intermediate-then-root", [inter, root]),
+                        ("root-then-intermediate", [root, inter])):
+        ca_file = tmp_path / f"{name}.pem"
+        ca_file.write_bytes(b"".join(c.public_bytes(serialization.Encoding.PEM) for c in certs))
+        signer = SignerVariant(name, inter, inter, inter_key)
+        signed = [signer.sign(f.with_suffix(".xml"), tmp_path / f"{name}-{f.stem}.p7s")
+                  for f in (files.governance, files.permissions)]
+        ours = [smime.verify_file(p, ca_file) for p in signed]
+        assert all(v.ok for v in ours)   # OpenSSL's verdict, and Fast DDS 2.9's
+        loads[name], text = cyclone_loads(
+            with_file(bundle, "pub", governance=signed[0], permissions=signed[1],
+                      permissions_ca=ca_file), "pub", tmp_path / "cfg" / name)
+        assert loads[name] == all(v.targets()["cyclone"] for v in ours), (name, text[-500:])
+        assert loads[name] or "validating local permissions" in text, text[-500:]
+    assert loads == {"intermediate-then-root": False, "root-then-intermediate": True}

@@ -21,9 +21,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from cryptography import x509
 from cryptography.hazmat.primitives import serialization
-from helpers.signers import SignerVariant, signer_variants
+from helpers.signers import DAY, NOW, SignerVariant, key_usage, make_cert, signer_variants
 from helpers.variants import Wrapper, craft_pkcs7, mutants, with_signature, wrapper_variants
 
 from govkit import smime
@@ -64,7 +63,7 @@ class Judge:
 
     def __init__(self, ca_path: Path, work: Path):
         self.ca_path = ca_path
-        self.ca = x509.load_pem_x509_certificate(ca_path.read_bytes())
+        self.ca = smime.load_trusted(ca_path)   # every certificate, as -CAfile reads them
         self.work = work
         self.disagreements: list[str] = []
         self.verdicts: list[bool] = []
@@ -236,3 +235,54 @@ def test_two_signers(pki, work, governance):
         judge.check(f"two-signers-{second}", out.read_bytes())
     assert ca.public_bytes(serialization.Encoding.PEM) == pki.permissions_ca.read_bytes()
     judge.assert_agreement(min_accepted=1, min_refused=1)
+
+
+def test_ca_files_with_several_certificates_get_openssl_s_verdict(pki, work, governance):
+    """A CA file of several certificates (Fast DDS's test data: an intermediate, then its
+    root): govkit's verdict is `openssl -CAfile FILE`'s (all trusted, as Fast DDS 2.9
+    reads the file), and what it says of the first certificate alone (Cyclone DDS 0.10)
+    is `openssl -CAfile FIRST`'s."""
+    root, root_key = make_cert("govkit bundle root")
+    inter, inter_key = make_cert("govkit bundle intermediate", (root, root_key))
+    other, _ = make_cert("govkit bundle other root")
+    old_root, old_root_key = make_cert("govkit bundle expired root",
+                                       not_before=NOW - 10 * DAY, not_after=NOW - DAY)
+    old_inter, old_inter_key = make_cert("govkit bundle intermediate of expired",
+                                         (old_root, old_root_key))
+    leaf, leaf_key = make_cert("govkit bundle leaf", (inter, inter_key), ca=False,
+                               usage=key_usage(ds=True))
+    cases = {   # name: (CA file, signer, its key, certificates embedded beside it)
+        "intermediate-then-root-signed-by-intermediate": ([inter, root], inter, inter_key, []),
+        "root-then-intermediate-signed-by-intermediate": ([root, inter], inter, inter_key, []),
+        "intermediate-then-root-signed-by-leaf": ([inter, root], leaf, leaf_key, []),
+        "intermediate-alone-signed-by-leaf": ([inter], leaf, leaf_key, []),
+        "intermediate-and-another-root": ([inter, other], leaf, leaf_key, []),
+        "another-root-then-root-leaf-chain-embedded": ([other, root], leaf, leaf_key, [inter]),
+        "root-then-another-root-leaf-chain-embedded": ([root, other], leaf, leaf_key, [inter]),
+        "root-twice-signed-by-root": ([root, root], root, root_key, []),
+        "intermediate-then-expired-root": ([old_inter, old_root], old_inter, old_inter_key, []),
+    }
+    verdicts, firsts = {}, {}
+    for name, (bundle, signer, key, chain) in cases.items():
+        ca_file, first_file = work / f"{name}-ca.pem", work / f"{name}-first.pem"
+        ca_file.write_bytes(b"".join(c.public_bytes(serialization.Encoding.PEM)
+                                     for c in bundle))
+        first_file.write_bytes(bundle[0].public_bytes(serialization.Encoding.PEM))
+        signed = SignerVariant(name, bundle[0], signer, key, chain).sign(
+            governance, work / f"{name}.p7s").read_bytes()
+        judge = Judge(ca_file, work)
+        verdicts[name] = judge.check(name, signed)
+        assert not judge.disagreements, judge.disagreements
+        ours = smime.verify_bytes(signed, name, judge.ca)
+        firsts[name] = Judge(first_file, work).openssl(signed)[0]
+        first_ok = ours.ok if ours.first_only is None else not ours.first_only
+        assert first_ok == firsts[name], (name, ours.first_only)
+        assert (ours.first_only is None) == (len(bundle) == 1)
+        assert ours.targets() == {"openssl": verdicts[name], "fastdds": verdicts[name],
+                                  "cyclone": firsts[name]}
+        assert bool(ours.target_lines()) == (verdicts[name] != firsts[name])
+    assert verdicts["intermediate-then-root-signed-by-intermediate"]
+    assert not firsts["intermediate-then-root-signed-by-intermediate"]
+    assert firsts["root-then-intermediate-signed-by-intermediate"]
+    assert not verdicts["intermediate-alone-signed-by-leaf"]
+    assert not verdicts["intermediate-then-expired-root"]

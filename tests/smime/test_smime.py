@@ -119,7 +119,10 @@ def test_signed_by_govkit_verifies_with_openssl(signed, governance_xml, pki, tmp
     assert v.kind == "governance"
     assert v.signer == pki.certificate("permissions_ca").subject.rfc4514_string()
     assert v.to_json() == {"file": str(signed), "ok": True, "problems": [],
-                           "signer": v.signer, "kind": "governance", "warnings": []}
+                           "signer": v.signer, "kind": "governance", "warnings": [],
+                           "signature_ok": True, "trusted": [v.signer],
+                           "targets": {"openssl": True, "cyclone": True, "fastdds": True},
+                           "first_only_problems": None}
 
 
 def test_signed_permissions_verify(pki, tmp_path):
@@ -533,3 +536,25 @@ def test_corpus_bad_signature_is_a_digest_mismatch(shared, pki):
     assert not v.ok
     assert any("content digest mismatch" in p or "signature does not verify" in p
                for p in v.problems)
+
+
+def test_many_files_against_a_ca_file_of_two_certificates_get_the_full_verdicts(pki, tmp_path):
+    """verify over many files (verify_batch's fast path learns layouts) gives each file
+    the full check's verdict per target when the CA file holds several certificates."""
+    from govkit.smime.verify_batch import verify_files
+    xml = tmp_path / "pub.xml"
+    xml.write_bytes(PermissionsDocument.for_participant(pki, "pub", runner_info("ddsperf"))
+                    .render())
+    files = []
+    for i in range(4):
+        files.append(tmp_path / f"p{i}.p7s")
+        files[-1].write_bytes(smime.sign_document(xml, pki.permissions_ca,
+                                                  pki.permissions_ca_key).read_bytes())
+    for order in (("identity_ca", "permissions_ca"), ("permissions_ca", "identity_ca")):
+        ca_file = tmp_path / f"{order[0]}-first.pem"
+        ca_file.write_bytes(b"".join((pki.directory / f"{n}.pem").read_bytes() for n in order))
+        got = verify_files(files, smime.load_trusted(ca_file), processes=1)
+        want = [smime.verify_file(f, ca_file) for f in files]
+        assert [g.to_json() for g in got] == [w.to_json() for w in want]
+        assert all(w.ok for w in want)   # openssl -CAfile trusts both
+        assert {w.targets()["cyclone"] for w in want} == {order[0] == "permissions_ca"}

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from govkit.catalog.targets import RTPS_MAX_DOMAIN_ID, TARGETS, VENDOR_TARGETS
-from govkit.check.rules.registry import BOTH, Context, Hit, declare, rule, vendor_names
+from govkit.check.rules.registry import BOTH, Context, Hit, declare, rule
 from govkit.common.findings import quote_value
 from govkit.documents.parse import local_name, text_value
 
@@ -60,8 +60,9 @@ def _domain_values(ctx: Context) -> Iterator[tuple[object, object]]:
 @rule("GK010", "domain-range", "error", BOTH,
       "An implementation refuses the whole document when a domain id is beyond the ids "
       "its port mapping has room for", "<id>231</id>",
-      validate=True, note="Cyclone DDS: above 230; RTPS port mapping (all others): above "
-                          "232; under --target omg, 231-232 is a warning naming Cyclone DDS")
+      validate=True, note="Cyclone DDS 0.10: above 230 (validate applies this limit); RTPS "
+                          "port mapping (all others): above 232; under --target omg, "
+                          "231-232 is a warning naming Cyclone DDS 0.10")
 def domain_range(ctx: Context) -> Iterator[Hit]:
     for _, v in _domain_values(ctx):
         n = int_text(v)
@@ -75,8 +76,12 @@ def domain_range(ctx: Context) -> Iterator[Hit]:
             yield Hit(v, f"domain id {shown} in <{v.tag}> is above {RTPS_MAX_DOMAIN_ID}, the "
                          "highest domain id the RTPS port mapping has room for")
         else:
+            # each limit with the version it was observed on (the targets' titles)
+            titles = [t.title for t in refusers]
+            who = ", ".join(titles[:-1]) + " and " + titles[-1] if len(titles) > 1 \
+                else titles[0]
             yield Hit(v, f"domain id {shown} in <{v.tag}> is above {limit}, the highest "
-                         f"domain id {vendor_names(refusers)} accepts",
+                         f"domain id {who} accepts",
                       "warning" if ctx.portable else None)
 
 

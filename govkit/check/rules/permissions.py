@@ -212,7 +212,7 @@ def _patterns_cover(wide: list, narrow: list) -> bool:
         covers(p, v.value) for p in wide_p) for v in narrow)
 
 
-def _criteria_cover(a: Criteria, d: Criteria) -> bool:
+def criteria_cover(a: Criteria, d: Criteria) -> bool:
     """Every (topic, partition) the deny criteria `d` matches, the allow `a` matches."""
     if a.action != d.action or a.data_tags is not None or d.data_tags is not None:
         return False
@@ -242,7 +242,7 @@ def shadowed_deny(ctx: Context) -> Iterator[Hit]:
                     allow_ids = domainsets.of_spans(allow.domains, ctx.target.open_range)
                     if allow.verdict != "allow" or domainsets.subtract(deny_ids, allow_ids):
                         continue
-                    if any(_criteria_cover(a, c) for a in allow.criteria):
+                    if any(criteria_cover(a, c) for a in allow.criteria):
                         yield Hit(c.elem, (
                             f"this deny of {c.action} topics "
                             f"{', '.join(quote_value(t.shown()) for t in c.topics[:3])} never "
