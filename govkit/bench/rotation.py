@@ -156,10 +156,11 @@ class Pair:
 
     def _why(self, role: str, what: str) -> str:
         name = "ping" if role == "pub" else "pong"
-        # A Cyclone pair's refusal, mapped to the file, the rule and the fix (else "").
-        spec = next((s for s in self.specs if s.role == role), None)
-        why = explain_cyclone_refusal(spec.env, self.stderr_tail(role, 50),
-                                      self.domain_id) if spec else ""
+        # A Cyclone pair's refusal (this side's, else the other's: a refused ping leaves
+        # pong waiting in vain), mapped to the file, the rule and the fix (else "").
+        why = next((f"{'ping' if s.role == 'pub' else 'pong'}: {w}" for s in self.specs
+                    if (w := explain_cyclone_refusal(s.env, self.stderr_tail(s.role, 50),
+                                                     self.domain_id))), "")
         return (f"{self.arm.label} pair {self.instance} (domain {self.domain_id}): {name} "
                 f"{what}" + (f": {self.stderr_tail(role)}" if self.stderr_tail(role) else "")
                 + (f"; {why}" if why else ""))

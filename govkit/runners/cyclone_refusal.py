@@ -49,7 +49,8 @@ class Refusal:
 
 
 _RESIGN = "re-sign it with `govkit sign` against the Permissions CA this participant trusts"
-_NEW_CERT = "issue the participant a new certificate from the Identity CA and rebuild the bundle"
+_NEW_CERT = ("issue the participant a new certificate (`govkit pki renew`; a new key too if "
+             "it was compromised) and rebuild the bundle")
 # The most specific first: the first line that matches one of them explains the refusal.
 REFUSALS = (
     Refusal(re.compile(r"certificate revoked"), "certificate",

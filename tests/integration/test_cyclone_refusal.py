@@ -100,7 +100,7 @@ def test_revoked_certificate(tmp_path):
     message = _refused(bundle, tmp_path / "cfg", role="sub")
     assert "certificate revoked" in message
     assert f"{f.certificate}:" in message and "CRL" in message and "keyCompromise" in message
-    assert "new certificate" in message
+    assert "govkit pki renew" in message
 
 
 def test_a_good_bundle_gets_no_explanation(tmp_path):
@@ -124,3 +124,35 @@ def test_the_configuration_is_read_back_as_written(tmp_path):
     assert given["certificate"] == files.certificate.as_uri()
     assert crl is None
     assert explain_cyclone_refusal({}, "Subject name is invalid", next_domain()) == ""
+
+
+def test_a_rotating_pair_that_cannot_start_says_why(tmp_path):
+    """The default runner's latency pairs (govkit.bench.rotation): cyclone_perf refused."""
+    from govkit.bench.rotation import Arm, Pair, PairFailed
+    from govkit.common.fsutil import write_atomic
+    from govkit.runners.base import BenchPoint
+    from govkit.runners.cyclone import CycloneRunner
+
+    bundle = make_bundle(tmp_path, "rtps_sign")
+    xml = bundle.participants["pub"].permissions.with_suffix(".xml").read_bytes()
+    signed = _resign(tmp_path, xml.replace(b"CN=pub<", b"CN=mallory<"), "mallory")
+    bundle = with_file(bundle, "pub", permissions=signed)
+    runner = CycloneRunner()
+    runner.check_installed()
+    domain = next_domain()
+    workdir = tmp_path / "cfg"
+    workdir.mkdir()
+    point = BenchPoint(bundle.profile, "latency", 32, 1, domain_id=domain)
+    for path, text in runner.configs(point, bundle, workdir).items():
+        write_atomic(Path(path), text.encode())
+    pair = Pair(Arm("rtps_sign", bundle.profile), 0, domain,
+                runner.pair_specs(bundle, domain, None, False, workdir, wait_s=5), workdir)
+    try:
+        with pytest.raises(PairFailed) as e:
+            pair.start(timeout=20)
+    finally:
+        pair.close()
+    message = str(e.value)
+    assert "\n" not in message
+    assert "ping" in message and "Subject name is invalid" in message, message
+    assert f"{signed}:" in message and "fix: " in message
