@@ -6,6 +6,9 @@ participant, the runner runs these independent checks on exactly the files that 
 was given (its security properties file) and names the ones that fail. Each check mirrors
 a rule of Fast DDS 2.9.1 (src/cpp/security: PKIDH.cpp, Permissions.cpp, PermissionsParser.cpp,
 CommonParser.cpp) and is decided in Python, not by asking Fast DDS.
+
+The file checks (`check_files`) are shared with govkit.runners.cyclone_refusal, which runs
+them with Cyclone DDS 0.10's reading of subjects and dates (`vendor="cyclone"`).
 """
 
 from __future__ import annotations
