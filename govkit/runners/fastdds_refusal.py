@@ -244,11 +244,17 @@ def fastdds_local_time(text: str) -> dt.datetime | None:
 
 
 def cyclone_time(text: str) -> dt.datetime | None:
-    """The instant Cyclone DDS 0.10 makes of a permissions date (DDS_Security_parse_xml_date):
-    the time zone the text states, UTC when it states none (unlike Fast DDS 2.9)."""
+    """The instant Cyclone DDS 0.10 makes of a permissions date (DDS_Security_parse_xml_date,
+    src/security/core/src/dds_security_utils.c): the offset the text states, UTC when it
+    states none (unlike Fast DDS 2.9); years outside 1970..2262 are invalid there."""
+    text = (text or "").strip()
+    if len(text) < 19 or text[10] != "T":       # a date and a time, both needed
+        return None
     try:
-        t = dt.datetime.fromisoformat((text or "").strip().replace("Z", "+00:00"))
+        t = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
+        return None
+    if not 1970 <= t.year <= 2262:
         return None
     return t if t.tzinfo else t.replace(tzinfo=dt.UTC)
 
