@@ -109,6 +109,9 @@ REFUSALS = (
 )
 # Cyclone's log prefix (time, thread id, thread name): not part of the reason.
 _PREFIX = re.compile(r"^\d+\.\d+ \[\d+\]\s+[^:]*: ")
+# Lines about a remote participant (authentication handshake, remote permissions).
+_PEER = re.compile(r"handshake|remote", re.I)
+_SUBJECT = re.compile(r"subject: ([^(;]+)")
 _KIND = re.compile(r"^(governance|permissions) ([^:]+):")
 
 
@@ -171,6 +174,13 @@ def explain_cyclone_refusal(env: dict[str, str], output: str, domain_id: int,
         return (f"Cyclone DDS gave no reason govkit knows; govkit's own checks of the files "
                 f"in {config}: " + "; ".join(findings))
     line, refusal = said
+    if _PEER.search(line):
+        # Refused during a handshake: the remote participant's credentials, not this
+        # process's files (e.g. a peer whose certificate is on this side's CRL).
+        subject = _SUBJECT.search(line)
+        who = f" (subject {subject[1]})" if subject else ""
+        return (f"Cyclone DDS says {line!r}: the peer's {refusal.file.replace('_', ' ')}"
+                f"{who}: {refusal.rule}; fix (on the peer's side): {refusal.fix}")
     mine = [f for f in findings if refusal.finding and refusal.finding.search(f)]
     path = _named(mine, given) or (file_of(given[refusal.file]) if given.get(refusal.file)
                                    else None)

@@ -273,11 +273,20 @@ class DdsperfRunner:
                                   f"(peer never matched, or stopped answering)"
                                   + (f"; {why}" if why else ""))
         self._check_peers(outputs, role)
-        if point.mode == "latency":
-            result = self.parse_latency(outputs["pub"].stdout,
-                                        peer=self._peer_name(outputs["sub"]))
-        else:
-            result = self.parse_throughput(outputs["sub"].stdout)
+        try:
+            if point.mode == "latency":
+                result = self.parse_latency(outputs["pub"].stdout,
+                                            peer=self._peer_name(outputs["sub"]))
+            else:
+                result = self.parse_throughput(outputs["sub"].stdout)
+        except RunnerError as e:
+            # The peers never matched: a side that refused the other's handshake says why.
+            why = next((f"{o.role}: {w}" for o in outputs.values()
+                        if (w := explain_cyclone_refusal(o.env, o.stdout + o.stderr,
+                                                         point.domain_id))), "")
+            if not why:
+                raise
+            raise RunnerError(f"{e}; {why}") from None
             if point.network.loss_pct:
                 add_retransmissions(result, outputs["pub"].stdout)
         needed = point.warmup + point.duration

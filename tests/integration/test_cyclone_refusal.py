@@ -156,3 +156,23 @@ def test_a_rotating_pair_that_cannot_start_says_why(tmp_path):
     assert "\n" not in message
     assert "ping" in message and "Subject name is invalid" in message, message
     assert f"{signed}:" in message and "fix: " in message
+
+
+def test_a_peer_that_never_matches_because_it_is_revoked(tmp_path):
+    """The revoked participant drops the CRL from its own configuration: it starts, but
+    its peer refuses its handshake; govkit says it is the peer's certificate."""
+    pki, _ = init_pki(tmp_path / "pki", participants=("pub", "sub", "other"))
+    revoke(pki, "other")
+    bundle = ensure_bundle(get_profile("rtps_sign"), pki, tmp_path / "build", "ddsperf",
+                           BundleLog(), participants=("pub", "sub", "other"))
+    f = bundle.participants["other"]
+    bundle = with_file(bundle, "sub", certificate=f.certificate, private_key=f.private_key,
+                       permissions=f.permissions, crl=None)
+    runner, point, outputs = run_pair(bundle, tmp_path / "cfg")
+    with pytest.raises(RunnerError) as e:
+        runner.parse(point, outputs)
+    message = str(e.value)
+    assert "\n" not in message
+    assert "pub: Cyclone DDS says" in message and "certificate revoked" in message, message
+    assert "the peer's certificate (subject /CN=other" in message
+    assert "fix (on the peer's side)" in message
