@@ -52,6 +52,7 @@ from govkit.runners.base import (
     launch_argv,
     process_placement,
 )
+from govkit.runners.cyclone_refusal import explain_cyclone_refusal
 
 SLOT_FORMAT = "latency-slots"
 WARMUP_SLOT_US = 100_000          # one unmeasured slot per pair and size before round 0
@@ -155,8 +156,14 @@ class Pair:
 
     def _why(self, role: str, what: str) -> str:
         name = "ping" if role == "pub" else "pong"
+        # A Cyclone pair's refusal (this side's, else the other's: a refused ping leaves
+        # pong waiting in vain), mapped to the file, the rule and the fix (else "").
+        why = next((f"{'ping' if s.role == 'pub' else 'pong'}: {w}" for s in self.specs
+                    if (w := explain_cyclone_refusal(s.env, self.stderr_tail(s.role, 50),
+                                                     self.domain_id))), "")
         return (f"{self.arm.label} pair {self.instance} (domain {self.domain_id}): {name} "
-                f"{what}" + (f": {self.stderr_tail(role)}" if self.stderr_tail(role) else ""))
+                f"{what}" + (f": {self.stderr_tail(role)}" if self.stderr_tail(role) else "")
+                + (f"; {why}" if why else ""))
 
     def stderr_tail(self, role: str, n: int = 3) -> str:
         err = self.errs.get(role)

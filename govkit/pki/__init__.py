@@ -28,6 +28,7 @@ _EXPORTS = {
     "certificate_rdns": "names",
     "check_softhsm": "hsm",
     "crl_path": "revocation",
+    "cyclone_accepts": "names",
     "enclave_of": "ros",
     "explain_revocation": "revocation",
     "fastdds_subjects_equal": "names",

@@ -35,6 +35,7 @@ _EXPORTS = {
     "csv_prefix": "network",
     "csv_suffix": "network",
     "dies_with_govkit": "base",
+    "explain_cyclone_refusal": "cyclone_refusal",
     "launch_argv": "base",
     "networks": "network",
     "parse_hosts": "network",

@@ -100,6 +100,7 @@ class ProcessOutput:
     timed_out: bool = False            # stopped because the point's timeout expired
     cpus_allowed: str | None = None    # the affinity the process really ran with (/proc)
     policy: str | None = None          # the scheduling policy it really ran with (/proc)
+    env: dict[str, str] = field(default_factory=dict)   # what govkit added (its config file)
 
     @property
     def status(self) -> str:
@@ -275,7 +276,7 @@ def run_processes(specs: list[ProcessSpec], timeout: float, grace: float = 0.5
             results[spec.role] = ProcessOutput(
                 spec.role, spec.argv, None if killed else p.returncode,
                 out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace"),
-                pid=p.pid, timed_out=timed_out and killed,
+                pid=p.pid, timed_out=timed_out and killed, env=dict(spec.env),
                 **placement.get(p.pid, {}))
             out.close()
             err.close()

@@ -30,6 +30,7 @@ from govkit.runners.base import (
     ProcessSpec,
     RunnerError,
 )
+from govkit.runners.cyclone_refusal import explain_cyclone_refusal
 
 METHOD = (
     "Eclipse Cyclone DDS ddsperf, two processes with a configuration each that names one "
@@ -259,19 +260,33 @@ class DdsperfRunner:
 
     def parse(self, point: BenchPoint, outputs: dict[str, ProcessOutput]) -> PointResult:
         role = "pub" if point.mode == "latency" else "sub"
-        for o in outputs.values():
+        # A refused participant first: its peer then only waits for a match that never comes.
+        for o in sorted(outputs.values(), key=lambda o: o.returncode in (None, 0)):
             name = f"ddsperf {o.argv[-1] if o.role == 'sub' else ' '.join(o.argv[-3:])}"
-            if o.timed_out:
-                raise RunnerError(f"{name} did not finish within {self.timeout(point):.0f} s "
-                                  f"(peer never matched, or stopped answering)")
             if o.returncode not in (None, 0):
-                raise RunnerError(f"{name} exited with status {o.returncode}")
+                why = explain_cyclone_refusal(o.env, o.stdout + o.stderr, point.domain_id)
+                raise RunnerError(f"{name} exited with status {o.returncode}"
+                                  + (f"; {why}" if why else ""))
+            if o.timed_out:
+                why = explain_cyclone_refusal(o.env, o.stdout + o.stderr, point.domain_id)
+                raise RunnerError(f"{name} did not finish within {self.timeout(point):.0f} s "
+                                  f"(peer never matched, or stopped answering)"
+                                  + (f"; {why}" if why else ""))
         self._check_peers(outputs, role)
-        if point.mode == "latency":
-            result = self.parse_latency(outputs["pub"].stdout,
-                                        peer=self._peer_name(outputs["sub"]))
-        else:
-            result = self.parse_throughput(outputs["sub"].stdout)
+        try:
+            if point.mode == "latency":
+                result = self.parse_latency(outputs["pub"].stdout,
+                                            peer=self._peer_name(outputs["sub"]))
+            else:
+                result = self.parse_throughput(outputs["sub"].stdout)
+        except RunnerError as e:
+            # The peers never matched: a side that refused the other's handshake says why.
+            why = next((f"{o.role}: {w}" for o in outputs.values()
+                        if (w := explain_cyclone_refusal(o.env, o.stdout + o.stderr,
+                                                         point.domain_id))), "")
+            if not why:
+                raise
+            raise RunnerError(f"{e}; {why}") from None
             if point.network.loss_pct:
                 add_retransmissions(result, outputs["pub"].stdout)
         needed = point.warmup + point.duration

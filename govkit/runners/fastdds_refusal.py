@@ -6,6 +6,9 @@ participant, the runner runs these independent checks on exactly the files that 
 was given (its security properties file) and names the ones that fail. Each check mirrors
 a rule of Fast DDS 2.9.1 (src/cpp/security: PKIDH.cpp, Permissions.cpp, PermissionsParser.cpp,
 CommonParser.cpp) and is decided in Python, not by asking Fast DDS.
+
+The file checks (`check_files`) are shared with govkit.runners.cyclone_refusal, which runs
+them with Cyclone DDS 0.10's reading of subjects and dates (`vendor="cyclone"`).
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from lxml import etree
 
 from govkit import smime
 from govkit.catalog.targets import TARGETS
-from govkit.pki.names import fastdds_subjects_equal, openssl_rfc2253
+from govkit.pki.names import cyclone_accepts, fastdds_subjects_equal, openssl_rfc2253
 from govkit.pki.revocation import Crl, explain_revocation
 
 # Fast DDS computes a participant's UDP ports as 7400 + 250 × domain + offsets (up to 11 +
@@ -82,12 +85,26 @@ def explain(properties: Path | None, domain_id: int, now: dt.datetime | None = N
         props = read_properties(properties)
     except OSError as e:
         return [*reasons, f"cannot read {properties}: {e.strerror}"]
-    files = _load(props, reasons)
+    given = {key: props.get(name) for key, name in PROPERTY_FILES.items()}
+    crl = props.get(CRL_PROPERTY)
+    if crl is not None and not crl.startswith("file://"):
+        return [*reasons, f"{CRL_PROPERTY}: {crl!r} is not a file:// URI, the only kind "
+                          f"Fast DDS 2.9 reads"]
+    return reasons + check_files(given, PROPERTY_FILES, crl, domain_id, now, "fastdds")
+
+
+def check_files(given: dict[str, str | None], settings: dict[str, str], crl: str | None,
+                domain_id: int, now: dt.datetime, vendor: str) -> list[str]:
+    """The checks on the six files (and CRL) a participant was given, as `vendor`
+    ("fastdds" or "cyclone") reads them: `given` maps each PROPERTY_FILES key to the
+    path or URI as written (None: not set), `settings` names where it was set."""
+    reasons: list[str] = []
+    files = _load(given, settings, reasons)
     if files is None:
         return reasons
     reasons += _certificate_checks(files, now)
-    if CRL_PROPERTY in props:
-        reasons += _crl_checks(props[CRL_PROPERTY], files, now)
+    if crl is not None:
+        reasons += _crl_checks(crl, files, now)
     for kind in ("governance", "permissions"):
         check = smime.verify_file(files.paths[kind], files.paths["permissions_ca"], now)
         reasons += [f"{kind} {files.paths[kind].name}: {p}" for p in check.problems]
@@ -97,24 +114,24 @@ def explain(properties: Path | None, domain_id: int, now: dt.datetime | None = N
         reasons.append(f"governance {files.paths['governance'].name}: no domain_rule covers "
                        f"domain {domain_id}")
     if perm is not None:
-        reasons += _grant_checks(perm, files, domain_id, now)
+        reasons += _grant_checks(perm, files, domain_id, now, vendor)
     return reasons
 
 
-def _load(props: dict[str, str], reasons: list[str]) -> _Files | None:
+def _load(given: dict[str, str | None], settings: dict[str, str], reasons: list[str]
+          ) -> _Files | None:
     paths = {}
-    for key, name in PROPERTY_FILES.items():
-        if name not in props:
-            reasons.append(f"property {name} is not set")
+    token = (given.get("private_key") or "").startswith("pkcs11:")
+    for key, name in settings.items():
+        if given.get(key) is None:
+            reasons.append(f"{name} is not set")
             continue
-        if key == "private_key" and props[name].startswith("pkcs11:"):
+        if key == "private_key" and token:
             continue           # a key in a token: OpenSSL's pkcs11 engine, not a file
-        paths[key] = file_of(props[name])
+        paths[key] = file_of(given[key])
         if not paths[key].is_file():
             reasons.append(f"{name}: {paths[key]} does not exist")
-    expected = len(PROPERTY_FILES) - (props.get(PROPERTY_FILES["private_key"], "")
-                                      .startswith("pkcs11:"))
-    if len(paths) < expected or any(not p.is_file() for p in paths.values()):
+    if len(paths) < len(settings) - token or any(not p.is_file() for p in paths.values()):
         return None
     certs = {}
     for key in ("identity_ca", "certificate", "permissions_ca"):
@@ -153,15 +170,13 @@ def _certificate_checks(files: _Files, now: dt.datetime) -> list[str]:
 
 
 def _crl_checks(uri: str, files: _Files, now: dt.datetime) -> list[str]:
-    """What OpenSSL's CRL check (X509_V_FLAG_CRL_CHECK, the leaf only) refuses."""
-    if not uri.startswith("file://"):
-        return [f"{CRL_PROPERTY}: {uri!r} is not a file:// URI, the only kind Fast DDS 2.9 "
-                f"reads"]
+    """What OpenSSL's CRL check (X509_V_FLAG_CRL_CHECK, the leaf only) refuses (both
+    Fast DDS 2.9 and Cyclone DDS 0.10 set it when given a CRL)."""
     path = file_of(uri)
     try:
         crl = x509.load_pem_x509_crl(path.read_bytes())
     except (OSError, ValueError):
-        return [f"{CRL_PROPERTY}: {path} is not a readable PEM CRL"]
+        return [f"CRL {path} is not a readable PEM CRL"]
     ca = files.certs["identity_ca"]
     if crl.issuer != ca.subject or not crl.is_signature_valid(ca.public_key()):
         return [f"CRL {path} is not signed by the identity CA {files.paths['identity_ca'].name}"
@@ -230,34 +245,61 @@ def fastdds_local_time(text: str) -> dt.datetime | None:
     return dt.datetime.fromtimestamp(time.mktime((*fields, 0, 0, 0)), dt.UTC)
 
 
-def _grant_checks(root, files: _Files, domain_id: int, now: dt.datetime) -> list[str]:
+def cyclone_time(text: str) -> dt.datetime | None:
+    """The instant Cyclone DDS 0.10 makes of a permissions date (DDS_Security_parse_xml_date,
+    src/security/core/src/dds_security_utils.c): the offset the text states, UTC when it
+    states none (unlike Fast DDS 2.9); years outside 1970..2262 are invalid there."""
+    text = (text or "").strip()
+    if len(text) < 19 or text[10] != "T":       # a date and a time, both needed
+        return None
+    try:
+        t = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if not 1970 <= t.year <= 2262:
+        return None
+    return t if t.tzinfo else t.replace(tzinfo=dt.UTC)
+
+
+def _grant_checks(root, files: _Files, domain_id: int, now: dt.datetime, vendor: str
+                  ) -> list[str]:
     name = files.paths["permissions"].name
-    subject = openssl_rfc2253(files.certs["certificate"])
+    cert = files.certs["certificate"]
+    subject = openssl_rfc2253(cert)
     grants = list(root.iter("grant"))
-    mine = [g for g in grants if fastdds_subjects_equal(g.findtext("subject_name") or "",
-                                                         subject)]
+    if vendor == "cyclone":
+        mine = [g for g in grants if cyclone_accepts(g.findtext("subject_name") or "", cert)]
+        how = ("as Cyclone DDS 0.10 compares them (every NAME=VALUE of the certificate's "
+               "subject, byte for byte, nothing trimmed)")
+        read, product = cyclone_time, "Cyclone DDS 0.10"
+    else:
+        mine = [g for g in grants if fastdds_subjects_equal(g.findtext("subject_name") or "",
+                                                             subject)]
+        how = ("as Fast DDS compares them (RFC 2253 attributes in the certificate's order, "
+               "split at ',')")
+        read, product = fastdds_local_time, "Fast DDS 2.9"
     if not mine:
         listed = ", ".join(repr(g.findtext("subject_name")) for g in grants) or "none"
         return [f"permissions {name}: no grant's subject_name equals the certificate's "
-                f"subject {subject!r} as Fast DDS compares them (RFC 2253 attributes in the "
-                f"certificate's order, split at ','); the grants name {listed}"]
+                f"subject {subject!r} {how}; the grants name {listed}"]
     reasons = []
     for g in mine:
         where = f"permissions {name}, grant {g.get('name')!r}"
         nb = g.findtext("validity/not_before") or ""
         na = g.findtext("validity/not_after") or ""
-        start, end = fastdds_local_time(nb), fastdds_local_time(na)
+        start, end = read(nb), read(na)
         if start is None or end is None:
             reasons.append(f"{where}: validity {nb!r} .. {na!r} is not in the form "
-                           f"YYYY-MM-DDThh:mm:ss Fast DDS reads")
+                           f"YYYY-MM-DDThh:mm:ss {product} reads")
             continue
-        zone = time.strftime("%Z") or "local time"
+        zone = (f"as local time ({time.strftime('%Z') or 'local time'})"
+                if vendor == "fastdds" else "in its stated zone (else UTC)")
         if now < start:
-            reasons.append(f"{where}: not_before {nb} is read by Fast DDS 2.9 as local time "
-                           f"({zone}), i.e. {_utc(start)}, which is still in the future")
+            reasons.append(f"{where}: not_before {nb} is read by {product} {zone}, i.e. "
+                           f"{_utc(start)}, which is still in the future")
         if now > end:
-            reasons.append(f"{where}: not_after {na} is read by Fast DDS 2.9 as local time "
-                           f"({zone}), i.e. {_utc(end)}, which has passed")
+            reasons.append(f"{where}: not_after {na} is read by {product} {zone}, i.e. "
+                           f"{_utc(end)}, which has passed")
         if not any(_domain_in(r.find("domains"), domain_id) for r in g.iter("allow_rule")):
             reasons.append(f"{where}: no allow_rule covers domain {domain_id}")
     return reasons

@@ -73,10 +73,13 @@ def test_a_crashed_peer_or_timeout_fails_the_point():
     with pytest.raises(RunnerError, match="exited with status -9"):
         r.parse(point, {"pub": pub, "sub": crashed})
     hung = ProcessOutput("pub", pub.argv, None, "", "", pid=1, timed_out=True)
+    sub = _out("sub", "sign_origin_data_encrypt-latency-1024-sub.out", pid=10599)
     with pytest.raises(RunnerError, match="did not finish within"):
+        r.parse(point, {"pub": hung, "sub": sub})
+    # a process that exited (refused) is the reason, not the peer left waiting for it
+    with pytest.raises(RunnerError, match="exited with status -9"):
         r.parse(point, {"pub": hung, "sub": crashed})
     short = BenchPoint(get_profile("none"), "latency", 1024, 9)
-    sub = _out("sub", "sign_origin_data_encrypt-latency-1024-sub.out", pid=10599)
     with pytest.raises(RunnerError, match=r"only 5 of 10 seconds \(1 warm-up \+ 9 measured\)"):
         r.parse(short, {"pub": pub, "sub": sub})
 
