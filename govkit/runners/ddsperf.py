@@ -279,6 +279,8 @@ class DdsperfRunner:
                                             peer=self._peer_name(outputs["sub"]))
             else:
                 result = self.parse_throughput(outputs["sub"].stdout)
+                if point.network.loss_pct:
+                    add_retransmissions(result, outputs["pub"].stdout)
         except RunnerError as e:
             # The peers never matched: a side that refused the other's handshake says why.
             why = next((f"{o.role}: {w}" for o in outputs.values()
@@ -287,8 +289,6 @@ class DdsperfRunner:
             if not why:
                 raise
             raise RunnerError(f"{e}; {why}") from None
-            if point.network.loss_pct:
-                add_retransmissions(result, outputs["pub"].stdout)
         needed = point.warmup + point.duration
         if len(result.rows) < needed:
             raise RunnerError(f"only {len(result.rows)} of {needed} seconds ({point.warmup} "
