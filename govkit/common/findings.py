@@ -9,6 +9,7 @@ of them can import these without importing the others.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -45,6 +46,26 @@ class DocumentError(Exception):
     def __init__(self, findings: list[Finding]):
         self.findings = list(findings)
         super().__init__("; ".join(str(f) for f in self.findings) or "invalid document")
+
+
+NAME_CHARS = r"[A-Za-z0-9_.\-]"
+
+
+def quote_input(value: str, allowed: str = NAME_CHARS) -> str:
+    """A value read from an input file (a participants file), for an error message: quoted
+    when it is short and made of `allowed` characters only (a regular expression character
+    class), else described by its length and its first other character. A file that is a
+    link to a secret must not get its first line printed (issue 23): a password hash or
+    'root:x:0:0' is never a valid value anyway."""
+    ok = re.compile(allowed)
+    bad = next((i for i, c in enumerate(value) if not ok.fullmatch(c)), None)
+    if bad is None and 0 < len(value) <= 40:
+        return f"'{value}'"
+    if bad is None:
+        return f"({len(value)} characters)"
+    shown = value[bad] if value[bad].isprintable() else \
+        value[bad].encode("unicode_escape").decode("ascii")
+    return f"({len(value)} characters, {shown!r} at character {bad + 1})"
 
 
 def quote_value(value: str, limit: int = 60) -> str:

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from govkit.common.errors import EXIT_USAGE, GovkitError
-from govkit.common.findings import quote_value
+from govkit.common.findings import quote_input, quote_value
 from govkit.common.inputs import read_input
 from govkit.common.limits import MAX_FLEET, MAX_PARTICIPANTS_BYTES, MAX_TOPICS_PER_ACTION
 from govkit.pki.ros import (
@@ -71,12 +71,12 @@ def name_problem(name: str) -> str | None:
         path = common_name(name) if name.startswith(ENCLAVE_MARK) else name
         if is_enclave(path):
             return None
-        return (f"invalid enclave path {quote_value(path)}: a ROS 2 enclave is "
+        return (f"invalid enclave path {quote_input(path, ENCLAVE_CHARS)}: a ROS 2 enclave is "
                 f"'/' and names of letters, digits and '_' that do not start with a digit, "
                 f"separated by single '/' (no '/' at the end), at most {MAX_ENCLAVE} "
                 f"characters (the certificate CN's bound)")
     if not _NAME_RE.fullmatch(name) or name in CA_STEMS or "--" in name:
-        return (f"invalid participant name {quote_value(name)}: use letters, digits, '_', '.', "
+        return (f"invalid participant name {quote_input(name)}: use letters, digits, '_', '.', "
                 f"'-' (no ',' '/' '|' '+' or spaces: Cyclone splits subject names on them; "
                 f"no '--': the documents name their participant in an XML comment), at most "
                 f"63 characters, and not {' or '.join(CA_STEMS)}; or a ROS 2 enclave path "
@@ -110,6 +110,14 @@ class Participant:
         return common_name(self.name)
 
 
+# The characters each kind of value may hold: an error quotes a value only when it holds
+# nothing else (common.findings.quote_input).
+ENCLAVE_CHARS = r"[A-Za-z0-9_/]"
+PATTERN_CHARS = r"[A-Za-z0-9_.:/*?\[\]!\-]"
+ROS_CHARS = r"[A-Za-z0-9_/~{}]"
+SUBJECT_CHARS = r"[A-Za-z0-9_. \-]"
+
+
 def _fail(where: str, message: str) -> GovkitError:
     return GovkitError(f"{where}: {message}", EXIT_USAGE)
 
@@ -121,8 +129,9 @@ def _patterns(cell: str, column: str, where: str) -> tuple[str, ...]:
                            f"element may hold at most that many)")
     for item in items:
         if not _PATTERN_RE.fullmatch(item):
-            raise _fail(where, f"invalid name {quote_value(item)} in {column}: use letters, "
-                               f"digits, '_' '.' ':' '/' '-' and the wildcards * ? [ ] !")
+            raise _fail(where, f"invalid name {quote_input(item, PATTERN_CHARS)} in {column}: "
+                               f"use letters, digits, '_' '.' ':' '/' '-' and the wildcards "
+                               f"* ? [ ] !")
     if len(set(items)) != len(items):
         raise _fail(where, f"{column} names a topic or partition twice")
     return items
@@ -133,7 +142,8 @@ def _ros_names(cell: str, column: str, where: str) -> tuple[str, ...]:
     for item in items:
         problem = ros_name_problem(item)
         if problem:
-            raise _fail(where, f"invalid ROS name {quote_value(item)} in {column}: {problem}")
+            raise _fail(where, f"invalid ROS name {quote_input(item, ROS_CHARS)} in {column}: "
+                               f"{problem}")
     return items
 
 
@@ -155,7 +165,7 @@ def _subject_value(cell: str, column: str, where: str) -> str | None:
         rule = "two capital letters" if column == "country" else (
             "letters, digits, spaces inside, '_' '.' '-', at most 64 (no ',' '/' '|' '+': "
             "Cyclone splits subject names on them)")
-        raise _fail(where, f"invalid {column} {quote_value(cell)}: use {rule}")
+        raise _fail(where, f"invalid {column} {quote_input(cell, SUBJECT_CHARS)}: use {rule}")
     return cell
 
 
@@ -163,7 +173,7 @@ def _header(row: list[str], where: str) -> list[str]:
     columns = [c.strip().lower() for c in row]
     for c in columns:
         if c not in COLUMNS:
-            raise _fail(where, f"unknown column {quote_value(c)}; known: {', '.join(COLUMNS)}")
+            raise _fail(where, f"unknown column {quote_input(c)}; known: {', '.join(COLUMNS)}")
     if len(set(columns)) != len(columns):
         raise _fail(where, "a column is named twice")
     return columns

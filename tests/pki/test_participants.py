@@ -56,15 +56,18 @@ def test_utf8_bom_and_crlf(tmp_path):
 
 @pytest.mark.parametrize(("text", "expected"), [
     ("a,b\n", "fleet.csv:1: 2 fields but no header line"),
-    ("pub\nsub extra\n", "fleet.csv:2: invalid participant name 'sub extra'"),
+    ("pub\nsub extra\n", "fleet.csv:2: invalid participant name (9 characters, ' ' at "
+                         "character 4)"),
     ("name,nickname\n", "fleet.csv:1: unknown column 'nickname'"),
     ("name,name\n", "fleet.csv:1: a column is named twice"),
     ("name\na\n# x\nb\na\n", "fleet.csv:5: participant a is already on line 2"),
     ("name,country\na,de\n", "fleet.csv:2: invalid country 'de'"),
-    ("name,organization\na,Acme/Inc\n", "fleet.csv:2: invalid organization 'Acme/Inc'"),
+    ("name,organization\na,Acme/Inc\n", "fleet.csv:2: invalid organization (8 characters, "
+                                        "'/' at character 5)"),
     ("name,organization\na, lead\n", None),   # cells are stripped: 'lead' is fine
-    ("name,unit\na,x+y\n", "fleet.csv:2: invalid unit 'x+y'"),
-    ("name,publish\na,x<y\n", "fleet.csv:2: invalid name 'x<y' in publish"),
+    ("name,unit\na,x+y\n", "fleet.csv:2: invalid unit (3 characters, '+' at character 2)"),
+    ("name,publish\na,x<y\n", "fleet.csv:2: invalid name (3 characters, '<' at character 2) "
+                              "in publish"),
     ("name,subscribe\na,T T\n", "fleet.csv:2: subscribe names a topic or partition twice"),
     ("name,publish\na,T,extra\n", "fleet.csv:2: 3 fields, the header has 2"),
     ('name\n"a\n', "fleet.csv:2: not CSV"),
@@ -179,10 +182,45 @@ def test_ros_actions_and_a_topic_named_both_ways_once():
 @pytest.mark.parametrize(("cell", "column"), [("/a//b", "ros_publish"), ("/a/", "ros_call"),
                                               ("/a.b", "ros_subscribe"), ("~/x", "ros_serve")])
 def test_invalid_ros_names(cell, column):
+    # quoted when made of characters a ROS name may hold, else described ('/a.b')
+    shown = f"'{cell}'" if cell != "/a.b" else "(4 characters, '.' at character 3)"
     assert _error(f"name,{column}\na,{cell}\n").startswith(
-        f"fleet.csv:2: invalid ROS name '{cell}' in {column}: use a fully qualified ROS name")
+        f"fleet.csv:2: invalid ROS name {shown} in {column}: use a fully qualified ROS name")
 
 
 def test_a_plus_in_an_enclave_path_is_not_taken_for_a_slash():
     assert Participant("/a+b").name == "/a+b"
-    assert name_problem(Participant("/a+b").name).startswith("invalid enclave path '/a+b'")
+    assert name_problem(Participant("/a+b").name).startswith(
+        "invalid enclave path (4 characters, '+' at character 3)")
+
+
+@pytest.mark.parametrize("secret", [
+    "root:$6$Zq9saltsalt$hashhashhashhashhashhash:19000:0:99999:7:::",
+    "-----BEGIN OPENSSH PRIVATE KEY-----",
+    "api_token=ghp_0123456789abcdefghijklmnopqrstuvwx",
+    "password: hunter2-0123456789",
+])
+def test_an_error_never_prints_what_a_linked_secret_holds(tmp_path, secret):
+    """issue 23, item 7: a participants file that is a link to a secret file gets its file
+    and line named and at most the offending character, never the line."""
+    target = tmp_path / "secret"
+    target.write_text(secret + "\n")
+    link = tmp_path / "participants.csv"
+    link.symlink_to(target)
+    with pytest.raises(GovkitError) as e:
+        read_participants(link)
+    message = str(e.value)
+    assert message.startswith(f"{link}:") and "\n" not in message
+    for piece in ("hashhash", "Zq9salt", "OPENSSH", "0123456789", "ghp_"):
+        assert piece not in message, message
+
+
+def test_a_short_plain_value_is_still_quoted(tmp_path):
+    path = tmp_path / "p.csv"
+    path.write_text("name,colour\npub,red\n")
+    with pytest.raises(GovkitError, match="unknown column 'colour'"):
+        read_participants(path)
+    path.write_text("a b\n")
+    with pytest.raises(GovkitError, match=r"invalid participant name \(3 characters, ' ' at "
+                                          r"character 2\)"):
+        read_participants(path)
