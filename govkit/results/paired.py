@@ -14,14 +14,15 @@ Terms, so that each figure says what it is:
   one slot per size, sandwiched between two `none` slots; its *per-round ratio* is its slot
   median over the geometric mean of its two neighbours' (its *added µs*, the difference to
   their arithmetic mean);
-- the *overhead ratio* is the median of the per-round ratios (exp of the median log
-  ratio); the *added µs* is the median of the per-round differences. Why the median: on the
-  2-core VM a slot's level is set when the slot starts and held to its end, and about one
-  slot in ten lands in a state about 1.5x slower (measured 2026-12-02: `none` slot medians
-  13-18 µs, a second cluster at 24-26 µs). A mean lets each such slot move its round's
-  ratio by 20-40 %; the median does not. (On the same runs the mean's intervals reached
-  ±5-12 %, the median's ±4-5 %, and two runs' medians agreed within 5 % where the means
-  moved by up to 7 %: docs/background/method.md.)
+- the *overhead ratio* is the 20 % trimmed mean of the per-round log ratios, exponentiated
+  (the mean of the middle 60 % of the rounds); the *added µs* is the same trimmed mean of
+  the per-round differences. Why trimmed: on the 2-core VM a slot's level is set when the
+  slot starts and held to its end, and on a busy host about one slot in ten lands in a
+  state about 1.5x slower (2026-12-02: `none` slot medians 13-18 µs, a second cluster at
+  24-26 µs). A plain mean lets each such slot move its round's ratio by 20-40 %; a median
+  ignores them but wastes the quiet rounds (its intervals were the widest on a quiet host);
+  the trimmed mean does neither: on the same raw slots of seven runs it reached ±3 % on
+  more ratios than either (docs/background/method.md).
 - the 95 % interval is a hierarchical percentile bootstrap: resample the arm's process
   instances (separate processes, separate address-space layouts), then its rounds within
   each drawn instance (in moving blocks when successive rounds are correlated), 2000
@@ -49,10 +50,13 @@ PAIRED_INTERVAL_METHOD = (
     "process instances with replacement, then its rounds within each drawn instance "
     f"(moving blocks of ceil(n^(1/3)) rounds when the lag-1 autocorrelation exceeds "
     f"{BLOCK_LAG1}); {BOOTSTRAP_RESAMPLES} resamples seeded by the point's name.")
+# The share of rounds left out at each end by the trimmed mean (see the module docstring).
+TRIM = 0.2
 ESTIMATOR = (
     "per round: the slot's median over the geometric mean of the two adjacent `none` "
-    "slots' medians (ratio) and minus their mean (added µs); overhead = exp(median of the "
-    "per-round log ratios), added µs = median of the per-round differences")
+    "slots' medians (ratio) and minus their mean (added µs); overhead = exp(20% trimmed "
+    "mean of the per-round log ratios), added µs = 20% trimmed mean of the per-round "
+    "differences (the middle 60% of the rounds)")
 
 
 @dataclass(frozen=True)
@@ -110,7 +114,7 @@ def lag1(values: Sequence[float]) -> float | None:
 def _resample(groups: list[list[float]], statistic, seed: str, block: int) -> list[float]:
     """Resample the groups (process instances), then each drawn group's values in moving
     blocks of `block` (1: one at a time) up to its own length; the statistic of all drawn.
-    (Pure Python: the level's median; the overheads use _resample_medians.)"""
+    (Pure Python: the level's median; the overheads use _resample_trimmed.)"""
     rand = random.Random(seed).random
     k = len(groups)
     out = []
@@ -130,10 +134,17 @@ def _resample(groups: list[list[float]], statistic, seed: str, block: int) -> li
     return out
 
 
-def _resample_medians(groups: list[list[float]], seed: str, block: int) -> list[float]:
-    """_resample with the median as statistic, vectorised (numpy): the rounds' stopping rule
-    computes it for every arm after every round. Each resample's draws fill a row (padded
-    with NaN where the drawn instances hold fewer rounds than the widest row)."""
+def trimmed_mean(values: Sequence[float]) -> float:
+    """The mean of the values left after dropping the lowest and highest TRIM of them."""
+    ordered = sorted(values)
+    k = int(TRIM * len(ordered))
+    return statistics.fmean(ordered[k:len(ordered) - k])
+
+
+def _resample_trimmed(groups: list[list[float]], seed: str, block: int) -> list[float]:
+    """_resample with the trimmed mean as statistic, vectorised (numpy): the rounds'
+    stopping rule computes it for every arm after every round. Each resample's draws fill a
+    row (padded with NaN where the drawn instances hold fewer rounds than the widest row)."""
     import hashlib
 
     import numpy as np
@@ -155,7 +166,12 @@ def _resample_medians(groups: list[list[float]], seed: str, block: int) -> list[
             starts = rng.integers(0, n - b + 1, size=(len(rows), -(-n // b)))
             idx = (starts[..., None] + np.arange(b)).reshape(len(rows), -1)[:, :n]
             drawn[rows, d * width:d * width + n] = values[idx]
-    return [float(v) for v in np.nanmedian(drawn, axis=1)]
+    ordered = np.sort(drawn, axis=1)                 # NaN last
+    n = (~np.isnan(drawn)).sum(axis=1)
+    k = np.floor(TRIM * n).astype(int)
+    column = np.arange(drawn.shape[1])[None, :]
+    keep = (column >= k[:, None]) & (column < (n - k)[:, None])
+    return [float(v) for v in np.where(keep, ordered, 0.0).sum(axis=1) / keep.sum(axis=1)]
 
 
 @dataclass(frozen=True)
@@ -204,16 +220,16 @@ def overhead(pairs: list[Pairing], seed: str) -> Overhead:
     ordered = sorted(pairs, key=lambda p: p.round)
     logs = [p.log_ratio for p in ordered]
     adds = [p.added for p in ordered]
-    ratio, added = math.exp(statistics.median(logs)), statistics.median(adds)
+    ratio, added = math.exp(trimmed_mean(logs)), trimmed_mean(adds)
     block, r1 = block_length(logs)
     instances = len({p.instance for p in pairs})
     if len(pairs) < 3:
         return Overhead(ratio, None, added, None, len(pairs), instances, block, r1)
-    log_dist = _resample_medians(_by_instance(pairs, lambda p: p.log_ratio), seed + "/ratio",
+    log_dist = _resample_trimmed(_by_instance(pairs, lambda p: p.log_ratio), seed + "/ratio",
                                block)
     lo, hi = percentile_interval(log_dist)
-    add_dist = _resample_medians(_by_instance(pairs, lambda p: p.added), seed + "/added",
-                                block)
+    add_dist = _resample_trimmed(_by_instance(pairs, lambda p: p.added), seed + "/added",
+                                 block)
     return Overhead(ratio, (math.exp(lo), math.exp(hi)), added, percentile_interval(add_dist),
                     len(pairs), instances, block, r1)
 

@@ -53,16 +53,16 @@ def test_identical_arms_cover_one_and_the_interval_is_honest():
 
 def test_slow_slots_do_not_move_the_estimate():
     """About one slot in ten starts in a state 1.5x slower and keeps it (the 2-core VM,
-    2026-12-02). The median of the per-round ratios stays on the true ratio; a mean
-    would be moved by every such slot."""
+    2026-12-02). The trimmed mean of the per-round ratios stays on the true ratio (within
+    1 %); a plain mean, moved by every such slot, is 2 % off on these slots."""
     rand = random.Random(7)
     slots = _slots(2.0, 60, 0.02, 7, regimes=False)
     for s in slots:
         if rand.random() < 0.1:
             s["p50"] *= 1.5
     o = paired.overhead(paired.pairings(slots)[("x", 32)], "slow")
-    assert abs(o.ratio / 2.0 - 1) < 0.02
-    assert o.ratio_ci95[0] < 2.0 < o.ratio_ci95[1] and o.halfwidth_pct < 3
+    assert abs(o.ratio / 2.0 - 1) < 0.01
+    assert o.ratio_ci95[0] < 2.0 < o.ratio_ci95[1] and o.halfwidth_pct < 6
     logs = [p.log_ratio for p in paired.pairings(slots)[("x", 32)]]
     spread = max(logs) - min(logs)
     assert spread > math.log(1.4)        # the outliers are there: the test can fail
