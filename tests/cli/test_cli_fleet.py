@@ -52,7 +52,8 @@ def test_pki_init_from_a_participants_file_and_a_count(cwd):
 
 
 @pytest.mark.parametrize(("content", "message"), [
-    ("name,publish\nrobot 1,T\n", "govkit: fleet.csv:2: invalid participant name 'robot 1'"),
+    ("name,publish\nrobot 1,T\n", "govkit: fleet.csv:2: invalid participant name (7 characters, "
+                                      "' ' at character 6)"),
     ("a\nb\na\n", "govkit: fleet.csv:3: participant a is already on line 1"),
 ])
 def test_a_bad_participants_file_is_one_line_naming_file_and_line(cwd, content, message):
