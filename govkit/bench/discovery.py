@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from govkit.bench.defaults import DEFAULT_PEERS
-from govkit.bench.rotation import Arm, distinct_domains, round_plan
+from govkit.bench.rotation import Arm, distinct_domains, end_processes, round_plan
 from govkit.catalog.profiles import BASELINE, Profile
 from govkit.common.errors import GovkitError
 from govkit.common.fsutil import write_atomic
@@ -85,23 +85,7 @@ def run_group(specs) -> dict:
                         sel.unregister(key.fd)
         wall = time.monotonic() - t0
     finally:
-        for p in procs:
-            try:
-                p.stdin.close()
-            except OSError:
-                pass
-        for p in procs:
-            try:
-                p.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                try:
-                    os.killpg(p.pid, 9)
-                except ProcessLookupError:
-                    pass
-                p.wait()
-            for f in (p.stdout, p.stderr):
-                if f:
-                    f.close()
+        end_processes(procs, grace_s=10)
     if len(matched) < len(specs):
         missing = len(specs) - len(matched)
         why = errors[0] if errors else f"not matched within {WAIT_S:g} s"

@@ -204,25 +204,33 @@ class Pair:
 
     def close(self) -> None:
         """End of input: both delete their participants and exit; killed if they do not."""
-        for proc in self.procs.values():
-            try:
-                proc.stdin.close()
-            except OSError:
-                pass
-        for proc in self.procs.values():
-            try:
-                proc.wait(timeout=3)
-            except subprocess.TimeoutExpired:
-                try:
-                    os.killpg(proc.pid, 9)
-                except ProcessLookupError:
-                    pass
-                proc.wait()
-            if proc.stdout:
-                proc.stdout.close()
+        end_processes(list(self.procs.values()), grace_s=3)
         for err in self.errs.values():
             err.close()
         self.alive = False
+
+
+def end_processes(procs: list[subprocess.Popen], grace_s: float) -> None:
+    """Close every process's input (govkit's programs then delete their participants and
+    exit), wait up to `grace_s` for each, kill the group of one that does not, and close
+    its pipes."""
+    for proc in procs:
+        try:
+            proc.stdin.close()
+        except OSError:
+            pass
+    for proc in procs:
+        try:
+            proc.wait(timeout=grace_s)
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(proc.pid, 9)
+            except ProcessLookupError:
+                pass
+            proc.wait()
+        for pipe in (proc.stdout, proc.stderr):
+            if pipe:
+                pipe.close()
 
 
 _NUMBERS = ("n", "settle_n", "mean", "min", "p50", "p90", "p99", "max", "cpu_us", "wall_us",
