@@ -31,7 +31,7 @@ from pathlib import Path
 from govkit.catalog.profiles import PROFILES, PROTECTION_KINDS, Profile
 from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.common.findings import quote_value
-from govkit.common.inputs import read_input
+from govkit.common.inputs import read_text_input
 
 CONFIG_FILE = "govkit.toml"
 MAX_PROFILES_BYTES = 1_000_000
@@ -152,11 +152,5 @@ def read_profiles(path: Path | None) -> list[Profile]:
     path = Path(path) if path is not None else Path(CONFIG_FILE)
     if not only and not path.is_file():
         return []
-    data = read_input(path, MAX_PROFILES_BYTES, "profiles file")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = data.count(b"\n", 0, e.start) + 1
-        raise GovkitError(f"{path}:{line}: not UTF-8 text (byte {e.start})", EXIT_USAGE) \
-            from None
+    text = read_text_input(path, MAX_PROFILES_BYTES, "profiles file")
     return parse_profiles(text, str(path), only)

@@ -40,6 +40,7 @@ _EXPORTS = {
     "quote_input": "findings",
     "quote_value": "findings",
     "read_input": "inputs",
+    "read_text_input": "inputs",
     "template_environment": "templating",
     "too_large_message": "inputs",
     "write_atomic": "fsutil",

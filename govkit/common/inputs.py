@@ -66,3 +66,14 @@ def read_input(path: Path, limit: int, what: str = "document") -> bytes:
         raise GovkitError(f"{path}: {what} is too large: more than {limit} bytes "
                           f"(limit {limit} bytes)", EXIT_USAGE)
     return b"".join(chunks)
+
+
+def read_text_input(path: Path, limit: int, what: str, encoding: str = "utf-8") -> str:
+    """read_input, decoded: text that is not `encoding` is one error naming its line."""
+    data = read_input(path, limit, what)
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise GovkitError(f"{path}:{line}: not UTF-8 text (byte {e.start})", EXIT_USAGE) \
+            from None

@@ -35,7 +35,7 @@ from pathlib import Path
 
 from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.common.findings import quote_input, quote_value
-from govkit.common.inputs import read_input
+from govkit.common.inputs import read_text_input
 from govkit.common.limits import MAX_FLEET, MAX_PARTICIPANTS_BYTES, MAX_TOPICS_PER_ACTION
 from govkit.pki.ros import (
     ENCLAVE_MARK,
@@ -242,13 +242,7 @@ def parse_participants(text: str, source: str) -> list[Participant]:
 
 def read_participants(path: Path) -> list[Participant]:
     """The participants file at `path`, read like every input (regular file, size limit)."""
-    data = read_input(path, MAX_PARTICIPANTS_BYTES, "participants file")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        line = data.count(b"\n", 0, e.start) + 1
-        raise GovkitError(f"{path}:{line}: not UTF-8 text (byte {e.start})", EXIT_USAGE) \
-            from None
+    text = read_text_input(path, MAX_PARTICIPANTS_BYTES, "participants file", "utf-8-sig")
     return parse_participants(text, str(path))
 
 
