@@ -168,14 +168,13 @@ class FastddsRunner:
                 return len(_throughput_rows(text)) >= needed
         else:
             raise GovkitError(f"unknown mode {point.mode!r}")
-        def env(role: str) -> dict[str, str]:
-            return token_env(bundle, role)
-
         # Both start at once: -w makes each wait for the other.
-        return [ProcessSpec("sub", sub, env("sub"), cpu=cpu_sub, primary=primary == "sub",
+        return [ProcessSpec("sub", sub, token_env(bundle, "sub"), cpu=cpu_sub,
+                            primary=primary == "sub",
                             stop_when=enough if primary == "sub" else None,
                             realtime=point.realtime),
-                ProcessSpec("pub", pub, env("pub"), cpu=cpu_pub, primary=primary == "pub",
+                ProcessSpec("pub", pub, token_env(bundle, "pub"), cpu=cpu_pub,
+                            primary=primary == "pub",
                             stop_when=enough if primary == "pub" else None,
                             realtime=point.realtime)]
 
