@@ -8,8 +8,12 @@ very configuration files, pinning and SCHED_FIFO, median of its per-second media
 warm-up second. The goal is govkit / by hand within 0.95 .. 1.05 for both profiles at every
 size, and the same overhead ratio.
 
+Both sides measure the same machine state: govkit keeps the measured CPUs awake by default
+(govkit.bench.awake), so the pair by hand runs with the same spinners; with --allow-idle
+neither has them.
+
     .venv/bin/python benchmarks/rotation_fidelity.py [--profile rtps_sign]
-        [--sizes 32,1024,63000] [--rounds 3] [--seconds 4]
+        [--sizes 32,1024,63000] [--rounds 3] [--seconds 4] [--allow-idle]
 """
 
 from __future__ import annotations
@@ -25,14 +29,17 @@ import tempfile
 import time
 from pathlib import Path
 
+from govkit.bench.awake import AwakeCpus
+
 GOVKIT = str(Path(sys.executable).with_name("govkit"))
 LINE = re.compile(r"^\[\d+\]\s+[\d.]+\s+\S+ size \d+ mean [\d.]+us min [\d.]+us "
                   r"50% (?P<p50>[\d.]+)us", re.M)
 
 
-def via_govkit(profile: str, size: int, out: Path) -> dict[str, float]:
+def via_govkit(profile: str, size: int, out: Path, allow_idle: bool) -> dict[str, float]:
     subprocess.run([GOVKIT, "bench", "--profile", "none", "--profile", profile, "--sizes",
-                    str(size), "--budget", "25", "--out", str(out), "--no-report"],
+                    str(size), "--budget", "25", "--out", str(out), "--no-report",
+                    *(["--allow-idle"] if allow_idle else [])],
                    check=True, capture_output=True, text=True)
     summary = json.loads((out / "results.json").read_text())["summary"]
     est = {r["profile"]: r["estimate"] for r in summary}
@@ -71,6 +78,7 @@ def main() -> None:
     ap.add_argument("--sizes", default="32,1024,63000")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--seconds", type=int, default=4)
+    ap.add_argument("--allow-idle", action="store_true")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         os.chdir(tmp)
@@ -80,13 +88,16 @@ def main() -> None:
             for i in range(args.rounds):
                 for side in (("govkit", "hand") if i % 2 == 0 else ("hand", "govkit")):
                     if side == "govkit":
-                        gov.append(via_govkit(args.profile, size, Path(tmp) / f"g{size}-{i}"))
+                        gov.append(via_govkit(args.profile, size, Path(tmp) / f"g{size}-{i}",
+                                              args.allow_idle))
                     else:
                         config = Path(tmp) / f"g{size}-0" / "config"
                         if not config.exists():     # the first round starts by hand
-                            via_govkit(args.profile, size, Path(tmp) / f"g{size}-0")
-                        hand.append({p: by_hand(p, size, config, args.seconds)
-                                     for p in ("none", args.profile)})
+                            via_govkit(args.profile, size, Path(tmp) / f"g{size}-0",
+                                       args.allow_idle)
+                        with AwakeCpus(() if args.allow_idle else (0, 1)):
+                            hand.append({p: by_hand(p, size, config, args.seconds)
+                                         for p in ("none", args.profile)})
                         time.sleep(0.5)
             print(f"{size} B, {args.rounds} alternated rounds:")
             for p in ("none", args.profile):

@@ -114,6 +114,11 @@ def bench(
     realtime: Annotated[bool, typer.Option(
         "--realtime/--no-realtime", help="Run latency repeats SCHED_FIFO where permitted "
                                          "(keeps other programs off their CPUs).")] = True,
+    allow_idle: Annotated[bool, typer.Option(
+        "--allow-idle", help="Let the measured CPUs halt when idle. Default: a lowest-"
+                             "priority spinner keeps each awake while measuring, so an idle "
+                             "and a busy machine measure the same state (a halted vCPU's "
+                             "wake-up is part of every latency otherwise).")] = False,
     perftest: Annotated[str | None, typer.Option("--perftest", help="perftest_cpp path.")] = None,
     transport: Annotated[list[str] | None, typer.Option(
         "--transport", help="udp, tcp or tls (Cyclone's DDSI transports; repeatable or a "
@@ -189,7 +194,8 @@ def bench(
         warmup=warmup, repeat=repeat, max_repeat=max_repeat,
         target_ci=DEFAULT_TARGET_CI_PCT if target_ci is None else target_ci,
         budget=run(parse_budget, budget), seed=seed, out=out_dir, ca=ca, build=build,
-        resume=resume, pin=pin, realtime=realtime, dry_run=dry_run,
+        resume=resume, pin=pin, realtime=realtime, keep_awake=not allow_idle,
+        dry_run=dry_run,
         runner_options={"perftest": perftest} if perftest else {},
         command=" ".join(["govkit", *sys.argv[1:]]),
         discovery=DiscoverySettings(peers=peers, min_rounds=rounds),
