@@ -21,7 +21,7 @@ BUSY = ("import os, sys, time\n"
 
 
 def _left() -> str:
-    return subprocess.run(["pgrep", "-f", "SCHED_IDLE"], capture_output=True,
+    return subprocess.run(["pgrep", "-f", "while :; do :; done"], capture_output=True,
                           text=True).stdout.strip()
 
 

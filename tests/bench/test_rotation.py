@@ -166,7 +166,7 @@ def test_rotating_run_end_to_end(tmp_path):
     # the measured CPUs were kept awake, said so, and the spinners are gone
     assert doc["settings"]["cpus_kept_awake"] is True and "SCHED_IDLE" in doc["settings"]["idle"]
     assert "SCHED_IDLE spinner" in html
-    left = subprocess.run(["pgrep", "-f", "SCHED_IDLE"], capture_output=True, text=True)
+    left = subprocess.run(["pgrep", "-f", "while :; do :; done"], capture_output=True, text=True)
     assert left.stdout.strip() == "", "a CPU spinner outlived the run"
 
 
