@@ -211,7 +211,8 @@ def bench(
         print("\n".join(outcome.dry_run_lines))
         return
     doc = outcome.doc or {}
-    for table in (latency_table(outcome.summary), noise_floor_table(noise_floor(doc)),
+    floor = noise_floor(doc) + noise_floor(doc, mode="throughput")
+    for table in (latency_table(outcome.summary), noise_floor_table(floor),
                   discovery_table(discovery_rows(doc)),
                   throughput_table(outcome.summary), *network_table(outcome.summary),
                   wire_table(outcome.wire)):

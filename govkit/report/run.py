@@ -288,7 +288,7 @@ def headline(doc: dict, summary: list[dict]) -> Headline | None:
     return Headline(
         sizes=sizes, rows=table,
         floor=[cell(floor.get(s), None, floor.get(s, {}).get("flags", ())) for s in sizes],
-        floor_flags=[f["reason"] for x in floor.values() for f in x["flags"]],
+        floor_flags=list(dict.fromkeys(f["reason"] for x in floor.values() for f in x["flags"])),
         load=results.load_line(doc) or "not recorded",
         under_load=any(x.get("under_load") for x in loads),
         # the figures are recomputed from the raw slots by today's estimator: name that one,
