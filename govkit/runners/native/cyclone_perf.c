@@ -17,8 +17,8 @@
 //     listener mode); one-way latency = round trip / 2.
 //   - throughput: topic DDSPerfRDataKS, reliable (max blocking 10 s), KEEP_ALL, at most
 //     10000 samples, ignore-local participant; the writer writes as fast as it can with no
-//     flush (ddsperf's `pub` at no rate), the reader takes in its listener (ddsperf's
-//     `sub`). The slot's tag and phase ride in `seq` (TAG_SHIFT below), keyval stays 0.
+//     flush (ddsperf's `pub` at no rate, batched writes as ddsperf sets them for every
+//     writer), the reader takes in its listener (ddsperf's `sub`). The slot's tag and phase ride in `seq` (TAG_SHIFT below), keyval stays 0.
 // Unlike ddsperf it uses one fixed partition ("govkit") for both topics: every pair runs on
 // a domain of its own, so there is nobody to keep apart.
 //
@@ -372,8 +372,10 @@ static void run_tput(uint32_t size, int64_t settle_us, int64_t measure_us, uint3
     // slot runs into the next one (which may be another pair's)
     g_tput.seq = (tag << TAG_SHIFT) | ((uint32_t)PH_END << PHASE_SHIFT) | (ctr & CTR_MASK);
     dds_return_t rc = dds_write(g_data, &g_tput);
-    if (rc >= 0)
+    if (rc >= 0) {
+        dds_write_flush(g_data);
         rc = dds_wait_for_acks(g_data, DDS_SECS(10));
+    }
     if (rc == DDS_RETCODE_TIMEOUT)
         die(EXIT_STUCK, "the throughput slot's samples were not acknowledged within 10 s "
             "(the pong process stopped?)");
@@ -508,6 +510,10 @@ int main(int argc, char **argv)
                 "log lines above)\n", g_pid, domain, dds_strretcode(g_pp));
         return EXIT_PARTICIPANT;
     }
+    // ddsperf's write mode: batched, so a write only queues its message and a flush (after
+    // every ping and pong) or a full packet sends it; throughput samples then share
+    // packets as ddsperf's do (without it each went out alone: 4-8x fewer samples/s).
+    dds_write_set_batch(true);
     dds_qos_t *qos = dds_create_qos();
     dds_qset_reliability(qos, DDS_RELIABILITY_RELIABLE, DDS_SECS(10));
     dds_entity_t tp_ping = dds_create_topic(g_pp, &KeyedSeq_desc, "DDSPerfRPingKS", qos, NULL);
