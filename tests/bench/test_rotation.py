@@ -215,3 +215,11 @@ def test_throughput_rotates_beside_latency(tmp_path):
     again = subprocess.run([GOVKIT, "report", "res"], cwd=tmp_path, capture_output=True,
                            text=True, timeout=120)
     assert again.returncode == 0, again.stderr
+
+
+def test_the_default_budget_grows_with_the_sizes_up_to_the_seeds_matrix():
+    from govkit.bench.defaults import DEFAULT_BUDGET_S, MAX_DEFAULT_BUDGET_S, default_budget
+    assert default_budget(1) == default_budget(3) == DEFAULT_BUDGET_S == 285
+    assert default_budget(4) == 380
+    # the seeds' 8 sizes: the run and its report within the 8 minutes issue 17 allows
+    assert default_budget(8) == MAX_DEFAULT_BUDGET_S <= 8 * 60 - 15
