@@ -28,8 +28,13 @@ from govkit.catalog.profiles import BASELINE, Profile
 from govkit.catalog.runners import MODES, runner_info
 from govkit.common.errors import GovkitError
 from govkit.results.summary import key_of
-from govkit.runners.crypto import CIPHERS, MAX_REKEY, CryptoVariant, variants_of
-from govkit.runners.crypto import refusal as crypto_refusal
+from govkit.runners.crypto import (
+    CIPHERS,
+    MAX_REKEY,
+    CryptoVariant,
+    crypto_refusal,
+    variants_of,
+)
 from govkit.runners.network import DEFAULT, Network, networks
 
 SEED_SIZES = (32, 64, 128, 256, 512, 1024, 8192, 63000)

@@ -38,7 +38,7 @@ from govkit.results.store import RESULTS_NAME, ResultStore, check_resumable
 from govkit.results.summary import point_key
 from govkit.runners import get_runner
 from govkit.runners.base import Bundle, command_line
-from govkit.runners.crypto import DEFAULTS as CRYPTO_DEFAULTS
+from govkit.runners.crypto import CRYPTO_DEFAULTS
 from govkit.runners.netpath import NetPaths
 from govkit.runners.network import DEFAULT, LOSS_MEANING, ROLES
 from govkit.wire.capture import check_capture

@@ -179,7 +179,7 @@ def _build(doc: dict, summary: list[dict]) -> ReportModel:
         command=doc.get("command") or DASH, runner=doc.get("runner") or DASH,
         environment=environment,
         settings=[(k, _setting_text(v)) for k, v in settings.items()
-                  if k not in ("method", "interval") and v is not None],
+                  if k not in ("method", "interval", "crypto") and v is not None],
         method=settings.get("method") or "", interval=settings.get("interval") or "",
         run_shape=_run_shape(settings, doc.get("rotation")),
         profiles=order, sizes=sorted({row.size for row in tables["latency"][0].rows})

@@ -33,7 +33,7 @@ FASTDDS_DEFAULT_REKEY = 32           # AESGCMGMAC_KeyFactory.cpp: "key update ev
 MAX_REKEY = 2 ** 31 - 1              # Fast DDS reads it with std::stoi (an int, > 0)
 
 # What each runtime let govkit vary (results.json settings.crypto, the report, --help).
-DEFAULTS = {
+CRYPTO_DEFAULTS = {
     "fastdds": ("Fast DDS 2.9: AES-256 unless --cipher (dds.sec.crypto.keysize, set on the "
                 "participant and on every writer and reader: RTPS-level, submessage and "
                 "payload keys alike); session key renewed every 32 protected messages unless "
@@ -42,6 +42,10 @@ DEFAULTS = {
                 "is registered without properties); submessage and payload keys follow the "
                 "writer/reader QoS property dds.sec.crypto.keysize, which govkit's "
                 "cyclone_perf does not set (so AES-256 too); session keys never renewed."),
+    "ddsperf": ("Cyclone DDS 0.10: AES-256 always at RTPS level (the participant's crypto "
+                "is registered without properties); submessage and payload keys follow the "
+                "writer/reader QoS property dds.sec.crypto.keysize, which ddsperf cannot set "
+                "(so AES-256 too); session keys never renewed."),
 }
 REFUSALS = {
     ("cyclone", "cipher"): (
@@ -102,7 +106,7 @@ def variants_of(ciphers: list[str], rekeys: list[int]) -> list[CryptoVariant]:
     return [CryptoVariant(c, r) for c in ciphers or [None] for r in rekeys or [None]]
 
 
-def refusal(runner: str, ciphers: list[str], rekeys: list[int]) -> str | None:
+def crypto_refusal(runner: str, ciphers: list[str], rekeys: list[int]) -> str | None:
     """Why `runner` cannot apply what was asked (one line), or None. On Cyclone's own
     program `--cipher aes256` alone is what the runtime does anyway, so it is measured;
     the per-repeat runners (ddsperf, perftest) take no variant at all."""

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from helpers.dds import make_bundle, next_domain
-from helpers.fastdds import runner
+from helpers.fastdds import require_fastdds, runner
 from helpers.require import missing
 
 from govkit.bench.rotation import Arm, Pair
@@ -168,3 +168,17 @@ def test_bench_with_both_ciphers_holds_each_and_their_paired_difference(tmp_path
                            text=True, timeout=120)
     assert again.returncode == 0, again.stderr
     assert (tmp_path / "res" / "summary.md").read_text() == md     # recomputed alike
+
+
+@real
+def test_the_program_takes_only_key_sizes_and_rekey_intervals_fast_dds_reads(tmp_path):
+    """-k 128|256 and -r N >= 1 (Fast DDS ignores other values and keeps its default: a
+    typo would silently measure AES-256), and only with security properties (-s)."""
+    exe = require_fastdds()
+    props = tmp_path / "p.properties"
+    props.write_text("dds.sec.crypto.plugin=builtin.AES-GCM-GMAC\n")
+    for args in (["-k", "192"], ["-k", "128"], ["-r", "0"], ["-r", "4.5"],
+                 ["-s", str(props), "-k", "192"], ["-s", str(props), "-r", "-3"]):
+        bad = subprocess.run([exe, "-S", *args, "pong"], capture_output=True, text=True,
+                             timeout=30, stdin=subprocess.DEVNULL)
+        assert bad.returncode == 2 and "usage: fastdds_perf" in bad.stderr, args
