@@ -14,8 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from govkit.runners.base import BenchPoint, Bundle, ProcessSpec
-from govkit.runners.crypto import CRYPTO_DEFAULTS
-from govkit.runners.crypto import CryptoVariant
+from govkit.runners.crypto import CRYPTO_DEFAULTS, CryptoVariant
 from govkit.runners.ddsperf import METHOD as DDSPERF_METHOD
 from govkit.runners.ddsperf import DdsperfRunner
 

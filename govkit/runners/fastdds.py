@@ -31,8 +31,7 @@ from govkit.runners.base import (
     ProcessSpec,
     RunnerError,
 )
-from govkit.runners.crypto import CRYPTO_DEFAULTS
-from govkit.runners.crypto import CryptoVariant
+from govkit.runners.crypto import CRYPTO_DEFAULTS, CryptoVariant
 from govkit.runners.fastdds_build import cached_path, ensure_built, fastdds_version
 from govkit.runners.fastdds_refusal import CRL_PROPERTY, PROPERTY_FILES, explain
 

@@ -74,15 +74,21 @@ def _slots(ratios: dict[str, float], rounds: int, seed: int) -> list[dict]:
 
 
 def test_the_paired_difference_recovers_a_known_ratio_between_two_arms():
-    pairs = paired.pairings(_slots({"x@aes128": 1.30, "x@aes256": 1.20}, 40, 5))
-    d = paired.difference(pairs[("x@aes128", 32)], pairs[("x@aes256", 32)], "t")
-    assert d.rounds == 40 and d.ratio_ci95[0] < 1.30 / 1.20 < d.ratio_ci95[1]
-    assert d.halfwidth_pct < 2                 # regimes of ±25 % cancel within the round
-    # identical arms: the interval covers no difference
-    same = paired.pairings(_slots({"x@aes128": 1.2, "x@aes256": 1.2}, 30, 6))
-    d0 = paired.difference(same[("x@aes128", 32)], same[("x@aes256", 32)], "t0")
-    assert d0.ratio_ci95[0] <= 1 <= d0.ratio_ci95[1]
-    assert d0.added_ci95[0] <= 0 <= d0.added_ci95[1]
+    covered = 0
+    for seed in range(40):
+        pairs = paired.pairings(_slots({"x@aes128": 1.30, "x@aes256": 1.20}, 40, seed))
+        d = paired.difference(pairs[("x@aes128", 32)], pairs[("x@aes256", 32)], str(seed))
+        assert d.rounds == 40 and abs(d.ratio / (1.30 / 1.20) - 1) < 0.02
+        assert d.halfwidth_pct < 3             # regimes of ±25 % cancel within the round
+        covered += d.ratio_ci95[0] < 1.30 / 1.20 < d.ratio_ci95[1]
+    assert covered >= 33                       # a 95 % interval: about 38 of 40
+    # identical arms: the intervals cover no difference about 95 % of the time
+    covered = 0
+    for seed in range(40):
+        same = paired.pairings(_slots({"x@aes128": 1.2, "x@aes256": 1.2}, 30, 100 + seed))
+        d0 = paired.difference(same[("x@aes128", 32)], same[("x@aes256", 32)], str(seed))
+        covered += d0.ratio_ci95[0] <= 1 <= d0.ratio_ci95[1]
+    assert covered >= 33
     # only common rounds count
     assert paired.difference(pairs[("x@aes128", 32)][:5], pairs[("x@aes256", 32)][5:],
                              "t") is None
@@ -115,7 +121,7 @@ def test_results_hold_each_variant_as_a_point_and_the_difference_with_its_interv
     assert d["reference"] == "rtps_sign@aes256" and d["dimension"] == "cipher"
     assert d["reference_us"] == rows["rtps_sign@aes256"]["estimate"]
     assert d["difference_ci95"][0] <= d["difference"] <= d["difference_ci95"][1]
-    assert d["difference_pct"] == pytest.approx(100 * (d["ratio"] - 1), abs=1e-3)
+    assert d["difference_pct"] == pytest.approx(100 * (d["ratio"] - 1), abs=0.01)
     # RTI's pair for rtps_sign at 32 B (seed 002): AES-256 24 µs, AES-128 24 µs
     assert d["rti"]["aes256_us"] == 24 and d["rti"]["difference_us"] == 0
     assert rows["rtps_sign@aes256"]["vs_variant"] == []
