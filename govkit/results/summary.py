@@ -221,6 +221,27 @@ CIPHER_REFERENCE = "aes256"
 REKEY_REFERENCE = 32
 
 
+def variant_contrasts(variants: dict[tuple[str, int], dict]) -> list[tuple[str, str, int, str]]:
+    """(arm, reference arm, size, dimension) for every crypto variant arm (`variants`: its
+    variant per (arm, size)) that differs from a measured reference of the same profile and
+    size in that dimension alone."""
+    rekeys = {v.get("rekey_blocks") for v in variants.values()} - {None}
+    rekey_ref = REKEY_REFERENCE if REKEY_REFERENCE in rekeys else max(rekeys, default=None)
+    out = []
+    for (arm, size), v in variants.items():
+        for dimension, key, ref_value in (("cipher", "cipher", CIPHER_REFERENCE),
+                                          ("rekey", "rekey_blocks", rekey_ref)):
+            if v.get(key) is None or v.get(key) == ref_value:
+                continue
+            ref = next((a for (a, sz), w in variants.items() if sz == size
+                        and base_profile(a) == base_profile(arm) and w.get(key) == ref_value
+                        and all(w.get(k) == v.get(k)
+                                for k in ("cipher", "rekey_blocks") if k != key)), None)
+            if ref is not None:
+                out.append((arm, ref, size, dimension))
+    return out
+
+
 def add_variant_differences(rows: list[dict], doc: dict,
                             summarizer: Summarizer | None = None) -> None:
     """Each crypto variant's row gets `vs_variant`: a list of its paired differences to the
@@ -230,37 +251,27 @@ def add_variant_differences(rows: list[dict], doc: dict,
     rot = doc.get("rotation") or {}
     pairs = paired.pairings(rot.get("slots", [])) if rot else {}
     by_arm = {(r["profile"], r["size"]): r for r in rows if r.get("variant")}
-    rekeys = {r["variant"].get("rekey_blocks") for r in by_arm.values()} - {None}
-    rekey_ref = REKEY_REFERENCE if REKEY_REFERENCE in rekeys else max(rekeys, default=None)
-    for (arm, size), row in by_arm.items():
-        v = row["variant"]
-        out = []
-        for dimension, key, ref_value in (("cipher", "cipher", CIPHER_REFERENCE),
-                                          ("rekey", "rekey_blocks", rekey_ref)):
-            if v.get(key) is None or v.get(key) == ref_value:
-                continue
-            ref = next((r for (a, sz), r in by_arm.items() if sz == size
-                        and base_profile(a) == base_profile(arm)
-                        and r["variant"].get(key) == ref_value
-                        and all(r["variant"].get(k) == v.get(k)
-                                for k in ("cipher", "rekey_blocks") if k != key)), None)
-            if ref is None or (arm, size) not in pairs or (ref["profile"], size) not in pairs:
-                continue
-            diff = _difference(pairs[(arm, size)], pairs[(ref["profile"], size)],
-                               f"govkit/paired/{arm}/{size}/vs/{ref['profile']}", summarizer)
-            if diff is None:
-                continue
-            ci = diff.ratio_ci95
-            out.append({
-                "dimension": dimension, "reference": ref["profile"],
-                "reference_variant": ref["variant"]["name"],
-                "reference_us": ref["estimate"], "reference_ci95": ref["ci95"],
-                "figure_us": row["estimate"], "figure_ci95": row["ci95"],
-                **diff.to_json(), "difference_pct": 100 * (diff.ratio - 1),
-                "difference_pct_ci95": [100 * (ci[0] - 1), 100 * (ci[1] - 1)] if ci else None,
-                "rti": published_cipher_pair(base_profile(arm), size)
-                if dimension == "cipher" and v.get(key) == "aes128" else None})
-        row["vs_variant"] = out
+    for row in by_arm.values():
+        row["vs_variant"] = []
+    for arm, ref_arm, size, dimension in variant_contrasts(
+            {k: r["variant"] for k, r in by_arm.items()}):
+        row, ref = by_arm[(arm, size)], by_arm[(ref_arm, size)]
+        if (arm, size) not in pairs or (ref_arm, size) not in pairs:
+            continue
+        diff = _difference(pairs[(arm, size)], pairs[(ref_arm, size)],
+                           f"govkit/paired/{arm}/{size}/vs/{ref_arm}", summarizer)
+        if diff is None:
+            continue
+        ci = diff.ratio_ci95
+        row["vs_variant"].append({
+            "dimension": dimension, "reference": ref_arm,
+            "reference_variant": ref["variant"]["name"],
+            "reference_us": ref["estimate"], "reference_ci95": ref["ci95"],
+            "figure_us": row["estimate"], "figure_ci95": row["ci95"],
+            **diff.to_json(), "difference_pct": 100 * (diff.ratio - 1),
+            "difference_pct_ci95": [100 * (ci[0] - 1), 100 * (ci[1] - 1)] if ci else None,
+            "rti": published_cipher_pair(base_profile(arm), size)
+            if dimension == "cipher" and row["variant"].get("cipher") == "aes128" else None})
 
 
 def _difference(pairs, reference, seed: str, summarizer: Summarizer | None):
@@ -284,8 +295,27 @@ def variant_differences(summary: list[dict]) -> list[dict]:
 
 
 def rotation_widths(doc: dict) -> dict[tuple[str, int], float | None]:
-    """Every arm's ratio interval half-width (%), for the rounds' stopping rule."""
-    return {k: o.halfwidth_pct for k, o in rotation_overheads(doc).items()}
+    """Every arm's ratio interval half-width (%), for the rounds' stopping rule. A crypto
+    variant's arm, and its reference's, count the wider of their own and their paired
+    difference's (an arm whose own ratio is narrow would otherwise stop getting slots, and
+    the difference would rest on the rounds before that)."""
+    widths = {k: o.halfwidth_pct for k, o in rotation_overheads(doc).items()}
+    slots = (doc.get("rotation") or {}).get("slots", [])
+    variants = {(s["arm"], s["size"]): s["variant"] for s in slots if s.get("variant")}
+    if not variants:
+        return widths
+    pairs = paired.pairings(slots)
+    for arm, ref, size, _ in variant_contrasts(variants):
+        if (arm, size) not in pairs or (ref, size) not in pairs:
+            continue
+        diff = paired.difference(pairs[(arm, size)], pairs[(ref, size)],
+                                 f"govkit/paired/{arm}/{size}/vs/{ref}")
+        width = diff.halfwidth_pct if diff is not None else None
+        for key in ((arm, size), (ref, size)):
+            if key in widths:
+                widths[key] = None if width is None or widths[key] is None \
+                    else max(widths[key], width)
+    return widths
 
 
 def noise_floor(doc: dict, overheads: dict | None = None) -> list[dict]:

@@ -133,6 +133,20 @@ def test_results_hold_each_variant_as_a_point_and_the_difference_with_its_interv
     assert d["ratio"] == pytest.approx(math.exp(paired.trimmed_mean(logs)), abs=1e-4)
 
 
+def test_the_rounds_go_on_while_a_variant_difference_is_wider_than_the_target():
+    """Each variant arm's width for the stopping rule is at least its difference's: an arm
+    whose own ratio is narrow keeps its slots (in an acceptance run, AES-256 at 1024 B
+    left after 6 rounds and its difference to AES-128 rested on 12 of 98)."""
+    doc = variant_doc()
+    widths = results.rotation_widths(doc)
+    own = {k: o.halfwidth_pct for k, o in results.rotation_overheads(doc).items()}
+    (d,) = next(r for r in results.summarize(doc) if r["profile"] == "rtps_sign@aes128"
+                )["vs_variant"]
+    for arm in ("rtps_sign@aes128", "rtps_sign@aes256"):
+        assert widths[(arm, 32)] == pytest.approx(max(own[(arm, 32)], d["ratio_halfwidth_pct"]),
+                                                  abs=1e-3)
+
+
 def test_the_report_shows_the_cipher_table_as_results_computes_it(tmp_path):
     doc = variant_doc()
     (tmp_path / "results.json").write_text(json.dumps(doc))
@@ -151,7 +165,7 @@ def test_the_report_shows_the_cipher_table_as_results_computes_it(tmp_path):
     assert "AES-256 unless --cipher" in text(page.xpath('//p[@id="crypto-defaults"]')[0])
     md = md_path.read_text()
     assert "| AES-256 (µs) | AES-128 (µs) | AES-128 − AES-256 (µs) |" in md
-    line = next(x for x in md.splitlines() if x.startswith("| `rtps_sign@aes128` | 32 |"))
+    line = next(x for x in md.splitlines() if x.startswith("| `rtps_sign` | 32 |"))
     assert f"{d['difference']:+.1f} [" in line and f"{d['difference_pct']:+.1f}% [" in line
     # the variant arms are points of the latency table too, after their profile
     assert "`rtps_sign@aes128`" in md.split("Latency (µs)")[1]
