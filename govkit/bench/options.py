@@ -23,11 +23,18 @@ from govkit.bench.defaults import (
     DEFAULT_WARMUP_S,
 )
 from govkit.bench.discovery import DiscoverySettings
-from govkit.bench.rotation import RotationSettings
+from govkit.bench.rotation import RotationSettings, protects
 from govkit.catalog.profiles import BASELINE, Profile
 from govkit.catalog.runners import MODES, runner_info
 from govkit.common.errors import GovkitError
 from govkit.results.summary import key_of
+from govkit.runners.crypto import (
+    CIPHERS,
+    MAX_REKEY,
+    CryptoVariant,
+    crypto_refusal,
+    variants_of,
+)
 from govkit.runners.network import DEFAULT, Network, networks
 
 SEED_SIZES = (32, 64, 128, 256, 512, 1024, 8192, 63000)
@@ -51,6 +58,36 @@ def parse_sizes(text: str) -> list[int]:
 
 
 DISCOVERY = "discovery"      # not a point's mode: groups of --peers participants
+
+
+def _items(values) -> list[str]:
+    """A repeatable option's values, each possibly a comma list."""
+    if isinstance(values, str):
+        values = [values]
+    return [x.strip() for v in values or [] for x in v.split(",") if x.strip()]
+
+
+def parse_ciphers(values) -> list[str]:
+    """`--cipher aes128,aes256` (repeatable or a comma list); [] when not given: the
+    runtime's default (AES-256 in both)."""
+    found = _items(values)
+    for c in found:
+        if c not in CIPHERS:
+            raise GovkitError(f"invalid --cipher {c!r}: use {', '.join(CIPHERS)} (repeatable, "
+                              "or a comma list)")
+    return list(dict.fromkeys(found))
+
+
+def parse_rekeys(values) -> list[int]:
+    """`--rekey N` (protected messages per session key; repeatable or a comma list); []
+    when not given: the runtime's default (Fast DDS 32; Cyclone never renews)."""
+    out = []
+    for text in _items(values):
+        if not text.isdigit() or not 1 <= int(text) <= MAX_REKEY:
+            raise GovkitError(f"invalid --rekey {text!r}: a whole number of messages per "
+                              f"session key, 1 .. {MAX_REKEY}")
+        out.append(int(text))
+    return list(dict.fromkeys(out))
 
 
 def parse_modes(text: str) -> list[str]:
@@ -113,6 +150,14 @@ class BenchOptions:
     # The rotating latency design (runners with `rotates`: govkit.bench.rotation)
     rotation: RotationSettings = field(default_factory=RotationSettings)
     discovery: DiscoverySettings = field(default_factory=DiscoverySettings)
+    # Crypto variants (govkit.runners.crypto): every secured arm of the rotation per
+    # cipher × rekey; empty: the runtime's defaults, nothing set
+    ciphers: list[str] = field(default_factory=list)
+    rekeys: list[int] = field(default_factory=list)
+
+    @property
+    def variants(self) -> list[CryptoVariant]:
+        return variants_of(self.ciphers, self.rekeys)
 
     @property
     def point_modes(self) -> list[str]:
@@ -158,10 +203,27 @@ class BenchOptions:
                 raise GovkitError("--mode discovery pairs every profile with `none`: add "
                                   "--profile none (or use --all-profiles)")
         self.check_paths()
+        self.check_variants()
         if not runner_info(self.runner).networks and not plain:
             raise GovkitError(f"--transport, --net, --hosts and --loss-rate need --runner "
                               f"ddsperf (Cyclone's transports); {self.runner} runs udp on lo")
 
+
+    def check_variants(self) -> None:
+        """--cipher/--rekey: refused, one line, where the runtime or the run cannot apply
+        them (govkit.runners.crypto says what each runtime allows)."""
+        if not self.variants:
+            return
+        why = crypto_refusal(self.runner, self.ciphers, self.rekeys)
+        if why:
+            raise GovkitError(why)
+        what = "--cipher" if self.ciphers else "--rekey"
+        if self.modes != ["latency"] or self.wire:
+            raise GovkitError(f"{what} varies the rotating latency design's arms: only with "
+                              f"--mode latency and without --wire")
+        if not any(protects(p) for p in self.profiles):
+            raise GovkitError(f"{what}: no --profile protects anything (none and "
+                              f"no_protection use no key); add e.g. --profile rtps_encrypt")
 
     def check_paths(self) -> None:
         """What a run would refuse about its paths, refused at once (also by --dry-run):

@@ -57,6 +57,7 @@ from govkit.runners.base import (
     launch_argv,
     process_placement,
 )
+from govkit.runners.crypto import CryptoVariant
 from govkit.runners.cyclone_refusal import explain_cyclone_refusal
 
 SLOT_FORMAT = "latency-slots"
@@ -84,12 +85,19 @@ class RotationSettings:
 
 @dataclass(frozen=True)
 class Arm:
-    name: str                     # profile name, or AA_ARM
+    name: str                     # profile name, `PROFILE@VARIANT`, or AA_ARM
     profile: Profile
+    # --cipher/--rekey (govkit.runners.crypto): a secured profile's arm per variant;
+    # `none` and the A/A arm have none (no crypto to vary)
+    variant: CryptoVariant | None = None
 
     @property
     def label(self) -> str:
         return "none (A/A)" if self.name == AA_ARM else self.name
+
+    def to_json(self) -> dict:
+        """What a pair or slot record says of its arm beyond its name."""
+        return {"variant": self.variant.to_json()} if self.variant is not None else {}
 
 
 class PairFailed(Exception):
@@ -307,8 +315,13 @@ def parse_count(line: str, tag: int) -> dict:
 
 # ------------------------------------------------------------------------- scheduling
 
-def arms_of(profiles: list[Profile], aa: bool) -> list[Arm]:
-    arms = [Arm(p.name, p) for p in profiles]
+def arms_of(profiles: list[Profile], aa: bool, variants: list[CryptoVariant] = ()
+            ) -> list[Arm]:
+    """An arm per profile, or per profile and crypto variant where the profile protects
+    something (`no_protection` has nothing a cipher could change); `none`, then the A/A
+    arm. Each variant arm is paired with the same round's `none` slots like any other."""
+    arms = [Arm(f"{p.name}@{v.name}", p, v) if variants and protects(p) else Arm(p.name, p)
+            for p in profiles for v in (variants if variants and protects(p) else [None])]
     base = next((p for p in profiles if p.name == BASELINE_ARM), None)
     if base is None:
         raise GovkitError("the rotating latency design pairs every profile with `none`: add "
@@ -316,6 +329,13 @@ def arms_of(profiles: list[Profile], aa: bool) -> list[Arm]:
     if aa:
         arms.append(Arm(AA_ARM, base))
     return arms
+
+
+def protects(profile: Profile) -> bool:
+    """Whether any of the profile's protection kinds uses a key (SIGN or ENCRYPT)."""
+    return any(k not in (None, "NONE") for k in (
+        profile.rtps_protection_kind, profile.metadata_protection_kind,
+        profile.data_protection_kind))
 
 
 def round_plan(arms: list[Arm], lanes: list[tuple[str, int]], instances: int, seed: int,
@@ -392,14 +412,15 @@ def run_rotation(runner, arms: list[Arm], bundles: dict[str, Bundle],
         for arm in arms:
             for i in range(rs.instances):
                 domain = next(domains)
+                extra = {"variant": arm.variant} if arm.variant is not None else {}
                 pair = Pair(arm, first_instance + i, domain,
                             runner.pair_specs(bundles[arm.profile.name], domain, pin.cpus,
-                                              realtime, workdir), workdir)
+                                              realtime, workdir, **extra), workdir)
                 console.print(f"starting {arm.label} pair {pair.instance} (domain {domain})",
                               style="dim", markup=False, highlight=False)
                 record = {"arm": arm.name, "profile": arm.profile.name,
                           "instance": pair.instance, "domain_id": domain,
-                          "commands": pair.commands(),
+                          "commands": pair.commands(), **arm.to_json(),
                           "started": datetime.now(UTC).isoformat(timespec="seconds")}
                 try:
                     pair.start(timeout=60)
@@ -459,7 +480,7 @@ def run_rotation(runner, arms: list[Arm], bundles: dict[str, Bundle],
                         continue
                     base = {"round": rnd, "position": position, "arm": arm.name,
                             "profile": arm.profile.name, "instance": pair.instance,
-                            "size": size, "mode": mode}
+                            "size": size, "mode": mode, **arm.to_json()}
                     try:
                         row = pair.tslot(size, rs.settle_ms * 1000, rs.slot_ms * 1000,
                                          1 + next(tags) % 255) if mode == THROUGHPUT \

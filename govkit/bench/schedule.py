@@ -40,6 +40,7 @@ from govkit.results.store import RESULTS_NAME, ResultStore, check_resumable
 from govkit.results.summary import point_key
 from govkit.runners import get_runner
 from govkit.runners.base import Bundle, command_line
+from govkit.runners.crypto import CRYPTO_DEFAULTS
 from govkit.runners.netpath import NetPaths
 from govkit.runners.network import DEFAULT, LOSS_MEANING, ROLES
 from govkit.wire.capture import check_capture
@@ -86,7 +87,9 @@ def _settings(opts: BenchOptions, runner, pin: Pinning, realtime: tuple[bool, st
         network["tls"] = ("DDSI over TCP with TLS 1.3 (Cyclone <SSL>): each side's TLS key "
                           "pair issued by the test PKI's Identity CA, both sides verify "
                           "the other's certificate chain")
-    return {**network, "runner": runner.name, "modes": opts.modes, "sizes": opts.sizes,
+    crypto = crypto_settings(opts, runner)
+    return {**network, **crypto, "runner": runner.name, "modes": opts.modes,
+            "sizes": opts.sizes,
             "profiles": [p.name for p in opts.profiles], "duration_s": opts.duration,
             "warmup_s": opts.warmup if runner.per_second else 0, "pin": opts.pin,
             "cpus": pin.to_json(), "pinning": pin.note, "realtime": realtime[0],
@@ -99,6 +102,19 @@ def _settings(opts: BenchOptions, runner, pin: Pinning, realtime: tuple[bool, st
             else (f"latency (rotation): {PAIRED_INTERVAL_METHOD} Other points: "
                   f"{INTERVAL_METHOD}") if getattr(runner, "rotates", False)
             else INTERVAL_METHOD}
+
+
+def crypto_settings(opts: BenchOptions, runner) -> dict:
+    """results.json's settings.crypto: the variants asked for, what each pair was given,
+    and the runtime's defaults (stated also when nothing was asked)."""
+    defaults = CRYPTO_DEFAULTS.get(runner.name)
+    if not defaults:
+        return {}
+    applied = getattr(runner, "crypto_applied", None)
+    return {"crypto": {
+        "ciphers": opts.ciphers, "rekeys": opts.rekeys, "defaults": defaults,
+        "variants": [{**v.to_json(), "applied": applied(v) if applied else None}
+                     for v in opts.variants]}}
 
 
 def _resumed_store(opts: BenchOptions, settings: dict, console) -> ResultStore | None:
@@ -224,7 +240,7 @@ def _rotate(opts: BenchOptions, runner, store: ResultStore, cells: list[Cell],
     rs = opts.rotation
     profiles = list(dict.fromkeys(c.profile for c in cells))
     lanes = list(dict.fromkeys((c.mode, c.size) for c in cells))
-    arms = arms_of(profiles, rs.aa)
+    arms = arms_of(profiles, rs.aa, opts.variants)
     store.set_rotation_method({"settings": rs.to_json(), "method": runner.method(),
                                "estimator": ESTIMATOR, "interval": PAIRED_INTERVAL_METHOD})
     console.print(f"{len(arms)} arms × {rs.instances} process pairs; rounds of "
@@ -261,6 +277,10 @@ def _dry_run(opts: BenchOptions, runner, cells: list[Cell], seed: int, pin: Pinn
              f"{workdir}/"]
     lines += paths.plan()
     lines.append("# while measuring, " + (AWAKE_METHOD if opts.keep_awake else IDLE_METHOD))
+    if opts.variants:
+        lines.append("# --cipher/--rekey: the rotation runs every secured profile once per "
+                     "variant (" + ", ".join(v.name for v in opts.variants) + "), its pairs "
+                     "given " + "; ".join(f"{v.name}: {v.properties()}" for v in opts.variants))
     for r in range(opts.repeat):
         for cell in round_order(cells, seed, r):
             bench_point = point(cell, opts, r, pin, paths, planned=True)

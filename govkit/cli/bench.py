@@ -97,6 +97,18 @@ def bench(
     settle_ms: Annotated[int, typer.Option(
         "--settle-ms", help="Rotation: milliseconds at the start of each slot whose round "
                             "trips are kept apart, not measured.")] = DEFAULT_SETTLE_MS,
+    cipher: Annotated[list[str] | None, typer.Option(
+        "--cipher", help="Rotation: measure every secured profile under each AES key size "
+                         "(aes128, aes256; repeatable or a comma list), each paired with "
+                         "the same `none` slots; the report gives AES-128 against AES-256. "
+                         "Default: the runtime's (AES-256 in Fast DDS 2.9 and Cyclone DDS "
+                         "0.10). Fast DDS only: Cyclone keeps RTPS-level AES-256.",
+        show_default=False)] = None,
+    rekey: Annotated[list[str] | None, typer.Option(
+        "--rekey", help="Rotation, Fast DDS: a new session key every N protected messages "
+                        "(dds.sec.crypto.maxblockspersession; repeatable or a comma list). "
+                        "Default: the runtime's (Fast DDS 32; Cyclone DDS 0.10 never renews, "
+                        "so refused there).", show_default=False)] = None,
     instances: Annotated[int, typer.Option(
         "--instances", help="Rotation: separate process pairs per profile (and for the A/A "
                             "arm), taken in turn by round.")] = DEFAULT_INSTANCES,
@@ -165,7 +177,14 @@ def bench(
 ):
     """Benchmark each profile with its signed bundle; write results.json, CSVs, report."""
     from govkit.bench.discovery import DiscoverySettings
-    from govkit.bench.options import BenchOptions, parse_budget, parse_modes, parse_sizes
+    from govkit.bench.options import (
+        BenchOptions,
+        parse_budget,
+        parse_ciphers,
+        parse_modes,
+        parse_rekeys,
+        parse_sizes,
+    )
     from govkit.bench.rotation import RotationSettings
     from govkit.bench.schedule import run_bench
     from govkit.report.terminal import (
@@ -174,13 +193,14 @@ def bench(
         network_table,
         noise_floor_table,
         throughput_table,
+        variant_table,
         wire_table,
     )
     from govkit.results.discovery import discovery_rows
     from govkit.results.flags import flag_advice
     from govkit.results.gates import gate_failures, parse_fail_on_flags, parse_max_ratios
     from govkit.results.store import RESULTS_NAME
-    from govkit.results.summary import load_line, noise_floor
+    from govkit.results.summary import load_line, noise_floor, variant_differences
     from govkit.runners.network import (
         parse_hosts,
         parse_loss_rates,
@@ -211,7 +231,8 @@ def bench(
         transports=run(parse_transports, transport), loss_rates=run(parse_loss_rates, loss_rate),
         paths=run(parse_paths, net, bool(host_map)), hosts=host_map,
         peer_addresses=run(parse_peer_addresses, peer_address), ssh_config=ssh_config,
-        wire=wire, wire_pcap=wire_pcap)
+        wire=wire, wire_pcap=wire_pcap, ciphers=run(parse_ciphers, cipher),
+        rekeys=run(parse_rekeys, rekey))
     outcome = run(run_bench, opts, err.get())
     if dry_run:
         print("\n".join(outcome.dry_run_lines))
@@ -219,6 +240,7 @@ def bench(
     doc = outcome.doc or {}
     floor = noise_floor(doc) + noise_floor(doc, mode="throughput")
     for table in (latency_table(outcome.summary), noise_floor_table(floor),
+                  variant_table(variant_differences(outcome.summary)),
                   discovery_table(discovery_rows(doc)),
                   throughput_table(outcome.summary), *network_table(outcome.summary),
                   wire_table(outcome.wire)):

@@ -14,6 +14,7 @@ _EXPORTS = {
     "network_table": "terminal",
     "noise_floor_table": "terminal",
     "throughput_table": "terminal",
+    "variant_table": "terminal",
     "wire_table": "terminal",
     "write_report": "run",
     "write_reports": "compare",

@@ -305,6 +305,10 @@ class ReportModel:
     headline: Headline | None = None       # rotation: the cost matrix the report opens with
     # --mode discovery: govkit.results.discovery's rows (time until N participants matched)
     discovery: list[dict] = field(default_factory=list)
+    # --cipher/--rekey: govkit.results.summary.variant_differences' rows (each crypto
+    # variant against its reference, paired by round), and what the runtime let govkit vary
+    variants: list[dict] = field(default_factory=list)
+    crypto_defaults: str = ""
 
     @property
     def show_network(self) -> bool:

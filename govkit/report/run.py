@@ -150,6 +150,12 @@ def _build(doc: dict, summary: list[dict]) -> ReportModel:
     for r in records:
         by_key.setdefault(results.point_key(r), []).append(r)
     for name, *_ in by_key:
+        base = profiles.get(results.base_profile(name))
+        if name not in profiles and base is not None and "@" in name:
+            # a crypto variant's arm: its profile's governance, under the arm's name
+            profiles[name] = ProfileInfo(name, f"{base.title} ({name.split('@', 1)[1]})",
+                                         base.security, [], base.settings)
+    for name, *_ in by_key:
         if name not in profiles:          # a result whose profile is not described
             profiles[name] = ProfileInfo(name, "", name != results.BASELINE, [], {},
                                          listed=False)
@@ -175,7 +181,7 @@ def _build(doc: dict, summary: list[dict]) -> ReportModel:
         command=doc.get("command") or DASH, runner=doc.get("runner") or DASH,
         environment=environment,
         settings=[(k, _setting_text(v)) for k, v in settings.items()
-                  if k not in ("method", "interval") and v is not None],
+                  if k not in ("method", "interval", "crypto") and v is not None],
         method=settings.get("method") or "", interval=settings.get("interval") or "",
         run_shape=_run_shape(settings, doc.get("rotation")),
         profiles=order, sizes=sorted({row.size for row in tables["latency"][0].rows})
@@ -190,7 +196,9 @@ def _build(doc: dict, summary: list[dict]) -> ReportModel:
         stored_summary=stored, stored_summary_missing=missing, result_count=len(records),
         networks=[n.label for n in nets] or ["udp lo"],
         comparisons=[c for mode in MODES if (c := _comparison(mode, order, points, nets))],
-        path_text=_path_text(nets), discovery=discovery_rows(doc))
+        path_text=_path_text(nets), discovery=discovery_rows(doc),
+        variants=results.variant_differences(summary),
+        crypto_defaults=(settings.get("crypto") or {}).get("defaults") or "")
 
 
 def _path_text(nets: list[Network]) -> str:
@@ -229,8 +237,12 @@ def _profile_order(profiles: dict[str, ProfileInfo]) -> list[ProfileInfo]:
     """Catalog order (as govkit.results.summary.summarize), then described ones, then the rest."""
     catalog = {p.name: i for i, p in enumerate(PROFILES)}
     listed = list(profiles)
-    return sorted(profiles.values(), key=lambda p: (not p.listed, catalog.get(p.name, 99),
-                                                    listed.index(p.name)))
+
+    def key(p: ProfileInfo):    # a crypto variant's arm right after its profile
+        base = results.base_profile(p.name)
+        return (not p.listed, catalog.get(base, 99),
+                listed.index(base) if base in listed else listed.index(p.name), p.name)
+    return sorted(profiles.values(), key=key)
 
 
 def _point(row: dict, index: int, repeats: list[RepeatRow]) -> Point:

@@ -245,3 +245,27 @@ def discovery_table(rows: list[dict]) -> Table | None:
             f"{vs['ratio']:.2f}" if vs else "–", _ci(vs and vs["ratio_ci95"], "{:.2f}"),
             str(r["failed_groups"]) if r["failed_groups"] else "–")
     return table
+
+
+def variant_table(rows: list[dict]) -> Table | None:
+    """--cipher/--rekey: each crypto variant against its profile's reference variant
+    (govkit.results.summary.variant_differences), paired by round; RTI's AES pair beside."""
+    if not rows:
+        return None
+    table = Table(title="Crypto variants: median one-way latency (µs) of the reference "
+                        "variant and of the arm, their difference (arm − reference) in µs "
+                        "and %, paired by round, with 95% intervals; RTI's published "
+                        "AES-128 − AES-256 beside (Connext 7.0)", title_justify="left")
+    for col in ("arm", "reference", "B", "reference µs", "arm µs", "diff µs", "95% CI",
+                "diff %", "95% CI", "rounds", "RTI diff µs", "RTI diff %"):
+        table.add_column(col, justify="left" if col in ("arm", "reference") else "right")
+    for r in rows:
+        rti = r.get("rti")
+        table.add_row(
+            Text(r["arm"]), Text(r["reference_variant"]), str(r["size"]),
+            f"{r['reference_us']:.1f}", f"{r['figure_us']:.1f}", f"{r['difference']:+.2f}",
+            _ci(r["difference_ci95"], "{:+.2f}"), f"{r['difference_pct']:+.1f}",
+            _ci(r["difference_pct_ci95"], "{:+.1f}"), str(r["rounds"]),
+            f"{rti['difference_us']:+.1f}" if rti else "–",
+            f"{rti['difference_pct']:+.1f}" if rti else "–")
+    return table

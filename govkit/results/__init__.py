@@ -36,6 +36,7 @@ _EXPORTS = {
     "rotation_widths": "summary",
     "short_label": "flags",
     "tail_p99": "figures",
+    "variant_differences": "summary",
 }
 __all__ = sorted(_EXPORTS)
 __getattr__ = lazy_face(__name__, _EXPORTS)

@@ -295,6 +295,7 @@ def _check_rotation(doc: dict) -> None:
             _bounded(slot, key, here, 0, MAX_INDEX)
         _get(slot, "status", here, "a string", required=False, null=False)
         _get(slot, "error", here, "a string", required=False)
+        _check_variant(slot, here)
         mode = _get(slot, "mode", here, "a string", required=False, default="latency")
         if mode not in _SLOT_KEYS:
             raise _where(f"{here}.mode", f"expected latency or throughput, got "
@@ -310,6 +311,20 @@ def _check_rotation(doc: dict) -> None:
         if hist and not _HIST.fullmatch(hist):
             raise _where(f"{here}.hist", f"expected bin:count,… (integers), got "
                                          f"{json_excerpt(hist)}")
+
+
+def _check_variant(slot: dict, here: str) -> None:
+    """A crypto variant's slot (govkit.results.summary.add_variant_differences reads its
+    name, cipher and rekey_blocks)."""
+    variant = _get(slot, "variant", here, "an object", required=False)
+    if variant is None:
+        return
+    _get(variant, "name", f"{here}.variant", "a string")
+    _get(variant, "cipher", f"{here}.variant", "a string", required=False)
+    _bounded(variant, "rekey_blocks", f"{here}.variant", 1, 2 ** 31 - 1, required=False)
+    if "@" not in slot["arm"]:
+        raise _where(f"{here}.arm", f"a crypto variant's arm is PROFILE@VARIANT, got "
+                                    f"{json_excerpt(slot['arm'])}")
 
 
 def _check_load(doc: dict) -> None:

@@ -66,14 +66,15 @@ def gate_failures(summary: list[dict], fail_on: set[str], max_ratios: dict[str, 
         hit = sorted({f["code"] for f in row.get("flags", [])} & fail_on)
         if hit:
             lines.append(f"{point}: flagged {', '.join(hit)} (--fail-on-flag)")
-        limit = max_ratios.get(row["profile"])
+        name = row["profile"].split("@", 1)[0]     # a crypto variant's arm: its profile's
+        limit = max_ratios.get(name)
         vs = row.get("vs_none") or {}
         if limit is None or row["mode"] != "latency":
             continue
         ratio = vs.get("ratio")
         if ratio is None:
             lines.append(f"{point}: no ratio over none was measured, so --max-ratio "
-                         f"{row['profile']}={limit:g} cannot pass")
+                         f"{name}={limit:g} cannot pass")
         elif ratio > limit:
             ci = vs.get("ratio_ci95")
             where = ""
@@ -82,5 +83,5 @@ def gate_failures(summary: list[dict], fail_on: set[str], max_ratios: dict[str, 
                          + ("; its interval reaches below the limit: a longer run can tell"
                             if ci[0] <= limit else ""))
             lines.append(f"{point}: costs {ratio:.2f}× none{where}, above --max-ratio "
-                         f"{row['profile']}={limit:g}")
+                         f"{name}={limit:g}")
     return lines

@@ -34,7 +34,7 @@ from __future__ import annotations
 import math
 import random
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from govkit.catalog.profiles import BASELINE
@@ -211,10 +211,11 @@ class Overhead:
                 "lag1_autocorrelation": self.lag1}
 
 
-def _by_instance(pairs: list[Pairing], value: Callable[[Pairing], float]) -> list[list[float]]:
+def _by_instance(rows: list[tuple], column: int) -> list[list[float]]:
+    """Per process instance (rows' second column), its values of `column` in round order."""
     groups: dict[int, list[float]] = {}
-    for p in sorted(pairs, key=lambda p: p.round):
-        groups.setdefault(p.instance, []).append(value(p))
+    for r in sorted(rows, key=lambda r: r[0]):
+        groups.setdefault(r[1], []).append(r[column])
     return list(groups.values())
 
 
@@ -227,21 +228,37 @@ def block_length(series: Sequence[float]) -> tuple[int, float | None]:
 
 def overhead(pairs: list[Pairing], seed: str) -> Overhead:
     """The arm's overhead over `none` at one size, with its intervals."""
-    ordered = sorted(pairs, key=lambda p: p.round)
-    logs = [p.log_ratio for p in ordered]
-    adds = [p.added for p in ordered]
+    return _estimate([(p.round, p.instance, p.log_ratio, p.added) for p in pairs], seed)
+
+
+def difference(pairs: list[Pairing], reference: list[Pairing], seed: str) -> Overhead | None:
+    """One arm against another of the same profile (e.g. its AES-128 arm against its
+    AES-256 arm), paired by round: per round, the difference of the two arms' log ratios
+    over their own `none` neighbours (so the round's regime cancels twice) and of their
+    added µs; the same trimmed mean and hierarchical bootstrap as `overhead` (instances:
+    the arm's, each of which meets one instance of the reference in turn). The ratio is
+    arm / reference, the difference arm − reference in µs. None without a common round."""
+    ref = {p.round: p for p in reference}
+    rows = [(p.round, p.instance, p.log_ratio - ref[p.round].log_ratio,
+             p.added - ref[p.round].added) for p in pairs if p.round in ref]
+    return _estimate(rows, seed) if rows else None
+
+
+def _estimate(rows: list[tuple[int, int, float, float]], seed: str) -> Overhead:
+    """(round, instance, log ratio, added µs) per round → trimmed means and intervals."""
+    ordered = sorted(rows)
+    logs = [r[2] for r in ordered]
+    adds = [r[3] for r in ordered]
     ratio, added = math.exp(trimmed_mean(logs)), trimmed_mean(adds)
     block, r1 = block_length(logs)
-    instances = len({p.instance for p in pairs})
-    if len(pairs) < 3:
-        return Overhead(ratio, None, added, None, len(pairs), instances, block, r1)
-    log_dist = _resample_trimmed(_by_instance(pairs, lambda p: p.log_ratio), seed + "/ratio",
-                               block)
+    instances = len({r[1] for r in rows})
+    if len(rows) < 3:
+        return Overhead(ratio, None, added, None, len(rows), instances, block, r1)
+    log_dist = _resample_trimmed(_by_instance(ordered, 2), seed + "/ratio", block)
     lo, hi = percentile_interval(log_dist)
-    add_dist = _resample_trimmed(_by_instance(pairs, lambda p: p.added), seed + "/added",
-                                 block)
+    add_dist = _resample_trimmed(_by_instance(ordered, 3), seed + "/added", block)
     return Overhead(ratio, (math.exp(lo), math.exp(hi)), added, percentile_interval(add_dist),
-                    len(pairs), instances, block, r1)
+                    len(rows), instances, block, r1)
 
 
 def level(slots: list[dict], seed: str) -> tuple[float, tuple[float, float] | None]:

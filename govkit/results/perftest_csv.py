@@ -21,12 +21,15 @@ from govkit.runners.network import Network, csv_prefix, csv_suffix
 def csv_name(profile: str, mode: str, net: Network | None = None) -> str:
     """The seeds' file names, so existing post-processing keeps working: the transport in
     the prefix as the seeds write it (lat_udpv4_pub, lat_tcpv4_pub, lat_tlsv4_pub); a path
-    other than loopback or injected loss appended (…_netns_loss1pct.csv)."""
-    alias = get_profile(profile).alias
+    other than loopback or injected loss appended (…_netns_loss1pct.csv), and a crypto
+    variant last (…_rtps_encrypt_aes128.csv)."""
+    base, _, variant = profile.partition("@")      # a crypto variant's arm: its own file
+    alias = get_profile(base).alias
     if mode not in MODES:
         raise GovkitError(f"unknown benchmark mode {mode!r}; valid: latency, throughput")
     net = net or Network()
-    return f"{csv_prefix(mode, net)}_unkeyed_rel_security_{alias}{csv_suffix(net)}.csv"
+    tail = f"_{variant.replace('+', '_')}" if variant else ""
+    return f"{csv_prefix(mode, net)}_unkeyed_rel_security_{alias}{csv_suffix(net)}{tail}.csv"
 
 
 # Perftest's summary columns, then govkit's own. A perftest column the runner cannot fill

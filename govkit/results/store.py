@@ -206,6 +206,15 @@ def check_resumable(stored: dict, wanted: dict, path: Path) -> None:
             raise GovkitError(
                 f"--resume: {option} is {_show(now)} but the run in {path} used "
                 f"{_show(was)}; resume with the same settings or choose a new --out")
+    for key, option in (("ciphers", "--cipher"), ("rekeys", "--rekey")):
+        # (settings.crypto; a run without it varied nothing)
+        was = (stored.get("crypto") or {}).get(key, [])
+        now = (wanted.get("crypto") or {}).get(key, [])
+        if was != now:
+            raise GovkitError(
+                f"--resume: {option} is {_show(now) or 'not given'} but the run in {path} "
+                f"used {_show(was) or 'none'}; resume with the same settings or choose a "
+                f"new --out")
 
 
 def _show(v) -> str:

@@ -12,7 +12,7 @@ reads a results document, never writes one.
 from __future__ import annotations
 
 from govkit.catalog.profiles import BASELINE, PROFILES
-from govkit.catalog.rti_published import published_overhead
+from govkit.catalog.rti_published import published_cipher_pair, published_overhead
 from govkit.results import paired, stats
 from govkit.results.flags import flag
 from govkit.runners.network import LOSS_MEANING, Network
@@ -90,7 +90,8 @@ def summarize(doc: dict, summarizer: Summarizer | None = None) -> list[dict]:
     reference = nets[0] if len(nets) > 1 else None
     rows = []
     for key in sorted(points, key=lambda k: (network_order(Network(*k[3:])),
-                                             order.get(k[0], 99), k[0], k[1], k[2])):
+                                             order.get(base_profile(k[0]), 99), k[0], k[1],
+                                             k[2])):
         profile, mode, size = key[:3]
         net = Network(*key[3:])
         if key not in estimates:
@@ -137,13 +138,16 @@ def summarize(doc: dict, summarizer: Summarizer | None = None) -> list[dict]:
             if reference is not None and net != reference else None
         row["vs_network"] = {"network": reference.label, **stats.compare(est, ref[1])} \
             if ref else None
-        row["rti"] = published_overhead(profile, size) if mode == "latency" \
+        if rotated and ok and ok[0].get("variant"):
+            row["variant"] = ok[0]["variant"]      # a crypto variant's arm (--cipher, --rekey)
+        row["rti"] = published_overhead(base_profile(profile), size) if mode == "latency" \
             and net.transport == "udp" and not net.loss_pct else None
         row["flags"] = _flags(row, groups, ok, secured.get(profile, profile != BASELINE),
                               rot_target if rotated else target, fmt) \
             + _wire_flags(verdicts, profile)
-        rows.append(_rounded(row))
-    return rows
+        rows.append(row)
+    add_variant_differences(rows, doc, summarizer)
+    return [_rounded(row) for row in rows]
 
 
 # ------------------------------------------------------------ the rotating design's figures
@@ -168,14 +172,18 @@ def rotation_records(doc: dict) -> list[dict]:
     for s in rot.get("slots", []):
         if s.get("arm") == paired.AA_ARM:
             continue
-        groups.setdefault((s["profile"], s.get("mode", "latency"), s["size"], s["instance"]),
+        # by arm: a profile measured under several crypto variants is one point per
+        # variant, named like its arm (`rtps_encrypt@aes128`)
+        groups.setdefault((s["arm"], s.get("mode", "latency"), s["size"], s["instance"]),
                           []).append(s)
     out = []
     for (profile, mode, size, instance), slots in sorted(groups.items(), key=lambda kv: (
             str(kv[0][0]), str(kv[0][1]), kv[0][2], kv[0][3])):
         ok = sorted((s for s in slots if stats.usable(s)), key=lambda s: s["round"])
         pair = pairs.get((profile, instance), {})
-        record = {"profile": profile, "mode": mode, "size": size, "transport": "udp",
+        variant = {"variant": slots[0]["variant"]} if slots[0].get("variant") else {}
+        record = {"profile": profile, **variant, "mode": mode, "size": size,
+                  "transport": "udp",
                   "path": "lo", "loss_pct": 0, "repeat": instance, "order": None,
                   "domain_id": pair.get("domain_id"), "commands": pair.get("commands", []),
                   "status": "ok" if ok else "failed",
@@ -213,9 +221,113 @@ def rotation_overheads(doc: dict, summarizer: Summarizer | None = None
     return out
 
 
+def base_profile(name: str) -> str:
+    """The profile of a point or arm name (`rtps_encrypt@aes128` → `rtps_encrypt`)."""
+    return name.split("@", 1)[0]
+
+
+# Which variant each of a profile's other variants is compared with, per dimension: the
+# runtime's default (AES-256; Fast DDS's 32 messages per session key) when measured, else
+# the largest rekey given (the rarest renewal).
+CIPHER_REFERENCE = "aes256"
+REKEY_REFERENCE = 32
+
+
+def variant_contrasts(variants: dict[tuple[str, int], dict]) -> list[tuple[str, str, int, str]]:
+    """(arm, reference arm, size, dimension) for every crypto variant arm (`variants`: its
+    variant per (arm, size)) that differs from a measured reference of the same profile and
+    size in that dimension alone."""
+    rekeys = {v.get("rekey_blocks") for v in variants.values()} - {None}
+    rekey_ref = REKEY_REFERENCE if REKEY_REFERENCE in rekeys else max(rekeys, default=None)
+    out = []
+    for (arm, size), v in variants.items():
+        for dimension, key, ref_value in (("cipher", "cipher", CIPHER_REFERENCE),
+                                          ("rekey", "rekey_blocks", rekey_ref)):
+            if v.get(key) is None or v.get(key) == ref_value:
+                continue
+            ref = next((a for (a, sz), w in variants.items() if sz == size
+                        and base_profile(a) == base_profile(arm) and w.get(key) == ref_value
+                        and all(w.get(k) == v.get(k)
+                                for k in ("cipher", "rekey_blocks") if k != key)), None)
+            if ref is not None:
+                out.append((arm, ref, size, dimension))
+    return out
+
+
+def add_variant_differences(rows: list[dict], doc: dict,
+                            summarizer: Summarizer | None = None) -> None:
+    """Each crypto variant's row gets `vs_variant`: a list of its paired differences to the
+    reference variant of the same profile and size, one per dimension in which it differs
+    from it alone (govkit.results.paired.difference; figure − reference, as µs and %, with
+    intervals), beside RTI's published AES-128/AES-256 pair for the cipher."""
+    rot = doc.get("rotation") or {}
+    pairs = paired.pairings(rot.get("slots", [])) if rot else {}
+    by_arm = {(r["profile"], r["size"]): r for r in rows if r.get("variant")}
+    for row in by_arm.values():
+        row["vs_variant"] = []
+    for arm, ref_arm, size, dimension in variant_contrasts(
+            {k: r["variant"] for k, r in by_arm.items()}):
+        row, ref = by_arm[(arm, size)], by_arm[(ref_arm, size)]
+        if (arm, size) not in pairs or (ref_arm, size) not in pairs:
+            continue
+        diff = _difference(pairs[(arm, size)], pairs[(ref_arm, size)],
+                           f"govkit/paired/{arm}/{size}/vs/{ref_arm}", summarizer)
+        if diff is None:
+            continue
+        ci = diff.ratio_ci95
+        row["vs_variant"].append({
+            "dimension": dimension, "reference": ref_arm,
+            "reference_variant": ref["variant"]["name"],
+            "reference_us": ref["estimate"], "reference_ci95": ref["ci95"],
+            "figure_us": row["estimate"], "figure_ci95": row["ci95"],
+            **diff.to_json(), "difference_pct": 100 * (diff.ratio - 1),
+            "difference_pct_ci95": [100 * (ci[0] - 1), 100 * (ci[1] - 1)] if ci else None,
+            "rti": published_cipher_pair(base_profile(arm), size)
+            if dimension == "cipher" and row["variant"].get("cipher") == "aes128" else None})
+
+
+def _difference(pairs, reference, seed: str, summarizer: Summarizer | None):
+    signature = (tuple((p.round, p.instance, p.value, p.baseline) for p in pairs),
+                 tuple((p.round, p.value, p.baseline) for p in reference))
+    key = ("difference", seed)
+    hit = summarizer._cache.get(key) if summarizer else None
+    if hit is None or hit[0] != signature:
+        hit = (signature, paired.difference(pairs, reference, seed))
+        if summarizer:
+            summarizer._cache[key] = hit
+    return hit[1]
+
+
+def variant_differences(summary: list[dict]) -> list[dict]:
+    """The summary's paired variant differences as table rows (seed 002's form: the
+    reference, the figure, their difference in µs and %, with intervals; RTI's beside)."""
+    return [{"profile": base_profile(r["profile"]), "arm": r["profile"], "size": r["size"],
+             "variant": r["variant"]["name"], **d}
+            for r in summary for d in r.get("vs_variant") or []]
+
+
 def rotation_widths(doc: dict) -> dict[tuple[str, str, int], float | None]:
-    """Every arm's ratio interval half-width (%), for the rounds' stopping rule."""
-    return {k: o.halfwidth_pct for k, o in rotation_overheads(doc).items()}
+    """Every arm's ratio interval half-width (%), for the rounds' stopping rule. A crypto
+    variant's arm, and its reference's, count the wider of their own and their paired
+    difference's (an arm whose own ratio is narrow would otherwise stop getting slots, and
+    the difference would rest on the rounds before that)."""
+    widths = {k: o.halfwidth_pct for k, o in rotation_overheads(doc).items()}
+    slots = (doc.get("rotation") or {}).get("slots", [])
+    variants = {(s["arm"], s["size"]): s["variant"] for s in slots if s.get("variant")}
+    if not variants:
+        return widths
+    pairs = paired.pairings(slots)
+    for arm, ref, size, _ in variant_contrasts(variants):
+        if (arm, size) not in pairs or (ref, size) not in pairs:
+            continue
+        diff = paired.difference(pairs[(arm, size)], pairs[(ref, size)],
+                                 f"govkit/paired/{arm}/{size}/vs/{ref}")
+        width = diff.halfwidth_pct if diff is not None else None
+        for key in ((arm, "latency", size), (ref, "latency", size)):
+            if key in widths:
+                widths[key] = None if width is None or widths[key] is None \
+                    else max(widths[key], width)
+    return widths
 
 
 def noise_floor(doc: dict, overheads: dict | None = None, mode: str = "latency") -> list[dict]:

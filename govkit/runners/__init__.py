@@ -20,9 +20,13 @@ from govkit.runners.base import Runner
 _EXPORTS = {
     "BenchPoint": "base",
     "Bundle": "base",
+    "CIPHERS": "crypto",
+    "CRYPTO_DEFAULTS": "crypto",
+    "CryptoVariant": "crypto",
     "DEFAULT": "network",
     "ForeignParticipant": "base",
     "LOSS_MEANING": "network",
+    "MAX_REKEY": "crypto",
     "NetPaths": "netpath",
     "Network": "network",
     "PATHS": "network",
@@ -32,6 +36,7 @@ _EXPORTS = {
     "RunnerError": "base",
     "TRANSPORTS": "network",
     "command_line": "base",
+    "crypto_refusal": "crypto",
     "csv_prefix": "network",
     "csv_suffix": "network",
     "dies_with_govkit": "base",
@@ -47,6 +52,7 @@ _EXPORTS = {
     "process_placement": "base",
     "run_processes": "base",
     "sort_key": "network",
+    "variants_of": "crypto",
 }
 __all__ = ["Runner", "get_runner", "runner_names", *sorted(_EXPORTS)]
 __getattr__ = lazy_face(__name__, _EXPORTS)

@@ -16,6 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from govkit.runners.base import BenchPoint, Bundle, ProcessSpec
+from govkit.runners.crypto import CRYPTO_DEFAULTS, CryptoVariant
 from govkit.runners.ddsperf import METHOD as DDSPERF_METHOD
 from govkit.runners.ddsperf import DdsperfRunner
 
@@ -65,10 +66,11 @@ class CycloneRunner(DdsperfRunner):
         return {**super().versions(), "latency_program": "cyclone_perf (govkit)"}
 
     def pair_specs(self, bundle: Bundle, domain_id: int, cpus: tuple[int, int] | None,
-                   realtime: bool, workdir: Path, wait_s: float = 30.0
-                   ) -> list[ProcessSpec]:
+                   realtime: bool, workdir: Path, wait_s: float = 30.0,
+                   variant: CryptoVariant | None = None) -> list[ProcessSpec]:
         """pong then ping of one long-lived pair; the configuration files are ddsperf's
-        (written by the caller with `configs`)."""
+        (written by the caller with `configs`). A crypto variant can only be AES-256 here
+        (govkit.runners.crypto.refusal), what Cyclone does anyway: nothing to set."""
         point = BenchPoint(bundle.profile, "latency", 32, 1, domain_id=domain_id)
         program = str(self.program or "cyclone_perf")
         specs = []
@@ -79,6 +81,11 @@ class CycloneRunner(DdsperfRunner):
                                      {"CYCLONEDDS_URI": path.as_uri()}, cpu=cpu,
                                      realtime=realtime))
         return specs
+
+    @staticmethod
+    def crypto_applied(variant: CryptoVariant | None) -> dict:
+        """What a variant's pair was given, for results.json: nothing (see pair_specs)."""
+        return {"properties": {}, "where": "nothing set: " + CRYPTO_DEFAULTS["cyclone"]}
 
     def discovery_specs(self, bundle: Bundle, domain_id: int, peers: int, wait_s: float,
                         workdir: Path) -> list[ProcessSpec]:

@@ -32,6 +32,7 @@ from govkit.runners.base import (
     ProcessSpec,
     RunnerError,
 )
+from govkit.runners.crypto import CRYPTO_DEFAULTS, CryptoVariant
 from govkit.runners.fastdds_build import cached_path, ensure_built, fastdds_version
 from govkit.runners.fastdds_refusal import CRL_PROPERTY, PROPERTY_FILES, explain
 
@@ -187,10 +188,12 @@ class FastddsRunner:
                             realtime=point.realtime)]
 
     def pair_specs(self, bundle: Bundle, domain_id: int, cpus: tuple[int, int] | None,
-                   realtime: bool, workdir: Path, wait_s: float = 30.0
-                   ) -> list[ProcessSpec]:
+                   realtime: bool, workdir: Path, wait_s: float = 30.0,
+                   variant: CryptoVariant | None = None) -> list[ProcessSpec]:
         """pong then ping of one long-lived pair serving slots (fastdds_perf -S); the
-        property files are the per-repeat ones (written by the caller with `configs`)."""
+        property files are the per-repeat ones (written by the caller with `configs`).
+        A crypto variant (govkit.runners.crypto) becomes -k/-r: its properties on both
+        participants and on all their writers and readers."""
         exe = self.executable or str(cached_path())
         specs = []
         for role, verb, cpu in (("sub", "pong", cpus[1] if cpus else None),
@@ -198,9 +201,22 @@ class FastddsRunner:
             args = [exe, "-S", "-i", str(domain_id), "-w", f"{wait_s:g}"]
             if bundle.profile.security:
                 args += ["-s", str(self.properties_path(bundle, role, workdir))]
+                if variant is not None and variant.key_bits:
+                    args += ["-k", str(variant.key_bits)]
+                if variant is not None and variant.rekey is not None:
+                    args += ["-r", str(variant.rekey)]
             specs.append(ProcessSpec(role, [*args, verb], token_env(bundle, role), cpu=cpu,
                                      realtime=realtime))
         return specs
+
+    @staticmethod
+    def crypto_applied(variant: CryptoVariant | None) -> dict:
+        """What a variant's pair was given, for results.json."""
+        if variant is None:
+            return {"properties": {}, "where": "nothing set: " + CRYPTO_DEFAULTS["fastdds"]}
+        return {"properties": variant.properties(),
+                "where": "fastdds_perf -k/-r: on both participants (RTPS-level key) and on "
+                         "every writer and reader (submessage and payload keys)"}
 
     def timeout(self, point: BenchPoint) -> float:
         return self.init_wait_s + point.warmup + point.duration + self.backstop_s

@@ -187,6 +187,22 @@ def _writer_id(msg: bytes, s: Submessage) -> bytes:
 def payload_kind(msg: bytes, s: Submessage) -> str:
     """The serialized payload of a DATA/DATA_FRAG: plain, gmac, gcm, null, unknown, or
     absent (no payload, or a later fragment whose first bytes are elsewhere)."""
+    q = payload_offset(msg, s)
+    if q is None:
+        return "absent"
+    if isinstance(q, str):
+        return q
+    if s.offset + s.length - q < 4:
+        return "unknown"
+    if msg[q:q + 3] == b"\0\0\0" and msg[q + 3] in TRANSFORMS:   # a CryptoHeader
+        return TRANSFORMS[msg[q + 3]]
+    return "plain" if int.from_bytes(msg[q:q + 2], "big") in ENCAPSULATIONS else "unknown"
+
+
+def payload_offset(msg: bytes, s: Submessage) -> int | str | None:
+    """Where a DATA/DATA_FRAG's serialized payload starts in the message (after its inline
+    QoS), None when it carries none (or a later fragment), "unknown" for a non-standard
+    payload; a CryptoHeader's transformation kind is then the 4 bytes there."""
     frag = s.id == DATA_FRAG
     fixed = 32 if frag else 20
     if s.length < fixed:
@@ -213,12 +229,8 @@ def payload_kind(msg: bytes, s: Submessage) -> str:
                 break
             q += plen
     if not present or not first:
-        return "absent"
-    if end - q < 4:
-        return "unknown"
-    if msg[q:q + 3] == b"\0\0\0" and msg[q + 3] in TRANSFORMS:   # a CryptoHeader
-        return TRANSFORMS[msg[q + 3]]
-    return "plain" if int.from_bytes(msg[q:q + 2], "big") in ENCAPSULATIONS else "unknown"
+        return None
+    return q
 
 
 # -------------------------------------------------------------------------- classify

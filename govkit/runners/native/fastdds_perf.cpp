@@ -21,6 +21,7 @@
 //   [PID] participant GUID: new (foreign)      a participant without ddsperf user data
 //   [PID] authentication GUID: authorized|unauthorized
 //   [PID] matched after S s
+//   [PID] crypto property NAME=VALUE on the participant and its writers and readers
 //   [PID] latency t T size S count N mean M min A p50 B p90 C p99 D max E us
 //   [PID] throughput t T size S count N lost L rate R samples/s mbps M
 // Latency rows (ping) and throughput rows (sub) cover one second each, from the match on:
@@ -50,6 +51,12 @@
 // µs); tl: the median of each 25 ms, settle included; hist: the measured samples in 1 %
 // bins (bin b: [1.01^b, 1.01^(b+1)) ns); peers: the most remote endpoints matched by the
 // ping writer or the pong reader (above 1: a stranger joined the domain).
+//
+// Crypto variants (govkit bench --cipher, --rekey; govkit.runners.crypto): -k 128|256 sets
+// dds.sec.crypto.keysize and -r N dds.sec.crypto.maxblockspersession on the participant
+// (RTPS-level key) and on every writer and reader (submessage and payload keys); without
+// them Fast DDS 2.9's defaults hold (256 bits, a new session key every 32 messages). Both
+// need -s (they mean nothing without the security plugins).
 //
 // Exit codes: 0 done (duration reached or SIGINT/SIGTERM), 2 usage (also a domain id above
 // 232, which Fast DDS cannot open ports for), 3 the participant could
@@ -340,7 +347,14 @@ struct Options
     std::string security;       // file of Fast DDS property lines name=value
     bool ddsperf_endpoints = false;   // -E: every endpoint ddsperf expects of a peer
     bool slots = false;               // -S: serve govkit's slot commands (ping/pong only)
+    int keysize = 0;            // -k 128|256: dds.sec.crypto.keysize (0: Fast DDS's default)
+    long rekey = 0;             // -r N: dds.sec.crypto.maxblockspersession (0: default)
 };
+
+// -k / -r: DDS Security properties set on the participant and on every writer and reader
+// this program makes (Fast DDS 2.9 reads both in AESGCMGMAC_KeyFactory's
+// register_local_participant, register_local_datawriter and register_local_datareader).
+static std::vector<std::pair<std::string, std::string>> g_crypto_properties;
 
 static std::mutex g_lock;                 // guards what listeners and main share
 static std::condition_variable g_wake;    // a match, a signal, a discovered peer
@@ -853,6 +867,10 @@ static DataWriterQos writer_qos(Publisher* pub, bool keep_all)
         q.resource_limits().max_samples_per_instance = KEEP_ALL_LIMIT;
     }
     q.publish_mode().kind = SYNCHRONOUS_PUBLISH_MODE;
+    for (const auto& p : g_crypto_properties)
+    {
+        q.properties().properties().emplace_back(p.first, p.second);
+    }
     // Acknowledge often, as eProsima's own throughput test does (there: 100 ms, no NACK
     // delays): with the default 3 s heartbeat a keep-all writer stalls on a full history.
     q.reliable_writer_qos().times.heartbeatPeriod = eprosima::fastrtps::Duration_t(0, 10000000);
@@ -880,6 +898,10 @@ static DataReaderQos reader_qos(Subscriber* sub, bool keep_all)
     q.endpoint().history_memory_policy =
         eprosima::fastrtps::rtps::DYNAMIC_REUSABLE_MEMORY_MODE;
     q.data_sharing().off();
+    for (const auto& p : g_crypto_properties)
+    {
+        q.properties().properties().emplace_back(p.first, p.second);
+    }
     return q;
 }
 
@@ -887,8 +909,9 @@ static void usage()
 {
     std::fprintf(stderr,
             "usage: fastdds_perf [-i DOMAIN] [-w WAIT_S] [-D DURATION_S] [-s PROPERTIES_FILE] [-E] "
-            "(ping SIZE | pong | pub SIZE | sub)\n"
-            "       fastdds_perf -S [-i DOMAIN] [-w WAIT_S] [-s PROPERTIES_FILE] (ping | pong)\n");
+            "[-k 128|256] [-r BLOCKS] (ping SIZE | pong | pub SIZE | sub)\n"
+            "       fastdds_perf -S [-i DOMAIN] [-w WAIT_S] [-s PROPERTIES_FILE] [-k 128|256] "
+            "[-r BLOCKS] (ping | pong)\n");
 }
 
 static bool parse_number(const char* text, double& out)
@@ -936,6 +959,15 @@ static bool parse_args(int argc, char** argv, Options& o)
         {
             o.duration_s = number;
         }
+        else if (flag == "-k" && parse_number(value, number) && (number == 128 || number == 256))
+        {
+            o.keysize = static_cast<int>(number);
+        }
+        else if (flag == "-r" && parse_number(value, number) && number == std::floor(number) &&
+                number >= 1 && number <= 2147483647.0)
+        {
+            o.rekey = static_cast<long>(number);
+        }
         else
         {
             return false;
@@ -969,7 +1001,9 @@ static bool parse_args(int argc, char** argv, Options& o)
     {
         return false;
     }
-    return i == argc && o.domain >= 0 && o.domain <= 65535 && o.wait_s > 0;
+    // -k and -r only mean something to the security plugins
+    return i == argc && o.domain >= 0 && o.domain <= 65535 && o.wait_s > 0 &&
+           (o.security.size() > 0 || (o.keysize == 0 && o.rekey == 0));
 }
 
 static void signal_thread(sigset_t set)
@@ -1418,6 +1452,21 @@ int run(const Options& o)
     if (!o.security.empty() && !read_properties(o.security, pqos))
     {
         return EXIT_USAGE;
+    }
+    if (o.keysize)
+    {
+        g_crypto_properties.emplace_back("dds.sec.crypto.keysize", std::to_string(o.keysize));
+    }
+    if (o.rekey)
+    {
+        g_crypto_properties.emplace_back("dds.sec.crypto.maxblockspersession",
+                                         std::to_string(o.rekey));
+    }
+    for (const auto& p : g_crypto_properties)
+    {
+        pqos.properties().properties().emplace_back(p.first, p.second);
+        say("crypto property %s=%s on the participant and its writers and readers",
+            p.first.c_str(), p.second.c_str());
     }
     ParticipantEvents participant_events;
     // Mask none: discovery callbacks still come, but a participant listener that takes
