@@ -27,6 +27,7 @@ from govkit.cli.common import (
     print_lines,
     run,
     use_profiles_file,
+    wide,
 )
 from govkit.common.errors import EXIT_INVALID, EXIT_OK, EXIT_USAGE, GovkitError
 from govkit.common.limits import KEY_TYPES, MAX_DOMAIN_ID, MAX_JOBS
@@ -84,7 +85,7 @@ def profiles(as_json: JsonOpt = False, profiles_file: ProfilesOpt = None):
     for p in known_profiles():
         d = p.to_json()
         table.add_row(*[", ".join(d[c]) if c == "aliases" else str(d[c] or "—") for c in cols])
-    out.print(table)
+    wide.print(table)   # piped: as wide as its rows, no name folded mid-word
 
 
 def validate(files: Annotated[list[Path], typer.Argument(help="XML or signed S/MIME files.")],

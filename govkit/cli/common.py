@@ -49,9 +49,28 @@ def _console(**options):
 # styles are given as style= or rich Text, never inside a string (issue 23).
 VERBATIM = {"markup": False, "emoji": False, "highlight": False}
 out = _LazyConsole(_console(soft_wrap=True, **VERBATIM))
-# Tables written to a file or pipe keep their columns instead of folding at 80.
-wide = _LazyConsole(lambda: _console(width=None if out.is_terminal else 160, **VERBATIM)())
 err = _LazyConsole(_console(stderr=True, soft_wrap=True, **VERBATIM))
+
+
+class _TableConsole:
+    """Prints tables on stdout. In a terminal, at the terminal's width. Written to a file
+    or a pipe (`govkit profiles | cat`), rich would fold every table at 80 columns (or
+    $COLUMNS), breaking names and paths mid-word or cutting them with an ellipsis: there
+    each table gets the width its widest row needs, so a cell is never folded or cut."""
+
+    def print(self, table) -> None:
+        console = out.get()
+        if console.is_terminal:
+            console.print(table)
+            return
+        from rich.console import Console
+        from rich.measure import Measurement
+        unbounded = Console(width=1_000_000, **VERBATIM)
+        width = Measurement.get(unbounded, unbounded.options, table).maximum
+        Console(width=max(width, 20), file=sys.stdout, **VERBATIM).print(table)
+
+
+wide = _TableConsole()
 
 
 def json_text(obj) -> str:
