@@ -2,7 +2,8 @@
 
 Made from the tables they name (profile, runner and target names from the catalog; the
 paths `govkit generate` writes), and parsed by the tests with the command's own options, so
-an example cannot name an option or a choice that does not exist.
+an example cannot name an option or a choice that does not exist; those that need no
+benchmark run are run, in order, in a fresh directory.
 """
 
 from govkit.catalog.profiles import BASELINE, SECURED_PROFILES
@@ -20,7 +21,7 @@ PERMISSIONS = "build/permissions/pub.xml"           # pki init's default partici
 EXAMPLES: dict[str, tuple[str, ...]] = {
     "profiles": ("govkit profiles --json",),
     "validate": (f"govkit validate --target {VENDOR} {GOVERNANCE} {PERMISSIONS}",),
-    "generate": (f"govkit generate --profile {BASELINE},{SIGNED} --sign",),
+    "generate": (f"govkit generate --profile {BASELINE},{SIGNED},{ENCRYPTED} --sign",),
     "sign": (f"govkit sign --target {VENDOR} build",),
     "verify": (f"govkit verify --ca pki build/governance/{SIGNED}.p7s",),
     "bench": (f"govkit bench --profile {BASELINE},{SIGNED},{ENCRYPTED} "

@@ -248,3 +248,21 @@ def test_comma_and_repeated_profiles_write_the_same_files(cwd):
     lints = [runner.invoke(app, ["lint", *sel, "--output-format", "concise", *documents])
              for sel in (["--select", "GK010,GK2"], ["--select", "GK010", "--select", "GK2"])]
     assert lints[0].stdout == lints[1].stdout and lints[0].exit_code == lints[1].exit_code
+
+
+# The examples run in this order in one directory; the rest need a benchmark run (bench,
+# wire-check, report) or write outside it (completion). diff finds a difference: exit 1.
+RUN_IN_ORDER = ("pki init", "generate", "validate", "sign", "verify", "lint", "identify",
+                "explain", "diff", "profiles", "pki status", "pki renew", "pki revoke",
+                "export sros2")
+
+
+def test_the_examples_run(cwd):
+    """Each example does what it shows, on what the examples before it made."""
+    assert set(RUN_IN_ORDER) | {"bench", "wire-check", "report", "completion"} == set(EXAMPLES)
+    runner = CliRunner()
+    for command in RUN_IN_ORDER:
+        for line in EXAMPLES[command]:
+            done = runner.invoke(app, shlex.split(line)[1:])
+            assert done.exception is None or isinstance(done.exception, SystemExit), line
+            assert done.exit_code == (1 if command == "diff" else 0), (line, done.output)
