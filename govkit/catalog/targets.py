@@ -99,7 +99,8 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
     Target("cyclone", "Cyclone DDS", "Cyclone DDS 0.10",
            # observed with Debian's libddsc0debian 0.10 (docs/background/vendors.md,
            # tests/integration/test_cyclone.py) unless said otherwise
-           max_domain_id=MAX_DOMAIN_ID,           # observed: 231 refused
+           max_domain_id=MAX_DOMAIN_ID,           # observed: 231 refused ("Can not parse
+                                                  # governance file"; test_cyclone.py)
            # cyclonedds 0.10.2 access_control_parser.c, governance_element_data_cb and
            # permissions_element_data_cb: a domain value above 230 is an error (a constant,
            # not computed from its port mapping), so the whole document fails to load;
