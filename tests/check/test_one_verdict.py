@@ -159,3 +159,27 @@ def test_sign_renew_takes_the_target_too(pki, documents, tmp_path, monkeypatch):
     assert _run("sign", "--renew", "--target", "cyclone", "--ca", ca, str(document)) \
         .exit_code == 1
     assert _run("sign", "--renew", "--ca", ca, str(document)).exit_code == 0
+
+
+@pytest.mark.parametrize("processes", [1, 2], ids=["in-process", "pool"])
+def test_sign_files_gives_each_documents_verdict_and_warnings_from_workers(
+        pki, documents, tmp_path, processes):
+    """`sign` over many files (the worker pool above 200): the target reaches every worker,
+    and each warning comes back to be printed."""
+    from govkit.common import workers
+    from govkit.generate.fleet import sign_files
+    data = documents["permissions", 231].read_bytes()
+    count = workers.IN_PROCESS_BELOW + 10 if processes > 1 else 3
+    for i in range(count):
+        (tmp_path / f"p{i}.xml").write_bytes(data)
+    warnings: list[str] = []
+    signed, errors = sign_files([tmp_path], pki.permissions_ca, pki.permissions_ca_key,
+                                processes, "omg", warnings)
+    assert (len(signed), errors, len(warnings)) == (count, [], count)
+    assert all("GK010 warning" in w and "Cyclone DDS 0.10" in w for w in warnings)
+    for p in tmp_path.glob("*.p7s"):
+        p.unlink()
+    signed, errors = sign_files([tmp_path], pki.permissions_ca, pki.permissions_ca_key,
+                                processes, "cyclone")
+    assert signed == [] and len(errors) == count
+    assert all("GK010 error" in str(e) and e.exit_code == 1 for e in errors)
