@@ -14,6 +14,15 @@ DEFAULT_REPEATS = 3
 DEFAULT_MAX_REPEATS = 8
 DEFAULT_TARGET_CI_PCT = 5.0
 DEFAULT_BUDGET_S = 285
+# With more than the three default sizes the budget grows with them, up to what lets the
+# seeds' matrix (--sizes seeds: 8 sizes, 7 profiles) finish with its report in 8 minutes:
+# at 285 s it stopped after 18 rounds (2026-12-02).
+MAX_DEFAULT_BUDGET_S = 465
+
+
+def default_budget(sizes: int) -> int:
+    """--budget when not given: 285 s for up to three sizes, more for more (at most 465 s)."""
+    return min(MAX_DEFAULT_BUDGET_S, max(DEFAULT_BUDGET_S, DEFAULT_BUDGET_S * sizes // 3))
 # The runner `govkit bench` uses unless told: govkit's Cyclone program, latency by rotation
 # (govkit.bench.rotation); its rounds stop when every overhead ratio's 95 % interval is within
 # DEFAULT_ROTATION_TARGET_PCT, or at the budget.

@@ -159,7 +159,7 @@ def _another_round(done: int, ds: DiscoverySettings, started: float,
 
 def _round(runner, arms, bundles, ds, store, seed, rnd, workdir, console, outcome) -> None:
     section = store.doc["discovery"]
-    for _, seq in round_plan(arms, [ds.peers], 1, seed, rnd):
+    for _, seq in round_plan(arms, [("discovery", ds.peers)], 1, seed, rnd):
         for position, (arm, _) in enumerate(seq):
             domain = distinct_domains(1, set())[0]
             specs = runner.discovery_specs(bundles[arm.profile.name], domain, ds.peers,

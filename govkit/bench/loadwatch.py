@@ -54,7 +54,9 @@ def _process_times(exclude: set[int]) -> dict[int, tuple[str, int]]:
 
 
 def _ours() -> set[int]:
-    """govkit's own pid and the sessions of its children (each runner has its own)."""
+    """govkit's own pid, its children, and the sessions its children lead (each runner
+    has its own). Never govkit's own session: that is the shell's that started govkit,
+    and whatever else runs from it (a busy loop in the same terminal) is other load."""
     me = os.getpid()
     ours = {me}
     for entry in os.scandir("/proc"):
@@ -62,7 +64,9 @@ def _ours() -> set[int]:
             try:
                 rest = Path(f"/proc/{entry.name}/stat").read_text().rsplit(")", 1)[1].split()
                 if int(rest[1]) == me:
-                    ours.update({int(entry.name), int(rest[3])})
+                    ours.add(int(entry.name))
+                    if int(rest[3]) == int(entry.name):     # it leads a session of its own
+                        ours.add(int(rest[3]))
             except (OSError, ValueError, IndexError):
                 continue
     return ours

@@ -94,6 +94,7 @@ class BenchOptions:
     resume: bool = False
     pin: bool = True
     realtime: bool = True
+    keep_awake: bool = True        # govkit.bench.awake: the measured CPUs never halt
     dry_run: bool = False
     runner_options: dict = field(default_factory=dict)
     command: str = "govkit bench"

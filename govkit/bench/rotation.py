@@ -16,6 +16,11 @@ pairs (separate processes, separate address-space layouts), taken in turn by rou
 
 A slot is ended by the program between two round trips, never by a signal in the middle of
 a fragmented, reliable exchange (the `slot` command of cyclone_perf and `fastdds_perf -S`).
+
+Lanes: a round has one sandwich per lane, a (mode, size). Latency slots ping-pong; throughput
+slots (runners with `rotates_throughput`: cyclone_perf's `tput`) write as fast as the
+reliable writer lets them, end with a marker and wait until every sample is acknowledged, so
+that no slot's traffic runs into the next; the pong counts what arrived (`count TAG`).
 """
 
 from __future__ import annotations
@@ -55,6 +60,7 @@ from govkit.runners.base import (
 from govkit.runners.cyclone_refusal import explain_cyclone_refusal
 
 SLOT_FORMAT = "latency-slots"
+LATENCY, THROUGHPUT = "latency", "throughput"
 WARMUP_SLOT_US = 100_000          # one unmeasured slot per pair and size before round 0
 SLOT_TIMEOUT_S = 15.0             # beyond the slot's own length
 
@@ -199,6 +205,20 @@ class Pair:
         row["pong_cpu_us"] = self.pong_cpu_us() - before
         return row
 
+    def tslot(self, size: int, settle_us: int, measure_us: int, tag: int) -> dict:
+        """One throughput slot: ping writes, pong counts; the row holds both sides' counts
+        and CPU time and the receive rate (samples after the first arrival over the time
+        from the first arrival to the last)."""
+        before = self.pong_cpu_us()
+        self._send("pub", f"tput {size} {settle_us} {measure_us} {tag}\n")
+        deadline = time.monotonic() + (settle_us + measure_us) / 1e6 + SLOT_TIMEOUT_S
+        row = parse_tslot(self._line("pub", deadline))
+        self._send("sub", f"count {tag}\n")
+        row.update(parse_count(self._line("sub", time.monotonic() + SLOT_TIMEOUT_S), tag))
+        row["mbps"] = round(row["rate_sps"] * size * 8 / 1e6, 4)    # payload, as ddsperf
+        row["pong_cpu_us"] = self.pong_cpu_us() - before
+        return row
+
     def commands(self) -> list[str]:
         return [command_line(s) for s in self.specs]
 
@@ -256,6 +276,35 @@ def parse_slot(line: str) -> dict:
     return row
 
 
+def parse_tslot(line: str) -> dict:
+    """ping's line after a throughput slot: `tslot SIZE sent N settle_sent K cpu_us U
+    wall_us W peers P`."""
+    words = line.split()
+    if len(words) < 2 or words[0] != "tslot" or len(words) % 2:
+        raise PairFailed(f"unexpected output from ping: {line[:80]!r}")
+    row: dict = {"size": int(words[1]), "mode": THROUGHPUT}
+    it = iter(words[2:])
+    for key, value in zip(it, it, strict=True):
+        if key in ("sent", "settle_sent", "cpu_us", "wall_us", "peers"):
+            row[key] = int(value)
+    return row
+
+
+def parse_count(line: str, tag: int) -> dict:
+    """pong's answer to `count TAG`: what arrived, and the receive rate from it."""
+    words = line.split()
+    if words == ["count", str(tag), "missing"]:
+        raise PairFailed(f"pong did not receive the end of throughput slot {tag} in time")
+    if words[:2] != ["count", str(tag)] or len(words) % 2:
+        raise PairFailed(f"unexpected answer from pong: {line[:80]!r}")
+    fields = dict(zip(words[2::2], (int(v) for v in words[3::2]), strict=True))
+    span_us = fields.get("span_us", 0)
+    later = fields.get("later_n", 0)
+    rate = later / (span_us / 1e6) if span_us > 0 and later > 0 else 0.0
+    return {"n": fields.get("n", 0), "later_n": later, "span_us": span_us,
+            "lost": fields.get("lost", 0), "rate_sps": round(rate, 3), "count": fields.get("n", 0)}
+
+
 # ------------------------------------------------------------------------- scheduling
 
 def arms_of(profiles: list[Profile], aa: bool) -> list[Arm]:
@@ -269,23 +318,23 @@ def arms_of(profiles: list[Profile], aa: bool) -> list[Arm]:
     return arms
 
 
-def round_plan(arms: list[Arm], sizes: list[int], instances: int, seed: int, rnd: int,
-               active: set[tuple[str, int]] | None = None
-               ) -> list[tuple[int, list[tuple[Arm, int]]]]:
-    """Round `rnd`: per size (in this round's own order) the slot sequence
+def round_plan(arms: list[Arm], lanes: list[tuple[str, int]], instances: int, seed: int,
+               rnd: int, active: set[tuple[str, str, int]] | None = None
+               ) -> list[tuple[tuple[str, int], list[tuple[Arm, int]]]]:
+    """Round `rnd`: per lane (mode, size; in this round's own order) the slot sequence
     `none X1 none X2 … none`, the other arms shuffled, each arm's instance taken in turn
     and `none`'s alternating inside the round, so every comparison has both of them.
-    `active` (arm, size): only these arms get slots (the A/A arm whenever its size has any
-    other), so rounds after the minimum go to the intervals still wider than the target."""
+    `active` (arm, mode, size): only these arms get slots (the A/A arm whenever its lane has
+    any other), so rounds after the minimum go to the intervals still wider than the target."""
     rand = random.Random(f"govkit/{seed}/rotation/{rnd}")
-    order = list(sizes)
+    order = list(lanes)
     rand.shuffle(order)
     base = next(a for a in arms if a.name == BASELINE_ARM)
     plan = []
-    for size in order:
+    for lane in order:
         others = [a for a in arms if a.name != BASELINE_ARM]
         if active is not None:
-            wanted = {a.name for a in others if (a.name, size) in active}
+            wanted = {a.name for a in others if (a.name, *lane) in active}
             if not wanted - {AA_ARM}:
                 continue
             others = [a for a in others if a.name in wanted or a.name == AA_ARM]
@@ -296,7 +345,7 @@ def round_plan(arms: list[Arm], sizes: list[int], instances: int, seed: int, rnd
             seq.append((base, (n0 + i) % instances))
             seq.append((arm, (rnd + arms.index(arm)) % instances))
         seq.append((base, (n0 + len(others)) % instances))
-        plan.append((size, seq))
+        plan.append((lane, seq))
     return plan
 
 
@@ -319,7 +368,8 @@ def distinct_domains(n: int, taken: set[int]) -> list[int]:
     return random.SystemRandom().sample(free, n)
 
 
-def run_rotation(runner, arms: list[Arm], bundles: dict[str, Bundle], sizes: list[int],
+def run_rotation(runner, arms: list[Arm], bundles: dict[str, Bundle],
+                 lanes: list[tuple[str, int]],
                  rs: RotationSettings, store, seed: int, pin, console, started: float,
                  budget: float, workdir: Path, load: LoadWatch) -> RotationOutcome:
     """Start every pair, then rounds until every ratio is within the target (after the
@@ -364,10 +414,14 @@ def run_rotation(runner, arms: list[Arm], bundles: dict[str, Bundle], sizes: lis
                                 "time_to_match_s": pair.ready_s.get("pub"),
                                 "pong_time_to_match_s": pair.ready_s.get("sub"),
                                 "start_to_ready_s": round(pair.start_to_ready_s, 4)})
+        tags = iter(range(1 << 30))
         for pair in list(pairs.values()):        # first-use costs out of the way, unmeasured
-            for size in sizes:
+            for mode, size in lanes:
                 try:
-                    pair.slot(size, 0, WARMUP_SLOT_US)
+                    if mode == THROUGHPUT:
+                        pair.tslot(size, 0, WARMUP_SLOT_US, 1 + next(tags) % 255)
+                    else:
+                        pair.slot(size, 0, WARMUP_SLOT_US)
                 except PairFailed as e:
                     _drop(pairs, pair, e, outcome, console)
                     break
@@ -392,12 +446,12 @@ def run_rotation(runner, arms: list[Arm], bundles: dict[str, Bundle], sizes: lis
                         if worst is not None else f"stopped after {done} rounds (budget)")
                     break
             t0 = time.monotonic()
-            plan = round_plan(arms, sizes, rs.instances, seed, rnd, active)
+            plan = round_plan(arms, lanes, rs.instances, seed, rnd, active)
             if not plan:
                 outcome.notes.append(f"every profile's ratio within ±{rs.target_ci:g}% after "
                                      f"{done} rounds (the A/A arm's is wider: see its flags)")
                 break
-            for size, seq in plan:
+            for (mode, size), seq in plan:
                 rows = []
                 for position, (arm, k) in enumerate(seq):
                     pair = _pick(pairs, arm, first_instance + k, rs.instances, first_instance)
@@ -405,9 +459,11 @@ def run_rotation(runner, arms: list[Arm], bundles: dict[str, Bundle], sizes: lis
                         continue
                     base = {"round": rnd, "position": position, "arm": arm.name,
                             "profile": arm.profile.name, "instance": pair.instance,
-                            "size": size}
+                            "size": size, "mode": mode}
                     try:
-                        row = pair.slot(size, rs.settle_ms * 1000, rs.slot_ms * 1000)
+                        row = pair.tslot(size, rs.settle_ms * 1000, rs.slot_ms * 1000,
+                                         1 + next(tags) % 255) if mode == THROUGHPUT \
+                            else pair.slot(size, rs.settle_ms * 1000, rs.slot_ms * 1000)
                     except PairFailed as e:
                         rows.append({**base, "status": "failed", "error": str(e)})
                         _drop(pairs, pair, e, outcome, console)
@@ -415,7 +471,7 @@ def run_rotation(runner, arms: list[Arm], bundles: dict[str, Bundle], sizes: lis
                     status = "ok"
                     if row.get("peers", 1) > 1:
                         status = "foreign_participant"
-                    elif not row.get("n"):
+                    elif not row.get("n") or (mode == THROUGHPUT and not row["rate_sps"]):
                         status = "no_samples"
                     rows.append({**base, **row, "status": status})
                 store.add_slots(rows)

@@ -23,6 +23,8 @@ from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
+from govkit.bench.awake import IDLE_METHOD, AwakeCpus, awake_cpus
+from govkit.bench.awake import METHOD as AWAKE_METHOD
 from govkit.bench.discovery import DISCOVERY_INTERVAL_METHOD, run_discovery
 from govkit.bench.loadwatch import LoadWatch
 from govkit.bench.machine import Pinning, environment, pinning, realtime_note
@@ -88,7 +90,9 @@ def _settings(opts: BenchOptions, runner, pin: Pinning, realtime: tuple[bool, st
             "profiles": [p.name for p in opts.profiles], "duration_s": opts.duration,
             "warmup_s": opts.warmup if runner.per_second else 0, "pin": opts.pin,
             "cpus": pin.to_json(), "pinning": pin.note, "realtime": realtime[0],
-            "scheduling": realtime[1], "min_repeats": opts.repeat,
+            "scheduling": realtime[1], "cpus_kept_awake": opts.keep_awake,
+            "idle": AWAKE_METHOD if opts.keep_awake else IDLE_METHOD,
+            "min_repeats": opts.repeat,
             "max_repeats": opts.max_repeat, "target_ci_pct": opts.target_ci,
             "budget_s": opts.budget, "seed": seed, "method": runner.method(),
             "interval": DISCOVERY_INTERVAL_METHOD if opts.modes == [DISCOVERY]
@@ -161,8 +165,10 @@ def _run_bench(opts: BenchOptions, console) -> BenchOutcome:
     if pin.orchestrator:
         os.sched_setaffinity(0, pin.orchestrator)
     # Namespaces, veth and remote work directories exist only inside this block: they are
-    # removed however it is left (end, failed point, exception, Ctrl-C, SIGTERM).
-    with paths:
+    # removed however it is left (end, failed point, exception, Ctrl-C, SIGTERM); so are
+    # the spinners that keep the measured CPUs awake.
+    awake = AwakeCpus(awake_cpus(pin) if opts.keep_awake else ())
+    with paths, awake:
         # saved at once: if govkit is killed, results.json names what it had set up
         store.doc["settings"]["network"] = paths.to_json()
         store.save()
@@ -204,8 +210,11 @@ def _run_bench(opts: BenchOptions, console) -> BenchOutcome:
 
 def rotates(runner, cell: Cell) -> bool:
     """Whether the point is measured by rotation (govkit.bench.rotation): latency points of a
-    runner that can, on the default network."""
-    return getattr(runner, "rotates", False) and cell.mode == "latency" \
+    runner that can (and throughput points of one whose program has throughput slots), on
+    the default network."""
+    modes = {"latency"} | ({"throughput"} if getattr(runner, "rotates_throughput", False)
+                           else set())
+    return getattr(runner, "rotates", False) and cell.mode in modes \
         and cell.network == DEFAULT
 
 
@@ -214,21 +223,29 @@ def _rotate(opts: BenchOptions, runner, store: ResultStore, cells: list[Cell],
             load: LoadWatch) -> BenchOutcome:
     rs = opts.rotation
     profiles = list(dict.fromkeys(c.profile for c in cells))
-    sizes = list(dict.fromkeys(c.size for c in cells))
+    lanes = list(dict.fromkeys((c.mode, c.size) for c in cells))
     arms = arms_of(profiles, rs.aa)
     store.set_rotation_method({"settings": rs.to_json(), "method": runner.method(),
                                "estimator": ESTIMATOR, "interval": PAIRED_INTERVAL_METHOD})
     console.print(f"{len(arms)} arms × {rs.instances} process pairs; rounds of "
-                  f"{len(sizes)} size(s) × {2 * len(arms) - 1} slots of {rs.settle_ms} ms "
-                  f"settle + {rs.slot_ms} ms; {pin.note}; order seed {seed}; rounds until "
-                  f"every ratio is within ±{rs.target_ci:g}% (at least {rs.min_rounds}) or "
-                  f"the {opts.budget} s budget", style="dim", markup=False, highlight=False)
-    got = run_rotation(runner, arms, bundles, sizes, rs, store, seed, pin, console, started,
+                  f"{_lanes_text(lanes)} × {2 * len(arms) - 1} slots of "
+                  f"{rs.settle_ms} ms settle + {rs.slot_ms} ms; {pin.note}; order seed "
+                  f"{seed}; rounds until every ratio is within ±{rs.target_ci:g}% (at least "
+                  f"{rs.min_rounds}) or the {opts.budget} s budget", style="dim",
+                  markup=False, highlight=False)
+    got = run_rotation(runner, arms, bundles, lanes, rs, store, seed, pin, console, started,
                        opts.budget, store.directory / "config", load)
     outcome = BenchOutcome(store.directory, failed=got.failed, interrupted=got.interrupted,
                            notes=got.notes)
     outcome.summary = store.doc["summary"]
     return outcome
+
+
+def _lanes_text(lanes: list[tuple[str, int]]) -> str:
+    modes = sorted({m for m, _ in lanes})
+    if modes == ["latency"]:
+        return f"{len(lanes)} size(s)"
+    return f"{len(lanes)} lane(s) ({' and '.join(modes)} × size)"
 
 
 def _dry_run(opts: BenchOptions, runner, cells: list[Cell], seed: int, pin: Pinning,
@@ -243,6 +260,7 @@ def _dry_run(opts: BenchOptions, runner, cells: list[Cell], seed: int, pin: Pinn
     lines = [f"# {pin.note}; {scheduling}; order seed {seed}; config files would go to "
              f"{workdir}/"]
     lines += paths.plan()
+    lines.append("# while measuring, " + (AWAKE_METHOD if opts.keep_awake else IDLE_METHOD))
     for r in range(opts.repeat):
         for cell in round_order(cells, seed, r):
             bench_point = point(cell, opts, r, pin, paths, planned=True)

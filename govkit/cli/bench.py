@@ -24,6 +24,8 @@ from govkit.bench.defaults import (
     DEFAULT_SLOT_MS,
     DEFAULT_TARGET_CI_PCT,
     DEFAULT_WARMUP_S,
+    MAX_DEFAULT_BUDGET_S,
+    default_budget,
 )
 from govkit.catalog.profiles import SECURED_PROFILES
 from govkit.cli.common import (
@@ -105,10 +107,12 @@ def bench(
     instances: Annotated[int, typer.Option(
         "--instances", help="Rotation: separate process pairs per profile (and for the A/A "
                             "arm), taken in turn by round.")] = DEFAULT_INSTANCES,
-    budget: Annotated[str, typer.Option(
-        "--budget", help="Seconds from the start of the run after which no extra repeat "
-                         "starts (e.g. 300, 5m, 1h); the minimum repeats always run.")
-    ] = f"{DEFAULT_BUDGET_S}s",
+    budget: Annotated[str | None, typer.Option(
+        "--budget", help="Seconds from the start of the run after which no extra round or "
+                         "repeat starts (e.g. 300, 5m, 1h); the minimum always runs. Default: "
+                         f"{DEFAULT_BUDGET_S} s for up to three sizes, more for more sizes "
+                         f"(at most {MAX_DEFAULT_BUDGET_S} s: --sizes seeds).",
+        show_default=False)] = None,
     seed: Annotated[int | None, typer.Option(
         "--seed", help="Seed of the shuffled run order (default: random, recorded).")] = None,
     out_dir: Annotated[Path | None, typer.Option(
@@ -121,6 +125,11 @@ def bench(
     realtime: Annotated[bool, typer.Option(
         "--realtime/--no-realtime", help="Run latency repeats SCHED_FIFO where permitted "
                                          "(keeps other programs off their CPUs).")] = True,
+    allow_idle: Annotated[bool, typer.Option(
+        "--allow-idle", help="Let the measured CPUs halt when idle. Default: a lowest-"
+                             "priority spinner keeps each awake while measuring, so an idle "
+                             "and a busy machine measure the same state (a halted vCPU's "
+                             "wake-up is part of every latency otherwise).")] = False,
     perftest: Annotated[str | None, typer.Option("--perftest", help="perftest_cpp path.")] = None,
     transport: Annotated[list[str] | None, typer.Option(
         "--transport", callback=comma_list,
@@ -195,14 +204,16 @@ def bench(
     chosen = _chosen_profiles(profile, all_profiles, profiles_file, governance, runner)
     fail_on = run(parse_fail_on_flags, fail_on_flag)          # refused before the run starts
     max_ratios = run(parse_max_ratios, max_ratio, [p.name for p in chosen])
+    chosen_sizes = run(parse_sizes, ",".join(sizes or DEFAULT_SIZES))
     opts = BenchOptions(
         profiles=chosen, runner=runner,
-        modes=run(parse_modes, mode), sizes=run(parse_sizes, ",".join(sizes or DEFAULT_SIZES)),
-        duration=duration,
+        modes=run(parse_modes, mode), sizes=chosen_sizes, duration=duration,
         warmup=warmup, repeat=repeat, max_repeat=max_repeat,
         target_ci=DEFAULT_TARGET_CI_PCT if target_ci is None else target_ci,
-        budget=run(parse_budget, budget), seed=seed, out=out_dir, ca=ca, build=build,
-        resume=resume, pin=pin, realtime=realtime, dry_run=dry_run,
+        budget=run(parse_budget, budget) if budget is not None
+        else default_budget(len(chosen_sizes)), seed=seed, out=out_dir, ca=ca, build=build,
+        resume=resume, pin=pin, realtime=realtime, keep_awake=not allow_idle,
+        dry_run=dry_run,
         runner_options={"perftest": perftest} if perftest else {},
         command=" ".join(["govkit", *sys.argv[1:]]),
         discovery=DiscoverySettings(peers=peers, min_rounds=rounds),
@@ -218,7 +229,8 @@ def bench(
         print("\n".join(outcome.dry_run_lines))
         return
     doc = outcome.doc or {}
-    for table in (latency_table(outcome.summary), noise_floor_table(noise_floor(doc)),
+    floor = noise_floor(doc) + noise_floor(doc, mode="throughput")
+    for table in (latency_table(outcome.summary), noise_floor_table(floor),
                   discovery_table(discovery_rows(doc)),
                   throughput_table(outcome.summary), *network_table(outcome.summary),
                   wire_table(outcome.wire)):

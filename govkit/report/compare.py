@@ -34,7 +34,8 @@ MD_NAME = "compare.md"
 _SETTINGS = {"duration_s": "measured seconds per repeat", "warmup_s": "warm-up seconds",
              "min_repeats": "minimum repeats", "max_repeats": "maximum repeats",
              "target_ci_pct": "target interval (±%)", "pin": "pinning",
-             "realtime": "real-time priority"}
+             "realtime": "real-time priority",
+             "cpus_kept_awake": "CPUs kept awake (no idle halt)"}
 _MACHINE = {"cpu": "CPU", "cores": "cores", "kernel": "kernel"}
 
 

@@ -103,6 +103,8 @@ _REPEAT_COLUMNS = {name: [Column(k, FIGURES[k].titled(), FIGURES[k].kind) for k 
                       "std_of_slot_medians", "min", "max", "cpu_pct_ping", "cpu_pct_pong"),
     "throughput-per-second": ("mean_rate_sps", "mean_mbps", "lost", "stalled_seconds"),
     "throughput-summary": ("mean_rate_sps", "mean_mbps", "lost"),
+    "throughput-slots": ("median_of_slot_rates", "mean_rate_sps", "mean_mbps", "lost",
+                         "cpu_pct_ping", "cpu_pct_pong"),
 }.items()}
 _REPEAT_VALUES = {"latency-per-second": ("Measured per-second medians (µs), in time order",
                                          "us"),
@@ -263,7 +265,7 @@ def headline(doc: dict, summary: list[dict]) -> Headline | None:
     rot = doc.get("rotation")
     if not rot:
         return None
-    rows = [r for r in summary if r.get("rounds") is not None]
+    rows = [r for r in summary if r.get("rounds") is not None and r["mode"] == "latency"]
     sizes = sorted({r["size"] for r in rows})
     names = list(dict.fromkeys(r["profile"] for r in rows if r["profile"] != results.BASELINE))
 
@@ -286,7 +288,7 @@ def headline(doc: dict, summary: list[dict]) -> Headline | None:
     return Headline(
         sizes=sizes, rows=table,
         floor=[cell(floor.get(s), None, floor.get(s, {}).get("flags", ())) for s in sizes],
-        floor_flags=[f["reason"] for x in floor.values() for f in x["flags"]],
+        floor_flags=list(dict.fromkeys(f["reason"] for x in floor.values() for f in x["flags"])),
         load=results.load_line(doc) or "not recorded",
         under_load=any(x.get("under_load") for x in loads),
         # the figures are recomputed from the raw slots by today's estimator: name that one,
@@ -437,17 +439,21 @@ def _run_shape(settings: dict, rotation: dict | None = None) -> str:
                 f"pinned and at normal priority (more processes than CPUs).")
     if rotation:
         r = rotation.get("settings") or {}
+        tput = any(x.get("mode") == "throughput" for x in rotation.get("slots", []))
+        what = "Latency and throughput" if tput else "Latency"
         parts.append(
-            f"Latency by rotation: {r.get('instances', '?')} long-lived process pairs per "
+            f"{what} by rotation: {r.get('instances', '?')} long-lived process pairs per "
             f"profile and for the A/A arm, each started once and timed to match; "
             f"{len(rotation.get('rounds', []))} rounds, each giving every arm one slot of "
             f"{r.get('settle_ms', '?')} ms settle (not measured) + {r.get('slot_ms', '?')} ms "
-            f"per size between two `none` slots, in a fresh seeded order (seed "
-            f"{s.get('seed', '?')}); after {r.get('min_rounds', '?')} rounds only the ratios "
-            f"still wider than ±{r.get('target_ci_pct', '?')}% got slots, until all were "
-            f"within it or the budget ended. Intervals: {rotation.get('interval', '')}")
-        if "throughput" not in (settings.get("modes") or []):
-            return " ".join(parts) + (f" {s['pinning']}." if "pinning" in s else "")
+            f"per size{' and mode' if tput else ''} between two `none` slots, in a fresh "
+            f"seeded order (seed {s.get('seed', '?')}); after {r.get('min_rounds', '?')} "
+            f"rounds only the ratios still wider than ±{r.get('target_ci_pct', '?')}% got "
+            f"slots, until all were within it or the budget ended. Intervals: "
+            f"{rotation.get('interval', '')}")
+        if tput or "throughput" not in (settings.get("modes") or []):
+            return " ".join(parts) + "".join(f" {s[k][:1].upper()}{s[k][1:]}."
+                                             for k in ("pinning", "idle") if k in s)
     if "min_repeats" in s:
         more = (f" (up to {s['max_repeats']} while its 95% interval was wider than "
                 f"±{s['target_ci_pct']}% of the estimate)"
@@ -461,6 +467,8 @@ def _run_shape(settings: dict, rotation: dict | None = None) -> str:
                      f"measured), then {s['duration_s']} s measured")
     if "pinning" in s:
         parts.append(s["pinning"])
+    if "idle" in s:
+        parts.append(s["idle"])
     return "; ".join(parts) + "." if parts else ""
 
 

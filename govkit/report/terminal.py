@@ -42,17 +42,22 @@ def tail_p99(tail: dict) -> float | None:
 
 
 def noise_floor_table(rows: list[dict]) -> Table | None:
-    """The A/A arm (a second `none` paired like a profile): what 'no difference' measures."""
+    """The A/A arm (a second `none` paired like a profile): what 'no difference' measures,
+    per size (and mode, when throughput rotated too: its ratio is of rates)."""
     if not rows:
         return None
+    modes = len({r.get("mode", "latency") for r in rows}) > 1
     table = Table(title="A/A noise floor: an independent second `none`, paired like a "
                         "profile; its ratio should be 1.00", title_justify="left")
-    for col in ("B", "× none", "95% CI", "±%", "+µs", "rounds", "flags"):
-        table.add_column(col, justify="left" if col == "flags" else "right")
+    for col in (*(("mode",) if modes else ()), "B", "× none", "95% CI", "±%", "+µs" if not modes
+                else "+", "rounds", "flags"):
+        table.add_column(col, justify="left" if col in ("flags", "mode") else "right")
     for r in rows:
-        table.add_row(str(r["size"]), f"{r['ratio']:.3f}", _ci(r["ratio_ci95"], "{:.3f}"),
+        table.add_row(*((r.get("mode", "latency"),) if modes else ()), str(r["size"]),
+                      f"{r['ratio']:.3f}", _ci(r["ratio_ci95"], "{:.3f}"),
                       f"{r['ratio_halfwidth_pct']:.1f}" if r["ratio_halfwidth_pct"] is not None
-                      else "–", f"{r['difference']:+.2f}", str(r["rounds"]),
+                      else "–", f"{r['difference']:+.2f}" if not modes
+                      else f"{r['difference']:+,.2f}", str(r["rounds"]),
                       " ".join(short_label(f["code"]) for f in r["flags"]) or "–")
     return table
 

@@ -24,7 +24,7 @@ from typing import Any
 from govkit.catalog.runners import MODES
 from govkit.results import stats
 from govkit.results import store as results
-from govkit.results.summary import ROTATION_FORMAT, point_key
+from govkit.results.summary import ROTATION_FORMATS, point_key
 from govkit.runners.network import PATHS, TRANSPORTS
 
 SCHEMA = results.SCHEMA
@@ -36,8 +36,10 @@ _ROW_KEYS = {
     "latency-summary": ("median_of_samples",),
     "throughput-summary": ("mean_rate_sps",),
 }
-# The numbers a usable slot of a rotating run must hold (govkit.results.stats.slot_figures).
-_SLOT_KEYS = ("count", "mean", "min", "max", "p50", "p99")
+# The numbers a usable slot of a rotating run must hold (govkit.results.stats.slot_figures,
+# throughput_slot_figures), per mode.
+_SLOT_KEYS = {"latency": ("count", "mean", "min", "max", "p50", "p99"),
+              "throughput": ("count", "later_n", "span_us", "lost", "rate_sps")}
 
 # Bounds. No run comes near them; they keep every computation on the numbers finite.
 MAX_MAGNITUDE = 2 ** 64        # any number anywhere in the file
@@ -208,7 +210,7 @@ def _check_result(here: str, r: dict) -> None:
     if name not in stats.ROW_FORMATS:
         raise _where(f"{here}.raw.format", f"unknown row format {name!r} (known: "
                                            f"{', '.join(stats.ROW_FORMATS)})")
-    if name == ROTATION_FORMAT:
+    if name in ROTATION_FORMATS:
         raise _where(f"{here}.raw.format", f"{name!r} rows are a rotating run's slots: "
                                            "they belong under rotation.slots")
     fmt = stats.row_format(name)
@@ -293,10 +295,14 @@ def _check_rotation(doc: dict) -> None:
             _bounded(slot, key, here, 0, MAX_INDEX)
         _get(slot, "status", here, "a string", required=False, null=False)
         _get(slot, "error", here, "a string", required=False)
-        _measured(slot, "p50", here, required=False)
+        mode = _get(slot, "mode", here, "a string", required=False, default="latency")
+        if mode not in _SLOT_KEYS:
+            raise _where(f"{here}.mode", f"expected latency or throughput, got "
+                                         f"{json_excerpt(mode)}")
+        _measured(slot, stats.slot_value_key(slot), here, required=False)
         if not stats.usable(slot):
             continue
-        for key in _SLOT_KEYS:                  # a usable slot's figures are computed
+        for key in _SLOT_KEYS[mode]:            # a usable slot's figures are computed
             _measured(slot, key, here)
         for key in ("cpu_us", "wall_us", "pong_cpu_us"):
             _measured(slot, key, here, required=False, null=False)

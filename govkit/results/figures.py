@@ -60,6 +60,7 @@ FIGURES: dict[str, Figure] = {f.key: f for f in (
     Figure("mean_mbps", "Mean rate", "mbps"),
     Figure("lost", "Lost samples", "int"),
     Figure("stalled_seconds", "Seconds without samples", "int"),
+    Figure("median_of_slot_rates", "Median of slot rates", "rate"),
     Figure("rexmit_bytes", "Retransmitted bytes (injected loss)", "int"),
     Figure("rexmit_share_pct", "Retransmitted / delivered payload", "pct"),
 )}

@@ -38,7 +38,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from govkit.catalog.profiles import BASELINE
-from govkit.results.stats import BOOTSTRAP_RESAMPLES, percentile_interval, usable
+from govkit.results.stats import (
+    BOOTSTRAP_RESAMPLES,
+    percentile_interval,
+    slot_value_key,
+    usable,
+)
 
 BASELINE_ARM = BASELINE      # the baseline's arm is named like its profile
 AA_ARM = "none:aa"            # the A/A arm: an independent second `none`, paired like a profile
@@ -77,11 +82,15 @@ class Pairing:
         return self.value - self.baseline_mean
 
 
-def pairings(slots: list[dict]) -> dict[tuple[str, int], list[Pairing]]:
-    """Per (arm, size), every round's pairing, from the raw slot records (any order)."""
+def pairings(slots: list[dict], mode: str = "latency"
+             ) -> dict[tuple[str, int], list[Pairing]]:
+    """Per (arm, size), every round's pairing of one mode's slots (a slot without a mode is
+    a latency slot), from the raw slot records (any order). The value paired is the slot's
+    median latency, or its receive rate (govkit.results.stats.slot_value_key)."""
     blocks: dict[tuple[int, int], list[dict]] = {}
     for s in slots:
-        blocks.setdefault((s["round"], s["size"]), []).append(s)
+        if s.get("mode", "latency") == mode:
+            blocks.setdefault((s["round"], s["size"]), []).append(s)
     out: dict[tuple[str, int], list[Pairing]] = {}
     for (rnd, size), block in sorted(blocks.items()):
         block.sort(key=lambda s: s["position"])
@@ -93,10 +102,11 @@ def pairings(slots: list[dict]) -> dict[tuple[str, int], list[Pairing]]:
                       if b is not None and b["arm"] == BASELINE_ARM and usable(b)]
             if not around:
                 continue
-            logs = [math.log(b["p50"]) for b in around]
+            key = slot_value_key(s)
+            logs = [math.log(b[key]) for b in around]
             out.setdefault((s["arm"], size), []).append(Pairing(
-                rnd, s["instance"], s["p50"], math.exp(statistics.fmean(logs)),
-                statistics.fmean(b["p50"] for b in around)))
+                rnd, s["instance"], s[key], math.exp(statistics.fmean(logs)),
+                statistics.fmean(b[key] for b in around)))
     return out
 
 

@@ -46,7 +46,8 @@ THROUGHPUT_COLUMNS = (
     ("Length (Bytes)", None), ("Repeat", None), ("Total Samples", None),
     ("Ave Samples/s", "mean_rate_sps"), ("Ave Mbps", "mean_mbps"), ("Lost Samples", "lost"),
     *((FIGURES[k].titled(), k) for k in ("stalled_seconds", "rexmit_bytes",
-                                         "rexmit_share_pct")),
+                                         "rexmit_share_pct", "median_of_slot_rates",
+                                         "cpu_pct_ping", "cpu_pct_pong")),
 )
 
 

@@ -72,6 +72,10 @@ ROW_FORMATS = {f.name: f for f in (
     RowFormat("latency-slots", "latency", "p50",
               "median of slot medians (one-way latency; each slot's median exact over its "
               "round trips)", statistics.median, "us"),
+    RowFormat("throughput-slots", "throughput", "rate_sps",
+              "median of slot rates (samples/s received; each slot's rate: samples after the "
+              "first arrival over the time from the first arrival to the last)",
+              statistics.median, "samples/s"),
     RowFormat("latency-summary", "latency", None,
               "median over repeats of each run's sample median (one-way latency)",
               statistics.median, "us"),
@@ -148,6 +152,26 @@ def _cpu_pct(rows: list[dict], key: str) -> float | None:
     return 100 * sum(r[key] for r in had) / max(1, sum(r.get("wall_us", 0) for r in had))
 
 
+def throughput_slot_figures(rows: list[dict]) -> dict:
+    """One process pair's throughput figures from its slots (govkit.bench.rotation): the
+    rate over all its slots together (samples after each slot's first arrival over the
+    slots' summed spans), in samples/s and payload Mbit/s, samples lost, and CPU."""
+    later = sum(r.get("later_n", 0) for r in rows)
+    span_s = sum(r.get("span_us", 0) for r in rows) / 1e6
+    rate = later / span_s if span_s > 0 else 0.0
+    size = rows[0]["size"] if rows else 0
+    return {
+        "mean_rate_sps": rate,
+        "mean_mbps": rate * size * 8 / 1e6,
+        "median_of_slot_rates": statistics.median(r["rate_sps"] for r in rows),
+        "lost": sum(r.get("lost", 0) for r in rows),
+        "stalled_seconds": 0,
+        "cpu_pct_ping": 100 * sum(r.get("cpu_us", 0) for r in rows)
+        / max(1, sum(r.get("wall_us", 0) for r in rows)),
+        "cpu_pct_pong": _cpu_pct(rows, "pong_cpu_us"),
+    }
+
+
 def throughput_figures(rows: list[dict]) -> dict:
     """One repeat's throughput figures from its measured per-second rows (stalls = 0).
 
@@ -182,6 +206,8 @@ def repeat_figures(record: dict) -> tuple[dict, int | None]:
         raise ValueError("no measured rows")
     if fmt.name == "latency-slots":
         figures = slot_figures(rows)
+    elif fmt.name == "throughput-slots":
+        figures = throughput_slot_figures(rows)
     else:
         figures = latency_figures(rows) if fmt.mode == "latency" else throughput_figures(rows)
     return figures, sum(r["count"] for r in rows)
@@ -311,8 +337,13 @@ def trend(groups: list[list[float]]) -> float | None:
 # ------------------------------------------------------------- slots (govkit.bench.rotation)
 
 
+def slot_value_key(slot: dict) -> str:
+    """What a rotating run's slot measured: its median latency, or its receive rate."""
+    return "rate_sps" if slot.get("mode") == "throughput" else "p50"
+
+
 def usable(slot: dict) -> bool:
-    return slot.get("status") == "ok" and (slot.get("p50") or 0) > 0
+    return slot.get("status") == "ok" and (slot.get(slot_value_key(slot)) or 0) > 0
 
 
 def histogram(slot: dict) -> list[tuple[int, int]]:

@@ -109,7 +109,8 @@ def summarize(doc: dict, summarizer: Summarizer | None = None) -> list[dict]:
             "seconds": sum(len(g) for g in groups) if fmt.value_key else None,
             "repeat_estimates": [fmt.pooled(g) for g in groups],
         }
-        if fmt.mode == "latency" and fmt.value_key and fmt.name != ROTATION_FORMAT:
+        rotated = fmt.name in ROTATION_FORMATS
+        if fmt.mode == "latency" and fmt.value_key and not rotated:
             measured = [x for r in ok for x in stats.measured(
                 r["raw"]["rows"], r["warmup_rows"], r["measured_rows"])]
             p99 = [x["p99"] for x in measured]
@@ -119,15 +120,18 @@ def summarize(doc: dict, summarizer: Summarizer | None = None) -> list[dict]:
             row["loss"] = _loss(net, fmt, ok)
         base = estimates.get((BASELINE, mode, size, *net.key))   # like with like
         row["vs_none"] = stats.compare(est, base[1]) if base and profile != BASELINE else None
-        if fmt.name == ROTATION_FORMAT:
+        if rotated:
             row["repeats"] = len(ok)                 # process instances
             row["rounds"] = len({x["round"] for g in ok for x in g["raw"]["rows"]})
             row["seconds"] = None
-            row["tail"] = _slot_tail(ok)
             slots = [x for r in ok for x in r["raw"]["rows"]]
-            figures = stats.slot_figures(slots)
+            if mode == "latency":
+                row["tail"] = _slot_tail(ok)
+                figures = stats.slot_figures(slots)
+            else:
+                figures = stats.throughput_slot_figures(slots)
             row["cpu_pct"] = {"ping": figures["cpu_pct_ping"], "pong": figures["cpu_pct_pong"]}
-            paired = paired_overheads.get((profile, size))
+            paired = paired_overheads.get((profile, mode, size))
             row["vs_none"] = paired.to_json() if paired is not None else None
         ref = estimates.get((profile, mode, size, *reference.key)) \
             if reference is not None and net != reference else None
@@ -136,7 +140,7 @@ def summarize(doc: dict, summarizer: Summarizer | None = None) -> list[dict]:
         row["rti"] = published_overhead(profile, size) if mode == "latency" \
             and net.transport == "udp" and not net.loss_pct else None
         row["flags"] = _flags(row, groups, ok, secured.get(profile, profile != BASELINE),
-                              rot_target if fmt.name == ROTATION_FORMAT else target, fmt) \
+                              rot_target if rotated else target, fmt) \
             + _wire_flags(verdicts, profile)
         rows.append(_rounded(row))
     return rows
@@ -144,7 +148,9 @@ def summarize(doc: dict, summarizer: Summarizer | None = None) -> list[dict]:
 
 # ------------------------------------------------------------ the rotating design's figures
 
-ROTATION_FORMAT = "latency-slots"
+# A rotating run's slots as a point's raw rows, per mode (govkit.results.stats.ROW_FORMATS).
+ROTATION_FORMAT = {"latency": "latency-slots", "throughput": "throughput-slots"}
+ROTATION_FORMATS = tuple(ROTATION_FORMAT.values())
 
 
 def all_records(doc: dict) -> list[dict]:
@@ -162,61 +168,68 @@ def rotation_records(doc: dict) -> list[dict]:
     for s in rot.get("slots", []):
         if s.get("arm") == paired.AA_ARM:
             continue
-        groups.setdefault((s["profile"], s["size"], s["instance"]), []).append(s)
+        groups.setdefault((s["profile"], s.get("mode", "latency"), s["size"], s["instance"]),
+                          []).append(s)
     out = []
-    for (profile, size, instance), slots in sorted(groups.items(), key=lambda kv: (
-            str(kv[0][0]), kv[0][1], kv[0][2])):
+    for (profile, mode, size, instance), slots in sorted(groups.items(), key=lambda kv: (
+            str(kv[0][0]), str(kv[0][1]), kv[0][2], kv[0][3])):
         ok = sorted((s for s in slots if stats.usable(s)), key=lambda s: s["round"])
         pair = pairs.get((profile, instance), {})
-        record = {"profile": profile, "mode": "latency", "size": size, "transport": "udp",
+        record = {"profile": profile, "mode": mode, "size": size, "transport": "udp",
                   "path": "lo", "loss_pct": 0, "repeat": instance, "order": None,
                   "domain_id": pair.get("domain_id"), "commands": pair.get("commands", []),
                   "status": "ok" if ok else "failed",
                   "error": None if ok else "; ".join(dict.fromkeys(
                       s.get("error") or s.get("status", "?") for s in slots))}
         if ok:
-            record.update(raw={"format": ROTATION_FORMAT, "rows": ok}, warmup_rows=0,
+            record.update(raw={"format": ROTATION_FORMAT[mode], "rows": ok}, warmup_rows=0,
                           measured_rows=len(ok))
         out.append(record)
     return out
 
 
 def rotation_overheads(doc: dict, summarizer: Summarizer | None = None
-                       ) -> dict[tuple[str, int], paired.Overhead]:
-    """Per (arm, size): the paired overhead over `none` (govkit.results.paired), the A/A arm's
-    included (under paired.AA_ARM)."""
+                       ) -> dict[tuple[str, str, int], paired.Overhead]:
+    """Per (arm, mode, size): the paired overhead over `none` (govkit.results.paired), the
+    A/A arm's included (under paired.AA_ARM). A throughput ratio is the secured rate over
+    `none`'s (below 1: security costs throughput)."""
     rot = doc.get("rotation")
     if not rot:
         return {}
     out = {}
-    for (arm, size), pairs in paired.pairings(rot.get("slots", [])).items():
-        key = ("paired", arm, size)
-        signature = tuple((p.round, p.instance, p.value, p.baseline) for p in pairs)
-        hit = summarizer._cache.get(key) if summarizer else None
-        if hit is None or hit[0] != signature:
-            hit = (signature, paired.overhead(pairs, f"govkit/paired/{arm}/{size}"))
-            if summarizer:
-                summarizer._cache[key] = hit
-        out[(arm, size)] = hit[1]
+    slots = rot.get("slots", [])
+    for mode in ROTATION_FORMAT:
+        for (arm, size), pairs in paired.pairings(slots, mode).items():
+            # (latency keeps its seed of before throughput slots: same figures as then)
+            seed = f"govkit/paired/{arm}/{size}" + ("" if mode == "latency" else f"/{mode}")
+            key = ("paired", arm, mode, size)
+            signature = tuple((p.round, p.instance, p.value, p.baseline) for p in pairs)
+            hit = summarizer._cache.get(key) if summarizer else None
+            if hit is None or hit[0] != signature:
+                hit = (signature, paired.overhead(pairs, seed))
+                if summarizer:
+                    summarizer._cache[key] = hit
+            out[(arm, mode, size)] = hit[1]
     return out
 
 
-def rotation_widths(doc: dict) -> dict[tuple[str, int], float | None]:
+def rotation_widths(doc: dict) -> dict[tuple[str, str, int], float | None]:
     """Every arm's ratio interval half-width (%), for the rounds' stopping rule."""
     return {k: o.halfwidth_pct for k, o in rotation_overheads(doc).items()}
 
 
-def noise_floor(doc: dict, overheads: dict | None = None) -> list[dict]:
-    """The A/A arm per size: a second, independent `none` paired like a profile. Its ratio
-    should be 1; flagged when its interval excludes 1 or is wider than the target."""
+def noise_floor(doc: dict, overheads: dict | None = None, mode: str = "latency") -> list[dict]:
+    """The A/A arm per size (of one mode): a second, independent `none` paired like a
+    profile. Its ratio should be 1; flagged when its interval excludes 1 or is wider than
+    the target."""
     rot = doc.get("rotation")
     if not rot:
         return []
     overheads = overheads if overheads is not None else rotation_overheads(doc)
     target = (rot.get("settings") or {}).get("target_ci_pct")
     rows = []
-    for (arm, size), o in sorted(overheads.items(), key=lambda kv: kv[0][1]):
-        if arm != paired.AA_ARM:
+    for (arm, arm_mode, size), o in sorted(overheads.items(), key=lambda kv: kv[0][2]):
+        if arm != paired.AA_ARM or arm_mode != mode:
             continue
         flags = []
         ci = o.ratio_ci95
@@ -229,7 +242,7 @@ def noise_floor(doc: dict, overheads: dict | None = None) -> list[dict]:
             flags.append(flag("aa_wide",
                 f"the A/A interval {pct_text(o.halfwidth_pct, target)} is wider than the target "
                 f"±{target:g}%: the machine was too noisy for that precision"))
-        rows.append(_rounded({"size": size, **o.to_json(), "flags": flags}))
+        rows.append(_rounded({"size": size, "mode": mode, **o.to_json(), "flags": flags}))
     return rows
 
 
@@ -311,7 +324,7 @@ def _flags(row: dict, groups: list[list[float]], ok: list[dict], secured: bool,
            target: float | None, fmt: stats.RowFormat) -> list[dict]:
     flags = []
     unit = "µs" if fmt.unit == "us" else fmt.unit
-    rotated = fmt.name == ROTATION_FORMAT
+    rotated = fmt.name in ROTATION_FORMATS
     if row["failed_repeats"]:
         total = row["failed_repeats"] + row["repeats"]
         flags.append(flag("failed_repeats",

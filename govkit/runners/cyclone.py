@@ -5,8 +5,10 @@ pairs (govkit/runners/native/cyclone_perf.c, built on first use by
 govkit.runners.cyclone_build), one or
 more per profile, each on a domain of its own, driven through short slots. Everything else
 is ddsperf's: the same Cyclone DDS library, the same configuration files (one per profile
-and side) and the same signed bundle (cyclone_perf speaks ddsperf's type and topics), and
-throughput points and `--wire` captures run `ddsperf` exactly as `--runner ddsperf` does.
+and side) and the same signed bundle (cyclone_perf speaks ddsperf's type and topics).
+Throughput points rotate too (cyclone_perf's throughput slots, on ddsperf's data topic);
+points on other networks and `--wire` captures run `ddsperf` exactly as `--runner ddsperf`
+does.
 """
 
 from __future__ import annotations
@@ -25,17 +27,27 @@ SLOT_METHOD = (
     "only when govkit gives it a slot: round trips sent in the slot's settle time are kept "
     "apart, every other one is a sample; per slot the exact mean, min, 50/90/99 % "
     "(nearest rank), max and a 1 % histogram of all its samples.")
+THROUGHPUT_SLOT_METHOD = (
+    "Throughput: the same long-lived pairs, in throughput slots: ping writes on ddsperf's "
+    "data topic (reliable, KEEP_ALL, at most 10000 samples) as fast as the writer lets it, "
+    "unflushed (ddsperf's `pub` at no rate), then an end marker, then waits until pong has "
+    "acknowledged every sample, so no slot's traffic runs into the next; pong takes in its "
+    "data-available listener (ddsperf's `sub`) and counts the samples written after the "
+    "settle time: the slot's rate is those arriving after the first of them over the time "
+    "from the first arrival to the last (samples/s; Mbit/s counts the payload, as ddsperf).")
 DISCOVERY_METHOD = (
     "Discovery (--mode discovery): N 'cyclone_perf discover' processes started together, "
     "each with a writer and a reader on ddsperf's ping topic (reliable, KEEP_LAST 1), taking "
     "turns at the pair's two identities; each reports when both its endpoints have matched "
     "the other N - 1 participants, timed from before its participant's creation.")
-METHOD = f"{SLOT_METHOD} {DISCOVERY_METHOD} Throughput (and --wire captures): {DDSPERF_METHOD}"
+METHOD = (f"{SLOT_METHOD} {THROUGHPUT_SLOT_METHOD} {DISCOVERY_METHOD} Points on other "
+          f"networks and --wire captures: {DDSPERF_METHOD}")
 
 
 class CycloneRunner(DdsperfRunner):
     name = "cyclone"
     rotates = True          # latency points: govkit.bench.rotation, not per-repeat processes
+    rotates_throughput = True   # ... and throughput points (cyclone_perf's `tput` slots)
 
     def __init__(self, ddsperf: str | None = None):
         super().__init__(ddsperf)

@@ -13,7 +13,14 @@ from pathlib import Path
 import pytest
 from helpers.dds import needs_cyclone
 
-from govkit.bench.rotation import arms_of, parse_slot, round_plan
+from govkit.bench.rotation import (
+    PairFailed,
+    arms_of,
+    parse_count,
+    parse_slot,
+    parse_tslot,
+    round_plan,
+)
 from govkit.catalog.profiles import get_profile
 from govkit.results import paired, stats
 from govkit.results.perftest_csv import csv_name
@@ -79,15 +86,17 @@ def test_a_missing_neighbour_uses_the_other_and_failed_slots_are_skipped():
 
 def test_round_plan_puts_none_between_every_arm_and_narrows_to_active_points():
     arms = arms_of([get_profile(n) for n in ("none", "rtps_sign", "rtps_encrypt")], aa=True)
-    plan = round_plan(arms, [32, 1024], 2, seed=7, rnd=0)
-    assert sorted(size for size, _ in plan) == [32, 1024]
+    lanes = [("latency", 32), ("latency", 1024), ("throughput", 1024)]
+    plan = round_plan(arms, lanes, 2, seed=7, rnd=0)
+    assert sorted(lane for lane, _ in plan) == sorted(lanes)
     for _, seq in plan:
         names = [a.name for a, _ in seq]
         assert names[::2] == ["none"] * 4
         assert sorted(names[1::2]) == sorted([paired.AA_ARM, "rtps_encrypt", "rtps_sign"])
         assert {k for a, k in seq if a.name == "none"} == {0, 1}   # both none instances
-    narrowed = round_plan(arms, [32, 1024], 2, seed=7, rnd=9, active={("rtps_sign", 1024)})
-    assert [size for size, _ in narrowed] == [1024]
+    narrowed = round_plan(arms, lanes, 2, seed=7, rnd=9,
+                          active={("rtps_sign", "throughput", 1024)})
+    assert [lane for lane, _ in narrowed] == [("throughput", 1024)]
     assert [a.name for a, _ in narrowed[0][1]][1::2] in (["rtps_sign", paired.AA_ARM],
                                                          [paired.AA_ARM, "rtps_sign"])
     with pytest.raises(Exception, match="--profile none"):
@@ -154,3 +163,63 @@ def test_rotating_run_end_to_end(tmp_path):
     assert again.returncode == 0, again.stderr
     left = subprocess.run(["pgrep", "-f", "cyclone_perf"], capture_output=True, text=True)
     assert left.stdout.strip() == "", "cyclone_perf processes outlived the run"
+    # the measured CPUs were kept awake, said so, and the spinners are gone
+    assert doc["settings"]["cpus_kept_awake"] is True and "SCHED_IDLE" in doc["settings"]["idle"]
+    assert "SCHED_IDLE spinner" in html
+    left = subprocess.run(["pgrep", "-f", "while :; do :; done"], capture_output=True, text=True)
+    assert left.stdout.strip() == "", "a CPU spinner outlived the run"
+
+
+def test_throughput_lines_are_parsed_and_a_missing_end_is_an_error():
+    row = parse_tslot("tslot 1024 sent 5000 settle_sent 300 cpu_us 90000 wall_us 112000 "
+                      "peers 1")
+    assert row == {"size": 1024, "mode": "throughput", "sent": 5000, "settle_sent": 300,
+                   "cpu_us": 90000, "wall_us": 112000, "peers": 1}
+    counted = parse_count("count 7 n 5000 later_n 4990 span_us 99800 lost 0", 7)
+    assert counted["rate_sps"] == pytest.approx(4990 / 0.0998)
+    assert counted["n"] == counted["count"] == 5000
+    with pytest.raises(PairFailed, match="end of throughput slot 7"):
+        parse_count("count 7 missing", 7)
+    with pytest.raises(PairFailed, match="unexpected answer"):
+        parse_count("count 8 n 1 later_n 0 span_us 0 lost 0", 7)    # another slot's count
+
+
+@needs_cyclone
+@pytest.mark.cyclone
+def test_throughput_rotates_beside_latency(tmp_path):
+    # --mode both: one lane per mode in every round, the same long-lived pairs
+    r = subprocess.run([GOVKIT, "bench", "--profile", "none", "--profile", "rtps_encrypt",
+                        "--mode", "both", "--sizes", "4096", "--rounds", "3", "--budget", "1",
+                        "--out", "res", "--allow-idle"],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                       stdin=subprocess.DEVNULL)
+    assert r.returncode == 0, r.stdout + r.stderr
+    doc = json.loads((tmp_path / "res/results.json").read_text())
+    assert doc["results"] == []         # nothing ran as fresh per-repeat processes
+    assert doc["settings"]["cpus_kept_awake"] is False and "--allow-idle" in doc["settings"]["idle"]
+    slots = doc["rotation"]["slots"]
+    tput = [s for s in slots if s["mode"] == "throughput"]
+    assert len(tput) == len(slots) - len(tput) == 3 * 5
+    # reliable, and every slot waits for its acknowledgements: pong counted every sample
+    # ping wrote after the settle time, none lost, and none leaked into another slot
+    assert all(s["status"] == "ok" and s["n"] == s["sent"] > 100 and s["lost"] == 0
+               for s in tput), tput
+    assert all(s["rate_sps"] * s["span_us"] / 1e6 == pytest.approx(s["later_n"]) for s in tput)
+    rows = {(x["profile"], x["mode"]): x for x in doc["summary"]}
+    enc = rows[("rtps_encrypt", "throughput")]
+    assert enc["statistic"].startswith("median of slot rates") and enc["rounds"] == 3
+    assert enc["vs_none"]["ratio"] < 0.97       # encrypting every message costs throughput
+    assert rows[("rtps_encrypt", "latency")]["vs_none"]["ratio"] > 1.03
+    assert all(v > 0 for v in enc["cpu_pct"].values())
+    assert "Throughput (samples/s)" in r.stdout
+    again = subprocess.run([GOVKIT, "report", "res"], cwd=tmp_path, capture_output=True,
+                           text=True, timeout=120)
+    assert again.returncode == 0, again.stderr
+
+
+def test_the_default_budget_grows_with_the_sizes_up_to_the_seeds_matrix():
+    from govkit.bench.defaults import DEFAULT_BUDGET_S, MAX_DEFAULT_BUDGET_S, default_budget
+    assert default_budget(1) == default_budget(3) == DEFAULT_BUDGET_S == 285
+    assert default_budget(4) == 380
+    # the seeds' 8 sizes: the run and its report within the 8 minutes issue 17 allows
+    assert default_budget(8) == MAX_DEFAULT_BUDGET_S <= 8 * 60 - 15

@@ -615,3 +615,25 @@ def test_no_peer_and_bad_usage_are_clear(tmp_path):
         bad = subprocess.run([exe, *args], capture_output=True, text=True, timeout=30)
         assert bad.returncode == 2, args
         assert "usage: fastdds_perf" in bad.stderr
+
+
+@real
+def test_throughput_rotates_on_fastdds(tmp_path):
+    """fastdds_perf -S speaks cyclone_perf's throughput slots: every sample written after
+    the settle time counted by pong, none lost, the secured rate paired with none's."""
+    govkit = str(Path(sys.executable).parent / "govkit")
+    out = subprocess.run([govkit, "bench", "--runner", "fastdds", "--profile", "none",
+                          "--profile", "rtps_encrypt", "--mode", "throughput", "--sizes", "1024",
+                          "--rounds", "3", "--budget", "1", "--no-report", "--out", "res"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                         stdin=subprocess.DEVNULL)
+    assert out.returncode == 0, out.stdout + out.stderr
+    doc = json.loads((tmp_path / "res" / "results.json").read_text())
+    assert doc["results"] == []               # nothing per repeat
+    slots = doc["rotation"]["slots"]
+    assert len(slots) == 3 * 5 and {s["mode"] for s in slots} == {"throughput"}
+    assert all(s["status"] == "ok" and s["n"] == s["sent"] > 100 and s["lost"] == 0
+               for s in slots), slots
+    row = next(r for r in doc["summary"] if r["profile"] == "rtps_encrypt")
+    assert row["mode"] == "throughput" and row["statistic"].startswith("median of slot rates")
+    assert 0 < row["vs_none"]["ratio"] < 1.5 and row["rounds"] == 3

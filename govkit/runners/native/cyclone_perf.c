@@ -15,6 +15,10 @@
 //   - the pong is written from the ping reader's data-available listener and the next ping
 //     from the pong reader's listener, each followed by dds_write_flush (ddsperf's default
 //     listener mode); one-way latency = round trip / 2.
+//   - throughput: topic DDSPerfRDataKS, reliable (max blocking 10 s), KEEP_ALL, at most
+//     10000 samples, ignore-local participant; the writer writes as fast as it can with no
+//     flush (ddsperf's `pub` at no rate, batched writes as ddsperf sets them for every
+//     writer), the reader takes in its listener (ddsperf's `sub`). The slot's tag and phase ride in `seq` (TAG_SHIFT below), keyval stays 0.
 // Unlike ddsperf it uses one fixed partition ("govkit") for both topics: every pair runs on
 // a domain of its own, so there is nobody to keep apart.
 //
@@ -24,10 +28,21 @@
 // Both print `ready T` (seconds from the participant's creation until this side's writer
 // and reader each matched the peer: discovery plus the secure handshake) and then serve.
 // pong serves until standard input closes or SIGINT/SIGTERM, and answers `cpu` with
-// `cpu_us U` (the CPU time it has used, user + system, µs). ping reads commands:
+// `cpu_us U` (the CPU time it has used, user + system, µs) and `count TAG` with what it
+// received of throughput slot TAG, once that slot's end marker has arrived:
+//   `count TAG n N later_n M span_us S lost L` (N samples sent after the settle time,
+//   M of them arriving after the first of those, S µs from that first arrival to the
+//   last; the receive rate is M / S: what ddsperf's `sub` reports, per slot).
+// ping reads commands:
 //   slot SIZE SETTLE_US MEASURE_US   ping-pong for SETTLE_US + MEASURE_US microseconds;
 //                                    the first round trips (those sent in the settle time)
 //                                    are kept apart; then one `slot …` line (below)
+//   tput SIZE SETTLE_US MEASURE_US TAG   throughput: write SIZE-byte samples on ddsperf's
+//                                    data topic as fast as the reliable writer lets it
+//                                    for SETTLE_US + MEASURE_US, then an end marker, then
+//                                    wait until pong has acknowledged all of them; then
+//                                    `tslot SIZE sent N settle_sent K cpu_us U wall_us W
+//                                    peers P`
 //   quit                             (or end of input) delete the participant and exit
 // Slot line (one line, latencies in µs, percentiles exact: nearest rank over the samples
 // sent after the settle time):
@@ -71,6 +86,7 @@ enum { EXIT_DONE = 0, EXIT_USAGE = 2, EXIT_PARTICIPANT = 3, EXIT_NO_MATCH = 4, E
 #define HIST_BASE 1.01
 
 static dds_entity_t g_pp, g_wr, g_rd;
+static dds_entity_t g_data;      // ping: the throughput writer; pong: its reader
 static long g_pid;
 static volatile sig_atomic_t g_stop;
 
@@ -116,6 +132,29 @@ static int64_t g_slot_end;       // no new ping is sent after this
 static int g_running;            // 1 while a slot runs; 0 once its last pong came back
 static sample_t *g_samples;
 static size_t g_nsamples, g_capacity;
+
+// Throughput samples' seq: the slot's tag (8 bits), its phase (2 bits), a counter (22 bits;
+// a gap in the counter is a lost sample).
+#define TAG_SHIFT 24
+#define PHASE_SHIFT 22
+#define CTR_MASK 0x3fffffu
+enum { PH_SETTLE = 0, PH_MEASURE = 1, PH_END = 2 };
+
+static void size_baggage(KeyedSeq *s, uint32_t size)
+{
+    if (size < KS_FIXED)
+        die(EXIT_USAGE, "slot size %" PRIu32 " is below %u bytes", size, KS_FIXED);
+    uint32_t len = size - KS_FIXED;
+    if (s->baggage._length == len && s->baggage._buffer)
+        return;
+    free(s->baggage._buffer);
+    s->baggage._buffer = malloc(len ? len : 1);
+    if (!s->baggage._buffer)
+        die(EXIT_DDS, "out of memory for a %" PRIu32 "-byte sample", size);
+    memset(s->baggage._buffer, 0xee, len);   // ddsperf's filler
+    s->baggage._length = s->baggage._maximum = len;
+    s->baggage._release = false;
+}
 
 static void send_ping_locked(void)
 {
@@ -202,7 +241,17 @@ static int peers(int most)
     if (dds_get_publication_matched_status(g_wr, &pm) < 0
             || dds_get_subscription_matched_status(g_rd, &sm) < 0)
         return -1;
-    const uint32_t a = pm.current_count, b = sm.current_count;
+    uint32_t a = pm.current_count, b = sm.current_count;
+    if (g_data > 0) {       // the throughput endpoint counts like the other two
+        uint32_t c;
+        if (dds_get_publication_matched_status(g_data, &pm) >= 0)
+            c = pm.current_count;
+        else if (dds_get_subscription_matched_status(g_data, &sm) >= 0)
+            c = sm.current_count;
+        else
+            return -1;
+        a = most ? (a > c ? a : c) : (a < c ? a : c);
+    }
     return (int)(most ? (a > b ? a : b) : (a < b ? a : b));
 }
 
@@ -270,18 +319,7 @@ static void report_slot(uint32_t size, int64_t start, int64_t settle_ns, int64_t
 
 static void run_slot(uint32_t size, int64_t settle_us, int64_t measure_us)
 {
-    if (size < KS_FIXED)
-        die(EXIT_USAGE, "slot size %" PRIu32 " is below %u bytes", size, KS_FIXED);
-    uint32_t len = size - KS_FIXED;
-    if (g_ping.baggage._length != len) {
-        free(g_ping.baggage._buffer);
-        g_ping.baggage._buffer = malloc(len ? len : 1);
-        if (!g_ping.baggage._buffer)
-            die(EXIT_DDS, "out of memory for a %" PRIu32 "-byte sample", size);
-        memset(g_ping.baggage._buffer, 0xee, len);   // ddsperf's filler
-        g_ping.baggage._length = g_ping.baggage._maximum = len;
-        g_ping.baggage._release = false;
-    }
+    size_baggage(&g_ping, size);
     const int64_t cpu0 = cpu_us();
     pthread_mutex_lock(&g_lock);
     g_nsamples = 0;
@@ -302,6 +340,122 @@ static void run_slot(uint32_t size, int64_t settle_us, int64_t measure_us)
     const int64_t wall = now_ns() - start;
     pthread_mutex_unlock(&g_lock);
     report_slot(size, start, settle_us * 1000, cpu_us() - cpu0, wall);
+}
+
+// ------------------------------------------------------------------------ throughput
+
+static KeyedSeq g_tput;          // the sample ping writes in throughput slots
+
+static void run_tput(uint32_t size, int64_t settle_us, int64_t measure_us, uint32_t tag)
+{
+    size_baggage(&g_tput, size);
+    g_tput.keyval = 0;
+    const int64_t cpu0 = cpu_us();
+    const int64_t start = now_ns();
+    const int64_t measure_from = start + settle_us * 1000;
+    const int64_t end = measure_from + measure_us * 1000;
+    uint64_t sent = 0, settle_sent = 0;
+    uint32_t ctr = 0;
+    for (int64_t t = start; t < end && !g_stop; t = now_ns()) {
+        const uint32_t phase = t < measure_from ? PH_SETTLE : PH_MEASURE;
+        g_tput.seq = (tag << TAG_SHIFT) | (phase << PHASE_SHIFT) | (ctr++ & CTR_MASK);
+        dds_return_t rc = dds_write(g_data, &g_tput);
+        if (rc == DDS_RETCODE_TIMEOUT)
+            die(EXIT_STUCK, "a %" PRIu32 "-byte throughput sample blocked for 10 s (the pong "
+                "process stopped?)", size);
+        if (rc < 0)
+            die(EXIT_DDS, "dds_write (data): %s", dds_strretcode(rc));
+        sent++;
+        settle_sent += phase == PH_SETTLE;
+    }
+    // the end marker; then every sample acknowledged, so that no retransmission of this
+    // slot runs into the next one (which may be another pair's)
+    g_tput.seq = (tag << TAG_SHIFT) | ((uint32_t)PH_END << PHASE_SHIFT) | (ctr & CTR_MASK);
+    dds_return_t rc = dds_write(g_data, &g_tput);
+    if (rc >= 0) {
+        dds_write_flush(g_data);
+        rc = dds_wait_for_acks(g_data, DDS_SECS(10));
+    }
+    if (rc == DDS_RETCODE_TIMEOUT)
+        die(EXIT_STUCK, "the throughput slot's samples were not acknowledged within 10 s "
+            "(the pong process stopped?)");
+    if (rc < 0)
+        die(EXIT_DDS, "throughput slot end: %s", dds_strretcode(rc));
+    const int64_t wall = now_ns() - start;
+    printf("tslot %" PRIu32 " sent %" PRIu64 " settle_sent %" PRIu64 " cpu_us %" PRId64
+           " wall_us %" PRId64 " peers %d\n", size, sent - settle_sent, settle_sent,
+           cpu_us() - cpu0, wall / 1000, peers(1));
+    fflush(stdout);
+}
+
+// pong's count of the current throughput slot (one slot at a time: a new tag resets it)
+static pthread_mutex_t g_count_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_count_done = PTHREAD_COND_INITIALIZER;
+static struct {
+    uint32_t tag, next;
+    int any, ended;
+    uint64_t n, first_n, lost;
+    int64_t first, last;
+} g_count = {.tag = UINT32_MAX};
+
+static void on_data(dds_entity_t rd, void *arg)
+{
+    (void)arg;
+    void *buf[256] = {NULL};
+    dds_sample_info_t info[256];
+    int32_t n = dds_take(rd, buf, info, 256, 256);
+    if (n <= 0)
+        return;
+    const int64_t t = now_ns();
+    pthread_mutex_lock(&g_count_lock);
+    for (int32_t i = 0; i < n; i++) {
+        if (!info[i].valid_data)
+            continue;
+        const uint32_t seq = ((KeyedSeq *)buf[i])->seq;
+        const uint32_t tag = seq >> TAG_SHIFT, phase = (seq >> PHASE_SHIFT) & 3u;
+        const uint32_t ctr = seq & CTR_MASK;
+        if (tag != g_count.tag) {
+            memset(&g_count, 0, sizeof g_count);
+            g_count.tag = tag;
+        }
+        if (g_count.any && ctr != g_count.next)
+            g_count.lost += (ctr - g_count.next) & CTR_MASK;
+        g_count.any = 1;
+        g_count.next = (ctr + 1) & CTR_MASK;
+        if (phase == PH_MEASURE) {
+            if (g_count.n == 0)
+                g_count.first = t;
+            g_count.n++;
+            if (t == g_count.first)
+                g_count.first_n++;      // arrived with the first: not inside the span
+            g_count.last = t;
+        } else if (phase == PH_END) {
+            g_count.ended = 1;
+            pthread_cond_broadcast(&g_count_done);
+        }
+    }
+    pthread_mutex_unlock(&g_count_lock);
+    dds_return_loan(rd, buf, n);
+}
+
+static void answer_count(uint32_t tag)
+{
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += 10;
+    pthread_mutex_lock(&g_count_lock);
+    while (!(g_count.tag == tag && g_count.ended)) {
+        if (pthread_cond_timedwait(&g_count_done, &g_count_lock, &deadline) == ETIMEDOUT)
+            break;
+    }
+    if (g_count.tag == tag && g_count.ended)
+        printf("count %" PRIu32 " n %" PRIu64 " later_n %" PRIu64 " span_us %" PRId64
+               " lost %" PRIu64 "\n", tag, g_count.n, g_count.n - g_count.first_n,
+               (g_count.last - g_count.first) / 1000, g_count.lost);
+    else
+        printf("count %" PRIu32 " missing\n", tag);
+    pthread_mutex_unlock(&g_count_lock);
+    fflush(stdout);
 }
 
 // ---------------------------------------------------------------------------- set-up
@@ -356,6 +510,10 @@ int main(int argc, char **argv)
                 "log lines above)\n", g_pid, domain, dds_strretcode(g_pp));
         return EXIT_PARTICIPANT;
     }
+    // ddsperf's write mode: batched, so a write only queues its message and a flush (after
+    // every ping and pong) or a full packet sends it; throughput samples then share
+    // packets as ddsperf's do (without it each went out alone: 4-8x fewer samples/s).
+    dds_write_set_batch(true);
     dds_qos_t *qos = dds_create_qos();
     dds_qset_reliability(qos, DDS_RELIABILITY_RELIABLE, DDS_SECS(10));
     dds_entity_t tp_ping = dds_create_topic(g_pp, &KeyedSeq_desc, "DDSPerfRPingKS", qos, NULL);
@@ -405,6 +563,24 @@ int main(int argc, char **argv)
     check(g_rd, "reader");
     dds_delete_listener(listener);
     dds_delete_qos(qos);
+    // throughput: ddsperf's data topic and QoS (keep-all, at most 10000 samples)
+    dds_entity_t tp_data = dds_create_topic(g_pp, &KeyedSeq_desc, "DDSPerfRDataKS", NULL, NULL);
+    check(tp_data, "topic DDSPerfRDataKS");
+    qos = dds_create_qos();
+    dds_qset_reliability(qos, DDS_RELIABILITY_RELIABLE, DDS_SECS(10));
+    dds_qset_history(qos, DDS_HISTORY_KEEP_ALL, 1);
+    dds_qset_resource_limits(qos, 10000, DDS_LENGTH_UNLIMITED, DDS_LENGTH_UNLIMITED);
+    dds_qset_ignorelocal(qos, DDS_IGNORELOCAL_PARTICIPANT);
+    if (ping) {
+        g_data = dds_create_writer(pub, tp_data, qos, NULL);
+    } else {
+        listener = dds_create_listener(NULL);
+        dds_lset_data_available(listener, on_data);
+        g_data = dds_create_reader(sub, tp_data, qos, listener);
+        dds_delete_listener(listener);
+    }
+    check(g_data, ping ? "throughput writer" : "throughput reader");
+    dds_delete_qos(qos);
 
     // ready: this side's writer and reader both matched (the secure handshake is done)
     while (peers(0) < 1) {
@@ -421,9 +597,12 @@ int main(int argc, char **argv)
         // serve from the listener until stdin closes (govkit is done or gone) or a signal
         char buf[256];
         while (!g_stop && fgets(buf, sizeof buf, stdin) != NULL) {
+            unsigned tag;
             if (strncmp(buf, "cpu", 3) == 0) {
                 printf("cpu_us %" PRId64 "\n", cpu_us());
                 fflush(stdout);
+            } else if (sscanf(buf, "count %u", &tag) == 1) {
+                answer_count(tag);
             }
         }
         dds_delete(g_pp);
@@ -434,11 +613,17 @@ int main(int argc, char **argv)
     while (!g_stop && fgets(line, sizeof line, stdin) != NULL) {
         unsigned long size;
         long long settle, measure;
+        unsigned tag;
         if (sscanf(line, "slot %lu %lld %lld", &size, &settle, &measure) == 3) {
             if (size > 64ul * 1024 * 1024 || settle < 0 || measure <= 0
                     || settle + measure > 3600LL * 1000000)
                 die(EXIT_USAGE, "bad slot command: %s", line);
             run_slot((uint32_t)size, settle, measure);
+        } else if (sscanf(line, "tput %lu %lld %lld %u", &size, &settle, &measure, &tag) == 4) {
+            if (size > 64ul * 1024 * 1024 || settle < 0 || measure <= 0
+                    || settle + measure > 3600LL * 1000000 || tag > 255)
+                die(EXIT_USAGE, "bad tput command: %s", line);
+            run_tput((uint32_t)size, settle, measure, tag);
         } else if (strncmp(line, "quit", 4) == 0) {
             break;
         } else {
@@ -447,5 +632,6 @@ int main(int argc, char **argv)
     }
     dds_delete(g_pp);
     free(g_samples);
+    free(g_tput.baggage._buffer);
     return EXIT_DONE;
 }

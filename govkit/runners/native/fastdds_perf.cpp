@@ -38,6 +38,13 @@
 //                                    and print one line
 //   slot SIZE n N settle_n K mean M min A p50 B p90 C p99 D max E cpu_us U wall_us W
 //        peers P tl X,Y,... hist B:C,...
+//   tput SIZE SETTLE_US MEASURE_US TAG   throughput: write SIZE-byte samples on the data
+//                                    topic (reliable, keep-all) for SETTLE_US + MEASURE_US,
+//                                    then an end marker, then wait until pong acknowledged
+//                                    all; then `tslot SIZE sent N settle_sent K cpu_us U
+//                                    wall_us W peers P`; pong answers `count TAG` with
+//                                    `count TAG n N later_n M span_us S lost L` once the
+//                                    slot's end marker has arrived (cyclone_perf's protocol)
 //   quit                             (or end of input) delete the participant and exit
 // Round trips sent in the settle time are kept apart; percentiles are exact (nearest rank,
 // µs); tl: the median of each 25 ms, settle included; hist: the measured samples in 1 %
@@ -699,6 +706,93 @@ private:
     uint32_t size_ = 0;
 };
 
+// -S pong: counts the current throughput slot (one at a time: a new tag resets it). A
+// sample's seq carries the slot's tag (8 bits), its phase (2) and a counter (22), as
+// cyclone_perf's do.
+static const uint32_t TAG_SHIFT = 24, PHASE_SHIFT = 22, CTR_MASK = 0x3fffff;
+enum { PH_SETTLE = 0, PH_MEASURE = 1, PH_END = 2 };
+
+class SlotCounter : public DataReaderListener
+{
+public:
+
+    void on_subscription_matched(DataReader* reader, const SubscriptionMatchedStatus& s) override
+    {
+        matched(reader, s.last_publication_handle, s.current_count_change);
+    }
+
+    void on_data_available(DataReader* reader) override
+    {
+        SampleInfo info;
+        while (reader->take_next_sample(&sample_, &info) == ReturnCode_t::RETCODE_OK)
+        {
+            if (!info.valid_data)
+            {
+                continue;
+            }
+            const auto t = SteadyClock::now();
+            const uint32_t seq = sample_.seq, tag = seq >> TAG_SHIFT;
+            const uint32_t phase = (seq >> PHASE_SHIFT) & 3u, ctr = seq & CTR_MASK;
+            std::lock_guard<std::mutex> guard(lock_);
+            if (tag != tag_)
+            {
+                tag_ = tag;
+                any_ = ended_ = false;
+                n_ = first_n_ = lost_ = 0;
+            }
+            if (any_ && ctr != next_)
+            {
+                lost_ += (ctr - next_) & CTR_MASK;
+            }
+            any_ = true;
+            next_ = (ctr + 1) & CTR_MASK;
+            if (phase == PH_MEASURE)
+            {
+                if (n_ == 0)
+                {
+                    first_ = t;
+                }
+                ++n_;
+                if (t == first_)
+                {
+                    ++first_n_;
+                }
+                last_ = t;
+            }
+            else if (phase == PH_END)
+            {
+                ended_ = true;
+                done_.notify_all();
+            }
+        }
+    }
+
+    // `count TAG`: what arrived of that slot, once its end marker has (up to 10 s)
+    std::string answer(uint32_t tag)
+    {
+        std::unique_lock<std::mutex> guard(lock_);
+        done_.wait_for(guard, std::chrono::seconds(10), [&]() { return tag_ == tag && ended_; });
+        if (!(tag_ == tag && ended_))
+        {
+            return "count " + std::to_string(tag) + " missing";
+        }
+        return "count " + std::to_string(tag) + " n " + std::to_string(n_) + " later_n " +
+               std::to_string(n_ - first_n_) + " span_us " +
+               std::to_string(ns_between(first_, last_) / 1000) + " lost " +
+               std::to_string(lost_);
+    }
+
+private:
+
+    KeyedSeq sample_;
+    std::mutex lock_;
+    std::condition_variable done_;
+    uint32_t tag_ = UINT32_MAX, next_ = 0;
+    bool any_ = false, ended_ = false;
+    uint64_t n_ = 0, first_n_ = 0, lost_ = 0;
+    SteadyClock::time_point first_, last_;
+};
+
 // ------------------------------------------------------------------------ setup
 
 static bool read_properties(const std::string& path, DomainParticipantQos& qos)
@@ -923,6 +1017,7 @@ struct Endpoints
 {
     const void* need_a = nullptr;     // the endpoints that must match before we start
     const void* need_b = nullptr;
+    const void* need_c = nullptr;     // -S: the throughput writer (ping) or reader (pong)
     DataWriter* data_writer = nullptr;
     Topic* pong_topic = nullptr;
     bool answers_pings = false;       // has a ping reader, so makes pong writers for peers
@@ -934,7 +1029,7 @@ struct Endpoints
 // local matches Fast DDS 2.9 cannot ignore: only for pairing with ddsperf, not for measuring.
 static bool create_endpoints(DomainParticipant* dp, const Options& o, Endpoints& ep,
                              WriterEvents& writer_events, Pinger& pinger, Ponger& ponger,
-                             Counter& counter)
+                             Counter& counter, SlotCounter& slot_counter)
 {
     TypeSupport type(new KeyedSeqType());
     if (type.register_type(dp) != ReturnCode_t::RETCODE_OK)
@@ -981,6 +1076,19 @@ static bool create_endpoints(DomainParticipant* dp, const Options& o, Endpoints&
     if (o.mode == "sub")
     {
         data_reader = sub->create_datareader(data_topic, reader_qos(sub, true), &counter);
+        ok = ok && data_reader;
+    }
+    if (o.slots && o.mode == "ping")      // throughput slots: the writer beside the pings
+    {
+        ep.data_writer = pub->create_datawriter(data_topic, writer_qos(pub, true),
+                                                &writer_events);
+        ep.need_c = ep.data_writer;
+        ok = ok && ep.data_writer;
+    }
+    if (o.slots && o.mode == "pong")
+    {
+        data_reader = sub->create_datareader(data_topic, reader_qos(sub, true), &slot_counter);
+        ep.need_c = data_reader;
         ok = ok && data_reader;
     }
     if (o.mode == "ping")
@@ -1153,14 +1261,89 @@ static bool read_command(std::string& line, const std::function<bool()>& idle = 
     return false;
 }
 
-static int serve_slots(Pinger& pinger, const void* writer, const void* reader)
+// One throughput slot (-S ping, `tput`): write for settle + measure, then the end marker,
+// then wait for every acknowledgement, so no slot's traffic runs into the next one.
+static int run_tput(DataWriter* writer, uint32_t size, long long settle_us,
+                    long long measure_us, uint32_t tag, int peers_of_pings)
+{
+    KeyedSeq s;
+    s.keyval = 0;
+    s.baggage.assign(size - KS_FIXED, 0xee);
+    const int64_t cpu0 = cpu_us();
+    const auto start = SteadyClock::now();
+    const auto measure_from = start + std::chrono::microseconds(settle_us);
+    const auto end = measure_from + std::chrono::microseconds(measure_us);
+    uint64_t sent = 0, settle_sent = 0;
+    uint32_t ctr = 0;
+    auto write = [&](uint32_t phase) {
+        s.seq = (tag << TAG_SHIFT) | (phase << PHASE_SHIFT) | (ctr++ & CTR_MASK);
+        // reliable, keep-all: write times out while the history is full; 10 s without
+        // room is a stopped pong
+        const auto give_up = SteadyClock::now() + std::chrono::seconds(10);
+        while (writer->write(&s, HANDLE_NIL) != ReturnCode_t::RETCODE_OK)
+        {
+            if (g_stop || SteadyClock::now() > give_up)
+            {
+                return false;
+            }
+        }
+        return true;
+    };
+    for (auto t = start; t < end && !g_stop; t = SteadyClock::now())
+    {
+        const uint32_t phase = t < measure_from ? PH_SETTLE : PH_MEASURE;
+        if (!write(phase))
+        {
+            fail("a %u-byte throughput sample found no room for 10 s (the pong process "
+                 "stopped?)", size);
+            return EXIT_STUCK;
+        }
+        ++sent;
+        settle_sent += phase == PH_SETTLE;
+    }
+    if (!write(PH_END) || writer->wait_for_acknowledgments(eprosima::fastrtps::Duration_t(10, 0))
+            != ReturnCode_t::RETCODE_OK)
+    {
+        fail("the throughput slot's samples were not acknowledged within 10 s (the pong "
+             "process stopped?)");
+        return EXIT_STUCK;
+    }
+    std::printf("tslot %u sent %llu settle_sent %llu cpu_us %lld wall_us %lld peers %d\n",
+                size, static_cast<unsigned long long>(sent - settle_sent),
+                static_cast<unsigned long long>(settle_sent),
+                static_cast<long long>(cpu_us() - cpu0),
+                static_cast<long long>(ns_between(start, SteadyClock::now()) / 1000),
+                std::max(peers_of_pings, most_matches(writer, nullptr)));
+    std::fflush(stdout);
+    return EXIT_DONE;
+}
+
+static int serve_slots(Pinger& pinger, const void* writer, const void* reader,
+                       DataWriter* data_writer)
 {
     std::string line;
     while (read_command(line))
     {
         unsigned long size = 0;
         long long settle = 0, measure = 0;
-        if (std::sscanf(line.c_str(), "slot %lu %lld %lld", &size, &settle, &measure) == 3)
+        unsigned tag = 0;
+        if (std::sscanf(line.c_str(), "tput %lu %lld %lld %u", &size, &settle, &measure, &tag)
+                == 4)
+        {
+            if (size < KS_FIXED || size > (1ul << 26) || settle < 0 || measure <= 0 ||
+                    settle + measure > 3600LL * 1000000 || tag > 255 || data_writer == nullptr)
+            {
+                fail("bad tput command: %s", line.c_str());
+                return EXIT_USAGE;
+            }
+            const int rc = run_tput(data_writer, static_cast<uint32_t>(size), settle, measure,
+                                    tag, most_matches(writer, reader));
+            if (rc != EXIT_DONE)
+            {
+                return rc;
+            }
+        }
+        else if (std::sscanf(line.c_str(), "slot %lu %lld %lld", &size, &settle, &measure) == 3)
         {
             if (size < KS_FIXED || size > (1ul << 26) || settle < 0 || measure <= 0 ||
                     settle + measure > 3600LL * 1000000)
@@ -1194,7 +1377,7 @@ static int serve_slots(Pinger& pinger, const void* writer, const void* reader)
 }
 
 static int serve_pongs(DomainParticipant* dp, Topic* pong_topic, WriterEvents& events,
-                       bool answers)
+                       bool answers, SlotCounter& slot_counter)
 {
     bool dds_ok = true;
     std::string line;
@@ -1203,9 +1386,15 @@ static int serve_pongs(DomainParticipant* dp, Topic* pong_topic, WriterEvents& e
                                return dds_ok;
                            }))              // until govkit closes our input
     {
+        unsigned tag = 0;
         if (line == "cpu")
         {
             std::printf("cpu_us %lld\n", static_cast<long long>(cpu_us()));
+            std::fflush(stdout);
+        }
+        else if (std::sscanf(line.c_str(), "count %u", &tag) == 1)
+        {
+            std::printf("%s\n", slot_counter.answer(tag).c_str());
             std::fflush(stdout);
         }
     }
@@ -1250,8 +1439,9 @@ int run(const Options& o)
     Pinger pinger;
     Ponger ponger;
     Counter counter;
+    SlotCounter slot_counter;
     Endpoints ep;
-    if (!create_endpoints(dp, o, ep, writer_events, pinger, ponger, counter))
+    if (!create_endpoints(dp, o, ep, writer_events, pinger, ponger, counter, slot_counter))
     {
         fail("cannot create the %s endpoints on domain %d", o.mode.c_str(), o.domain);
         rc = EXIT_DDS;
@@ -1280,7 +1470,8 @@ int run(const Options& o)
         {
             pong_ready = pong_ready || has_match(kv.second);
         }
-        if (has_match(need_a) && (need_b == nullptr || has_match(need_b)) && pong_ready)
+        if (has_match(need_a) && (need_b == nullptr || has_match(need_b)) &&
+                (ep.need_c == nullptr || has_match(ep.need_c)) && pong_ready)
         {
             is_matched = true;
             break;
@@ -1302,8 +1493,9 @@ int run(const Options& o)
         std::printf("ready %.6f\n",
                     std::chrono::duration<double>(SteadyClock::now() - t_created).count());
         std::fflush(stdout);
-        rc = o.mode == "ping" ? serve_slots(pinger, need_a, need_b)
-                              : serve_pongs(dp, pong_topic, writer_events, ep.answers_pings);
+        rc = o.mode == "ping" ? serve_slots(pinger, need_a, need_b, data_writer)
+                              : serve_pongs(dp, pong_topic, writer_events, ep.answers_pings,
+                                            slot_counter);
         g_stop = true;
     }
     if (rc == EXIT_DONE && is_matched && !o.slots)
