@@ -54,6 +54,9 @@ def _command_section(command, path: list[str], ctx, level: int) -> list[str]:
     sub_ctx = _context(command, path[-1], ctx)
     usage = " ".join(command.collect_usage_pieces(sub_ctx))
     lines += ["```text", f"{' '.join(path)} {usage}".rstrip(), "```", ""]
+    example = (command.epilog or "").replace("\b", "").strip()
+    if example:   # govkit/cli/examples.py, as the end of --help shows it
+        lines += ["```text", example, "```", ""]
     params = [p for p in command.params if p.name != "help"]
     if params:
         lines += ["| option | value | default | what it does |", "|---|---|---|---|"]
@@ -91,8 +94,8 @@ def lint_rules_page() -> str:
     from govkit.check.rules import rules_table
     lines = ["# Lint rules", "", NOTE.strip(), "",
              "`govkit lint` runs these rules (choose with `--select`/`--ignore`, like ruff); "
-             "`govkit validate` runs those marked *validate* too. `govkit lint --rules` prints "
-             "the same table.", "",
+             "`govkit validate` and `govkit sign` run those marked *validate* too, under the same "
+             "`--target` and with the same ids. `govkit lint --rules` prints the same table.", "",
              "| id | name | severity | documents | validate | why it matters | example |",
              "|---|---|---|---|---|---|---|"]
     for r in rules_table():

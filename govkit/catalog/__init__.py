@@ -12,6 +12,7 @@ _EXPORTS = {
     "DEFAULT_SOURCE": "rti_published",
     "DEFAULT_TARGET": "targets",
     "MODES": "runners",
+    "PORTABLE_TARGET": "targets",
     "PROFILES": "profiles",
     "PROTECTION_KINDS": "profiles",
     "Profile": "profiles",

@@ -20,6 +20,8 @@ from govkit.common.limits import MAX_DOMAIN_ID
 # The RTPS 2.x default port mapping (PB 7400 + DG 250 x domain id + d3 11, below 65536)
 # leaves room for domain ids 0..232; no implementation using it can go higher.
 RTPS_MAX_DOMAIN_ID = 232
+_RTPS_LIMIT = ("the RTPS default port mapping (port 7400 + 250 x domain id + 11) has no room "
+               "above 232 below port 65536")
 
 # How a grant's <subject_name> is compared with the identity certificate's subject.
 #   dn      as distinguished names: same attributes in the same RDN order, values compared
@@ -53,6 +55,7 @@ class Target:
     short: str              # in messages: "Cyclone DDS refuses ..."
     title: str              # with the version the facts hold for
     max_domain_id: int
+    domain_limit: str       # why max_domain_id, as GK010 says it (validate, sign and lint)
     open_range: OpenRange
     booleans: LenientBooleans
     subject_match: SubjectMatch
@@ -88,6 +91,7 @@ _CONNEXT_EXTENSIONS = frozenset({
 TARGETS: dict[str, Target] = {t.name: t for t in (
     Target("omg", "the specification", "the DDS Security 1.1 specification",
            max_domain_id=RTPS_MAX_DOMAIN_ID,      # RTPS default port mapping, above
+           domain_limit=_RTPS_LIMIT,
            open_range="up",                       # spec 9.4.1.2.2.1 (domain id sets)
            booleans="strict",                     # the OMG XSD: xs:boolean
            subject_match="dn",                    # spec: the subject is an X.509 DN
@@ -95,7 +99,14 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
     Target("cyclone", "Cyclone DDS", "Cyclone DDS 0.10",
            # observed with Debian's libddsc0debian 0.10 (docs/background/vendors.md,
            # tests/integration/test_cyclone.py) unless said otherwise
-           max_domain_id=MAX_DOMAIN_ID,           # observed: 231 refused
+           max_domain_id=MAX_DOMAIN_ID,           # observed: 231 refused ("Can not parse
+                                                  # governance file"; test_cyclone.py)
+           # cyclonedds 0.10.2 access_control_parser.c, governance_element_data_cb and
+           # permissions_element_data_cb: a domain value above 230 is an error (a constant,
+           # not computed from its port mapping), so the whole document fails to load;
+           # unchanged on master as of 2026-08
+           domain_limit="its access-control parser refuses any domain id above 230 in a "
+                        "governance or permissions document, so the document does not load",
            open_range="single",                   # observed: <min>0</min> is domain 0 only
            booleans="anycase",                    # access_control_parser.c (strcasecmp)
            subject_match="tokens",                # observed: "CN=pub, O=..." refused;
@@ -106,6 +117,7 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
            permissions_ca_certs="first"),
     Target("connext", "Connext", "RTI Connext DDS 6.1-7.x",
            max_domain_id=RTPS_MAX_DOMAIN_ID,      # spec (RTPS port mapping; not measured)
+           domain_limit=f"{_RTPS_LIMIT} (not measured)",
            open_range="up",                       # RTI's perftest governance files (seed
                                                   # 000) use <min>0</min> for every domain
            booleans="anycase",                    # seed 000's "No protection" listing,
@@ -116,6 +128,9 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
     Target("fastdds", "Fast DDS", "eProsima Fast DDS 2.9",
            # measured by the team on Fast DDS 2.9 unless said otherwise
            max_domain_id=RTPS_MAX_DOMAIN_ID,      # measured: 233 fails
+           # Fast DDS 2.9 reads the document, but a participant on domain 233 would need UDP
+           # ports past 65535 (docs/background/vendors.md: it calls exit() mid-creation)
+           domain_limit=f"{_RTPS_LIMIT}, so Fast DDS cannot create a participant there",
            open_range="up",                       # spec (not measured)
            booleans="tinyxml2",                   # GovernanceParser.cpp (QueryBoolText)
            subject_match="ordered",               # measured: order and case must match
@@ -124,5 +139,8 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
            # certificate PEM_X509_INFO_read_bio finds (Permissions.cpp load_permissions_ca)
            permissions_ca_certs="all"),
 )}
-VENDOR_TARGETS = tuple(t for t in TARGETS.values() if t.name != "omg")
-DEFAULT_TARGET = "omg"
+# The specification: the one target that warns about every implementation that differs.
+PORTABLE_TARGET = "omg"
+VENDOR_TARGETS = tuple(t for t in TARGETS.values() if t.name != PORTABLE_TARGET)
+# lint's, validate's and sign's --target when none is given or configured
+DEFAULT_TARGET = PORTABLE_TARGET

@@ -10,6 +10,7 @@ from govkit.common.faces import lazy_face
 _EXPORTS = {
     "LintOptions": "lint",
     "SEVERITY_RANK": "rules.registry",
+    "check_file": "validate",
     "diff_documents": "diff",
     "explain_document": "explain",
     "explanation_text": "explain",
@@ -18,7 +19,9 @@ _EXPORTS = {
     "identify_paths": "identify",
     "lint_paths": "lint",
     "lint_settings": "config",
+    "lint_target": "config",
     "load_document": "loaded",
+    "portable_findings": "validate",
     "rules_table": "rules",
     "validate_bytes": "validate",
     "validate_file": "validate",

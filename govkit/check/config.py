@@ -9,7 +9,8 @@ documents are linted (target, rules, thresholds, format) instead of on every com
 Read from the working directory, as `govkit.toml`'s `[[profile]]` tables are
 (govkit.catalog.profiles_file): its `govkit.toml`, else its `pyproject.toml` if that has a
 `[tool.govkit]` table. Only the lint table is read here; the file's other tables belong to
-other commands. An option given on the command line wins over the file; a key the lint
+other commands (but its `target` is `validate`'s and `sign`'s default too: one verdict per
+target). An option given on the command line wins over the file; a key the lint
 table should not have, or a value of the wrong kind, is one line naming the file and the
 key (exit 2), never silently ignored.
 """
@@ -25,7 +26,8 @@ from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.common.findings import quote_value
 from govkit.common.inputs import read_input
 
-__all__ = ["LINT_DEFAULTS", "MAX_WARN_DAYS", "find_config", "lint_config", "lint_settings"]
+__all__ = ["LINT_DEFAULTS", "MAX_WARN_DAYS", "find_config", "lint_config", "lint_settings",
+           "lint_target"]
 
 MAX_CONFIG_BYTES = 1 << 20
 MAX_WARN_DAYS = 100_000          # ~270 years: any later date is "not soon"
@@ -110,3 +112,10 @@ def lint_settings(given: dict, directory: Path) -> dict:
     _, config = lint_config(directory)
     return {key: given[key] if given.get(key) not in (None, [], ()) else config.get(key, default)
             for key, default in LINT_DEFAULTS.items()}
+
+
+def lint_target(given: str | None, directory: Path) -> str:
+    """`validate --target` and `sign --target`: as given, else the lint table's target,
+    else the default: the target `govkit lint` uses there, so the three commands give one
+    verdict."""
+    return lint_settings({"target": given}, directory)["target"]

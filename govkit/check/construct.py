@@ -34,7 +34,7 @@ from functools import lru_cache
 
 from lxml import etree
 
-from govkit.check.validate import validate_bytes
+from govkit.check.validate import portable_findings
 from govkit.common.findings import DocumentKind
 from govkit.common.limits import MAX_DOCUMENT_BYTES
 from govkit.documents import compiled
@@ -175,8 +175,7 @@ def prove(structure: compiled.Structure) -> ProvenShape | None:
                    for i, k in enumerate(kinds))
     data = shape.render(sample)
     if data != compiled.render_jinja(structure, sample) or \
-            validate_bytes(data, "<permissions template>", DocumentKind.PERMISSIONS,
-                           allow_smime=False):
+            portable_findings(data, "<permissions template>", DocumentKind.PERMISSIONS):
         return None
     lines = []
     for line in marked.split(b"\n"):

@@ -8,8 +8,9 @@ selected rule of the registry (``govkit.check.rules.registry``; the rules live i
 the XSD gets its schema findings (GK002) and only the rules that make sense without a valid
 structure.
 
-`govkit validate` runs the rules marked `validate` through :func:`lint_findings`, with
-Cyclone DDS's limits and its historical messages (``lint/domain-range: ...``).
+`govkit validate` and `govkit sign` run the rules marked `validate` through
+:func:`lint_findings` under the same --target and with the same rule ids (``GK010 error:
+...``), so the three commands give one verdict per target.
 """
 
 from __future__ import annotations

@@ -6,19 +6,20 @@ columns are 1-based and point at the ``<`` of the element's start tag. For S/MIM
 line numbers point into the S/MIME file, not into the extracted XML.
 
 This module holds the public entry points; the XSD step and its friendly messages are in
-:mod:`govkit.check.xsd`. Safe
-parsing and source positions live in :mod:`govkit.documents.parse`, S/MIME reading (exactly as
-OpenSSL reads it) in :mod:`govkit.documents.mime`; the lint rules, listed in
-:mod:`govkit.check.lint`, run
-only when the document is schema-valid. Every step is linear in the input, and the number
-of findings worked out in detail is capped.
+:mod:`govkit.check.xsd`. Safe parsing and source positions live in
+:mod:`govkit.documents.parse`, S/MIME reading (exactly as OpenSSL reads it) in
+:mod:`govkit.documents.mime`; the lint rules, listed in :mod:`govkit.check.lint`, run only
+when the document is schema-valid, as the chosen target (`lint --target`, default omg)
+reads the document: one verdict per target in validate, sign and lint. Every step is
+linear in the input, and the number of findings worked out in detail is capped.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from govkit.catalog.targets import DEFAULT_TARGET, PORTABLE_TARGET, TARGETS
 from govkit.check.rules import lint_findings
 from govkit.check.xsd import cap_findings, xsd_findings
 from govkit.common.errors import EXIT_USAGE, GovkitError
@@ -39,7 +40,9 @@ __all__ = [
     "DocumentKind",
     "Finding",
     "check_bytes",
+    "check_file",
     "document_kind",
+    "portable_findings",
     "read_document",
     "signed_document",
     "validate_bytes",
@@ -83,10 +86,13 @@ def _kind_from_filename(filename: str) -> DocumentKind | None:
 @dataclass
 class DocumentCheck:
     """What validating one document found; `kind` is known once it parsed, `document` is
-    the parsed tree (for the stages that go on reading it: lint, identify, explain, diff)."""
+    the parsed tree (for the stages that go on reading it: lint, identify, explain, diff).
+    `findings` make it invalid; `warnings` (what an implementation other than the target's
+    refuses, e.g. domain 231 under the omg target) do not."""
     findings: list[Finding]
     kind: DocumentKind | None = None
     document: ParsedDocument | None = None
+    warnings: list[Finding] = field(default_factory=list)
 
     @property
     def valid(self) -> bool:
@@ -121,13 +127,18 @@ def signed_document(data: bytes, filename: str) -> SignedDocument:
 
 def check_bytes(data: bytes, filename: str, kind: DocumentKind | None = None,
                 allow_smime: bool = True, lint: bool = True,
-                line_offset: int = 0) -> DocumentCheck:
+                line_offset: int = 0, target: str = DEFAULT_TARGET) -> DocumentCheck:
     """Validate one document; plain XML, or (if `allow_smime`) the document inside an
     S/MIME file. Runs the safe parser, the XSD of the detected (or given) kind and, if the
-    document is schema-valid and `lint` is true, validate's lint rules. Line numbers of
+    document is schema-valid and `lint` is true, validate's lint rules as `target` (a
+    catalog.targets name, as `lint --target`) reads the document. Line numbers of
     S/MIME input point into it; `line_offset` lines are added to those of plain XML (a
     caller that extracted it from a file says where it starts, so lines are the file's).
+    The XSD is the specification's under every target (lint alone reads a vendor's
+    lenient spellings, GK301/GK302).
     """
+    if target not in TARGETS:
+        raise GovkitError(f"unknown target {target!r}; valid targets: {', '.join(TARGETS)}")
     data = bytes(data)
     if len(data) > MAX_SMIME_BYTES:
         return DocumentCheck([Finding(filename, 1, 1, too_large_message(
@@ -156,15 +167,25 @@ def check_bytes(data: bytes, filename: str, kind: DocumentKind | None = None,
                                      document=doc)
     kind = DocumentKind(kind)
     findings, not_shown = xsd_findings(doc, kind)
+    warnings: list[Finding] = []
     if not findings and lint:
-        findings = lint_findings(doc, kind)
-    return DocumentCheck(cap_findings(findings, not_shown), kind, doc)
+        findings, warnings = lint_findings(doc, kind, target)
+    return DocumentCheck(cap_findings(findings, not_shown), kind, doc, warnings)
 
 
 def validate_bytes(data: bytes, filename: str, kind: DocumentKind | None = None,
-                   allow_smime: bool = True) -> list[Finding]:
-    """Validate one document (see check_bytes); [] means valid."""
-    return check_bytes(data, filename, kind, allow_smime).findings
+                   allow_smime: bool = True, target: str = DEFAULT_TARGET) -> list[Finding]:
+    """Validate one document (see check_bytes); [] means valid under `target`."""
+    return check_bytes(data, filename, kind, allow_smime, target=target).findings
+
+
+def portable_findings(data: bytes, filename: str, kind: DocumentKind | None = None
+                      ) -> list[Finding]:
+    """What keeps a plain-XML document from loading in every implementation the target
+    table knows: its findings and its warnings under the omg target (which warns about
+    each implementation that would refuse it). Documents govkit writes must have none."""
+    check = check_bytes(data, filename, kind, allow_smime=False, target=PORTABLE_TARGET)
+    return check.findings + check.warnings
 
 
 def read_document(path: Path) -> bytes:
@@ -178,6 +199,12 @@ def read_document(path: Path) -> bytes:
     return data
 
 
-def validate_file(path: Path) -> list[Finding]:
+def validate_file(path: Path, target: str = DEFAULT_TARGET) -> list[Finding]:
     """Read and validate one file (GovkitError, exit 2, if it cannot be read)."""
-    return validate_bytes(read_document(path), str(path))
+    return check_file(path, target).findings
+
+
+def check_file(path: Path, target: str = DEFAULT_TARGET) -> DocumentCheck:
+    """Read and validate one file under `target`: its findings and its warnings
+    (GovkitError, exit 2, if it cannot be read)."""
+    return check_bytes(read_document(path), str(path), target=target)

@@ -10,12 +10,16 @@ from typing import Annotated
 
 import typer
 
-from govkit.catalog.runners import RUNNERS
 from govkit.cli.common import (
+    RUNNER_METAVAR,
     AllOpt,
     CaOpt,
     ProfileOpt,
     ProfilesOpt,
+    RunnerName,
+    TargetOpt,
+    choices,
+    comma_list,
     err,
     json_document,
     out,
@@ -23,6 +27,7 @@ from govkit.cli.common import (
     print_lines,
     run,
     use_profiles_file,
+    wide,
 )
 from govkit.common.errors import EXIT_INVALID, EXIT_OK, EXIT_USAGE, GovkitError
 from govkit.common.limits import KEY_TYPES, MAX_DOMAIN_ID, MAX_JOBS
@@ -80,44 +85,52 @@ def profiles(as_json: JsonOpt = False, profiles_file: ProfilesOpt = None):
     for p in known_profiles():
         d = p.to_json()
         table.add_row(*[", ".join(d[c]) if c == "aliases" else str(d[c] or "—") for c in cols])
-    out.print(table)
+    wide.print(table)   # piped: as wide as its rows, no name folded mid-word
 
 
 def validate(files: Annotated[list[Path], typer.Argument(help="XML or signed S/MIME files.")],
-             as_json: JsonOpt = False):
-    """Validate governance/permissions documents against the DDS Security 1.1 schemas."""
-    from govkit.check.validate import validate_file
+             target: TargetOpt = None, as_json: JsonOpt = False):
+    """Validate governance/permissions documents against the DDS Security 1.1 schemas, and
+    check what the target refuses that the schema allows (lint's rules marked validate:
+    the same verdict as `govkit lint --target`)."""
+    from govkit.check.config import lint_target
+    from govkit.check.validate import check_file
+    target = run(lint_target, target, Path.cwd())
     report, code = [], EXIT_OK
     for f in files:
         try:
-            findings = validate_file(f)
+            check = check_file(f, target)
         except GovkitError as e:
-            report.append({"file": str(f), "valid": False, "error": str(e), "findings": []})
+            report.append({"file": str(f), "valid": False, "error": str(e), "findings": [],
+                           "warnings": []})
             err.print(f"govkit: {e}", markup=False)
             code = EXIT_USAGE
             continue
+        findings = check.findings
         report.append({"file": str(f), "valid": not findings,
-                       "findings": [x.to_json() for x in findings]})
+                       "findings": [x.to_json() for x in findings],
+                       "warnings": [x.to_json() for x in check.warnings]})
         if findings:
             code = max(code, EXIT_INVALID)
         if not as_json:
-            for x in findings:
-                out.print(str(x), markup=False, soft_wrap=True)
+            print_lines(map(str, sorted(findings + check.warnings,
+                                        key=lambda x: (x.line, x.column))))
             if not findings:
                 out.print(f"{f}: valid", markup=False)
     if as_json:
-        print(json_document("validate", files=report))
+        print(json_document("validate", target=target, files=report))
     raise typer.Exit(code)
 
 
 def pki_init(
     directory: Annotated[Path, typer.Argument(help="PKI directory.")] = Path("pki"),
     participant: Annotated[list[str] | None, typer.Option(
-        "--participant", help="Participant identity: a name or a ROS 2 enclave path such as "
-                              "/talker_listener/talker (repeatable; default pub and sub).")
+        "--participant", callback=comma_list,
+        help="Participant identity: a name or a ROS 2 enclave path such as "
+             "/talker_listener/talker (repeatable or comma-separated; default pub and sub).")
     ] = None,
     key_type: Annotated[str, typer.Option(
-        "--key-type", metavar=f"[{'|'.join(KEY_TYPES)}]",
+        "--key-type", metavar=choices(KEY_TYPES),
         help="Key type of every new key (the two Cyclone DDS 0.10 accepts).")] = KEY_TYPES[0],
     days: Annotated[int, typer.Option("--days", help="Certificate validity in days.")] = 365,
     force: Annotated[bool, typer.Option(
@@ -183,13 +196,16 @@ def _warn_stale(pki, names=None) -> None:
 
 
 def generate(profile: ProfileOpt = None, all_profiles: AllOpt = False,
-             out_dir: Annotated[Path, typer.Option("--out")] = Path("build"),
+             out_dir: Annotated[Path, typer.Option(
+                 "--out", help="Where the documents go: governance/PROFILE.xml and "
+                               "permissions/PARTICIPANT.xml (and .p7s beside each with "
+                               "--sign).")] = Path("build"),
              ca: CaOpt = Path("pki"),
              domain: Annotated[str, typer.Option(
                  "--domain", help="Domain id or range, e.g. 0 or 0-10.")
              ] = f"0-{MAX_DOMAIN_ID}",
-             runner: Annotated[str, typer.Option(
-                 "--runner", metavar=f"[{'|'.join(RUNNERS)}]",
+             runner: Annotated[RunnerName, typer.Option(
+                 "--runner", metavar=RUNNER_METAVAR,
                  help="Whose topics the permissions allow (participants without grants "
                       "of their own).")] = "ddsperf",
              participants: ParticipantsOpt = None, count: CountOpt = None,
@@ -239,19 +255,22 @@ def generate(profile: ProfileOpt = None, all_profiles: AllOpt = False,
 
 def sign(paths: Annotated[list[Path] | None, typer.Argument(
              help="XML files or directories (default build/).")] = None,
-         ca: SignCaOpt = Path("pki"), jobs: JobsOpt = None,
+         ca: SignCaOpt = Path("pki"), target: TargetOpt = None, jobs: JobsOpt = None,
          renew: Annotated[bool, typer.Option(
              "--renew", help="Give every permissions document's grants a new validity "
                              "(--valid-from, --valid-for) and sign it again; no key is "
                              "touched.")] = False,
          valid_from: ValidFromOpt = None, valid_for: ValidForOpt = None):
-    """S/MIME-sign documents with the Permissions CA (writes NAME.p7s beside NAME.xml)."""
+    """S/MIME-sign documents with the Permissions CA (writes NAME.p7s beside NAME.xml);
+    only documents `govkit validate --target` calls valid are signed."""
+    from govkit.check.config import lint_target
     from govkit.generate.fleet import sign_files
     from govkit.pki.testpki import permissions_ca_paths
     if (valid_from is not None or valid_for is not None) and not renew:
         err.print("govkit: --valid-from/--valid-for need --renew (sign keeps a document's "
                   "dates otherwise)")
         raise typer.Exit(EXIT_USAGE)
+    target = run(lint_target, target, Path.cwd())
     cert, key = run(permissions_ca_paths, ca, "sign", need_key=True)
     if not paths and not Path("build").exists():
         err.print("govkit: build: no such directory: run `govkit generate` first (it writes "
@@ -260,10 +279,15 @@ def sign(paths: Annotated[list[Path] | None, typer.Argument(
     if renew:
         from govkit.generate.validity import parse_window, renew_permissions
         window = run(parse_window, valid_from, valid_for or 365)
-        signed, errors = run(renew_permissions, paths or [Path("build")], cert, key, window)
+        signed, errors = run(renew_permissions, paths or [Path("build")], cert, key, window,
+                             target)
         _warn_revoked_grants(signed, ca)
     else:
-        signed, errors = run(sign_files, paths or [Path("build")], cert, key, jobs)
+        warnings: list[str] = []
+        signed, errors = run(sign_files, paths or [Path("build")], cert, key, jobs, target,
+                             warnings)
+        for line in warnings:   # signed all the same: another implementation refuses it
+            err.print(line, markup=False)
     print_lines(f"signed {p}" for p in signed)
     print_errors(errors, prefix_usage=False)  # unreadable files as errors, invalid as findings
     if not signed and not errors:

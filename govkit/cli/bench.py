@@ -27,12 +27,15 @@ from govkit.bench.defaults import (
     MAX_DEFAULT_BUDGET_S,
     default_budget,
 )
-from govkit.catalog.runners import RUNNERS
+from govkit.catalog.profiles import SECURED_PROFILES
 from govkit.cli.common import (
+    RUNNER_METAVAR,
     AllOpt,
     CaOpt,
     ProfileOpt,
     ProfilesOpt,
+    RunnerName,
+    comma_list,
     err,
     json_document,
     out,
@@ -46,7 +49,8 @@ from govkit.common.errors import EXIT_INTERRUPTED, EXIT_INVALID
 # command imports what it uses. The runner names come from the catalog, not from
 # govkit.runners.
 
-RunnerName = Literal[tuple(RUNNERS)]
+DEFAULT_SIZES = ("32", "1024", "63000")   # govkit.bench.options.DEFAULT_SIZES (a test keeps
+                                          # them the same; that module is not light)
 BuildOpt = Annotated[Path, typer.Option(
     "--build", help="Where the generated and signed files go (one directory per runner "
                     "below it).")]
@@ -62,7 +66,8 @@ def bench(
                              "after it, beside --profile (give --profile none for its "
                              "baseline).")] = None,
     runner: Annotated[RunnerName | None, typer.Option(
-        "--runner", help="Benchmark program (default: cyclone, govkit's Cyclone DDS program "
+        "--runner", metavar=RUNNER_METAVAR,
+        help="Benchmark program (default: cyclone, govkit's Cyclone DDS program "
                          "with latency by rotation; ddsperf when --transport, --net, "
                          "--hosts or --loss-rate is given).", show_default=False)] = None,
     mode: Annotated[Literal["latency", "throughput", "both", "discovery"], typer.Option(
@@ -71,8 +76,10 @@ def bench(
     peers: Annotated[int, typer.Option(
         "--peers", help="--mode discovery: participants per group (2 .. 100).")
     ] = DEFAULT_PEERS,
-    sizes: Annotated[str, typer.Option(
-        "--sizes", help="Comma list of bytes, or 'seeds' (the seeds' 8 sizes).")] = "32,1024,63000",
+    sizes: Annotated[list[str] | None, typer.Option(
+        "--sizes", callback=comma_list, show_default=False,
+        help="Payload bytes, repeatable or a comma list, or 'seeds' (the seeds' 8 sizes). "
+             f"Default: {','.join(DEFAULT_SIZES)}.")] = None,
     duration: Annotated[int, typer.Option(
         "--duration", help="Measured seconds per repeat.")] = DEFAULT_DURATION_S,
     warmup: Annotated[int, typer.Option(
@@ -137,14 +144,17 @@ def bench(
                              "wake-up is part of every latency otherwise).")] = False,
     perftest: Annotated[str | None, typer.Option("--perftest", help="perftest_cpp path.")] = None,
     transport: Annotated[list[str] | None, typer.Option(
-        "--transport", help="udp, tcp or tls (Cyclone's DDSI transports; repeatable or a "
+        "--transport", callback=comma_list,
+        help="udp, tcp or tls (Cyclone's DDSI transports; repeatable or a "
                             "comma list: each profile is measured over each).")] = None,
     loss_rate: Annotated[list[str] | None, typer.Option(
-        "--loss-rate", help="Percent of the publisher's packets Cyclone drops before "
+        "--loss-rate", callback=comma_list,
+        help="Percent of the publisher's packets Cyclone drops before "
                             "sending (injected by the sender, not the network; 0.1 steps; "
                             "repeatable or a comma list, e.g. 0,1).")] = None,
     net: Annotated[list[str] | None, typer.Option(
-        "--net", help="Where the two sides run: lo (loopback), netns (two network "
+        "--net", callback=comma_list,
+        help="Where the two sides run: lo (loopback), netns (two network "
                       "namespaces and a veth pair; needs root), hosts (with --hosts); "
                       "repeatable or a comma list.")] = None,
     hosts: Annotated[str | None, typer.Option(
@@ -160,11 +170,13 @@ def bench(
     ] = False,
     no_report: Annotated[bool, typer.Option("--no-report", help="Skip report.html.")] = False,
     fail_on_flag: Annotated[list[str] | None, typer.Option(
-        "--fail-on-flag", help="Exit 1 when a point carries one of these flags (codes, "
+        "--fail-on-flag", callback=comma_list,
+        help="Exit 1 when a point carries one of these flags (codes, "
                                "repeatable or a comma list; 'any': every warning), e.g. "
                                "wide_interval,aa_excludes_one.", show_default=False)] = None,
     max_ratio: Annotated[list[str] | None, typer.Option(
-        "--max-ratio", help="PROFILE=X: exit 1 when the profile's latency over none is "
+        "--max-ratio", callback=comma_list,
+        help="PROFILE=X: exit 1 when the profile's latency over none is "
                             "above X at any size (repeatable or a comma list), e.g. "
                             "rtps_sign=2.", show_default=False)] = None,
     wire: Annotated[bool, typer.Option(
@@ -212,7 +224,7 @@ def bench(
     chosen = _chosen_profiles(profile, all_profiles, profiles_file, governance, runner)
     fail_on = run(parse_fail_on_flags, fail_on_flag)          # refused before the run starts
     max_ratios = run(parse_max_ratios, max_ratio, [p.name for p in chosen])
-    chosen_sizes = run(parse_sizes, sizes)
+    chosen_sizes = run(parse_sizes, ",".join(sizes or DEFAULT_SIZES))
     opts = BenchOptions(
         profiles=chosen, runner=runner,
         modes=run(parse_modes, mode), sizes=chosen_sizes, duration=duration,
@@ -309,7 +321,8 @@ def wire_check(
     duration: Annotated[int, typer.Option("--duration", help="Seconds of traffic.")] = 2,
     expect: Annotated[str | None, typer.Option(
         "--expect", help="Check against this profile's governance instead of the run's own "
-                         "(a deliberately wrong pairing must be a mismatch).")] = None,
+                         "(a deliberately wrong pairing must be a mismatch): "
+                         f"{', '.join(p.name for p in SECURED_PROFILES)}.")] = None,
     pcap: Annotated[Path | None, typer.Option(
         "--pcap", help="Write each capture as DIR/PROFILE-MODE-SIZE.pcap.")] = None,
     ca: CaOpt = Path("pki"),

@@ -10,15 +10,15 @@ from typing import Annotated, Literal
 
 import typer
 
-from govkit.catalog.targets import DEFAULT_TARGET, TARGETS
-from govkit.cli.common import err, fail, json_document, out, run
+from govkit.cli.common import TargetOpt, choices, comma_list, err, fail, json_document, out, run
 from govkit.common.errors import EXIT_INVALID, EXIT_OK, EXIT_USAGE, GovkitError
 
 # Start-up: nothing heavy at module level (govkit --help imports this module); each
 # command imports what it uses.
 
-TargetName = Literal[tuple(TARGETS)]
-SeverityName = Literal["error", "warning", "info"]
+# govkit.check.config.SEVERITIES (not imported: it loads lxml; a test keeps them the same)
+SEVERITIES = ("error", "warning", "info")
+SeverityName = Literal[SEVERITIES]
 # govkit.check.output_formats.OUTPUT_FORMATS (not imported: it loads lxml; a test keeps
 # the two the same)
 OUTPUT_FORMATS = ("full", "concise", "json", "github", "sarif", "junit")
@@ -36,29 +36,27 @@ def lint(
     ca: Annotated[Path | None, typer.Option(
         "--ca", help="Identity certificates to check grants against: a directory of PEM "
                      "files (e.g. a test PKI) or one PEM file; never created here.")] = None,
-    target: Annotated[TargetName | None, typer.Option(
-        "--target", metavar=f"[{'|'.join(TARGETS)}]", show_default=False,
-        help=f"Whose reading to check: omg (the specification, warning about every known "
-             f"implementation that differs) or one implementation. Default: "
-             f"{DEFAULT_TARGET}{CONFIGURED}")] = None,
+    target: TargetOpt = None,
     warn_days: Annotated[int | None, typer.Option(
         "--warn-days", min=0, max=MAX_WARN_DAYS, show_default=False,
         help=f"Warn when a grant expires within this many days. Default: 30{CONFIGURED}"
     )] = None,
     fail_on: Annotated[SeverityName | None, typer.Option(
-        "--fail-on", metavar="[error|warning|info]", show_default=False,
+        "--fail-on", metavar=choices(SEVERITIES), show_default=False,
         help=f"Exit 1 when a finding has at least this severity. Default: error"
              f"{CONFIGURED}")] = None,
     select: Annotated[list[str] | None, typer.Option(
-        "--select", help="Only these rules: ids, id prefixes (GK2) or names, comma-separated "
-                         "or repeated; ALL for every rule.")] = None,
+        "--select", callback=comma_list,
+        help="Only these rules: ids, id prefixes (GK2) or names, comma-separated or "
+             "repeated; ALL for every rule (`govkit lint --rules` lists them).")] = None,
     ignore: Annotated[list[str] | None, typer.Option(
-        "--ignore", help="Leave out these rules (same forms as --select); a "
-                         "'<!-- govkit: ignore RULE -->' comment leaves out one line's.")] = None,
+        "--ignore", callback=comma_list,
+        help="Leave out these rules (same forms as --select: comma-separated or repeated); a "
+             "'<!-- govkit: ignore RULE -->' comment leaves out one line's.")] = None,
     as_json: Annotated[bool, typer.Option(
         "--json", help="The same as --output-format json (schema govkit.lint/1).")] = False,
     output_format: Annotated[OutputFormat | None, typer.Option(
-        "--output-format", metavar=f"[{'|'.join(OUTPUT_FORMATS)}]", show_default=False,
+        "--output-format", metavar=choices(OUTPUT_FORMATS), show_default=False,
         help=f"full (each finding with why it matters), concise (one line each), json, "
              f"github (Actions annotations), sarif (2.1.0, code scanning), junit (XML, one "
              f"testcase per file). Default: full{CONFIGURED}")] = None,

@@ -7,10 +7,13 @@ annotation string at start-up (a few hundred evals, ~20 ms of `govkit --help`).
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 
+from govkit.catalog.profiles import PROFILES
+from govkit.catalog.runners import RUNNERS
+from govkit.catalog.targets import DEFAULT_TARGET, PORTABLE_TARGET, TARGETS
 from govkit.common.errors import GovkitError
 
 # Start-up matters (`govkit --help` in well under 0.15 s): nothing heavy is imported here,
@@ -46,9 +49,28 @@ def _console(**options):
 # styles are given as style= or rich Text, never inside a string (issue 23).
 VERBATIM = {"markup": False, "emoji": False, "highlight": False}
 out = _LazyConsole(_console(soft_wrap=True, **VERBATIM))
-# Tables written to a file or pipe keep their columns instead of folding at 80.
-wide = _LazyConsole(lambda: _console(width=None if out.is_terminal else 160, **VERBATIM)())
 err = _LazyConsole(_console(stderr=True, soft_wrap=True, **VERBATIM))
+
+
+class _TableConsole:
+    """Prints tables on stdout. In a terminal, at the terminal's width. Written to a file
+    or a pipe (`govkit profiles | cat`), rich would fold every table at 80 columns (or
+    $COLUMNS), breaking names and paths mid-word or cutting them with an ellipsis: there
+    each table gets the width its widest row needs, so a cell is never folded or cut."""
+
+    def print(self, table) -> None:
+        console = out.get()
+        if console.is_terminal:
+            console.print(table)
+            return
+        from rich.console import Console
+        from rich.measure import Measurement
+        unbounded = Console(width=1_000_000, **VERBATIM)
+        width = Measurement.get(unbounded, unbounded.options, table).maximum
+        Console(width=max(width, 20), file=sys.stdout, **VERBATIM).print(table)
+
+
+wide = _TableConsole()
 
 
 def json_text(obj) -> str:
@@ -89,10 +111,42 @@ def run(fn, *args, **kwargs):
         fail(GovkitError(f"{e.filename or ''}: {e.strerror}" if e.filename else str(e)))
 
 
+def comma_list(values: list[str] | None) -> list[str] | None:
+    """A list option's values, each split at commas: `--profile none,rtps_sign` and
+    `--profile none --profile rtps_sign` give the same list (every list option of names or
+    values takes both; lists of paths only repetition, as a file name may hold a comma)."""
+    if values is None:
+        return None
+    return [x.strip() for v in values for x in v.split(",") if x.strip()]
+
+
+def choices(names) -> str:
+    """An option's choices as its metavar: [a|b|c], in the order of their table."""
+    return f"[{'|'.join(names)}]"
+
+
+def example(*lines: str) -> str:
+    """A command's example for the end of its --help (click keeps a paragraph that starts
+    with \\b as it is); docs/reference/cli.md shows it too."""
+    return "\b\nExample:\n" + "\n".join(f"  {line}" for line in lines)
+
+
 # Options of commands in more than one module (an option one module uses is defined there).
+# Choices are listed from their tables (the catalog), never by hand.
+RunnerName = Literal[tuple(RUNNERS)]
+RUNNER_METAVAR = choices(RUNNERS)
+TargetName = Literal[tuple(TARGETS)]
+_CONFIGURED_TARGET = ", or the target of [tool.govkit.lint] / govkit.toml [lint]"
+TARGET_HELP = (
+    f"Whose reading to check: {PORTABLE_TARGET} (the specification, warning about each "
+    f"implementation that differs) or one implementation: " + ", ".join(
+        f"{t.name} ({t.title})" for t in TARGETS.values() if t.name != PORTABLE_TARGET) +
+    f". Default: {DEFAULT_TARGET}{_CONFIGURED_TARGET}.")
 ProfileOpt = Annotated[list[str] | None, typer.Option(
-    "--profile", "-p", help="Profile name or seed alias (repeatable, or comma-separated; "
-                            "`govkit profiles` lists them).")]
+    "--profile", "-p", callback=comma_list,
+    help="Profile name or seed alias, repeatable or comma-separated: "
+         f"{', '.join(p.name for p in PROFILES)}, or your own (--profiles); "
+         "`govkit profiles` lists them with their aliases.")]
 AllOpt = Annotated[bool, typer.Option("--all-profiles", help="Every catalog profile.")]
 ProfilesOpt = Annotated[Path | None, typer.Option(
     "--profiles", help="Your own profiles: a TOML file of [[profile]] tables with the catalog's "
@@ -101,6 +155,8 @@ ProfilesOpt = Annotated[Path | None, typer.Option(
 CaOpt = Annotated[Path, typer.Option(
     "--ca", help="Test PKI directory (a test PKI is created there if it has none, and "
                  "govkit says so).")]
+TargetOpt = Annotated[TargetName | None, typer.Option(
+    "--target", metavar=choices(TARGETS), show_default=False, help=TARGET_HELP)]
 
 
 def use_profiles_file(path: Path | None):

@@ -10,6 +10,7 @@ from typing import Annotated
 
 import typer
 
+from govkit.catalog.profiles import SECURED_PROFILES
 from govkit.cli.common import err, out, print_lines, run
 
 # Start-up: nothing heavy at module level; the command imports what it uses.
@@ -25,7 +26,9 @@ def sros2(keystore: Annotated[Path, typer.Argument(help="The keystore directory 
           ] = Path("build"),
           profile: Annotated[str | None, typer.Option(
               "--profile", "-p", help="The profile whose signed governance every enclave "
-                                      "gets (needed when build/ holds several).")] = None,
+                                      "gets (needed when build/ holds several): "
+                                      f"{', '.join(p.name for p in SECURED_PROFILES)}, or "
+                                      "your own.")] = None,
           force: Annotated[bool, typer.Option(
               "--force", help="Replace an existing keystore as a whole (never one holding "
                               "a private key this export would not write again).")] = False,

@@ -20,6 +20,7 @@ import typer
 from govkit import __version__
 from govkit.cli import artefacts, bench, check, export, pki
 from govkit.cli.common import err, out
+from govkit.cli.examples import epilog
 from govkit.common.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE
 
 # Start-up matters (`govkit --help` in well under 0.15 s): nothing heavy is imported here
@@ -36,36 +37,36 @@ export_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
                          help="Write govkit's PKI and signed documents in another tool's "
                               "layout (sros2).")
 
-# The order here is the order of `govkit --help` (sub-apps such as pki come last).
-app.command()(artefacts.profiles)
-app.command()(artefacts.validate)
-app.command()(artefacts.generate)
-app.command()(artefacts.sign)
-app.command()(artefacts.verify)
-app.command()(bench.bench)
-app.command("wire-check")(bench.wire_check)
-app.command()(bench.report)
-app.command()(check.lint)
-app.command()(check.identify)
-app.command()(check.explain)
-app.command()(check.diff)
-pki_app.command("init")(artefacts.pki_init)
-pki_app.command("revoke")(pki.pki_revoke)
-pki_app.command("renew")(pki.pki_renew)
-pki_app.command("status")(pki.pki_status)
+# The order here is the order of `govkit --help` (sub-apps such as pki come last). Every
+# command's --help ends with its example (examples.py).
+app.command("profiles", epilog=epilog("profiles"))(artefacts.profiles)
+app.command("validate", epilog=epilog("validate"))(artefacts.validate)
+app.command("generate", epilog=epilog("generate"))(artefacts.generate)
+app.command("sign", epilog=epilog("sign"))(artefacts.sign)
+app.command("verify", epilog=epilog("verify"))(artefacts.verify)
+app.command("bench", epilog=epilog("bench"))(bench.bench)
+app.command("wire-check", epilog=epilog("wire-check"))(bench.wire_check)
+app.command("report", epilog=epilog("report"))(bench.report)
+app.command("lint", epilog=epilog("lint"))(check.lint)
+app.command("identify", epilog=epilog("identify"))(check.identify)
+app.command("explain", epilog=epilog("explain"))(check.explain)
+app.command("diff", epilog=epilog("diff"))(check.diff)
+pki_app.command("init", epilog=epilog("pki init"))(artefacts.pki_init)
+pki_app.command("revoke", epilog=epilog("pki revoke"))(pki.pki_revoke)
+pki_app.command("renew", epilog=epilog("pki renew"))(pki.pki_renew)
+pki_app.command("status", epilog=epilog("pki status"))(pki.pki_status)
 app.add_typer(pki_app, name="pki")
-export_app.command("sros2")(export.sros2)
+export_app.command("sros2", epilog=epilog("export sros2"))(export.sros2)
 app.add_typer(export_app, name="export")
 
 
 COMPLETE_VAR = "_GOVKIT_COMPLETE"       # set by the completion script when the shell asks
 
 
-@app.command()
+@app.command(epilog=epilog("completion"))
 def completion(shell: Annotated[str, typer.Argument(
         metavar="[bash|zsh|fish]", help="The shell to print the completion script for.")]):
-    """Print the shell completion script, e.g. `govkit completion bash >
-    ~/.local/share/bash-completion/completions/govkit`."""
+    """Print the shell completion script (bash, zsh or fish)."""
     from typer._completion_shared import get_completion_script  # typer is pinned <0.29
     if shell not in ("bash", "zsh", "fish"):
         err.print(f"govkit: completion: unknown shell {shell!r}; valid: bash, zsh, fish",

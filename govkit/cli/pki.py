@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from govkit.cli.common import json_document, out, print_lines, run
+from govkit.cli.common import choices, json_document, out, print_lines, run
 
 # Start-up: nothing heavy at module level (govkit --help imports this module).
 
@@ -24,7 +24,7 @@ def pki_revoke(
     name: Annotated[str, typer.Argument(help="The participant whose certificate to revoke.")],
     ca: PkiDirOpt = Path("pki"),
     reason: Annotated[str | None, typer.Option(
-        "--reason", metavar=f"[{'|'.join(REASON_NAMES)}]",
+        "--reason", metavar=choices(REASON_NAMES),
         help="RFC 5280 reason code stated on the CRL.")] = None,
     crl_days: Annotated[int, typer.Option(
         "--crl-days", min=1, help="Days until the CRL's next update (capped at the Identity "
@@ -66,8 +66,9 @@ def pki_renew(
 def pki_status(
     ca: Annotated[Path, typer.Argument(help="Test PKI directory.")] = Path("pki"),
     documents: Annotated[list[Path] | None, typer.Option(
-        "--documents", help="Signed documents (.p7s files or directories; repeatable; "
-                            "default build/).")] = None,
+        "--documents", help="Signed documents (.p7s files or directories; repeatable, not "
+                            "comma-separated: a file name may hold a comma; default "
+                            "build/).")] = None,
     warn_days: Annotated[int, typer.Option(
         "--warn-days", min=0, help="Exit 1 if anything expires within this many days.")] = 30,
     as_json: Annotated[bool, typer.Option(

@@ -5,11 +5,12 @@ govkit read, parse or hold more than these bounds; all parsing is linear in the 
 anything below them is handled in well under a second.
 """
 
-# Cyclone DDS 0.10 refuses domain ids above 230 (its port mapping has room for 0..230),
-# so govkit never writes a higher one and `validate` reports one (lint/domain-range, with
-# Cyclone DDS 0.10's limits). The one home of this limit; every other target's (the RTPS
-# port mapping's 232, which Fast DDS 2.9 and `lint --target omg` apply) is in
-# govkit.catalog.targets.
+# Cyclone DDS 0.10 refuses a document with a domain id above 230 (its access-control
+# parser's constant), so govkit never writes a higher one (`generate --domain`, bench's
+# domain ids). The one home of this number; the target table (govkit.catalog.targets) gives
+# each --target's limit with its reason (Cyclone 0.10: this one; the RTPS port mapping's
+# 232: the specification, Fast DDS 2.9, Connext), and rule GK010 applies it in validate,
+# sign and lint alike.
 MAX_DOMAIN_ID = 230
 
 # The identity key types Cyclone DDS 0.10 accepts (its authentication plugin refuses any

@@ -18,6 +18,7 @@ import datetime as dt
 import re
 from pathlib import Path
 
+from govkit.catalog.targets import DEFAULT_TARGET
 from govkit.check.validate import validate_bytes
 from govkit.common.errors import EXIT_INVALID, EXIT_USAGE, GovkitError
 from govkit.common.fsutil import collect_files, write_atomic
@@ -76,11 +77,11 @@ def with_validity(xml: bytes, window: tuple[dt.datetime, dt.datetime]) -> tuple[
 
 
 def renew_permissions(paths: list[Path], cert_path: Path, key_path: Path,
-                      window: tuple[dt.datetime, dt.datetime]
+                      window: tuple[dt.datetime, dt.datetime], target: str = DEFAULT_TARGET
                       ) -> tuple[list[Path], list[GovkitError]]:
-    """Every permissions .xml under `paths` with the new validity, validated, written back
-    (atomically) and signed again: (signed .p7s paths, errors). Governance documents
-    have no validity and are left alone."""
+    """Every permissions .xml under `paths` with the new validity, validated (as `target`
+    reads it: `sign --target`), written back (atomically) and signed again: (signed .p7s
+    paths, errors). Governance documents have no validity and are left alone."""
     signed, errors = [], []
     for xml_path in collect_files(paths, ".xml"):
         try:
@@ -91,11 +92,11 @@ def renew_permissions(paths: list[Path], cert_path: Path, key_path: Path,
                     raise GovkitError(f"{xml_path}: a permissions document without a "
                                       f"<validity>; not renewed", EXIT_INVALID)
                 continue          # governance: nothing expires in it
-            findings = validate_bytes(new, str(xml_path))
+            findings = validate_bytes(new, str(xml_path), target=target)
             if findings:
                 raise GovkitError(f"{xml_path}: not renewed: {findings[0]}", EXIT_INVALID)
             write_atomic(xml_path, new)
-            signed.append(sign_document(xml_path, cert_path, key_path))
+            signed.append(sign_document(xml_path, cert_path, key_path, target=target))
         except GovkitError as e:
             errors.append(e)
     return signed, errors

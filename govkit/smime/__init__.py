@@ -21,6 +21,7 @@ from govkit.smime.sign import (
     sign_bytes,
     sign_document,
     sign_paths,
+    signable_text,
     signed_path,
     smime_message,
 )
@@ -36,7 +37,7 @@ from govkit.smime.verify import (
 from govkit.smime.verify_batch import verify_files
 
 __all__ = ["TEXT_HEADER", "Signer", "Verification", "add_revocation_problems",
-           "check_own_signature", "check_signable", "check_signed_document",
-           "lifecycle_status", "load_signer", "load_trusted", "revoked_grants", "sign_bytes",
-           "sign_document", "sign_paths", "signed_path", "smime_message", "trust_note",
+           "check_own_signature", "check_signable", "check_signed_document", "lifecycle_status",
+           "load_signer", "load_trusted", "revoked_grants", "sign_bytes", "sign_document",
+           "sign_paths", "signable_text", "signed_path", "smime_message", "trust_note",
            "verify_bytes", "verify_file", "verify_files"]

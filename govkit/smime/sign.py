@@ -23,8 +23,10 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.hazmat.primitives.serialization import pkcs7
 
+from govkit.catalog.targets import DEFAULT_TARGET
 from govkit.check import validate as schema
 from govkit.common.errors import EXIT_INVALID, EXIT_USAGE, GovkitError
+from govkit.common.findings import Finding
 from govkit.common.fsutil import collect_files, write_atomic
 from govkit.common.inputs import read_input
 from govkit.common.limits import MAX_DOCUMENT_BYTES
@@ -118,15 +120,16 @@ def _encoding_problem(content: bytes) -> str | None:
 
 
 def sign_document(xml_path: Path, signer_cert_path: Path, signer_key_path: Path,
-                  signer: Signer | None = None) -> Path:
-    """Validate `xml_path`, sign it, write `<name>.p7s` beside it. Refused (GovkitError,
-    exit 1) for anything that is not a valid plain-XML document in UTF-8."""
+                  signer: Signer | None = None, target: str = DEFAULT_TARGET) -> Path:
+    """Validate `xml_path` (as `target` reads it: `validate --target`), sign it, write
+    `<name>.p7s` beside it. Refused (GovkitError, exit 1) for anything that is not a valid
+    plain-XML document in UTF-8."""
     xml_path = Path(xml_path)
     signer = signer or load_signer(signer_cert_path, signer_key_path)
     content = read_input(xml_path, MAX_DOCUMENT_BYTES, "document")
-    check_signable(content, xml_path)
+    check_signable(content, xml_path, target=target)
     signed = sign_bytes(content, signer.certificate, signer.key)
-    check_own_signature(signed, xml_path, signer.certificate)
+    check_own_signature(signed, xml_path, signer.certificate, target=target)
     out = signed_path(xml_path)
     write_atomic(out, signed)
     return out
@@ -136,47 +139,58 @@ def _refusal(xml_path: Path, reason: str) -> GovkitError:
     return GovkitError(f"{xml_path}: not signed: {reason}", exit_code=EXIT_INVALID)
 
 
-def check_signable(content: bytes, xml_path: Path, validated: bool = False) -> bytes:
+def check_signable(content: bytes, xml_path: Path, validated: bool = False,
+                   target: str = DEFAULT_TARGET) -> bytes:
     """Refuse (GovkitError, exit 1) what cannot be signed correctly: anything but a valid
-    plain-XML governance or permissions document in UTF-8. Returns the text that is
-    signed (`content` with CRLF line ends). `validated`: the caller has just validated
-    these very bytes (a document it rendered), so that step is skipped."""
+    plain-XML governance or permissions document in UTF-8, valid as `target` reads it (the
+    verdict of `govkit validate --target`). Returns the text that is signed (`content` with
+    CRLF line ends). `validated`: the caller has just validated these very bytes (a
+    document it rendered), so that step is skipped."""
+    return signable_text(content, xml_path, validated, target)[0]
+
+
+def signable_text(content: bytes, xml_path: Path, validated: bool = False,
+                  target: str = DEFAULT_TARGET) -> tuple[bytes, list[Finding]]:
+    """check_signable, and the warnings validation gave under `target` (what another
+    implementation refuses: signed all the same, as `validate` calls it valid)."""
     if mime.looks_like_mime(content):
         raise _refusal(xml_path, "this is already a MIME (S/MIME) message, not a plain XML "
                                  "document")
     problem = _encoding_problem(content)
     if problem:
         raise _refusal(xml_path, problem)
-    findings = [] if validated else schema.validate_bytes(content, str(xml_path),
-                                                         allow_smime=False)
-    if findings:
-        raise GovkitError("\n".join(map(str, findings)) + f"\n{xml_path}: not signed: the "
-                          f"document is invalid", exit_code=EXIT_INVALID)
+    check = None if validated else schema.check_bytes(content, str(xml_path),
+                                                      allow_smime=False, target=target)
+    if check is not None and check.findings:
+        raise GovkitError("\n".join(map(str, check.findings)) + f"\n{xml_path}: not signed: "
+                          f"the document is invalid", exit_code=EXIT_INVALID)
     text = mime.signed_text(content)
     if len(text) > MAX_DOCUMENT_BYTES:
         raise _refusal(xml_path, f"with CRLF line ends the document exceeds "
                                  f"{MAX_DOCUMENT_BYTES} bytes")
-    return text
+    return text, check.warnings if check is not None else []
 
 
 def check_own_signature(signed: bytes, xml_path: Path, signer_cert: x509.Certificate,
-                        now: dt.datetime | None = None) -> None:
+                        now: dt.datetime | None = None, target: str = DEFAULT_TARGET) -> None:
     """Refuse (GovkitError, exit 1) a signed file `verify` would not accept, e.g. one
-    signed by an expired CA or one without digitalSignature."""
-    check = verify_bytes(signed, str(signed_path(xml_path)), signer_cert, now)
+    signed by an expired CA or one without digitalSignature; the document as `target`
+    reads it (the one `sign --target` validated)."""
+    check = verify_bytes(signed, str(signed_path(xml_path)), signer_cert, now, target)
     if not check.ok:
         raise _refusal(xml_path, f"the signature would not verify: {'; '.join(check.problems)}")
 
 
-def sign_paths(paths: list[Path], signer_cert_path: Path, signer_key_path: Path
-               ) -> tuple[list[Path], list[GovkitError]]:
+def sign_paths(paths: list[Path], signer_cert_path: Path, signer_key_path: Path,
+               target: str = DEFAULT_TARGET) -> tuple[list[Path], list[GovkitError]]:
     """Sign every .xml named or found below named directories. Returns (signed, errors);
     an invalid (exit code 1) or unreadable (2) document is reported and skipped."""
     signer = load_signer(signer_cert_path, signer_key_path)
     signed, errors = [], []
     for xml in collect_files(paths, ".xml"):
         try:
-            signed.append(sign_document(xml, signer_cert_path, signer_key_path, signer))
+            signed.append(sign_document(xml, signer_cert_path, signer_key_path, signer,
+                                        target))
         except GovkitError as e:
             errors.append(e)
     return signed, errors

@@ -33,7 +33,7 @@ from asn1crypto import cms
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes
 
-from govkit.catalog.targets import VENDOR_TARGETS
+from govkit.catalog.targets import PORTABLE_TARGET, VENDOR_TARGETS
 from govkit.check import validate as schema
 from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.common.inputs import read_input
@@ -230,12 +230,16 @@ def _check_signer_info(si, sd: _SignedData, content: bytes, trusted: list[x509.C
 
 
 def check_signed_document(content: bytes, filename: str, result: Verification,
-                          line_offset: int | None = 0) -> None:
+                          line_offset: int | None = 0, target: str | None = None) -> None:
     """What an implementation loads from the signed part `content`: a text/plain entity
     whose body is a valid governance or permissions document (problems, kind and
     warnings go into `result`; `signature_ok` from the problems found before it).
     `content` starts after `line_offset` lines of the file, so problems name lines of the
-    file, as `validate` does; None: it is not in the file (opaque signed data)."""
+    file, as `validate` does; None: it is not in the file (opaque signed data).
+    `target` None (`verify`): the document must load in every implementation the target
+    table knows, so what the omg target warns about (domain 231: Cyclone DDS 0.10 refuses
+    it) is a problem too; a target (`sign --target`, checking its own output): that
+    target's verdict, its warnings as warnings."""
     try:
         document, start = mime.text_body(content)
     except mime.MimeError as e:
@@ -257,38 +261,46 @@ def check_signed_document(content: bytes, filename: str, result: Verification,
         return
     where = "line" if line_offset is not None else "line of the signed content"
     check = schema.check_bytes(document, filename, allow_smime=False,
-                               line_offset=(line_offset or 0) + content.count(b"\n", 0, start))
+                               line_offset=(line_offset or 0) + content.count(b"\n", 0, start),
+                               target=target or PORTABLE_TARGET)
     result.problems += [f"signed document is invalid: {f.message} ({where} {f.line})"
                         for f in check.findings]
+    if target is None:
+        result.problems += [f"signed document is refused by an implementation: {f.message} "
+                            f"({where} {f.line})" for f in check.warnings]
+    else:
+        result.warnings += [f"signed document: {f.message} ({where} {f.line})"
+                            for f in check.warnings]
     if check.valid and check.kind is not None:
         result.kind = check.kind.value
 
 
 def verify_bytes(data: bytes, filename: str,
                  ca_cert: x509.Certificate | list[x509.Certificate],
-                 now: dt.datetime | None = None) -> Verification:
+                 now: dt.datetime | None = None, target: str | None = None) -> Verification:
     """Check a signed document against the Permissions CA (or every certificate of a CA
     file); never raises for bad input.
 
     OK means: OpenSSL's PKCS7_verify (as Cyclone DDS and Fast DDS call it) accepts the file
     with these certificates as the only trusted ones, and the document it extracts is a
-    valid governance or permissions document. With several certificates, `first_only`
-    holds what changes when only the first is trusted (Cyclone DDS 0.10).
+    valid governance or permissions document that every implementation loads (`target`:
+    valid as that target reads it, see check_signed_document). With several certificates,
+    `first_only` holds what changes when only the first is trusted (Cyclone DDS 0.10).
     """
     trusted = [ca_cert] if isinstance(ca_cert, x509.Certificate) else list(ca_cert)
     now = now or dt.datetime.now(dt.UTC)
-    result = _verdict(data, filename, trusted, now)
+    result = _verdict(data, filename, trusted, now, target)
     if len(trusted) > 1:
-        result.first_only = _verdict(data, filename, trusted[:1], now).problems
+        result.first_only = _verdict(data, filename, trusted[:1], now, target).problems
     return result
 
 
 def _verdict(data: bytes, filename: str, trusted: list[x509.Certificate],
-             now: dt.datetime) -> Verification:
+             now: dt.datetime, target: str | None = None) -> Verification:
     result = Verification(filename, ok=False,
                           trusted=[c.subject.rfc4514_string() for c in trusted])
     try:
-        _verify(bytes(data), filename, trusted, now, result)
+        _verify(bytes(data), filename, trusted, now, result, target)
     except _Malformed as e:
         result.problems.append(f"malformed S/MIME: {e}")
     except _PARSER_ERRORS as e:  # what the ASN.1/X.509 parsers raise on hostile bytes
@@ -300,7 +312,7 @@ def _verdict(data: bytes, filename: str, trusted: list[x509.Certificate],
 
 
 def _verify(data: bytes, filename: str, trusted: list[x509.Certificate], now: dt.datetime,
-            result: Verification) -> None:
+            result: Verification, target: str | None = None) -> None:
     nul = data.find(b"\0")
     if nul >= 0:  # Cyclone reads the file as a C string: it never sees past a NUL
         result.warnings.append(f"NUL byte at offset {nul}: DDS Security plugins read only "
@@ -320,7 +332,7 @@ def _verify(data: bytes, filename: str, trusted: list[x509.Certificate], now: dt
         _check_signer_info(si, sd, content, trusted, now, result)
     lines_before = None if message.content is None else \
         data.count(b"\n", 0, message.content.offset)
-    check_signed_document(content, filename, result, lines_before)
+    check_signed_document(content, filename, result, lines_before, target)
 
 
 def verify_file(path: Path, ca_cert_path: Path | x509.Certificate | list[x509.Certificate],

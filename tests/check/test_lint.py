@@ -144,13 +144,21 @@ def test_validate_runs_its_five_rules_from_the_registry():
     assert {r.id for r in RULES.values() if r.validate} == {
         "GK010", "GK011", "GK100", "GK200", "GK201"}
     data = (DATA / "GK010.bad.xml").read_bytes()
-    check = check_bytes(data, "p.xml")
+    check = check_bytes(data, "p.xml", target="cyclone")
+    why = ("its access-control parser refuses any domain id above 230 in a governance or "
+           "permissions document, so the document does not load")
     assert [f.message for f in check.findings] == [
-        "lint/domain-range: domain id 231 in <id> is above 230, the highest domain id "
-        "Cyclone DDS 0.10 accepts",
-        "lint/domain-range: domain id 233 in <max> is above 230, the highest domain id "
-        "Cyclone DDS 0.10 accepts"]
-    assert lint_findings(check.document, check.kind) == check.findings
+        f"GK010 error: domain id 231 in <id> is above 230, the highest domain id Cyclone DDS "
+        f"0.10 accepts ({why})",
+        f"GK010 error: domain id 233 in <max> is above 230, the highest domain id Cyclone DDS "
+        f"0.10 accepts ({why})"]
+    assert check.warnings == []
+    assert lint_findings(check.document, check.kind, "cyclone") == (check.findings, [])
+    # the default target, omg: 231 is a warning naming Cyclone DDS 0.10, 233 an error
+    omg = check_bytes(data, "p.xml")
+    assert [f.message.split(":")[0] for f in omg.findings + omg.warnings] == [
+        "GK010 error", "GK010 warning"]
+    assert "Cyclone DDS 0.10" in omg.warnings[0].message and "232" in omg.findings[0].message
 
 
 # --------------------------------------------------------------------------- targets

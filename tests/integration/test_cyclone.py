@@ -165,3 +165,29 @@ def test_cyclone_accepts_only_rsa2048_and_p256_identities(tmp_path):
     _, _, outputs = run_pair(p384, tmp_path / "cfg")
     assert outputs["pub"].returncode not in (0, None)
     assert "Certificate authentication algorithm unknown" in _refusals(outputs)
+
+
+@pytest.mark.parametrize("top", [230, 231])
+def test_cyclone_refuses_a_domain_id_above_230_as_its_target_row_says(tmp_path, top):
+    """The cyclone row of the target table (max_domain_id 230, GK010): a governance whose
+    domains reach 231 fails to load in Cyclone DDS 0.10 even for a participant on domain
+    1, which the document covers; `validate --target cyclone` calls it invalid, and under
+    omg (which signs it) it is a warning naming Cyclone. 230 loads."""
+    from govkit.catalog.targets import TARGETS
+    from govkit.check.validate import check_bytes
+    bundle = make_bundle(tmp_path, "rtps_sign")
+    xml = bundle.participants["pub"].governance.with_suffix(".xml").read_bytes()
+    edited = xml.replace(b"<max>230</max>", f"<max>{top}</max>".encode())
+    assert (edited != xml) == (top != 230)
+    cyclone, omg = (check_bytes(edited, "g.xml", target=t) for t in ("cyclone", "omg"))
+    assert cyclone.valid == (top <= TARGETS["cyclone"].max_domain_id) and omg.valid
+    assert [w.message.split(":")[0] for w in omg.warnings] == \
+        ([] if top == 230 else ["GK010 warning"])
+    signed = _resign(tmp_path, edited, tmp_path / "pki", f"domains-{top}")
+    bundle = with_file(with_file(bundle, "pub", governance=signed), "sub", governance=signed)
+    _, _, outputs = run_pair(bundle, tmp_path / "cfg", domain=1)
+    loaded = outputs["pub"].returncode in (0, None) and not outputs["pub"].timed_out
+    assert loaded == (top == 230), _refusals(outputs)[-2000:]
+    if top > 230:   # access_control_parser.c's data callback refuses the value
+        assert "failed in data callback" in _refusals(outputs)
+        assert "Can not parse governance file" in _refusals(outputs)

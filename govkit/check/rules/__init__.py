@@ -2,9 +2,10 @@
 
 Every rule is data plus one small function (govkit.check.rules.registry); the rules live in
 `common`, `governance`, `permissions`, `subjects` and `targets`, and importing them here
-registers them, so the table is whole wherever it is read. `validate` runs the rules marked
-`validate` through :func:`lint_findings`; the `lint` command (govkit.check.lint) chooses
-rules with :func:`selected_rules`. Below govkit.check.validate: nothing here validates.
+registers them, so the table is whole wherever it is read. `validate` (and `sign`) run the
+rules marked `validate` through :func:`lint_findings`, under the same --target as lint; the
+`lint` command (govkit.check.lint) chooses rules with :func:`selected_rules`. Below
+govkit.check.validate: nothing here validates.
 
 May import: govkit.common, govkit.catalog, govkit.documents.
 """
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from govkit.catalog.targets import TARGETS
+from govkit.catalog.targets import DEFAULT_TARGET, TARGETS
 
 # importing a rules module registers its rules
 from govkit.check.rules import common, governance, permissions, subjects, targets  # noqa: F401
@@ -45,17 +46,23 @@ def selected_rules(select: list[str], ignore: list[str]) -> list[Rule]:
             if r.id in wanted - expand(ignore)]
 
 
-def lint_findings(doc: ParsedDocument, kind: DocumentKind) -> list[Finding]:
-    """validate's lint pass over a schema-valid document: the `validate` rules with Cyclone
-    DDS's limits, as `lint/<name>: message` findings."""
-    ctx = Context(doc, DocumentKind(kind), TARGETS["cyclone"], dt.datetime.now(dt.UTC))
-    out = []
+def lint_findings(doc: ParsedDocument, kind: DocumentKind, target: str = DEFAULT_TARGET
+                  ) -> tuple[list[Finding], list[Finding]]:
+    """validate's lint pass over a schema-valid document: the `validate` rules as `target`
+    reads the document, the same verdicts as `govkit lint --target TARGET`. Returns
+    (errors, warnings), each worded as lint's concise format words it: `GK010 error:
+    message`. Errors make the document invalid; warnings (an implementation other than the
+    target's reads it differently) do not."""
+    ctx = Context(doc, DocumentKind(kind), TARGETS[target], dt.datetime.now(dt.UTC))
+    errors, warnings = [], []
     for r in RULES.values():
         if r.validate and ctx.kind in r.kinds:
             for hit in r.check(ctx):
                 line, col = doc.locate(hit.elem)
-                out.append(Finding(doc.filename, line, col, f"lint/{r.name}: {hit.message}"))
-    return out
+                severity = hit.severity or r.severity
+                found = Finding(doc.filename, line, col, f"{r.id} {severity}: {hit.message}")
+                (errors if severity == "error" else warnings).append(found)
+    return errors, warnings
 
 
 def rules_table() -> list[Rule]:

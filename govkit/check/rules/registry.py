@@ -94,7 +94,7 @@ class Rule:
     check: Callable[[Context], Iterable[Hit]] | None = None  # None: the schema step reports it
     structural: bool = False   # compares rules with each other: needs a schema-valid document
     needs_ca: bool = False     # needs --ca identity certificates
-    validate: bool = False     # `govkit validate` runs it too (as lint/<name>, Cyclone limits)
+    validate: bool = False     # `govkit validate` and `sign` run it too (same id, same target)
     note: str = ""             # how the severity changes with --target, for --rules
 
     def to_json(self) -> dict:
