@@ -24,6 +24,7 @@ from govkit.cli.examples import EXAMPLES
 from govkit.cli.main import app
 from govkit.cli.pki import REASON_NAMES
 from govkit.common.limits import KEY_TYPES
+from govkit.runners.crypto import CIPHERS
 from govkit.runners.network import PATHS, TRANSPORTS
 
 # Options whose value is a name from a table, and the table (in its order). An option of
@@ -40,6 +41,7 @@ NAMED = {
     "--reason": list(REASON_NAMES),
     "--fail-on": list(SEVERITIES),
     "SHELL": ["bash", "zsh", "fish"],
+    "--cipher": list(CIPHERS),
 }
 # Text options whose value is not a name from a table, each with why.
 FREE = {
@@ -56,6 +58,7 @@ FREE = {
     "--hosts": "USER@HOST pairs",
     "--peer-address": "IP addresses",
     "--max-ratio": "PROFILE=X",
+    "--rekey": "protected messages per session key",
     # flag codes (govkit.results.flags.FLAGS): a table, but not in govkit.results' face, so
     # the command line cannot list it (see docs/reference/flags.md); --help names two
     "--fail-on-flag": "flag codes",
