@@ -105,14 +105,16 @@ def bench(
         "--settle-ms", help="Rotation: milliseconds at the start of each slot whose round "
                             "trips are kept apart, not measured.")] = DEFAULT_SETTLE_MS,
     cipher: Annotated[list[str] | None, typer.Option(
-        "--cipher", callback=comma_list, help="Rotation: measure every secured profile under each AES key size "
+        "--cipher", callback=comma_list,
+        help="Rotation: measure every secured profile under each AES key size "
                          "(aes128, aes256; repeatable or a comma list), each paired with "
                          "the same `none` slots; the report gives AES-128 against AES-256. "
                          "Default: the runtime's (AES-256 in Fast DDS 2.9 and Cyclone DDS "
                          "0.10). Fast DDS only: Cyclone keeps RTPS-level AES-256.",
         show_default=False)] = None,
     rekey: Annotated[list[str] | None, typer.Option(
-        "--rekey", callback=comma_list, help="Rotation, Fast DDS: a new session key every N protected messages "
+        "--rekey", callback=comma_list,
+        help="Rotation, Fast DDS: a new session key every N protected messages "
                         "(dds.sec.crypto.maxblockspersession; repeatable or a comma list). "
                         "Default: the runtime's (Fast DDS 32; Cyclone DDS 0.10 never renews, "
                         "so refused there).", show_default=False)] = None,
