@@ -143,7 +143,11 @@ def _build(doc: dict, summary: list[dict]) -> ReportModel:
     settings = doc.get("settings") or {}
     records = results.all_records(doc)   # a rotating run: one record per profile, size, pair
     repeats = [_repeat_row(r) for r in records]          # each repeat's figures, once
-    points = [_point(row, i, repeats) for i, row in enumerate(summary)]
+    figures_of: dict[tuple, list[dict]] = {}             # ok repeats' figures by point
+    for r in repeats:
+        if r.ok:
+            figures_of.setdefault(r.key, []).append(r.figures)
+    points = [_point(row, i, figures_of) for i, row in enumerate(summary)]
     by_key: dict[tuple, list[dict]] = {}
     for r in records:
         by_key.setdefault(results.point_key(r), []).append(r)
@@ -174,7 +178,7 @@ def _build(doc: dict, summary: list[dict]) -> ReportModel:
         environment=environment,
         settings=[(k, _setting_text(v)) for k, v in settings.items()
                   if k not in ("method", "interval") and v is not None],
-        method=settings.get("method") or "", interval=settings.get("interval") or "",
+        method=settings.get("method") or "", interval=_interval_text(settings, summary),
         run_shape=_run_shape(settings, doc.get("rotation")),
         profiles=order, sizes=sorted({row.size for row in tables["latency"][0].rows})
         if tables["latency"] else [],
@@ -189,6 +193,17 @@ def _build(doc: dict, summary: list[dict]) -> ReportModel:
         networks=[n.label for n in nets] or ["udp lo"],
         comparisons=[c for mode in MODES if (c := _comparison(mode, order, points, nets))],
         path_text=_path_text(nets), discovery=discovery_rows(doc))
+
+
+def _interval_text(settings: dict, summary: list[dict]) -> str:
+    """How the intervals were computed, as the run recorded it; and, when some point's
+    interval was resampled from a subsample of its values (recomputed by this govkit,
+    govkit.results.stats.thinned), the sentence saying so if the recorded text lacks it."""
+    text = settings.get("interval") or ""
+    if any(f["code"] == "subsampled_interval" for row in summary for f in row["flags"]) \
+            and stats.SUBSAMPLE_METHOD not in text:
+        text = f"{text} {stats.SUBSAMPLE_METHOD}".strip()
+    return text
 
 
 def _path_text(nets: list[Network]) -> str:
@@ -226,17 +241,17 @@ def _profiles(doc: dict) -> dict[str, ProfileInfo]:
 def _profile_order(profiles: dict[str, ProfileInfo]) -> list[ProfileInfo]:
     """Catalog order (as govkit.results.summary.summarize), then described ones, then the rest."""
     catalog = {p.name: i for i, p in enumerate(PROFILES)}
-    listed = list(profiles)
+    listed = {name: i for i, name in enumerate(profiles)}
     return sorted(profiles.values(), key=lambda p: (not p.listed, catalog.get(p.name, 99),
-                                                    listed.index(p.name)))
+                                                    listed[p.name]))
 
 
-def _point(row: dict, index: int, repeats: list[RepeatRow]) -> Point:
+def _point(row: dict, index: int, figures_of: dict[tuple, list[dict]]) -> Point:
     vs, rti, tail = row["vs_none"], row["rti"], row.get("tail") or {}
     vn = row.get("vs_network")
     extra = {}
     if row["mode"] == "throughput":   # summed over the point's completed repeats
-        mine = [r.figures for r in repeats if r.ok and r.key == results.point_key(row)]
+        mine = figures_of.get(results.point_key(row), [])
         for key in ("stalled_seconds", "lost"):
             found = [f[key] for f in mine if f.get(key) is not None]
             extra[key] = int(sum(found)) if found else None
@@ -337,8 +352,11 @@ def _repeat_table(mode: str, order: list[ProfileInfo], records: list[dict],
     name = formats[0] if formats else f"{mode}-per-second"
     values_title, values_kind = _REPEAT_VALUES.get(name, (None, "us"))
     blocks = []
+    by_profile: dict[str, list[RepeatRow]] = {}
+    for r in mine:
+        by_profile.setdefault(r.profile, []).append(r)
     for profile in order:
-        rows = [r for r in mine if r.profile == profile.name]
+        rows = by_profile.get(profile.name)
         if rows:
             blocks.append((profile, sorted(rows, key=lambda r: (
                 network_order(Network(*r.net_key)), r.size, r.repeat))))
