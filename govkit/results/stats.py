@@ -283,25 +283,27 @@ def _draws(sizes, seed: str, resamples: int):
         flat = offsets[chosen][:, :, None] + (u[:, :, 1:] * m).astype(np.intp)
         return flat.reshape(-1), np.full(resamples, k * m, dtype=np.intp)
     if k <= EXACT_GROUPS:
+        # Where each repeat is drawn depends on the lengths of those drawn before it: walk
+        # the stream from draw to draw (one Python step per drawn repeat), the rest in numpy.
         rs = _python_stream(seed)
         buf = rs.random_sample(resamples * (k + int(sizes.sum())))
-        size_of = sizes.tolist()
-        chosen, starts = [], []
+        at: list[int] = []
         pos = 0
-        for _ in range(resamples * k):
-            if pos >= len(buf):
+        while len(at) < resamples * k:
+            step = (1 + sizes[(buf * k).astype(np.intp)]).item   # from each place to the next
+            end = len(buf)
+            while len(at) < resamples * k and pos < end:
+                at.append(pos)
+                pos += step(pos)
+            if len(at) < resamples * k:
                 buf = np.concatenate((buf, rs.random_sample(len(buf))))
-            g = int(buf[pos] * k)
-            chosen.append(g)
-            starts.append(pos + 1)
-            pos += 1 + size_of[g]
         if pos > len(buf):
             buf = np.concatenate((buf, rs.random_sample(pos - len(buf))))
-        chosen_a = np.array(chosen, dtype=np.intp)
+        drawn_at = np.array(at, dtype=np.intp)
+        chosen_a = (buf[drawn_at] * k).astype(np.intp)
         counts = sizes[chosen_a]
         first = np.cumsum(counts) - counts
-        where = np.repeat(np.array(starts, dtype=np.intp) - first, counts) + \
-            np.arange(int(counts.sum()))
+        where = np.repeat(drawn_at + 1 - first, counts) + np.arange(int(counts.sum()))
         u = buf[where]
     else:
         rng = np.random.default_rng(list(hashlib.sha256(seed.encode()).digest()))
