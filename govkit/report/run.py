@@ -125,14 +125,15 @@ def build_report_model(doc: Any, source: str = RESULTS_NAME) -> ReportModel:
             wire = build_wire_section(doc)       # first: its errors name the wire record
         except WireMalformed as e:
             raise Malformed(str(e)) from None
+        summarizer = results.Summarizer()     # the headline reuses its paired overheads
         try:
-            summary = results.summarize(doc)
+            summary = results.summarize(doc, summarizer)
         except (ArithmeticError, AttributeError, KeyError, TypeError, ValueError) as e:
             raise Malformed(f"cannot recompute the figures from the raw rows "
                              f"({type(e).__name__}: {e})") from None
         model = _build(doc, summary)
         model.wire = wire
-        model.headline = headline(doc, summary)
+        model.headline = headline(doc, summary, summarizer)
         return model
     except Malformed as e:
         raise GovkitError(f"{source}: {e}", EXIT_USAGE) from None
@@ -271,7 +272,8 @@ def _point(row: dict, index: int, figures_of: dict[tuple, list[dict]]) -> Point:
         loss=row.get("loss"), p99_of_samples=tail.get("p99_of_samples"), **extra)
 
 
-def headline(doc: dict, summary: list[dict]) -> Headline | None:
+def headline(doc: dict, summary: list[dict], summarizer: results.Summarizer | None = None
+             ) -> Headline | None:
     """The cost matrix of a rotating run (None for a per-repeat run): every profile's
     overhead ratio and added µs per size, with intervals, RTI's ratio, the A/A floor, the
     time to match, and how quiet the machine was."""
@@ -296,7 +298,8 @@ def headline(doc: dict, summary: list[dict]) -> Headline | None:
     table = [(name, [cell(by[(name, s)]["vs_none"], by[(name, s)]["rti"], by[(name, s)]["flags"])
                      if (name, s) in by else None for s in sizes],
               statistics.median(match[name]) if match.get(name) else None) for name in names]
-    floor = {f["size"]: f for f in results.noise_floor(doc)}
+    floor = {f["size"]: f for f in results.noise_floor(
+        doc, results.rotation_overheads(doc, summarizer))}
     loads = doc.get("load") or []
     return Headline(
         sizes=sizes, rows=table,
