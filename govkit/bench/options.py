@@ -28,7 +28,7 @@ from govkit.catalog.profiles import BASELINE, Profile
 from govkit.catalog.runners import MODES, runner_info
 from govkit.common.errors import GovkitError
 from govkit.results.summary import key_of
-from govkit.runners.network import DEFAULT, Network, networks
+from govkit.runners.network import DEFAULT, Network, networks, shown_path
 
 SEED_SIZES = (32, 64, 128, 256, 512, 1024, 8192, 63000)
 DEFAULT_SIZES = (32, 1024, 63000)
@@ -168,9 +168,9 @@ class BenchOptions:
         directory (wire-check) that cannot be made."""
         for option, path in (("--out", self.out), ("--ca", self.ca), ("--build", self.build)):
             if path is not None and path.exists() and not path.is_dir():
-                raise GovkitError(f"{option} {path}: exists and is not a directory")
+                raise GovkitError(f"{option} {shown_path(path)}: exists and is not a directory")
         if self.ssh_config is not None and not self.ssh_config.is_file():
-            raise GovkitError(f"--ssh-config {self.ssh_config}: no such file")
+            raise GovkitError(f"--ssh-config {shown_path(self.ssh_config)}: no such file")
 
 
 @dataclass

@@ -46,6 +46,7 @@ _EXPORTS = {
     "prepare": "base",
     "process_placement": "base",
     "run_processes": "base",
+    "shown_path": "network",
     "sort_key": "network",
 }
 __all__ = ["Runner", "get_runner", "runner_names", *sorted(_EXPORTS)]
