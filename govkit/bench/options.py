@@ -35,7 +35,7 @@ from govkit.runners.crypto import (
     crypto_refusal,
     variants_of,
 )
-from govkit.runners.network import DEFAULT, Network, networks
+from govkit.runners.network import DEFAULT, Network, networks, shown_path
 
 SEED_SIZES = (32, 64, 128, 256, 512, 1024, 8192, 63000)
 DEFAULT_SIZES = (32, 1024, 63000)
@@ -231,9 +231,9 @@ class BenchOptions:
         directory (wire-check) that cannot be made."""
         for option, path in (("--out", self.out), ("--ca", self.ca), ("--build", self.build)):
             if path is not None and path.exists() and not path.is_dir():
-                raise GovkitError(f"{option} {path}: exists and is not a directory")
+                raise GovkitError(f"{option} {shown_path(path)}: exists and is not a directory")
         if self.ssh_config is not None and not self.ssh_config.is_file():
-            raise GovkitError(f"--ssh-config {self.ssh_config}: no such file")
+            raise GovkitError(f"--ssh-config {shown_path(self.ssh_config)}: no such file")
 
 
 @dataclass

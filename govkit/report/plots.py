@@ -142,11 +142,72 @@ def _on_reference_network(model: ReportModel) -> ReportModel:
                    points=[p for p in model.points if p.network == ref])
 
 
+# What a plot draws at most. A legend of 300 entries, 300 tick labels or a name of 200,000
+# characters is read by nobody and only costs layout time; the caption says what was left
+# out (`_within_limits`), the report's tables list every point under its full name.
+MAX_PROFILES_DRAWN = 12
+MAX_SIZES_DRAWN = 16
+MAX_LABEL = 40
+MAX_PANELS = 6           # govkit report A B: one panel per size
+
+
+def short_name(name: str, width: int = MAX_LABEL) -> str:
+    """A name as a plot shows it: whole up to `width` characters, else its start and end
+    around an ellipsis (so two long names that differ at the end still differ)."""
+    if len(name) <= width:
+        return name
+    tail = width // 3
+    return name[:width - tail - 1] + "\u2026" + name[-tail:]
+
+
+def _spread(items: list, most: int) -> list:
+    """At most `most` of `items`, evenly spaced, the first and the last among them."""
+    if len(items) <= most:
+        return list(items)
+    picks = sorted({round(i * (len(items) - 1) / (most - 1)) for i in range(most)})
+    return [items[i] for i in picks]
+
+
+def _within_limits(model: ReportModel) -> tuple[ReportModel, str]:
+    """The model with at most MAX_PROFILES_DRAWN profiles per mode (the first in catalog
+    order; `none` and the first MAX_PROFILES_DRAWN secured ones in the overhead plot) and
+    MAX_SIZES_DRAWN sizes (evenly spaced), and a sentence saying what was left out ('' if
+    nothing)."""
+    def keep(groups: list[ProfileRows], all_sizes: list[int]) -> list[ProfileRows]:
+        secured = [g.profile.name for g in groups if g.profile.name != BASELINE]
+        names = {BASELINE, *secured[:MAX_PROFILES_DRAWN]}
+        wanted = set(_spread(all_sizes, MAX_SIZES_DRAWN))
+        return [ProfileRows(g.profile, [r for r in g.rows if r.size in wanted])
+                for g in groups if g.profile.name in names]
+
+    t_sizes = sorted({r.size for g in model.throughput for r in g.rows if r.point})
+    latency, throughput = keep(model.latency, model.sizes), keep(model.throughput, t_sizes)
+    notes = []
+    for mode, before, after in (("latency", model.latency, latency),
+                                ("throughput", model.throughput, throughput)):
+        total = sum(1 for g in before if g.profile.name != BASELINE)
+        shown = sum(1 for g in after if g.profile.name != BASELINE)
+        if shown < total:
+            notes.append(f"{mode}: {shown} of the {total} secured profiles (the first in "
+                         "catalog order) and none")
+    for mode, total in (("latency", model.sizes), ("throughput", t_sizes)):
+        if len(total) > MAX_SIZES_DRAWN:
+            notes.append(f"{mode}: {MAX_SIZES_DRAWN} of the {len(total)} sizes (evenly "
+                         "spaced, the smallest and the largest among them)")
+    if not notes:
+        return model, ""
+    drawn = {(g.profile.name, r.size) for g in (*latency, *throughput) for r in g.rows}
+    return replace(model, latency=latency, throughput=throughput,
+                   sizes=_spread(model.sizes, MAX_SIZES_DRAWN),
+                   points=[p for p in model.points if (p.profile, p.size) in drawn]), (
+        " Drawn: " + "; ".join(notes) + ". The tables list every point.")
+
+
 def build_figures(model: ReportModel) -> list[Figure]:
     """The report's plots as inline SVG, in page order (throughput only if measured)."""
     import matplotlib
 
-    model = _on_reference_network(model)
+    model, left_out = _within_limits(_on_reference_network(model))
     figures = []
     with matplotlib.rc_context(_RC):
         if any(r.point for g in model.latency for r in g.rows):
@@ -156,7 +217,12 @@ def build_figures(model: ReportModel) -> list[Figure]:
             figures.append(_overhead_figure(model))
         if model.has_throughput:
             figures.append(_throughput_figure(model))
-    return figures
+    subsampled = sum(1 for p in model.points if any(f.code == "subsampled_interval"
+                                                     for f in p.flags))
+    if subsampled:
+        left_out += (f" The whiskers of {subsampled} drawn point(s) come from a subsample of "
+                     "their values (flagged subsampled_interval: see the flags).")
+    return [replace(f, caption=f.caption + left_out) for f in figures]
 
 
 def _whiskers(ax, xs, values, intervals, gid: str, **kw) -> None:
@@ -198,16 +264,17 @@ def _latency_figure(model: ReportModel) -> Figure:
     ax, tail_ax = fig.subplots(2, 1, sharex=True, height_ratios=(3, 2))
     styles = _style_indexes(model)
     groups = [g for g in model.latency if any(r.point for r in g.rows)]
+    position = {id(g): i for i, g in enumerate(model.latency)}
     values, tails = [], []
     for j, group in enumerate(groups):
         pts = [r.point for r in group.rows if r.point]
         st = _style(styles[group.profile.name])
         xs = _dodged([p.size for p in pts], j, len(groups))
         ax.plot(xs, [p.estimate for p in pts], color=st["color"], linestyle=st["linestyle"],
-                marker=st["marker"], markersize=6, linewidth=1.8, label=group.profile.name,
-                zorder=3)
+                marker=st["marker"], markersize=6, linewidth=1.8,
+                label=short_name(group.profile.name), zorder=3)
         _whiskers(ax, xs, [p.estimate for p in pts], [p.ci95 for p in pts],
-                  f"whiskers-latency-{model.latency.index(group)}", ecolor=st["color"])
+                  f"whiskers-latency-{position[id(group)]}", ecolor=st["color"])
         tail = [(x, _tail(p)) for x, p in zip(xs, pts, strict=True) if _tail(p) is not None]
         if tail:
             tail_ax.plot([x for x, _ in tail], [v for _, v in tail], color=st["color"],
@@ -256,7 +323,7 @@ def _overhead_figure(model: ReportModel) -> Figure:
         st = _style(styles[group.profile.name])
         bar = {"facecolor": st["color"], "alpha": 0.85, "hatch": st["hatch"],
                "edgecolor": "#333333", "linewidth": 0.6}
-        proxies.append((Patch(**bar), group.profile.name))   # legend even without bars
+        proxies.append((Patch(**bar), short_name(group.profile.name)))   # even without bars
         xs = [k + width * (j + 0.5 - n / 2) for k in range(len(sizes))]
         pts = [r.point for r in group.rows]
         vs = [p.vs_none if p else None for p in pts]
@@ -337,7 +404,8 @@ def _throughput_figure(model: ReportModel) -> Figure:
             src = [s for _, s in pairs]
             ys = [getattr(s, value) for s in src]
             ax.plot(xs, ys, color=st["color"], linestyle=st["linestyle"],
-                    marker=st["marker"], linewidth=1.8, markersize=6, label=group.profile.name)
+                    marker=st["marker"], linewidth=1.8, markersize=6,
+                    label=short_name(group.profile.name))
             _whiskers(ax, xs, ys, [getattr(s, ci) for s in src], f"whiskers-{key}-{j}",
                       ecolor=st["color"])
         _size_axis(ax, sizes)
@@ -386,9 +454,10 @@ def _bar_style(j: int) -> dict:
 
 
 def _profile_tick(name: str, width: int = 16) -> str:
-    """A profile name on lines of about `width` characters, broken only after underscores."""
+    """A profile name on lines of about `width` characters, broken only after underscores
+    (a name longer than MAX_LABEL shortened first)."""
     lines = [""]
-    for part in name.replace("_", "_\n").splitlines():
+    for part in short_name(name).replace("_", "_\n").splitlines():
         if lines[-1] and len(lines[-1]) + len(part) > width:
             lines.append("")
         lines[-1] += part
@@ -398,9 +467,15 @@ def _profile_tick(name: str, width: int = 16) -> str:
 def _ratio_figure(model) -> Figure:
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
-    profiles = [p for p, _ in model.groups if p.name != BASELINE]
-    sizes = [s for s in model.sizes
-             if any(model.row(p.name, s) for p in profiles)]
+    every = [p for p, _ in model.groups if p.name != BASELINE]
+    profiles = every[:MAX_PROFILES_DRAWN]
+    measured = [s for s in model.sizes if any(model.row(p.name, s) for p in every)]
+    sizes = _spread(measured, MAX_PANELS)
+    left_out = [f"{len(profiles)} of the {len(every)} secured profiles (the first in catalog "
+                "order)" if len(profiles) < len(every) else "",
+                f"{len(sizes)} of the {len(measured)} sizes (evenly spaced)"
+                if len(sizes) < len(measured) else ""]
+    left_out = [x for x in left_out if x]
     n = max(len(model.columns), 1)
     width = min(0.8 / n, 0.3)
     fig = _new_figure(10.0, 1.4 + 2.9 * len(sizes))
@@ -447,7 +522,7 @@ def _ratio_figure(model) -> Figure:
         Line2D([], [], marker="D", markersize=6, linewidth=0, markerfacecolor="white",
                markeredgecolor="black", markeredgewidth=1.3),
         Line2D([], [], color="black", linestyle="--", linewidth=1.0)]
-    labels = [textwrap.fill(c.label, 26) for c in model.columns] + [
+    labels = [textwrap.fill(short_name(c.label), 26) for c in model.columns] + [
         "95% interval", "RTI Connext published\n(same profile and size)",
         "none baseline (1\u00d7)"]
     fig.legend(handles, labels, loc="outside right upper", title="Run", title_fontsize=9,
@@ -458,4 +533,6 @@ def _ratio_figure(model) -> Figure:
                   "over that same run's none at the same size (so each implementation is "
                   "set against its own unsecured baseline); whiskers: 95% intervals. "
                   "Diamonds: RTI's published Connext ratio for the same profile and size. "
-                  "Lower is better.", _to_svg(fig, COMPARE_KEY))
+                  "Lower is better." + (f" Drawn: {'; '.join(left_out)}. The tables list "
+                                        "every point." if left_out else ""),
+                  _to_svg(fig, COMPARE_KEY))

@@ -127,14 +127,15 @@ def build_report_model(doc: Any, source: str = RESULTS_NAME) -> ReportModel:
             wire = build_wire_section(doc)       # first: its errors name the wire record
         except WireMalformed as e:
             raise Malformed(str(e)) from None
+        summarizer = results.Summarizer()     # the headline reuses its paired overheads
         try:
-            summary = results.summarize(doc)
+            summary = results.summarize(doc, summarizer)
         except (ArithmeticError, AttributeError, KeyError, TypeError, ValueError) as e:
             raise Malformed(f"cannot recompute the figures from the raw rows "
                              f"({type(e).__name__}: {e})") from None
         model = _build(doc, summary)
         model.wire = wire
-        model.headline = headline(doc, summary)
+        model.headline = headline(doc, summary, summarizer)
         return model
     except Malformed as e:
         raise GovkitError(f"{source}: {e}", EXIT_USAGE) from None
@@ -145,7 +146,11 @@ def _build(doc: dict, summary: list[dict]) -> ReportModel:
     settings = doc.get("settings") or {}
     records = results.all_records(doc)   # a rotating run: one record per profile, size, pair
     repeats = [_repeat_row(r) for r in records]          # each repeat's figures, once
-    points = [_point(row, i, repeats) for i, row in enumerate(summary)]
+    figures_of: dict[tuple, list[dict]] = {}             # ok repeats' figures by point
+    for r in repeats:
+        if r.ok:
+            figures_of.setdefault(r.key, []).append(r.figures)
+    points = [_point(row, i, figures_of) for i, row in enumerate(summary)]
     by_key: dict[tuple, list[dict]] = {}
     for r in records:
         by_key.setdefault(results.point_key(r), []).append(r)
@@ -182,7 +187,7 @@ def _build(doc: dict, summary: list[dict]) -> ReportModel:
         environment=environment,
         settings=[(k, _setting_text(v)) for k, v in settings.items()
                   if k not in ("method", "interval", "crypto") and v is not None],
-        method=settings.get("method") or "", interval=settings.get("interval") or "",
+        method=settings.get("method") or "", interval=_interval_text(settings, summary),
         run_shape=_run_shape(settings, doc.get("rotation")),
         profiles=order, sizes=sorted({row.size for row in tables["latency"][0].rows})
         if tables["latency"] else [],
@@ -199,6 +204,17 @@ def _build(doc: dict, summary: list[dict]) -> ReportModel:
         path_text=_path_text(nets), discovery=discovery_rows(doc),
         variants=results.variant_differences(summary),
         crypto_defaults=(settings.get("crypto") or {}).get("defaults") or "")
+
+
+def _interval_text(settings: dict, summary: list[dict]) -> str:
+    """How the intervals were computed, as the run recorded it; and, when some point's
+    interval was resampled from a subsample of its values (recomputed by this govkit,
+    govkit.results.stats.thinned), the sentence saying so if the recorded text lacks it."""
+    text = settings.get("interval") or ""
+    if any(f["code"] == "subsampled_interval" for row in summary for f in row["flags"]) \
+            and stats.SUBSAMPLE_METHOD not in text:
+        text = f"{text} {stats.SUBSAMPLE_METHOD}".strip()
+    return text
 
 
 def _path_text(nets: list[Network]) -> str:
@@ -236,21 +252,21 @@ def _profiles(doc: dict) -> dict[str, ProfileInfo]:
 def _profile_order(profiles: dict[str, ProfileInfo]) -> list[ProfileInfo]:
     """Catalog order (as govkit.results.summary.summarize), then described ones, then the rest."""
     catalog = {p.name: i for i, p in enumerate(PROFILES)}
-    listed = list(profiles)
+    listed = {name: i for i, name in enumerate(profiles)}
 
     def key(p: ProfileInfo):    # a crypto variant's arm right after its profile
         base = results.base_profile(p.name)
         return (not p.listed, catalog.get(base, 99),
-                listed.index(base) if base in listed else listed.index(p.name), p.name)
+                listed[base] if base in listed else listed[p.name], p.name)
     return sorted(profiles.values(), key=key)
 
 
-def _point(row: dict, index: int, repeats: list[RepeatRow]) -> Point:
+def _point(row: dict, index: int, figures_of: dict[tuple, list[dict]]) -> Point:
     vs, rti, tail = row["vs_none"], row["rti"], row.get("tail") or {}
     vn = row.get("vs_network")
     extra = {}
     if row["mode"] == "throughput":   # summed over the point's completed repeats
-        mine = [r.figures for r in repeats if r.ok and r.key == results.point_key(row)]
+        mine = figures_of.get(results.point_key(row), [])
         for key in ("stalled_seconds", "lost"):
             found = [f[key] for f in mine if f.get(key) is not None]
             extra[key] = int(sum(found)) if found else None
@@ -270,7 +286,8 @@ def _point(row: dict, index: int, repeats: list[RepeatRow]) -> Point:
         loss=row.get("loss"), p99_of_samples=tail.get("p99_of_samples"), **extra)
 
 
-def headline(doc: dict, summary: list[dict]) -> Headline | None:
+def headline(doc: dict, summary: list[dict], summarizer: results.Summarizer | None = None
+             ) -> Headline | None:
     """The cost matrix of a rotating run (None for a per-repeat run): every profile's
     overhead ratio and added µs per size, with intervals, RTI's ratio, the A/A floor, the
     time to match, and how quiet the machine was."""
@@ -295,7 +312,8 @@ def headline(doc: dict, summary: list[dict]) -> Headline | None:
     table = [(name, [cell(by[(name, s)]["vs_none"], by[(name, s)]["rti"], by[(name, s)]["flags"])
                      if (name, s) in by else None for s in sizes],
               statistics.median(match[name]) if match.get(name) else None) for name in names]
-    floor = {f["size"]: f for f in results.noise_floor(doc)}
+    floor = {f["size"]: f for f in results.noise_floor(
+        doc, results.rotation_overheads(doc, summarizer))}
     loads = doc.get("load") or []
     return Headline(
         sizes=sizes, rows=table,
@@ -351,8 +369,11 @@ def _repeat_table(mode: str, order: list[ProfileInfo], records: list[dict],
     name = formats[0] if formats else f"{mode}-per-second"
     values_title, values_kind = _REPEAT_VALUES.get(name, (None, "us"))
     blocks = []
+    by_profile: dict[str, list[RepeatRow]] = {}
+    for r in mine:
+        by_profile.setdefault(r.profile, []).append(r)
     for profile in order:
-        rows = [r for r in mine if r.profile == profile.name]
+        rows = by_profile.get(profile.name)
         if rows:
             blocks.append((profile, sorted(rows, key=lambda r: (
                 network_order(Network(*r.net_key)), r.size, r.repeat))))

@@ -43,6 +43,7 @@ FLAGS: dict[str, Flag] = {f.code: f for f in (
     Flag("lost_samples", "warning", "lost",
          "samples were lost on a reliable topic: check the runner's output"),
     Flag("injected_loss", "note", "loss injected", ""),
+    Flag("subsampled_interval", "note", "CI subsampled", ""),
     Flag("aa_excludes_one", "warning", "A/A≠1",
          "two identical arms differed: the machine, not security, moved by that much; run "
          "again on an idle machine"),

@@ -17,11 +17,16 @@ Terms used in names, so that each figure says what it is:
 
 Intervals are 95 % two-stage percentile bootstraps: resample the repeats, then the measured
 seconds within each drawn repeat, recompute the statistic; 2000 resamples from a seed
-derived from the point's name, so the same rows always give the same interval.
+derived from the point's name, so the same rows always give the same interval. The work is
+2000 × the values resampled, so a point holding more than a cap of them (tens of thousands
+of seconds or repeats) is resampled over an evenly spaced subsample (`thinned`): its
+estimate still uses every value, its interval is the one a run of that many values would
+have, and the point says so (the `subsampled_interval` note).
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
 import random
 import statistics
@@ -30,12 +35,26 @@ from dataclasses import dataclass
 
 BOOTSTRAP_RESAMPLES = 2000
 CONFIDENCE = 0.95
+# The most values one point's bootstrap resamples, and all points' together (a report's
+# cost is 2000 × the values resampled, about 50 ns each on the 2-core VM; a long run of 8
+# sizes × 7 profiles × 8 repeats × 30 s still resamples all of its 13,440): above that, an
+# evenly spaced subsample (`thinned`).
+MAX_RESAMPLED = 1000
+MAX_RESAMPLED_TOTAL = 16_000
+MIN_RESAMPLED = 100       # the least any point keeps when the run has very many points
+SUBSAMPLE_METHOD = (
+    f"A point with more measured values than the cap ({MAX_RESAMPLED:,}, less when a run "
+    f"holds more than {MAX_RESAMPLED_TOTAL:,} in all) is resampled over an evenly spaced "
+    "subsample of them (every n-th second of each repeat, and every n-th repeat when there "
+    "are more repeats than half the cap), and flagged subsampled_interval: its estimate uses "
+    "every value, its interval is the one a run of the subsample's size would have (wider "
+    "than one over all of them).")
 INTERVAL_METHOD = (
     "95% two-stage percentile bootstrap: resample the repeats with replacement, then the "
     "measured seconds within each drawn repeat, recompute the statistic; "
     f"{BOOTSTRAP_RESAMPLES} resamples, seeded by the point's name (the same raw rows always "
     "give the same interval). Overheads: the profile's and none's resamples paired by index "
-    "(independent runs), ratio and difference taken per resample.")
+    "(independent runs), ratio and difference taken per resample. " + SUBSAMPLE_METHOD)
 
 # Flag thresholds (see `flags`): chosen so that pure per-second noise of the size seen on
 # a 2-core VM (about 10 % standard deviation between seconds) does not raise them.
@@ -229,18 +248,152 @@ def repeat_values(record: dict, key: str | None = None) -> list[float]:
 
 def bootstrap(groups: list[list[float]], statistic: Callable[[Sequence[float]], float],
               seed: str, resamples: int = BOOTSTRAP_RESAMPLES) -> list[float]:
-    """Two-stage bootstrap distribution of `statistic` over the pooled values."""
-    rand = random.Random(seed).random
-    k = len(groups)
-    out = []
-    for _ in range(resamples):
-        pooled: list[float] = []
-        for _ in range(k):
-            g = groups[int(rand() * k)]
-            m = len(g)
-            pooled += [g[int(rand() * m)] for _ in range(m)]
-        out.append(statistic(pooled))
+    """Two-stage bootstrap distribution of `statistic` over the pooled values.
+
+    Exactly what this loop gives, value for value (the same random.Random(seed) stream, so
+    an interval stored by an earlier govkit is recomputed unchanged), vectorised:
+
+        rand = random.Random(seed).random
+        for _ in range(resamples):
+            pooled = []
+            for _ in range(len(groups)):
+                g = groups[int(rand() * len(groups))]
+                pooled += [g[int(rand() * len(g))] for _ in range(len(g))]
+            out.append(statistic(pooled))
+
+    Only where that stream cannot be followed cheaply (repeats of unequal lengths, more
+    than EXACT_GROUPS of them) are the same draws made from numpy's own generator, seeded
+    by the same name."""
+    import numpy as np
+
+    sizes = np.array([len(g) for g in groups], dtype=np.intp)
+    values = np.array([v for g in groups for v in g], dtype=float)
+    flat, lengths = _draws(sizes, seed, resamples)
+    if statistic is statistics.median:
+        return _medians(values, flat, lengths)
+    drawn = values[flat].tolist()
+    ends = np.cumsum(lengths).tolist()
+    starts = [0, *ends[:-1]]
+    if statistic is statistics.fmean:       # fmean is fsum / n: the same, to the bit
+        return [math.fsum(drawn[a:b]) / (b - a) for a, b in zip(starts, ends, strict=True)]
+    return [statistic(drawn[a:b]) for a, b in zip(starts, ends, strict=True)]
+
+
+# Repeats of unequal lengths: the stream is followed draw by draw (a Python step per drawn
+# repeat) up to this many repeats; beyond, numpy's generator draws them.
+EXACT_GROUPS = 64
+
+
+def _python_stream(seed: str):
+    """A numpy RandomState that continues random.Random(seed): both are MT19937 and make
+    a double from two 32-bit outputs the same way, so random_sample() gives the very
+    numbers random() would."""
+    import numpy as np
+
+    _, state, _ = random.Random(seed).getstate()
+    rs = np.random.RandomState()
+    rs.set_state(("MT19937", np.array(state[:624], dtype=np.uint32), state[624], 0, 0.0))
+    return rs
+
+
+def _draws(sizes, seed: str, resamples: int):
+    """Every resample's draws as indices into the pooled values (the groups one after the
+    other), flat, and each resample's length."""
+    import numpy as np
+
+    k = len(sizes)
+    offsets = np.cumsum(sizes) - sizes
+    if (sizes == sizes[0]).all():                    # each resample: k × (1 + m) numbers
+        m = int(sizes[0])
+        u = _python_stream(seed).random_sample((resamples, k, 1 + m))
+        chosen = (u[:, :, 0] * k).astype(np.intp)
+        flat = offsets[chosen][:, :, None] + (u[:, :, 1:] * m).astype(np.intp)
+        return flat.reshape(-1), np.full(resamples, k * m, dtype=np.intp)
+    if k <= EXACT_GROUPS:
+        # Where each repeat is drawn depends on the lengths of those drawn before it: walk
+        # the stream from draw to draw (one Python step per drawn repeat), the rest in numpy.
+        rs = _python_stream(seed)
+        buf = rs.random_sample(resamples * (k + int(sizes.sum())))
+        at: list[int] = []
+        pos = 0
+        while len(at) < resamples * k:
+            step = (1 + sizes[(buf * k).astype(np.intp)]).item   # from each place to the next
+            end = len(buf)
+            while len(at) < resamples * k and pos < end:
+                at.append(pos)
+                pos += step(pos)
+            if len(at) < resamples * k:
+                buf = np.concatenate((buf, rs.random_sample(len(buf))))
+        if pos > len(buf):
+            buf = np.concatenate((buf, rs.random_sample(pos - len(buf))))
+        drawn_at = np.array(at, dtype=np.intp)
+        chosen_a = (buf[drawn_at] * k).astype(np.intp)
+        counts = sizes[chosen_a]
+        first = np.cumsum(counts) - counts
+        where = np.repeat(drawn_at + 1 - first, counts) + np.arange(int(counts.sum()))
+        u = buf[where]
+    else:
+        rng = np.random.default_rng(list(hashlib.sha256(seed.encode()).digest()))
+        chosen_a = rng.integers(0, k, size=resamples * k)
+        counts = sizes[chosen_a]
+        u = rng.random(int(counts.sum()))
+    flat = np.repeat(offsets[chosen_a], counts) + (u * np.repeat(counts, counts)).astype(np.intp)
+    return flat, counts.reshape(resamples, k).sum(axis=1)
+
+
+def _medians(values, flat, lengths) -> list[float]:
+    """The median of each resample (statistics.median's: the middle value, or the mean of
+    the two middle ones), from counts of the drawn values' ranks: no sort per resample."""
+    import numpy as np
+
+    n = len(values)
+    order = np.argsort(values, kind="stable")
+    ranked = values[order]
+    rank = np.empty(n, dtype=np.intp)
+    rank[order] = np.arange(n)
+    ends = np.cumsum(lengths)
+    out: list[float] = []
+    rows = max(1, (1 << 22) // max(n, 1))            # counts of ≤ 4 M cells at a time
+    for a in range(0, len(lengths), rows):
+        b = min(a + rows, len(lengths))
+        lo, hi = (ends[a] - lengths[a]), ends[b - 1]
+        which = np.repeat(np.arange(b - a), lengths[a:b])
+        counts = np.bincount(which * n + rank[flat[lo:hi]], minlength=(b - a) * n)
+        cum = counts.reshape(b - a, n).cumsum(axis=1)
+        size = lengths[a:b]
+        low = (cum <= ((size - 1) // 2)[:, None]).sum(axis=1)   # ranks of the middle two
+        high = (cum <= (size // 2)[:, None]).sum(axis=1)
+        out += ((ranked[low] + ranked[high]) / 2).tolist()
     return out
+
+
+def thinned(groups: list[list[float]], cap: int = MAX_RESAMPLED
+            ) -> tuple[list[list[float]], str | None]:
+    """The values a point's bootstrap resamples: all of them up to `cap`; beyond, every
+    n-th repeat (when there are more than cap / 2) and every n-th second of each kept one
+    (in time order, the first kept), with a sentence saying exactly that (None: all)."""
+    total = sum(len(g) for g in groups)
+    if total <= cap:
+        return groups, None
+    step_r = math.ceil(len(groups) / (cap // 2)) if len(groups) > cap // 2 else 1
+    kept = groups[::step_r]
+    in_kept = sum(len(g) for g in kept)
+    step_s = math.ceil(in_kept / cap) if in_kept > cap else 1
+    kept = [g[::step_s] for g in kept]
+    used = sum(len(g) for g in kept)
+    seconds = f"every {_nth(step_s)} measured second" if step_s > 1 else \
+        "every measured second"
+    repeats = f"every {_nth(step_r)} repeat: {len(kept):,} of {len(groups):,}" \
+        if step_r > 1 else "every repeat"
+    return kept, (f"the interval resamples {used:,} of the {total:,} measured values "
+                  f"({seconds} of {repeats}), a cap on the bootstrap's work; the estimate "
+                  f"uses all of them; the interval is the one {used:,} values would give, "
+                  "wider than one over all")
+
+
+def _nth(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
 
 
 def percentile_interval(dist: list[float], confidence: float = CONFIDENCE
@@ -257,6 +410,7 @@ class Estimate:
     value: float
     interval: tuple[float, float] | None   # None: too little data for an interval
     dist: list[float]
+    subsampled: str | None = None          # what the interval resampled, if not all (thinned)
 
     @property
     def halfwidth_pct(self) -> float | None:
@@ -267,13 +421,14 @@ class Estimate:
 
 
 def estimate(groups: list[list[float]], statistic: Callable[[Sequence[float]], float],
-             seed: str) -> Estimate:
+             seed: str, cap: int = MAX_RESAMPLED) -> Estimate:
     pooled = [v for g in groups for v in g]
     value = statistic(pooled)
     if len(pooled) < 2:
         return Estimate(value, None, [])
-    dist = bootstrap(groups, statistic, seed)
-    return Estimate(value, percentile_interval(dist), dist)
+    resampled, note = thinned(groups, cap)
+    dist = bootstrap(resampled, statistic, seed)
+    return Estimate(value, percentile_interval(dist), dist, note)
 
 
 def compare(mine: Estimate, base: Estimate) -> dict:
@@ -352,14 +507,26 @@ def histogram(slot: dict) -> list[tuple[int, int]]:
     return [(int(b), int(c)) for b, _, c in (x.partition(":") for x in text.split(",") if x)]
 
 
+def _pooled_bins(texts: list[str]) -> dict[int, int]:
+    """The slots' histograms added up, bin by bin. All texts parsed at once by numpy (a
+    rotating run of thousands of rounds holds millions of bins; the report pools them for
+    every point and every process pair)."""
+    import numpy as np
+
+    text = ",".join(t.strip(",") for t in texts if t.strip(","))
+    if not text:
+        return {}
+    pairs = np.array(text.replace(":", ",").split(","), dtype=np.int64).reshape(-1, 2)
+    pairs = pairs[np.argsort(pairs[:, 0], kind="stable")]
+    starts = np.flatnonzero(np.r_[True, pairs[1:, 0] != pairs[:-1, 0]])
+    sums = np.add.reduceat(pairs[:, 1], starts)          # in integers: exact
+    return {int(b): int(c) for b, c in zip(pairs[starts, 0], sums, strict=True) if c}
+
+
 def pooled_percentiles(slots: list[dict], quantiles=(0.5, 0.9, 0.99, 0.999)) -> dict | None:
     """True sample percentiles over every measured round trip of the slots, from their 1 %
     histograms (nearest rank; each bin's geometric centre, so within ±0.5 %)."""
-    bins: dict[int, int] = {}
-    for s in slots:
-        if usable(s):
-            for b, c in histogram(s):
-                bins[b] = bins.get(b, 0) + c
+    bins = _pooled_bins([s.get("hist") or "" for s in slots if usable(s)])
     total = sum(bins.values())
     if not total:
         return None

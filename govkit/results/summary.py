@@ -44,13 +44,13 @@ class Summarizer:
     def __init__(self) -> None:
         self._cache: dict[tuple, tuple[tuple, stats.Estimate]] = {}
 
-    def point_estimate(self, key: tuple, fmt: stats.RowFormat, groups: list[list[float]]
-                       ) -> stats.Estimate:
-        signature = tuple(tuple(g) for g in groups)
+    def point_estimate(self, key: tuple, fmt: stats.RowFormat, groups: list[list[float]],
+                       cap: int = stats.MAX_RESAMPLED) -> stats.Estimate:
+        signature = (cap, tuple(tuple(g) for g in groups))
         hit = self._cache.get(key)
         if hit is None or hit[0] != signature:
             seed = "govkit/" + "/".join(map(str, key))
-            hit = (signature, stats.estimate(groups, fmt.pooled, seed))
+            hit = (signature, stats.estimate(groups, fmt.pooled, seed, cap))
             self._cache[key] = hit
         return hit[1]
 
@@ -73,13 +73,16 @@ def summarize(doc: dict, summarizer: Summarizer | None = None) -> list[dict]:
     paired_overheads = rotation_overheads(doc, summarizer)
 
     estimates: dict[tuple, tuple[stats.RowFormat, stats.Estimate, list[list[float]]]] = {}
+    measured_points = sum(1 for records in points.values()
+                          if any(r.get("status") == "ok" for r in records))
+    cap = resample_cap(measured_points)
     for key, records in points.items():
         ok = sorted((r for r in records if r.get("status") == "ok"),
                     key=lambda r: r.get("repeat", 0))
         if ok:
             fmt = stats.row_format(ok[0]["raw"]["format"])
             groups = [stats.repeat_values(r) for r in ok]
-            estimates[key] = (fmt, summarizer.point_estimate(key, fmt, groups), groups)
+            estimates[key] = (fmt, summarizer.point_estimate(key, fmt, groups, cap), groups)
 
     order = {p.name: i for i, p in enumerate(PROFILES)}
     verdicts = wire_verdicts(doc)
@@ -145,9 +148,18 @@ def summarize(doc: dict, summarizer: Summarizer | None = None) -> list[dict]:
         row["flags"] = _flags(row, groups, ok, secured.get(profile, profile != BASELINE),
                               rot_target if rotated else target, fmt) \
             + _wire_flags(verdicts, profile)
+        if est.subsampled:
+            row["flags"].append(flag("subsampled_interval", est.subsampled))
         rows.append(row)
     add_variant_differences(rows, doc, summarizer)
     return [_rounded(row) for row in rows]
+
+
+def resample_cap(points: int) -> int:
+    """The most values each point's bootstrap resamples in a run of `points` points
+    (govkit.results.stats.thinned): the whole run's work stays bounded."""
+    return max(stats.MIN_RESAMPLED, min(stats.MAX_RESAMPLED,
+                                        stats.MAX_RESAMPLED_TOTAL // max(1, points)))
 
 
 # ------------------------------------------------------------ the rotating design's figures

@@ -51,6 +51,7 @@ _EXPORTS = {
     "prepare": "base",
     "process_placement": "base",
     "run_processes": "base",
+    "shown_path": "network",
     "sort_key": "network",
     "variants_of": "crypto",
 }

@@ -34,7 +34,7 @@ from pathlib import Path, PurePosixPath
 from govkit.common.errors import GovkitError
 from govkit.common.fsutil import write_atomic
 from govkit.runners.base import Bundle
-from govkit.runners.network import BENCH_NET, ROLES, Endpoint
+from govkit.runners.network import BENCH_NET, ROLES, Endpoint, check_ssh_target, shown_path
 
 _CAP_NET_ADMIN, _CAP_SYS_ADMIN = 12, 21
 _STALE_RE = re.compile(r"govkit-(\d+)-\d+-(pub|sub)")
@@ -190,9 +190,9 @@ class SshHost:
     prompt; host keys are checked as the user's ssh configuration says."""
 
     def __init__(self, role: str, target: str, ssh_config: Path | None = None) -> None:
-        self.role, self.target = role, target
-        self.argv = ("ssh", *(("-F", str(ssh_config)) if ssh_config else ()), "-o",
-                     "BatchMode=yes", "-o", "ConnectTimeout=10", target)
+        self.role, self.target = role, check_ssh_target(target, role)
+        self.argv = (*ssh_command(ssh_config), "-o", "BatchMode=yes", "-o",
+                     "ConnectTimeout=10", target)
         self.workdir: str | None = None
         self.ddsperf = self.plugins = None
         self.shipped: dict[Path, PurePosixPath] = {}
@@ -262,12 +262,18 @@ class SshHost:
                         ddsperf=self.ddsperf, plugins=self.plugins)
 
 
+def ssh_command(ssh_config: Path | None) -> tuple[str, ...]:
+    """`ssh [-F CONFIG]`: the start of every ssh command line govkit runs. The configuration
+    as an absolute path, so that no file name can look like an option."""
+    return ("ssh", *(("-F", os.path.abspath(ssh_config)) if ssh_config else ()))
+
+
 def resolve_host(target: str, ssh_config: Path | None) -> str:
     """The IPv4 address ssh would connect to for `target` (its config's HostName)."""
-    host = target.rsplit("@", 1)[-1]
+    host = check_ssh_target(target).rsplit("@", 1)[-1]
     try:
-        r = subprocess.run(["ssh", *(["-F", str(ssh_config)] if ssh_config else []), "-G",
-                            target], capture_output=True, text=True, timeout=10)
+        r = subprocess.run([*ssh_command(ssh_config), "-G", target], capture_output=True,
+                           text=True, timeout=10)
         host = next((line.split(None, 1)[1] for line in r.stdout.splitlines()
                      if line.startswith("hostname ")), host)
     except (OSError, subprocess.SubprocessError):
@@ -311,7 +317,7 @@ class NetPaths:
         if self.netns:
             check_netns_allowed()
         if self.ssh_config is not None and not Path(self.ssh_config).is_file():
-            raise GovkitError(f"--ssh-config {self.ssh_config}: no such file")
+            raise GovkitError(f"--ssh-config {shown_path(self.ssh_config)}: no such file")
 
     def plan(self) -> list[str]:
         """What setup and teardown run, as commands a user could copy (for --dry-run)."""

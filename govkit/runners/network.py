@@ -22,9 +22,11 @@ Pure data and parsing: nothing here touches the system.
 from __future__ import annotations
 
 import ipaddress
+import re
 from dataclasses import dataclass
 
 from govkit.common.errors import GovkitError
+from govkit.common.findings import quote_value
 
 TRANSPORTS = ("udp", "tcp", "tls")
 PATHS = ("lo", "netns", "hosts")
@@ -140,26 +142,66 @@ def networks(transports: list[str], paths: list[str], losses: list[float]) -> li
     return [Network(t, p, loss) for p in paths for t in transports for loss in losses]
 
 
+def shown(text: str) -> str:
+    """A user's value in an error line: quoted, control characters escaped, at most 40
+    characters of it (a value can be any length): one line, whatever it holds."""
+    return quote_value(text, 40)
+
+
+def shown_path(path) -> str:
+    """A path in an error line: as it is, or, if it holds a newline or another control
+    character, quoted with them escaped (the message stays one line)."""
+    text = str(path)
+    return text if text.isprintable() else quote_value(text, 200)
+
+
 def parse_roles(text: str | None, option: str) -> dict[str, str]:
-    """`pub=A,sub=B` (both roles, once each) for --hosts and --peer-address."""
+    """`pub=A,sub=B` (both roles, once each) for --hosts and --peer-address. Spaces around
+    the commas are allowed; no other whitespace and no control character anywhere (a
+    newline or tab would split an ssh argument or a configuration line)."""
     if text is None:
         return {}
+    bad = next((c for c in text if not c.isprintable() or (c.isspace() and c != " ")), None)
+    if bad is not None:
+        raise GovkitError(f"invalid {option} {shown(text)}: holds the control or whitespace "
+                          f"character {bad!r}")
     out: dict[str, str] = {}
     for part in text.split(","):
         role, sep, value = part.strip().partition("=")
         if not sep or role not in ROLES or not value.strip() or role in out:
-            raise GovkitError(f"invalid {option} {text!r}: use pub=…,sub=… (each once)")
+            raise GovkitError(f"invalid {option} {shown(text)}: use pub=…,sub=… (each once)")
         out[role] = value.strip()
     if set(out) != set(ROLES):
-        raise GovkitError(f"invalid {option} {text!r}: name both pub= and sub=")
+        raise GovkitError(f"invalid {option} {shown(text)}: name both pub= and sub=")
     return out
+
+
+# An ssh destination as --hosts takes it: [USER@]HOST of plain characters, the first of
+# each part a letter, digit or '_' (':' for an IPv6 host). Anything else could reach ssh as
+# an option (a leading '-'), as two arguments or lines (whitespace, control characters),
+# or through ssh's own %-expansion of the user and host names into a ProxyCommand or Match
+# exec shell command (OpenSSH before 9.6 passed shell characters through: CVE-2023-51385).
+_SSH_TARGET = re.compile(r"(?:[A-Za-z0-9_][A-Za-z0-9._-]{0,63}@)?"
+                         r"[A-Za-z0-9_:][A-Za-z0-9._:%-]{0,252}")
+
+
+def check_ssh_target(target: str, role: str = "") -> str:
+    """`target` if it is a destination ssh can only read as one (see _SSH_TARGET); else one
+    GovkitError line. Every ssh command line govkit builds goes through this (parse_hosts,
+    and again where the argv is made: govkit.runners.netpath)."""
+    if not isinstance(target, str) or not _SSH_TARGET.fullmatch(target):
+        where = f"{role}=" if role else ""
+        raise GovkitError(f"invalid --hosts {where}{shown(str(target))}: use USER@HOST, HOST "
+                          "or local (letters, digits, '.', '_', '-'; a name may not start "
+                          "with '-')")
+    return target
 
 
 def parse_hosts(text: str | None) -> dict[str, str]:
     hosts = parse_roles(text, "--hosts")
     for role, host in hosts.items():
-        if host != "local" and (host.startswith("-") or any(c.isspace() for c in host)):
-            raise GovkitError(f"invalid --hosts {role}={host!r}: use USER@HOST, HOST or local")
+        if host != "local":
+            check_ssh_target(host, role)
     if hosts and all(h == "local" for h in hosts.values()):
         raise GovkitError("--hosts: both sides are local; use --net lo or --net netns")
     return hosts
@@ -172,7 +214,7 @@ def parse_peer_addresses(text: str | None) -> dict[str, str]:
             if ipaddress.ip_address(addr).version != 4:
                 raise ValueError
         except ValueError:
-            raise GovkitError(f"invalid --peer-address {role}={addr!r}: an IPv4 address "
+            raise GovkitError(f"invalid --peer-address {role}={shown(addr)}: an IPv4 address "
                               "(Cyclone's udp and tcp transports here are IPv4)") from None
     return peers
 

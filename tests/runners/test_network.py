@@ -37,7 +37,7 @@ from govkit.runners.base import (
     run_processes,
 )
 from govkit.runners.ddsperf import DdsperfRunner, add_retransmissions
-from govkit.runners.netpath import NetPaths, refuse_foreign_keys
+from govkit.runners.netpath import NetPaths, SshHost, refuse_foreign_keys, resolve_host
 from govkit.runners.network import (
     Endpoint,
     Network,
@@ -79,6 +79,91 @@ def test_options_parse_and_bad_ones_are_one_clear_error():
                          (parse_peer_addresses, "pub=h,sub=198.18.0.1", "an IPv4 address")):
         with pytest.raises(GovkitError, match=msg.replace("(", r"\(").replace(".", r"\.")):
             fn(arg)
+
+
+# A host or peer spec that could reach ssh as something else than one destination, one
+# case per class (issue 23; tests/properties/test_hosts_fuzz.py fuzzes them): refused in
+# one line by the shared check (network.check_ssh_target, parse_roles), also where the
+# ssh argv is made (netpath.SshHost, resolve_host), so no caller can skip it.
+HOSTILE_HOSTS = {
+    "option": "-oProxyCommand=touch x",
+    "option after the user": "me@-oProxyCommand=x",
+    "option as the user": "-l@host",
+    "space": "me@a b",
+    "newline": "me@a\nb",
+    "tab": "me@a\tb",
+    "NUL": "me@a\x00b",
+    "escape sequence": "me@\x1b[31mb",
+    "DEL": "me@a\x7f",
+    "unicode line separator": "me@a\u2028b",
+    "non-breaking space": "me@a\u00a0b",
+    "command substitution": "me@$(id)",
+    "backticks": "me@`id`",
+    "semicolon": "me@a;b",
+    "quote": "me@a'b",
+    "percent expansion in the user": "%h@a",
+    "URI": "ssh://me@a",
+    "empty user": "@host",
+    "rich markup": "me@[/red]",
+    "too long": "a" * 300,
+}
+
+
+@pytest.mark.parametrize("what", sorted(HOSTILE_HOSTS))
+def test_hostile_host_specs_are_one_line_refusals(what):
+    target = HOSTILE_HOSTS[what]
+    with pytest.raises(GovkitError) as e:
+        parse_hosts(f"pub=local,sub={target}")
+    message = str(e.value)
+    assert message.startswith("invalid --hosts") and e.value.exit_code == 2
+    assert "\n" not in message and "\x00" not in message and len(message) < 300, message
+    # the argv builders refuse it too, whoever calls them
+    with pytest.raises(GovkitError, match="invalid --hosts"):
+        SshHost("sub", target)
+    with pytest.raises(GovkitError, match="invalid --hosts"):
+        resolve_host(target, None)
+
+
+@pytest.mark.parametrize("target", ["me@bench-b", "bench-b", "198.18.0.2", "me@198.18.0.2",
+                                    "fe80::1%lo", "::1", "first.last@host.example",
+                                    "u_1@h_2"])
+def test_ordinary_host_specs_are_taken(target):
+    assert parse_hosts(f"pub=local, sub={target}") == {"pub": "local", "sub": target}
+
+
+@pytest.mark.parametrize("spec", ["pub=198.18.0.1,sub=198.18.0.2\n", "pub=198.18.0.1\t,"
+                                  "sub=198.18.0.2", "pub=198.18.0.1,sub=198.18.0.2\x00"])
+def test_control_characters_anywhere_in_a_role_list_are_refused(spec):
+    with pytest.raises(GovkitError, match="holds the control or whitespace character"):
+        parse_peer_addresses(spec)
+
+
+def test_ssh_config_reaches_ssh_as_an_absolute_path(tmp_path, monkeypatch):
+    """A configuration file named like an option stays the value of -F."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "-oProxyCommand=x").write_text("Host *\n")
+    host = SshHost("sub", "me@b", Path("-oProxyCommand=x"))
+    assert host.argv[:3] == ("ssh", "-F", str(tmp_path / "-oProxyCommand=x"))
+    assert host.argv[-1] == "me@b"
+
+
+@pytest.mark.parametrize("name", ["a b\nc", "x\ry", "e\x1b[31m", "tab\there"])
+def test_paths_with_control_characters_stay_one_line(tmp_path, monkeypatch, name):
+    """--ssh-config, --out, --ca and --build in an error line: a newline in the path is
+    shown escaped, not as a second line (found by tests/properties/test_hosts_fuzz.py)."""
+    from govkit.bench.options import BenchOptions
+    from govkit.catalog.profiles import PROFILES
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / f"{name}-file").write_text("")
+    for kwargs in ({"ssh_config": Path(name)}, {"out": Path(f"{name}-file")},
+                   {"ca": Path(f"{name}-file")}, {"build": Path(f"{name}-file")}):
+        with pytest.raises(GovkitError) as e:
+            BenchOptions(profiles=[PROFILES[0]], **kwargs).check_paths()
+        assert "\n" not in str(e.value) and "\r" not in str(e.value), kwargs
+        assert str(e.value).isprintable(), kwargs
+    with pytest.raises(GovkitError) as e:
+        NetPaths(["hosts"], {"pub": "local", "sub": "b"}, None, Path(name)).check()
+    assert str(e.value).isprintable() and "no such file" in str(e.value)
 
 
 def test_cli_refuses_bad_network_options_with_exit_2(tmp_path):

@@ -1,0 +1,233 @@
+"""`govkit report` on large but valid results.json (issue 23, item 9): tens of thousands of
+per-second rows or repeats, hundreds of profiles or sizes, a 200,000-character profile
+name, thousands of rotation rounds (tests/helpers/large_results.py makes them). The report's
+work is bounded (benchmarks/bench_report.py measures it); here, what it shows is checked:
+every point in the tables under its full name, plots within their limits and saying what
+they left out, intervals from a subsample saying so, and the vectorised bootstrap giving
+exactly what the loop it replaced gave.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import statistics
+from pathlib import Path
+
+import lxml.html
+import pytest
+from helpers.html import text
+from helpers.large_results import shapes
+
+from govkit.report.plots import MAX_LABEL, MAX_PROFILES_DRAWN, MAX_SIZES_DRAWN, short_name
+from govkit.report.run import write_report
+from govkit.results import stats
+from govkit.results.check import check_results
+from govkit.results.summary import resample_cap, summarize
+
+SHAPES = shapes()
+
+
+def reference_bootstrap(groups, statistic, seed, resamples=stats.BOOTSTRAP_RESAMPLES):
+    """The pure-Python loop stats.bootstrap replaced (govkit before issue 23, item 9)."""
+    rand = random.Random(seed).random
+    k = len(groups)
+    out = []
+    for _ in range(resamples):
+        pooled = []
+        for _ in range(k):
+            g = groups[int(rand() * k)]
+            m = len(g)
+            pooled += [g[int(rand() * m)] for _ in range(m)]
+        out.append(statistic(pooled))
+    return out
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory):
+    """Each shape's report, written once: (doc, parsed report.html, summary.md)."""
+    out = {}
+
+    def get(name):
+        if name not in out:
+            d = tmp_path_factory.mktemp(name)
+            (d / "results.json").write_text(json.dumps(SHAPES[name]))
+            html, md = write_report(d)
+            out[name] = (SHAPES[name], lxml.html.fromstring(html.read_bytes()),
+                         md.read_text())
+        return out[name]
+    return get
+
+
+def _svg_texts(page, key) -> list[str]:
+    return [t.text_content() for t in page.xpath(f'//figure[@id="{key}"]//svg//text')]
+
+
+def _caption(page, key) -> str:
+    return text(page.xpath(f'//figure[@id="{key}"]/figcaption')[0])
+
+
+# ------------------------------------------------------------------- the bootstrap
+
+
+@pytest.mark.parametrize("lengths", [[5, 5, 5], [1], [7], [3, 8, 2, 5], [1, 1, 2],
+                                     [30] * 4, [2] * 40, [1, 3] * 20])
+@pytest.mark.parametrize("statistic", [statistics.median, statistics.fmean, max])
+def test_bootstrap_gives_what_the_loop_gave(lengths, statistic):
+    """Value for value, for equal and unequal repeats: an interval an earlier govkit stored
+    is recomputed unchanged (the report would otherwise say the stored figures differ)."""
+    rand = random.Random(len(lengths))
+    groups = [[round(rand.uniform(10, 20), 3) for _ in range(n)] for n in lengths]
+    groups[0][0] = groups[-1][-1]               # ties among the values
+    seed = f"govkit/x/{lengths}"
+    assert stats.bootstrap(groups, statistic, seed, 300) == \
+        reference_bootstrap(groups, statistic, seed, 300)
+
+
+def test_bootstrap_beyond_the_exact_stream_resamples_the_same_way():
+    """More than EXACT_GROUPS repeats of unequal lengths: numpy's generator makes the
+    draws; each resample is still k repeats drawn, then each one's values drawn."""
+    groups = [[float(i)] * (1 + i % 3) for i in range(stats.EXACT_GROUPS + 10)]
+    dist = stats.bootstrap(groups, len, "govkit/many", 500)      # len: values per resample
+    assert dist == stats.bootstrap(groups, len, "govkit/many", 500)      # seeded
+    k = len(groups)
+    assert all(k <= n <= 3 * k for n in dist)
+    assert abs(statistics.fmean(dist) - 2 * k) < 0.05 * k       # E[len] = k × mean length
+    means = stats.bootstrap(groups, statistics.fmean, "govkit/many", 500)
+    pooled = statistics.fmean([v for g in groups for v in g])
+    lo, hi = stats.percentile_interval(means)
+    assert lo < pooled < hi
+
+
+def test_thinned_keeps_every_nth_value_and_says_so():
+    groups = [list(range(r * 1000, r * 1000 + 900)) for r in range(4)]     # 3600 values
+    kept, note = stats.thinned(groups, 1000)
+    assert kept == [g[::4] for g in groups]
+    assert note.startswith("the interval resamples 900 of the 3,600 measured values "
+                           "(every 4th measured second of every repeat), ")
+    assert stats.thinned(groups, 3600) == (groups, None)
+    many = [[1.0, 2.0]] * 5000                                          # 10,000 repeats
+    kept, note = stats.thinned(many, 1000)
+    assert len(kept) == 500 and sum(map(len, kept)) <= 1000
+    assert "(every measured second of every 10th repeat: 500 of 5,000)" in note
+
+
+def test_resample_cap_bounds_the_run():
+    assert resample_cap(1) == stats.MAX_RESAMPLED
+    assert resample_cap(16) == stats.MAX_RESAMPLED
+    assert resample_cap(56) >= 8 * 30            # 8 × 7 points of 8 × 30 s: all
+    assert resample_cap(100) == stats.MAX_RESAMPLED_TOTAL // 100
+    assert resample_cap(10 ** 6) == stats.MIN_RESAMPLED
+
+
+# ------------------------------------------------------------------ the documents
+
+
+@pytest.mark.parametrize("name", sorted(SHAPES))
+def test_generated_documents_are_valid(name):
+    check_results(SHAPES[name])
+
+
+def test_many_seconds_interval_is_subsampled_and_says_so(reports):
+    doc, page, md = reports("many_seconds")
+    rows = summarize(doc)
+    assert len(rows) == 3 * 2
+    for row in rows:
+        assert row["seconds"] == 4 * 1500
+        flags = {f["code"]: f["reason"] for f in row["flags"]}
+        assert flags["subsampled_interval"].startswith(
+            "the interval resamples 1,000 of the 6,000 measured values (every 6th measured "
+            "second of every repeat)")
+        lo, hi = row["ci95"]
+        assert lo <= row["estimate"] <= hi
+    method = text(page.get_element_by_id("interval"))
+    assert stats.SUBSAMPLE_METHOD in method
+    assert "subsampled_interval" in _caption(page, "fig-latency")
+    assert "CI subsampled" in md and "the interval resamples 1,000 of the 6,000" in md
+
+
+def test_many_repeats(reports):
+    doc, page, _ = reports("many_repeats")
+    rows = summarize(doc)
+    assert [r["repeats"] for r in rows] == [10_000, 10_000]
+    note = next(f["reason"] for f in rows[0]["flags"] if f["code"] == "subsampled_interval")
+    assert "(every measured second of every 20th repeat: 500 of 10,000)" in note
+    # every repeat is still in the repeat table, with its figures
+    assert len(page.xpath('//*[@id="repeats"]//tbody/tr')) >= 20_000
+
+
+def test_many_profiles_every_one_in_the_tables_a_dozen_in_the_plots(reports):
+    doc, page, _ = reports("many_profiles")
+    names = [p["name"] for p in doc["profiles"]]
+    shown = page.xpath('//table[@id="headline-table"]/tbody/tr/@data-profile')
+    assert set(shown) == set(names)
+    legend = _svg_texts(page, "fig-latency")
+    drawn = [n for n in names if n in legend]
+    assert drawn == names[:MAX_PROFILES_DRAWN + 1]          # none + the first secured ones
+    caption = _caption(page, "fig-latency")
+    assert f"latency: {MAX_PROFILES_DRAWN} of the 299 secured profiles" in caption
+    assert "The tables list every point." in caption
+    overhead = _svg_texts(page, "fig-overhead")
+    assert names[MAX_PROFILES_DRAWN] in overhead and names[MAX_PROFILES_DRAWN + 1] \
+        not in overhead
+
+
+def test_many_sizes_every_one_in_the_tables_some_in_the_plots(reports):
+    doc, page, _ = reports("many_sizes")
+    sizes = doc["settings"]["sizes"]
+    rows = page.xpath('//table[@id="headline-table"]/tbody/tr[@data-profile="none"]')
+    assert len(rows) == len(sizes)
+    ticks = [t for t in _svg_texts(page, "fig-overhead") if t.endswith(" B")]
+    assert len(ticks) == MAX_SIZES_DRAWN
+    assert ticks[0] == f"{sizes[0]} B" and ticks[-1] == f"{sizes[-1]} B"
+    assert f"latency: {MAX_SIZES_DRAWN} of the {len(sizes)} sizes (evenly spaced" in \
+        _caption(page, "fig-overhead")
+
+
+def test_long_profile_name_whole_in_tables_short_in_plots(reports):
+    doc, page, md = reports("long_name")
+    name = doc["profiles"][1]["name"]
+    assert len(name) == 200_000
+    assert page.xpath(f'//table[@id="headline-table"]/tbody/tr[@data-profile="{name}"]')
+    assert name in md
+    for key in ("fig-latency", "fig-overhead", "fig-throughput"):
+        texts = _svg_texts(page, key)
+        assert short_name(name) in texts, key
+        assert max(map(len, texts)) <= MAX_LABEL + 40, key     # titles, not the name
+    assert len(short_name(name)) == MAX_LABEL and short_name(name).startswith("ppp")
+    assert "\u2026" in short_name(name) and short_name("rtps_sign") == "rtps_sign"
+
+
+def test_many_rounds_rotation(reports):
+    doc, page, _ = reports("many_rounds")
+    rows = summarize(doc)
+    assert {r["rounds"] for r in rows} == {3000}
+    secured = [r for r in rows if r["profile"] != "none"]
+    assert secured and all(r["vs_none"] and r["vs_none"]["ratio_ci95"] for r in secured)
+    assert page.get_element_by_id("fig-latency") is not None
+
+
+def test_many_arms_rotation(reports):
+    doc, page, _ = reports("many_arms")
+    names = {p["name"] for p in doc["profiles"]}
+    shown = set(page.xpath('//table[@id="headline-table"]/tbody/tr/@data-profile'))
+    assert names <= shown | {"none"}
+    assert "secured profiles (the first in catalog order)" in _caption(page, "fig-latency")
+
+
+def test_old_design_throughput(reports):
+    doc, page, _ = reports("throughput_v2")
+    rows = summarize(doc)
+    assert all(r["mode"] == "throughput" and r["seconds"] == 9000 for r in rows)
+    assert all(any(f["code"] == "subsampled_interval" for f in r["flags"]) for r in rows)
+    assert page.get_element_by_id("fig-throughput") is not None
+
+
+def test_small_runs_are_not_subsampled():
+    """The recorded fixtures (a few repeats of a few seconds): every value resampled, no
+    note, and the method text as the run recorded it."""
+    data = Path(__file__).parent.parent / "data" / "report"
+    for name in ("full", "throughput", "wire", "rotation"):
+        doc = json.loads((data / name / "results.json").read_text())
+        for row in summarize(doc):
+            assert "subsampled_interval" not in {f["code"] for f in row["flags"]}, name
