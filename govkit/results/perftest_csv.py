@@ -54,16 +54,28 @@ THROUGHPUT_COLUMNS = (
 )
 
 
-def to_csv(rows: list[dict], mode: str) -> str:
-    """Perftest-style summary columns, one line per size and repeat."""
+# Perftest's own "CPU (%)": the CPU time of the process that writes the file (the
+# publisher's for latency, the subscriber's for throughput: lat_…_pub, thr_…_sub) over the
+# wall time times the machine's processors (perftest's CpuMonitor counts /proc/cpuinfo's),
+# so 100 % is the whole machine; govkit's own columns beside it give % of one core.
+PERFTEST_CPU = "CPU (%)"
+_CPU_SIDE = {"latency": "cpu_pct_ping", "throughput": "cpu_pct_pong"}
+
+
+def to_csv(rows: list[dict], mode: str, processors: int | None = None) -> str:
+    """Perftest-style summary columns, one line per size and repeat; `processors` (the
+    machine's, results.json's environment.cores) fills perftest's "CPU (%)"."""
     columns = LATENCY_COLUMNS if mode == "latency" else THROUGHPUT_COLUMNS
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
-    w.writerow([title for title, _ in columns])
+    w.writerow([title for title, _ in columns] + [PERFTEST_CPU])
     for r in sorted(rows, key=lambda r: (r["size"], r.get("repeat", 0))):
         figures, count = stats.repeat_figures(r)
+        core_pct = figures.get(_CPU_SIDE[mode])
+        whole = core_pct / processors if core_pct is not None and processors else None
         w.writerow([r["size"], r.get("repeat", 0), "" if count is None else count]
-                   + [_csv_number(figures.get(key)) for _, key in columns[3:]])
+                   + [_csv_number(figures.get(key)) for _, key in columns[3:]]
+                   + [_csv_number(whole)])
     return out.getvalue()
 
 

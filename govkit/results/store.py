@@ -150,8 +150,10 @@ class ResultStore:
         for r in all_records(self.doc):
             if r.get("status") == "ok":
                 groups.setdefault((r["profile"], r["mode"], Network.of(r)), []).append(r)
+        processors = (self.doc.get("environment") or {}).get("cores")
         for (profile, mode, net), rows in groups.items():
-            write_atomic(self.directory / csv_name(profile, mode, net), to_csv(rows, mode))
+            write_atomic(self.directory / csv_name(profile, mode, net),
+                         to_csv(rows, mode, processors if isinstance(processors, int) else None))
 
 
 MAX_DEPTH = 32       # results.json nests 5 deep; deeper is not ours

@@ -157,6 +157,10 @@ def test_rotating_run_end_to_end(tmp_path):
     for side in ("ping", "pong"):
         column = header.split(",").index(f"CPU of the {side} process (% of a core)")
         assert float(first.split(",")[column]) > 0
+    # perftest's own CPU column: the publisher's, as % of the whole machine
+    ping = float(first.split(",")[header.split(",").index("CPU of the ping process (% of a core)")])
+    whole = float(first.split(",")[header.split(",").index("CPU (%)")])
+    assert whole == pytest.approx(ping / doc["environment"]["cores"], abs=0.01)
     # `govkit report` recomputes the same figures
     again = subprocess.run([GOVKIT, "report", "res"], cwd=tmp_path, capture_output=True,
                            text=True, timeout=120)
