@@ -94,6 +94,7 @@ def _settings(opts: BenchOptions, runner, pin: Pinning, realtime: tuple[bool, st
             "warmup_s": opts.warmup if runner.per_second else 0, "pin": opts.pin,
             "cpus": pin.to_json(), "pinning": pin.note, "realtime": realtime[0],
             "scheduling": realtime[1], "cpus_kept_awake": opts.keep_awake,
+            "throughput_by_rotation": opts.rotate_throughput,
             "idle": AWAKE_METHOD if opts.keep_awake else IDLE_METHOD,
             "min_repeats": opts.repeat,
             "max_repeats": opts.max_repeat, "target_ci_pct": opts.target_ci,
@@ -172,7 +173,7 @@ def _run_bench(opts: BenchOptions, console) -> BenchOutcome:
     store.set_signed_files([h for b in bundles.values() for h in bundle_hashes(b)])
     store.save()
     seed = store.doc["settings"]["seed"]
-    repeated = [c for c in cells if not rotates(runner, c)]
+    repeated = [c for c in cells if not rotates(runner, c, opts.rotate_throughput)]
     if repeated:        # (the rotation says its own shape when it starts)
         console.print(f"{len(repeated)} point(s) × {opts.repeat}–{opts.max_repeat} "
                       f"repeats of {settings['warmup_s']} s warm-up + {opts.duration} s; "
@@ -195,7 +196,7 @@ def _run_bench(opts: BenchOptions, console) -> BenchOutcome:
             outcome.interrupted = wire_phase(opts, runner, cells, bundles, pin,
                                              store.directory / "config", console, done,
                                              store.add_wire, store.directory / "wire")
-        rotated = [c for c in cells if rotates(runner, c)]
+        rotated = [c for c in cells if rotates(runner, c, opts.rotate_throughput)]
         if rotated and not outcome.interrupted:
             outcome = _rotate(opts, runner, store, rotated, bundles, pin, seed, console,
                               started, load)
@@ -224,12 +225,14 @@ def _run_bench(opts: BenchOptions, console) -> BenchOutcome:
     return outcome
 
 
-def rotates(runner, cell: Cell) -> bool:
+def rotates(runner, cell: Cell, throughput: bool = False) -> bool:
     """Whether the point is measured by rotation (govkit.bench.rotation): latency points of a
-    runner that can (and throughput points of one whose program has throughput slots), on
-    the default network."""
-    modes = {"latency"} | ({"throughput"} if getattr(runner, "rotates_throughput", False)
-                           else set())
+    runner that can, and with --rotate-throughput throughput points of one whose program
+    has throughput slots, on the default network. Throughput rotation is not the default:
+    its rates are 0.64-0.76 of a lone ddsperf pub/sub pair's in benchmarks/
+    rotation_fidelity.py (2026-12-02), so throughput points run ddsperf per repeat."""
+    modes = {"latency"} | ({"throughput"} if throughput and getattr(
+        runner, "rotates_throughput", False) else set())
     return getattr(runner, "rotates", False) and cell.mode in modes \
         and cell.network == DEFAULT
 

@@ -139,6 +139,11 @@ def bench(
     realtime: Annotated[bool, typer.Option(
         "--realtime/--no-realtime", help="Run latency repeats SCHED_FIFO where permitted "
                                          "(keeps other programs off their CPUs).")] = True,
+    rotate_throughput: Annotated[bool, typer.Option(
+        "--rotate-throughput", help="Measure throughput points by rotation too (the "
+                                    "program's throughput slots, paired like latency). Not "
+                                    "the default: its rates are not yet a lone ddsperf "
+                                    "pair's (docs/background/method.md).")] = False,
     allow_idle: Annotated[bool, typer.Option(
         "--allow-idle", help="Let the measured CPUs halt when idle. Default: a lowest-"
                              "priority spinner keeps each awake while measuring, so an idle "
@@ -235,6 +240,7 @@ def bench(
         budget=run(parse_budget, budget) if budget is not None
         else default_budget(len(chosen_sizes)), seed=seed, out=out_dir, ca=ca, build=build,
         resume=resume, pin=pin, realtime=realtime, keep_awake=not allow_idle,
+        rotate_throughput=rotate_throughput,
         dry_run=dry_run,
         runner_options={"perftest": perftest} if perftest else {},
         command=" ".join(["govkit", *sys.argv[1:]]),

@@ -6,9 +6,9 @@ govkit.runners.cyclone_build), one or
 more per profile, each on a domain of its own, driven through short slots. Everything else
 is ddsperf's: the same Cyclone DDS library, the same configuration files (one per profile
 and side) and the same signed bundle (cyclone_perf speaks ddsperf's type and topics).
-Throughput points rotate too (cyclone_perf's throughput slots, on ddsperf's data topic);
-points on other networks and `--wire` captures run `ddsperf` exactly as `--runner ddsperf`
-does.
+With --rotate-throughput, throughput points rotate too (cyclone_perf's throughput slots,
+on ddsperf's data topic); otherwise they, points on other networks and `--wire` captures
+run `ddsperf` exactly as `--runner ddsperf` does.
 """
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ SLOT_METHOD = (
     "apart, every other one is a sample; per slot the exact mean, min, 50/90/99 % "
     "(nearest rank), max and a 1 % histogram of all its samples.")
 THROUGHPUT_SLOT_METHOD = (
-    "Throughput: the same long-lived pairs, in throughput slots: ping writes on ddsperf's "
+    "Throughput with --rotate-throughput: the same long-lived pairs, in throughput slots: "
+    "ping writes on ddsperf's "
     "data topic (reliable, KEEP_ALL, at most 10000 samples) as fast as the writer lets it, "
     "unflushed (ddsperf's `pub` at no rate), then an end marker, then waits until pong has "
     "acknowledged every sample, so no slot's traffic runs into the next; pong takes in its "
@@ -41,8 +42,8 @@ DISCOVERY_METHOD = (
     "each with a writer and a reader on ddsperf's ping topic (reliable, KEEP_LAST 1), taking "
     "turns at the pair's two identities; each reports when both its endpoints have matched "
     "the other N - 1 participants, timed from before its participant's creation.")
-METHOD = (f"{SLOT_METHOD} {THROUGHPUT_SLOT_METHOD} {DISCOVERY_METHOD} Points on other "
-          f"networks and --wire captures: {DDSPERF_METHOD}")
+METHOD = (f"{SLOT_METHOD} {THROUGHPUT_SLOT_METHOD} {DISCOVERY_METHOD} Throughput points "
+          f"otherwise, points on other networks and --wire captures: {DDSPERF_METHOD}")
 
 
 class CycloneRunner(DdsperfRunner):

@@ -8,8 +8,9 @@ Fast DDS process can be paired with a Cyclone ddsperf one (tests/integration/tes
 Latency by rotation (govkit.bench.rotation, as for the default runner `cyclone`): long-lived
 `fastdds_perf -S pong` / `fastdds_perf -S ping` pairs driven through short slots. The
 program's per-second mode (`fastdds_perf pong` and `fastdds_perf ping S`) stays for pairing
-with ddsperf across vendors. Throughput rotates too: the same pairs get throughput slots
-(`tput`/`count`, cyclone_perf's protocol). Points on other networks would run
+with ddsperf across vendors. With --rotate-throughput, throughput rotates too: the same
+pairs get throughput slots (`tput`/`count`, cyclone_perf's protocol). Otherwise throughput
+points run
 `fastdds_perf sub` and `fastdds_perf pub S` per repeat: the subscriber prints one line per
 second from the moment its peer matched, handed over as the runner-neutral per-second rows
 of govkit.results.stats, the same rows ddsperf's give.
@@ -51,12 +52,13 @@ METHOD = (
     "trip / 2 (monotonic clock). Every pair stays up for the whole run and ping-pongs only "
     "when govkit gives it a slot: round trips sent in the slot's settle time are kept apart, "
     "every other one is a sample; per slot the exact mean, min, 50/90/99 % (nearest rank), "
-    "max and a 1 % histogram of all its samples. Throughput by rotation: the same pairs in "
+    "max and a 1 % histogram of all its samples. Throughput by rotation (--rotate-"
+    "throughput): the same pairs in "
     "throughput slots: ping writes on the data topic (reliable, keep-all, at most 100 "
     "samples, heartbeats every 10 ms) as fast as the writer lets it, then an end marker, "
     "then waits until pong acknowledged every sample; pong counts the samples written after "
     "the settle time, and the slot's rate is those arriving after the first of them over "
-    "the time from the first arrival to the last. Per repeat (other networks): "
+    "the time from the first arrival to the last. Per repeat (the default): "
     "'fastdds_perf pub S' "
     "(reliable, keep-all, as fast as it can) into 'fastdds_perf sub', one line per second "
     "from the match on (samples, lost samples (sequence gaps), samples/s and Mb/s = samples "

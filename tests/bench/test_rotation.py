@@ -194,7 +194,7 @@ def test_throughput_rotates_beside_latency(tmp_path):
     # --mode both: one lane per mode in every round, the same long-lived pairs
     r = subprocess.run([GOVKIT, "bench", "--profile", "none", "--profile", "rtps_encrypt",
                         "--mode", "both", "--sizes", "4096", "--rounds", "3", "--budget", "1",
-                        "--out", "res", "--allow-idle"],
+                        "--out", "res", "--allow-idle", "--rotate-throughput"],
                        cwd=tmp_path, capture_output=True, text=True, timeout=300,
                        stdin=subprocess.DEVNULL)
     assert r.returncode == 0, r.stdout + r.stderr

@@ -624,7 +624,8 @@ def test_throughput_rotates_on_fastdds(tmp_path):
     govkit = str(Path(sys.executable).parent / "govkit")
     out = subprocess.run([govkit, "bench", "--runner", "fastdds", "--profile", "none",
                           "--profile", "rtps_encrypt", "--mode", "throughput", "--sizes", "1024",
-                          "--rounds", "3", "--budget", "1", "--no-report", "--out", "res"],
+                          "--rounds", "3", "--budget", "1", "--no-report", "--out", "res",
+                          "--rotate-throughput"],
                          cwd=tmp_path, capture_output=True, text=True, timeout=300,
                          stdin=subprocess.DEVNULL)
     assert out.returncode == 0, out.stdout + out.stderr
