@@ -3,6 +3,7 @@ GOVKIT_REQUIRE (skips for a missing prerequisite become failures; see tests/help
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,12 @@ SHARED_SKIP_REASON = missing("shared", "../shared not found: reference corpus/se
 
 
 def pytest_configure(config):
+    # A shell without job control starts a background command (`cmd &` in a script) with
+    # SIGINT ignored, and every process it starts inherits that: the tests that stop govkit
+    # or a remote process with SIGINT would find it ignored (exit 0, not 130). A handler
+    # here is reset to the default in each child at exec; an ignored signal is not.
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         config._govkit_required = required()
     except ValueError as e:

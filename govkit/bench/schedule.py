@@ -279,7 +279,6 @@ def _dry_run(opts: BenchOptions, runner, cells: list[Cell], seed: int, pin: Pinn
     lines = [f"# {pin.note}; {scheduling}; order seed {seed}; config files would go to "
              f"{workdir}/"]
     lines += paths.plan()
-    lines.append("# while measuring, " + (AWAKE_METHOD if opts.keep_awake else IDLE_METHOD))
     if opts.variants:
         lines.append("# --cipher/--rekey: the rotation runs every secured profile once per "
                      "variant (" + ", ".join(v.name for v in opts.variants) + "), its pairs "
@@ -296,6 +295,7 @@ def _dry_run(opts: BenchOptions, runner, cells: list[Cell], seed: int, pin: Pinn
                         f"{opts.wire_interface} and not measured")
     lines.append(f"# then up to {opts.max_repeat} repeats of points whose 95% interval is "
                  f"wider than ±{opts.target_ci:g}%, while within {opts.budget} s")
+    lines.append("# while measuring, " + (AWAKE_METHOD if opts.keep_awake else IDLE_METHOD))
     return BenchOutcome(None, dry_run_lines=lines)
 
 
