@@ -492,18 +492,24 @@ static int64_t ns_between(SteadyClock::time_point a, SteadyClock::time_point b)
     return std::chrono::duration_cast<std::chrono::nanoseconds>(b - a).count();
 }
 
-// Ping: measures the round trip of each ping and sends the next one at once (as ddsperf).
-class Pinger : public DataReaderListener
+// Every reader here records its matches the same way (has_match, most_matches).
+class MatchedReader : public DataReaderListener
 {
 public:
-
-    DataWriter* writer = nullptr;
-    KeyedSeq sample;                  // the ping in flight; a pong echoes it
 
     void on_subscription_matched(DataReader* reader, const SubscriptionMatchedStatus& s) override
     {
         matched(reader, s.last_publication_handle, s.current_count_change);
     }
+};
+
+// Ping: measures the round trip of each ping and sends the next one at once (as ddsperf).
+class Pinger : public MatchedReader
+{
+public:
+
+    DataWriter* writer = nullptr;
+    KeyedSeq sample;                  // the ping in flight; a pong echoes it
 
     void start()
     {
@@ -630,14 +636,9 @@ private:
 };
 
 // Pong: answers every ping with the same sample, on the pinging participant's pong writer.
-class Ponger : public DataReaderListener
+class Ponger : public MatchedReader
 {
 public:
-
-    void on_subscription_matched(DataReader* reader, const SubscriptionMatchedStatus& s) override
-    {
-        matched(reader, s.last_publication_handle, s.current_count_change);
-    }
 
     void on_data_available(DataReader* reader) override
     {
@@ -672,14 +673,9 @@ private:
 };
 
 // Sub: counts samples and sequence gaps per writer.
-class Counter : public DataReaderListener
+class Counter : public MatchedReader
 {
 public:
-
-    void on_subscription_matched(DataReader* reader, const SubscriptionMatchedStatus& s) override
-    {
-        matched(reader, s.last_publication_handle, s.current_count_change);
-    }
 
     void on_data_available(DataReader* reader) override
     {
@@ -726,14 +722,9 @@ private:
 static const uint32_t TAG_SHIFT = 24, PHASE_SHIFT = 22, CTR_MASK = 0x3fffff;
 enum { PH_SETTLE = 0, PH_MEASURE = 1, PH_END = 2 };
 
-class SlotCounter : public DataReaderListener
+class SlotCounter : public MatchedReader
 {
 public:
-
-    void on_subscription_matched(DataReader* reader, const SubscriptionMatchedStatus& s) override
-    {
-        matched(reader, s.last_publication_handle, s.current_count_change);
-    }
 
     void on_data_available(DataReader* reader) override
     {
