@@ -131,17 +131,32 @@ def main() -> None:
                                          for p in ("none", args.profile)})
                         time.sleep(0.5)
             print(f"{size} B, {args.rounds} alternated rounds:")
+            unit = "us" if args.mode == "latency" else "samples/s"
             for p in ("none", args.profile):
+                # Per round, govkit over the pair by hand measured next to it: the machine's
+                # speed drifts by 10-15 % over minutes (docs/background/method.md), so only
+                # measurements taken side by side are compared.
+                per = [g[p] / h[p] for g, h in zip(gov, hand, strict=True)]
                 g = statistics.median(r[p] for r in gov)
                 h = statistics.median(r[p] for r in hand)
-                unit = "us" if args.mode == "latency" else "samples/s"
+                gm, lo, hi = geometric_interval(per)
                 print(f"  {p:28} govkit {g:10.2f} {unit}  lone fresh ddsperf {h:10.2f} {unit}  "
-                      f"ratio {g / h:.3f}  (goal 0.95 .. 1.05)")
+                      f"govkit / by hand per round: {gm:.3f} [{lo:.3f}, {hi:.3f}] "
+                      f"(goal 0.95 .. 1.05; rounds {', '.join(f'{x:.3f}' for x in per)})")
             hr = statistics.median(r[args.profile] / r["none"] for r in hand)
             gr = statistics.median(r["ratio"] for r in gov)
             print(f"  overhead ratio: govkit {gr:.3f}, ddsperf by hand {hr:.3f} "
                   f"({gr / hr:.3f})", flush=True)
 
+
+def geometric_interval(values: list[float]) -> tuple[float, float, float]:
+    """Geometric mean of per-round ratios and its 95 % percentile bootstrap interval."""
+    import math
+    import random
+    logs = [math.log(v) for v in values]
+    rand = random.Random(0)
+    means = sorted(statistics.fmean(rand.choices(logs, k=len(logs))) for _ in range(2000))
+    return (math.exp(statistics.fmean(logs)), math.exp(means[49]), math.exp(means[1949]))
 
 if __name__ == "__main__":
     main()
