@@ -30,7 +30,12 @@ DEFAULT_RUNNER = "cyclone"
 # ... and with --transport/--net/--hosts/--loss-rate, which only ddsperf takes.
 DEFAULT_NETWORK_RUNNER = "ddsperf"
 DEFAULT_ROTATION_TARGET_PCT = 2.0
-DEFAULT_SLOT_MS = 100          # measured part of a slot
+# Measured part of a slot. Shorter slots put each secured slot's `none` neighbours closer in
+# time, where the VM's speed has had less time to change: on 2026-12-02, runs of three profiles
+# alternated back to back reached ±2 % on every secured ratio in 92 and 107 s with 30 ms slots,
+# while 100 ms slots left the heaviest at ±3.2-5.1 % after 110 s (same ratios within 2.1 %,
+# same levels within 2 %; docs/background/method.md, "Shorter slots").
+DEFAULT_SLOT_MS = 30
 DEFAULT_SETTLE_MS = 10         # round trips sent before this are kept apart
 DEFAULT_INSTANCES = 2          # process pairs per arm
 DEFAULT_MIN_ROUNDS = 6

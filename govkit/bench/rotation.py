@@ -64,6 +64,7 @@ SLOT_FORMAT = "latency-slots"
 LATENCY, THROUGHPUT = "latency", "throughput"
 WARMUP_SLOT_US = 100_000          # one unmeasured slot per pair and size before round 0
 SLOT_TIMEOUT_S = 15.0             # beyond the slot's own length
+WIDTHS_EVERY_S = 1.0              # the stopping rule's widths are recomputed this often
 
 
 @dataclass(frozen=True)
@@ -450,10 +451,15 @@ def run_rotation(runner, arms: list[Arm], bundles: dict[str, Bundle],
         last_round_s = None
         rnd = first_round
         active = None
+        widths_at = float("-inf")
         while rnd < first_round + rs.max_rounds:
             done = rnd - first_round
             if done >= rs.min_rounds:
-                widths = rotation_widths(store.doc)
+                # the widths (a bootstrap per arm, ~0.2 s in all) once per WIDTHS_EVERY_S of
+                # rounds, not after every round: late rounds of 30 ms slots are shorter
+                if time.monotonic() - widths_at >= WIDTHS_EVERY_S or active is None:
+                    widths = rotation_widths(store.doc)
+                    widths_at = time.monotonic()
                 active = {k for k, w in widths.items() if w is None or w > rs.target_ci}
                 if widths and all(w is not None and w <= rs.target_ci for w in widths.values()):
                     outcome.notes.append(f"every ratio within ±{rs.target_ci:g}% after "

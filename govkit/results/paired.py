@@ -226,9 +226,11 @@ def block_length(series: Sequence[float]) -> tuple[int, float | None]:
     return 1, r1
 
 
-def overhead(pairs: list[Pairing], seed: str) -> Overhead:
-    """The arm's overhead over `none` at one size, with its intervals."""
-    return _estimate([(p.round, p.instance, p.log_ratio, p.added) for p in pairs], seed)
+def overhead(pairs: list[Pairing], seed: str, ratio_only: bool = False) -> Overhead:
+    """The arm's overhead over `none` at one size, with its intervals (`ratio_only`: the
+    ratio's interval alone, the same one, for the rounds' stopping rule)."""
+    return _estimate([(p.round, p.instance, p.log_ratio, p.added) for p in pairs], seed,
+                     ratio_only)
 
 
 def difference(pairs: list[Pairing], reference: list[Pairing], seed: str) -> Overhead | None:
@@ -244,7 +246,8 @@ def difference(pairs: list[Pairing], reference: list[Pairing], seed: str) -> Ove
     return _estimate(rows, seed) if rows else None
 
 
-def _estimate(rows: list[tuple[int, int, float, float]], seed: str) -> Overhead:
+def _estimate(rows: list[tuple[int, int, float, float]], seed: str,
+              ratio_only: bool = False) -> Overhead:
     """(round, instance, log ratio, added µs) per round → trimmed means and intervals."""
     ordered = sorted(rows)
     logs = [r[2] for r in ordered]
@@ -256,6 +259,9 @@ def _estimate(rows: list[tuple[int, int, float, float]], seed: str) -> Overhead:
         return Overhead(ratio, None, added, None, len(rows), instances, block, r1)
     log_dist = _resample_trimmed(_by_instance(ordered, 2), seed + "/ratio", block)
     lo, hi = percentile_interval(log_dist)
+    if ratio_only:
+        return Overhead(ratio, (math.exp(lo), math.exp(hi)), added, None, len(rows), instances,
+                        block, r1)
     add_dist = _resample_trimmed(_by_instance(ordered, 3), seed + "/added", block)
     return Overhead(ratio, (math.exp(lo), math.exp(hi)), added, percentile_interval(add_dist),
                     len(rows), instances, block, r1)

@@ -10,6 +10,7 @@ summary by govkit.results.summary, the CSVs by govkit.results.perftest_csv.
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -42,6 +43,9 @@ RESUME_KEYS = {"runner": "--runner", "modes": "--mode", "sizes": "--sizes",
 # were UDP over loopback without loss; before 2026-12-02's spinners, CPUs could halt).
 RESUME_DEFAULTS = {"transports": ["udp"], "paths": ["lo"], "loss_rates_pct": [0],
                    "cpus_kept_awake": False, "throughput_by_rotation": False}
+# Rotating runs rewrite results.json after a round only when this long has passed since the
+# last write (seconds).
+ROUND_SAVE_S = 2.0
 
 
 @dataclass
@@ -50,6 +54,7 @@ class ResultStore:
     directory: Path
     doc: dict = field(default_factory=dict)
     summarizer: Summarizer = field(default_factory=lambda: Summarizer())
+    saved_at: float = float("-inf")     # time.monotonic() of the last write
 
     @property
     def json_path(self) -> Path:
@@ -113,8 +118,13 @@ class ResultStore:
         self.doc["rotation"]["slots"] += rows
 
     def finish_round(self, rnd: int, seconds: float) -> None:
+        """Record a finished round; results.json is rewritten at most every ROUND_SAVE_S
+        (a round of 30 ms slots lasts well under a second, and rewriting megabytes after each
+        would eat the budget). A run killed outright loses at most that much; an interrupted
+        or finished run saves everything (govkit.bench.rotation's `finally`)."""
         self.doc["rotation"]["rounds"].append({"round": rnd, "seconds": round(seconds, 3)})
-        self.save(summary=False)
+        if time.monotonic() - self.saved_at >= ROUND_SAVE_S:
+            self.save(summary=False)
 
     def set_load(self, load: dict) -> None:
         if load:
@@ -145,6 +155,7 @@ class ResultStore:
         if summary or "summary" not in self.doc:
             self.doc["summary"] = self.summarizer.summarize(self.doc)
         write_atomic(self.json_path, json.dumps(self.doc, indent=2) + "\n")
+        self.saved_at = time.monotonic()
         if not summary:
             return      # the CSVs are derived from the raw rows too: with the summary
         groups: dict[tuple, list[dict]] = {}

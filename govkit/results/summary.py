@@ -208,11 +208,13 @@ def rotation_records(doc: dict) -> list[dict]:
     return out
 
 
-def rotation_overheads(doc: dict, summarizer: Summarizer | None = None
+def rotation_overheads(doc: dict, summarizer: Summarizer | None = None,
+                       ratio_only: bool = False
                        ) -> dict[tuple[str, str, int], paired.Overhead]:
     """Per (arm, mode, size): the paired overhead over `none` (govkit.results.paired), the
     A/A arm's included (under paired.AA_ARM). A throughput ratio is the secured rate over
-    `none`'s (below 1: security costs throughput)."""
+    `none`'s (below 1: security costs throughput). `ratio_only`: without the added µs'
+    intervals (half the work, for the stopping rule after every round)."""
     rot = doc.get("rotation")
     if not rot:
         return {}
@@ -222,11 +224,11 @@ def rotation_overheads(doc: dict, summarizer: Summarizer | None = None
         for (arm, size), pairs in paired.pairings(slots, mode).items():
             # (latency keeps its seed of before throughput slots: same figures as then)
             seed = f"govkit/paired/{arm}/{size}" + ("" if mode == "latency" else f"/{mode}")
-            key = ("paired", arm, mode, size)
+            key = ("paired", arm, mode, size, ratio_only)
             signature = tuple((p.round, p.instance, p.value, p.baseline) for p in pairs)
             hit = summarizer._cache.get(key) if summarizer else None
             if hit is None or hit[0] != signature:
-                hit = (signature, paired.overhead(pairs, seed))
+                hit = (signature, paired.overhead(pairs, seed, ratio_only))
                 if summarizer:
                     summarizer._cache[key] = hit
             out[(arm, mode, size)] = hit[1]
@@ -323,7 +325,7 @@ def rotation_widths(doc: dict) -> dict[tuple[str, str, int], float | None]:
     variant's arm, and its reference's, count the wider of their own and their paired
     difference's (an arm whose own ratio is narrow would otherwise stop getting slots, and
     the difference would rest on the rounds before that)."""
-    widths = {k: o.halfwidth_pct for k, o in rotation_overheads(doc).items()}
+    widths = {k: o.halfwidth_pct for k, o in rotation_overheads(doc, ratio_only=True).items()}
     slots = (doc.get("rotation") or {}).get("slots", [])
     variants = {(s["arm"], s["size"]): s["variant"] for s in slots if s.get("variant")}
     if not variants:

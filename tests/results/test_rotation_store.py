@@ -1,0 +1,47 @@
+"""The rotating run's store and stopping rule, on the recorded rotating run in
+tests/data/report/rotation (real slots of a real run)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from govkit.results.store import ROUND_SAVE_S, ResultStore
+from govkit.results.summary import rotation_overheads, rotation_widths
+
+RUN = Path(__file__).parent.parent / "data" / "report" / "rotation" / "results.json"
+
+
+def test_stopping_rule_widths_are_the_reported_intervals():
+    # the stopping rule skips the added µs' bootstrap; the ratio's interval must stay the
+    # one the summary reports (same seed, same draws), or runs would stop at other widths
+    doc = json.loads(RUN.read_text())
+    widths = rotation_widths(doc)
+    full = rotation_overheads(doc)
+    assert widths and set(widths) == set(full)
+    for key, o in full.items():
+        assert widths[key] == o.halfwidth_pct, key
+    assert any(o.added_ci95 is not None for o in full.values())
+
+
+def test_rounds_are_written_at_most_every_few_seconds_and_all_at_the_end(tmp_path, monkeypatch):
+    clock = [1000.0]
+    monkeypatch.setattr("govkit.results.store.time.monotonic", lambda: clock[0])
+    store = ResultStore.create(tmp_path, "govkit bench", {"runner": "cyclone"}, {}, [])
+    store.rotation()
+
+    def on_disk_rounds():
+        doc = json.loads((tmp_path / "results.json").read_text())
+        return [r["round"] for r in (doc.get("rotation") or {}).get("rounds", [])]
+
+    store.add_slots([{"round": 0, "position": 0, "arm": "none", "size": 32}])
+    store.finish_round(0, 0.3)
+    assert on_disk_rounds() == []                   # created a moment ago: not yet
+    clock[0] += ROUND_SAVE_S
+    store.finish_round(1, 0.3)
+    assert on_disk_rounds() == [0, 1]
+    clock[0] += ROUND_SAVE_S / 2
+    store.finish_round(2, 0.3)
+    assert on_disk_rounds() == [0, 1]
+    store.save(summary=False)                       # what an interrupted or finished run does
+    assert on_disk_rounds() == [0, 1, 2]
