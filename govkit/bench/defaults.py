@@ -36,6 +36,10 @@ DEFAULT_ROTATION_TARGET_PCT = 2.0
 # while 100 ms slots left the heaviest at ±3.2-5.1 % after 110 s (same ratios within 2.1 %,
 # same levels within 2 %; docs/background/method.md, "Shorter slots").
 DEFAULT_SLOT_MS = 30
+# Throughput slots (--rotate-throughput) last at least this long: a burst's start and its
+# acknowledgement wait weigh more in a shorter slot, and 100 ms is what was measured against
+# ddsperf (docs/background/method.md, "Fidelity with the spinners, and throughput").
+MIN_THROUGHPUT_SLOT_MS = 100
 DEFAULT_SETTLE_MS = 10         # round trips sent before this are kept apart
 DEFAULT_INSTANCES = 2          # process pairs per arm
 DEFAULT_MIN_ROUNDS = 6

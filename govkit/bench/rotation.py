@@ -41,6 +41,7 @@ from govkit.bench.defaults import (
     DEFAULT_ROTATION_TARGET_PCT,
     DEFAULT_SETTLE_MS,
     DEFAULT_SLOT_MS,
+    MIN_THROUGHPUT_SLOT_MS,
 )
 from govkit.bench.loadwatch import LoadWatch
 from govkit.catalog.profiles import Profile
@@ -488,7 +489,8 @@ def run_rotation(runner, arms: list[Arm], bundles: dict[str, Bundle],
                             "profile": arm.profile.name, "instance": pair.instance,
                             "size": size, "mode": mode, **arm.to_json()}
                     try:
-                        row = pair.tslot(size, rs.settle_ms * 1000, rs.slot_ms * 1000,
+                        row = pair.tslot(size, rs.settle_ms * 1000,
+                                         max(rs.slot_ms, MIN_THROUGHPUT_SLOT_MS) * 1000,
                                          1 + next(tags) % 255) if mode == THROUGHPUT \
                             else pair.slot(size, rs.settle_ms * 1000, rs.slot_ms * 1000)
                     except PairFailed as e:

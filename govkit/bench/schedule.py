@@ -25,6 +25,7 @@ from pathlib import Path
 
 from govkit.bench.awake import IDLE_METHOD, AwakeCpus, awake_cpus
 from govkit.bench.awake import METHOD as AWAKE_METHOD
+from govkit.bench.defaults import MIN_THROUGHPUT_SLOT_MS
 from govkit.bench.discovery import DISCOVERY_INTERVAL_METHOD, run_discovery
 from govkit.bench.loadwatch import LoadWatch
 from govkit.bench.machine import Pinning, environment, pinning, realtime_note
@@ -237,6 +238,12 @@ def rotates(runner, cell: Cell, throughput: bool = False) -> bool:
         and cell.network == DEFAULT
 
 
+def _tput_slot_text(lanes: list[tuple[str, int]], rs) -> str:
+    if not any(mode == "throughput" for mode, _ in lanes) or rs.slot_ms >= MIN_THROUGHPUT_SLOT_MS:
+        return ""
+    return f" ({MIN_THROUGHPUT_SLOT_MS} ms in throughput slots)"
+
+
 def _rotate(opts: BenchOptions, runner, store: ResultStore, cells: list[Cell],
             bundles: dict[str, Bundle], pin: Pinning, seed: int, console, started: float,
             load: LoadWatch) -> BenchOutcome:
@@ -248,7 +255,8 @@ def _rotate(opts: BenchOptions, runner, store: ResultStore, cells: list[Cell],
                                "estimator": ESTIMATOR, "interval": PAIRED_INTERVAL_METHOD})
     console.print(f"{len(arms)} arms × {rs.instances} process pairs; rounds of "
                   f"{_lanes_text(lanes)} × {2 * len(arms) - 1} slots of "
-                  f"{rs.settle_ms} ms settle + {rs.slot_ms} ms; {pin.note}; order seed "
+                  f"{rs.settle_ms} ms settle + {rs.slot_ms} ms"
+                  f"{_tput_slot_text(lanes, rs)}; {pin.note}; order seed "
                   f"{seed}; rounds until every ratio is within ±{rs.target_ci:g}% (at least "
                   f"{rs.min_rounds}) or the {opts.budget} s budget", style="dim",
                   markup=False, highlight=False)
