@@ -39,11 +39,13 @@ RATE = re.compile(r"^\[\d+\]\s+[\d.]+\s+size \d+ total \d+ lost \d+ delta \d+ "
                   r"(?:lost \d+ )?rate (?P<rate>[\d.]+) kS/s", re.M)
 
 
-def via_govkit(profile: str, size: int, out: Path, allow_idle: bool, mode: str
-               ) -> dict[str, float]:
+def via_govkit(profile: str, size: int, out: Path, allow_idle: bool, mode: str,
+               slot_ms: int | None = None) -> dict[str, float]:
     subprocess.run([GOVKIT, "bench", "--profile", "none", "--profile", profile, "--sizes",
                     str(size), "--mode", mode, "--budget", "25", "--out", str(out),
-                    "--no-report", *(["--allow-idle"] if allow_idle else [])],
+                    "--no-report", *(["--allow-idle"] if allow_idle else []),
+                    *(["--rotate-throughput"] if mode == "throughput" else []),
+                    *(["--slot-ms", str(slot_ms)] if slot_ms else [])],
                    check=True, capture_output=True, text=True)
     summary = json.loads((out / "results.json").read_text())["summary"]
     est = {r["profile"]: r["estimate"] for r in summary}
@@ -109,6 +111,7 @@ def main() -> None:
     ap.add_argument("--seconds", type=int, default=4)
     ap.add_argument("--allow-idle", action="store_true")
     ap.add_argument("--mode", choices=("latency", "throughput"), default="latency")
+    ap.add_argument("--slot-ms", type=int, help="govkit bench --slot-ms (default: its own)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         os.chdir(tmp)
@@ -119,12 +122,12 @@ def main() -> None:
                 for side in (("govkit", "hand") if i % 2 == 0 else ("hand", "govkit")):
                     if side == "govkit":
                         gov.append(via_govkit(args.profile, size, Path(tmp) / f"g{size}-{i}",
-                                              args.allow_idle, args.mode))
+                                              args.allow_idle, args.mode, args.slot_ms))
                     else:
                         config = Path(tmp) / f"g{size}-0" / "config"
                         if not config.exists():     # the first round starts by hand
                             via_govkit(args.profile, size, Path(tmp) / f"g{size}-0",
-                                       args.allow_idle, args.mode)
+                                       args.allow_idle, args.mode, args.slot_ms)
                         measure = by_hand if args.mode == "latency" else by_hand_throughput
                         with AwakeCpus(() if args.allow_idle else (0, 1)):
                             hand.append({p: measure(p, size, config, args.seconds)
