@@ -40,6 +40,7 @@ _ROW_KEYS = {
 # throughput_slot_figures), per mode.
 _SLOT_KEYS = {"latency": ("count", "mean", "min", "max", "p50", "p99"),
               "throughput": ("count", "later_n", "span_us", "lost", "rate_sps")}
+_CPU_KEYS = ("cpu_us", "wall_us", "pong_cpu_us")     # optional in a usable slot
 
 # Bounds. No run comes near them; they keep every computation on the numbers finite.
 MAX_MAGNITUDE = 2 ** 64        # any number anywhere in the file
@@ -344,10 +345,12 @@ def _plain_slot(slot: dict) -> bool:
         return False
     if not stats.usable(slot):
         return True
-    if not all(_is_measured(slot.get(key)) for key in _SLOT_KEYS[mode]) or \
-            not all(_is_measured(slot[key]) for key in ("cpu_us", "wall_us", "pong_cpu_us")
-                    if key in slot):
-        return False
+    for key in _SLOT_KEYS[mode]:
+        if not _is_measured(slot.get(key)):
+            return False
+    for key in _CPU_KEYS:
+        if key in slot and not _is_measured(slot[key]):
+            return False
     hist = slot.get("hist")
     return hist is None or type(hist) is str and (not hist or _HIST.fullmatch(hist) is not None)
 
@@ -371,7 +374,7 @@ def _check_slot(here: str, slot: dict) -> None:
         return
     for key in _SLOT_KEYS[mode]:            # a usable slot's figures are computed
         _measured(slot, key, here)
-    for key in ("cpu_us", "wall_us", "pong_cpu_us"):
+    for key in _CPU_KEYS:
         _measured(slot, key, here, required=False, null=False)
     hist = _get(slot, "hist", here, "a string", required=False)
     if hist and not _HIST.fullmatch(hist):
