@@ -8,9 +8,14 @@ process's load stretches wall time, not CPU time. Prints, measured side by side 
   (the same numbers, checked), at a short and a long run's point;
 - the whole report (load, check, recompute, plots, HTML and Markdown) of every shape in
   tests/helpers/large_results.py at a quarter of its size and at its full size: the time,
-  and the time per 1,000 input values at each (a ratio near 1 or below: linear or better).
+  and the time per 1,000 input values at each (a ratio near 1 or below: linear or better);
+- the two hostile-but-valid inputs of issue 23's acceptance (20,000 repeats of one
+  point's design, 3000 rotation rounds) each against a usual run of the same design,
+  alternated over --rounds rounds: their times and the ratio (how many usual reports one
+  hostile report costs), which a loaded machine moves less than the times.
 
-    .venv/bin/python benchmarks/bench_report.py [--shape NAME] [--phases]
+    .venv/bin/python benchmarks/bench_report.py [--shape NAME] [--phases] [--rounds N]
+    .venv/bin/python benchmarks/bench_report.py --hostile-only
 
 With --against DIR (a checkout of an earlier govkit, e.g. `git worktree add /tmp/old
 <commit>`), every full-size report is also written by that govkit and by this one, each in
@@ -31,7 +36,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "report"))
 
-from helpers.large_results import shapes  # noqa: E402
+from helpers.large_results import catalog, per_repeat, rotating, shapes  # noqa: E402
 from test_large_results import reference_bootstrap  # noqa: E402
 
 from govkit.report import run as report_run  # noqa: E402
@@ -116,12 +121,42 @@ def against(old: Path, names: list[str], full: dict) -> None:
               f"{t_old / t_new:5.1f}x")
 
 
+# (hostile input, the usual run of the same design it is measured against)
+def hostile_pairs() -> dict[str, tuple[dict, dict]]:
+    full = shapes(1.0)
+    return {
+        "20,000 repeats": (full["many_repeats"], per_repeat(catalog(2), [32], 8, 30)),
+        "3000 rounds": (full["many_rounds"], rotating(catalog(3), [32, 1024], 30)),
+    }
+
+
+def side_by_side(rounds: int) -> None:
+    """Each hostile input and its usual run, alternated, `rounds` times: median CPU times
+    and their ratio."""
+    for name, (hostile, usual) in hostile_pairs().items():
+        report_seconds(usual, False)       # imports and caches warm, not counted
+        times: dict[str, list[float]] = {"hostile": [], "usual": []}
+        for _ in range(rounds):
+            times["usual"].append(report_seconds(usual, False))
+            times["hostile"].append(report_seconds(hostile, False))
+        h, u = (statistics.median(times[k]) for k in ("hostile", "usual"))
+        print(f"{name:15s} {values_in(hostile):7,d} values {h:5.2f} s | usual run "
+              f"{values_in(usual):6,d} values {u:5.2f} s | ratio {h / u:5.1f}x "
+              f"(median of {rounds} alternated rounds, CPU s)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--shape", action="append", help="only these shapes (repeatable)")
     ap.add_argument("--phases", action="store_true", help="time each phase at full size")
     ap.add_argument("--against", type=Path, help="an earlier govkit checkout to compare with")
+    ap.add_argument("--rounds", type=int, default=3, help="rounds of the side-by-side timing")
+    ap.add_argument("--hostile-only", action="store_true",
+                    help="only the two hostile inputs against usual runs")
     args = ap.parse_args()
+    side_by_side(args.rounds)
+    if args.hostile_only:
+        return
     bootstrap_ratio()
     quarter, full = shapes(0.25), shapes(1.0)
     if args.against:

@@ -298,21 +298,23 @@ def sign(paths: Annotated[list[Path] | None, typer.Argument(
 
 
 def verify(files: Annotated[list[Path], typer.Argument(help="Signed .p7s files.")],
-           ca: VerifyCaOpt = Path("pki"),
+           ca: VerifyCaOpt = Path("pki"), target: TargetOpt = None,
            as_json: JsonOpt = False, jobs: JobsOpt = None,
            paranoid: ParanoidOpt = False):
     """Verify signatures as OpenSSL, Cyclone DDS 0.10 and Fast DDS 2.9 do, and validate the
-    signed documents."""
+    signed documents (the verdict of `govkit validate --target` on each)."""
+    from govkit.check.config import lint_target
     from govkit.pki.testpki import permissions_ca_paths
     from govkit.smime import Verification, load_trusted, trust_note
     from govkit.smime.status import add_revocation_problems
     from govkit.smime.verify_batch import verify_files
+    target = run(lint_target, target, Path.cwd())
     cert, _ = run(permissions_ca_paths, ca, "verify", need_key=False)
     ca_cert = run(load_trusted, cert)
     if len(ca_cert) > 1:
         err.print(f"govkit: {trust_note(cert, ca_cert)}", markup=False)
     results, code, lines = [], EXIT_OK, []
-    verdicts = run(verify_files, files, ca_cert, None, jobs, paranoid)
+    verdicts = run(verify_files, files, ca_cert, None, jobs, paranoid, target)
     # --ca a test PKI with a CRL: a grant for a revoked certificate is a problem
     run(add_revocation_problems, [r for r in verdicts if isinstance(r, Verification)], ca)
     for f, r in zip(files, verdicts, strict=True):
@@ -334,5 +336,5 @@ def verify(files: Annotated[list[Path], typer.Argument(help="Signed .p7s files."
         lines += [f"{r.file}: {t}" for t in r.target_lines()]
     print_lines(lines)
     if as_json:
-        print(json_document("verify", files=[r.to_json() for r in results]))
+        print(json_document("verify", target=target, files=[r.to_json() for r in results]))
     raise typer.Exit(code)

@@ -44,6 +44,7 @@ from govkit.cli.common import (
     wide,
 )
 from govkit.common.errors import EXIT_INTERRUPTED, EXIT_INVALID
+from govkit.results.flags import ANY_WARNING, FLAGS
 
 # Start-up: nothing heavy at module level (govkit --help imports this module); each
 # command imports what it uses. The runner names come from the catalog, not from
@@ -56,6 +57,13 @@ BuildOpt = Annotated[Path, typer.Option(
                     "below it).")]
 PinOpt = Annotated[bool, typer.Option(
     "--pin/--no-pin", help="Pin the two sides of a pair to two different CPUs.")]
+# The codes from the flag table itself (govkit.results.flags, light to import), in its
+# order, each with its severity: the list parse_fail_on_flags accepts.
+FAIL_ON_FLAG_HELP = (
+    "Exit 1 when a point carries one of these flags (repeatable or a comma list, e.g. "
+    f"wide_interval,aa_excludes_one): {ANY_WARNING} (every warning), " + ", ".join(
+        f"{f.code}{' (note)' if f.severity != 'warning' else ''}" for f in FLAGS.values())
+    + "; docs/reference/flags.md says what each means.")
 
 
 def bench(
@@ -177,10 +185,8 @@ def bench(
     ] = False,
     no_report: Annotated[bool, typer.Option("--no-report", help="Skip report.html.")] = False,
     fail_on_flag: Annotated[list[str] | None, typer.Option(
-        "--fail-on-flag", callback=comma_list,
-        help="Exit 1 when a point carries one of these flags (codes, "
-                               "repeatable or a comma list; 'any': every warning), e.g. "
-                               "wide_interval,aa_excludes_one.", show_default=False)] = None,
+        "--fail-on-flag", callback=comma_list, help=FAIL_ON_FLAG_HELP,
+        show_default=False)] = None,
     max_ratio: Annotated[list[str] | None, typer.Option(
         "--max-ratio", callback=comma_list,
         help="PROFILE=X: exit 1 when the profile's latency over none is "

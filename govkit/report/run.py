@@ -58,6 +58,7 @@ from govkit.report.model import (
     wbr,
 )
 from govkit.report.plots import build_figures
+from govkit.report.rows_html import repeat_rows, run_rows
 from govkit.report.wire_section import WireMalformed, build_wire_section
 from govkit.results import stats
 from govkit.results import summary as results
@@ -312,8 +313,9 @@ def headline(doc: dict, summary: list[dict], summarizer: results.Summarizer | No
     table = [(name, [cell(by[(name, s)]["vs_none"], by[(name, s)]["rti"], by[(name, s)]["flags"])
                      if (name, s) in by else None for s in sizes],
               statistics.median(match[name]) if match.get(name) else None) for name in names]
-    floor = {f["size"]: f for f in results.noise_floor(
-        doc, results.rotation_overheads(doc, summarizer))}
+    overheads = summarizer.overheads if summarizer is not None and summarizer.overheads \
+        else results.rotation_overheads(doc)      # (summarize's, when it has them)
+    floor = {f["size"]: f for f in results.noise_floor(doc, overheads)}
     loads = doc.get("load") or []
     return Headline(
         sizes=sizes, rows=table,
@@ -547,7 +549,8 @@ def report_environment(markdown: bool = False) -> Environment:
         filters = {name: _markdown_already(f) for name, f in filters.items()}
         filters.update(md=_markdown_already(md_cell), mdcode=_markdown_already(md_code))
     env.filters.update({**filters, "wbr": wbr, "size": fmt_size, "first_line": first_line})
-    env.globals.update(DASH=DASH, hints=_KEY_SETTINGS)
+    env.globals.update(DASH=DASH, hints=_KEY_SETTINGS, repeat_rows=repeat_rows,
+                       run_rows=run_rows)
     return env
 
 

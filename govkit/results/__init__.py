@@ -9,9 +9,11 @@ from govkit.common.faces import lazy_face
 
 _EXPORTS = {
     "AA_ARM": "paired",
+    "ANY_WARNING": "flags",
     "BASELINE_ARM": "paired",
     "ESTIMATOR": "paired",
     "FIGURES": "figures",
+    "FLAGS": "flags",
     "INTERVAL_METHOD": "stats",
     "Malformed": "check",
     "PAIRED_INTERVAL_METHOD": "paired",

@@ -40,6 +40,7 @@ _ROW_KEYS = {
 # throughput_slot_figures), per mode.
 _SLOT_KEYS = {"latency": ("count", "mean", "min", "max", "p50", "p99"),
               "throughput": ("count", "later_n", "span_us", "lost", "rate_sps")}
+_CPU_KEYS = ("cpu_us", "wall_us", "pong_cpu_us")     # optional in a usable slot
 
 # Bounds. No run comes near them; they keep every computation on the numbers finite.
 MAX_MAGNITUDE = 2 ** 64        # any number anywhere in the file
@@ -109,6 +110,23 @@ def _measured(obj: dict, key: str, path: str, required: bool = True, null: bool 
                      f"expected 0 or a number from {MIN_VALUE:g} to {MAX_VALUE:g}, got "
                      f"{json_excerpt(value)}")
     return value
+
+
+def _is_measured(v: Any) -> bool:
+    """What _measured accepts as a value: 0, or a number from MIN_VALUE to MAX_VALUE."""
+    t = type(v)
+    return (t is float or t is int) and (v == 0 or MIN_VALUE <= v <= MAX_VALUE)
+
+
+def _measured_rows(rows: Any, keys: tuple[str, ...], optional: tuple[str, ...] = ()) -> bool:
+    """Whether `rows` is a list of objects each holding a measured value under every one
+    of `keys` (and, if anything, one under each of `optional`), in one pass that builds
+    no path for a message (a long run holds tens of thousands of rows); False at anything
+    else: each row is then checked by _measured, which names the first problem."""
+    return type(rows) is list and all(
+        type(row) is dict and all(_is_measured(row.get(k)) for k in keys)
+        and all(row.get(k) is None or _is_measured(row[k]) for k in optional)
+        for row in rows)
 
 
 def _text(bound: float) -> str:
@@ -223,12 +241,16 @@ def _check_result(here: str, r: dict) -> None:
         for k in summary:
             _measured(summary, k, f"{here}.raw.summary", null=False)
         return
-    rows = _entries(raw, "rows", f"{here}.raw")
-    for where, row in rows:
-        for k in _ROW_KEYS[name]:
-            _measured(row, k, where)
-        if fmt.mode == "throughput":
-            _measured(row, "rexmit_bytes", where, required=False)
+    optional = ("rexmit_bytes",) if fmt.mode == "throughput" else ()
+    rows = raw.get("rows")
+    if not _measured_rows(rows, _ROW_KEYS[name], optional):   # then say where and why
+        rows = [row for _, row in _entries(raw, "rows", f"{here}.raw")]
+        for i, row in enumerate(rows):
+            where = f"{here}.raw.rows[{i}]"
+            for k in _ROW_KEYS[name]:
+                _measured(row, k, where)
+            for k in optional:
+                _measured(row, k, where, required=False)
     warmup = _get(r, "warmup_rows", here, "an integer")
     measured = _get(r, "measured_rows", here, "an integer")
     if warmup < 0 or measured < 1:
@@ -237,7 +259,7 @@ def _check_result(here: str, r: dict) -> None:
     if warmup > MAX_ROWS or measured > MAX_ROWS:
         raise _where(here, f"warmup_rows {warmup} and measured_rows {measured}: expected at "
                            f"most {MAX_ROWS:,} each")
-    kept = stats.measured([row for _, row in rows], warmup, measured)
+    kept = stats.measured(rows, warmup, measured)
     if not kept:
         raise _where(f"{here}.raw.rows", f"no measured rows ({len(rows)} rows, all within "
                                          f"the {warmup} warm-up rows)")
@@ -287,30 +309,77 @@ def _check_rotation(doc: dict) -> None:
             _get(pair, key, here, "a string", required=False)
         _strings(pair, "commands", here, null=False)
         _bounded(pair, "time_to_match_s", here, 0, MAX_VALUE, "a number", required=False)
-    for here, slot in _entries(rot, "slots", "rotation", required=False, null=False):
-        for key in ("arm", "profile"):
-            _get(slot, key, here, "a string")
-        _bounded(slot, "size", here, 0, MAX_SIZE)
-        for key in ("round", "position", "instance"):
-            _bounded(slot, key, here, 0, MAX_INDEX)
-        _get(slot, "status", here, "a string", required=False, null=False)
-        _get(slot, "error", here, "a string", required=False)
-        _check_variant(slot, here)
-        mode = _get(slot, "mode", here, "a string", required=False, default="latency")
-        if mode not in _SLOT_KEYS:
-            raise _where(f"{here}.mode", f"expected latency or throughput, got "
-                                         f"{json_excerpt(mode)}")
-        _measured(slot, stats.slot_value_key(slot), here, required=False)
-        if not stats.usable(slot):
-            continue
-        for key in _SLOT_KEYS[mode]:            # a usable slot's figures are computed
-            _measured(slot, key, here)
-        for key in ("cpu_us", "wall_us", "pong_cpu_us"):
-            _measured(slot, key, here, required=False, null=False)
-        hist = _get(slot, "hist", here, "a string", required=False)
-        if hist and not _HIST.fullmatch(hist):
-            raise _where(f"{here}.hist", f"expected bin:count,… (integers), got "
-                                         f"{json_excerpt(hist)}")
+    slots = rot.get("slots")
+    plain = type(slots) is list and all(type(s) is dict for s in slots)
+    for i, slot in enumerate(slots) if plain else ():
+        if not _plain_slot(slot):         # then say where and why
+            _check_slot(f"rotation.slots[{i}]", slot)
+    for here, slot in () if plain else _entries(rot, "slots", "rotation", required=False,
+                                                null=False):
+        _check_slot(here, slot)
+
+
+def _plain_slot(slot: dict) -> bool:
+    """Whether _check_slot accepts `slot`, in one pass that builds no path for a message (a
+    run of thousands of rounds holds tens of thousands of slots); False wherever it may
+    not (a crypto variant's slot, anything odd): _check_slot then says why, if it does."""
+    if type(slot.get("arm")) is not str or type(slot.get("profile")) is not str:
+        return False
+    size = slot.get("size")
+    if type(size) is not int or not 0 <= size <= MAX_SIZE:
+        return False
+    for key in ("round", "position", "instance"):
+        v = slot.get(key)
+        if type(v) is not int or not 0 <= v <= MAX_INDEX:
+            return False
+    if "status" in slot and type(slot["status"]) is not str or \
+            slot.get("error") is not None and type(slot["error"]) is not str or \
+            slot.get("variant") is not None:
+        return False
+    mode = slot.get("mode")
+    mode = "latency" if mode is None else mode
+    if type(mode) is not str or mode not in _SLOT_KEYS:
+        return False
+    value = slot.get(stats.slot_value_key(slot))
+    if value is not None and not _is_measured(value):
+        return False
+    if not stats.usable(slot):
+        return True
+    for key in _SLOT_KEYS[mode]:
+        if not _is_measured(slot.get(key)):
+            return False
+    for key in _CPU_KEYS:
+        if key in slot and not _is_measured(slot[key]):
+            return False
+    hist = slot.get("hist")
+    return hist is None or type(hist) is str and (not hist or _HIST.fullmatch(hist) is not None)
+
+
+def _check_slot(here: str, slot: dict) -> None:
+    """One slot of a rotating run, as govkit.results.summary and paired read it."""
+    for key in ("arm", "profile"):
+        _get(slot, key, here, "a string")
+    _bounded(slot, "size", here, 0, MAX_SIZE)
+    for key in ("round", "position", "instance"):
+        _bounded(slot, key, here, 0, MAX_INDEX)
+    _get(slot, "status", here, "a string", required=False, null=False)
+    _get(slot, "error", here, "a string", required=False)
+    _check_variant(slot, here)
+    mode = _get(slot, "mode", here, "a string", required=False, default="latency")
+    if mode not in _SLOT_KEYS:
+        raise _where(f"{here}.mode", f"expected latency or throughput, got "
+                                     f"{json_excerpt(mode)}")
+    _measured(slot, stats.slot_value_key(slot), here, required=False)
+    if not stats.usable(slot):
+        return
+    for key in _SLOT_KEYS[mode]:            # a usable slot's figures are computed
+        _measured(slot, key, here)
+    for key in _CPU_KEYS:
+        _measured(slot, key, here, required=False, null=False)
+    hist = _get(slot, "hist", here, "a string", required=False)
+    if hist and not _HIST.fullmatch(hist):
+        raise _where(f"{here}.hist", f"expected bin:count,… (integers), got "
+                                     f"{json_excerpt(hist)}")
 
 
 def _check_variant(slot: dict, here: str) -> None:

@@ -21,6 +21,9 @@ class Flag:
     advice: str         # what to do about it, one line ("" if nothing)
 
 
+# `--fail-on-flag any`: every flag of severity "warning" (govkit.results.gates)
+ANY_WARNING = "any"
+
 FLAGS: dict[str, Flag] = {f.code: f for f in (
     Flag("wide_interval", "warning", "wide",
          "more rounds (or repeats) narrow it: a larger --budget (e.g. --budget 15m; for "

@@ -12,9 +12,7 @@ from __future__ import annotations
 import math
 
 from govkit.common.errors import EXIT_USAGE, GovkitError
-from govkit.results.flags import FLAGS
-
-ANY_WARNING = "any"
+from govkit.results.flags import ANY_WARNING, FLAGS
 
 
 def parse_fail_on_flags(values: list[str] | None) -> set[str]:

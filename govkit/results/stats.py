@@ -116,6 +116,36 @@ def measured(rows: list[dict], warmup: int, duration: int) -> list[dict]:
 
 # ----------------------------------------------------------------- one repeat's figures
 
+def pstdev(values: Sequence[float]) -> float:
+    """statistics.pstdev of finite numbers, to the bit: the float nearest the square root
+    of their exact population variance. In integers: statistics does it in Fractions, about
+    0.1 ms a call, and a report computes one per repeat (tens of thousands of them)."""
+    ratios = [v.as_integer_ratio() for v in values]
+    scale = max(d for _, d in ratios)       # powers of two: each divides the largest
+    ints = [n * (scale // d) for n, d in ratios]
+    count = len(ints)
+    total = sum(ints)
+    # variance = (count * Σx² - (Σx)²) / (count * scale)², exactly
+    return _sqrt_of_ratio(count * sum(x * x for x in ints) - total * total,
+                          (count * scale) ** 2)
+
+
+_SQRT_BITS = 2 * 53 + 3   # bits of the integer root: the float's 53 and room to round once
+
+
+def _sqrt_of_ratio(n: int, m: int) -> float:
+    """The float nearest sqrt(n / m) (n >= 0, m > 0): an integer square root of about
+    _SQRT_BITS // 2 bits, its last bit set where it is inexact (round to odd), so the one
+    rounding to float that follows is the correct one."""
+    shift = (n.bit_length() - m.bit_length() - _SQRT_BITS) // 2
+    if shift >= 0:
+        m <<= 2 * shift
+    else:
+        n <<= -2 * shift
+    root = math.isqrt(n // m)
+    root |= root * root * m != n
+    return float(root << shift) if shift >= 0 else root / (1 << -shift)
+
 def latency_figures(rows: list[dict]) -> dict:
     """One repeat's latency figures (µs) from its measured per-second rows."""
     p50 = [r["p50"] for r in rows]
@@ -131,7 +161,7 @@ def latency_figures(rows: list[dict]) -> dict:
         "p99_worst_second": max(p99),
         # each second's mean weighted by its count is the exact mean of all samples
         "mean_of_samples": sum(m * c for m, c in zip(means, counts, strict=True)) / total,
-        "std_of_second_means": statistics.pstdev(means) if len(means) > 1 else 0.0,
+        "std_of_second_means": pstdev(means) if len(means) > 1 else 0.0,
         "min": min(r["min"] for r in rows),
         "max": max(r["max"] for r in rows),
     }
@@ -147,7 +177,7 @@ def slot_figures(rows: list[dict]) -> dict:
     p50 = [r["p50"] for r in rows]
     return {
         "median_of_slot_medians": statistics.median(p50),
-        "std_of_slot_medians": statistics.pstdev(p50) if len(p50) > 1 else 0.0,
+        "std_of_slot_medians": pstdev(p50) if len(p50) > 1 else 0.0,
         "median_of_samples": pooled.get("p50"),
         "p90_of_samples": pooled.get("p90"),
         "p99_of_samples": pooled.get("p99"),

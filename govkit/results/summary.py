@@ -43,6 +43,10 @@ class Summarizer:
 
     def __init__(self) -> None:
         self._cache: dict[tuple, tuple[tuple, stats.Estimate]] = {}
+        # What the last `summarize` found of the rotating run's paired overheads (per
+        # rotation_overheads): the report's headline takes its A/A floor from them
+        # rather than pairing every slot again.
+        self.overheads: dict[tuple[str, str, int], paired.Overhead] = {}
 
     def point_estimate(self, key: tuple, fmt: stats.RowFormat, groups: list[list[float]],
                        cap: int = stats.MAX_RESAMPLED) -> stats.Estimate:
@@ -70,7 +74,9 @@ def summarize(doc: dict, summarizer: Summarizer | None = None) -> list[dict]:
     points: dict[tuple, list[dict]] = {}
     for r in all_records(doc):
         points.setdefault(point_key(r), []).append(r)
-    paired_overheads = rotation_overheads(doc, summarizer)
+    pairs = _pairings_by_mode(doc)   # once: for the overheads and the variants' differences
+    paired_overheads = rotation_overheads(doc, summarizer, pairs)
+    summarizer.overheads = paired_overheads
 
     estimates: dict[tuple, tuple[stats.RowFormat, stats.Estimate, list[list[float]]]] = {}
     measured_points = sum(1 for records in points.values()
@@ -130,8 +136,8 @@ def summarize(doc: dict, summarizer: Summarizer | None = None) -> list[dict]:
             row["seconds"] = None
             slots = [x for r in ok for x in r["raw"]["rows"]]
             if mode == "latency":
-                row["tail"] = _slot_tail(ok)
                 figures = stats.slot_figures(slots)
+                row["tail"] = _slot_tail(slots, figures)
             else:
                 figures = stats.throughput_slot_figures(slots)
             row["cpu_pct"] = {"ping": figures["cpu_pct_ping"], "pong": figures["cpu_pct_pong"]}
@@ -151,7 +157,7 @@ def summarize(doc: dict, summarizer: Summarizer | None = None) -> list[dict]:
         if est.subsampled:
             row["flags"].append(flag("subsampled_interval", est.subsampled))
         rows.append(row)
-    add_variant_differences(rows, doc, summarizer)
+    add_variant_differences(rows, doc, summarizer, pairs.get("latency"))
     return [_rounded(row) for row in rows]
 
 
@@ -208,20 +214,30 @@ def rotation_records(doc: dict) -> list[dict]:
     return out
 
 
+def _pairings_by_mode(doc: dict) -> dict[str, dict]:
+    """A rotating run's pairings (govkit.results.paired.pairings) per mode."""
+    rot = doc.get("rotation")
+    slots = rot.get("slots", []) if rot else []
+    return {mode: paired.pairings(slots, mode) for mode in ROTATION_FORMAT} if rot else {}
+
+
 def rotation_overheads(doc: dict, summarizer: Summarizer | None = None,
-                       ratio_only: bool = False
+                       pairs_by_mode: dict | None = None, ratio_only: bool = False
                        ) -> dict[tuple[str, str, int], paired.Overhead]:
     """Per (arm, mode, size): the paired overhead over `none` (govkit.results.paired), the
     A/A arm's included (under paired.AA_ARM). A throughput ratio is the secured rate over
-    `none`'s (below 1: security costs throughput). `ratio_only`: without the added µs'
-    intervals (half the work, for the stopping rule after every round)."""
+    `none`'s (below 1: security costs throughput). `pairs_by_mode`: the slots' pairings
+    per mode, if already made. `ratio_only`: without the added µs' intervals (half the
+    work, for the stopping rule after every round)."""
     rot = doc.get("rotation")
     if not rot:
         return {}
     out = {}
     slots = rot.get("slots", [])
     for mode in ROTATION_FORMAT:
-        for (arm, size), pairs in paired.pairings(slots, mode).items():
+        made = (pairs_by_mode or {}).get(mode)
+        for (arm, size), pairs in (paired.pairings(slots, mode) if made is None
+                                   else made).items():
             # (latency keeps its seed of before throughput slots: same figures as then)
             seed = f"govkit/paired/{arm}/{size}" + ("" if mode == "latency" else f"/{mode}")
             key = ("paired", arm, mode, size, ratio_only)
@@ -269,13 +285,15 @@ def variant_contrasts(variants: dict[tuple[str, int], dict]) -> list[tuple[str, 
 
 
 def add_variant_differences(rows: list[dict], doc: dict,
-                            summarizer: Summarizer | None = None) -> None:
+                            summarizer: Summarizer | None = None,
+                            latency_pairs: dict | None = None) -> None:
     """Each crypto variant's row gets `vs_variant`: a list of its paired differences to the
     reference variant of the same profile and size, one per dimension in which it differs
     from it alone (govkit.results.paired.difference; figure − reference, as µs and %, with
     intervals), beside RTI's published AES-128/AES-256 pair for the cipher."""
     rot = doc.get("rotation") or {}
-    pairs = paired.pairings(rot.get("slots", [])) if rot else {}
+    pairs = latency_pairs if latency_pairs is not None else \
+        paired.pairings(rot.get("slots", [])) if rot else {}
     by_arm = {(r["profile"], r["size"]): r for r in rows if r.get("variant")}
     for row in by_arm.values():
         row["vs_variant"] = []
@@ -394,10 +412,11 @@ def load_line(doc: dict) -> str | None:
     return text
 
 
-def _slot_tail(ok: list[dict]) -> dict:
-    slots = [x for r in ok for x in r["raw"]["rows"]]
-    pooled = stats.pooled_percentiles(slots) or {}
-    return {"p99_of_samples": pooled.get("p99"), "p99_9_of_samples": pooled.get("p99_9"),
+def _slot_tail(slots: list[dict], figures: dict) -> dict:
+    """The tail of a point's slots; its pooled percentiles are those of its figures
+    (stats.slot_figures pooled the same slots' histograms)."""
+    return {"p99_of_samples": figures["p99_of_samples"],
+            "p99_9_of_samples": figures["p99_9_of_samples"],
             "p99_worst_slot": max((x["p99"] for x in slots), default=None)}
 
 

@@ -236,10 +236,11 @@ def check_signed_document(content: bytes, filename: str, result: Verification,
     warnings go into `result`; `signature_ok` from the problems found before it).
     `content` starts after `line_offset` lines of the file, so problems name lines of the
     file, as `validate` does; None: it is not in the file (opaque signed data).
-    `target` None (`verify`): the document must load in every implementation the target
-    table knows, so what the omg target warns about (domain 231: Cyclone DDS 0.10 refuses
-    it) is a problem too; a target (`sign --target`, checking its own output): that
-    target's verdict, its warnings as warnings."""
+    `target` None (govkit's own checks of what it wrote): the document must load in every
+    implementation the target table knows, so what the omg target warns about (domain 231:
+    Cyclone DDS 0.10 refuses it) is a problem too; a target (`verify --target`, `sign
+    --target` checking its own output): that target's verdict, as `validate --target`
+    gives it, its warnings as warnings."""
     try:
         document, start = mime.text_body(content)
     except mime.MimeError as e:
@@ -336,10 +337,10 @@ def _verify(data: bytes, filename: str, trusted: list[x509.Certificate], now: dt
 
 
 def verify_file(path: Path, ca_cert_path: Path | x509.Certificate | list[x509.Certificate],
-                now: dt.datetime | None = None) -> Verification:
+                now: dt.datetime | None = None, target: str | None = None) -> Verification:
     """Verify one file against the Permissions CA (a certificate, several, or a PEM file:
-    every certificate in it is trusted, see load_trusted).
+    every certificate in it is trusted, see load_trusted); `target` as in verify_bytes.
     GovkitError (exit 2) if the file cannot be read."""
     ca = load_trusted(ca_cert_path) if isinstance(ca_cert_path, Path) else ca_cert_path
     data = read_input(path, MAX_SMIME_BYTES, "signed document")
-    return verify_bytes(data, str(path), ca, now)
+    return verify_bytes(data, str(path), ca, now, target)

@@ -109,8 +109,12 @@ class Verifier:
     layouts of the files that pass in full."""
 
     def __init__(self, ca: x509.Certificate | list[x509.Certificate],
-                 now: dt.datetime | None = None, paranoid: bool = False):
+                 now: dt.datetime | None = None, paranoid: bool = False,
+                 target: str | None = None):
         self.ca = ca
+        # whose verdict (verify_bytes): one per Verifier, so a layout or document shape
+        # learned under it holds for the files after
+        self.target = target
         self._trusted = [c.subject.rfc4514_string() for c in
                          ([ca] if isinstance(ca, x509.Certificate) else ca)]
         self.now = now or dt.datetime.now(dt.UTC)
@@ -125,7 +129,7 @@ class Verifier:
 
     def verify(self, data: bytes, filename: str) -> Verification:
         if self.paranoid:
-            return verify_bytes(data, filename, self.ca, self.now)
+            return verify_bytes(data, filename, self.ca, self.now, self.target)
         parts = _parts(data)
         parsed, canonical = None, False
         if parts is not None:
@@ -143,7 +147,7 @@ class Verifier:
                 result = self._fast(parts, parsed, layout, filename, canonical)
                 if result is not None:
                     return result
-        result = verify_bytes(data, filename, self.ca, self.now)
+        result = verify_bytes(data, filename, self.ca, self.now, self.target)
         # (several trusted certificates: a verdict per target, which the full check gives)
         if parsed is not None and result.ok and not result.warnings and \
                 result.first_only is None:
@@ -200,10 +204,12 @@ class Verifier:
             if signed_part.startswith(sign.TEXT_HEADER) else None
         kind = None if document is None else \
             self._documents.recognize(document.replace(b"\r\n", b"\n"))
-        if kind is not None:
-            result.kind, result.ok = kind.value, True
+        if kind is not None:   # a proven shape loads in every implementation (construct.
+            # prove): valid under any target; the signature was checked above, as the full
+            # check's signature_ok says
+            result.kind, result.ok, result.signature_ok = kind.value, True, True
             return result
-        check_signed_document(signed_part, filename, result)
+        check_signed_document(signed_part, filename, result, target=self.target)
         if result.problems or result.warnings:
             return None
         if document is not None:
@@ -247,9 +253,11 @@ class Verifier:
 _verifier: Verifier | None = None
 
 
-def _init(ca_ders: list[bytes], now: dt.datetime, paranoid: bool = False) -> None:
+def _init(ca_ders: list[bytes], now: dt.datetime, paranoid: bool = False,
+          target: str | None = None) -> None:
     global _verifier
-    _verifier = Verifier([x509.load_der_x509_certificate(d) for d in ca_ders], now, paranoid)
+    _verifier = Verifier([x509.load_der_x509_certificate(d) for d in ca_ders], now, paranoid,
+                         target)
 
 
 def _verify_chunk(paths: list[str]) -> list[Verification | tuple[str, int]]:
@@ -266,9 +274,11 @@ def _verify_chunk(paths: list[str]) -> list[Verification | tuple[str, int]]:
 
 def verify_files(files: list[Path], ca: x509.Certificate | list[x509.Certificate],
                  now: dt.datetime | None = None, processes: int | None = None,
-                 paranoid: bool = False) -> list[Verification | GovkitError]:
+                 paranoid: bool = False, target: str | None = None
+                 ) -> list[Verification | GovkitError]:
     """`verify_file` for every file, in order: its Verification, or the GovkitError
-    it raised for a file it could not read. `paranoid`: every file checked in full."""
+    it raised for a file it could not read. `paranoid`: every file checked in full;
+    `target`: whose verdict on the signed documents (verify_bytes)."""
     from cryptography.hazmat.primitives import serialization
     now = now or dt.datetime.now(dt.UTC)
     paths = [str(f) for f in files]
@@ -277,7 +287,7 @@ def verify_files(files: list[Path], ca: x509.Certificate | list[x509.Certificate
     results: list[Verification | GovkitError] = []
     for chunk in workers.run(_verify_chunk, parts, _init,
                              ([c.public_bytes(serialization.Encoding.DER) for c in cas], now,
-                              paranoid),
+                              paranoid, target),
                              count):
         results += [GovkitError(*r) if isinstance(r, tuple) else r for r in chunk]
     return results

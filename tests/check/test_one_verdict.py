@@ -2,11 +2,13 @@
 `sign` refused domain 231 for Cyclone DDS while `lint --target omg` called it a warning,
 under two rule ids (lint/domain-range and GK010) and two limits (230 and 232). Now the
 three commands take the same --target (default omg, or the lint table's), run the same
-rule GK010, and give the same verdict; the target states its limit and why."""
+rule GK010, and give the same verdict; the target states its limit and why. `verify` takes
+the same --target too and gives that verdict on the signed document."""
 
 from __future__ import annotations
 
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -124,31 +126,83 @@ def test_the_lint_table_target_is_validates_and_signs_default(pki, documents, tm
     assert bad.exit_code == 2 and "[lint] target: expected one of omg, cyclone" in bad.output
 
 
-def test_verify_says_ok_only_when_every_implementation_loads_it(pki, documents, tmp_path,
-                                                                monkeypatch):
-    """`sign` (default omg) signs domain 231 with a warning; `verify` says OK exactly when
-    Cyclone DDS 0.10 and Fast DDS 2.9 both load the file, so it names the one that does
-    not; the JSON of validate carries the warning and the target."""
+def test_verify_takes_the_target_default_and_lint_table_of_validate(pki, documents, tmp_path,
+                                                                    monkeypatch):
+    """`sign` (default omg) signs domain 231 with a warning; `verify` gives the signed
+    document validate's verdict under the same --target, default and lint table: OK with
+    the warning naming Cyclone DDS 0.10 under omg, refused under cyclone. The JSON of
+    both says the target."""
+    import json
+
+    from helpers.json_schemas import assert_valid
     monkeypatch.chdir(tmp_path)
     document = tmp_path / "p.xml"
     document.write_bytes(documents["permissions", 231].read_bytes())
     signed = _run("sign", "--ca", str(pki.directory), str(document))
     assert signed.exit_code == 0 and "GK010 warning" in signed.stderr
-    verify = _run("verify", "--ca", str(pki.directory), str(document.with_suffix(".p7s")))
-    assert verify.exit_code == 1, verify.output
-    assert "signed document is refused by an implementation: GK010 warning: domain id 231" \
-        in verify.stdout and "Cyclone DDS 0.10" in verify.stdout
+    p7s = str(document.with_suffix(".p7s"))
+    ca = ("--ca", str(pki.directory))
+    verify = _run("verify", *ca, p7s)
+    assert verify.exit_code == 0, verify.output
+    assert f"{p7s}: OK (permissions, signed by " in verify.stdout
+    assert f"{p7s}: warning: signed document: GK010 warning: domain id 231" in verify.stdout
+    assert "Cyclone DDS 0.10" in verify.stdout
+    cyclone = _run("verify", "--target", "cyclone", *ca, p7s)
+    assert cyclone.exit_code == 1 and "OK" not in cyclone.stdout
+    assert f"{p7s}: signed document is invalid: GK010 error: domain id 231" in cyclone.stdout
+    shown = json.loads(_run("verify", "--json", *ca, p7s).stdout)
+    assert_valid(shown, "verify")
+    assert shown["target"] == "omg" and shown["files"][0]["ok"] is True
+    assert shown["files"][0]["warnings"][0].startswith("signed document: GK010 warning: ")
+    strict = json.loads(_run("verify", "--json", "--target", "cyclone", *ca, p7s).stdout)
+    assert_valid(strict, "verify")
+    assert strict["target"] == "cyclone" and strict["files"][0]["ok"] is False
+    (tmp_path / "govkit.toml").write_text('[lint]\ntarget = "cyclone"\n')
+    assert _run("verify", *ca, p7s).exit_code == 1
+    assert _run("verify", "--target", "omg", *ca, p7s).exit_code == 0
+    (tmp_path / "govkit.toml").unlink()
     document.write_bytes(documents["permissions", 230].read_bytes())
     assert _run("sign", "--ca", str(pki.directory), str(document)).exit_code == 0
-    assert _run("verify", "--ca", str(pki.directory), str(document.with_suffix(".p7s"))) \
-        .exit_code == 0
+    assert _run("verify", "--target", "cyclone", *ca, p7s).exit_code == 0
     document.write_bytes(documents["permissions", 231].read_bytes())
-    import json
     shown = json.loads(_run("validate", "--json", str(document)).stdout)
     assert shown["target"] == "omg" and shown["files"][0]["valid"] is True
     assert shown["files"][0]["warnings"][0]["message"].startswith("GK010 warning: ")
     strict = json.loads(_run("validate", "--json", "--target", "cyclone", str(document)).stdout)
     assert strict["files"][0]["valid"] is False and strict["files"][0]["warnings"] == []
+
+
+@pytest.fixture(scope="module")
+def openssl_signed(pki, documents, tmp_path_factory) -> dict[tuple[str, int], Path]:
+    """Every document of `documents` signed by `openssl smime -sign -text` (not by govkit,
+    whose `sign` refuses what its target refuses), with the PKI's Permissions CA."""
+    root = tmp_path_factory.mktemp("signed")
+    out = {}
+    for (kind, domain), xml in documents.items():
+        out[kind, domain] = root / f"{kind}-{domain}.p7s"
+        subprocess.run(["openssl", "smime", "-sign", "-text", "-md", "sha256", "-signer",
+                        str(pki.permissions_ca), "-inkey", str(pki.permissions_ca_key),
+                        "-in", str(xml), "-out", str(out[kind, domain])],
+                       check=True, capture_output=True)
+    return out
+
+
+@pytest.mark.parametrize("target", list(TARGETS))
+def test_verify_gives_validates_verdict_on_the_signed_document(pki, documents, openssl_signed,
+                                                               target, tmp_path, monkeypatch):
+    """The same exit code, rule and severity as `validate --target` on the document signed,
+    at each domain limit, governance and permissions alike."""
+    monkeypatch.chdir(tmp_path)
+    for (kind, domain), p7s in openssl_signed.items():
+        validate = _run("validate", "--target", target, str(documents[kind, domain]))
+        verify = _run("verify", "--target", target, "--ca", str(pki.directory), str(p7s))
+        want = 1 if refused_by(target, domain) else 0
+        assert verify.exit_code == validate.exit_code == want, \
+            (kind, target, domain, validate.output, verify.output)
+        said = [sorted(re.findall(r"GK\d{3} (?:error|warning)", r.stdout))
+                for r in (validate, verify)]
+        assert said[0] == said[1], (kind, target, domain, said)
+        assert (f"{p7s}: OK ({kind}, signed by " in verify.stdout) == (want == 0)
 
 
 def test_sign_renew_takes_the_target_too(pki, documents, tmp_path, monkeypatch):

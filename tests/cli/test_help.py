@@ -24,6 +24,7 @@ from govkit.cli.examples import EXAMPLES
 from govkit.cli.main import app
 from govkit.cli.pki import REASON_NAMES
 from govkit.common.limits import KEY_TYPES
+from govkit.results.flags import ANY_WARNING, FLAGS
 from govkit.runners.crypto import CIPHERS
 from govkit.runners.network import PATHS, TRANSPORTS
 
@@ -42,6 +43,8 @@ NAMED = {
     "--fail-on": list(SEVERITIES),
     "SHELL": ["bash", "zsh", "fish"],
     "--cipher": list(CIPHERS),
+    # `any`, then every flag code of the table parse_fail_on_flags reads
+    "--fail-on-flag": [ANY_WARNING, *FLAGS],
 }
 # Text options whose value is not a name from a table, each with why.
 FREE = {
@@ -59,9 +62,6 @@ FREE = {
     "--peer-address": "IP addresses",
     "--max-ratio": "PROFILE=X",
     "--rekey": "protected messages per session key",
-    # flag codes (govkit.results.flags.FLAGS): a table, but not in govkit.results' face, so
-    # the command line cannot list it (see docs/reference/flags.md); --help names two
-    "--fail-on-flag": "flag codes",
     "NAME": "a participant's name",
 }
 
@@ -157,7 +157,7 @@ def test_the_default_target_is_stated_where_it_is_taken():
                     _help_text(p, ctx), path
     targeted = {" ".join(path[1:]) for path, command, _ in COMMANDS
                 if any(_name(p) == "--target" for p in command.params)}
-    assert {"lint", "validate", "sign"} <= targeted
+    assert {"lint", "validate", "sign", "verify"} <= targeted
 
 
 @pytest.mark.parametrize(("path", "command", "ctx"), COMMANDS, ids=IDS)
@@ -218,6 +218,22 @@ def test_every_list_option_takes_commas_and_repetition_alike(path, command, ctx,
     together, repeated = parse(opt, f"{a},{b}"), parse(opt, a, opt, b)
     assert together == repeated == [a, b], (path, opt, together, repeated)
     assert "comma" in (param.help or ""), (path, opt, "its help says it takes commas")
+
+
+def test_fail_on_flag_help_names_every_flag_code_and_its_severity():
+    """The codes come from the flag table, so a new flag is listed without touching the
+    command line; each is one parse_fail_on_flags accepts, notes marked as such."""
+    from govkit.results.gates import parse_fail_on_flags
+    bench = next(command for path, command, _ in COMMANDS if path == ("govkit", "bench"))
+    (param,) = [p for p in bench.params if p.opts == ["--fail-on-flag"]]
+    shown = CliRunner().invoke(app, ["bench", "--help"], env={"COLUMNS": "1000"}).stdout
+    said = " ".join(shown.split())
+    for f in FLAGS.values():
+        assert re.search(rf"(?<![\w-]){f.code}(?![\w-])", param.help), f.code
+        assert f.code in said, f.code   # as --help prints it, not only the parameter
+        assert parse_fail_on_flags([f.code]) == {f.code}
+        assert (f"{f.code} (note)" in param.help) == (f.severity == "note"), f.code
+    assert f"{ANY_WARNING} (every warning)" in param.help
 
 
 def test_hand_kept_copies_equal_their_tables():

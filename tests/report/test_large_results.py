@@ -231,3 +231,100 @@ def test_small_runs_are_not_subsampled():
         doc = json.loads((data / name / "results.json").read_text())
         for row in summarize(doc):
             assert "subsampled_interval" not in {f["code"] for f in row["flags"]}, name
+
+
+# ------------------------------------------- the same report, faster (issue 23, item 9)
+
+# report.html.j2's loops before govkit/report/rows_html.py wrote the rows (its trim_blocks
+# environment): the rows must come out byte for byte as these wrote them.
+TEMPLATE_REPEAT_ROWS = """\
+    {% for r in rows %}
+      <tr data-size="{{ r.size }}" data-repeat="{{ r.repeat }}" data-status="{{ r.status }}" class="{{ '' if r.ok else 'failed' }}">
+        {% if show_network %}<td data-col="network">{{ r.network }}</td>{% endif %}<td class="num">{{ r.size }}</td><td class="num">{{ r.repeat }}</td>
+        <td class="num" data-col="order">{{ DASH if r.order is none else r.order }}</td>
+        <td data-col="cpus">{{ r.cpus }}</td>
+        {% if r.ok %}
+        {% for c in t.columns %}<td class="num" data-col="{{ c.key }}">{{ r.figures.get(c.key)|value(c.kind) }}</td>{% endfor %}
+        <td class="num" data-col="count">{{ r.count|int }}</td>
+        {% if t.values_title %}<td class="values" data-col="values">{{ r.values|values(t.values_kind) }}</td>{% endif %}
+        {% else %}
+        <td class="failed-msg" colspan="{{ t.columns|length + 1 + (1 if t.values_title else 0) }}">✗ {{ r.status|upper }}: {{ r.error|first_line or "no error message recorded" }}</td>
+        {% endif %}
+      </tr>
+    {% endfor %}
+"""  # noqa: E501
+TEMPLATE_RUN_ROWS = """\
+      {% for r in runs %}
+        <tr data-profile="{{ r.profile }}">
+          <td class="num">{{ DASH if r.order is none else r.order }}</td>
+          <td><code>{{ r.profile }}</code></td><td>{{ r.mode }}</td><td class="num">{{ r.size }}</td>{% if show_network %}<td>{{ r.network }}</td>{% endif %}
+          <td class="num">{{ r.repeat }}</td>
+          <td class="{{ '' if r.status == 'ok' else 'failed' }}">{{ r.status }}</td>
+          <td class="cmds"><pre>{{ r.commands|join("\\n") }}</pre></td>
+        </tr>
+      {% endfor %}
+"""  # noqa: E501
+
+
+def _hostile_networked_run() -> dict:
+    """A real run's results with half its repeats over TCP (the network column), markup in
+    the CPUs, errors and command lines, and its failed repeats."""
+    doc = json.loads((Path(__file__).resolve().parent.parent / "data" / "report" / "full"
+                      / "results.json").read_text())
+    for i, r in enumerate(doc["results"]):
+        r["transport"] = "tcp" if i % 2 else "udp"
+        r["cpus"] = {"pub": "0<b>&\"'", "sub": None}
+        r["commands"] = ["ddsperf <x> & 'y'", "two"]
+        if r["status"] != "ok":
+            r["error"] = "<script>alert(1)</script> & \"x\"\nsecond line"
+    assert any(r["status"] != "ok" for r in doc["results"])
+    return doc
+
+
+@pytest.mark.parametrize("name", ["hostile_networked", "many_repeats", "many_rounds",
+                                  "throughput_v2"])
+def test_the_rows_are_the_templates_byte_for_byte(name):
+    from govkit.report.rows_html import repeat_rows, run_rows
+    from govkit.report.run import build_report_model, report_environment
+    doc = _hostile_networked_run() if name == "hostile_networked" else shapes(0.02)[name]
+    model = build_report_model(doc)
+    env = report_environment()
+    old_repeats = env.from_string(TEMPLATE_REPEAT_ROWS)
+    old_runs = env.from_string(TEMPLATE_RUN_ROWS)
+    blocks = [(t, rows) for t in model.repeat_tables for _, rows in t.blocks]
+    assert blocks and model.runs
+    shown = ""
+    for table, rows in blocks:
+        want = old_repeats.render(rows=rows, t=table, show_network=model.show_network)
+        assert str(repeat_rows(rows, table, model.show_network)) == want
+        shown += want
+    want = old_runs.render(runs=model.runs, show_network=model.show_network)
+    assert str(run_rows(model.runs, model.show_network)) == want
+    if name == "hostile_networked":
+        assert model.show_network and 'data-col="network">tcp' in shown
+        assert "&lt;script&gt;" in shown and 'class="failed"' in shown and "&lt;x&gt;" in want
+
+
+def test_the_headline_and_tails_reuse_what_summarize_paired_and_pooled():
+    """summarize pairs each mode's slots once and pools each point's histograms once; the
+    headline's A/A floor and each row's tail are what pairing and pooling again give."""
+    from govkit.results import stats as results_stats
+    from govkit.results.summary import (
+        Summarizer,
+        noise_floor,
+        rotation_overheads,
+        rotation_records,
+    )
+    doc = shapes(0.02)["many_rounds"]
+    summarizer = Summarizer()
+    rows = summarize(doc, summarizer)
+    assert summarizer.overheads == rotation_overheads(doc)
+    assert noise_floor(doc, summarizer.overheads) == noise_floor(doc)
+    records = [r for r in rotation_records(doc) if r["status"] == "ok"]
+    for row in (r for r in rows if r["mode"] == "latency" and r["profile"] != "none"):
+        slots = [s for r in records if (r["profile"], r["size"]) == (row["profile"],
+                                                                     row["size"])
+                 for s in r["raw"]["rows"]]
+        pooled = results_stats.pooled_percentiles(slots)
+        assert row["tail"]["p99_of_samples"] == round(pooled["p99"], 4)
+        assert row["tail"]["p99_9_of_samples"] == round(pooled["p99_9"], 4)

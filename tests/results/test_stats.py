@@ -268,3 +268,21 @@ def test_wide_interval_reason_never_rounds_onto_the_target():
     assert pct_text(5.0004, 5.0) == "±5.0004%"
     assert pct_text(6.33, 5.0) == "±6.3%"
     assert pct_text(None) == "of unknown width (the estimate is 0)"
+
+
+def test_pstdev_is_statistics_pstdev_to_the_bit():
+    """stats.pstdev (integers, for the tens of thousands of repeats a report may hold)
+    gives what statistics.pstdev (Fractions) gave, value for value: a figure stored by an
+    earlier govkit is recomputed unchanged."""
+    import random
+    rand = random.Random(23)
+    draws = [lambda n: [round(rand.uniform(10, 20), 3) for _ in range(n)],
+             lambda n: [rand.uniform(1e-9, 1e12) for _ in range(n)],
+             lambda n: [rand.randint(0, 10 ** 6) for _ in range(n)],
+             lambda n: [rand.choice([0, 1e-9, 3.5, 1e12]) for _ in range(n)],
+             lambda n: [rand.random() * 10.0 ** rand.randint(-9, 12) for _ in range(n)]]
+    cases = [[5.0, 5.0], [0, 0, 0], [1, 2], [1e12, 1e-9], [0.1, 0.2, 0.3]]
+    cases += [draw(rand.choice([2, 3, 7, 30, 300])) for _ in range(800) for draw in draws]
+    for values in cases:
+        got, want = stats.pstdev(values), statistics.pstdev(values)
+        assert got == want and type(got) is float, (values, got, want)

@@ -15,9 +15,11 @@ from helpers.variants import Wrapper, craft_pkcs7, mutants, with_signature, wrap
 from govkit import smime
 from govkit.catalog.profiles import get_profile
 from govkit.catalog.runners import runner_info
+from govkit.catalog.targets import TARGETS
+from govkit.check.validate import check_bytes
 from govkit.common.errors import GovkitError
 from govkit.documents import mime
-from govkit.documents.render import GovernanceDocument, PermissionsDocument
+from govkit.documents.render import DomainSet, GovernanceDocument, PermissionsDocument
 from govkit.pki.testpki import TestPKI, init_pki
 from govkit.smime import pkcs7, verify_batch
 
@@ -170,3 +172,31 @@ def test_signer_variants_get_verify_file_s_verdicts(pki, governance, tmp_path):
         for path, got in zip(files, batch, strict=True):
             expected = smime.verify_file(path, variant.anchor, NOW)
             assert got.to_json() == expected.to_json(), (variant.name, path.name)
+
+
+@pytest.mark.parametrize("processes", [1, 2], ids=["in-process", "pool"])
+def test_the_target_reaches_every_worker_and_the_fast_path(pki, tmp_path, processes):
+    """`verify --target`: each signed document gets `validate --target`'s verdict on it
+    (domain 231: Cyclone DDS 0.10 refuses it, the specification warns), in the pool's
+    workers and after a layout was learned (a domain-230 file first in each chunk)."""
+    tops = (230, 231, 230, 232, 233, 230)
+    docs = {top: PermissionsDocument.for_participant(
+        pki, "pub", runner_info("ddsperf"), DomainSet(((0, top),))).render() for top in tops}
+    files = []
+    for i in range(2 * len(tops)):
+        top = tops[i % len(tops)]
+        files.append(tmp_path / f"{i:02d}-{top}.p7s")
+        files[-1].write_bytes(_template_signed(pki, docs[top]))
+    ca = pki.certificate("permissions_ca")
+    verdicts = set()
+    for target in TARGETS:
+        batch = verify_batch.verify_files(files, ca, NOW, processes, target=target)
+        for path, got in zip(files, batch, strict=True):
+            assert got.to_json() == smime.verify_file(path, ca, NOW, target).to_json()
+            top = int(path.stem.split("-")[1])
+            check = check_bytes(docs[top], "p.xml", target=target)
+            assert got.ok == (not check.findings), (target, top, got.problems)
+            assert len(got.warnings) == len(check.warnings), (target, top, got.warnings)
+            verdicts.add((target, top, got.ok))
+    assert {("omg", 231, True), ("cyclone", 231, False), ("fastdds", 232, True),
+            ("omg", 233, False)} <= verdicts
