@@ -985,3 +985,6 @@ def test_a_rotating_run_fills_the_latency_section_and_its_plot(tmp_path):
     assert "p99 of all samples (µs)" in heads and "Process pairs" in heads
     assert not any("p99 of seconds" in h or "Repeats" in h for h in heads)
     assert "the tail, p99 of all samples" in html and "per-second p99s" not in html
+    # nor are its per-instance series counted as repeats in the header
+    facts = " ".join(text(li) for li in page.xpath('//ul[@class="facts"]/li'))
+    assert "series (point × process pair)" in facts and "repeats run" not in facts
