@@ -55,6 +55,8 @@ PAIRED_INTERVAL_METHOD = (
     "process instances with replacement, then its rounds within each drawn instance "
     f"(moving blocks of ceil(n^(1/3)) rounds when the lag-1 autocorrelation exceeds "
     f"{BLOCK_LAG1}); {BOOTSTRAP_RESAMPLES} resamples seeded by the point's name.")
+# An arm's intervals resample at most this many paired rounds (thinned_rounds).
+MAX_RESAMPLED_ROUNDS = 1000
 # The share of rounds left out at each end by the trimmed mean (see the module docstring).
 TRIM = 0.2
 ESTIMATOR = (
@@ -194,6 +196,7 @@ class Overhead:
     instances: int
     block: int
     lag1: float | None
+    subsampled: str | None = None   # what the intervals resampled, if not every round
 
     @property
     def halfwidth_pct(self) -> float | None:
@@ -208,7 +211,8 @@ class Overhead:
                 "difference": self.added,
                 "difference_ci95": list(self.added_ci95) if self.added_ci95 else None,
                 "rounds": self.rounds, "instances": self.instances, "block_rounds": self.block,
-                "lag1_autocorrelation": self.lag1}
+                "lag1_autocorrelation": self.lag1,
+                **({"subsampled": self.subsampled} if self.subsampled else {})}
 
 
 def _by_instance(rows: list[tuple], column: int) -> list[list[float]]:
@@ -257,14 +261,31 @@ def _estimate(rows: list[tuple[int, int, float, float]], seed: str,
     instances = len({r[1] for r in rows})
     if len(rows) < 3:
         return Overhead(ratio, None, added, None, len(rows), instances, block, r1)
-    log_dist = _resample_trimmed(_by_instance(ordered, 2), seed + "/ratio", block)
+    resampled, note = thinned_rounds(ordered)
+    log_dist = _resample_trimmed(_by_instance(resampled, 2), seed + "/ratio", block)
     lo, hi = percentile_interval(log_dist)
     if ratio_only:
         return Overhead(ratio, (math.exp(lo), math.exp(hi)), added, None, len(rows), instances,
-                        block, r1)
-    add_dist = _resample_trimmed(_by_instance(ordered, 3), seed + "/added", block)
+                        block, r1, note)
+    add_dist = _resample_trimmed(_by_instance(resampled, 3), seed + "/added", block)
     return Overhead(ratio, (math.exp(lo), math.exp(hi)), added, percentile_interval(add_dist),
-                    len(rows), instances, block, r1)
+                    len(rows), instances, block, r1, note)
+
+
+def thinned_rounds(ordered: list[tuple]) -> tuple[list[tuple], str | None]:
+    """The rounds an arm's bootstrap resamples: all up to MAX_RESAMPLED_ROUNDS; beyond, every
+    n-th in time order (the first kept), with a sentence saying so (None: all). The same cap
+    on the bootstrap's work as a point's (govkit.results.stats.thinned): a run of thousands of
+    rounds is reported in seconds, and its estimate still uses every round."""
+    n = len(ordered)
+    if n <= MAX_RESAMPLED_ROUNDS:
+        return ordered, None
+    step = math.ceil(n / MAX_RESAMPLED_ROUNDS)
+    kept = ordered[::step]
+    return kept, (f"the interval resamples {len(kept):,} of the {n:,} paired rounds (one in "
+                  f"{step}, in time order), a cap on the bootstrap's work; the estimate uses "
+                  f"all of them; the interval is the one {len(kept):,} rounds would give, "
+                  "wider than one over all")
 
 
 def level(slots: list[dict], seed: str) -> tuple[float, tuple[float, float] | None]:

@@ -156,6 +156,8 @@ def summarize(doc: dict, summarizer: Summarizer | None = None) -> list[dict]:
             + _wire_flags(verdicts, profile)
         if est.subsampled:
             row["flags"].append(flag("subsampled_interval", est.subsampled))
+        if (row.get("vs_none") or {}).get("subsampled"):
+            row["flags"].append(flag("subsampled_interval", row["vs_none"]["subsampled"]))
         rows.append(row)
     add_variant_differences(rows, doc, summarizer, pairs.get("latency"))
     return [_rounded(row) for row in rows]

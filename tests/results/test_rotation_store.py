@@ -4,6 +4,7 @@ tests/data/report/rotation (real slots of a real run)."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 from govkit.results.store import ROUND_SAVE_S, ResultStore
@@ -45,3 +46,26 @@ def test_rounds_are_written_at_most_every_few_seconds_and_all_at_the_end(tmp_pat
     assert on_disk_rounds() == [0, 1]
     store.save(summary=False)                       # what an interrupted or finished run does
     assert on_disk_rounds() == [0, 1, 2]
+
+
+def test_an_arm_of_thousands_of_rounds_resamples_a_thinned_series_and_says_so():
+    # the same cap on the bootstrap's work as a point's: the estimate uses every round, the
+    # interval a stated subsample, and the point carries the subsampled_interval note
+    from helpers.large_results import rotating
+
+    from govkit.results.paired import MAX_RESAMPLED_ROUNDS, pairings, trimmed_mean
+    from govkit.results.summary import summarize
+
+    doc = rotating(["none", "rtps_sign"], [32], 2 * MAX_RESAMPLED_ROUNDS + 10)
+    row = next(r for r in summarize(doc) if r["profile"] == "rtps_sign")
+    pairs = pairings(doc["rotation"]["slots"])[("rtps_sign", 32)]
+    assert len(pairs) > MAX_RESAMPLED_ROUNDS
+    assert abs(row["vs_none"]["ratio"] - math.exp(trimmed_mean([p.log_ratio for p in pairs]))) \
+        < 1e-3
+    note = row["vs_none"]["subsampled"]
+    assert f"of the {len(pairs):,} paired rounds (one in 3" in note
+    assert "subsampled_interval" in [f["code"] for f in row["flags"]]
+    small = rotating(["none", "rtps_sign"], [32], 50)
+    row = next(r for r in summarize(small) if r["profile"] == "rtps_sign")
+    assert "subsampled" not in row["vs_none"]
+    assert "subsampled_interval" not in [f["code"] for f in row["flags"]]
