@@ -78,8 +78,14 @@ class RotationSettings:
     target_ci: float = DEFAULT_ROTATION_TARGET_PCT   # % half-width of every ratio's interval
     aa: bool = True
 
+    @property
+    def throughput_slot_ms(self) -> int:
+        """A throughput slot's measured part: --slot-ms, but at least MIN_THROUGHPUT_SLOT_MS."""
+        return max(self.slot_ms, MIN_THROUGHPUT_SLOT_MS)
+
     def to_json(self) -> dict:
-        return {"slot_ms": self.slot_ms, "settle_ms": self.settle_ms,
+        return {"slot_ms": self.slot_ms, "throughput_slot_ms": self.throughput_slot_ms,
+                "settle_ms": self.settle_ms,
                 "instances": self.instances, "min_rounds": self.min_rounds,
                 "max_rounds": self.max_rounds, "target_ci_pct": self.target_ci,
                 "aa_arm": self.aa}
@@ -458,8 +464,8 @@ def run_rotation(runner, arms: list[Arm], bundles: dict[str, Bundle],
             if done >= rs.min_rounds:
                 # the widths (a bootstrap per arm, ~0.2 s in all) once per WIDTHS_EVERY_S of
                 # rounds, not after every round: late rounds of 30 ms slots are shorter
-                if time.monotonic() - widths_at >= WIDTHS_EVERY_S or active is None:
-                    widths = rotation_widths(store.doc)
+                if time.monotonic() - widths_at >= WIDTHS_EVERY_S:
+                    widths = rotation_widths(store.doc, store.summarizer)
                     widths_at = time.monotonic()
                 active = {k for k, w in widths.items() if w is None or w > rs.target_ci}
                 if widths and all(w is not None and w <= rs.target_ci for w in widths.values()):
@@ -490,7 +496,7 @@ def run_rotation(runner, arms: list[Arm], bundles: dict[str, Bundle],
                             "size": size, "mode": mode, **arm.to_json()}
                     try:
                         row = pair.tslot(size, rs.settle_ms * 1000,
-                                         max(rs.slot_ms, MIN_THROUGHPUT_SLOT_MS) * 1000,
+                                         rs.throughput_slot_ms * 1000,
                                          1 + next(tags) % 255) if mode == THROUGHPUT \
                             else pair.slot(size, rs.settle_ms * 1000, rs.slot_ms * 1000)
                     except PairFailed as e:

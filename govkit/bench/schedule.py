@@ -25,7 +25,6 @@ from pathlib import Path
 
 from govkit.bench.awake import IDLE_METHOD, AwakeCpus, awake_cpus
 from govkit.bench.awake import METHOD as AWAKE_METHOD
-from govkit.bench.defaults import MIN_THROUGHPUT_SLOT_MS
 from govkit.bench.discovery import DISCOVERY_INTERVAL_METHOD, run_discovery
 from govkit.bench.loadwatch import LoadWatch
 from govkit.bench.machine import Pinning, environment, pinning, realtime_note
@@ -239,9 +238,9 @@ def rotates(runner, cell: Cell, throughput: bool = False) -> bool:
 
 
 def _tput_slot_text(lanes: list[tuple[str, int]], rs) -> str:
-    if not any(mode == "throughput" for mode, _ in lanes) or rs.slot_ms >= MIN_THROUGHPUT_SLOT_MS:
+    if not any(mode == "throughput" for mode, _ in lanes) or rs.throughput_slot_ms == rs.slot_ms:
         return ""
-    return f" ({MIN_THROUGHPUT_SLOT_MS} ms in throughput slots)"
+    return f" ({rs.throughput_slot_ms} ms in throughput slots)"
 
 
 def _rotate(opts: BenchOptions, runner, store: ResultStore, cells: list[Cell],

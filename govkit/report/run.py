@@ -464,6 +464,13 @@ def _stored_differences(doc: dict, summary: list[dict], repeats: list[RepeatRow]
     return out, missing
 
 
+def _tput_slot_note(r: dict) -> str:
+    """A throughput slot's length where it is not the latency slots' (rotation settings;
+    runs before 2026-12-02 used --slot-ms for both and do not say)."""
+    ms = r.get("throughput_slot_ms", r.get("slot_ms"))
+    return f" ({ms} ms in throughput slots)" if ms != r.get("slot_ms") else ""
+
+
 def _run_shape(settings: dict, rotation: dict | None = None) -> str:
     """How the repeats were run, in one plain sentence, from the run's settings."""
     s = {k: _setting_text(v) for k, v in settings.items() if v is not None}
@@ -482,8 +489,7 @@ def _run_shape(settings: dict, rotation: dict | None = None) -> str:
             f"{len(rotation.get('rounds', []))} rounds, each giving every arm one slot of "
             f"{r.get('settle_ms', '?')} ms settle (not measured) + {r.get('slot_ms', '?')} ms "
             f"per size{' and mode' if tput else ''}"
-            f"{' (throughput slots at least 100 ms)' if tput else ''} between two `none` "
-            f"slots, in a fresh "
+            f"{_tput_slot_note(r) if tput else ''} between two `none` slots, in a fresh "
             f"seeded order (seed {s.get('seed', '?')}); after {r.get('min_rounds', '?')} "
             f"rounds only the ratios still wider than ±{r.get('target_ci_pct', '?')}% got "
             f"slots, until all were within it or the budget ended. Intervals: "

@@ -340,17 +340,21 @@ def variant_differences(summary: list[dict]) -> list[dict]:
             for r in summary for d in r.get("vs_variant") or []]
 
 
-def rotation_widths(doc: dict) -> dict[tuple[str, str, int], float | None]:
+def rotation_widths(doc: dict, summarizer: Summarizer | None = None
+                    ) -> dict[tuple[str, str, int], float | None]:
     """Every arm's ratio interval half-width (%), for the rounds' stopping rule. A crypto
     variant's arm, and its reference's, count the wider of their own and their paired
     difference's (an arm whose own ratio is narrow would otherwise stop getting slots, and
-    the difference would rest on the rounds before that)."""
-    widths = {k: o.halfwidth_pct for k, o in rotation_overheads(doc, ratio_only=True).items()}
+    the difference would rest on the rounds before that). With a `summarizer`, an arm whose
+    pairings did not change since the last call (no slot since) is not resampled again."""
+    by_mode = _pairings_by_mode(doc)
+    widths = {k: o.halfwidth_pct for k, o in
+              rotation_overheads(doc, summarizer, by_mode, ratio_only=True).items()}
     slots = (doc.get("rotation") or {}).get("slots", [])
     variants = {(s["arm"], s["size"]): s["variant"] for s in slots if s.get("variant")}
     if not variants:
         return widths
-    pairs = paired.pairings(slots)
+    pairs = by_mode.get("latency", {})
     for arm, ref, size, _ in variant_contrasts(variants):
         if (arm, size) not in pairs or (ref, size) not in pairs:
             continue
