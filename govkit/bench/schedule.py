@@ -124,7 +124,8 @@ def _resumed_store(opts: BenchOptions, settings: dict, console) -> ResultStore |
         return None
     out = opts.out or _latest_results()
     store = ResultStore.load(out)
-    check_resumable(store.doc["settings"], settings, out / RESULTS_NAME)
+    check_resumable(store.doc["settings"], settings, out / RESULTS_NAME,
+                    (store.doc.get("rotation") or {}).get("settings"), opts.rotation.to_json())
     console.print(f"resuming {out}: {len(store.completed())} completed repeat(s) kept")
     # Same seed (same order) as before; the new repeat, budget and target settings apply.
     for key in ("min_repeats", "max_repeats", "target_ci_pct", "budget_s"):

@@ -43,6 +43,8 @@ RESUME_KEYS = {"runner": "--runner", "modes": "--mode", "sizes": "--sizes",
 # were UDP over loopback without loss; before 2026-12-02's spinners, CPUs could halt).
 RESUME_DEFAULTS = {"transports": ["udp"], "paths": ["lo"], "loss_rates_pct": [0],
                    "cpus_kept_awake": False, "throughput_by_rotation": False}
+# ... and of a rotating run's rotation.settings (checked where the stored run has them).
+ROTATION_RESUME_KEYS = {"slot_ms": "--slot-ms", "settle_ms": "--settle-ms"}
 # Rotating runs rewrite results.json after a round only when this long has passed since the
 # last write (seconds).
 ROUND_SAVE_S = 2.0
@@ -213,11 +215,18 @@ def _reject_constant(name: str) -> None:
     raise ValueError(f"{name} is not a JSON number")
 
 
-def check_resumable(stored: dict, wanted: dict, path: Path) -> None:
-    """Refuse to continue a run with settings that make it another experiment."""
-    for key, option in RESUME_KEYS.items():
-        was = stored.get(key, RESUME_DEFAULTS.get(key))
-        now = wanted.get(key, RESUME_DEFAULTS.get(key))
+def check_resumable(stored: dict, wanted: dict, path: Path,
+                    stored_rotation: dict | None = None,
+                    wanted_rotation: dict | None = None) -> None:
+    """Refuse to continue a run with settings that make it another experiment; a rotating
+    run's slots too (rotation.settings: a round of other slot lengths measures something
+    else, and the stored settings would no longer say what its first rounds did)."""
+    pairs = [(stored.get(key, RESUME_DEFAULTS.get(key)), wanted.get(key, RESUME_DEFAULTS.get(key)),
+              option) for key, option in RESUME_KEYS.items()]
+    if stored_rotation and wanted_rotation:
+        pairs += [(stored_rotation.get(key), wanted_rotation.get(key), option)
+                  for key, option in ROTATION_RESUME_KEYS.items() if key in stored_rotation]
+    for was, now, option in pairs:
         if was != now:
             raise GovkitError(
                 f"--resume: {option} is {_show(now)} but the run in {path} used "

@@ -165,6 +165,17 @@ def test_rotating_run_end_to_end(tmp_path):
     again = subprocess.run([GOVKIT, "report", "res"], cwd=tmp_path, capture_output=True,
                            text=True, timeout=120)
     assert again.returncode == 0, again.stderr
+    # what a throughput slot would last is stored; resuming with other slots is refused
+    assert rot["settings"]["slot_ms"] == 30 and rot["settings"]["throughput_slot_ms"] == 100
+    before = (tmp_path / "res/results.json").read_text()
+    for option, value in (("--slot-ms", "50"), ("--settle-ms", "5")):
+        resumed = subprocess.run([GOVKIT, "bench", "--profile", "none", "--profile", "rtps_sign",
+                                  "--sizes", "32,1024", "--out", "res", "--resume", option,
+                                  value], cwd=tmp_path, capture_output=True, text=True,
+                                 timeout=120, stdin=subprocess.DEVNULL)
+        assert resumed.returncode == 2, resumed.stderr
+        assert f"--resume: {option} is {value} but the run" in resumed.stderr, resumed.stderr
+    assert (tmp_path / "res/results.json").read_text() == before
     left = subprocess.run(["pgrep", "-f", "cyclone_perf"], capture_output=True, text=True)
     assert left.stdout.strip() == "", "cyclone_perf processes outlived the run"
     # the measured CPUs were kept awake, said so, and the spinners are gone
