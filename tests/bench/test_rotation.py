@@ -238,3 +238,18 @@ def test_the_default_budget_grows_with_the_sizes_up_to_the_seeds_matrix():
     assert default_budget(4) == 380
     # the seeds' 8 sizes: the run and its report within the 8 minutes issue 17 allows
     assert default_budget(8) == MAX_DEFAULT_BUDGET_S <= 8 * 60 - 15
+
+
+def test_an_arm_is_not_done_before_it_has_enough_rounds():
+    """A bootstrap over a handful of rounds is too narrow: an arm whose interval looks
+    within the target after 6 rounds keeps its slots until it has MIN_ARM_ROUNDS."""
+    from govkit.bench.rotation import MIN_ARM_ROUNDS, trusted_widths
+
+    slots = [{"arm": "rtps_sign", "size": 32, "status": "ok", "round": r}
+             for r in range(MIN_ARM_ROUNDS - 1)]
+    slots += [{"arm": "rtps_sign", "size": 32, "status": "failed", "round": 99}]
+    widths = {("rtps_sign", "latency", 32): 1.5, ("rtps_sign", "latency", 1024): None}
+    assert trusted_widths(widths, slots) == {("rtps_sign", "latency", 32): None,
+                                             ("rtps_sign", "latency", 1024): None}
+    slots.append({"arm": "rtps_sign", "size": 32, "status": "ok", "round": 100})
+    assert trusted_widths(widths, slots)[("rtps_sign", "latency", 32)] == 1.5
