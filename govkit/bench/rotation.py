@@ -67,6 +67,8 @@ WARMUP_SLOT_US = 100_000          # one unmeasured slot per pair and size before
 SLOT_TIMEOUT_S = 15.0             # beyond the slot's own length
 WIDTHS_EVERY_S = 1.0              # the stopping rule's widths are recomputed this often
 MIN_ARM_ROUNDS = 20               # an arm's slots before its width may stop its slots
+PEER_SIDE = "on the peer's side"   # in a refusal of the peer's files (cyclone_refusal)
+REFUSAL_WAIT_S = 3.0              # for the other side's refusal, once one side failed
 
 
 @dataclass(frozen=True)
@@ -179,22 +181,41 @@ class Pair:
 
     def _why(self, role: str, what: str) -> str:
         name = "ping" if role == "pub" else "pong"
-        # A Cyclone pair's refusal (this side's, else the other's: a refused ping leaves
-        # pong waiting in vain), mapped to the file, the rule and the fix (else "").
-        why = next((f"{'ping' if s.role == 'pub' else 'pong'}: {w}" for s in self.specs
-                    if (w := explain_cyclone_refusal(s.env, self.stderr_tail(s.role, 50),
-                                                     self.domain_id))), "")
+        why = self._refusal()
+        if not why or PEER_SIDE in why:   # the refused side may be saying why right now
+            for proc in self.procs.values():
+                try:
+                    proc.wait(timeout=REFUSAL_WAIT_S)
+                except subprocess.TimeoutExpired:
+                    pass
+            why = self._refusal()
         return (f"{self.arm.label} pair {self.instance} (domain {self.domain_id}): {name} "
                 f"{what}" + (f": {self.stderr_tail(role)}" if self.stderr_tail(role) else "")
                 + (f"; {why}" if why else ""))
 
+    def _refusal(self) -> str:
+        """A Cyclone pair's refusal mapped to the file, the rule and the fix (else ""):
+        a side refused over its own files first, then one refusing its peer's (a refused
+        ping leaves pong waiting in vain, or refusing ping's handshake)."""
+        found = [f"{'ping' if s.role == 'pub' else 'pong'}: {w}" for s in self.specs
+                 if (w := explain_cyclone_refusal(s.env, self.stderr_lines(s.role, 50),
+                                                  self.domain_id))]
+        found.sort(key=lambda w: PEER_SIDE in w)
+        return found[0] if found else ""
+
     def stderr_tail(self, role: str, n: int = 3) -> str:
+        """The last `n` lines of a side's stderr, on one line."""
+        return " | ".join(self.stderr_lines(role, n).splitlines())
+
+    def stderr_lines(self, role: str, n: int) -> str:
+        """The last `n` lines of a side's stderr, one per line: Cyclone's refusal is read
+        line by line (a local refusal after a remote one is still the local one)."""
         err = self.errs.get(role)
         if err is None:
             return ""
         err.seek(0)
         lines = err.read().decode("utf-8", "replace").strip().splitlines()
-        return " | ".join(lines[-n:])
+        return "\n".join(lines[-n:])
 
     def _send(self, role: str, command: str) -> None:
         try:

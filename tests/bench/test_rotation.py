@@ -253,3 +253,23 @@ def test_an_arm_is_not_done_before_it_has_enough_rounds():
                                              ("rtps_sign", "latency", 1024): None}
     slots.append({"arm": "rtps_sign", "size": 32, "status": "ok", "round": 100})
     assert trusted_widths(widths, slots)[("rtps_sign", "latency", 32)] == 1.5
+
+
+def test_a_refusal_is_read_line_by_line(tmp_path):
+    """Cyclone may print a remote participant's refusal before its own local one; read as
+    one joined line, the remote's word "Remote" made the local refusal look like the
+    peer's (the runner then blamed the wrong side's files)."""
+    import tempfile
+
+    from govkit.bench.rotation import Arm, Pair
+
+    pair = Pair(Arm("rtps_sign", get_profile("rtps_sign")), 0, 7, [], tmp_path)
+    err = tempfile.TemporaryFile()
+    err.write(b"one\nRemote secure participant x not allowed\n"
+              b"Error occurred while validating local permissions: Subject name is invalid\n")
+    pair.errs["pub"] = err
+    assert pair.stderr_lines("pub", 2).splitlines() == [
+        "Remote secure participant x not allowed",
+        "Error occurred while validating local permissions: Subject name is invalid"]
+    assert pair.stderr_tail("pub", 2) == " | ".join(pair.stderr_lines("pub", 2).splitlines())
+    assert pair.stderr_lines("sub", 5) == ""
