@@ -90,6 +90,7 @@ class RotationSettings:
         return {"slot_ms": self.slot_ms, "throughput_slot_ms": self.throughput_slot_ms,
                 "settle_ms": self.settle_ms,
                 "instances": self.instances, "min_rounds": self.min_rounds,
+                "min_arm_rounds": MIN_ARM_ROUNDS,
                 "max_rounds": self.max_rounds, "target_ci_pct": self.target_ci,
                 "aa_arm": self.aa}
 

@@ -464,6 +464,13 @@ def _stored_differences(doc: dict, summary: list[dict], repeats: list[RepeatRow]
     return out, missing
 
 
+def _arm_rounds_note(settings: dict) -> str:
+    """Since 2026-12-02 an arm keeps its slots until it has this many rounds (older runs
+    do not record it, and did not do it)."""
+    n = settings.get("min_arm_rounds")
+    return f" with fewer than {n} rounds or" if isinstance(n, int) else ""
+
+
 def _tput_slot_note(r: dict) -> str:
     """A throughput slot's length where it is not the latency slots' (rotation settings;
     runs before 2026-12-02 used --slot-ms for both and do not say)."""
@@ -491,8 +498,9 @@ def _run_shape(settings: dict, rotation: dict | None = None) -> str:
             f"per size{' and mode' if tput else ''}"
             f"{_tput_slot_note(r) if tput else ''} between two `none` slots, in a fresh "
             f"seeded order (seed {s.get('seed', '?')}); after {r.get('min_rounds', '?')} "
-            f"rounds only the ratios still wider than ±{r.get('target_ci_pct', '?')}% got "
-            f"slots, until all were within it or the budget ended. Intervals: "
+            f"rounds only the ratios{_arm_rounds_note(r)} still wider than "
+            f"±{r.get('target_ci_pct', '?')}% got slots, until all were within it or the "
+            f"budget ended. Intervals: "
             f"{rotation.get('interval', '')}")
         if tput or "throughput" not in (settings.get("modes") or []):
             return " ".join(parts) + "".join(f" {s[k][:1].upper()}{s[k][1:]}."

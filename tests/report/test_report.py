@@ -988,3 +988,19 @@ def test_a_rotating_run_fills_the_latency_section_and_its_plot(tmp_path):
     # nor are its per-instance series counted as repeats in the header
     facts = " ".join(text(li) for li in page.xpath('//ul[@class="facts"]/li'))
     assert "series (point × process pair)" in facts and "repeats run" not in facts
+
+
+def test_the_rotation_sentence_says_when_an_arm_got_slots():
+    """After the minimum rounds, an arm got slots while it had fewer than 20 rounds or its
+    ratio was wider than the target; a run from before that rule (no min_arm_rounds
+    recorded) is not described as following it."""
+    from govkit.report.run import build_report_model, render_summary_md
+
+    doc = load("rotation")
+    doc["rotation"]["settings"]["min_arm_rounds"] = 20
+    text_now = render_summary_md(build_report_model(doc))
+    assert "only the ratios with fewer than 20 rounds or still wider than ±" in text_now
+    del doc["rotation"]["settings"]["min_arm_rounds"]
+    text_then = render_summary_md(build_report_model(doc))
+    assert "only the ratios still wider than ±" in text_then
+    assert "fewer than 20 rounds" not in text_then
