@@ -225,7 +225,12 @@ def bench(
     from govkit.results.flags import flag_advice
     from govkit.results.gates import gate_failures, parse_fail_on_flags, parse_max_ratios
     from govkit.results.store import RESULTS_NAME
-    from govkit.results.summary import load_line, noise_floor, variant_differences
+    from govkit.results.summary import (
+        flagged_points,
+        load_line,
+        noise_floor,
+        variant_differences,
+    )
     from govkit.runners.network import (
         parse_hosts,
         parse_loss_rates,
@@ -281,7 +286,8 @@ def bench(
     out.print(f"results: {outcome.out / RESULTS_NAME}", markup=False)
     for note in outcome.notes:
         err.print(f"govkit: {note}", markup=False)
-    advice = flag_advice(outcome.summary)
+    flagged = flagged_points(outcome.summary, floor)
+    advice = flag_advice(flagged)
     if advice:
         err.print("govkit: flagged (see the flags column; the figures are kept):", markup=False)
         for line in advice:
@@ -293,7 +299,7 @@ def bench(
     _print_wire_mismatches(outcome)
     if outcome.failed:
         err.print(f"govkit: {outcome.failed} repeat(s) failed (see above and results.json)")
-    gates = gate_failures(outcome.summary, fail_on, max_ratios)
+    gates = gate_failures(flagged, fail_on, max_ratios)
     for line in gates:
         err.print(f"govkit: gate: {line}", markup=False)
     if outcome.failed or outcome.wire_mismatches or gates:

@@ -25,6 +25,7 @@ _EXPORTS = {
     "check_resumable": "store",
     "discovery_rows": "discovery",
     "flag_advice": "flags",
+    "flagged_points": "summary",
     "gate_failures": "gates",
     "json_excerpt": "check",
     "key_of": "summary",

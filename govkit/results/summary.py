@@ -396,6 +396,16 @@ def noise_floor(doc: dict, overheads: dict | None = None, mode: str = "latency")
     return rows
 
 
+AA_POINT = "A/A none"     # how the A/A arm's rows are named among the points
+
+
+def flagged_points(summary: list[dict], floor: list[dict]) -> list[dict]:
+    """The summary's points and the A/A floor's rows (named AA_POINT): what the run's
+    flag advice and its --fail-on-flag gate read, so that `aa_excludes_one` and `aa_wide`
+    are said and can fail a run like any other flag."""
+    return summary + [{**row, "profile": AA_POINT} for row in floor]
+
+
 def load_line(doc: dict) -> str | None:
     """How quiet the machine was, in one line (None before any measurement)."""
     loads = doc.get("load") or []

@@ -86,3 +86,23 @@ def test_a_bad_gate_is_refused_before_the_run(tmp_path, args, says):
                        cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and says in r.stderr and "Traceback" not in r.stderr
     assert list(tmp_path.iterdir()) == []                 # nothing created
+
+
+def test_the_a_a_floor_flags_are_said_and_can_fail_the_run(summary):
+    """`--fail-on-flag aa_excludes_one` was listed but could never trip: the A/A arm's flags
+    live on the noise floor's rows, not on the summary's points."""
+    from govkit.results.flags import flag_advice
+    from govkit.results.summary import AA_POINT, flagged_points, noise_floor
+
+    doc = json.loads(DATA.read_text())
+    floor = noise_floor(doc)
+    assert floor, "the rotating fixture carries an A/A arm"
+    excluded = [{**floor[0], "flags": [{"code": "aa_excludes_one", "severity": "warning",
+                                        "reason": "two identical `none` arms differ"}]}]
+    points = flagged_points(summary, excluded)
+    assert points[:len(summary)] == summary and points[-1]["profile"] == AA_POINT
+    lines = gate_failures(points, {"aa_excludes_one"}, {})
+    assert lines == [f"{AA_POINT} latency {floor[0]['size']} B: flagged aa_excludes_one "
+                     f"(--fail-on-flag)"]
+    assert any(line.startswith("aa_excludes_one on 1 point(s)") for line in flag_advice(points))
+    assert gate_failures(summary, {"aa_excludes_one"}, {}) == []   # the points alone: none
