@@ -384,8 +384,9 @@ def noise_floor(doc: dict, overheads: dict | None = None, mode: str = "latency")
         flags = []
         ci = o.ratio_ci95
         if ci is not None and not ci[0] <= 1 <= ci[1]:
+            shown = _rounded(o.ratio)       # as the row shows it (0.9825: 0.983, not 0.982)
             flags.append(flag("aa_excludes_one",
-                f"two identical `none` arms differ: × {o.ratio:.3f} (95% interval "
+                f"two identical `none` arms differ: × {shown:.3f} (95% interval "
                 f"{ci[0]:.3f}–{ci[1]:.3f} excludes 1); differences of this size between "
                 "profiles are not security's"))
         if target is not None and (o.halfwidth_pct is None or o.halfwidth_pct > target):
