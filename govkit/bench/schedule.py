@@ -30,7 +30,7 @@ from govkit.bench.loadwatch import LoadWatch
 from govkit.bench.machine import Pinning, environment, pinning, realtime_note
 from govkit.bench.options import DISCOVERY, BenchOptions, BenchOutcome, Cell
 from govkit.bench.repeat import build_dir, make_bundles, point, run_point
-from govkit.bench.rotation import arms_of, run_rotation
+from govkit.bench.rotation import MIN_ARM_ROUNDS, arms_of, run_rotation
 from govkit.bench.wire_phase import check_wire_networks, wire_key, wire_phase
 from govkit.common.errors import GovkitError
 from govkit.generate.bundle import bundle_hashes, planned_bundle, tls_keystore_path
@@ -258,7 +258,8 @@ def _rotate(opts: BenchOptions, runner, store: ResultStore, cells: list[Cell],
                   f"{rs.settle_ms} ms settle + {rs.slot_ms} ms"
                   f"{_tput_slot_text(lanes, rs)}; {pin.note}; order seed "
                   f"{seed}; rounds until every ratio is within ±{rs.target_ci:g}% (at least "
-                  f"{rs.min_rounds}) or the {opts.budget} s budget", style="dim",
+                  f"{rs.min_rounds}, and {MIN_ARM_ROUNDS} per arm) or the {opts.budget} s "
+                  f"budget", style="dim",
                   markup=False, highlight=False)
     got = run_rotation(runner, arms, bundles, lanes, rs, store, seed, pin, console, started,
                        opts.budget, store.directory / "config", load)

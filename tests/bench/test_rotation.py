@@ -125,8 +125,10 @@ def test_rotating_run_end_to_end(tmp_path):
     assert r.returncode == 1, r.stdout + r.stderr
     gates = [x for x in r.stderr.splitlines() if x.startswith("govkit: gate: ")]
     assert len(gates) == 2 and all("above --max-ratio rtps_sign=1.01" in x for x in gates)
+    assert "(at least 3, and 20 per arm)" in r.stderr, r.stderr    # the run's first line
     doc = json.loads((tmp_path / "res/results.json").read_text())
     assert doc["schema"] == "govkit.bench/3" and doc["runner"] == "cyclone"
+    assert doc["rotation"]["settings"]["min_arm_rounds"] == 20
     rot = doc["rotation"]
     # none, rtps_sign and the A/A arm, two pairs each, every one matched and timed
     assert sorted((p["arm"], p["instance"]) for p in rot["pairs"]) == sorted(
