@@ -264,6 +264,21 @@ def test_generate_with_a_chosen_validity(pki, tmp_path):
     assert r.exit_code == EXIT_USAGE and "--valid-from 'next week': not a date" in r.output
 
 
+@pytest.mark.parametrize("window", [
+    ("--valid-for", "99999999999999999999"),                      # no timedelta holds it
+    ("--valid-for", "3000000"),                                   # a timedelta, past 9999
+    ("--valid-from", "9999-12-30T23:00:00-14:00", "--valid-for", "5"),
+    ("--valid-from", "0001-01-01T00:00:00+14:00", "--valid-for", "1"),   # before year 1 UTC
+])
+def test_a_validity_outside_the_calendar_is_a_usage_error(pki, tmp_path, window):
+    # Each of these was an OverflowError (exit 3), from generate and from sign --renew alike.
+    for command in (["generate", "--profile", "rtps_sign", "--out", str(tmp_path / "b")],
+                    ["sign", "--renew", str(tmp_path / "b")]):
+        r = _run(*command, "--ca", str(pki.directory), *window)
+        assert r.exit_code == EXIT_USAGE, r.output
+        assert r.output.count("\n") == 1 and "the window must lie between" in r.output
+
+
 def test_sign_renew_resigns_permissions_with_a_new_validity_and_no_key(pki, signed):
     keys = {p.name: p.read_bytes() for p in pki.directory.glob("*.key")}
     certs = {p.name: p.read_bytes() for p in pki.directory.glob("*.pem")}
