@@ -39,6 +39,7 @@ from govkit.cli.common import (
     err,
     json_document,
     out,
+    print_lines,
     run,
     use_profiles_file,
     wide,
@@ -266,7 +267,7 @@ def bench(
         rekeys=run(parse_rekeys, rekey))
     outcome = run(run_bench, opts, err.get())
     if dry_run:
-        print("\n".join(outcome.dry_run_lines))
+        print_lines(outcome.dry_run_lines)
         return
     doc = outcome.doc or {}
     floor = noise_floor(doc) + noise_floor(doc, mode="throughput")

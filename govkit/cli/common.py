@@ -15,6 +15,7 @@ from govkit.catalog.profiles import PROFILES
 from govkit.catalog.runners import RUNNERS
 from govkit.catalog.targets import DEFAULT_TARGET, PORTABLE_TARGET, TARGETS
 from govkit.common.errors import GovkitError
+from govkit.common.findings import printable
 
 # Start-up matters (`govkit --help` in well under 0.15 s): nothing heavy is imported here,
 # and the consoles are made on first use.
@@ -32,6 +33,12 @@ class _LazyConsole:
         if self._console is None:
             self._console = self._make()
         return self._console
+
+    def print(self, *objects, **options) -> None:
+        """Console.print, with every control character of a string shown, not obeyed
+        (`printable`): what govkit prints holds file names and values from files."""
+        self.get().print(*(printable(o) if isinstance(o, str) else o for o in objects),
+                         **options)
 
     def __getattr__(self, name):
         return getattr(self.get(), name)
@@ -89,7 +96,7 @@ def json_document(command: str, **fields) -> str:
 def print_lines(lines) -> None:
     """Many plain lines to stdout at once (rich prints one line in tens of µs: 20,000
     "wrote" lines would take longer than writing the files)."""
-    text = "".join(f"{line}\n" for line in lines)
+    text = printable("".join(f"{line}\n" for line in lines))
     if text:
         sys.stdout.write(text)
         sys.stdout.flush()
