@@ -35,13 +35,37 @@ class _LazyConsole:
         return self._console
 
     def print(self, *objects, **options) -> None:
-        """Console.print, with every control character of a string shown, not obeyed
-        (`printable`): what govkit prints holds file names and values from files."""
-        self.get().print(*(printable(o) if isinstance(o, str) else o for o in objects),
-                         **options)
+        """Console.print, with every control character shown, not obeyed (`shown`): what
+        govkit prints holds file names and values from files."""
+        self.get().print(*map(shown, objects), **options)
 
     def __getattr__(self, name):
         return getattr(self.get(), name)
+
+
+class _Shown:
+    """A rich renderable (a Table, a Text) whose text is printed through `printable`: a
+    cell from results.json holding ESC is shown as \\x1b, not obeyed. Applied to the text
+    of the rendered segments, so rich's own styles (given apart from the text) still work."""
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    def __rich_console__(self, console, options):
+        from rich.segment import Segment
+        for segment in console.render(self.inner, options):
+            yield segment if segment.control else Segment(
+                printable(segment.text), segment.style)
+
+    def __rich_measure__(self, console, options):
+        from rich.measure import Measurement
+        return Measurement.get(console, options, self.inner)
+
+
+def shown(obj):
+    """What govkit prints, control characters shown: a string through `printable`, any
+    other renderable wrapped so its text is."""
+    return printable(obj) if isinstance(obj, str) else _Shown(obj)
 
 
 def _console(**options):
@@ -67,6 +91,7 @@ class _TableConsole:
 
     def print(self, table) -> None:
         console = out.get()
+        table = shown(table)
         if console.is_terminal:
             console.print(table)
             return
