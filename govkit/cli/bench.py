@@ -137,7 +137,8 @@ def bench(
                          f"(at most {MAX_DEFAULT_BUDGET_S} s: --sizes seeds).",
         show_default=False)] = None,
     seed: Annotated[int | None, typer.Option(
-        "--seed", help="Seed of the shuffled run order (default: random, recorded).")] = None,
+        "--seed", help="Seed of the shuffled run order, 0 to 2^63-1 (default: random, "
+                         "recorded).")] = None,
     out_dir: Annotated[Path | None, typer.Option(
         "--out", help="Results directory (default results/<timestamp>/).")] = None,
     ca: CaOpt = Path("pki"),
