@@ -30,6 +30,7 @@ from govkit.cli.common import (
     wide,
 )
 from govkit.common.errors import EXIT_INVALID, EXIT_OK, EXIT_USAGE, GovkitError
+from govkit.common.findings import one_line
 from govkit.common.limits import KEY_TYPES, MAX_DOMAIN_ID, MAX_JOBS
 
 # Start-up: nothing heavy at module level (govkit --help imports this module); each
@@ -116,7 +117,7 @@ def validate(files: Annotated[list[Path], typer.Argument(help="XML or signed S/M
             print_lines(map(str, sorted(findings + check.warnings,
                                         key=lambda x: (x.line, x.column))))
             if not findings:
-                out.print(f"{f}: valid", markup=False)
+                out.print(f"{one_line(f)}: valid", markup=False)
     if as_json:
         print(json_document("validate", target=target, files=report))
     raise typer.Exit(code)
@@ -156,7 +157,7 @@ def pki_init(
     fleet = _fleet(participants, count, prefix, participant or [])
     pki, created = run(init_pki, directory, fleet or tuple(DEFAULT_PARTICIPANTS), key_type,
                        days, force, single_ca, processes=jobs)
-    print_lines(f"wrote {f}" for f in created)
+    print_lines(f"wrote {one_line(f)}" for f in created)
     if hsm:
         from govkit.pki.hsm import move_keys_to_softhsm
         moved = run(move_keys_to_softhsm, pki)
@@ -243,7 +244,7 @@ def generate(profile: ProfileOpt = None, all_profiles: AllOpt = False,
     for stem, why in pki.stray_identities():
         err.print(f"govkit: {str(pki.path(stem))!r}: ignored, no permissions written: {why}",
                   markup=False)
-    print_lines(f"wrote {path}" for path in result.written)
+    print_lines(f"wrote {one_line(path)}" for path in result.written)
     for p in chosen:
         if not p.security:      # said, not silently skipped: there is nothing to write
             err.print(f"govkit: {p.name}: no governance document (the baseline runs without "
@@ -288,7 +289,7 @@ def sign(paths: Annotated[list[Path] | None, typer.Argument(
                              warnings)
         for line in warnings:   # signed all the same: another implementation refuses it
             err.print(line, markup=False)
-    print_lines(f"signed {p}" for p in signed)
+    print_lines(f"signed {one_line(p)}" for p in signed)
     print_errors(errors, prefix_usage=False)  # unreadable files as errors, invalid as findings
     if not signed and not errors:
         err.print(f"govkit: no .xml documents under {', '.join(map(str, paths or ['build']))}; "
@@ -329,11 +330,12 @@ def verify(files: Annotated[list[Path], typer.Argument(help="Signed .p7s files."
         code = max(code, EXIT_OK if r.ok else EXIT_INVALID)
         if as_json:
             continue
+        name = one_line(r.file)
         if r.ok:
-            lines.append(f"{r.file}: OK ({r.kind}, signed by {r.signer})")
-        lines += [f"{r.file}: warning: {w}" for w in r.warnings]
-        lines += [f"{r.file}: {p}" for p in r.problems]
-        lines += [f"{r.file}: {t}" for t in r.target_lines()]
+            lines.append(f"{name}: OK ({r.kind}, signed by {r.signer})")
+        lines += [f"{name}: warning: {w}" for w in r.warnings]
+        lines += [f"{name}: {p}" for p in r.problems]
+        lines += [f"{name}: {t}" for t in r.target_lines()]
     print_lines(lines)
     if as_json:
         print(json_document("verify", target=target, files=[r.to_json() for r in results]))

@@ -15,7 +15,7 @@ from govkit.catalog.profiles import PROFILES
 from govkit.catalog.runners import RUNNERS
 from govkit.catalog.targets import DEFAULT_TARGET, PORTABLE_TARGET, TARGETS
 from govkit.common.errors import GovkitError
-from govkit.common.findings import printable
+from govkit.common.findings import one_line, printable
 
 # Start-up matters (`govkit --help` in well under 0.15 s): nothing heavy is imported here,
 # and the consoles are made on first use.
@@ -140,7 +140,7 @@ def run(fn, *args, **kwargs):
     except GovkitError as e:
         fail(e)
     except OSError as e:
-        fail(GovkitError(f"{e.filename or ''}: {e.strerror}" if e.filename else str(e)))
+        fail(GovkitError(f"{one_line(e.filename)}: {e.strerror}" if e.filename else str(e)))
 
 
 def comma_list(values: list[str] | None) -> list[str] | None:

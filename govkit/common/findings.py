@@ -24,7 +24,7 @@ class Finding:
     message: str
 
     def __str__(self) -> str:
-        return f"{self.file}:{self.line}:{self.column}: {self.message}"
+        return f"{one_line(self.file)}:{self.line}:{self.column}: {self.message}"
 
     def to_json(self) -> dict:
         return {
@@ -79,6 +79,13 @@ def printable(text: str) -> str:
     as \\xNN, so a file name or a value holding an escape sequence is printed as the
     characters it is made of, never obeyed (issue 23, item 5). Lines stay lines."""
     return _TERMINAL_CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def one_line(text: object) -> str:
+    """A file name (or any one-line value) as a message shows it: `printable`, and a
+    newline or tab in it as \\n, \\t, so a name holding a newline cannot split its line in
+    two or forge a second one ('x.xml\\nfake.xml: valid')."""
+    return printable(str(text)).replace("\n", "\\n").replace("\t", "\\t")
 
 
 def quote_value(value: str, limit: int = 60) -> str:

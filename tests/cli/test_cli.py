@@ -459,6 +459,27 @@ def test_control_characters_in_names_are_shown_never_obeyed(run, cwd, pki_dir, n
         assert shown in r.output, (args, shown, r.output)
 
 
+def test_a_newline_in_a_file_name_cannot_split_or_forge_a_line(run, cwd, pki_dir):
+    """A file named 'x\\nfake.xml: valid' printed each verdict on two lines, the second
+    one a forged verdict of a file that does not exist (validate, verify, sign, explain,
+    identify, read errors); lint already wrote \\n. Each name is one line now."""
+    bad, good = "nl\nfake.xml: valid", "ok\nfake.xml"
+    (cwd / bad).write_text("<not governance/>")
+    (cwd / good).write_bytes(GovernanceDocument(get_profile("rtps_sign")).render())
+    for args, code in ((["validate", bad], 1), (["validate", good], 0),
+                       (["validate", bad + ".missing"], 2), (["explain", bad], 2),
+                       (["explain", good], 0), (["identify", bad], 2), (["identify", good], 0),
+                       (["sign", "--ca", str(pki_dir), bad], 1),
+                       (["sign", "--ca", str(pki_dir), good], 0),
+                       (["verify", "--ca", str(pki_dir), "ok\nfake.p7s"], 0),
+                       (["verify", "--ca", str(pki_dir), bad], 1)):
+        r = run(*args)
+        assert r.exit_code == code, (args, r.output)
+        assert not any(line.startswith("fake") for line in r.output.splitlines()), \
+            (args, r.output)
+        assert "nl\\nfake.xml: valid" in r.output or "ok\\nfake." in r.output, (args, r.output)
+
+
 def test_python_dash_m_govkit_is_the_cli():
     done = subprocess.run([sys.executable, "-m", "govkit", "--version"], capture_output=True,
                           text=True, timeout=60)
