@@ -12,6 +12,7 @@ import typer
 
 from govkit.cli.common import (
     RUNNER_METAVAR,
+    SAME_ERROR_SHOWN,
     AllOpt,
     CaOpt,
     ProfileOpt,
@@ -164,10 +165,15 @@ def pki_init(
         print_lines(f"moved {f.removesuffix('.pkcs11')}.key into the SoftHSM2 token "
                     f"({f} names it; Fast DDS only)" for f in moved)
         created = created or moved
-    if not created:
-        out.print(f"{directory}: PKI already complete; nothing written (use --force to "
-                  f"replace keys)", markup=False)
-    _warn_stale(pki)
+    stale = run(pki.stale_participants)
+    if not created and not stale:
+        out.print(f"{one_line(directory)}: PKI already complete; nothing written (use --force "
+                  f"to replace keys)", markup=False)
+    elif not created:   # not complete: e.g. a `pki init --force` killed half-way
+        out.print(f"{one_line(directory)}: nothing written, but the PKI is not complete: "
+                  f"{len(stale)} participant(s) hold certificates of an earlier Identity CA",
+                  markup=False)
+    _warn_stale(pki, stale)
 
 
 def _warn_revoked_grants(signed, ca: Path) -> None:
@@ -190,10 +196,17 @@ def _fleet(file: Path | None, count: int | None, prefix: str, names: list[str]):
 
 
 def _warn_stale(pki, names=None) -> None:
-    for name in (run(pki.stale_participants) if names is None else names):
-        err.print(f"govkit: warning: {pki.path(name)} was not issued by the current Identity "
-                  f"CA (left from an earlier PKI); no permissions are written for it "
-                  f"(reissue with `govkit pki init {pki.directory} --force`)", markup=False)
+    """One warning per participant left from an earlier Identity CA: the first few named,
+    the rest counted (a `pki init --force` killed half-way leaves thousands)."""
+    names = run(pki.stale_participants) if names is None else names
+    fix = f"reissue with `govkit pki init {one_line(pki.directory)} --force`"
+    for name in names[:SAME_ERROR_SHOWN]:
+        err.print(f"govkit: warning: {one_line(pki.path(name))} was not issued by the current "
+                  f"Identity CA (left from an earlier PKI); no permissions are written for it "
+                  f"({fix})", markup=False)
+    if len(names) > SAME_ERROR_SHOWN:
+        err.print(f"govkit: warning: … and {len(names) - SAME_ERROR_SHOWN} more participant(s) "
+                  f"of an earlier Identity CA ({fix})", markup=False)
 
 
 def generate(profile: ProfileOpt = None, all_profiles: AllOpt = False,
