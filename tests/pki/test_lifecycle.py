@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import shutil
 import stat
 import subprocess
 import sys
@@ -346,3 +347,20 @@ def test_a_key_left_without_its_certificate_is_certified_not_replaced(tmp_path):
     assert cert.issuer == pki.certificate("identity_ca").subject
     # and the directory says to keep keys out of version control
     assert "*.key" in (tmp_path / "pki" / ".gitignore").read_text().splitlines()
+
+
+@pytest.mark.parametrize("command", ["revoke", "renew"])
+@pytest.mark.parametrize("name", ["../other/pub", "pub\nfake", "a b"])
+def test_revoke_and_renew_take_participant_names_only(pki, tmp_path, command, name):
+    """`pki renew --ca pki ../other/pub` rewrote other/pub.pem, a certificate outside the
+    PKI directory (its CA was the same: a copy), and `pki revoke` put it on the CRL; a
+    newline in the name split the error in two. A name is checked as every participant
+    name is, before any file is touched."""
+    other = tmp_path / "other"
+    shutil.copytree(pki.directory, other)
+    before = {p: p.read_bytes() for p in (*other.iterdir(), *pki.directory.iterdir())}
+    r = _run("pki", command, "--ca", str(pki.directory), name)
+    assert r.exit_code == EXIT_USAGE and "invalid participant name" in r.output, r.output
+    assert r.output.count("\n") == 1
+    assert {p: p.read_bytes() for p in (*other.iterdir(), *pki.directory.iterdir())} == before
+    assert not crl_path(pki).exists()
