@@ -41,6 +41,7 @@ SEED_SIZES = (32, 64, 128, 256, 512, 1024, 8192, 63000)
 DEFAULT_SIZES = (32, 1024, 63000)
 LIMITS = {"repeat": (1, 100), "max_repeat": (1, 1000), "duration": (1, 3600),
           "warmup": (0, 600), "budget": (0, 7 * 24 * 3600)}
+MAX_SEED = 2 ** 63 - 1        # a JSON integer every reader takes (int64)
 
 
 def parse_sizes(text: str) -> list[int]:
@@ -189,6 +190,11 @@ class BenchOptions:
             if not lo <= value <= hi:
                 raise GovkitError(f"--{name.replace('_', '-')} {value} is out of range "
                                   f"({lo} .. {hi})")
+        # The seed is recorded in results.json, whose reader takes no number beyond 2^64
+        # (govkit.results.check): a larger one ran the whole benchmark, then left results
+        # that `govkit report` (and the run's own report) refused.
+        if self.seed is not None and not 0 <= self.seed <= MAX_SEED:
+            raise GovkitError(f"--seed {self.seed} is out of range (0 .. {MAX_SEED})")
         if self.max_repeat < self.repeat:
             raise GovkitError(f"--max-repeat {self.max_repeat} is below --repeat {self.repeat}")
         if not 0 < self.target_ci <= 100:

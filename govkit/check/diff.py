@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from govkit.check.loaded import LoadedDocument
 from govkit.common.errors import EXIT_USAGE, GovkitError
-from govkit.common.findings import quote_value
+from govkit.common.findings import one_line, quote_value
 from govkit.documents import domainsets
 from govkit.documents.model import (
     DOMAIN_SETTINGS,
@@ -235,6 +235,6 @@ def _permissions(a: LoadedDocument, b: LoadedDocument) -> list[Change]:
 
 def diff_documents(a: LoadedDocument, b: LoadedDocument) -> list[Change]:
     if a.kind != b.kind:
-        raise GovkitError(f"cannot compare a {a.kind.value} document ({a.file}) with a "
-                          f"{b.kind.value} document ({b.file})", EXIT_USAGE)
+        raise GovkitError(f"cannot compare a {a.kind.value} document ({one_line(a.file)}) "
+                          f"with a {b.kind.value} document ({one_line(b.file)})", EXIT_USAGE)
     return _governance(a, b) if isinstance(a.model, Governance) else _permissions(a, b)

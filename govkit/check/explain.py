@@ -13,7 +13,7 @@ import datetime as dt
 from govkit.catalog.profiles import PROTECTION_KINDS
 from govkit.check.loaded import LoadedDocument
 from govkit.check.rules.permissions import criteria_cover
-from govkit.common.findings import quote_value
+from govkit.common.findings import one_line, quote_value
 from govkit.documents import domainsets
 from govkit.documents.globs import covers, matches, matches_everything
 from govkit.documents.model import (
@@ -264,13 +264,13 @@ def explain_document(loaded: LoadedDocument, now: dt.datetime | None = None) -> 
 
 
 def explanation_text(e: dict) -> str:
-    lines = []
+    lines, name = [], one_line(e["file"])
     if e["kind"] == "governance":
         rules = e["domain_rules"]
-        lines.append(f"{e['file']}: governance, {len(rules)} domain_rule(s), evaluated in "
+        lines.append(f"{name}: governance, {len(rules)} domain_rule(s), evaluated in "
                      "order (the first holding a domain id applies to it)")
     else:
-        lines.append(f"{e['file']}: permissions, {len(e['grants'])} grant(s) (a grant applies "
+        lines.append(f"{name}: permissions, {len(e['grants'])} grant(s) (a grant applies "
                      "to the participant whose certificate subject it names)")
     if not e["schema_valid"]:
         lines.append("  NOT valid against the DDS Security 1.1 XSD (read leniently; "

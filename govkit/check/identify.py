@@ -25,7 +25,7 @@ from govkit.catalog.targets import VENDOR_TARGETS
 from govkit.check.loaded import LoadedDocument, load_document
 from govkit.check.rules.registry import vendor_names
 from govkit.common.errors import GovkitError
-from govkit.common.findings import DocumentKind, quote_value
+from govkit.common.findings import DocumentKind, one_line, quote_value
 from govkit.documents.model import DomainRule, Governance, TopicRule, rule_settings, setting_text
 
 # Read as false when missing (see above); every other missing setting differs.
@@ -186,10 +186,11 @@ def _diff_text(diffs: list[Difference]) -> str:
 
 def identification_text(r: Identification) -> str:
     """One paragraph per file, for the terminal."""
-    if r.error:
-        return f"{r.file}: {r.error}"
+    name = one_line(r.file)
+    if r.error:   # the reading's own error names the file already (file:line:col: ...)
+        return r.error if r.error.startswith(name) else f"{name}: {r.error}"
     if r.match is None:
-        lines = [f"{r.file}: implements no catalog profile: the catalog's profiles have one "
+        lines = [f"{name}: implements no catalog profile: the catalog's profiles have one "
                  f"domain_rule with one topic_rule '*', this document has {len(r.rules)} "
                  "(domain_rule, topic_rule) pairs; nearest per pair:"]
         for m in r.rules:
@@ -207,12 +208,12 @@ def identification_text(r: Identification) -> str:
         what = (f"implements no catalog profile{why}; nearest: {m.nearest.name}, differing in "
                 f"{_diff_text(m.differences)}")
     if r.mislabelled:
-        text = f"{r.file}: MISLABELLED: its name says {r.claimed.name}, but it {what}"
+        text = f"{name}: MISLABELLED: its name says {r.claimed.name}, but it {what}"
         if r.claimed_differences:
             text += (f"; against {r.claimed.name} it differs in "
                      f"{_diff_text(r.claimed_differences)}")
     else:
-        text = f"{r.file}: {what}"
+        text = f"{name}: {what}"
         if r.claimed is not None:
             text = text.removesuffix(")") + ", as its name says)" if m.exact else text
     if r.invalid:

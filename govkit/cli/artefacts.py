@@ -12,6 +12,7 @@ import typer
 
 from govkit.cli.common import (
     RUNNER_METAVAR,
+    SAME_ERROR_SHOWN,
     AllOpt,
     CaOpt,
     ProfileOpt,
@@ -30,6 +31,7 @@ from govkit.cli.common import (
     wide,
 )
 from govkit.common.errors import EXIT_INVALID, EXIT_OK, EXIT_USAGE, GovkitError
+from govkit.common.findings import one_line
 from govkit.common.limits import KEY_TYPES, MAX_DOMAIN_ID, MAX_JOBS
 
 # Start-up: nothing heavy at module level (govkit --help imports this module); each
@@ -116,7 +118,7 @@ def validate(files: Annotated[list[Path], typer.Argument(help="XML or signed S/M
             print_lines(map(str, sorted(findings + check.warnings,
                                         key=lambda x: (x.line, x.column))))
             if not findings:
-                out.print(f"{f}: valid", markup=False)
+                out.print(f"{one_line(f)}: valid", markup=False)
     if as_json:
         print(json_document("validate", target=target, files=report))
     raise typer.Exit(code)
@@ -156,17 +158,22 @@ def pki_init(
     fleet = _fleet(participants, count, prefix, participant or [])
     pki, created = run(init_pki, directory, fleet or tuple(DEFAULT_PARTICIPANTS), key_type,
                        days, force, single_ca, processes=jobs)
-    print_lines(f"wrote {f}" for f in created)
+    print_lines(f"wrote {one_line(f)}" for f in created)
     if hsm:
         from govkit.pki.hsm import move_keys_to_softhsm
         moved = run(move_keys_to_softhsm, pki)
         print_lines(f"moved {f.removesuffix('.pkcs11')}.key into the SoftHSM2 token "
                     f"({f} names it; Fast DDS only)" for f in moved)
         created = created or moved
-    if not created:
-        out.print(f"{directory}: PKI already complete; nothing written (use --force to "
-                  f"replace keys)", markup=False)
-    _warn_stale(pki)
+    stale = run(pki.stale_participants)
+    if not created and not stale:
+        out.print(f"{one_line(directory)}: PKI already complete; nothing written (use --force "
+                  f"to replace keys)", markup=False)
+    elif not created:   # not complete: e.g. a `pki init --force` killed half-way
+        out.print(f"{one_line(directory)}: nothing written, but the PKI is not complete: "
+                  f"{len(stale)} participant(s) hold certificates of an earlier Identity CA",
+                  markup=False)
+    _warn_stale(pki, stale)
 
 
 def _warn_revoked_grants(signed, ca: Path) -> None:
@@ -189,10 +196,17 @@ def _fleet(file: Path | None, count: int | None, prefix: str, names: list[str]):
 
 
 def _warn_stale(pki, names=None) -> None:
-    for name in (run(pki.stale_participants) if names is None else names):
-        err.print(f"govkit: warning: {pki.path(name)} was not issued by the current Identity "
-                  f"CA (left from an earlier PKI); no permissions are written for it "
-                  f"(reissue with `govkit pki init {pki.directory} --force`)", markup=False)
+    """One warning per participant left from an earlier Identity CA: the first few named,
+    the rest counted (a `pki init --force` killed half-way leaves thousands)."""
+    names = run(pki.stale_participants) if names is None else names
+    fix = f"reissue with `govkit pki init {one_line(pki.directory)} --force`"
+    for name in names[:SAME_ERROR_SHOWN]:
+        err.print(f"govkit: warning: {one_line(pki.path(name))} was not issued by the current "
+                  f"Identity CA (left from an earlier PKI); no permissions are written for it "
+                  f"({fix})", markup=False)
+    if len(names) > SAME_ERROR_SHOWN:
+        err.print(f"govkit: warning: … and {len(names) - SAME_ERROR_SHOWN} more participant(s) "
+                  f"of an earlier Identity CA ({fix})", markup=False)
 
 
 def generate(profile: ProfileOpt = None, all_profiles: AllOpt = False,
@@ -243,7 +257,7 @@ def generate(profile: ProfileOpt = None, all_profiles: AllOpt = False,
     for stem, why in pki.stray_identities():
         err.print(f"govkit: {str(pki.path(stem))!r}: ignored, no permissions written: {why}",
                   markup=False)
-    print_lines(f"wrote {path}" for path in result.written)
+    print_lines(f"wrote {one_line(path)}" for path in result.written)
     for p in chosen:
         if not p.security:      # said, not silently skipped: there is nothing to write
             err.print(f"govkit: {p.name}: no governance document (the baseline runs without "
@@ -288,7 +302,7 @@ def sign(paths: Annotated[list[Path] | None, typer.Argument(
                              warnings)
         for line in warnings:   # signed all the same: another implementation refuses it
             err.print(line, markup=False)
-    print_lines(f"signed {p}" for p in signed)
+    print_lines(f"signed {one_line(p)}" for p in signed)
     print_errors(errors, prefix_usage=False)  # unreadable files as errors, invalid as findings
     if not signed and not errors:
         err.print(f"govkit: no .xml documents under {', '.join(map(str, paths or ['build']))}; "
@@ -329,11 +343,12 @@ def verify(files: Annotated[list[Path], typer.Argument(help="Signed .p7s files."
         code = max(code, EXIT_OK if r.ok else EXIT_INVALID)
         if as_json:
             continue
+        name = one_line(r.file)
         if r.ok:
-            lines.append(f"{r.file}: OK ({r.kind}, signed by {r.signer})")
-        lines += [f"{r.file}: warning: {w}" for w in r.warnings]
-        lines += [f"{r.file}: {p}" for p in r.problems]
-        lines += [f"{r.file}: {t}" for t in r.target_lines()]
+            lines.append(f"{name}: OK ({r.kind}, signed by {r.signer})")
+        lines += [f"{name}: warning: {w}" for w in r.warnings]
+        lines += [f"{name}: {p}" for p in r.problems]
+        lines += [f"{name}: {t}" for t in r.target_lines()]
     print_lines(lines)
     if as_json:
         print(json_document("verify", target=target, files=[r.to_json() for r in results]))

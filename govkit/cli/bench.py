@@ -39,6 +39,7 @@ from govkit.cli.common import (
     err,
     json_document,
     out,
+    print_lines,
     run,
     use_profiles_file,
     wide,
@@ -136,7 +137,8 @@ def bench(
                          f"(at most {MAX_DEFAULT_BUDGET_S} s: --sizes seeds).",
         show_default=False)] = None,
     seed: Annotated[int | None, typer.Option(
-        "--seed", help="Seed of the shuffled run order (default: random, recorded).")] = None,
+        "--seed", help="Seed of the shuffled run order, 0 to 2^63-1 (default: random, "
+                         "recorded).")] = None,
     out_dir: Annotated[Path | None, typer.Option(
         "--out", help="Results directory (default results/<timestamp>/).")] = None,
     ca: CaOpt = Path("pki"),
@@ -266,7 +268,7 @@ def bench(
         rekeys=run(parse_rekeys, rekey))
     outcome = run(run_bench, opts, err.get())
     if dry_run:
-        print("\n".join(outcome.dry_run_lines))
+        print_lines(outcome.dry_run_lines)
         return
     doc = outcome.doc or {}
     floor = noise_floor(doc) + noise_floor(doc, mode="throughput")

@@ -15,6 +15,7 @@ from govkit.catalog.profiles import PROFILES
 from govkit.catalog.runners import RUNNERS
 from govkit.catalog.targets import DEFAULT_TARGET, PORTABLE_TARGET, TARGETS
 from govkit.common.errors import GovkitError
+from govkit.common.findings import one_line, printable
 
 # Start-up matters (`govkit --help` in well under 0.15 s): nothing heavy is imported here,
 # and the consoles are made on first use.
@@ -33,8 +34,38 @@ class _LazyConsole:
             self._console = self._make()
         return self._console
 
+    def print(self, *objects, **options) -> None:
+        """Console.print, with every control character shown, not obeyed (`shown`): what
+        govkit prints holds file names and values from files."""
+        self.get().print(*map(shown, objects), **options)
+
     def __getattr__(self, name):
         return getattr(self.get(), name)
+
+
+class _Shown:
+    """A rich renderable (a Table, a Text) whose text is printed through `printable`: a
+    cell from results.json holding ESC is shown as \\x1b, not obeyed. Applied to the text
+    of the rendered segments, so rich's own styles (given apart from the text) still work."""
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    def __rich_console__(self, console, options):
+        from rich.segment import Segment
+        for segment in console.render(self.inner, options):
+            yield segment if segment.control else Segment(
+                printable(segment.text), segment.style)
+
+    def __rich_measure__(self, console, options):
+        from rich.measure import Measurement
+        return Measurement.get(console, options, self.inner)
+
+
+def shown(obj):
+    """What govkit prints, control characters shown: a string through `printable`, any
+    other renderable wrapped so its text is."""
+    return printable(obj) if isinstance(obj, str) else _Shown(obj)
 
 
 def _console(**options):
@@ -60,6 +91,7 @@ class _TableConsole:
 
     def print(self, table) -> None:
         console = out.get()
+        table = shown(table)
         if console.is_terminal:
             console.print(table)
             return
@@ -89,7 +121,7 @@ def json_document(command: str, **fields) -> str:
 def print_lines(lines) -> None:
     """Many plain lines to stdout at once (rich prints one line in tens of µs: 20,000
     "wrote" lines would take longer than writing the files)."""
-    text = "".join(f"{line}\n" for line in lines)
+    text = printable("".join(f"{line}\n" for line in lines))
     if text:
         sys.stdout.write(text)
         sys.stdout.flush()
@@ -108,7 +140,7 @@ def run(fn, *args, **kwargs):
     except GovkitError as e:
         fail(e)
     except OSError as e:
-        fail(GovkitError(f"{e.filename or ''}: {e.strerror}" if e.filename else str(e)))
+        fail(GovkitError(f"{one_line(e.filename)}: {e.strerror}" if e.filename else str(e)))
 
 
 def comma_list(values: list[str] | None) -> list[str] | None:

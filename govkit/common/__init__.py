@@ -37,6 +37,8 @@ _EXPORTS = {
     "dies_with_parent": "workers",
     "get_template": "templating",
     "lazy_face": "faces",
+    "one_line": "findings",
+    "printable": "findings",
     "quote_input": "findings",
     "quote_value": "findings",
     "read_input": "inputs",

@@ -24,7 +24,7 @@ class Finding:
     message: str
 
     def __str__(self) -> str:
-        return f"{self.file}:{self.line}:{self.column}: {self.message}"
+        return f"{one_line(self.file)}:{self.line}:{self.column}: {self.message}"
 
     def to_json(self) -> dict:
         return {
@@ -66,6 +66,26 @@ def quote_input(value: str, allowed: str = NAME_CHARS) -> str:
     shown = value[bad] if value[bad].isprintable() else \
         value[bad].encode("unicode_escape").decode("ascii")
     return f"({len(value)} characters, {shown!r} at character {bad + 1})"
+
+
+# Characters a terminal acts on instead of showing: C0 controls but tab and newline, DEL and
+# the C1 controls (ESC starts a sequence that can clear the screen, retitle the window or
+# hide text; CR lets a later text overwrite a line).
+_TERMINAL_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """`text` as a terminal should show it: every control character but tab and newline
+    as \\xNN, so a file name or a value holding an escape sequence is printed as the
+    characters it is made of, never obeyed (issue 23, item 5). Lines stay lines."""
+    return _TERMINAL_CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def one_line(text: object) -> str:
+    """A file name (or any one-line value) as a message shows it: `printable`, and a
+    newline or tab in it as \\n, \\t, so a name holding a newline cannot split its line in
+    two or forge a second one ('x.xml\\nfake.xml: valid')."""
+    return printable(str(text)).replace("\n", "\\n").replace("\t", "\\t")
 
 
 def quote_value(value: str, limit: int = 60) -> str:

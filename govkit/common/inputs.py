@@ -13,6 +13,7 @@ import stat
 from pathlib import Path
 
 from govkit.common.errors import EXIT_USAGE, GovkitError
+from govkit.common.findings import one_line
 
 _KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a named pipe (FIFO)"),
           (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
@@ -21,7 +22,7 @@ _KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a named pipe (FIFO)"),
 
 def _not_regular(path: Path, mode: int, what: str) -> GovkitError:
     kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
-    return GovkitError(f"{path}: is {kind}, not a {what} (only regular files are read)",
+    return GovkitError(f"{one_line(path)}: is {kind}, not a {what} (only regular files are read)",
                        EXIT_USAGE)
 
 
@@ -35,21 +36,21 @@ def read_input(path: Path, limit: int, what: str = "document") -> bytes:
     try:
         before = os.stat(path)
     except OSError as e:
-        raise GovkitError(f"{path}: cannot read: {e.strerror or e}", EXIT_USAGE) from None
+        raise GovkitError(f"{one_line(path)}: cannot read: {e.strerror or e}", EXIT_USAGE) from None
     if not stat.S_ISREG(before.st_mode):
         raise _not_regular(path, before.st_mode, what)
     if before.st_size > limit:
-        raise GovkitError(f"{path}: {too_large_message(before.st_size, limit, what)}",
+        raise GovkitError(f"{one_line(path)}: {too_large_message(before.st_size, limit, what)}",
                           EXIT_USAGE)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
     except OSError as e:
-        raise GovkitError(f"{path}: cannot read: {e.strerror or e}", EXIT_USAGE) from None
+        raise GovkitError(f"{one_line(path)}: cannot read: {e.strerror or e}", EXIT_USAGE) from None
     try:
         now = os.fstat(fd)
         if not stat.S_ISREG(now.st_mode) or (now.st_dev, now.st_ino) != (before.st_dev,
                                                                           before.st_ino):
-            raise GovkitError(f"{path}: changed while it was being opened; not read",
+            raise GovkitError(f"{one_line(path)}: changed while it was being opened; not read",
                               EXIT_USAGE)
         chunks, size = [], 0
         while size <= limit:
@@ -59,11 +60,11 @@ def read_input(path: Path, limit: int, what: str = "document") -> bytes:
             chunks.append(chunk)
             size += len(chunk)
     except OSError as e:
-        raise GovkitError(f"{path}: cannot read: {e.strerror or e}", EXIT_USAGE) from None
+        raise GovkitError(f"{one_line(path)}: cannot read: {e.strerror or e}", EXIT_USAGE) from None
     finally:
         os.close(fd)
     if size > limit:  # it grew after the size check
-        raise GovkitError(f"{path}: {what} is too large: more than {limit} bytes "
+        raise GovkitError(f"{one_line(path)}: {what} is too large: more than {limit} bytes "
                           f"(limit {limit} bytes)", EXIT_USAGE)
     return b"".join(chunks)
 
@@ -75,5 +76,5 @@ def read_text_input(path: Path, limit: int, what: str, encoding: str = "utf-8") 
         return data.decode(encoding)
     except UnicodeDecodeError as e:
         line = data.count(b"\n", 0, e.start) + 1
-        raise GovkitError(f"{path}:{line}: not UTF-8 text (byte {e.start})", EXIT_USAGE) \
+        raise GovkitError(f"{one_line(path)}:{line}: not UTF-8 text (byte {e.start})", EXIT_USAGE) \
             from None

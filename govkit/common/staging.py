@@ -44,6 +44,7 @@ from pathlib import Path
 
 from govkit.common import workers
 from govkit.common.errors import EXIT_USAGE, GovkitError
+from govkit.common.findings import one_line
 
 TMP_SUFFIX = ".govkit-tmp"
 # Up to this many files an fsync each is cheaper than flushing the whole file system
@@ -60,7 +61,7 @@ def write_error(path: Path | str, err: OSError) -> GovkitError:
     """The one line for an OSError while writing `path`: `path: cannot write: reason`
     (exit 2, unwritable output), whatever file (a temporary) the error itself names."""
     reason = err.strerror or str(err) or type(err).__name__
-    return GovkitError(f"{os.fspath(path)}: cannot write: {reason}", EXIT_USAGE)
+    return GovkitError(f"{one_line(os.fspath(path))}: cannot write: {reason}", EXIT_USAGE)
 
 
 @dataclass(frozen=True)

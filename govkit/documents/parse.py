@@ -304,6 +304,10 @@ def too_large_finding(filename: str, size: int) -> Finding:
     return Finding(filename, 1, 1, too_large_message(size, MAX_DOCUMENT_BYTES, "document"))
 
 
+def _url_text(filename: str) -> str:
+    return filename.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def parse_xml(data: bytes, filename: str, line_offset: int = 0) -> ParsedDocument:
     """Parse one XML document safely; DocumentError (with findings) for oversize,
     DTD-carrying or malformed input."""
@@ -319,7 +323,10 @@ def parse_xml(data: bytes, filename: str, line_offset: int = 0) -> ParsedDocumen
         raise DocumentError([Finding(filename, source.file_line(1), 1,
                                      "not well-formed XML: the document is empty")])
     try:
-        root = etree.fromstring(data, safe_parser(), base_url=filename)
+        # lxml encodes base_url as UTF-8, strictly: a file name that is not UTF-8 (its
+        # bytes as surrogate escapes) must not make a well-formed document 'not
+        # well-formed'. Nothing resolves against it (the parser loads nothing).
+        root = etree.fromstring(data, safe_parser(), base_url=_url_text(filename))
     except etree.XMLSyntaxError as err:
         raise DocumentError(_syntax_findings(err, filename, source)) from None
     except (ValueError, LookupError) as err:  # e.g. an unusable encoding declaration

@@ -47,6 +47,7 @@ from govkit import smime
 from govkit.check import load_document
 from govkit.common import staging
 from govkit.common.errors import EXIT_INVALID, EXIT_USAGE, GovkitError
+from govkit.common.findings import one_line
 from govkit.common.inputs import read_input
 from govkit.common.limits import MAX_PEM_BYTES, MAX_SMIME_BYTES
 from govkit.pki import TestPKI, certificate_rdns, enclave_of, parse_subject
@@ -185,6 +186,18 @@ def _plan(pki: TestPKI, build: Path, profile: str | None, ca_keys: bool,
     return plan
 
 
+# What an sros2 keystore holds at its top (sros2 and this export alike): --force replaces a
+# directory holding nothing else. Anything more means it is not one: `export sros2 . --force`
+# in a project directory swapped the whole directory (its pki/, build/ and every other file)
+# for the keystore and deleted it.
+KEYSTORE_TOP = ("enclaves", "private", "public")
+
+
+def _not_keystore(keystore: Path) -> list[str]:
+    """The names at the top of `keystore` that no keystore holds, sorted."""
+    return sorted(set(os.listdir(keystore)) - set(KEYSTORE_TOP))
+
+
 def _foreign_keys(keystore: Path, ours: set[bytes]) -> list[Path]:
     """Private keys in an existing keystore that this export would not write again (a file
     named *key* that cannot be read counts as one)."""
@@ -266,6 +279,13 @@ def export_sros2(keystore: Path, ca_dir: Path, build_dir: Path, profile: str | N
     if exists:
         if keystore.is_symlink():
             raise GovkitError(f"{keystore}: is a symlink; name the keystore directory itself",
+                              EXIT_USAGE)
+        others = _not_keystore(keystore)
+        if others:
+            shown = ", ".join(map(one_line, others[:3])) + (" …" if len(others) > 3 else "")
+            raise GovkitError(f"{keystore}: is not an sros2 keystore (it holds {shown}, beside "
+                              f"what a keystore holds: {', '.join(KEYSTORE_TOP)}); --force "
+                              f"replaces a keystore only, never another directory",
                               EXIT_USAGE)
         foreign = _foreign_keys(keystore, plan.keys())
         if foreign:

@@ -52,12 +52,17 @@ def parse_window(valid_from: str | None, valid_for: int | None,
     days = 365 if valid_for is None else valid_for
     if days < 1:
         raise GovkitError("--valid-for must be at least 1 (days)", EXIT_USAGE)
+    # Any date arithmetic may leave datetime's range (years 1 to 9999): a start in year 1
+    # east of UTC, or an end past 9999 (the fallback of an overflow must not add a day to
+    # the last representable one either). Each is the same user error, never an OverflowError.
     try:
+        start = start.astimezone(dt.UTC)
         end = start + dt.timedelta(days=days)
     except OverflowError:
-        end = LAST_VALID_TIME + dt.timedelta(days=1)
-    if end > LAST_VALID_TIME:
-        raise GovkitError(f"--valid-from/--valid-for end after {LAST_VALID_TIME.date()}",
+        end = None
+    if end is None or end > LAST_VALID_TIME:
+        raise GovkitError(f"--valid-from/--valid-for: the window must lie between "
+                          f"{dt.datetime.min.date()} and {LAST_VALID_TIME.date()} (UTC)",
                           EXIT_USAGE)
     return start, end
 

@@ -26,6 +26,7 @@ def renew(pki: TestPKI, name: str, days: int = 365, now: dt.datetime | None = No
         raise GovkitError(f"{name}: renewing a CA is not supported (its signatures and every "
                           f"certificate it issued hang on it); `govkit pki init --force` "
                           f"replaces both CAs", EXIT_USAGE)
+    name = pki.participant_stem(name)
     if not 1 <= days <= max_days(now):
         raise GovkitError(f"--days must be between 1 and {max_days(now)} (no certificate can "
                           f"be valid after {LAST_VALID_TIME.date()})", EXIT_USAGE)

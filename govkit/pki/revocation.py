@@ -168,6 +168,7 @@ def revoke(pki: TestPKI, name: str, reason: str | None = None,
     if name in CA_STEMS or name == CRL_STEM:
         raise GovkitError(f"{name}: only a participant's certificate can be revoked here (a "
                           f"CA is replaced with `govkit pki init --force`)", EXIT_USAGE)
+    name = pki.participant_stem(name)
     if reason is not None and reason not in REASONS:
         raise GovkitError(f"unknown reason {reason!r}; valid: {', '.join(REASONS)}",
                           EXIT_USAGE)

@@ -177,6 +177,16 @@ class TestPKI:
     def path(self, stem: str, suffix: str = ".pem") -> Path:
         return self.directory / f"{stem}{suffix}"
 
+    def participant_stem(self, name: str) -> str:
+        """The file stem of participant `name` as a user gives it (a name or an enclave
+        path), checked like every participant name: GovkitError (exit 2) for one that is
+        not, so no name can reach a file outside the directory ('../other/pub', an
+        absolute enclave-looking path) or one that no participant has."""
+        problem = name_problem(name)
+        if problem:
+            raise GovkitError(problem, EXIT_USAGE)
+        return Participant(name).name
+
     @property
     def identity_ca(self) -> Path:
         return self.path("identity_ca")

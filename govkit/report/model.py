@@ -459,6 +459,24 @@ def md_cell(text: object) -> str:
     return str(text).translate(_MD_TEXT)
 
 
+# Characters that change how the rest of a line reads without being seen: NUL and the other
+# controls but the line breaks and tab (which HTML and the Markdown escaping above treat as
+# whitespace) and the Unicode bidi overrides and isolates, which reverse the text after
+# them ('Trojan source'): a profile named 'x\u202eengis_sptr' reads as rtps_sign. Shown as
+# \\xNN, \\uNNNN.
+_UNSEEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def shown_text(text: object) -> str:
+    """A report page as written: every control and bidi character in it (they come from
+    results.json; govkit writes none) as an escape, lines kept. Applied to the whole page,
+    so text the templates, the Python-built rows and the plots' SVG hold is covered alike."""
+    def escape(m: re.Match) -> str:
+        c = ord(m.group())
+        return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
+    return _UNSEEN.sub(escape, str(text))
+
+
 def md_code(text: object) -> str:
     """`text` as a code span, its fence longer than any run of backticks in it. Text with
     `<` or `>` is written as escaped literal text instead: a code span does not decode

@@ -7,10 +7,12 @@ matplotlib is imported inside the functions, so importing govkit.report.run does
 
 from __future__ import annotations
 
+import contextlib
 import io
 import math
 import re
 import textwrap
+import warnings
 from dataclasses import replace
 
 from govkit.catalog.profiles import BASELINE
@@ -203,13 +205,24 @@ def _within_limits(model: ReportModel) -> tuple[ReportModel, str]:
         " Drawn: " + "; ".join(notes) + ". The tables list every point.")
 
 
+@contextlib.contextmanager
+def _drawing():
+    """Where every plot is drawn: govkit's style, and matplotlib's warnings kept off the
+    terminal. A name from results.json may hold characters no font has (a NUL, a control
+    or bidi character, a script DejaVu Sans lacks): matplotlib drew a box for each but also
+    printed a UserWarning naming its own source line on stderr, for each glyph and figure,
+    under a report that succeeded (issue 23: one clear line or none)."""
+    import matplotlib
+    with matplotlib.rc_context(_RC), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
 def build_figures(model: ReportModel) -> list[Figure]:
     """The report's plots as inline SVG, in page order (throughput only if measured)."""
-    import matplotlib
-
     model, left_out = _within_limits(_on_reference_network(model))
     figures = []
-    with matplotlib.rc_context(_RC):
+    with _drawing():
         if any(r.point for g in model.latency for r in g.rows):
             figures.append(_latency_figure(model))
         if any(r.point and (r.point.vs_none or r.point.rti)
@@ -438,10 +451,9 @@ COMPARE_KEY = "fig-compare"
 
 def build_compare_figures(model) -> list[Figure]:
     """The chart (govkit.report.compare.CompareModel), if any secured profile is in it."""
-    import matplotlib
     if not any(p.name != BASELINE for p, _ in model.groups):
         return []
-    with matplotlib.rc_context(_RC):
+    with _drawing():
         return [_ratio_figure(model)]
 
 

@@ -55,6 +55,7 @@ from govkit.report.model import (
     md_cell,
     md_code,
     md_finalize,
+    shown_text,
     wbr,
 )
 from govkit.report.plots import build_figures
@@ -579,7 +580,7 @@ def render(template: str, figures: Iterable[Figure] = (), **context: Any) -> str
     for Markdown (see report_environment)."""
     svgs = {f.key: {**f.__dict__, "svg": Markup(f.svg)} for f in figures}
     env = report_environment(markdown=template.endswith(".md.j2"))
-    return str(env.get_template(template).render(figures=svgs, **context))
+    return shown_text(env.get_template(template).render(figures=svgs, **context))
 
 
 def render_html(model: ReportModel) -> str:

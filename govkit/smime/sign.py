@@ -26,7 +26,7 @@ from cryptography.hazmat.primitives.serialization import pkcs7
 from govkit.catalog.targets import DEFAULT_TARGET
 from govkit.check import validate as schema
 from govkit.common.errors import EXIT_INVALID, EXIT_USAGE, GovkitError
-from govkit.common.findings import Finding
+from govkit.common.findings import Finding, one_line
 from govkit.common.fsutil import collect_files, write_atomic
 from govkit.common.inputs import read_input
 from govkit.common.limits import MAX_DOCUMENT_BYTES
@@ -136,7 +136,7 @@ def sign_document(xml_path: Path, signer_cert_path: Path, signer_key_path: Path,
 
 
 def _refusal(xml_path: Path, reason: str) -> GovkitError:
-    return GovkitError(f"{xml_path}: not signed: {reason}", exit_code=EXIT_INVALID)
+    return GovkitError(f"{one_line(xml_path)}: not signed: {reason}", exit_code=EXIT_INVALID)
 
 
 def check_signable(content: bytes, xml_path: Path, validated: bool = False,
@@ -162,8 +162,9 @@ def signable_text(content: bytes, xml_path: Path, validated: bool = False,
     check = None if validated else schema.check_bytes(content, str(xml_path),
                                                       allow_smime=False, target=target)
     if check is not None and check.findings:
-        raise GovkitError("\n".join(map(str, check.findings)) + f"\n{xml_path}: not signed: "
-                          f"the document is invalid", exit_code=EXIT_INVALID)
+        raise GovkitError("\n".join(map(str, check.findings)) +
+                          f"\n{one_line(xml_path)}: not signed: the document is invalid",
+                          exit_code=EXIT_INVALID)
     text = mime.signed_text(content)
     if len(text) > MAX_DOCUMENT_BYTES:
         raise _refusal(xml_path, f"with CRLF line ends the document exceeds "

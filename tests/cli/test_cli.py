@@ -441,6 +441,45 @@ def test_paths_are_printed_verbatim_never_as_markup_or_emoji(run, cwd):
     assert bad.exit_code == 1 and "x[red]:x:.xml:" in bad.output
 
 
+@pytest.mark.parametrize("name", ["esc\x1b[2Jx.xml", "t\x1b]0;owned\x07.xml",
+                                  "cr\rfake: valid.xml", "c1\x9b31m.xml"])
+def test_control_characters_in_names_are_shown_never_obeyed(run, cwd, pki_dir, name):
+    """A file name holding an escape sequence reached the terminal raw (validate, verify,
+    sign, every `govkit: ...` error): ESC could clear the screen or retitle the window, and
+    rich dropped CR and BEL without a trace. Every string printed shows them as \\xNN."""
+    (cwd / name).write_text("<not governance/>")
+    shown = name.encode("unicode_escape").decode().replace("\\r", "\\x0d")
+    shown = re.sub(r"\\u00([0-9a-f]{2})", r"\\x\1", shown)
+    for args, code in ((["validate", name], 1), (["sign", "--ca", str(pki_dir), name], 1),
+                       (["explain", name], 2), (["validate", name + ".missing"], 2),
+                       (["verify", "--ca", str(pki_dir), name], 1)):
+        r = run(*args)
+        assert r.exit_code == code, (args, r.output)
+        assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f]", r.output), (args, r.output)
+        assert shown in r.output, (args, shown, r.output)
+
+
+def test_a_newline_in_a_file_name_cannot_split_or_forge_a_line(run, cwd, pki_dir):
+    """A file named 'x\\nfake.xml: valid' printed each verdict on two lines, the second
+    one a forged verdict of a file that does not exist (validate, verify, sign, explain,
+    identify, read errors); lint already wrote \\n. Each name is one line now."""
+    bad, good = "nl\nfake.xml: valid", "ok\nfake.xml"
+    (cwd / bad).write_text("<not governance/>")
+    (cwd / good).write_bytes(GovernanceDocument(get_profile("rtps_sign")).render())
+    for args, code in ((["validate", bad], 1), (["validate", good], 0),
+                       (["validate", bad + ".missing"], 2), (["explain", bad], 2),
+                       (["explain", good], 0), (["identify", bad], 2), (["identify", good], 0),
+                       (["sign", "--ca", str(pki_dir), bad], 1),
+                       (["sign", "--ca", str(pki_dir), good], 0),
+                       (["verify", "--ca", str(pki_dir), "ok\nfake.p7s"], 0),
+                       (["verify", "--ca", str(pki_dir), bad], 1)):
+        r = run(*args)
+        assert r.exit_code == code, (args, r.output)
+        assert not any(line.startswith("fake") for line in r.output.splitlines()), \
+            (args, r.output)
+        assert "nl\\nfake.xml: valid" in r.output or "ok\\nfake." in r.output, (args, r.output)
+
+
 def test_python_dash_m_govkit_is_the_cli():
     done = subprocess.run([sys.executable, "-m", "govkit", "--version"], capture_output=True,
                           text=True, timeout=60)

@@ -151,6 +151,23 @@ def test_force_never_replaces_a_key_it_would_not_write_again(made, tmp_path):
     assert _tree(ks) == before
 
 
+def test_force_never_replaces_a_directory_that_is_not_a_keystore(made, tmp_path, monkeypatch):
+    """`govkit export sros2 . --force` in a project directory swapped the whole directory
+    (its pki/ with every private key, build/, any other file) for the keystore, deleted
+    it, and then failed with an internal error. --force replaces a keystore only."""
+    project = tmp_path / "project"
+    shutil.copytree(made, project)
+    (project / "notes.txt").write_text("precious")
+    before = _tree(project)
+    monkeypatch.chdir(project)
+    for keystore in (".", str(project)):
+        r = _cli("export", "sros2", keystore, "--force")
+        assert r.exit_code == 2, r.output
+        assert "is not an sros2 keystore (it holds build, notes.txt, pki," in r.output
+        assert _tree(project) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["project"]
+
+
 def test_without_ca_keys_and_an_empty_directory(made, tmp_path):
     ks = tmp_path / "ks"
     ks.mkdir()                          # an empty directory holds nothing to keep

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import shutil
 import stat
 import subprocess
 import sys
@@ -264,6 +265,21 @@ def test_generate_with_a_chosen_validity(pki, tmp_path):
     assert r.exit_code == EXIT_USAGE and "--valid-from 'next week': not a date" in r.output
 
 
+@pytest.mark.parametrize("window", [
+    ("--valid-for", "99999999999999999999"),                      # no timedelta holds it
+    ("--valid-for", "3000000"),                                   # a timedelta, past 9999
+    ("--valid-from", "9999-12-30T23:00:00-14:00", "--valid-for", "5"),
+    ("--valid-from", "0001-01-01T00:00:00+14:00", "--valid-for", "1"),   # before year 1 UTC
+])
+def test_a_validity_outside_the_calendar_is_a_usage_error(pki, tmp_path, window):
+    # Each of these was an OverflowError (exit 3), from generate and from sign --renew alike.
+    for command in (["generate", "--profile", "rtps_sign", "--out", str(tmp_path / "b")],
+                    ["sign", "--renew", str(tmp_path / "b")]):
+        r = _run(*command, "--ca", str(pki.directory), *window)
+        assert r.exit_code == EXIT_USAGE, r.output
+        assert r.output.count("\n") == 1 and "the window must lie between" in r.output
+
+
 def test_sign_renew_resigns_permissions_with_a_new_validity_and_no_key(pki, signed):
     keys = {p.name: p.read_bytes() for p in pki.directory.glob("*.key")}
     certs = {p.name: p.read_bytes() for p in pki.directory.glob("*.pem")}
@@ -331,3 +347,20 @@ def test_a_key_left_without_its_certificate_is_certified_not_replaced(tmp_path):
     assert cert.issuer == pki.certificate("identity_ca").subject
     # and the directory says to keep keys out of version control
     assert "*.key" in (tmp_path / "pki" / ".gitignore").read_text().splitlines()
+
+
+@pytest.mark.parametrize("command", ["revoke", "renew"])
+@pytest.mark.parametrize("name", ["../other/pub", "pub\nfake", "a b"])
+def test_revoke_and_renew_take_participant_names_only(pki, tmp_path, command, name):
+    """`pki renew --ca pki ../other/pub` rewrote other/pub.pem, a certificate outside the
+    PKI directory (its CA was the same: a copy), and `pki revoke` put it on the CRL; a
+    newline in the name split the error in two. A name is checked as every participant
+    name is, before any file is touched."""
+    other = tmp_path / "other"
+    shutil.copytree(pki.directory, other)
+    before = {p: p.read_bytes() for p in (*other.iterdir(), *pki.directory.iterdir())}
+    r = _run("pki", command, "--ca", str(pki.directory), name)
+    assert r.exit_code == EXIT_USAGE and "invalid participant name" in r.output, r.output
+    assert r.output.count("\n") == 1
+    assert {p: p.read_bytes() for p in (*other.iterdir(), *pki.directory.iterdir())} == before
+    assert not crl_path(pki).exists()

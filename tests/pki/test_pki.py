@@ -498,3 +498,27 @@ def test_cli_pki_init_with_enclave_paths(tmp_path):
                                 "--participant", "+ns+node"])
     assert twice.exit_code == EXIT_USAGE
     assert "participant /ns/node is named twice" in twice.output
+
+
+def test_a_rerun_over_participants_of_an_earlier_ca_says_the_pki_is_not_complete(tmp_path):
+    """`pki init --force` killed after the new CAs were written and before the participants
+    were leaves them certified by the old Identity CA. The rerun said 'PKI already
+    complete; nothing written' above one warning line per participant (thousands): now it
+    says the PKI is not complete, names the first few and counts the rest, and --force
+    (which the warnings advise) repairs it."""
+    from govkit.pki.participants import numbered_participants
+    pki, _ = init_pki(tmp_path / "pki", numbered_participants(12, "p"))
+    other, _ = init_pki(tmp_path / "other", ["x"])
+    for suffix in (".pem", ".key"):         # the state a kill between the two steps leaves
+        shutil.copy(other.path("identity_ca", suffix), pki.path("identity_ca", suffix))
+    r = CliRunner().invoke(app, ["pki", "init", str(pki.directory), "--count", "12"])
+    assert r.exit_code == 0, r.output
+    assert "already complete" not in r.output
+    assert "not complete: 12 participant(s) hold certificates of an earlier Identity CA" \
+        in r.output
+    warnings = [x for x in r.output.splitlines() if x.startswith("govkit: warning:")]
+    assert len(warnings) == 4 and "… and 9 more participant(s)" in warnings[-1]
+    assert all("--force" in w for w in warnings)
+    r = CliRunner().invoke(app, ["pki", "init", str(pki.directory), "--force"])
+    assert r.exit_code == 0 and pki.stale_participants() == []
+    assert {f"p{i:02d}" for i in range(12)} <= set(pki.identities())

@@ -260,3 +260,25 @@ def test_markdown_templates_escape_what_the_template_forgets():
 def test_md_cell_and_md_code(text, cell, code):
     assert md_cell(text) == cell
     assert md_code(text) == code
+
+
+UNSEEN = "a\x00b\x1b[2Jc\u202ed\u2066e"     # NUL, ESC, a bidi override and an isolate
+
+
+def test_controls_and_bidi_characters_are_shown_in_every_report_file(tmp_path):
+    """A profile name holding NUL, ESC or a bidi override went into report.html, summary.md,
+    compare.html and compare.md as it was: a bidi override reverses how the rest of the
+    line reads ('Trojan source'), NUL and ESC are not text. Each is shown as an escape."""
+    runs = []
+    for name in ("ddsperf", "fastdds"):
+        doc = load(DATA / "compare" / name / "results.json")
+        rename_profile(doc, PROFILE, PROFILE + UNSEEN)
+        run = tmp_path / name
+        run.mkdir()
+        (run / "results.json").write_text(json.dumps(doc))
+        runs.append(run)
+    files = [*write_report(runs[0]), *write_comparison(runs, tmp_path)]
+    for path in files:
+        text = path.read_text()
+        assert not any(c in text for c in "\x00\x1b\u202e\u2066"), path
+        assert "\\x00" in text and "\\x1b" in text and "\\u202e" in text, path

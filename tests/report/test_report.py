@@ -1004,3 +1004,28 @@ def test_the_rotation_sentence_says_when_an_arm_got_slots():
     text_then = render_summary_md(build_report_model(doc))
     assert "only the ratios still wider than ±" in text_then
     assert "fewer than 20 rounds" not in text_then
+
+
+@pytest.mark.parametrize("name", ["データ保護", "nul\x00x", "rlo\u202ex", "esc\x1b[2Jx"])
+def test_a_name_no_font_can_draw_prints_nothing_on_stderr(tmp_path, name):
+    """A profile name from results.json with characters DejaVu Sans lacks: matplotlib drew
+    a box but printed a UserWarning naming its own source line on stderr, per glyph and
+    figure, under a report that succeeded; and a terminal table printed ESC raw."""
+    doc = json.loads((DATA / "full" / "results.json").read_text())
+    for where in (doc["profiles"], doc["results"], doc.get("summary") or []):
+        for entry in where:
+            for key in ("name", "profile"):
+                if entry.get(key) == "rtps_sign":
+                    entry[key] = name
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "results.json").write_text(json.dumps(doc))
+    (tmp_path / "b").mkdir()          # compared with the run it came from
+    shutil.copy(DATA / "full" / "results.json", tmp_path / "b")
+    govkit = str(Path(sys.executable).with_name("govkit"))
+    for args in ([str(tmp_path / "a")], [str(tmp_path / "a"), str(tmp_path / "b"), "--out",
+                                         str(tmp_path / "cmp")]):
+        done = subprocess.run([govkit, "report", *args], capture_output=True, text=True,
+                              timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert done.stderr == "", done.stderr
+        assert "\x1b" not in done.stdout
