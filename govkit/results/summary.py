@@ -154,10 +154,12 @@ def summarize(doc: dict, summarizer: Summarizer | None = None) -> list[dict]:
         row["flags"] = _flags(row, groups, ok, secured.get(profile, profile != BASELINE),
                               rot_target if rotated else target, fmt) \
             + _wire_flags(verdicts, profile)
-        if est.subsampled:
-            row["flags"].append(flag("subsampled_interval", est.subsampled))
+        # One flag per code: the level's interval and the overhead's may both be thinned.
+        thinned = [est.subsampled] if est.subsampled else []
         if (row.get("vs_none") or {}).get("subsampled"):
-            row["flags"].append(flag("subsampled_interval", row["vs_none"]["subsampled"]))
+            thinned.append(f"the overhead's: {row['vs_none']['subsampled']}")
+        if thinned:
+            row["flags"].append(flag("subsampled_interval", "; ".join(thinned)))
         rows.append(row)
     add_variant_differences(rows, doc, summarizer, pairs.get("latency"))
     return [_rounded(row) for row in rows]

@@ -64,7 +64,8 @@ def test_an_arm_of_thousands_of_rounds_resamples_a_thinned_series_and_says_so():
         < 1e-3
     note = row["vs_none"]["subsampled"]
     assert f"of the {len(pairs):,} paired rounds (one in 3" in note
-    assert "subsampled_interval" in [f["code"] for f in row["flags"]]
+    assert [f["code"] for f in row["flags"]].count("subsampled_interval") == 1
+    assert note in next(f["reason"] for f in row["flags"] if f["code"] == "subsampled_interval")
     small = rotating(["none", "rtps_sign"], [32], 50)
     row = next(r for r in summarize(small) if r["profile"] == "rtps_sign")
     assert "subsampled" not in row["vs_none"]
