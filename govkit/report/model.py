@@ -9,7 +9,9 @@ neither of those modules has to import the other.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from markupsafe import Markup, escape
 
@@ -19,6 +21,24 @@ from govkit.report.wire_section import WireSection
 from govkit.results.flags import advice, short_label
 
 DASH = "\u2013"  # shown wherever a value does not exist
+
+# Rows a report's per-repeat tables show at most: a run of 20,000 repeats would make a page
+# of 20 MB that no one reads row by row and a browser lays out slowly. Failed repeats are
+# always shown; what is left out is counted on the page, and is in results.json.
+MAX_REPEAT_ROWS = 20     # per point (profile, mode, size, network): a run has 3 to 8
+
+
+def shown_rows(rows: list, limit: int, always: Callable[[Any], bool],
+               key: Callable[[Any], Any] = lambda r: None) -> list:
+    """`rows` in their order, keeping each row for which `always` holds and the others up
+    to `limit` per `key`."""
+    out, others = [], {}
+    for r in rows:
+        k = key(r)
+        if always(r) or others.get(k, 0) < limit:
+            out.append(r)
+            others[k] = others.get(k, 0) + (not always(r))
+    return out
 
 _KIND_SUBJECT = {
     "rtps_protection_kind": "RTPS messages",
@@ -212,12 +232,13 @@ class RepeatRow:
 
 @dataclass(frozen=True)
 class RepeatTable:
-    """Every repeat of one mode, one block per profile."""
+    """The repeats of one mode, one block per profile: (profile, rows shown, how many of its
+    repeats are not shown; see MAX_REPEAT_ROWS)."""
     mode: str
     columns: list[Column]
     values_title: str | None     # what `RepeatRow.values` are; None: no per-second rows
     values_kind: str
-    blocks: list[tuple[ProfileInfo, list[RepeatRow]]]
+    blocks: list[tuple[ProfileInfo, list[RepeatRow], int]]
 
 
 @dataclass(frozen=True)
@@ -372,6 +393,13 @@ class ReportModel:
     @property
     def command_count(self) -> int:
         return sum(len(r.commands) for r in self.runs)
+
+    @property
+    def shown_runs(self) -> list[Run]:
+        """The command table's rows, in run order: every failed repeat's, and the others'
+        up to MAX_REPEAT_ROWS per point."""
+        return shown_rows(self.runs, MAX_REPEAT_ROWS, lambda r: r.status != "ok",
+                          lambda r: (r.profile, r.mode, r.size, r.network))
 
     def point(self, profile: str, mode: str, size: int, network: str | None = None
               ) -> Point | None:

@@ -27,6 +27,7 @@ from govkit.common.fsutil import write_atomic
 from govkit.common.templating import template_environment
 from govkit.report.model import (
     DASH,
+    MAX_REPEAT_ROWS,
     FORMATTERS,
     Column,
     Comparison,
@@ -55,6 +56,7 @@ from govkit.report.model import (
     md_cell,
     md_code,
     md_finalize,
+    shown_rows,
     shown_text,
     wbr,
 )
@@ -378,8 +380,10 @@ def _repeat_table(mode: str, order: list[ProfileInfo], records: list[dict],
     for profile in order:
         rows = by_profile.get(profile.name)
         if rows:
-            blocks.append((profile, sorted(rows, key=lambda r: (
-                network_order(Network(*r.net_key)), r.size, r.repeat))))
+            rows = sorted(rows, key=lambda r: (network_order(Network(*r.net_key)), r.size,
+                                               r.repeat))
+            shown = shown_rows(rows, MAX_REPEAT_ROWS, lambda r: not r.ok, lambda r: r.key)
+            blocks.append((profile, shown, len(rows) - len(shown)))
     return RepeatTable(mode, _REPEAT_COLUMNS[name], values_title, values_kind, blocks)
 
 
@@ -565,7 +569,7 @@ def report_environment(markdown: bool = False) -> Environment:
         filters.update(md=_markdown_already(md_cell), mdcode=_markdown_already(md_code))
     env.filters.update({**filters, "wbr": wbr, "size": fmt_size, "first_line": first_line})
     env.globals.update(DASH=DASH, hints=_KEY_SETTINGS, repeat_rows=repeat_rows,
-                       run_rows=run_rows)
+                       run_rows=run_rows, max_repeat_rows=MAX_REPEAT_ROWS)
     return env
 
 

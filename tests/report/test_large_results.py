@@ -17,8 +17,9 @@ from pathlib import Path
 import lxml.html
 import pytest
 from helpers.html import text
-from helpers.large_results import shapes
+from helpers.large_results import catalog, per_repeat, shapes
 
+from govkit.report.model import MAX_REPEAT_ROWS
 from govkit.report.plots import MAX_LABEL, MAX_PROFILES_DRAWN, MAX_SIZES_DRAWN, short_name
 from govkit.report.run import write_report
 from govkit.results import stats
@@ -152,8 +153,17 @@ def test_many_repeats(reports):
     assert [r["repeats"] for r in rows] == [10_000, 10_000]
     note = next(f["reason"] for f in rows[0]["flags"] if f["code"] == "subsampled_interval")
     assert "(every measured second of every 20th repeat: 500 of 10,000)" in note
-    # every repeat is still in the repeat table, with its figures
-    assert len(page.xpath('//*[@id="repeats"]//tbody/tr')) >= 20_000
+    # every repeat counts; the tables list the first MAX_REPEAT_ROWS of each point and
+    # say how many more there are (a table of 20,000 rows is 20 MB of HTML)
+    listed = page.xpath('//*[@id="repeats"]//tbody/tr')
+    assert len(listed) == 2 * MAX_REPEAT_ROWS
+    assert [r.get("data-repeat") for r in listed[:3]] == ["0", "1", "2"]
+    more = page.xpath('//*[@id="repeats"]//p[@data-more]')
+    assert [int(p.get("data-more")) for p in more] == [10_000 - MAX_REPEAT_ROWS] * 2
+    assert "Every repeat counts in the figures above" in text(more[0])
+    commands = page.xpath('//*[@id="commands"]//tbody/tr')
+    assert len(commands) == 2 * MAX_REPEAT_ROWS
+    assert f"20000 repeats in run order" in text(page.get_element_by_id("commands"))
 
 
 def test_many_profiles_every_one_in_the_tables_a_dozen_in_the_plots(reports):
@@ -291,7 +301,7 @@ def test_the_rows_are_the_templates_byte_for_byte(name):
     env = report_environment()
     old_repeats = env.from_string(TEMPLATE_REPEAT_ROWS)
     old_runs = env.from_string(TEMPLATE_RUN_ROWS)
-    blocks = [(t, rows) for t in model.repeat_tables for _, rows in t.blocks]
+    blocks = [(t, rows) for t in model.repeat_tables for _, rows, _more in t.blocks]
     assert blocks and model.runs
     shown = ""
     for table, rows in blocks:
@@ -328,3 +338,30 @@ def test_the_headline_and_tails_reuse_what_summarize_paired_and_pooled():
         pooled = results_stats.pooled_percentiles(slots)
         assert row["tail"]["p99_of_samples"] == round(pooled["p99"], 4)
         assert row["tail"]["p99_9_of_samples"] == round(pooled["p99_9"], 4)
+
+
+def test_a_capped_table_still_lists_every_failed_repeat(tmp_path):
+    """Past MAX_REPEAT_ROWS repeats of a point, a failed repeat is listed all the same, in
+    the repeat table and in the table of command lines."""
+    doc = per_repeat(catalog(2), [32], MAX_REPEAT_ROWS + 10, 2)
+    last = doc["results"][-1]
+    assert last["repeat"] == MAX_REPEAT_ROWS + 9
+    last.update(status="failed", error="ping: <b>refused</b>")
+    del last["raw"]
+    (tmp_path / "results.json").write_text(json.dumps(doc))
+    html, _ = write_report(tmp_path)
+    page = lxml.html.fromstring(html.read_bytes())
+    for table in page.xpath('//*[@id="repeats"]//table'):
+        rows = table.xpath("./tbody/tr")
+        failed = [r for r in rows if r.get("data-status") != "ok"]
+        if table.get("data-profile") == last["profile"]:
+            assert len(rows) == MAX_REPEAT_ROWS + 1
+            assert [r.get("data-repeat") for r in failed] == [str(last["repeat"])]
+            assert "refused" in text(failed[0])
+        else:
+            assert len(rows) == MAX_REPEAT_ROWS and not failed
+    more = [int(p.get("data-more")) for p in page.xpath('//p[@data-more]')]
+    assert more == [10, 9]
+    commands = page.xpath('//*[@id="commands"]//tbody/tr')
+    assert len(commands) == 2 * MAX_REPEAT_ROWS + 1
+    assert any("failed" in text(r) for r in commands)
