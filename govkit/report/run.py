@@ -27,8 +27,8 @@ from govkit.common.fsutil import write_atomic
 from govkit.common.templating import template_environment
 from govkit.report.model import (
     DASH,
-    MAX_REPEAT_ROWS,
     FORMATTERS,
+    MAX_REPEAT_ROWS,
     Column,
     Comparison,
     CostCell,

@@ -163,7 +163,7 @@ def test_many_repeats(reports):
     assert "Every repeat counts in the figures above" in text(more[0])
     commands = page.xpath('//*[@id="commands"]//tbody/tr')
     assert len(commands) == 2 * MAX_REPEAT_ROWS
-    assert f"20000 repeats in run order" in text(page.get_element_by_id("commands"))
+    assert "20000 repeats in run order" in text(page.get_element_by_id("commands"))
 
 
 def test_many_profiles_every_one_in_the_tables_a_dozen_in_the_plots(reports):
