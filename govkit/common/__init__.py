@@ -43,6 +43,7 @@ _EXPORTS = {
     "quote_value": "findings",
     "read_input": "inputs",
     "read_text_input": "inputs",
+    "shown_as_escapes": "findings",
     "template_environment": "templating",
     "too_large_message": "inputs",
     "write_atomic": "fsutil",

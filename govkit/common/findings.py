@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import cache
 
 
 @dataclass(frozen=True)
@@ -68,17 +69,33 @@ def quote_input(value: str, allowed: str = NAME_CHARS) -> str:
     return f"({len(value)} characters, {shown!r} at character {bad + 1})"
 
 
-# Characters a terminal acts on instead of showing: C0 controls but tab and newline, DEL and
-# the C1 controls (ESC starts a sequence that can clear the screen, retitle the window or
-# hide text; CR lets a later text overwrite a line).
-_TERMINAL_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# Characters that act instead of being seen, the one table for the terminal and the report
+# pages (issue 23, items 4 and 5): the C0 controls, DEL and the C1 controls (ESC starts a
+# sequence that can clear the screen, retitle the window or move the cursor; CR overwrites a
+# line), and the Unicode bidi overrides, isolates and marks, which reverse how the text
+# after them reads ('Trojan source': a profile 'x\u202eengis_sptr' reads as rtps_sign).
+UNSEEN = "\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+
+
+@cache
+def _unseen_except(keep: str) -> re.Pattern:
+    return re.compile(f"(?![{re.escape(keep)}])[{UNSEEN}]" if keep else f"[{UNSEEN}]")
+
+
+def shown_as_escapes(text: str, keep: str = "\t\n") -> str:
+    """`text` with every UNSEEN character but those in `keep` as \\xNN or \\uNNNN: the
+    characters it is made of, never obeyed."""
+    def escape(m: re.Match) -> str:
+        c = ord(m.group())
+        return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
+    return _unseen_except(keep).sub(escape, text)
 
 
 def printable(text: str) -> str:
-    """`text` as a terminal should show it: every control character but tab and newline
-    as \\xNN, so a file name or a value holding an escape sequence is printed as the
-    characters it is made of, never obeyed (issue 23, item 5). Lines stay lines."""
-    return _TERMINAL_CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    """`text` as a terminal should show it: every UNSEEN character but tab and newline as an
+    escape, so a file name or a value holding an escape sequence or a bidi override is
+    printed as the characters it is made of, never obeyed. Lines stay lines."""
+    return shown_as_escapes(text)
 
 
 def one_line(text: object) -> str:

@@ -17,6 +17,7 @@ from markupsafe import Markup, escape
 
 from govkit.catalog.profiles import PROTECTION_KINDS
 from govkit.catalog.rti_published import DEFAULT_SOURCE
+from govkit.common.findings import shown_as_escapes
 from govkit.report.wire_section import WireSection
 from govkit.results.flags import advice, short_label
 
@@ -487,22 +488,13 @@ def md_cell(text: object) -> str:
     return str(text).translate(_MD_TEXT)
 
 
-# Characters that change how the rest of a line reads without being seen: NUL and the other
-# controls but the line breaks and tab (which HTML and the Markdown escaping above treat as
-# whitespace) and the Unicode bidi overrides and isolates, which reverse the text after
-# them ('Trojan source'): a profile named 'x\u202eengis_sptr' reads as rtps_sign. Shown as
-# \\xNN, \\uNNNN.
-_UNSEEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-
-
 def shown_text(text: object) -> str:
     """A report page as written: every control and bidi character in it (they come from
-    results.json; govkit writes none) as an escape, lines kept. Applied to the whole page,
-    so text the templates, the Python-built rows and the plots' SVG hold is covered alike."""
-    def escape(m: re.Match) -> str:
-        c = ord(m.group())
-        return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
-    return _UNSEEN.sub(escape, str(text))
+    results.json; govkit writes none) as an escape (govkit.common.findings.UNSEEN, the
+    terminal's table), lines kept (HTML and the Markdown escaping treat a line break, CR or
+    tab as whitespace). Applied to the whole page, so text the templates, the Python-built
+    rows and the plots' SVG hold is covered alike."""
+    return shown_as_escapes(str(text), keep="\t\n\r")
 
 
 def md_code(text: object) -> str:

@@ -442,11 +442,15 @@ def test_paths_are_printed_verbatim_never_as_markup_or_emoji(run, cwd):
 
 
 @pytest.mark.parametrize("name", ["esc\x1b[2Jx.xml", "t\x1b]0;owned\x07.xml",
-                                  "cr\rfake: valid.xml", "c1\x9b31m.xml"])
+                                  "cr\rfake: valid.xml", "c1\x9b31m.xml",
+                                  "rlo\u202elmx.ngis_sptr", "lri\u2066x\u2069.xml",
+                                  "rlm\u200fx.xml"])
 def test_control_characters_in_names_are_shown_never_obeyed(run, cwd, pki_dir, name):
     """A file name holding an escape sequence reached the terminal raw (validate, verify,
     sign, every `govkit: ...` error): ESC could clear the screen or retitle the window, and
-    rich dropped CR and BEL without a trace. Every string printed shows them as \\xNN."""
+    rich dropped CR and BEL without a trace. Every string printed shows them as \\xNN, and
+    a bidi override, isolate or mark as \\uNNNN ('rlo\\u202elmx.ngis_sptr' reads as
+    'rlortps_sign.xml' where it is obeyed), as the report pages do."""
     (cwd / name).write_text("<not governance/>")
     shown = name.encode("unicode_escape").decode().replace("\\r", "\\x0d")
     shown = re.sub(r"\\u00([0-9a-f]{2})", r"\\x\1", shown)
@@ -455,7 +459,8 @@ def test_control_characters_in_names_are_shown_never_obeyed(run, cwd, pki_dir, n
                        (["verify", "--ca", str(pki_dir), name], 1)):
         r = run(*args)
         assert r.exit_code == code, (args, r.output)
-        assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f]", r.output), (args, r.output)
+        assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e"
+                             "\u2066-\u2069]", r.output), (args, r.output)
         assert shown in r.output, (args, shown, r.output)
 
 
