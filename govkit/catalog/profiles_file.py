@@ -30,7 +30,7 @@ from pathlib import Path
 
 from govkit.catalog.profiles import PROFILES, PROTECTION_KINDS, Profile
 from govkit.common.errors import EXIT_USAGE, GovkitError
-from govkit.common.findings import quote_value
+from govkit.common.findings import quote_input, quote_value
 from govkit.common.inputs import read_text_input
 
 CONFIG_FILE = "govkit.toml"
@@ -66,7 +66,7 @@ def _problem(field: str, value, taken: dict[str, str]) -> str | None:
     """Why `value` cannot be `field` of a profile (None if it can)."""
     if field in _KINDS:
         if value not in _KINDS[field]:
-            return f"{quote_value(str(value))} is no {field}; valid: {', '.join(_KINDS[field])}"
+            return f"{quote_input(str(value))} is no {field}; valid: {', '.join(_KINDS[field])}"
     elif field == "allow_unauthenticated_participants":
         if not isinstance(value, bool):
             return "must be true or false"
@@ -74,13 +74,13 @@ def _problem(field: str, value, taken: dict[str, str]) -> str | None:
         return "must be a string"
     elif field in ("name", "alias"):
         if not _NAME_RE.fullmatch(value) or "--" in value:
-            return (f"invalid name {quote_value(value)}: letters, digits, '_' '.' '-', at most "
+            return (f"invalid name {quote_input(value)}: letters, digits, '_' '.' '-', at most "
                     f"63, not starting with '.' or '-' (it names files)")
         if value in taken:
-            return f"{quote_value(value)} is already {taken[value]}"
+            return f"{quote_input(value)} is already {taken[value]}"
     elif field == "perftest_governance_file":
         if not _NAME_RE.fullmatch(value):
-            return f"invalid file name {quote_value(value)}"
+            return f"invalid file name {quote_input(value)}"
     elif not value.strip() or len(value) > 200 or not value.isprintable():
         return "a title is one printable line of at most 200 characters"
     return None
@@ -109,17 +109,22 @@ def parse_profiles(text: str, source: str, only_profiles: bool = True) -> list[P
     found = []
     for i, table in enumerate(tables):
         header, keys = lines[i] if i < len(lines) else (0, {})
-        label = f"profile {quote_value(str(table.get('name', f'#{i + 1}')))}"
+        # a profile is named by its name only where that is a valid one: a file that is a
+        # link to a secret must not get its values quoted line after line (issue 23, item 7)
+        name = table.get("name")
+        label = f"profile '{name}'" if isinstance(name, str) and _problem("name", name, {}) \
+            is None else f"profile #{i + 1}"
         bad = False
         for key in table:
             if key not in _REQUIRED + _OPTIONAL:
                 errors.append(f"{source}:{keys.get(key, header)}: {label}: unknown field "
                               f"{quote_value(key)}; known: {', '.join(_REQUIRED + _OPTIONAL)}")
                 bad = True
-        for key in _REQUIRED:
-            if key not in table:
-                errors.append(f"{source}:{header}: {label}: {key} is missing")
-                bad = True
+        missing = [key for key in _REQUIRED if key not in table]
+        if missing:
+            errors.append(f"{source}:{header}: {label}: {', '.join(missing)} "
+                          f"{'is' if len(missing) == 1 else 'are'} missing")
+            bad = True
         for key in (*_REQUIRED, *_OPTIONAL):
             if key in table:
                 problem = _problem(key, table[key], taken)

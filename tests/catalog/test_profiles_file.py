@@ -75,10 +75,8 @@ def test_once_used_they_answer_wherever_a_catalog_name_does():
 
 @pytest.mark.parametrize(("text", "expected"), [
     ('[[profile]]\nname = "x"\n', [
-        "p.toml:1: profile 'x': allow_unauthenticated_participants is missing",
-        "p.toml:1: profile 'x': rtps_protection_kind is missing",
-        "p.toml:1: profile 'x': metadata_protection_kind is missing",
-        "p.toml:1: profile 'x': data_protection_kind is missing"]),
+        "p.toml:1: profile 'x': allow_unauthenticated_participants, rtps_protection_kind, "
+        "metadata_protection_kind, data_protection_kind are missing"]),
     (GOOD.replace('data_protection_kind = "SIGN"', 'data_protection_kind = "SIGN_WITH_ORIGIN'
                   '_AUTHENTICATION"'),
      ["p.toml:16: profile 'signed_data': data_protection_kind: 'SIGN_WITH_ORIGIN_AUTHENTICATION'"
@@ -103,13 +101,22 @@ def test_once_used_they_answer_wherever_a_catalog_name_does():
         "p.toml:12: profile 'signed_data': alias: 'sros2_kinds' is already profile "
         "sros2_kinds (p.toml:2)"]),
     ('[[profile]]\nname = "a/b"\ntitle = ""\n', [
-        *(f"p.toml:1: profile 'a/b': {k} is missing" for k in (
-            "allow_unauthenticated_participants", "rtps_protection_kind",
-            "metadata_protection_kind", "data_protection_kind")),
-        "p.toml:2: profile 'a/b': name: invalid name 'a/b': letters, digits, '_' '.' '-', at "
-        "most 63, not starting with '.' or '-' (it names files)",
-        "p.toml:3: profile 'a/b': title: a title is one printable line of at most 200 "
+        "p.toml:1: profile #1: allow_unauthenticated_participants, rtps_protection_kind, "
+        "metadata_protection_kind, data_protection_kind are missing",
+        "p.toml:2: profile #1: name: invalid name (3 characters, '/' at character 2): letters, "
+        "digits, '_' '.' '-', at most 63, not starting with '.' or '-' (it names files)",
+        "p.toml:3: profile #1: title: a title is one printable line of at most 200 "
         "characters"]),
+    # a link to a secret: named by position, its characters not quoted (issue 23, item 7)
+    ('[[profile]]\nname = "root:$6$s3cr3tHash/x"\nallow_unauthenticated_participants = false'
+     '\nrtps_protection_kind = "hunter2:secret"\nmetadata_protection_kind = "SIGN"\n'
+     'data_protection_kind = "NONE"\n', [
+        "p.toml:2: profile #1: name: invalid name (20 characters, ':' at character 5): "
+        "letters, digits, '_' '.' '-', at most 63, not starting with '.' or '-' (it names "
+        "files)",
+        "p.toml:4: profile #1: rtps_protection_kind: (14 characters, ':' at character 8) is "
+        "no rtps_protection_kind; valid: NONE, SIGN, ENCRYPT, "
+        "SIGN_WITH_ORIGIN_AUTHENTICATION, ENCRYPT_WITH_ORIGIN_AUTHENTICATION"]),
     ('[[profile]]\nname = "x\n', ["p.toml:2:10: not TOML: Illegal character '\\n'"]),
     ("# nothing\n", ["p.toml: holds no [[profile]] tables"]),
 ])
