@@ -76,12 +76,25 @@ def name_problem(name: str) -> str | None:
                 f"separated by single '/' (no '/' at the end), at most {MAX_ENCLAVE} "
                 f"characters (the certificate CN's bound)")
     if not _NAME_RE.fullmatch(name) or name in CA_STEMS or "--" in name:
-        return (f"invalid participant name {quote_input(name)}: use letters, digits, '_', '.', "
-                f"'-' (no ',' '/' '|' '+' or spaces: Cyclone splits subject names on them; "
-                f"no '--': the documents name their participant in an XML comment), at most "
-                f"63 characters, and not {' or '.join(CA_STEMS)}; or a ROS 2 enclave path "
-                f"such as /talker_listener/talker")
+        return f"invalid participant name {quote_input(name)}: {_broken_rule(name)}"
     return None
+
+
+def _broken_rule(name: str) -> str:
+    """The first rule of a participant name that `name` breaks, as a message says it."""
+    if not name:
+        return "a name is at least one character"
+    if re.search(r"[^A-Za-z0-9_.-]", name):
+        return ("use letters, digits, '_', '.', '-' (no ',' '/' '|' '+' or spaces: Cyclone "
+                "splits subject names on them); or a ROS 2 enclave path such as "
+                "/talker_listener/talker")
+    if not name[0].isalnum():
+        return f"a name starts with a letter or digit, not {name[0]!r} (it names files)"
+    if len(name) > 63:
+        return f"at most 63 characters, not {len(name)}"
+    if "--" in name:
+        return "no '--' (the documents name their participant in an XML comment)"
+    return f"{name} is the name of a CA's files"
 
 
 @dataclass(frozen=True)

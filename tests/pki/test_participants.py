@@ -127,6 +127,19 @@ def test_invalid_names(name):
     assert name_problem(name).startswith("invalid participant name")
 
 
+@pytest.mark.parametrize(("name", "rule"), [
+    ("-x", "starts with a letter or digit, not '-'"), (".a", "not '.'"),
+    ("a b", "' ' at character 2): use letters, digits"), ("a--b", "no '--'"),
+    ("x" * 64, "at most 63 characters, not 64"), ("identity_ca", "the name of a CA's files"),
+    ("", "at least one character")])
+def test_the_message_names_the_rule_the_name_breaks(name, rule):
+    """'-x' holds only allowed characters; it was told to use letters, digits, '_', '.',
+    '-' (issue 23's second adversarial pass): the message names the rule broken."""
+    message = name_problem(name)
+    assert rule in message, message
+    assert ("use letters" in message) == (" " in name), message
+
+
 # ------------------------------------------------------------------ ROS 2 names
 
 
