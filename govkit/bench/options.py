@@ -44,17 +44,18 @@ LIMITS = {"repeat": (1, 100), "max_repeat": (1, 1000), "duration": (1, 3600),
 MAX_SEED = 2 ** 63 - 1        # a JSON integer every reader takes (int64)
 
 
-def parse_sizes(text: str) -> list[int]:
-    if text.strip() == "seeds":
+def parse_sizes(text: str, option: str = "--sizes") -> list[int]:
+    """The sample sizes of `text` ("32,1024" or "seeds"); GovkitError naming `option`."""
+    if text.strip() == "seeds" and option == "--sizes":
         return list(SEED_SIZES)
+    usage = "use e.g. 32,1024,63000 or 'seeds'" if option == "--sizes" else "use e.g. 1024"
     try:
         sizes = [int(s) for s in text.split(",") if s.strip()]
     except ValueError:
-        raise GovkitError(f"invalid --sizes {text!r}: use e.g. 32,1024,63000 or 'seeds'") \
-            from None
+        raise GovkitError(f"invalid {option} {text!r}: {usage}") from None
     if not sizes or any(s < 12 or s > 64 * 1024 * 1024 for s in sizes):
         # ddsperf's KS topic has a 12-byte fixed part; below that it cannot send.
-        raise GovkitError(f"invalid --sizes {text!r}: sizes must be 12 .. 67108864 bytes")
+        raise GovkitError(f"invalid {option} {text!r}: sizes must be 12 .. 67108864 bytes")
     return list(dict.fromkeys(sizes))
 
 

@@ -362,7 +362,8 @@ def wire_check(
     from govkit.report.terminal import wire_table
     opts = BenchOptions(
         profiles=run(select_profiles, profile, all_profiles), modes=[mode],
-        sizes=run(parse_sizes, str(size)), duration=duration, ca=ca, build=build, pin=pin,
+        sizes=run(parse_sizes, str(size), "--size"), duration=duration, ca=ca, build=build,
+        pin=pin,
         out=pcap, wire=True, wire_pcap=pcap is not None,
         wire_expect=run(get_profile, expect) if expect else None)
     outcome = run(run_wire_check, opts, err)

@@ -234,6 +234,11 @@ def test_bench_refuses_unknown_profile_and_bad_sizes(tmp_path):
     r = _govkit("bench", "--profile", "none", "--sizes", "32,abc", cwd=tmp_path)
     assert r.returncode == 2 and "invalid --sizes" in r.stderr
     assert "Traceback" not in r.stderr
+    # wire-check's option is --size, one size: its message names that option
+    for size in ("0", "11"):
+        r = _govkit("wire-check", "--profile", "none", "--size", size, cwd=tmp_path)
+        assert r.returncode == 2 and f"invalid --size '{size}'" in r.stderr, r.stderr
+        assert "--sizes" not in r.stderr and len(r.stderr.splitlines()) == 1
 
 
 def test_missing_ddsperf_is_one_clear_message(tmp_path):
