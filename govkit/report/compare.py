@@ -22,6 +22,7 @@ from govkit.catalog.profiles import BASELINE, PROFILES
 from govkit.catalog.rti_published import DEFAULT_SOURCE, published_overhead
 from govkit.catalog.runners import RUNNERS
 from govkit.common.errors import EXIT_USAGE, GovkitError
+from govkit.common.findings import one_line
 from govkit.common.fsutil import write_atomic
 from govkit.report.model import Figure, Flag, Point, PointRow, ProfileInfo, Published, ReportModel
 from govkit.report.run import build_report_model, render, write_report
@@ -354,13 +355,26 @@ def write_comparison(dirs: list[Path], out: Path | None = None) -> tuple[Path, P
 
 
 def _write_comparison(dirs: list[Path], out: Path | None) -> tuple[Path, Path, CompareModel]:
-    model = build_compare_model(dirs)
     out = Path(out) if out is not None else Path(dirs[0])
+    _check_out(out)                   # before a second of work that could not be written
+    model = build_compare_model(dirs)
     html, md = render_compare_html(model), render_compare_md(model)
     html_path, md_path = out / HTML_NAME, out / MD_NAME
     write_atomic(html_path, html)
     write_atomic(md_path, md)
     return html_path, md_path, model
+
+
+def _check_out(out: Path) -> None:
+    """--out, refused at once where it cannot become a directory: a file, or a path under
+    one."""
+    for place in (out, *out.parents):
+        if place.exists():
+            if not place.is_dir():
+                what = "--out" if place == out else f"--out {one_line(out)}:"
+                raise GovkitError(f"{what} {one_line(place)}: exists and is not a directory",
+                                  EXIT_USAGE)
+            return
 
 
 def write_reports(dirs: list[Path], out: Path | None = None

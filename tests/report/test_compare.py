@@ -583,6 +583,19 @@ def test_out_is_only_for_a_comparison(tmp_path):
         "beside its results.json")
 
 
+def test_an_out_that_cannot_be_a_directory_is_refused_before_any_work(tmp_path):
+    """`report A B --out FILE` refused only when it wrote, after the comparison's work
+    (1.5 s on a real run); --out is checked first now, and a malformed run is not read."""
+    a, b = runs_in(tmp_path, load("ddsperf"), load("fastdds"))
+    (b / "results.json").write_text("{ nope")          # never read: --out is refused first
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    assert _refused([a, b], afile) == f"--out {afile}: exists and is not a directory"
+    assert _refused([a, b], afile / "sub") == \
+        f"--out {afile / 'sub'}: {afile}: exists and is not a directory"
+    assert afile.read_text() == "x"
+
+
 # --------------------------------------------------------------------- the command
 
 
