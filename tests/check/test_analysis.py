@@ -136,6 +136,30 @@ def test_identify_other_documents(tmp_path):
     assert run("identify", str(tmp_path / "missing.xml")).exit_code == 2
 
 
+def test_identify_says_each_outcome_once_however_many_rules(tmp_path):
+    """400 topic rules whose patterns share their first 60 characters were 400 look-alike
+    lines (issue 23's second adversarial pass): one line per outcome now, with the first
+    pairs by line, and --json lists every pair with its lines."""
+    from govkit.catalog.profiles import get_profile
+    from govkit.documents import GovernanceDocument
+    text = GovernanceDocument(get_profile("rtps_sign")).render().decode()
+    rule = re.search(r"<topic_rule>.*?</topic_rule>", text, re.S)[0]
+    many = "".join(rule.replace("<topic_expression>*<", f"<topic_expression>{'[a-c]?*' * 12}"
+                                f"{i}<") for i in range(400))
+    doc = tmp_path / "many.xml"
+    doc.write_text(text.replace(rule, many + rule))
+    result = run("identify", str(doc))
+    lines = result.stdout.splitlines()
+    assert result.exit_code == 1 and len(lines) == 3, result.stdout
+    assert "401 (domain_rule, topic_rule) pairs" in lines[0]
+    assert lines[1].startswith("  rtps_sign (1 setting(s) differ): 400 pair(s)")
+    assert lines[1].endswith("; and 397 more (--json lists each)")
+    assert lines[2].startswith("  rtps_sign (exact): 1 pair(s)") and lines[2].endswith("'*'")
+    rules = json.loads(run("identify", "--json", str(doc)).stdout)["files"][0]["rules"]
+    assert len(rules) == 401 and len({r["topic_rule_line"] for r in rules}) == 401
+    assert f"lines {rules[0]['domain_rule_line']}/{rules[0]['topic_rule_line']} " in lines[1]
+
+
 # --------------------------------------------------------------------------- explain
 
 
