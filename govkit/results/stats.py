@@ -345,14 +345,15 @@ def _draws(sizes, seed: str, resamples: int):
         rs = _python_stream(seed)
         buf = rs.random_sample(resamples * (k + int(sizes.sum())))
         at: list[int] = []
-        pos = 0
-        while len(at) < resamples * k:
-            step = (1 + sizes[(buf * k).astype(np.intp)]).item   # from each place to the next
-            end = len(buf)
-            while len(at) < resamples * k and pos < end:
-                at.append(pos)
-                pos += step(pos)
-            if len(at) < resamples * k:
+        append, pos, need = at.append, 0, resamples * k
+        while len(at) < need:
+            steps = (1 + sizes[(buf * k).astype(np.intp)]).tolist()  # from each place on
+            end, taken = len(buf), len(at)
+            while taken < need and pos < end:
+                append(pos)
+                pos += steps[pos]
+                taken += 1
+            if len(at) < need:
                 buf = np.concatenate((buf, rs.random_sample(len(buf))))
         if pos > len(buf):
             buf = np.concatenate((buf, rs.random_sample(pos - len(buf))))
