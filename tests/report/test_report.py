@@ -1029,3 +1029,30 @@ def test_a_name_no_font_can_draw_prints_nothing_on_stderr(tmp_path, name):
         assert done.returncode == 0, done.stderr
         assert done.stderr == "", done.stderr
         assert "\x1b" not in done.stdout
+
+
+def test_a_flagged_a_a_floor_is_in_the_banner_too():
+    """The banner counted points only: a run whose A/A interval excluded 1 (run A of issue
+    17) said "2 of 21 points are flagged" and nothing of the floor, which is flagged under
+    the cost matrix and fails `--fail-on-flag aa_excludes_one`."""
+    from dataclasses import replace
+
+    from govkit.report.run import build_report_model, render_html
+    model = build_report_model(load("rotation"))
+    assert model.headline.floor_flags == ["the A/A interval ±2.3% is wider than the target "
+                                          "±2%: the machine was too noisy for that precision"]
+    from govkit.report.model import Flag
+    assert not model.warned
+    wide = Flag("wide_interval", "warning", "the interval is wider than the target")
+    warned = [replace(model.points[0], flags=[*model.points[0].flags, wide]),
+              *model.points[1:]]
+    for points in (warned, model.points):
+        m = replace(model, points=points)
+        m.figures = model.figures
+        banner = lxml.html.fromstring(render_html(m)).get_element_by_id("flag-banner")
+        title = text(banner.xpath(".//h2")[0])
+        assert title.endswith(", and the A/A noise floor" if m.warned
+                              else "The A/A noise floor is flagged"), title
+        assert "the machine was too noisy" in text(banner.xpath(".//li[@data-floor-flag]")[0])
+    m = replace(m, headline=replace(model.headline, floor_flags=[]))
+    assert 'id="flag-banner"' not in render_html(m)
