@@ -131,7 +131,8 @@ def build_report_model(doc: Any, source: str = RESULTS_NAME) -> ReportModel:
             wire = build_wire_section(doc)       # first: its errors name the wire record
         except WireMalformed as e:
             raise Malformed(str(e)) from None
-        summarizer = results.Summarizer()     # the headline reuses its paired overheads
+        # the headline reuses its paired overheads; the bootstraps in one worker per CPU
+        summarizer = results.Summarizer(parallel=True)
         try:
             summary = results.summarize(doc, summarizer)
         except (ArithmeticError, AttributeError, KeyError, TypeError, ValueError) as e:

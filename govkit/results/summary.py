@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from govkit.catalog.profiles import BASELINE, PROFILES
 from govkit.catalog.rti_published import published_cipher_pair, published_overhead
-from govkit.results import paired, stats
+from govkit.results import paired, parallel, stats
 from govkit.results.flags import flag
 from govkit.runners.network import LOSS_MEANING, Network
 from govkit.runners.network import sort_key as network_order
@@ -41,7 +41,9 @@ class Summarizer:
     """`summarize` with the bootstrap of each point cached by its data, so rewriting the
     summary after every repeat only recomputes the point that changed."""
 
-    def __init__(self) -> None:
+    def __init__(self, parallel: bool = False) -> None:
+        # the bootstraps in one worker per CPU (govkit.results.parallel): the report only
+        self.parallel = parallel
         self._cache: dict[tuple, tuple[tuple, stats.Estimate]] = {}
         # What the last `summarize` found of the rotating run's paired overheads (per
         # rotation_overheads): the report's headline takes its A/A floor from them
@@ -53,13 +55,33 @@ class Summarizer:
         signature = (cap, tuple(tuple(g) for g in groups))
         hit = self._cache.get(key)
         if hit is None or hit[0] != signature:
-            seed = "govkit/" + "/".join(map(str, key))
-            hit = (signature, stats.estimate(groups, fmt.pooled, seed, cap))
+            hit = (signature, stats.estimate(groups, fmt.pooled, _seed(key), cap))
             self._cache[key] = hit
         return hit[1]
 
+    def prefill(self, points: list[tuple[tuple, stats.RowFormat, list[list[float]]]],
+                cap: int) -> None:
+        """With `parallel`: the point estimates `point_estimate` would compute for (key,
+        format, groups) of `points`, computed in worker processes, cached."""
+        if not self.parallel:
+            return
+        todo = [(key, (cap, tuple(tuple(g) for g in groups)), fmt, groups)
+                for key, fmt, groups in points]
+        todo = [t for t in todo if (self._cache.get(t[0]) or (None,))[0] != t[1]]
+        found = parallel.in_workers(parallel.point_estimates,
+                              [(fmt.name, groups, _seed(key), cap)
+                               for key, _, fmt, groups in todo],
+                              [min(cap, sum(map(len, groups))) for *_, groups in todo])
+        for (key, signature, *_), est in zip(todo, found, strict=True):
+            self._cache[key] = (signature, est)
+
     def summarize(self, doc: dict) -> list[dict]:
         return summarize(doc, self)
+
+
+def _seed(key: tuple) -> str:
+    """A point's bootstrap seed: its name (the same figures from every run of the report)."""
+    return "govkit/" + "/".join(map(str, key))
 
 
 def summarize(doc: dict, summarizer: Summarizer | None = None) -> list[dict]:
@@ -82,13 +104,16 @@ def summarize(doc: dict, summarizer: Summarizer | None = None) -> list[dict]:
     measured_points = sum(1 for records in points.values()
                           if any(r.get("status") == "ok" for r in records))
     cap = resample_cap(measured_points)
+    measured = []
     for key, records in points.items():
         ok = sorted((r for r in records if r.get("status") == "ok"),
                     key=lambda r: r.get("repeat", 0))
         if ok:
-            fmt = stats.row_format(ok[0]["raw"]["format"])
-            groups = [stats.repeat_values(r) for r in ok]
-            estimates[key] = (fmt, summarizer.point_estimate(key, fmt, groups, cap), groups)
+            measured.append((key, stats.row_format(ok[0]["raw"]["format"]),
+                             [stats.repeat_values(r) for r in ok]))
+    summarizer.prefill(measured, cap)
+    for key, fmt, groups in measured:
+        estimates[key] = (fmt, summarizer.point_estimate(key, fmt, groups, cap), groups)
 
     order = {p.name: i for i, p in enumerate(PROFILES)}
     verdicts = wire_verdicts(doc)
@@ -236,8 +261,10 @@ def rotation_overheads(doc: dict, summarizer: Summarizer | None = None,
     rot = doc.get("rotation")
     if not rot:
         return {}
-    out = {}
+    out = {}                                  # in pairing order, as before
     slots = rot.get("slots", [])
+    todo = []                                 # not cached: (point, key, signature, ...)
+    cache = summarizer._cache if summarizer else {}
     for mode in ROTATION_FORMAT:
         made = (pairs_by_mode or {}).get(mode)
         for (arm, size), pairs in (paired.pairings(slots, mode) if made is None
@@ -246,12 +273,17 @@ def rotation_overheads(doc: dict, summarizer: Summarizer | None = None,
             seed = f"govkit/paired/{arm}/{size}" + ("" if mode == "latency" else f"/{mode}")
             key = ("paired", arm, mode, size, ratio_only)
             signature = tuple((p.round, p.instance, p.value, p.baseline) for p in pairs)
-            hit = summarizer._cache.get(key) if summarizer else None
-            if hit is None or hit[0] != signature:
-                hit = (signature, paired.overhead(pairs, seed, ratio_only))
-                if summarizer:
-                    summarizer._cache[key] = hit
-            out[(arm, mode, size)] = hit[1]
+            hit = cache.get(key)
+            out[(arm, mode, size)] = None if hit is None or hit[0] != signature else hit[1]
+            if out[(arm, mode, size)] is None:
+                todo.append(((arm, mode, size), key, signature, pairs, seed))
+    tasks = [(pairs, seed, ratio_only) for *_, pairs, seed in todo]
+    found = parallel.in_workers(parallel.overheads, tasks, [
+        min(len(t[0]), paired.MAX_RESAMPLED_ROUNDS) for t in tasks]) \
+        if summarizer and summarizer.parallel else parallel.overheads(tasks)
+    for (point, key, signature, *_), overhead in zip(todo, found, strict=True):
+        cache[key] = (signature, overhead)
+        out[point] = overhead
     return out
 
 
