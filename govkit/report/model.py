@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from markupsafe import Markup, escape
@@ -341,7 +342,7 @@ class ReportModel:
         """The exact name of `mode`'s headline statistic (govkit.results.stats.ROW_FORMATS)."""
         return next((p.statistic for p in self.points if p.mode == mode), "")
 
-    @property
+    @cached_property        # asked once per table row: a scan of every point each time
     def rotated(self) -> bool:
         """Latency by rotation: the tail is the p99 of every sample, a "repeat" is a process
         pair and its "seconds" are slots."""

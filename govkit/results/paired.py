@@ -43,6 +43,7 @@ from govkit.results.stats import (
     percentile_interval,
     slot_value_key,
     usable,
+    with_fewer_resamples,
 )
 
 BASELINE_ARM = BASELINE      # the baseline's arm is named like its profile
@@ -153,7 +154,8 @@ def trimmed_mean(values: Sequence[float]) -> float:
     return statistics.fmean(ordered[k:len(ordered) - k])
 
 
-def _resample_trimmed(groups: list[list[float]], seed: str, block: int) -> list[float]:
+def _resample_trimmed(groups: list[list[float]], seed: str, block: int,
+                      resamples: int = BOOTSTRAP_RESAMPLES) -> list[float]:
     """_resample with the trimmed mean as statistic, vectorised (numpy): the rounds'
     stopping rule computes it for every arm after every round. Each resample's draws fill a
     row (padded with NaN where the drawn instances hold fewer rounds than the widest row)."""
@@ -163,7 +165,7 @@ def _resample_trimmed(groups: list[list[float]], seed: str, block: int) -> list[
 
     rng = np.random.default_rng(int.from_bytes(hashlib.sha256(seed.encode()).digest()[:8],
                                                "little"))
-    k, r = len(groups), BOOTSTRAP_RESAMPLES
+    k, r = len(groups), resamples
     arrays = [np.asarray(g, dtype=float) for g in groups]
     width = max(len(a) for a in arrays)
     drawn = np.full((r, k * width), np.nan)
@@ -230,11 +232,12 @@ def block_length(series: Sequence[float]) -> tuple[int, float | None]:
     return 1, r1
 
 
-def overhead(pairs: list[Pairing], seed: str, ratio_only: bool = False) -> Overhead:
+def overhead(pairs: list[Pairing], seed: str, ratio_only: bool = False,
+             resamples: int = BOOTSTRAP_RESAMPLES) -> Overhead:
     """The arm's overhead over `none` at one size, with its intervals (`ratio_only`: the
     ratio's interval alone, the same one, for the rounds' stopping rule)."""
     return _estimate([(p.round, p.instance, p.log_ratio, p.added) for p in pairs], seed,
-                     ratio_only)
+                     ratio_only, resamples)
 
 
 def difference(pairs: list[Pairing], reference: list[Pairing], seed: str) -> Overhead | None:
@@ -251,7 +254,7 @@ def difference(pairs: list[Pairing], reference: list[Pairing], seed: str) -> Ove
 
 
 def _estimate(rows: list[tuple[int, int, float, float]], seed: str,
-              ratio_only: bool = False) -> Overhead:
+              ratio_only: bool = False, resamples: int = BOOTSTRAP_RESAMPLES) -> Overhead:
     """(round, instance, log ratio, added µs) per round → trimmed means and intervals."""
     ordered = sorted(rows)
     logs = [r[2] for r in ordered]
@@ -262,12 +265,15 @@ def _estimate(rows: list[tuple[int, int, float, float]], seed: str,
     if len(rows) < 3:
         return Overhead(ratio, None, added, None, len(rows), instances, block, r1)
     resampled, note = thinned_rounds(ordered)
-    log_dist = _resample_trimmed(_by_instance(resampled, 2), seed + "/ratio", block)
+    note = with_fewer_resamples(note, resamples)
+    log_dist = _resample_trimmed(_by_instance(resampled, 2), seed + "/ratio", block,
+                                 resamples)
     lo, hi = percentile_interval(log_dist)
     if ratio_only:
         return Overhead(ratio, (math.exp(lo), math.exp(hi)), added, None, len(rows), instances,
                         block, r1, note)
-    add_dist = _resample_trimmed(_by_instance(resampled, 3), seed + "/added", block)
+    add_dist = _resample_trimmed(_by_instance(resampled, 3), seed + "/added", block,
+                                 resamples)
     return Overhead(ratio, (math.exp(lo), math.exp(hi)), added, percentile_interval(add_dist),
                     len(rows), instances, block, r1, note)
 

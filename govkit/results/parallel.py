@@ -24,16 +24,17 @@ def _nothing() -> None:
     """The workers need no set-up: forked, they hold what this process has loaded."""
 
 
-def point_estimates(part: list[tuple[str, list[list[float]], str, int]]
+def point_estimates(part: list[tuple[str, list[list[float]], str, int, int]]
                     ) -> list[stats.Estimate]:
-    """stats.estimate of each (row format name, groups, seed, cap)."""
-    return [stats.estimate(groups, stats.row_format(fmt).pooled, seed, cap)
-            for fmt, groups, seed, cap in part]
+    """stats.estimate of each (row format name, groups, seed, cap, resamples)."""
+    return [stats.estimate(groups, stats.row_format(fmt).pooled, seed, cap, resamples)
+            for fmt, groups, seed, cap, resamples in part]
 
 
-def overheads(part: list[tuple[list[paired.Pairing], str, bool]]) -> list[paired.Overhead]:
-    """paired.overhead of each (pairings, seed, ratio_only)."""
-    return [paired.overhead(pairs, seed, ratio_only) for pairs, seed, ratio_only in part]
+def overheads(part: list[tuple[list[paired.Pairing], str, bool, int]]
+              ) -> list[paired.Overhead]:
+    """paired.overhead of each (pairings, seed, ratio_only, resamples)."""
+    return [paired.overhead(*task) for task in part]
 
 
 def in_workers(fn: Callable[[list], list], tasks: Sequence, weights: Sequence[int]) -> list:

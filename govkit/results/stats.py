@@ -42,13 +42,21 @@ CONFIDENCE = 0.95
 MAX_RESAMPLED = 1000
 MAX_RESAMPLED_TOTAL = 16_000
 MIN_RESAMPLED = 100       # the least any point keeps when the run has very many points
+# The bootstrap resamples of all points (and of all paired overheads) together: a run of
+# hundreds of points gets fewer per point, no fewer than MIN_BOOTSTRAP_RESAMPLES. Each
+# point's bootstrap has a fixed cost besides its values (a report of 900 points spent 8 s
+# on them at 2000 each).
+MAX_BOOTSTRAP_RESAMPLES_TOTAL = 240_000     # 120 points at 2000
+MIN_BOOTSTRAP_RESAMPLES = 500
 SUBSAMPLE_METHOD = (
     f"A point with more measured values than the cap ({MAX_RESAMPLED:,}, less when a run "
     f"holds more than {MAX_RESAMPLED_TOTAL:,} in all) is resampled over an evenly spaced "
     "subsample of them (every n-th second of each repeat, and every n-th repeat when there "
     "are more repeats than half the cap), and flagged subsampled_interval: its estimate uses "
     "every value, its interval is the one a run of the subsample's size would have (wider "
-    "than one over all of them).")
+    "than one over all of them). A run of more than "
+    f"{MAX_BOOTSTRAP_RESAMPLES_TOTAL // BOOTSTRAP_RESAMPLES} points draws fewer resamples "
+    f"per point (at least {MIN_BOOTSTRAP_RESAMPLES}), also flagged subsampled_interval.")
 INTERVAL_METHOD = (
     "95% two-stage percentile bootstrap: resample the repeats with replacement, then the "
     "measured seconds within each drawn repeat, recompute the statistic; "
@@ -452,14 +460,33 @@ class Estimate:
 
 
 def estimate(groups: list[list[float]], statistic: Callable[[Sequence[float]], float],
-             seed: str, cap: int = MAX_RESAMPLED) -> Estimate:
+             seed: str, cap: int = MAX_RESAMPLED, resamples: int = BOOTSTRAP_RESAMPLES
+             ) -> Estimate:
     pooled = [v for g in groups for v in g]
     value = statistic(pooled)
     if len(pooled) < 2:
         return Estimate(value, None, [])
     resampled, note = thinned(groups, cap)
-    dist = bootstrap(resampled, statistic, seed)
-    return Estimate(value, percentile_interval(dist), dist, note)
+    dist = bootstrap(resampled, statistic, seed, resamples)
+    return Estimate(value, percentile_interval(dist), dist,
+                    with_fewer_resamples(note, resamples))
+
+
+def resamples_for(points: int) -> int:
+    """The bootstrap resamples of each of a run's `points` points (or paired overheads)."""
+    return max(MIN_BOOTSTRAP_RESAMPLES,
+               min(BOOTSTRAP_RESAMPLES, MAX_BOOTSTRAP_RESAMPLES_TOTAL // max(1, points)))
+
+
+def with_fewer_resamples(note: str | None, resamples: int) -> str | None:
+    """A subsampled interval's note, saying so too when it drew fewer resamples than
+    BOOTSTRAP_RESAMPLES."""
+    if resamples >= BOOTSTRAP_RESAMPLES:
+        return note
+    fewer = (f"the interval from {resamples:,} bootstrap resamples, not "
+             f"{BOOTSTRAP_RESAMPLES:,}: a cap on the bootstrap's work in a run of this many "
+             "points (its bounds vary a little more with the seed)")
+    return f"{note}; {fewer}" if note else fewer
 
 
 def compare(mine: Estimate, base: Estimate) -> dict:

@@ -51,27 +51,28 @@ class Summarizer:
         self.overheads: dict[tuple[str, str, int], paired.Overhead] = {}
 
     def point_estimate(self, key: tuple, fmt: stats.RowFormat, groups: list[list[float]],
-                       cap: int = stats.MAX_RESAMPLED) -> stats.Estimate:
-        signature = (cap, tuple(tuple(g) for g in groups))
+                       cap: int = stats.MAX_RESAMPLED,
+                       resamples: int = stats.BOOTSTRAP_RESAMPLES) -> stats.Estimate:
+        signature = (cap, resamples, tuple(tuple(g) for g in groups))
         hit = self._cache.get(key)
         if hit is None or hit[0] != signature:
-            hit = (signature, stats.estimate(groups, fmt.pooled, _seed(key), cap))
+            hit = (signature, stats.estimate(groups, fmt.pooled, _seed(key), cap, resamples))
             self._cache[key] = hit
         return hit[1]
 
     def prefill(self, points: list[tuple[tuple, stats.RowFormat, list[list[float]]]],
-                cap: int) -> None:
+                cap: int, resamples: int) -> None:
         """With `parallel`: the point estimates `point_estimate` would compute for (key,
         format, groups) of `points`, computed in worker processes, cached."""
         if not self.parallel:
             return
-        todo = [(key, (cap, tuple(tuple(g) for g in groups)), fmt, groups)
+        todo = [(key, (cap, resamples, tuple(tuple(g) for g in groups)), fmt, groups)
                 for key, fmt, groups in points]
         todo = [t for t in todo if (self._cache.get(t[0]) or (None,))[0] != t[1]]
         found = parallel.in_workers(parallel.point_estimates,
-                              [(fmt.name, groups, _seed(key), cap)
-                               for key, _, fmt, groups in todo],
-                              [min(cap, sum(map(len, groups))) for *_, groups in todo])
+                                    [(fmt.name, groups, _seed(key), cap, resamples)
+                                     for key, _, fmt, groups in todo],
+                                    [min(cap, sum(map(len, groups))) for *_, groups in todo])
         for (key, signature, *_), est in zip(todo, found, strict=True):
             self._cache[key] = (signature, est)
 
@@ -104,6 +105,7 @@ def summarize(doc: dict, summarizer: Summarizer | None = None) -> list[dict]:
     measured_points = sum(1 for records in points.values()
                           if any(r.get("status") == "ok" for r in records))
     cap = resample_cap(measured_points)
+    resamples = stats.resamples_for(measured_points)
     measured = []
     for key, records in points.items():
         ok = sorted((r for r in records if r.get("status") == "ok"),
@@ -111,9 +113,10 @@ def summarize(doc: dict, summarizer: Summarizer | None = None) -> list[dict]:
         if ok:
             measured.append((key, stats.row_format(ok[0]["raw"]["format"]),
                              [stats.repeat_values(r) for r in ok]))
-    summarizer.prefill(measured, cap)
+    summarizer.prefill(measured, cap, resamples)
     for key, fmt, groups in measured:
-        estimates[key] = (fmt, summarizer.point_estimate(key, fmt, groups, cap), groups)
+        estimates[key] = (fmt, summarizer.point_estimate(key, fmt, groups, cap, resamples),
+                          groups)
 
     order = {p.name: i for i, p in enumerate(PROFILES)}
     verdicts = wire_verdicts(doc)
@@ -265,19 +268,22 @@ def rotation_overheads(doc: dict, summarizer: Summarizer | None = None,
     slots = rot.get("slots", [])
     todo = []                                 # not cached: (point, key, signature, ...)
     cache = summarizer._cache if summarizer else {}
-    for mode in ROTATION_FORMAT:
-        made = (pairs_by_mode or {}).get(mode)
-        for (arm, size), pairs in (paired.pairings(slots, mode) if made is None
-                                   else made).items():
-            # (latency keeps its seed of before throughput slots: same figures as then)
-            seed = f"govkit/paired/{arm}/{size}" + ("" if mode == "latency" else f"/{mode}")
-            key = ("paired", arm, mode, size, ratio_only)
-            signature = tuple((p.round, p.instance, p.value, p.baseline) for p in pairs)
-            hit = cache.get(key)
-            out[(arm, mode, size)] = None if hit is None or hit[0] != signature else hit[1]
-            if out[(arm, mode, size)] is None:
-                todo.append(((arm, mode, size), key, signature, pairs, seed))
-    tasks = [(pairs, seed, ratio_only) for *_, pairs, seed in todo]
+    arms = [(mode, arm, size, pairs) for mode in ROTATION_FORMAT
+            for (arm, size), pairs in (paired.pairings(slots, mode)
+                                       if (pairs_by_mode or {}).get(mode) is None
+                                       else pairs_by_mode[mode]).items()]
+    resamples = stats.resamples_for(len(arms))      # a run of hundreds of arms: fewer
+    for mode, arm, size, pairs in arms:
+        # (latency keeps its seed of before throughput slots: same figures as then)
+        seed = f"govkit/paired/{arm}/{size}" + ("" if mode == "latency" else f"/{mode}")
+        key = ("paired", arm, mode, size, ratio_only)
+        signature = (resamples, tuple((p.round, p.instance, p.value, p.baseline)
+                                      for p in pairs))
+        hit = cache.get(key)
+        out[(arm, mode, size)] = None if hit is None or hit[0] != signature else hit[1]
+        if out[(arm, mode, size)] is None:
+            todo.append(((arm, mode, size), key, signature, pairs, seed))
+    tasks = [(pairs, seed, ratio_only, resamples) for *_, pairs, seed in todo]
     found = parallel.in_workers(parallel.overheads, tasks, [
         min(len(t[0]), paired.MAX_RESAMPLED_ROUNDS) for t in tasks]) \
         if summarizer and summarizer.parallel else parallel.overheads(tasks)

@@ -365,3 +365,22 @@ def test_a_capped_table_still_lists_every_failed_repeat(tmp_path):
     commands = page.xpath('//*[@id="commands"]//tbody/tr')
     assert len(commands) == 2 * MAX_REPEAT_ROWS + 1
     assert any("failed" in text(r) for r in commands)
+
+
+def test_hundreds_of_points_draw_fewer_resamples_and_say_so():
+    """A run of 900 points spent 8 s on bootstraps at 2000 resamples each: past
+    MAX_BOOTSTRAP_RESAMPLES_TOTAL / 2000 points each draws fewer (never fewer than
+    MIN_BOOTSTRAP_RESAMPLES), flagged subsampled_interval; a usual run is untouched."""
+    assert stats.resamples_for(21) == stats.resamples_for(120) == 2000
+    assert stats.resamples_for(150) == 1600
+    assert stats.resamples_for(900) == stats.resamples_for(10**6) == 500
+    rows = summarize(SHAPES["many_arms"])
+    assert len(rows) == 150
+    fewer = "the interval from 1,600 bootstrap resamples, not 2,000"
+    for row in rows:
+        flags = {f["code"]: f["reason"] for f in row["flags"]}
+        assert fewer in flags["subsampled_interval"], row["profile"]
+        if row["profile"] != "none":
+            assert fewer in row["vs_none"]["subsampled"]
+    usual = summarize(shapes(0.02)["many_rounds"])
+    assert all("bootstrap resamples" not in f["reason"] for r in usual for f in r["flags"])
