@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 
 from govkit.catalog.profiles import PROTECTION_KINDS
+from govkit.catalog.targets import open_range_readers
 from govkit.check.loaded import LoadedDocument
 from govkit.check.rules.permissions import criteria_cover
 from govkit.common.findings import one_line, quote_value
@@ -39,14 +40,33 @@ def _flag(v: Value) -> bool | None:
     return v.value if isinstance(v.value, bool) else None
 
 
-# An open <id_range> (min only) is read two ways: the specification's and Cyclone DDS 0.10's.
+# An open <id_range> (min only) is read two ways: min and up (the specification, 9.4.1.2.2.1,
+# and Connext) and the single domain min (Cyclone DDS 0.10 and Fast DDS 2.9: the catalog's
+# targets say who, and why).
 _READINGS = ("up", "single")
+
+
+def _readers(reading: str) -> str:
+    """Who reads an open id_range this way, as the subject of "read(s) it"."""
+    if reading == "up":
+        others = open_range_readers("up")
+        return "the specification" + (f" (and {others})" if others else "") + " reads"
+    single = open_range_readers("single")
+    return f"{single} {'read' if ' and ' in single else 'reads'}"
+
+
+def _per_reading(said: list[str | None], nothing: str) -> str | None:
+    """One sentence if both readings say the same, else each reading's, named."""
+    if said[0] == said[1]:
+        return said[0]
+    return "; ".join(f"as {_readers(r)} the open id_range: {text or nothing}"
+                     for r, text in zip(_READINGS, said, strict=True))
 
 
 def _domains(spans, elem=None) -> str:
     up = domainsets.domains_text(domainsets.of_spans(spans, "up"))
     single = domainsets.domains_text(domainsets.of_spans(spans, "single"))
-    text = up if up == single else f"{up} (Cyclone DDS 0.10 reads {single})"
+    text = up if up == single else f"{up} ({_readers('single')} {single})"
     beta = [] if elem is None or spans else \
         [quote_value(c.text.strip()) for c in elem if c.tag == "domain_id" and c.text]
     if beta:   # DDS Security 1.0-beta's <domain_id>: 1.1 readers see no <domains> at all
@@ -71,11 +91,7 @@ def _held(ids: dict, taken: dict, earlier_lines: dict) -> str | None:
             f"domains {domainsets.domains_text(shared)} are held by the domain_rule(s) on "
             f"line {lines}, so for them these settings never apply; this rule applies to "
             f"{domainsets.domains_text(rest)} only")
-    if said[0] == said[1]:
-        return said[0]
-    return "; ".join(f"{who}: {text or 'no earlier rule holds any of its domains'}"
-                     for who, text in zip(("as the specification reads the id_range",
-                                           "as Cyclone DDS 0.10 reads it"), said, strict=True))
+    return _per_reading(said, "no earlier rule holds any of its domains")
 
 
 # Pattern comparisons explain may spend finding topic rules that never apply (as
@@ -181,24 +197,65 @@ def _criteria(c: Criteria) -> dict:
             "text": f"{c.action} {what} {_partitions(c)}{tags}"}
 
 
-def _shadowing_allow(rules: list[AccessRule], k: int, c: Criteria, budget: list[int]
-                     ) -> AccessRule | None | bool:
-    """The earlier allow_rule that already allows everything deny criteria `c` of rules[k]
-    matches, under both readings of an open id_range (the first matching rule decides, so
-    the deny never applies: lint's GK214); False when the budget ran out."""
+def _allowed_first(rules: list[AccessRule], k: int, c: Criteria, budget: list[int]
+                   ) -> dict[str, tuple[domainsets.Intervals, list[AccessRule]]] | None:
+    """Per reading of an open id_range: the domains of deny rules[k] where an earlier
+    allow_rule already allows everything its criteria `c` match, and those allow_rules
+    (the first matching rule decides, so there the deny denies nothing: lint's GK214);
+    None when the budget ran out."""
+    deny = {r: domainsets.of_spans(rules[k].domains, r) for r in _READINGS}
+    held: dict[str, tuple[domainsets.Intervals, list[AccessRule]]] = \
+        {r: ((), []) for r in _READINGS}
     for allow in rules[:k]:
         if allow.verdict != "allow":
             continue
         budget[0] -= 1 + len(c.topics) * sum(len(a.topics) for a in allow.criteria) + \
             len(rules[k].domains) * len(allow.domains)
         if budget[0] < 0:
-            return False
-        if any(domainsets.subtract(domainsets.of_spans(rules[k].domains, r),
-                                   domainsets.of_spans(allow.domains, r)) for r in _READINGS):
+            return None
+        shared = {r: domainsets.intersect(deny[r], domainsets.of_spans(allow.domains, r))
+                  for r in _READINGS}
+        if not any(shared.values()) or not any(criteria_cover(a, c) for a in allow.criteria):
             continue
-        if any(criteria_cover(a, c) for a in allow.criteria):
-            return allow
-    return None
+        for r in _READINGS:
+            if shared[r]:
+                ids, allows = held[r]
+                held[r] = (domainsets.union(ids, shared[r]), allows + [allow])
+    return held
+
+
+def _deny_reach(rules: list[AccessRule], k: int, c: Criteria, line, budget: list[int]
+                ) -> tuple[str | None, str | None]:
+    """(never_applies, held_by_earlier) of deny criteria `c` of rules[k]: the first when
+    earlier allow_rules hold all of its domains under every reading of an open id_range,
+    the second when they hold some (or all under one reading only)."""
+    held = _allowed_first(rules, k, c, budget)
+    if held is None:
+        return None, None
+    said, never = [], []
+    for r in _READINGS:
+        ids, allows = held[r]
+        if not ids:
+            said.append("no earlier allow_rule allows all of it: it denies in domains "
+                        + domainsets.domains_text(domainsets.of_spans(rules[k].domains, r)))
+            continue
+        lines = ", ".join(str(line(a.elem)) for a in allows)
+        who = (f"the allow_rule on line {lines} already allows" if len(allows) == 1 else
+               f"the allow_rules on lines {lines} already allow")
+        rest = domainsets.subtract(domainsets.of_spans(rules[k].domains, r), ids)
+        never.append(not rest)
+        said.append(f"{who} all of it, and the first matching rule decides" if not rest else
+                    f"in domains {domainsets.domains_text(ids)} {who} all of it, and the "
+                    f"first matching rule decides: this deny applies in "
+                    f"{domainsets.domains_text(rest)} only")
+    if len(never) == len(_READINGS) and all(never):
+        return _per_reading(said, ""), None
+    if not never:
+        return None, None
+    for i in range(len(said)):   # held whole under one reading: say it never applies
+        if said[i].startswith("the allow_rule"):
+            said[i] = f"it NEVER APPLIES: {said[i]}"
+    return None, _per_reading(said, "")
 
 
 def _rule(rules: list[AccessRule], k: int, line, budget: list[int]) -> dict:
@@ -206,10 +263,8 @@ def _rule(rules: list[AccessRule], k: int, line, budget: list[int]) -> dict:
     actions = []
     for c in r.criteria:
         a = _criteria(c)
-        shadow = _shadowing_allow(rules, k, c, budget) if r.verdict == "deny" else None
-        a["never_applies"] = None if not shadow else (
-            f"the allow_rule on line {line(shadow.elem)} already allows all of it, and the "
-            f"first matching rule decides")
+        a["never_applies"], a["held_by_earlier"] = (
+            _deny_reach(rules, k, c, line, budget) if r.verdict == "deny" else (None, None))
         actions.append(a)
     return {"line": line(r.elem), "verdict": r.verdict.upper(),
             "domains": _domains(r.domains, r.elem), "actions": actions}
@@ -307,6 +362,8 @@ def explanation_text(e: dict) -> str:
                 lines.append(f"    {a['text']}")
                 if a.get("never_applies"):
                     lines.append(f"      NEVER APPLIES (denies nothing): {a['never_applies']}")
+                if a.get("held_by_earlier"):
+                    lines.append(f"      EARLIER RULES FIRST: {a['held_by_earlier']}")
             if not r["actions"]:
                 lines.append("    joining the domain only (no publish, subscribe or relay listed)")
         lines.append(f"  anything else: {g['default']} (default)")
