@@ -99,7 +99,7 @@ def _held(ids: dict, taken: dict, earlier_lines: dict) -> str | None:
 WORK_BUDGET = 200_000
 
 
-def _topic_rule(t: TopicRule, earlier: list[TopicRule], rtps_encrypted: bool, line) -> dict:
+def _topic_rule(t: TopicRule, earlier: list[TopicRule], d: DomainRule, line) -> dict:
     expr = t.expression.value if isinstance(t.expression.value, str) else None
     protects, not_protected = [], []
     for flag, action in ((t.read_ac, "read (subscribe)"), (t.write_ac, "write (publish)")):
@@ -107,16 +107,29 @@ def _topic_rule(t: TopicRule, earlier: list[TopicRule], rtps_encrypted: bool, li
             protects.append(f"who may {action}: only participants whose permissions allow it")
         else:
             not_protected.append(f"who may {action}: any participant in the domain")
-    audience = ("every authenticated participant" if rtps_encrypted
+    rtps = d.rtps_kind.value
+    audience = ("every authenticated participant" if rtps is not None and "ENCRYPT" in rtps
                 else "anyone on the network")
-    for flag, what, leak in (
+    for flag, what, leak, kind, setting in (
             (t.discovery, "discovery", "topic and type names, partitions, QoS and who "
-                                       "publishes and subscribes are"),
-            (t.liveliness, "liveliness", "which writers are alive, and when, is")):
-        if _flag(flag):
-            protects.append(f"{what}: sent through the secure builtin endpoints")
-        else:
+                                       "publishes and subscribes are", d.discovery_kind,
+             "discovery_protection_kind"),
+            (t.liveliness, "liveliness", "which writers are alive, and when, is",
+             d.liveliness_kind, "liveliness_protection_kind")):
+        if not _flag(flag):
             not_protected.append(f"{what}: {leak} visible to {audience}")
+        elif kind.value in (None, "NONE"):
+            # The secure builtin endpoints carry it (only to authenticated participants),
+            # but what protects their messages is the domain_rule's discovery_ or
+            # liveliness_protection_kind (DDS Security 1.1, 9.4.1.2, the domain rule):
+            # with NONE a passive listener reads them as plain discovery.
+            shown = quote_value(kind.text.strip()) if kind.text else "missing"
+            not_protected.append(f"{what}: sent through the secure builtin endpoints, which "
+                                 f"the domain_rule does not protect ({setting} {shown}), "
+                                 f"so {leak} visible to {audience}")
+        else:
+            protects.append(f"{what}: sent through the secure builtin endpoints, "
+                            f"{_kind(kind)}")
     for v, what in ((t.metadata, "submessages (metadata)"), (t.data, "data (payload)")):
         if v.value not in (None, "NONE"):
             protects.append(f"{what}: {_kind(v)}")
@@ -145,11 +158,9 @@ def _domain_rule(d: DomainRule, line, check_order: bool, held: str | None = None
                 "(join access control)")
     elif not unauth:
         who += "; any of them joins (no join access control: permissions are not checked)"
-    rtps = d.rtps_kind.value
     topics, out = [], []
     for t in d.topic_rules:
-        topics.append(_topic_rule(t, out if check_order else [],
-                                  rtps is not None and "ENCRYPT" in rtps, line))
+        topics.append(_topic_rule(t, out if check_order else [], d, line))
         out.append(t)
     return {"line": line(d.elem), "domains": _domains(d.domains, d.elem),
             "held_by_earlier": held, "who_joins": who,

@@ -161,6 +161,21 @@ def _check_settings(file: str, d: dict, w: dict) -> None:
         data = PROTECTION_KINDS.get(tw["data_protection_kind"])
         if data is not None:
             assert f"data (payload): {data.meaning}" in t["protects"] + t["does_not_protect"]
+        # Sent through the secure builtin endpoints protects only as much as the domain
+        # rule's kind for them does: with NONE a passive listener reads it all.
+        for setting, what, endpoints in (
+                ("enable_discovery_protection", "discovery", "discovery_protection_kind"),
+                ("enable_liveliness_protection", "liveliness", "liveliness_protection_kind")):
+            if (tw.get(setting) or "").strip().lower() != "true":
+                continue
+            said = [x for x in t["protects"] + t["does_not_protect"]
+                    if x.startswith(f"{what}: sent through the secure builtin endpoints")]
+            assert len(said) == 1, (file, t["line"], what)
+            kind = PROTECTION_KINDS.get((w.get(endpoints) or "").strip())
+            if kind is None or kind.meaning == "not protected":
+                assert said[0] in t["does_not_protect"] and "visible to" in said[0], said
+            else:
+                assert said[0] in t["protects"] and said[0].endswith(kind.meaning), said
 
 
 def test_explain_says_a_shadowed_deny_denies_nothing_where_lint_says_so(corpus):
