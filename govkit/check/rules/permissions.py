@@ -67,9 +67,10 @@ def _now(ctx: Context) -> Instant:
 
 
 def _days(delta: dt.timedelta) -> str:
-    days = delta.total_seconds() / 86400
-    if abs(days) >= 2:
-        return f"{days:.0f} days"
+    """Whole days, as explain and pki status count them (3 days and 20 hours: "3 days",
+    never rounded up to a day that has not passed); under two days, hours."""
+    if abs(delta) >= dt.timedelta(days=2):
+        return f"{delta // dt.timedelta(days=1)} days"
     hours = round(delta.total_seconds() / 3600)
     return f"{hours} hour{'' if hours == 1 else 's'}"
 
