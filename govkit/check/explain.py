@@ -208,63 +208,68 @@ def _criteria(c: Criteria) -> dict:
             "text": f"{c.action} {what} {_partitions(c)}{tags}"}
 
 
-def _allowed_first(rules: list[AccessRule], k: int, c: Criteria, budget: list[int]
+def _decided_first(rules: list[AccessRule], k: int, c: Criteria, budget: list[int]
                    ) -> dict[str, tuple[domainsets.Intervals, list[AccessRule]]] | None:
-    """Per reading of an open id_range: the domains of deny rules[k] where an earlier
-    allow_rule already allows everything its criteria `c` match, and those allow_rules
-    (the first matching rule decides, so there the deny denies nothing: lint's GK214);
-    None when the budget ran out."""
-    deny = {r: domainsets.of_spans(rules[k].domains, r) for r in _READINGS}
+    """Per reading of an open id_range: the domains of rules[k] where an earlier rule of
+    the other verdict is the first to match everything its criteria `c` match, and those
+    rules (the first matching rule decides, so there rules[k] decides nothing: a deny
+    after an allow is lint's GK214); None when the budget ran out. An earlier rule of the
+    same verdict decides the same, so its domains are left out, not held."""
+    own = {r: domainsets.of_spans(rules[k].domains, r) for r in _READINGS}
+    decided = {r: () for r in _READINGS}
     held: dict[str, tuple[domainsets.Intervals, list[AccessRule]]] = \
         {r: ((), []) for r in _READINGS}
-    for allow in rules[:k]:
-        if allow.verdict != "allow":
-            continue
-        budget[0] -= 1 + len(c.topics) * sum(len(a.topics) for a in allow.criteria) + \
-            len(rules[k].domains) * len(allow.domains)
+    for e in rules[:k]:
+        budget[0] -= 1 + len(c.topics) * sum(len(a.topics) for a in e.criteria) + \
+            len(rules[k].domains) * len(e.domains)
         if budget[0] < 0:
             return None
-        shared = {r: domainsets.intersect(deny[r], domainsets.of_spans(allow.domains, r))
-                  for r in _READINGS}
-        if not any(shared.values()) or not any(criteria_cover(a, c) for a in allow.criteria):
+        shared = {r: domainsets.subtract(domainsets.intersect(
+            own[r], domainsets.of_spans(e.domains, r)), decided[r]) for r in _READINGS}
+        if not any(shared.values()) or not any(criteria_cover(a, c) for a in e.criteria):
             continue
         for r in _READINGS:
-            if shared[r]:
-                ids, allows = held[r]
-                held[r] = (domainsets.union(ids, shared[r]), allows + [allow])
+            decided[r] = domainsets.union(decided[r], shared[r])
+            if shared[r] and e.verdict != rules[k].verdict:
+                ids, earlier = held[r]
+                held[r] = (domainsets.union(ids, shared[r]), earlier + [e])
     return held
 
 
-def _deny_reach(rules: list[AccessRule], k: int, c: Criteria, line, budget: list[int]
-                ) -> tuple[str | None, str | None]:
-    """(never_applies, held_by_earlier) of deny criteria `c` of rules[k]: the first when
-    earlier allow_rules hold all of its domains under every reading of an open id_range,
-    the second when they hold some (or all under one reading only)."""
-    held = _allowed_first(rules, k, c, budget)
+def _reach(rules: list[AccessRule], k: int, c: Criteria, line, budget: list[int]
+           ) -> tuple[str | None, str | None]:
+    """(never_applies, held_by_earlier) of criteria `c` of rules[k]: the first when
+    earlier rules of the other verdict decide all of its domains under every reading of
+    an open id_range, the second when they decide some (or all under one reading only)."""
+    held = _decided_first(rules, k, c, budget)
     if held is None:
         return None, None
+    verdict = rules[k].verdict
+    other, does, own_does = (("deny", "denies", "allows") if verdict == "allow" else
+                             ("allow", "allows", "denies"))
     said, never = [], []
     for r in _READINGS:
-        ids, allows = held[r]
+        ids, earlier = held[r]
+        own = domainsets.of_spans(rules[k].domains, r)
         if not ids:
-            said.append("no earlier allow_rule allows all of it: it denies in domains "
-                        + domainsets.domains_text(domainsets.of_spans(rules[k].domains, r)))
+            said.append(f"no earlier {other}_rule {does} all of it: it {own_does} in "
+                        f"domains {domainsets.domains_text(own)}")
             continue
-        lines = ", ".join(str(line(a.elem)) for a in allows)
-        who = (f"the allow_rule on line {lines} already allows" if len(allows) == 1 else
-               f"the allow_rules on lines {lines} already allow")
-        rest = domainsets.subtract(domainsets.of_spans(rules[k].domains, r), ids)
+        lines = ", ".join(str(line(e.elem)) for e in earlier)
+        who = (f"the {other}_rule on line {lines} already {does}" if len(earlier) == 1 else
+               f"the {other}_rules on lines {lines} already {does[:-1]}")
+        rest = domainsets.subtract(own, ids)
         never.append(not rest)
         said.append(f"{who} all of it, and the first matching rule decides" if not rest else
                     f"in domains {domainsets.domains_text(ids)} {who} all of it, and the "
-                    f"first matching rule decides: this deny applies in "
+                    f"first matching rule decides: this {verdict} applies in "
                     f"{domainsets.domains_text(rest)} only")
     if len(never) == len(_READINGS) and all(never):
         return _per_reading(said, ""), None
     if not never:
         return None, None
-    for i in range(len(said)):   # held whole under one reading: say it never applies
-        if said[i].startswith("the allow_rule"):
+    for i in range(len(said)):   # decided whole under one reading: say it never applies
+        if said[i].startswith(f"the {other}_rule"):
             said[i] = f"it NEVER APPLIES: {said[i]}"
     return None, _per_reading(said, "")
 
@@ -274,8 +279,7 @@ def _rule(rules: list[AccessRule], k: int, line, budget: list[int]) -> dict:
     actions = []
     for c in r.criteria:
         a = _criteria(c)
-        a["never_applies"], a["held_by_earlier"] = (
-            _deny_reach(rules, k, c, line, budget) if r.verdict == "deny" else (None, None))
+        a["never_applies"], a["held_by_earlier"] = _reach(rules, k, c, line, budget)
         actions.append(a)
     return {"line": line(r.elem), "verdict": r.verdict.upper(),
             "domains": _domains(r.domains, r.elem), "actions": actions}
@@ -372,7 +376,9 @@ def explanation_text(e: dict) -> str:
             for a in r["actions"]:
                 lines.append(f"    {a['text']}")
                 if a.get("never_applies"):
-                    lines.append(f"      NEVER APPLIES (denies nothing): {a['never_applies']}")
+                    nothing = "denies" if r["verdict"] == "DENY" else "allows"
+                    lines.append(f"      NEVER APPLIES ({nothing} nothing): "
+                                 f"{a['never_applies']}")
                 if a.get("held_by_earlier"):
                     lines.append(f"      EARLIER RULES FIRST: {a['held_by_earlier']}")
             if not r["actions"]:

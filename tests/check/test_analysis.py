@@ -222,6 +222,38 @@ def test_explain_says_which_domains_of_a_deny_an_earlier_allow_holds(tmp_path):
         "matching rule decides: this deny applies in 4-8 only")
 
 
+def test_explain_says_an_allow_after_a_deny_of_all_of_it_allows_nothing(tmp_path):
+    """The first matching rule decides for an allow as for a deny (DDS Security 1.1
+    9.4.1.3; Cyclone's rule iterator): an allow of 'Secret' after a deny of 'S*' in the
+    same domains never allows it; one after an allow of it in part of its domains is
+    decided by the deny only where the deny comes first."""
+    xml = (DATA / "lint" / "GK214.bad.xml").read_text()
+    deny_first = xml.replace("<allow_rule>", "<deny_rule>").replace("</allow_rule>", "</X>") \
+        .replace("<deny_rule>\n        <domains><id>5", "<allow_rule>\n        <domains><id>5") \
+        .replace("</deny_rule>", "</allow_rule>").replace("</X>", "</deny_rule>")
+    path = tmp_path / "deny-first.xml"
+    path.write_text(deny_first)
+    e = json.loads(run("explain", "--json", str(path)).stdout)
+    deny, allow = e["grants"][0]["rules"]
+    assert (deny["verdict"], allow["verdict"]) == ("DENY", "ALLOW")
+    assert allow["actions"][0]["never_applies"] == (
+        f"the deny_rule on line {deny['line']} already denies all of it, and the first "
+        "matching rule decides")
+    assert "NEVER APPLIES (allows nothing): the deny_rule on line" in \
+        run("explain", str(path)).stdout
+    # allow 0-3, deny 0-8, allow 0-8: the deny decides 4-8 only (0-3 the first allow does)
+    rule = ("<{v}_rule><domains><id_range><min>0</min><max>{hi}</max></id_range></domains>"
+            "<publish><topics><topic>Secret</topic></topics></publish></{v}_rule>")
+    three = re.sub(r"<allow_rule>.*</deny_rule>", "\n".join(
+        rule.format(v=v, hi=hi) for v, hi in (("allow", 3), ("deny", 8), ("allow", 8))),
+        xml, flags=re.S)
+    path.write_text(three)
+    rules = json.loads(run("explain", "--json", str(path)).stdout)["grants"][0]["rules"]
+    assert rules[2]["actions"][0]["held_by_earlier"] == (
+        f"in domains 4-8 the deny_rule on line {rules[1]['line']} already denies all of it, "
+        "and the first matching rule decides: this allow applies in 0-3 only")
+
+
 def test_explain_unreadable_is_exit_2(tmp_path):
     (tmp_path / "x.xml").write_text("<dds>")
     result = run("explain", str(tmp_path / "x.xml"))
