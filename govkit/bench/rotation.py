@@ -42,6 +42,7 @@ from govkit.bench.defaults import (
     DEFAULT_SETTLE_MS,
     DEFAULT_SLOT_MS,
     MIN_THROUGHPUT_SLOT_MS,
+    budget_note,
 )
 from govkit.bench.loadwatch import LoadWatch
 from govkit.catalog.profiles import Profile
@@ -539,8 +540,8 @@ def run_rotation(runner, arms: list[Arm], bundles: dict[str, Bundle],
             outcome.rounds += 1
             # a line per round (also when piped: stderr, no live display), with the budget
             # as the bound on what is left
-            console.print(f"round {rnd}: {last_round_s:.1f} s ("
-                          f"{time.monotonic() - started:.0f} s of the {budget:.0f} s budget)",
+            console.print(f"round {rnd}: {last_round_s:.1f} s "
+                          + budget_note(time.monotonic() - started, budget),
                           style="dim", markup=False, highlight=False)
             rnd += 1
             if not pairs:
