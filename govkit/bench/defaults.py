@@ -44,3 +44,14 @@ DEFAULT_SETTLE_MS = 10         # round trips sent before this are kept apart
 DEFAULT_INSTANCES = 2          # process pairs per arm
 DEFAULT_MIN_ROUNDS = 6
 DEFAULT_PEERS = 10             # --mode discovery: participants per group
+
+
+def budget_note(spent_s: float, budget_s: float, left_s: float | None = None) -> str:
+    """The end of a progress line: the budget spent, and what is left (issue 23: an ETA
+    piped or not). `left_s`: the planned work's estimate ("about"); None when the run goes
+    on until its intervals are narrow enough, so the budget is all that is known ("at
+    most")."""
+    rest = max(0.0, budget_s - spent_s)
+    left = "at most" if left_s is None else "about"
+    return (f"({spent_s:.0f} s of the {budget_s:.0f} s budget; {left} "
+            f"{rest if left_s is None else min(left_s, rest):.0f} s left)")

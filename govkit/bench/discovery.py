@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from govkit.bench.defaults import DEFAULT_PEERS
+from govkit.bench.defaults import DEFAULT_PEERS, budget_note
 from govkit.bench.rotation import Arm, distinct_domains, end_processes, round_plan
 from govkit.catalog.profiles import BASELINE, Profile
 from govkit.common.errors import GovkitError
@@ -139,8 +139,8 @@ def run_discovery(runner, profiles: list[Profile], bundles: dict[str, Bundle],
             t0 = time.monotonic()
             _round(runner, arms, bundles, ds, store, seed, rnd, workdir, console, outcome)
             last_round_s = time.monotonic() - t0
-            console.print(f"discovery round {rnd}: {last_round_s:.1f} s ("
-                          f"{time.monotonic() - started:.0f} s of the {budget:.0f} s budget)",
+            console.print(f"discovery round {rnd}: {last_round_s:.1f} s "
+                          + budget_note(time.monotonic() - started, budget),
                           style="dim", markup=False, highlight=False)
             rnd += 1
     except KeyboardInterrupt:

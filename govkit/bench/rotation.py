@@ -42,6 +42,7 @@ from govkit.bench.defaults import (
     DEFAULT_SETTLE_MS,
     DEFAULT_SLOT_MS,
     MIN_THROUGHPUT_SLOT_MS,
+    budget_note,
 )
 from govkit.bench.loadwatch import LoadWatch
 from govkit.catalog.profiles import Profile
@@ -497,11 +498,8 @@ def run_rotation(runner, arms: list[Arm], bundles: dict[str, Bundle],
                                          f"{done} rounds")
                     break
                 if last_round_s and time.monotonic() - started + last_round_s > budget:
-                    worst = max((w for w in widths.values() if w is not None), default=None)
-                    outcome.notes.append(
-                        f"stopped after {done} rounds: another would pass the {budget:.0f} s "
-                        f"budget (--budget); widest ratio interval ±{worst:.1f}%"
-                        if worst is not None else f"stopped after {done} rounds (budget)")
+                    outcome.notes.append(budget_stop_note(store.doc, store.summarizer, done,
+                                                          budget))
                     break
             t0 = time.monotonic()
             plan = round_plan(arms, lanes, rs.instances, seed, rnd, active)
@@ -539,8 +537,8 @@ def run_rotation(runner, arms: list[Arm], bundles: dict[str, Bundle],
             outcome.rounds += 1
             # a line per round (also when piped: stderr, no live display), with the budget
             # as the bound on what is left
-            console.print(f"round {rnd}: {last_round_s:.1f} s ("
-                          f"{time.monotonic() - started:.0f} s of the {budget:.0f} s budget)",
+            console.print(f"round {rnd}: {last_round_s:.1f} s "
+                          + budget_note(time.monotonic() - started, budget),
                           style="dim", markup=False, highlight=False)
             rnd += 1
             if not pairs:
@@ -553,6 +551,19 @@ def run_rotation(runner, arms: list[Arm], bundles: dict[str, Bundle],
             pair.close()
         store.set_load(load.finish())
     return outcome
+
+
+def budget_stop_note(doc: dict, summarizer, done: int, budget: float) -> str:
+    """What a run the budget stopped says of its widest ratio interval: recomputed over
+    every round, as the summary and report compute it (the stopping rule's widths are up to
+    WIDTHS_EVERY_S old: a run of 0.2 s rounds said ±2.4% where its report said ±2.3%)."""
+    from govkit.results.summary import rotation_widths
+
+    widths = trusted_widths(rotation_widths(doc, summarizer), doc["rotation"]["slots"])
+    worst = max((w for w in widths.values() if w is not None), default=None)
+    return (f"stopped after {done} rounds: another would pass the {budget:.0f} s budget "
+            f"(--budget); widest ratio interval ±{worst:.1f}%" if worst is not None else
+            f"stopped after {done} rounds (budget)")
 
 
 def trusted_widths(widths: dict[tuple[str, str, int], float | None], slots: list[dict]

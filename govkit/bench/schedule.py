@@ -25,6 +25,7 @@ from pathlib import Path
 
 from govkit.bench.awake import IDLE_METHOD, AwakeCpus, awake_cpus
 from govkit.bench.awake import METHOD as AWAKE_METHOD
+from govkit.bench.defaults import budget_note
 from govkit.bench.discovery import DISCOVERY_INTERVAL_METHOD, run_discovery
 from govkit.bench.loadwatch import LoadWatch
 from govkit.bench.machine import Pinning, environment, pinning, realtime_note
@@ -366,10 +367,11 @@ def _schedule(opts: BenchOptions, runner, store: ResultStore, cells: list[Cell],
                 store.add(result)
                 progress.advance(task)
                 if not console.is_terminal:     # piped: no live bar, so a line per repeat
+                    task_now = progress.tasks[0]
+                    left = (task_now.total - task_now.completed) * sum(elapsed) / len(elapsed)
                     console.print(f"{cell.label} repeat {r}: {result['elapsed_s']:.1f} s "
-                                  f"({time.monotonic() - started:.0f} s of the "
-                                  f"{opts.budget:.0f} s budget)", markup=False,
-                                  highlight=False)
+                                  + budget_note(time.monotonic() - started, opts.budget, left),
+                                  markup=False, highlight=False)
             else:
                 continue
             break   # interrupted, or out of budget

@@ -25,6 +25,7 @@ _EXPORTS = {
     "VENDOR_TARGETS": "targets",
     "get_profile": "profiles",
     "known_profiles": "profiles",
+    "open_range_readers": "targets",
     "published_cipher_pair": "rti_published",
     "published_overhead": "rti_published",
     "read_profiles": "profiles_file",

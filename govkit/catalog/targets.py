@@ -107,7 +107,9 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
            # unchanged on master as of 2026-08
            domain_limit="its access-control parser refuses any domain id above 230 in a "
                         "governance or permissions document, so the document does not load",
-           open_range="single",                   # observed: <min>0</min> is domain 0 only
+           # observed: <min>0</min> is domain 0 only (0.10.2 access_control.c,
+           # domainid_within_sets: max = min when <max> is absent)
+           open_range="single",
            booleans="anycase",                    # access_control_parser.c (strcasecmp)
            subject_match="tokens",                # observed: "CN=pub, O=..." refused;
                                                   # access_control_utils.c
@@ -131,7 +133,11 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
            # Fast DDS 2.9 reads the document, but a participant on domain 233 would need UDP
            # ports past 65535 (docs/background/vendors.md: it calls exit() mid-creation)
            domain_limit=f"{_RTPS_LIMIT}, so Fast DDS cannot create a participant there",
-           open_range="up",                       # spec (not measured)
+           # v2.9.1 CommonParser.cpp parse_domain_id_set stores an id_range without <max>
+           # as (min, 0), and Permissions.cpp is_domain_in_set reads a range whose max is 0
+           # as the single domain min (governance and permissions alike); measured:
+           # tests/integration/test_fastdds.py
+           open_range="single",
            booleans="tinyxml2",                   # GovernanceParser.cpp (QueryBoolText)
            subject_match="ordered",               # measured: order and case must match
            local_time_validity=True,              # measured: dates read as local time
@@ -144,3 +150,10 @@ PORTABLE_TARGET = "omg"
 VENDOR_TARGETS = tuple(t for t in TARGETS.values() if t.name != PORTABLE_TARGET)
 # lint's, validate's and sign's --target when none is given or configured
 DEFAULT_TARGET = PORTABLE_TARGET
+
+
+def open_range_readers(reading: OpenRange) -> str:
+    """The implementations that read an id_range without <max> this way, for sentences
+    ("Cyclone DDS 0.10 and eProsima Fast DDS 2.9"); empty if none does."""
+    names = [t.title for t in VENDOR_TARGETS if t.open_range == reading]
+    return " and ".join(filter(None, (", ".join(names[:-1]), names[-1]))) if names else ""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 
 from govkit.catalog.profiles import PROTECTION_KINDS
+from govkit.catalog.targets import open_range_readers
 from govkit.check.loaded import LoadedDocument
 from govkit.check.rules.permissions import criteria_cover
 from govkit.common.findings import one_line, quote_value
@@ -39,14 +40,33 @@ def _flag(v: Value) -> bool | None:
     return v.value if isinstance(v.value, bool) else None
 
 
-# An open <id_range> (min only) is read two ways: the specification's and Cyclone DDS 0.10's.
+# An open <id_range> (min only) is read two ways: min and up (the specification, 9.4.1.2.2.1,
+# and Connext) and the single domain min (Cyclone DDS 0.10 and Fast DDS 2.9: the catalog's
+# targets say who, and why).
 _READINGS = ("up", "single")
+
+
+def _readers(reading: str) -> str:
+    """Who reads an open id_range this way, as the subject of "read(s) it"."""
+    if reading == "up":
+        others = open_range_readers("up")
+        return "the specification" + (f" (and {others})" if others else "") + " reads"
+    single = open_range_readers("single")
+    return f"{single} {'read' if ' and ' in single else 'reads'}"
+
+
+def _per_reading(said: list[str | None], nothing: str) -> str | None:
+    """One sentence if both readings say the same, else each reading's, named."""
+    if said[0] == said[1]:
+        return said[0]
+    return "; ".join(f"as {_readers(r)} the open id_range: {text or nothing}"
+                     for r, text in zip(_READINGS, said, strict=True))
 
 
 def _domains(spans, elem=None) -> str:
     up = domainsets.domains_text(domainsets.of_spans(spans, "up"))
     single = domainsets.domains_text(domainsets.of_spans(spans, "single"))
-    text = up if up == single else f"{up} (Cyclone DDS 0.10 reads {single})"
+    text = up if up == single else f"{up} ({_readers('single')} {single})"
     beta = [] if elem is None or spans else \
         [quote_value(c.text.strip()) for c in elem if c.tag == "domain_id" and c.text]
     if beta:   # DDS Security 1.0-beta's <domain_id>: 1.1 readers see no <domains> at all
@@ -71,11 +91,7 @@ def _held(ids: dict, taken: dict, earlier_lines: dict) -> str | None:
             f"domains {domainsets.domains_text(shared)} are held by the domain_rule(s) on "
             f"line {lines}, so for them these settings never apply; this rule applies to "
             f"{domainsets.domains_text(rest)} only")
-    if said[0] == said[1]:
-        return said[0]
-    return "; ".join(f"{who}: {text or 'no earlier rule holds any of its domains'}"
-                     for who, text in zip(("as the specification reads the id_range",
-                                           "as Cyclone DDS 0.10 reads it"), said, strict=True))
+    return _per_reading(said, "no earlier rule holds any of its domains")
 
 
 # Pattern comparisons explain may spend finding topic rules that never apply (as
@@ -83,7 +99,7 @@ def _held(ids: dict, taken: dict, earlier_lines: dict) -> str | None:
 WORK_BUDGET = 200_000
 
 
-def _topic_rule(t: TopicRule, earlier: list[TopicRule], rtps_encrypted: bool, line) -> dict:
+def _topic_rule(t: TopicRule, earlier: list[TopicRule], d: DomainRule, line) -> dict:
     expr = t.expression.value if isinstance(t.expression.value, str) else None
     protects, not_protected = [], []
     for flag, action in ((t.read_ac, "read (subscribe)"), (t.write_ac, "write (publish)")):
@@ -91,16 +107,29 @@ def _topic_rule(t: TopicRule, earlier: list[TopicRule], rtps_encrypted: bool, li
             protects.append(f"who may {action}: only participants whose permissions allow it")
         else:
             not_protected.append(f"who may {action}: any participant in the domain")
-    audience = ("every authenticated participant" if rtps_encrypted
+    rtps = d.rtps_kind.value
+    audience = ("every authenticated participant" if rtps is not None and "ENCRYPT" in rtps
                 else "anyone on the network")
-    for flag, what, leak in (
+    for flag, what, leak, kind, setting in (
             (t.discovery, "discovery", "topic and type names, partitions, QoS and who "
-                                       "publishes and subscribes are"),
-            (t.liveliness, "liveliness", "which writers are alive, and when, is")):
-        if _flag(flag):
-            protects.append(f"{what}: sent through the secure builtin endpoints")
-        else:
+                                       "publishes and subscribes are", d.discovery_kind,
+             "discovery_protection_kind"),
+            (t.liveliness, "liveliness", "which writers are alive, and when, is",
+             d.liveliness_kind, "liveliness_protection_kind")):
+        if not _flag(flag):
             not_protected.append(f"{what}: {leak} visible to {audience}")
+        elif kind.value in (None, "NONE"):
+            # The secure builtin endpoints carry it (only to authenticated participants),
+            # but what protects their messages is the domain_rule's discovery_ or
+            # liveliness_protection_kind (DDS Security 1.1, 9.4.1.2, the domain rule):
+            # with NONE a passive listener reads them as plain discovery.
+            shown = quote_value(kind.text.strip()) if kind.text else "missing"
+            not_protected.append(f"{what}: sent through the secure builtin endpoints, which "
+                                 f"the domain_rule does not protect ({setting} {shown}), "
+                                 f"so {leak} visible to {audience}")
+        else:
+            protects.append(f"{what}: sent through the secure builtin endpoints, "
+                            f"{_kind(kind)}")
     for v, what in ((t.metadata, "submessages (metadata)"), (t.data, "data (payload)")):
         if v.value not in (None, "NONE"):
             protects.append(f"{what}: {_kind(v)}")
@@ -129,11 +158,9 @@ def _domain_rule(d: DomainRule, line, check_order: bool, held: str | None = None
                 "(join access control)")
     elif not unauth:
         who += "; any of them joins (no join access control: permissions are not checked)"
-    rtps = d.rtps_kind.value
     topics, out = [], []
     for t in d.topic_rules:
-        topics.append(_topic_rule(t, out if check_order else [],
-                                  rtps is not None and "ENCRYPT" in rtps, line))
+        topics.append(_topic_rule(t, out if check_order else [], d, line))
         out.append(t)
     return {"line": line(d.elem), "domains": _domains(d.domains, d.elem),
             "held_by_earlier": held, "who_joins": who,
@@ -181,24 +208,70 @@ def _criteria(c: Criteria) -> dict:
             "text": f"{c.action} {what} {_partitions(c)}{tags}"}
 
 
-def _shadowing_allow(rules: list[AccessRule], k: int, c: Criteria, budget: list[int]
-                     ) -> AccessRule | None | bool:
-    """The earlier allow_rule that already allows everything deny criteria `c` of rules[k]
-    matches, under both readings of an open id_range (the first matching rule decides, so
-    the deny never applies: lint's GK214); False when the budget ran out."""
-    for allow in rules[:k]:
-        if allow.verdict != "allow":
-            continue
-        budget[0] -= 1 + len(c.topics) * sum(len(a.topics) for a in allow.criteria) + \
-            len(rules[k].domains) * len(allow.domains)
+def _decided_first(rules: list[AccessRule], k: int, c: Criteria, budget: list[int]
+                   ) -> dict[str, tuple[domainsets.Intervals, list[AccessRule]]] | None:
+    """Per reading of an open id_range: the domains of rules[k] where an earlier rule of
+    the other verdict is the first to match everything its criteria `c` match, and those
+    rules (the first matching rule decides, so there rules[k] decides nothing: a deny
+    after an allow is lint's GK214); None when the budget ran out. An earlier rule of the
+    same verdict decides the same, so its domains are left out, not held."""
+    own = {r: domainsets.of_spans(rules[k].domains, r) for r in _READINGS}
+    decided = {r: () for r in _READINGS}
+    held: dict[str, tuple[domainsets.Intervals, list[AccessRule]]] = \
+        {r: ((), []) for r in _READINGS}
+    for e in rules[:k]:
+        budget[0] -= 1 + len(c.topics) * sum(len(a.topics) for a in e.criteria) + \
+            len(rules[k].domains) * len(e.domains)
         if budget[0] < 0:
-            return False
-        if any(domainsets.subtract(domainsets.of_spans(rules[k].domains, r),
-                                   domainsets.of_spans(allow.domains, r)) for r in _READINGS):
+            return None
+        shared = {r: domainsets.subtract(domainsets.intersect(
+            own[r], domainsets.of_spans(e.domains, r)), decided[r]) for r in _READINGS}
+        if not any(shared.values()) or not any(criteria_cover(a, c) for a in e.criteria):
             continue
-        if any(criteria_cover(a, c) for a in allow.criteria):
-            return allow
-    return None
+        for r in _READINGS:
+            decided[r] = domainsets.union(decided[r], shared[r])
+            if shared[r] and e.verdict != rules[k].verdict:
+                ids, earlier = held[r]
+                held[r] = (domainsets.union(ids, shared[r]), earlier + [e])
+    return held
+
+
+def _reach(rules: list[AccessRule], k: int, c: Criteria, line, budget: list[int]
+           ) -> tuple[str | None, str | None]:
+    """(never_applies, held_by_earlier) of criteria `c` of rules[k]: the first when
+    earlier rules of the other verdict decide all of its domains under every reading of
+    an open id_range, the second when they decide some (or all under one reading only)."""
+    held = _decided_first(rules, k, c, budget)
+    if held is None:
+        return None, None
+    verdict = rules[k].verdict
+    other, does, own_does = (("deny", "denies", "allows") if verdict == "allow" else
+                             ("allow", "allows", "denies"))
+    said, never = [], []
+    for r in _READINGS:
+        ids, earlier = held[r]
+        own = domainsets.of_spans(rules[k].domains, r)
+        if not ids:
+            said.append(f"no earlier {other}_rule {does} all of it: it {own_does} in "
+                        f"domains {domainsets.domains_text(own)}")
+            continue
+        lines = ", ".join(str(line(e.elem)) for e in earlier)
+        who = (f"the {other}_rule on line {lines} already {does}" if len(earlier) == 1 else
+               f"the {other}_rules on lines {lines} already {does[:-1]}")
+        rest = domainsets.subtract(own, ids)
+        never.append(not rest)
+        said.append(f"{who} all of it, and the first matching rule decides" if not rest else
+                    f"in domains {domainsets.domains_text(ids)} {who} all of it, and the "
+                    f"first matching rule decides: this {verdict} applies in "
+                    f"{domainsets.domains_text(rest)} only")
+    if len(never) == len(_READINGS) and all(never):
+        return _per_reading(said, ""), None
+    if not never:
+        return None, None
+    for i in range(len(said)):   # decided whole under one reading: say it never applies
+        if said[i].startswith(f"the {other}_rule"):
+            said[i] = f"it NEVER APPLIES: {said[i]}"
+    return None, _per_reading(said, "")
 
 
 def _rule(rules: list[AccessRule], k: int, line, budget: list[int]) -> dict:
@@ -206,10 +279,7 @@ def _rule(rules: list[AccessRule], k: int, line, budget: list[int]) -> dict:
     actions = []
     for c in r.criteria:
         a = _criteria(c)
-        shadow = _shadowing_allow(rules, k, c, budget) if r.verdict == "deny" else None
-        a["never_applies"] = None if not shadow else (
-            f"the allow_rule on line {line(shadow.elem)} already allows all of it, and the "
-            f"first matching rule decides")
+        a["never_applies"], a["held_by_earlier"] = _reach(rules, k, c, line, budget)
         actions.append(a)
     return {"line": line(r.elem), "verdict": r.verdict.upper(),
             "domains": _domains(r.domains, r.elem), "actions": actions}
@@ -306,7 +376,11 @@ def explanation_text(e: dict) -> str:
             for a in r["actions"]:
                 lines.append(f"    {a['text']}")
                 if a.get("never_applies"):
-                    lines.append(f"      NEVER APPLIES (denies nothing): {a['never_applies']}")
+                    nothing = "denies" if r["verdict"] == "DENY" else "allows"
+                    lines.append(f"      NEVER APPLIES ({nothing} nothing): "
+                                 f"{a['never_applies']}")
+                if a.get("held_by_earlier"):
+                    lines.append(f"      EARLIER RULES FIRST: {a['held_by_earlier']}")
             if not r["actions"]:
                 lines.append("    joining the domain only (no publish, subscribe or relay listed)")
         lines.append(f"  anything else: {g['default']} (default)")

@@ -346,6 +346,9 @@ def verify(files: Annotated[list[Path], typer.Argument(help="Signed .p7s files."
         name = one_line(r.file)
         if r.ok:
             lines.append(f"{name}: OK ({r.kind}, signed by {r.signer})")
+        elif r.signature_ok:   # OpenSSL accepts the signature: only the document fails
+            lines.append(f"{name}: signature OK (signed by {r.signer}, as `openssl smime "
+                         f"-verify` decides), but the document is refused:")
         lines += [f"{name}: warning: {w}" for w in r.warnings]
         lines += [f"{name}: {p}" for p in r.problems]
         lines += [f"{name}: {t}" for t in r.target_lines()]

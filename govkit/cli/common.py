@@ -174,8 +174,17 @@ TARGET_HELP = (
     f"implementation that differs) or one implementation: " + ", ".join(
         f"{t.name} ({t.title})" for t in TARGETS.values() if t.name != PORTABLE_TARGET) +
     f". Default: {DEFAULT_TARGET}{_CONFIGURED_TARGET}.")
+def complete_profiles(incomplete: str) -> list[str]:
+    """What the shell completes --profile with: the catalog's names and seed aliases, for
+    the name after the last comma (`none,rt<TAB>`). A profiles file's own names are not
+    offered: reading it on every TAB is not worth its cost."""
+    head, comma, last = incomplete.rpartition(",")
+    names = [p.name for p in PROFILES] + [a for p in PROFILES for a in p.aliases]
+    return [f"{head}{comma}{n}" for n in names if n.startswith(last)]
+
+
 ProfileOpt = Annotated[list[str] | None, typer.Option(
-    "--profile", "-p", callback=comma_list,
+    "--profile", "-p", callback=comma_list, autocompletion=complete_profiles,
     help="Profile name or seed alias, repeatable or comma-separated: "
          f"{', '.join(p.name for p in PROFILES)}, or your own (--profiles); "
          "`govkit profiles` lists them with their aliases.")]

@@ -61,14 +61,16 @@ app.add_typer(export_app, name="export")
 
 
 COMPLETE_VAR = "_GOVKIT_COMPLETE"       # set by the completion script when the shell asks
+SHELLS = ("bash", "zsh", "fish")
 
 
 @app.command(epilog=epilog("completion"))
 def completion(shell: Annotated[str, typer.Argument(
-        metavar="[bash|zsh|fish]", help="The shell to print the completion script for.")]):
+        metavar="[bash|zsh|fish]", help="The shell to print the completion script for.",
+        autocompletion=lambda incomplete: [s for s in SHELLS if s.startswith(incomplete)])]):
     """Print the shell completion script (bash, zsh or fish)."""
     from typer._completion_shared import get_completion_script  # typer is pinned <0.29
-    if shell not in ("bash", "zsh", "fish"):
+    if shell not in SHELLS:
         err.print(f"govkit: completion: unknown shell {shell!r}; valid: bash, zsh, fish",
                   markup=False)
         raise typer.Exit(EXIT_USAGE)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -44,8 +45,12 @@ def test_bench_every_profile_writes_results_and_csv(tmp_path):
     assert "Traceback" not in r.stderr
     assert "created a test PKI in pki/" in r.stderr
     # piped (no terminal, no live bar): one progress line per finished repeat, with the budget
+    # and an estimate of what is left (issue 23, item 2), down to nothing after the last
     progress = [x for x in r.stderr.splitlines() if " repeat 0: " in x]
-    assert len(progress) == 7 and all(x.endswith(" s budget)") for x in progress), r.stderr
+    left = [re.search(r"\(\d+ s of the \d+ s budget; about (\d+) s left\)$", x)
+            for x in progress]
+    assert len(progress) == 7 and all(left), r.stderr
+    assert int(left[0][1]) > 0 and int(left[-1][1]) == 0, progress
     doc = json.loads((tmp_path / "res/results.json").read_text())
     assert doc["schema"] == "govkit.bench/3"
     assert {"govkit", "cyclonedds", "openssl", "cpu", "kernel"} <= doc["environment"].keys()

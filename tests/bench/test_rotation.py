@@ -16,6 +16,7 @@ from helpers.dds import needs_cyclone
 from govkit.bench.rotation import (
     PairFailed,
     arms_of,
+    budget_stop_note,
     parse_count,
     parse_slot,
     parse_tslot,
@@ -275,3 +276,23 @@ def test_a_refusal_is_read_line_by_line(tmp_path):
         "Error occurred while validating local permissions: Subject name is invalid"]
     assert pair.stderr_tail("pub", 2) == " | ".join(pair.stderr_lines("pub", 2).splitlines())
     assert pair.stderr_lines("sub", 5) == ""
+
+
+def test_a_budget_stop_names_the_widest_interval_the_report_gives():
+    """The note a budget-stopped run ends with names the widest ratio interval over every
+    round, as the summary (profiles) and the A/A floor give it: the stopping rule's widths
+    were up to WIDTHS_EVERY_S old, and a run said ±2.4% where its report said ±2.3%."""
+    from govkit.results.summary import noise_floor, summarize
+
+    doc = json.loads((Path(__file__).parent.parent / "data" / "report" / "rotation" /
+                      "results.json").read_text())
+    rot = doc["rotation"]
+    n = 1 + max(s["round"] for s in rot["slots"])
+    # three times the stored rounds: enough for every arm's width to count (MIN_ARM_ROUNDS)
+    rot["slots"] = [{**s, "round": s["round"] + k * n} for k in range(3) for s in rot["slots"]]
+    widths = [p["vs_none"]["ratio_halfwidth_pct"] for p in summarize(doc) if p.get("vs_none")]
+    widths += [row["ratio_halfwidth_pct"] for row in noise_floor(doc)]
+    assert len(widths) == 2
+    assert budget_stop_note(doc, None, 3 * n, 300) == (
+        f"stopped after {3 * n} rounds: another would pass the 300 s budget (--budget); "
+        f"widest ratio interval ±{max(widths):.1f}%")

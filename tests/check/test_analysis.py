@@ -188,6 +188,96 @@ def test_explain_permissions_and_json():
         "publish topics 'S*' in the default partition only"
 
 
+def _allow_then_deny(tmp_path, allow_domains: str, deny_domains: str) -> Path:
+    """GK214.bad.xml with an allow of every topic in `allow_domains` before its deny of
+    'Secret' in `deny_domains`."""
+    xml = (DATA / "lint" / "GK214.bad.xml").read_text()
+    xml = xml.replace("<id_range><min>0</min><max>230</max></id_range>", allow_domains) \
+        .replace("<topic>S*</topic>", "<topic>*</topic>") \
+        .replace("<id>5</id>", deny_domains)
+    path = tmp_path / "allow-then-deny.xml"
+    path.write_text(xml)
+    return path
+
+
+def test_explain_gives_each_reading_of_an_open_id_range_that_holds_a_deny(tmp_path):
+    """An allow of every topic in <id_range><min>0</min></id_range>, then a deny in domain
+    5: the specification (9.4.1.2.2.1) and Connext read the allow as 0 and up, so the deny
+    never applies (lint --target omg: GK214); Cyclone DDS 0.10 and Fast DDS 2.9 read it as
+    domain 0 alone (their sources; tests/integration), so there the deny holds. explain
+    says both instead of listing the deny as an effective restriction."""
+    path = _allow_then_deny(tmp_path, "<id_range><min>0</min></id_range>", "<id>5</id>")
+    for target, shadowed in (("omg", True), ("connext", True), ("cyclone", False),
+                             ("fastdds", False)):
+        lint = run("lint", "--select", "GK214", "--target", target, str(path))
+        assert ("GK214" in lint.stdout) == shadowed, (target, lint.stdout)
+    e = json.loads(run("explain", "--json", str(path)).stdout)
+    allow, deny = e["grants"][0]["rules"]
+    assert allow["domains"] == \
+        "0 and up (Cyclone DDS 0.10 and eProsima Fast DDS 2.9 read 0)"
+    (action,) = deny["actions"]
+    assert action["never_applies"] is None
+    assert action["held_by_earlier"] == (
+        "as the specification (and RTI Connext DDS 6.1-7.x) reads the open id_range: it "
+        "NEVER APPLIES: the allow_rule on line 11 already allows all of it, and the first "
+        "matching rule decides; as Cyclone DDS 0.10 and eProsima Fast DDS 2.9 read the open "
+        "id_range: no earlier allow_rule allows all of it: it denies in domains 5")
+    text = run("explain", str(path)).stdout
+    assert "      EARLIER RULES FIRST: as the specification" in text
+    assert "NEVER APPLIES (denies nothing)" not in text
+    # The deny on domain 0 itself is held under both readings: it never applies.
+    path = _allow_then_deny(tmp_path, "<id_range><min>0</min></id_range>", "<id>0</id>")
+    (action,) = json.loads(run("explain", "--json", str(path)).stdout)[
+        "grants"][0]["rules"][1]["actions"]
+    assert action["never_applies"] == ("the allow_rule on line 11 already allows all of it, "
+                                       "and the first matching rule decides")
+    assert action["held_by_earlier"] is None
+
+
+def test_explain_says_which_domains_of_a_deny_an_earlier_allow_holds(tmp_path):
+    """A deny in 2-8 after an allow of every topic in 0-3 denies in 4-8 only."""
+    path = _allow_then_deny(tmp_path, "<id_range><min>0</min><max>3</max></id_range>",
+                            "<id_range><min>2</min><max>8</max></id_range>")
+    (action,) = json.loads(run("explain", "--json", str(path)).stdout)[
+        "grants"][0]["rules"][1]["actions"]
+    assert action["never_applies"] is None
+    assert action["held_by_earlier"] == (
+        "in domains 2-3 the allow_rule on line 11 already allows all of it, and the first "
+        "matching rule decides: this deny applies in 4-8 only")
+
+
+def test_explain_says_an_allow_after_a_deny_of_all_of_it_allows_nothing(tmp_path):
+    """The first matching rule decides for an allow as for a deny (DDS Security 1.1
+    9.4.1.3; Cyclone's rule iterator): an allow of 'Secret' after a deny of 'S*' in the
+    same domains never allows it; one after an allow of it in part of its domains is
+    decided by the deny only where the deny comes first."""
+    xml = (DATA / "lint" / "GK214.bad.xml").read_text()
+    deny_first = xml.replace("<allow_rule>", "<deny_rule>").replace("</allow_rule>", "</X>") \
+        .replace("<deny_rule>\n        <domains><id>5", "<allow_rule>\n        <domains><id>5") \
+        .replace("</deny_rule>", "</allow_rule>").replace("</X>", "</deny_rule>")
+    path = tmp_path / "deny-first.xml"
+    path.write_text(deny_first)
+    e = json.loads(run("explain", "--json", str(path)).stdout)
+    deny, allow = e["grants"][0]["rules"]
+    assert (deny["verdict"], allow["verdict"]) == ("DENY", "ALLOW")
+    assert allow["actions"][0]["never_applies"] == (
+        f"the deny_rule on line {deny['line']} already denies all of it, and the first "
+        "matching rule decides")
+    assert "NEVER APPLIES (allows nothing): the deny_rule on line" in \
+        run("explain", str(path)).stdout
+    # allow 0-3, deny 0-8, allow 0-8: the deny decides 4-8 only (0-3 the first allow does)
+    rule = ("<{v}_rule><domains><id_range><min>0</min><max>{hi}</max></id_range></domains>"
+            "<publish><topics><topic>Secret</topic></topics></publish></{v}_rule>")
+    three = re.sub(r"<allow_rule>.*</deny_rule>", "\n".join(
+        rule.format(v=v, hi=hi) for v, hi in (("allow", 3), ("deny", 8), ("allow", 8))),
+        xml, flags=re.S)
+    path.write_text(three)
+    rules = json.loads(run("explain", "--json", str(path)).stdout)["grants"][0]["rules"]
+    assert rules[2]["actions"][0]["held_by_earlier"] == (
+        f"in domains 4-8 the deny_rule on line {rules[1]['line']} already denies all of it, "
+        "and the first matching rule decides: this allow applies in 0-3 only")
+
+
 def test_explain_unreadable_is_exit_2(tmp_path):
     (tmp_path / "x.xml").write_text("<dds>")
     result = run("explain", str(tmp_path / "x.xml"))

@@ -376,3 +376,25 @@ def test_reference_corpus_lints_without_crashing(shared):
     assert "GK010" in by_file["Test_Permissions_invalid_data.xml"]
     assert "GK101" in by_file["OperationalDomain.xml"]
     assert "GK001" in by_file["example_governance.xml"]
+
+
+def test_lint_counts_days_as_explain_and_pki_status_do(tmp_path):
+    """Whole days that have passed, never rounded up: a grant that expired 3 days and 20
+    hours before NOW expired '3 days ago' in lint as in explain (which said 3 while lint
+    said 4: the corpus's Test_Permissions_expired.xml was '3730' and '3731 days ago')."""
+    from govkit.check.explain import explain_document
+    from govkit.check.loaded import load_document
+
+    text = (DATA.parent / "schema" / "valid_permissions.xml").read_text()
+    na = NOW - dt.timedelta(days=3, hours=20)
+    nb = NOW + dt.timedelta(days=5, hours=20)
+    expired = re.sub(r"<not_after>[^<]*<", f"<not_after>{na:%Y-%m-%dT%H:%M:%SZ}<", text)
+    early = re.sub(r"<not_before>[^<]*<", f"<not_before>{nb:%Y-%m-%dT%H:%M:%SZ}<", text)
+    for doc, rule, says in ((expired, "GK206", " is 3 days ago"),
+                            (early, "GK207", " is in 5 days")):
+        messages = [f.message for f in lint_text(doc, "p.xml").findings if f.rule == rule]
+        assert messages and all(says in m for m in messages), messages
+    path = tmp_path / "p.xml"
+    path.write_text(expired)
+    statuses = {g["status"] for g in explain_document(load_document(path), now=NOW)["grants"]}
+    assert statuses == {"expired 3 days ago"}

@@ -148,7 +148,8 @@ def test_verify_takes_the_target_default_and_lint_table_of_validate(pki, documen
     assert f"{p7s}: warning: signed document: GK010 warning: domain id 231" in verify.stdout
     assert "Cyclone DDS 0.10" in verify.stdout
     cyclone = _run("verify", "--target", "cyclone", *ca, p7s)
-    assert cyclone.exit_code == 1 and "OK" not in cyclone.stdout
+    assert cyclone.exit_code == 1 and f"{p7s}: OK" not in cyclone.stdout
+    assert f"{p7s}: signature OK (signed by " in cyclone.stdout   # the document is refused
     assert f"{p7s}: signed document is invalid: GK010 error: domain id 231" in cyclone.stdout
     shown = json.loads(_run("verify", "--json", *ca, p7s).stdout)
     assert_valid(shown, "verify")

@@ -524,6 +524,11 @@ def test_shell_completion_script_and_answers():
 
     assert ask("govkit be") == ["bench"]
     assert {"--profile", "--profiles"} <= set(ask("govkit bench --pro"))
+    # list options complete their names, after a comma too (issue 23, item 1)
+    assert ask("govkit bench --profile sign_submsg_encrypt_") == \
+        ["sign_submsg_encrypt_origin_data_encrypt"]
+    assert set(ask("govkit generate -p none,rtps_e")) == {"none,rtps_encrypt"}
+    assert ask("govkit completion z") == ["zsh"]
     for shell in ("zsh", "fish"):
         out = subprocess.run([govkit, "completion", shell], capture_output=True, text=True,
                              timeout=60)

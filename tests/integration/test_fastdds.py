@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -26,6 +27,7 @@ from helpers.signers import SignerVariant, make_cert
 from govkit import smime
 from govkit.catalog.profiles import SECURED_PROFILES, get_profile
 from govkit.catalog.runners import runner_info
+from govkit.catalog.targets import TARGETS
 from govkit.common.errors import GovkitError
 from govkit.documents import render as documents
 from govkit.pki.names import fastdds_accepts, fastdds_subjects_equal
@@ -455,6 +457,33 @@ def test_the_one_fastdds_subject_comparison_is_what_fastdds_does(tmp_path, subje
 
 
 # ---- where Fast DDS 2.9 differs ---------------------------------------------------------
+
+@real
+def test_fastdds_reads_an_open_id_range_as_its_min_only(tmp_path):
+    """<id_range><min>D</min></id_range> without <max> is D and up to the specification
+    (9.4.1.2.2.1) and Connext, but Fast DDS 2.9 (CommonParser.cpp stores it as (D, 0),
+    Permissions.cpp is_domain_in_set reads max 0 as D alone) creates a participant on D and
+    refuses one on D + 1, as Cyclone DDS 0.10 does (test_cyclone.py): the fastdds target's
+    reading, which lint and explain use."""
+    assert TARGETS["fastdds"].open_range == "single"
+    bundle = make_bundle(tmp_path, "rtps_sign")
+    domain = next_domain() % 200 + 1
+    xml = bundle.participants["pub"].governance.with_suffix(".xml").read_bytes()
+    open_range = re.sub(rb"<min>0</min>\s*<max>230</max>", b"<min>%d</min>" % domain, xml)
+    assert open_range != xml
+    signed = _resign(tmp_path, open_range, "open-range")
+    both = with_file(with_file(bundle, "pub", governance=signed), "sub", governance=signed)
+    # With no domain_rule for the domain, Fast DDS creates the participant with no topic
+    # rules at all, so every endpoint is refused.
+    refused = "Not found topic access rule for topic"
+    _, _, outputs = run_pair(both, tmp_path / "on-min", domain=domain)
+    assert refused not in everything(outputs) and "cannot create" not in everything(outputs)
+    _, _, outputs = run_pair(both, tmp_path / "above", domain=domain + 1)
+    assert outputs["pub"].returncode not in (0, None), outputs["pub"].tail()
+    assert refused in outputs["pub"].stderr, outputs["pub"].tail()
+    assert f"governance open-range.p7s: no domain_rule covers domain {domain + 1}" in \
+        explain(_properties(tmp_path, both), domain + 1)
+
 
 @real
 def test_fastdds_cannot_use_domain_ids_above_232(tmp_path):

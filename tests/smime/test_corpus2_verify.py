@@ -104,3 +104,30 @@ def test_verify_command_per_ca_never_crashes_and_says_what_it_trusts(signed):
         results = out["files"] if isinstance(out, dict) else out
         assert [r["file"] for r in results] == files
         assert all(len(r["trusted"]) == n for r in results)
+
+
+def test_verify_says_the_signature_holds_when_only_the_document_fails(signed):
+    """Where OpenSSL accepts the signature but the signed document is refused, the verdict
+    says so first: 'signed document is invalid' alone read as if the signature had failed
+    (issue 23: verify agrees with OpenSSL, or says why it differs)."""
+    root, rows = signed
+    by_file = {r["file"]: r for r in rows}
+    names = ["cyclonedds/Test_Permissions_invalid_element.p7s",   # signature ok, doc invalid
+             "cyclonedds/Test_Permissions_not_signed.p7s",         # no signature at all
+             "cyclonedds/Test_Permissions_expired.p7s"]            # both fine (dates: lint)
+    ca = {by_file[n]["ca_file"] for n in names}
+    assert len(ca) == 1
+    result = subprocess.run([sys.executable, "-m", "govkit", "verify", "--ca",
+                             str(root / ca.pop()), *(str(root / n) for n in names)],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1, result.stderr
+    said = {n: [x for x in result.stdout.splitlines() if x.startswith(str(root / n))]
+            for n in names}
+    first = said[names[0]]
+    assert "signature OK (signed by CN=adlinktech.com" in first[0] and \
+        first[0].endswith("but the document is refused:"), first
+    assert first[1].split(": ", 1)[1].startswith("signed document is invalid: ufo:")
+    assert _openssl(root / names[0], root / by_file[names[0]]["ca_file"], "-text")
+    assert not any("signature OK" in x for x in said[names[1]]), said[names[1]]
+    assert said[names[2]] == [f"{root / names[2]}: OK (permissions, signed by "
+                              "CN=adlinktech.com,O=ADLINK Technolocy Inc.,ST=Some-State,C=NL)"]

@@ -9,7 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from govkit.catalog.targets import RTPS_MAX_DOMAIN_ID, TARGETS, VENDOR_TARGETS
+from govkit.catalog.targets import (
+    RTPS_MAX_DOMAIN_ID,
+    TARGETS,
+    VENDOR_TARGETS,
+    open_range_readers,
+)
 from govkit.check.rules.registry import BOTH, Context, Hit, declare, rule
 from govkit.common.findings import quote_value
 from govkit.documents.parse import local_name, text_value
@@ -113,11 +118,11 @@ def id_range_order(ctx: Context) -> Iterator[Hit]:
 
 
 @rule("GK012", "open-id-range", "warning", BOTH,
-      "Implementations read an id_range without max differently: Cyclone DDS as the single "
-      "domain min, Connext (and the specification) as min and every domain above",
-      "<id_range><min>0</min></id_range>")
+      "Implementations read an id_range without max differently: Cyclone DDS and Fast DDS "
+      "as the single domain min, Connext (and the specification) as min and every domain "
+      "above", "<id_range><min>0</min></id_range>")
 def open_id_range(ctx: Context) -> Iterator[Hit]:
-    cyclone = TARGETS["cyclone"]
+    single = open_range_readers("single")
     for item, v in _domain_values(ctx):
         if item.tag != "id_range" or v.tag != "min" or children(item, "max"):
             continue
@@ -127,6 +132,6 @@ def open_id_range(ctx: Context) -> Iterator[Hit]:
                        f"any other domain find no rule here")
         else:
             reading = (f"{ctx.target.short} reads it as domain {lo} and up, but "
-                       f"{cyclone.short} reads it as domain {lo} only")
+                       f"{single} read it as domain {lo} only")
         yield Hit(item, f"id_range has a min ({quote_value(lo)}) and no max: {reading}; "
                         "write <max> to say which")

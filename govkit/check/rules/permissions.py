@@ -67,9 +67,10 @@ def _now(ctx: Context) -> Instant:
 
 
 def _days(delta: dt.timedelta) -> str:
-    days = delta.total_seconds() / 86400
-    if abs(days) >= 2:
-        return f"{days:.0f} days"
+    """Whole days, as explain and pki status count them (3 days and 20 hours: "3 days",
+    never rounded up to a day that has not passed); under two days, hours."""
+    if abs(delta) >= dt.timedelta(days=2):
+        return f"{delta // dt.timedelta(days=1)} days"
     hours = round(delta.total_seconds() / 3600)
     return f"{hours} hour{'' if hours == 1 else 's'}"
 
@@ -224,31 +225,48 @@ def criteria_cover(a: Criteria, d: Criteria) -> bool:
     return a.partitions is not None and _patterns_cover(a.partitions, d.partitions)
 
 
+def _shadowed(ctx: Context, verdict: str) -> Iterator[Hit]:
+    """Criteria of a `verdict` rule that an earlier rule of the other verdict already
+    decides in all of its domains (the first matching rule decides: DDS Security 1.1
+    9.4.1.3, Cyclone's rule iterator)."""
+    other, does = ("allow", "allows") if verdict == "deny" else ("deny", "denies")
+    for g in ctx.model.grants:
+        for k, rule_ in enumerate(g.rules):
+            if rule_.verdict != verdict:
+                continue
+            ids = domainsets.of_spans(rule_.domains, ctx.target.open_range)
+            for c in rule_.criteria:
+                for earlier in g.rules[:k]:
+                    cost = len(c.topics) * sum(len(a.topics) for a in earlier.criteria)
+                    if not ctx.spend(cost + len(ids)):
+                        return
+                    earlier_ids = domainsets.of_spans(earlier.domains, ctx.target.open_range)
+                    if earlier.verdict != other or domainsets.subtract(ids, earlier_ids):
+                        continue
+                    if any(criteria_cover(a, c) for a in earlier.criteria):
+                        yield Hit(c.elem, (
+                            f"this {verdict} of {c.action} topics "
+                            f"{', '.join(quote_value(t.shown()) for t in c.topics[:3])} never "
+                            f"applies: the {other}_rule on line {ctx.line(earlier.elem)} "
+                            f"already {does} all of it"))
+                        break
+
+
 @rule("GK214", "shadowed-deny", "warning", [PERM],
       "Rules are evaluated in order and the first match decides, so a deny rule after an "
       "allow rule covering the same domains, topics and partitions never denies anything",
       "<allow_rule> publish '*' then <deny_rule> publish 'Secret'", structural=True)
 def shadowed_deny(ctx: Context) -> Iterator[Hit]:
-    for g in ctx.model.grants:
-        for k, deny in enumerate(g.rules):
-            if deny.verdict != "deny":
-                continue
-            deny_ids = domainsets.of_spans(deny.domains, ctx.target.open_range)
-            for c in deny.criteria:
-                for allow in g.rules[:k]:
-                    cost = len(c.topics) * sum(len(a.topics) for a in allow.criteria)
-                    if not ctx.spend(cost + len(deny_ids)):
-                        return
-                    allow_ids = domainsets.of_spans(allow.domains, ctx.target.open_range)
-                    if allow.verdict != "allow" or domainsets.subtract(deny_ids, allow_ids):
-                        continue
-                    if any(criteria_cover(a, c) for a in allow.criteria):
-                        yield Hit(c.elem, (
-                            f"this deny of {c.action} topics "
-                            f"{', '.join(quote_value(t.shown()) for t in c.topics[:3])} never "
-                            f"applies: the allow_rule on line {ctx.line(allow.elem)} already "
-                            "allows all of it"))
-                        break
+    yield from _shadowed(ctx, "deny")
+
+
+@rule("GK217", "shadowed-allow", "warning", [PERM],
+      "Rules are evaluated in order and the first match decides, so an allow rule after a "
+      "deny rule covering the same domains, topics and partitions never allows anything: "
+      "what it was written to grant stays denied",
+      "<deny_rule> publish 'S*' then <allow_rule> publish 'Secret'", structural=True)
+def shadowed_allow(ctx: Context) -> Iterator[Hit]:
+    yield from _shadowed(ctx, "allow")
 
 
 @rule("GK215", "duplicate-subject", "warning", [PERM],
