@@ -192,7 +192,8 @@ def _build(doc: dict, summary: list[dict]) -> ReportModel:
         environment=environment,
         settings=[(k, _setting_text(v)) for k, v in settings.items()
                   if k not in ("method", "interval", "crypto") and v is not None],
-        method=settings.get("method") or "", interval=_interval_text(settings, summary),
+        method=settings.get("method") or "",
+        interval=_interval_text(settings, summary, doc.get("rotation")),
         run_shape=_run_shape(settings, doc.get("rotation")),
         profiles=order, sizes=sorted({row.size for row in tables["latency"][0].rows})
         if tables["latency"] else [],
@@ -211,14 +212,24 @@ def _build(doc: dict, summary: list[dict]) -> ReportModel:
         crypto_defaults=(settings.get("crypto") or {}).get("defaults") or "")
 
 
-def _interval_text(settings: dict, summary: list[dict]) -> str:
-    """How the intervals were computed, as the run recorded it; and, when some point's
-    interval was resampled from a subsample of its values (recomputed by this govkit,
-    govkit.results.stats.thinned), the sentence saying so if the recorded text lacks it."""
+def _interval_text(settings: dict, summary: list[dict], rotation: dict | None) -> str:
+    """How the intervals were computed, as the run recorded it: a run whose every point
+    was rotated, the rotation's method alone (its settings also describe the "other
+    points" it could have had, or, before govkit recorded both, those alone); and, when
+    some point's interval was resampled from a subsample of its values or with fewer
+    resamples (recomputed by this govkit, govkit.results.stats.thinned and
+    resamples_for), the sentence saying so if the recorded text lacks it."""
     text = settings.get("interval") or ""
-    if any(f["code"] == "subsampled_interval" for row in summary for f in row["flags"]) \
-            and stats.SUBSAMPLE_METHOD not in text:
+    if rotation and rotation.get("interval") and summary and \
+            all(row.get("rounds") is not None for row in summary):
+        text = rotation["interval"]
+    reasons = [f["reason"] for row in summary for f in row["flags"]
+               if f["code"] == "subsampled_interval"]
+    if reasons and stats.SUBSAMPLE_METHOD not in text:
         text = f"{text} {stats.SUBSAMPLE_METHOD}".strip()
+    if any(stats.FEWER_RESAMPLES_NOTE in r for r in reasons) and \
+            stats.FEWER_RESAMPLES_METHOD not in text:
+        text = f"{text} {stats.FEWER_RESAMPLES_METHOD}"
     return text
 
 
@@ -506,8 +517,7 @@ def _run_shape(settings: dict, rotation: dict | None = None) -> str:
             f"seeded order (seed {s.get('seed', '?')}); after {r.get('min_rounds', '?')} "
             f"rounds only the ratios{_arm_rounds_note(r)} still wider than "
             f"±{r.get('target_ci_pct', '?')}% got slots, until all were within it or the "
-            f"budget ended. Intervals: "
-            f"{rotation.get('interval', '')}")
+            f"budget ended.")
         if tput or "throughput" not in (settings.get("modes") or []):
             return " ".join(parts) + "".join(f" {s[k][:1].upper()}{s[k][1:]}."
                                              for k in ("pinning", "idle") if k in s)

@@ -54,9 +54,12 @@ SUBSAMPLE_METHOD = (
     "subsample of them (every n-th second of each repeat, and every n-th repeat when there "
     "are more repeats than half the cap), and flagged subsampled_interval: its estimate uses "
     "every value, its interval is the one a run of the subsample's size would have (wider "
-    "than one over all of them). A run of more than "
-    f"{MAX_BOOTSTRAP_RESAMPLES_TOTAL // BOOTSTRAP_RESAMPLES} points draws fewer resamples "
-    f"per point (at least {MIN_BOOTSTRAP_RESAMPLES}), also flagged subsampled_interval.")
+    "than one over all of them).")
+FEWER_RESAMPLES_METHOD = (
+    f"A run of more than {MAX_BOOTSTRAP_RESAMPLES_TOTAL // BOOTSTRAP_RESAMPLES} points "
+    f"draws fewer resamples per point (at least {MIN_BOOTSTRAP_RESAMPLES}), each such point "
+    "flagged subsampled_interval.")
+FEWER_RESAMPLES_NOTE = "bootstrap resamples, not"     # in the flag's reason (below)
 INTERVAL_METHOD = (
     "95% two-stage percentile bootstrap: resample the repeats with replacement, then the "
     "measured seconds within each drawn repeat, recompute the statistic; "
@@ -483,7 +486,7 @@ def with_fewer_resamples(note: str | None, resamples: int) -> str | None:
     BOOTSTRAP_RESAMPLES."""
     if resamples >= BOOTSTRAP_RESAMPLES:
         return note
-    fewer = (f"the interval from {resamples:,} bootstrap resamples, not "
+    fewer = (f"the interval from {resamples:,} {FEWER_RESAMPLES_NOTE} "
              f"{BOOTSTRAP_RESAMPLES:,}: a cap on the bootstrap's work in a run of this many "
              "points (its bounds vary a little more with the seed)")
     return f"{note}; {fewer}" if note else fewer

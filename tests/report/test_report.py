@@ -1056,3 +1056,22 @@ def test_a_flagged_a_a_floor_is_in_the_banner_too():
         assert "the machine was too noisy" in text(banner.xpath(".//li[@data-floor-flag]")[0])
     m = replace(m, headline=replace(model.headline, floor_flags=[]))
     assert 'id="flag-banner"' not in render_html(m)
+
+
+def test_a_rotating_run_states_its_intervals_once(tmp_path):
+    """summary.md of a rotating run said "Intervals:" twice (the run's shape repeated the
+    paired method) and described "Other points" that it did not have."""
+    doc = load("rotation")
+    recorded = doc["settings"]["interval"]      # before govkit recorded both, "other" only
+    both = f"latency (rotation): {doc['rotation']['interval']} Other points: {recorded}"
+    for recorded_text in (recorded, both):
+        doc["settings"]["interval"] = recorded_text
+        _intervals_once(tmp_path, doc)
+
+
+def _intervals_once(tmp_path, doc):
+    page, md, _ = report(tmp_path, doc)
+    assert md.count("Intervals:") == 1 and "Other points" not in md
+    interval = text(page.get_element_by_id("interval"))
+    assert "hierarchical percentile bootstrap over the paired rounds" in interval
+    assert "Other points" not in interval and "two-stage" not in interval
