@@ -193,14 +193,21 @@ def _diff_text(diffs: list[Difference]) -> str:
     return ", ".join(str(d) for d in diffs)
 
 
+def _invalid_text(r: Identification) -> str:
+    return (f"; not valid against the DDS Security 1.1 XSD ({r.invalid} problem(s), see "
+            "govkit validate)")
+
+
 def identification_text(r: Identification) -> str:
     """One paragraph per file, for the terminal."""
     name = one_line(r.file)
     if r.error:   # the reading's own error names the file already (file:line:col: ...)
         return r.error if r.error.startswith(name) else f"{name}: {r.error}"
     if r.match is None:
-        lines = [f"{name}: implements no catalog profile: the catalog's profiles have one "
-                 f"domain_rule with one topic_rule '*', this document has {len(r.rules)} "
+        invalid = _invalid_text(r) if r.invalid else ""
+        lines = [f"{name}: implements no catalog profile{invalid}: the catalog's profiles "
+                 f"have one domain_rule with one topic_rule '*', this document has "
+                 f"{len(r.rules)} "
                  "(domain_rule, topic_rule) pairs; nearest, and the pairs for which it is:"]
         # one line per outcome, not per pair: a document of 400 rules whose patterns share
         # their first 60 characters read as 400 look-alike lines (--json lists every pair)
@@ -235,8 +242,7 @@ def identification_text(r: Identification) -> str:
         if r.claimed is not None:
             text = text.removesuffix(")") + ", as its name says)" if m.exact else text
     if r.invalid:
-        text += (f"; not valid against the DDS Security 1.1 XSD ({r.invalid} problem(s), see "
-                 "govkit validate)")
+        text += _invalid_text(r)
     if m.notes:
         text += "; read as implementations read it: " + "; ".join(m.notes)
     return text

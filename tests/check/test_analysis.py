@@ -155,6 +155,13 @@ def test_identify_says_each_outcome_once_however_many_rules(tmp_path):
     assert lines[1].startswith("  rtps_sign (1 setting(s) differ): 400 pair(s)")
     assert lines[1].endswith("; and 397 more (--json lists each)")
     assert lines[2].startswith("  rtps_sign (exact): 1 pair(s)") and lines[2].endswith("'*'")
+    # an invalid value: said of a many-rule document too (it was of one-rule ones only)
+    doc.write_text(doc.read_text().replace("<rtps_protection_kind>SIGN<",
+                                           "<rtps_protection_kind>SIGNED<", 1))
+    first = run("identify", str(doc)).stdout.splitlines()[0]
+    assert "implements no catalog profile; not valid against the DDS Security 1.1 XSD (1 " \
+        "problem(s), see govkit validate): the catalog's" in first, first
+    doc.write_text(text.replace(rule, many + rule))
     rules = json.loads(run("identify", "--json", str(doc)).stdout)["files"][0]["rules"]
     assert len(rules) == 401 and len({r["topic_rule_line"] for r in rules}) == 401
     assert f"lines {rules[0]['domain_rule_line']}/{rules[0]['topic_rule_line']} " in lines[1]
