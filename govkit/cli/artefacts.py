@@ -23,6 +23,7 @@ from govkit.cli.common import (
     comma_list,
     err,
     json_document,
+    json_option,
     out,
     print_errors,
     print_lines,
@@ -65,12 +66,12 @@ JobsOpt = Annotated[int | None, typer.Option(
     "--jobs", min=1, max=MAX_JOBS,
     help=f"Worker processes, 1 to {MAX_JOBS} (default: one per CPU when there are many "
          "files).")]
-JsonOpt = Annotated[bool, typer.Option(
-    "--json", help="JSON, as {\"schema\": \"govkit.COMMAND/1\", ...} (its JSON Schema: "
-                   "govkit/schemas/json/COMMAND.schema.json).")]
+ProfilesJson = json_option("profiles")
+ValidateJson = json_option("validate")
+VerifyJson = json_option("verify")
 
 
-def profiles(as_json: JsonOpt = False, profiles_file: ProfilesOpt = None):
+def profiles(as_json: ProfilesJson = False, profiles_file: ProfilesOpt = None):
     """List the protection-profile catalog (and your own, from --profiles or govkit.toml)."""
     from govkit.catalog.profiles import known_profiles
     use_profiles_file(profiles_file)
@@ -91,7 +92,7 @@ def profiles(as_json: JsonOpt = False, profiles_file: ProfilesOpt = None):
 
 
 def validate(files: Annotated[list[Path], typer.Argument(help="XML or signed S/MIME files.")],
-             target: TargetOpt = None, as_json: JsonOpt = False):
+             target: TargetOpt = None, as_json: ValidateJson = False):
     """Validate governance/permissions documents against the DDS Security 1.1 schemas, and
     check what the target refuses that the schema allows (lint's rules marked validate:
     the same verdict as `govkit lint --target`)."""
@@ -313,7 +314,7 @@ def sign(paths: Annotated[list[Path] | None, typer.Argument(
 
 def verify(files: Annotated[list[Path], typer.Argument(help="Signed .p7s files.")],
            ca: VerifyCaOpt = Path("pki"), target: TargetOpt = None,
-           as_json: JsonOpt = False, jobs: JobsOpt = None,
+           as_json: VerifyJson = False, jobs: JobsOpt = None,
            paranoid: ParanoidOpt = False):
     """Verify signatures as OpenSSL, Cyclone DDS 0.10 and Fast DDS 2.9 do, and validate the
     signed documents (the verdict of `govkit validate --target` on each)."""

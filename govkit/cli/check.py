@@ -10,7 +10,17 @@ from typing import Annotated, Literal
 
 import typer
 
-from govkit.cli.common import TargetOpt, choices, comma_list, err, fail, json_document, out, run
+from govkit.cli.common import (
+    TargetOpt,
+    choices,
+    comma_list,
+    err,
+    fail,
+    json_document,
+    json_option,
+    out,
+    run,
+)
 from govkit.common.errors import EXIT_INVALID, EXIT_OK, EXIT_USAGE, GovkitError
 
 # Start-up: nothing heavy at module level (govkit --help imports this module); each
@@ -25,9 +35,9 @@ OUTPUT_FORMATS = ("full", "concise", "json", "github", "sarif", "junit")
 OutputFormat = Literal[OUTPUT_FORMATS]
 MAX_WARN_DAYS = 100_000   # govkit.check.config.MAX_WARN_DAYS (a test keeps them the same)
 CONFIGURED = ", or the [tool.govkit.lint] / govkit.toml [lint] setting"
-JsonOpt = Annotated[bool, typer.Option(
-    "--json", help="JSON, as {\"schema\": \"govkit.COMMAND/1\", ...} (fields: "
-                   "docs/guide/checking.md; JSON Schema: govkit/schemas/json/).")]
+IdentifyJson = json_option("identify", "fields: docs/guide/checking.md; ")
+ExplainJson = json_option("explain", "fields: docs/guide/checking.md; ")
+DiffJson = json_option("diff", "fields: docs/guide/checking.md; ")
 
 
 def lint(
@@ -106,7 +116,7 @@ def lint(
 
 
 def identify(files: Annotated[list[Path], typer.Argument(help="Governance documents.")],
-             as_json: JsonOpt = False):
+             as_json: IdentifyJson = False):
     """Name the catalog profile a governance document implements (or the nearest one)."""
     from govkit.check.identify import identification_text, identify_paths
     results = identify_paths(files)
@@ -122,7 +132,7 @@ def identify(files: Annotated[list[Path], typer.Argument(help="Governance docume
 
 
 def explain(file: Annotated[Path, typer.Argument(help="A governance or permissions document.")],
-            as_json: JsonOpt = False):
+            as_json: ExplainJson = False):
     """Say in plain English what a document protects and what it does not."""
     from govkit.check.explain import explain_document, explanation_text
     from govkit.check.loaded import load_document
@@ -135,7 +145,7 @@ def explain(file: Annotated[Path, typer.Argument(help="A governance or permissio
 
 def diff(a: Annotated[Path, typer.Argument(help="The first document (A).")],
          b: Annotated[Path, typer.Argument(help="The second document (B), of the same kind.")],
-         as_json: JsonOpt = False):
+         as_json: DiffJson = False):
     """Semantic difference of two governance (or two permissions) documents."""
     from govkit.check.diff import diff_documents
     from govkit.check.loaded import load_document

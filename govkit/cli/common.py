@@ -7,7 +7,7 @@ annotation string at start-up (a few hundred evals, ~20 ms of `govkit --help`).
 
 import sys
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import typer
 
@@ -230,3 +230,11 @@ def print_errors(errors, prefix_usage: bool = True) -> None:
     for reason, n in seen.items():
         if n > SAME_ERROR_SHOWN:
             err.print(f"govkit: … and {n - SAME_ERROR_SHOWN} more with the same error: {reason}")
+
+
+def json_option(command: str, where: str = "") -> Any:
+    """`--json` of `govkit COMMAND`: its wrapper and JSON Schema named in its help, not
+    "COMMAND" (one definition for every command that has one)."""
+    return Annotated[bool, typer.Option(
+        "--json", help=f"JSON, as {{\"schema\": \"govkit.{command}/1\", ...}} ({where}its JSON "
+                       f"Schema: govkit/schemas/json/{command}.schema.json).")]
