@@ -264,13 +264,15 @@ def check_signed_document(content: bytes, filename: str, result: Verification,
     check = schema.check_bytes(document, filename, allow_smime=False,
                                line_offset=(line_offset or 0) + content.count(b"\n", 0, start),
                                target=target or PORTABLE_TARGET)
-    result.problems += [f"signed document is invalid: {f.message} ({where} {f.line})"
+    def at(f) -> str:   # line and column: two findings on one line stay two lines
+        return f"({where} {f.line}" + (f", column {f.column})" if f.column else ")")
+    result.problems += [f"signed document is invalid: {f.message} {at(f)}"
                         for f in check.findings]
     if target is None:
         result.problems += [f"signed document is refused by an implementation: {f.message} "
-                            f"({where} {f.line})" for f in check.warnings]
+                            f"{at(f)}" for f in check.warnings]
     else:
-        result.warnings += [f"signed document: {f.message} ({where} {f.line})"
+        result.warnings += [f"signed document: {f.message} {at(f)}"
                             for f in check.warnings]
     if check.valid and check.kind is not None:
         result.kind = check.kind.value
