@@ -59,6 +59,11 @@ class RuleMatch:
     differences: list[Difference]
     notes: list[str]
     topic_line: int = 0
+    tied: list[str] = field(default_factory=list)   # as near, differing in as many settings
+
+    @property
+    def nearest_text(self) -> str:
+        return self.nearest.name + (f" (as near: {', '.join(self.tied)})" if self.tied else "")
 
     @property
     def exact(self) -> bool:
@@ -67,7 +72,7 @@ class RuleMatch:
     @property
     def outcome(self) -> str:
         how = "exact" if self.exact else f"{len(self.differences)} setting(s) differ"
-        return f"{self.nearest.name} ({how})"
+        return f"{self.nearest_text} ({how})"
 
 
 @dataclass
@@ -99,6 +104,7 @@ class Identification:
             "file": self.file, "kind": self.kind.value if self.kind else None,
             "error": self.error, "profile": self.profile.name if self.profile else None,
             "exact": bool(m and m.exact), "nearest": m.nearest.name if m else None,
+            "as_near": list(m.tied) if m else [],
             "differences": [d.to_json() for d in m.differences] if m else [],
             "notes": m.notes if m else [], "schema_valid": self.invalid == 0,
             "claimed": self.claimed.name if self.claimed else None,
@@ -106,6 +112,7 @@ class Identification:
             "claimed_differences": [d.to_json() for d in self.claimed_differences],
             "rules": [{"domain_rule_line": r.domain_line, "topic_rule_line": r.topic_line,
                        "topic_expression": r.topic_expression, "nearest": r.nearest.name,
+                       "as_near": list(r.tied),
                        "differences": [d.to_json() for d in r.differences]}
                       for r in self.rules]}
 
@@ -148,11 +155,13 @@ def _compare(loaded: LoadedDocument, d: DomainRule, t: TopicRule, p: Profile
 
 def _nearest(loaded: LoadedDocument, d: DomainRule, t: TopicRule) -> RuleMatch:
     best = None
-    for p in SECURED_PROFILES:   # catalog order breaks ties
+    for p in SECURED_PROFILES:   # catalog order breaks ties; the others are named
         diffs, notes = _compare(loaded, d, t, p)
         if best is None or len(diffs) < len(best.differences):
             best = RuleMatch(loaded.where(d.elem)[0], setting_text(t.expression) or "", p,
                              diffs, notes, loaded.where(t.elem)[0])
+        elif len(diffs) == len(best.differences) and diffs:
+            best.tied.append(p.name)
     return best
 
 
@@ -230,7 +239,7 @@ def identification_text(r: Identification) -> str:
         invalid = [d for d in m.differences if not d.valid]
         why = (f": {', '.join(f'{d.setting} {quote_value(d.document)}' for d in invalid)} "
                "is not a valid value, so implementations refuse the document" if invalid else "")
-        what = (f"implements no catalog profile{why}; nearest: {m.nearest.name}, differing in "
+        what = (f"implements no catalog profile{why}; nearest: {m.nearest_text}, differing in "
                 f"{_diff_text(m.differences)}")
     if r.mislabelled:
         text = f"{name}: MISLABELLED: its name says {r.claimed.name}, but it {what}"

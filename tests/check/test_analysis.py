@@ -387,3 +387,21 @@ def test_explain_bounds_its_work_on_many_domain_ids(tmp_path):
     assert result.exit_code == 0, result.output[-500:]
     assert time.monotonic() - began < 5
     assert "too many rules to check which never apply" in result.stdout
+
+
+def test_identify_names_every_profile_as_near_as_the_nearest(tmp_path):
+    """Ties went to catalog order silently (103 of corpus2's 186 rule pairs tie): an RTPS
+    kind of ENCRYPT_WITH_ORIGIN_AUTHENTICATION is one setting from rtps_sign and one from
+    rtps_encrypt, and identify named rtps_sign alone."""
+    from govkit.catalog.profiles import get_profile
+    from govkit.documents import GovernanceDocument
+    doc = tmp_path / "origin.xml"
+    doc.write_text(GovernanceDocument(get_profile("rtps_sign")).render().decode().replace(
+        "<rtps_protection_kind>SIGN<",
+        "<rtps_protection_kind>ENCRYPT_WITH_ORIGIN_AUTHENTICATION<"))
+    result = run("identify", str(doc))
+    assert result.exit_code == 1
+    assert "; nearest: rtps_sign (as near: rtps_encrypt), differing in rtps_protection_kind" \
+        in result.stdout, result.stdout
+    data = json.loads(run("identify", "--json", str(doc)).stdout)["files"][0]
+    assert (data["nearest"], data["as_near"]) == ("rtps_sign", ["rtps_encrypt"])
