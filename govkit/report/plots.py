@@ -62,11 +62,14 @@ def _style_indexes(model: ReportModel) -> dict[str, int]:
     return {name: i for i, name in enumerate(catalog + extra)}
 
 
-def _style(index: int) -> dict:
+def profile_style(index: int) -> dict:
+    """A profile's look. Past the 8 colours, the line style, marker and hatch shift by one
+    per round of colours, so profile 8 does not look like profile 0 (`none`): 64 looks."""
+    shift = index + index // len(_COLOURS)
     return {"color": _COLOURS[index % len(_COLOURS)],
-            "linestyle": _LINESTYLES[index % len(_LINESTYLES)],
-            "marker": _MARKERS[index % len(_MARKERS)],
-            "hatch": _HATCHES[index % len(_HATCHES)]}
+            "linestyle": _LINESTYLES[shift % len(_LINESTYLES)],
+            "marker": _MARKERS[shift % len(_MARKERS)],
+            "hatch": _HATCHES[shift % len(_HATCHES)]}
 
 
 def _new_figure(width: float, height: float):
@@ -281,7 +284,7 @@ def _latency_figure(model: ReportModel) -> Figure:
     values, tails = [], []
     for j, group in enumerate(groups):
         pts = [r.point for r in group.rows if r.point]
-        st = _style(styles[group.profile.name])
+        st = profile_style(styles[group.profile.name])
         xs = _dodged([p.size for p in pts], j, len(groups))
         ax.plot(xs, [p.estimate for p in pts], color=st["color"], linestyle=st["linestyle"],
                 marker=st["marker"], markersize=6, linewidth=1.8,
@@ -333,7 +336,7 @@ def _overhead_figure(model: ReportModel) -> Figure:
     proxies = []
     shown = {"ratio": [0.0, 1.0], "added": [0.0]}   # the axes include 0 and the baseline
     for j, group in enumerate(groups):
-        st = _style(styles[group.profile.name])
+        st = profile_style(styles[group.profile.name])
         bar = {"facecolor": st["color"], "alpha": 0.85, "hatch": st["hatch"],
                "edgecolor": "#333333", "linewidth": 0.6}
         proxies.append((Patch(**bar), short_name(group.profile.name)))   # even without bars
@@ -412,7 +415,7 @@ def _throughput_figure(model: ReportModel) -> Figure:
             pairs = [(x, src) for x, src in pairs if src]
             if not pairs:
                 continue
-            st = _style(index[group.profile.name])
+            st = profile_style(index[group.profile.name])
             xs = _dodged([x for x, _ in pairs], j, len(model.throughput))
             src = [s for _, s in pairs]
             ys = [getattr(s, value) for s in src]

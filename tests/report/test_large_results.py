@@ -384,3 +384,13 @@ def test_hundreds_of_points_draw_fewer_resamples_and_say_so():
             assert fewer in row["vs_none"]["subsampled"]
     usual = summarize(shapes(0.02)["many_rounds"])
     assert all("bootstrap resamples" not in f["reason"] for r in usual for f in r["flags"])
+
+
+def test_every_drawn_profile_looks_different():
+    """Colour, line style, marker and hatch all repeated every 8 profiles: the ninth drawn
+    (of up to MAX_PROFILES_DRAWN + none) looked exactly like `none`."""
+    from govkit.report.plots import profile_style
+    looks = [tuple(str(v) for v in profile_style(i).values()) for i in range(64)]
+    assert len(set(looks)) == 64
+    # the first 8 unchanged: a profile keeps its look from earlier reports
+    assert profile_style(0)["color"] == "#000000" and profile_style(1)["linestyle"] == "--"
