@@ -50,31 +50,21 @@ class Summarizer:
         # rather than pairing every slot again.
         self.overheads: dict[tuple[str, str, int], paired.Overhead] = {}
 
-    def point_estimate(self, key: tuple, fmt: stats.RowFormat, groups: list[list[float]],
-                       cap: int = stats.MAX_RESAMPLED,
-                       resamples: int = stats.BOOTSTRAP_RESAMPLES) -> stats.Estimate:
-        signature = (cap, resamples, tuple(tuple(g) for g in groups))
-        hit = self._cache.get(key)
-        if hit is None or hit[0] != signature:
-            hit = (signature, stats.estimate(groups, fmt.pooled, _seed(key), cap, resamples))
-            self._cache[key] = hit
-        return hit[1]
-
-    def prefill(self, points: list[tuple[tuple, stats.RowFormat, list[list[float]]]],
-                cap: int, resamples: int) -> None:
-        """With `parallel`: the point estimates `point_estimate` would compute for (key,
-        format, groups) of `points`, computed in worker processes, cached."""
-        if not self.parallel:
-            return
-        todo = [(key, (cap, resamples, tuple(tuple(g) for g in groups)), fmt, groups)
-                for key, fmt, groups in points]
-        todo = [t for t in todo if (self._cache.get(t[0]) or (None,))[0] != t[1]]
-        found = parallel.in_workers(parallel.point_estimates,
-                                    [(fmt.name, groups, _seed(key), cap, resamples)
-                                     for key, _, fmt, groups in todo],
-                                    [min(cap, sum(map(len, groups))) for *_, groups in todo])
+    def point_estimates(self, points: list[tuple[tuple, stats.RowFormat, list[list[float]]]],
+                        cap: int, resamples: int) -> list[stats.Estimate]:
+        """The estimate of each (key, format, groups) of `points`: cached while its values,
+        cap and resamples stay the same; the others computed, with `parallel` in one worker
+        per CPU (govkit.results.parallel)."""
+        signed = [(key, (cap, resamples, tuple(tuple(g) for g in groups)), fmt, groups)
+                  for key, fmt, groups in points]
+        todo = [t for t in signed if (self._cache.get(t[0]) or (None,))[0] != t[1]]
+        tasks = [(fmt.name, groups, _seed(key), cap, resamples) for key, _, fmt, groups in todo]
+        found = parallel.in_workers(parallel.point_estimates, tasks, [
+            min(cap, sum(map(len, groups))) for *_, groups in todo]) \
+            if self.parallel else parallel.point_estimates(tasks)
         for (key, signature, *_), est in zip(todo, found, strict=True):
             self._cache[key] = (signature, est)
+        return [self._cache[key][1] for key, *_ in signed]
 
     def summarize(self, doc: dict) -> list[dict]:
         return summarize(doc, self)
@@ -113,10 +103,9 @@ def summarize(doc: dict, summarizer: Summarizer | None = None) -> list[dict]:
         if ok:
             measured.append((key, stats.row_format(ok[0]["raw"]["format"]),
                              [stats.repeat_values(r) for r in ok]))
-    summarizer.prefill(measured, cap, resamples)
-    for key, fmt, groups in measured:
-        estimates[key] = (fmt, summarizer.point_estimate(key, fmt, groups, cap, resamples),
-                          groups)
+    for (key, fmt, groups), est in zip(measured, summarizer.point_estimates(
+            measured, cap, resamples), strict=True):
+        estimates[key] = (fmt, est, groups)
 
     order = {p.name: i for i, p in enumerate(PROFILES)}
     verdicts = wire_verdicts(doc)
