@@ -36,10 +36,11 @@ def shown_rows(rows: list, limit: int, always: Callable[[Any], bool],
     to `limit` per `key`."""
     out, others = [], {}
     for r in rows:
-        k = key(r)
-        if always(r) or others.get(k, 0) < limit:
+        if always(r):
             out.append(r)
-            others[k] = others.get(k, 0) + (not always(r))
+        elif others.get(k := key(r), 0) < limit:
+            out.append(r)
+            others[k] = others.get(k, 0) + 1
     return out
 
 _KIND_SUBJECT = {
