@@ -231,17 +231,18 @@ def _shadowed(ctx: Context, verdict: str) -> Iterator[Hit]:
     9.4.1.3, Cyclone's rule iterator)."""
     other, does = ("allow", "allows") if verdict == "deny" else ("deny", "denies")
     for g in ctx.model.grants:
+        # each rule's domains, once per grant (not once per pair of criteria and rule)
+        spans = [domainsets.of_spans(r.domains, ctx.target.open_range) for r in g.rules]
         for k, rule_ in enumerate(g.rules):
             if rule_.verdict != verdict:
                 continue
-            ids = domainsets.of_spans(rule_.domains, ctx.target.open_range)
+            ids = spans[k]
             for c in rule_.criteria:
-                for earlier in g.rules[:k]:
+                for j, earlier in enumerate(g.rules[:k]):
                     cost = len(c.topics) * sum(len(a.topics) for a in earlier.criteria)
                     if not ctx.spend(cost + len(ids)):
                         return
-                    earlier_ids = domainsets.of_spans(earlier.domains, ctx.target.open_range)
-                    if earlier.verdict != other or domainsets.subtract(ids, earlier_ids):
+                    if earlier.verdict != other or domainsets.subtract(ids, spans[j]):
                         continue
                     if any(criteria_cover(a, c) for a in earlier.criteria):
                         yield Hit(c.elem, (
