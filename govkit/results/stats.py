@@ -353,16 +353,20 @@ def _draws(sizes, seed: str, resamples: int):
     if k <= EXACT_GROUPS:
         # Where each repeat is drawn depends on the lengths of those drawn before it: walk
         # the stream from draw to draw (one Python step per drawn repeat), the rest in numpy.
+        # Only the draws that choose a repeat are read, through a memoryview (a Python
+        # float each, the same double): the buffer holds every value drawn too, up to
+        # millions of numbers, and turning them all into Python objects cost more than the
+        # walk itself.
         rs = _python_stream(seed)
         buf = rs.random_sample(resamples * (k + int(sizes.sum())))
+        steps = (1 + sizes).tolist()
         at: list[int] = []
         append, pos, need = at.append, 0, resamples * k
         while len(at) < need:
-            steps = (1 + sizes[(buf * k).astype(np.intp)]).tolist()  # from each place on
-            end, taken = len(buf), len(at)
+            draw, end, taken = memoryview(buf), len(buf), len(at)
             while taken < need and pos < end:
                 append(pos)
-                pos += steps[pos]
+                pos += steps[int(draw[pos] * k)]
                 taken += 1
             if len(at) < need:
                 buf = np.concatenate((buf, rs.random_sample(len(buf))))

@@ -72,7 +72,8 @@ def _caption(page, key) -> str:
 
 
 @pytest.mark.parametrize("lengths", [[5, 5, 5], [1], [7], [3, 8, 2, 5], [1, 1, 2],
-                                     [30] * 4, [2] * 40, [1, 3] * 20])
+                                     [30] * 4, [2] * 40, [1, 3] * 20,
+                                     [200, 350, 500]])
 @pytest.mark.parametrize("statistic", [statistics.median, statistics.fmean, max])
 def test_bootstrap_gives_what_the_loop_gave(lengths, statistic):
     """Value for value, for equal and unequal repeats: an interval an earlier govkit stored
