@@ -97,19 +97,25 @@ def pairings(slots: list[dict], mode: str = "latency"
     out: dict[tuple[str, int], list[Pairing]] = {}
     for (rnd, size), block in sorted(blocks.items()):
         block.sort(key=lambda s: s["position"])
+        # each slot's value if it is a usable `none` slot (None if not), read once; one
+        # mode's slots share the value's key
+        none = [s[slot_value_key(s)] if s["arm"] == BASELINE_ARM and usable(s) else None
+                for s in block]
         for i, s in enumerate(block):
             if s["arm"] == BASELINE_ARM or not usable(s):
                 continue
-            around = [b for b in (block[i - 1] if i else None,
-                                  block[i + 1] if i + 1 < len(block) else None)
-                      if b is not None and b["arm"] == BASELINE_ARM and usable(b)]
+            around = [v for v in (none[i - 1] if i else None,
+                                  none[i + 1] if i + 1 < len(none) else None)
+                      if v is not None]
             if not around:
                 continue
-            key = slot_value_key(s)
-            logs = [math.log(b[key]) for b in around]
+            # statistics.fmean of one or two values, to the bit: fsum / n, and the sum of
+            # two doubles is already correctly rounded
+            n = len(around)
+            logs = sum(math.log(v) for v in around)
             out.setdefault((s["arm"], size), []).append(Pairing(
-                rnd, s["instance"], s[key], math.exp(statistics.fmean(logs)),
-                statistics.fmean(b[key] for b in around)))
+                rnd, s["instance"], s[slot_value_key(s)], math.exp(logs / n),
+                sum(around) / n))
     return out
 
 
