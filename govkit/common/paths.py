@@ -5,6 +5,7 @@ wheel carries them inside the package (pyproject.toml maps them to `govkit.templ
 `govkit.schemas`). The installed copy is used when present, else the checkout's.
 """
 
+import os
 from pathlib import Path
 
 _PACKAGE = Path(__file__).resolve().parent.parent
@@ -23,3 +24,10 @@ JSON_SCHEMAS_DIR = SCHEMAS_DIR / "json"
 # The XSD of each document kind (govkit.common.findings.DocumentKind values).
 SCHEMA_FILES = {"governance": "governance.xsd", "permissions": "permissions.xsd"}
 DATA_DIR = _PACKAGE / "catalog" / "data"
+
+
+def user_cache_dir() -> Path:
+    """govkit's cache of things it can make again (the runners' compiled programs, the
+    templates' compiled code): `$XDG_CACHE_HOME/govkit`, by default `~/.cache/govkit`."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "govkit"

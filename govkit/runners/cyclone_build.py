@@ -20,7 +20,8 @@ import tempfile
 from pathlib import Path
 
 from govkit.common.errors import GovkitError
-from govkit.runners.fastdds_build import cache_dir, print_built
+from govkit.common.paths import user_cache_dir
+from govkit.runners.fastdds_build import print_built
 
 NATIVE = Path(__file__).resolve().parent / "native"
 SOURCE = NATIVE / "cyclone_perf.c"
@@ -66,7 +67,7 @@ def ensure_built() -> Path:
     if not Path("/usr/include/dds/dds.h").exists() and not os.environ.get("CPATH"):
         raise GovkitError(f"Cyclone runner: Cyclone DDS headers (dds/dds.h) not found; "
                           f"{INSTALL_HINT}")
-    target = cache_dir() / f"{PROGRAM}-{build_key(cc)}"
+    target = user_cache_dir() / f"{PROGRAM}-{build_key(cc)}"
     if os.access(target, os.X_OK):
         return target
     target.parent.mkdir(parents=True, exist_ok=True)

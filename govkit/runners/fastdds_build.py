@@ -25,6 +25,7 @@ from functools import cache
 from pathlib import Path
 
 from govkit.common.errors import GovkitError
+from govkit.common.paths import user_cache_dir
 
 SOURCE = Path(__file__).resolve().parent / "native" / "fastdds_perf.cpp"
 PROGRAM = "fastdds_perf"
@@ -34,11 +35,6 @@ INSTALL_HINT = ("install a C++ compiler and Fast DDS with its headers: `sudo apt
                 "g++ libfastrtps-dev` "
                 "(in a govkit checkout, `bash .ci/setup` installs all of it)")
 _HEADER_MISSING = re.compile(r"fatal error: (fast\w+/\S+): No such file or directory")
-
-
-def cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "govkit"
 
 
 def compiler() -> str | None:
@@ -84,7 +80,7 @@ def build_key(cxx: str) -> str:
 def cached_path() -> Path:
     """Where the binary is (or would be) cached; a placeholder name without a compiler."""
     cxx = compiler()
-    return cache_dir() / (f"{PROGRAM}-{build_key(cxx)}" if cxx else PROGRAM)
+    return user_cache_dir() / (f"{PROGRAM}-{build_key(cxx)}" if cxx else PROGRAM)
 
 
 def ensure_built() -> Path:
@@ -94,7 +90,7 @@ def ensure_built() -> Path:
     if cxx is None:
         raise GovkitError(f"Fast DDS runner: no C++ compiler "
                           f"({os.environ.get('CXX') or 'g++'}) found; {INSTALL_HINT}")
-    target = cache_dir() / f"{PROGRAM}-{build_key(cxx)}"
+    target = user_cache_dir() / f"{PROGRAM}-{build_key(cxx)}"
     if os.access(target, os.X_OK):
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
