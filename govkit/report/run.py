@@ -138,7 +138,7 @@ def build_report_model(doc: Any, source: str = RESULTS_NAME) -> ReportModel:
         except (ArithmeticError, AttributeError, KeyError, TypeError, ValueError) as e:
             raise Malformed(f"cannot recompute the figures from the raw rows "
                              f"({type(e).__name__}: {e})") from None
-        model = _build(doc, summary)
+        model = _build(doc, summary, summarizer.records)
         model.wire = wire
         model.headline = headline(doc, summary, summarizer)
         return model
@@ -146,10 +146,11 @@ def build_report_model(doc: Any, source: str = RESULTS_NAME) -> ReportModel:
         raise GovkitError(f"{source}: {e}", EXIT_USAGE) from None
 
 
-def _build(doc: dict, summary: list[dict]) -> ReportModel:
+def _build(doc: dict, summary: list[dict], records: list[dict]) -> ReportModel:
+    """The report's model from the run, its summary and its records (results.all_records:
+    for a rotating run, one record per profile, size and process pair)."""
     profiles = _profiles(doc)
     settings = doc.get("settings") or {}
-    records = results.all_records(doc)   # a rotating run: one record per profile, size, pair
     repeats = [_repeat_row(r) for r in records]          # each repeat's figures, once
     figures_of: dict[tuple, list[dict]] = {}             # ok repeats' figures by point
     for r in repeats:

@@ -49,6 +49,9 @@ class Summarizer:
         # rotation_overheads): the report's headline takes its A/A floor from them
         # rather than pairing every slot again.
         self.overheads: dict[tuple[str, str, int], paired.Overhead] = {}
+        # ... and its records (all_records): the report's tables read the same ones rather
+        # than grouping every slot of the run again
+        self.records: list[dict] = []
 
     def point_estimates(self, points: list[tuple[tuple, stats.RowFormat, list[list[float]]]],
                         cap: int, resamples: int) -> list[stats.Estimate]:
@@ -85,7 +88,8 @@ def summarize(doc: dict, summarizer: Summarizer | None = None) -> list[dict]:
     target = settings.get("target_ci_pct")
     secured = {p["name"]: p.get("security", True) for p in doc.get("profiles", [])}
     points: dict[tuple, list[dict]] = {}
-    for r in all_records(doc):
+    summarizer.records = all_records(doc)
+    for r in summarizer.records:
         points.setdefault(point_key(r), []).append(r)
     pairs = _pairings_by_mode(doc)   # once: for the overheads and the variants' differences
     paired_overheads = rotation_overheads(doc, summarizer, pairs)
