@@ -77,9 +77,21 @@ class Network:
 
     @classmethod
     def of(cls, record: dict) -> Network:
-        """The network of a result or summary row; defaults for records made before it."""
-        return cls(record.get("transport", "udp"), record.get("path", "lo"),
-                   record.get("loss_pct", 0))
+        """The network of a result or summary row; defaults for records made before it.
+        One object per distinct network (a report asks this of every one of tens of
+        thousands of records, several times)."""
+        fields = (record.get("transport", "udp"), record.get("path", "lo"),
+                  record.get("loss_pct", 0))
+        key = (*fields, *map(type, fields))        # 0 and 0.0 are equal, not the same
+        try:
+            return _KNOWN[key]
+        except KeyError:
+            return _KNOWN.setdefault(key, cls(*fields)) if len(_KNOWN) < 1000 else cls(*fields)
+        except TypeError:       # unhashable: results.check refuses it, with its place
+            return cls(*fields)
+
+
+_KNOWN: dict[tuple, Network] = {}
 
 
 DEFAULT = Network()

@@ -450,3 +450,13 @@ def test_tcp_and_tls_points_run_beside_udp(tmp_path):
     assert page.xpath('//table[@id="networks-latency"]')
     # TLS keystores hold the key: private to the owner
     assert (tmp_path / "build/tls/pub-keystore.pem").stat().st_mode & 0o077 == 0
+
+
+def test_network_of_a_record_is_shared_and_keeps_its_values_types():
+    """One object per distinct network (a report asks for tens of thousands of records'),
+    but an integer loss stays an integer and a float a float (results.json says which)."""
+    assert Network.of({}) is Network.of({"transport": "udp", "path": "lo", "loss_pct": 0})
+    assert Network.of({"loss_pct": 0}) == Network.of({"loss_pct": 0.0})
+    assert type(Network.of({"loss_pct": 0.0}).loss_pct) is float
+    assert type(Network.of({"loss_pct": 0}).loss_pct) is int
+    assert Network.of({"path": ["lo"]}).path == ["lo"]      # refused later, by its place
