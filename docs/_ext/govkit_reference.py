@@ -78,6 +78,9 @@ def cli_page(app=None) -> str:
     lines = ["# Command line", "", NOTE.strip(), "",
              "Every command and option, as `govkit COMMAND --help` prints them. Exit codes: "
              "[exit codes](exit-codes.md).", "", "## `govkit`", ""]
+    example = (group.epilog or "").replace("\b", "").strip()
+    if example:   # the commands in the order they are used, as `govkit --help` ends
+        lines += ["```text", example, "```", ""]
     own = [p for p in group.params if p.name != "help"]
     if own:
         lines += ["| option | value | default | what it does |", "|---|---|---|---|"]

@@ -40,7 +40,16 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "export sros2": (f"govkit export sros2 keystore --profile {SIGNED} --no-ca-keys",),
 }
 
+# group (as typed after `govkit`; "" for govkit itself) -> its commands' examples, in the
+# order they are used: the groups' --help ends with them too
+GROUP_EXAMPLES: dict[str, tuple[str, ...]] = {
+    "": (*EXAMPLES["pki init"], *EXAMPLES["generate"], *EXAMPLES["verify"],
+         "govkit bench --all-profiles"),
+    "pki": (*EXAMPLES["pki init"], *EXAMPLES["pki status"], *EXAMPLES["pki renew"]),
+    "export": EXAMPLES["export sros2"],
+}
+
 
 def epilog(command: str) -> str:
-    """The end of `govkit COMMAND --help`: its example."""
-    return example(*EXAMPLES[command])
+    """The end of `govkit COMMAND --help` (or a group's): its example."""
+    return example(*(EXAMPLES.get(command) or GROUP_EXAMPLES[command]))

@@ -28,12 +28,12 @@ from govkit.common.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE
 # (typer's rich help would import rich and a Markdown parser); the consoles are made on
 # first use.
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
-                  rich_markup_mode=None,
+                  rich_markup_mode=None, epilog=epilog(""),
                   help="DDS Security governance/permissions: generate, validate, sign, verify, "
                        "and benchmark every protection profile.")
-pki_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
+pki_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, epilog=epilog("pki"),
                       help="Test PKI (identity CA, permissions CA, participants).")
-export_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
+export_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, epilog=epilog("export"),
                          help="Write govkit's PKI and signed documents in another tool's "
                               "layout (sros2).")
 

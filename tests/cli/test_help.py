@@ -20,7 +20,7 @@ from govkit.catalog.targets import DEFAULT_TARGET, TARGETS
 from govkit.check.config import SEVERITIES
 from govkit.cli import bench as bench_cli
 from govkit.cli import check as check_cli
-from govkit.cli.examples import EXAMPLES
+from govkit.cli.examples import EXAMPLES, GROUP_EXAMPLES
 from govkit.cli.main import app
 from govkit.cli.pki import REASON_NAMES
 from govkit.common.limits import KEY_TYPES
@@ -175,6 +175,39 @@ def test_every_command_ends_its_help_with_an_example_that_parses(path, command, 
         assert words[:len(path)] == list(path), line
         # the command's own parser: unknown options, bad choices, out-of-range numbers fail
         parsed = command.make_context(path[-1], words[len(path):], parent=ctx.parent)
+        assert parsed.params
+
+
+def _groups(command, path=("govkit",), parent=None):
+    """(path, group, context) for govkit and each of its groups (pki, export)."""
+    ctx = command.context_class(command, info_name=path[-1], parent=parent)
+    if hasattr(command, "list_commands"):
+        yield path, command, ctx
+        for name in command.list_commands(ctx):
+            yield from _groups(command.get_command(ctx, name), (*path, name), ctx)
+
+
+GROUPS = list(_groups(ROOT))
+
+
+@pytest.mark.parametrize(("path", "group", "ctx"), GROUPS,
+                         ids=[" ".join(p[1:]) or "govkit" for p, _, _ in GROUPS])
+def test_every_group_ends_its_help_with_examples_of_its_commands(path, group, ctx):
+    """`govkit --help`, `govkit pki --help`: the commands in the order they are used, each
+    line parsed by the command it names."""
+    assert len(GROUPS) == len(GROUP_EXAMPLES) == 3
+    shown = CliRunner().invoke(app, [*path[1:], "--help"], env={"COLUMNS": "200"})
+    assert shown.exit_code == 0
+    lines = GROUP_EXAMPLES[" ".join(path[1:])]
+    assert shown.stdout.rstrip().endswith("Example:\n" + "\n".join(f"    {x}" for x in lines))
+    by_path = {p: (c, x) for p, c, x in COMMANDS}
+    for line in lines:
+        words = shlex.split(line)
+        assert words[:len(path)] == list(path), line
+        command_path = next(p for p in by_path if tuple(words[:len(p)]) == p)
+        command, command_ctx = by_path[command_path]
+        parsed = command.make_context(command_path[-1], words[len(command_path):],
+                                      parent=command_ctx.parent)
         assert parsed.params
 
 

@@ -13,6 +13,7 @@ import pytest
 import typer
 
 from govkit.check.rules import RULES
+from govkit.cli.examples import EXAMPLES, GROUP_EXAMPLES
 from govkit.cli.main import app
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -45,6 +46,8 @@ def test_the_cli_page_is_every_command_and_every_options_help(reference):
     for path, param in helps:
         assert f"`{' '.join(path)}`" in page
         assert reference.cell(param.help) in page, (path, param.opts)
+    for line in [x for lines in (*EXAMPLES.values(), *GROUP_EXAMPLES.values()) for x in lines]:
+        assert f"  {line}\n" in page, line       # every command's and group's example
 
 
 def test_changing_an_options_help_changes_the_page(reference):
