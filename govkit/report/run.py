@@ -60,6 +60,7 @@ from govkit.report.model import (
     shown_text,
     wbr,
 )
+from govkit.report.plot_process import Plotter
 from govkit.report.plots import build_figures
 from govkit.report.rows_html import repeat_rows, run_rows
 from govkit.report.wire_section import WireMalformed, build_wire_section
@@ -617,8 +618,10 @@ def write_report(results_dir: Path) -> tuple[Path, Path]:
     """
     results_dir = Path(results_dir)
     source = results_dir / RESULTS_NAME
-    model = build_report_model(load_results(source), source=str(source))
-    html = render_html(model)
+    with Plotter() as plotter:      # imports matplotlib while this process reads the run
+        model = build_report_model(load_results(source), source=str(source))
+        model.figures = plotter.figures(model)
+    html = render("report.html.j2", model.figures, m=model)
     md = render_summary_md(model)
     html_path, md_path = results_dir / HTML_NAME, results_dir / SUMMARY_NAME
     write_atomic(html_path, html)
