@@ -46,6 +46,7 @@ _EXPORTS = {
     "shown_as_escapes": "findings",
     "template_environment": "templating",
     "too_large_message": "inputs",
+    "user_cache_dir": "paths",
     "write_atomic": "fsutil",
 }
 __all__ = sorted(_EXPORTS)
