@@ -1054,8 +1054,13 @@ def test_a_flagged_a_a_floor_is_in_the_banner_too():
         assert title.endswith(", and the A/A noise floor" if m.warned
                               else "The A/A noise floor is flagged"), title
         assert "the machine was too noisy" in text(banner.xpath(".//li[@data-floor-flag]")[0])
+        # the facts at the top too: "0 flagged" alone read as a clean run (run K, 17:19)
+        page = lxml.html.fromstring(render_html(m))
+        assert text(page.get_element_by_id("floor-flagged")) == "A/A floor flagged"
+        assert text(page.get_element_by_id("flagged-count")) == f"{len(m.warned)} flagged"
     m = replace(m, headline=replace(model.headline, floor_flags=[]))
     assert 'id="flag-banner"' not in render_html(m)
+    assert 'id="floor-flagged"' not in render_html(m)
 
 
 def test_a_rotating_run_states_its_intervals_once(tmp_path):
