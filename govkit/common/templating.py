@@ -69,9 +69,11 @@ def _qualified(fn: object) -> str | None:
     return f"{getattr(fn, '__module__', '')}.{getattr(fn, '__qualname__', fn)}"
 
 
+@cache
 def template_cache() -> TemplateCache | None:
-    """The cache, or None where there can be none: a directory that cannot be made, is not
-    a directory, is owned by another user or is writable by others."""
+    """The cache (looked at once per process), or None where there can be none: a directory
+    that cannot be made, is not a directory, is owned by another user or is writable by
+    others."""
     directory = user_cache_dir() / TEMPLATE_CACHE
     try:
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -93,7 +95,7 @@ def template_environment(*, trim_blocks: bool = False) -> jinja2.Environment:
         autoescape=jinja2.select_autoescape(enabled_extensions=("xml.j2", "html.j2"),
                                             disabled_extensions=("md.j2",), default=True),
         trim_blocks=trim_blocks, lstrip_blocks=trim_blocks, keep_trailing_newline=True,
-        bytecode_cache=_cache())
+        bytecode_cache=template_cache())
 
 
 @cache
@@ -105,8 +107,3 @@ def get_template(name: str) -> jinja2.Template:
 @cache
 def _default() -> jinja2.Environment:
     return template_environment()
-
-
-@cache
-def _cache() -> TemplateCache | None:
-    return template_cache()

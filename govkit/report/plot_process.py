@@ -40,9 +40,9 @@ def _serve(conn, report_end, parent: int) -> None:
         conn.send(("ok", build_figures(model)))
     except EOFError:            # the report ended (or was refused) before sending a model
         pass
-    except BaseException as e:   # noqa: BLE001 - the report draws again, and raises there
+    except BaseException:   # noqa: BLE001 - the report draws again, and raises there
         try:
-            conn.send(("failed", repr(e)))
+            conn.send(("failed", None))
         except (OSError, ValueError):
             pass
     finally:
