@@ -21,15 +21,14 @@ Lanes: a round has one sandwich per lane, a (mode, size). Latency slots ping-pon
 slots (runners with `rotates_throughput`: cyclone_perf's `tput`) write as fast as the
 reliable writer lets them, end with a marker and wait until every sample is acknowledged, so
 that no slot's traffic runs into the next; the pong counts what arrived (`count TAG`).
+
+The pairs themselves (their processes and the line protocol they answer in) are
+govkit.runners.pair; this module decides which pair gets which slot, and when to stop.
 """
 
 from __future__ import annotations
 
-import os
 import random
-import selectors
-import subprocess
-import tempfile
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -50,26 +49,15 @@ from govkit.common.errors import GovkitError
 from govkit.common.fsutil import write_atomic
 from govkit.common.limits import MAX_DOMAIN_ID
 from govkit.results.paired import AA_ARM, BASELINE_ARM
-from govkit.runners.base import (
-    BenchPoint,
-    Bundle,
-    ProcessSpec,
-    command_line,
-    dies_with_govkit,
-    launch_argv,
-    process_placement,
-)
+from govkit.runners.base import BenchPoint, Bundle, RotatingRunner
 from govkit.runners.crypto import CryptoVariant
-from govkit.runners.cyclone_refusal import explain_cyclone_refusal
+from govkit.runners.pair import THROUGHPUT, Pair, PairFailed
 
 SLOT_FORMAT = "latency-slots"
-LATENCY, THROUGHPUT = "latency", "throughput"
+LATENCY = "latency"
 WARMUP_SLOT_US = 100_000          # one unmeasured slot per pair and size before round 0
-SLOT_TIMEOUT_S = 15.0             # beyond the slot's own length
 WIDTHS_EVERY_S = 1.0              # the stopping rule's widths are recomputed this often
 MIN_ARM_ROUNDS = 20               # an arm's slots before its width may stop its slots
-PEER_SIDE = "on the peer's side"   # in a refusal of the peer's files (cyclone_refusal)
-REFUSAL_WAIT_S = 3.0              # for the other side's refusal, once one side failed
 
 
 @dataclass(frozen=True)
@@ -111,238 +99,6 @@ class Arm:
     def to_json(self) -> dict:
         """What a pair or slot record says of its arm beyond its name."""
         return {"variant": self.variant.to_json()} if self.variant is not None else {}
-
-
-class PairFailed(Exception):
-    """A pair's process died, refused or stopped answering; the message says which."""
-
-
-class Pair:
-    """One long-lived ping/pong pair of one arm."""
-
-    def __init__(self, arm: Arm, instance: int, domain_id: int, specs: list[ProcessSpec],
-                 workdir: Path):
-        self.arm, self.instance, self.domain_id, self.specs = arm, instance, domain_id, specs
-        self.procs: dict[str, subprocess.Popen] = {}
-        self.errs: dict[str, object] = {}
-        self.buffers: dict[str, bytes] = {}
-        self.ready_s: dict[str, float] = {}
-        self.start_to_ready_s: float | None = None
-        self.alive = False
-        self.workdir = workdir
-
-    @property
-    def key(self) -> str:
-        return f"{self.arm.name}#{self.instance}"
-
-    def start(self, timeout: float) -> None:
-        """Start pong and ping and wait until both say they matched."""
-        preexec = dies_with_govkit()
-        t0 = time.monotonic()
-        for spec in self.specs:
-            err = tempfile.TemporaryFile()
-            self.errs[spec.role] = err
-            self.procs[spec.role] = subprocess.Popen(
-                launch_argv(spec), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
-                env={**os.environ, **spec.env}, start_new_session=True, preexec_fn=preexec)
-            self.buffers[spec.role] = b""
-        self.alive = True
-        deadline = t0 + timeout
-        for role in ("sub", "pub"):
-            line = self._line(role, deadline)
-            if not line.startswith("ready "):
-                raise PairFailed(f"{self.arm.label} pair {self.instance}: expected 'ready', "
-                                 f"got {line[:80]!r}")
-            self.ready_s[role] = float(line.split()[1])
-        self.start_to_ready_s = time.monotonic() - t0
-
-    def placement(self) -> dict:
-        """Per role, the CPUs and scheduling policy its process really has (/proc): what
-        the run claims (pinned, SCHED_FIFO) is checked, not assumed."""
-        return {role: process_placement(p.pid) for role, p in self.procs.items()}
-
-    def _line(self, role: str, deadline: float) -> str:
-        proc = self.procs[role]
-        fd = proc.stdout.fileno()
-        with selectors.DefaultSelector() as sel:
-            sel.register(fd, selectors.EVENT_READ)
-            while b"\n" not in self.buffers[role]:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise PairFailed(self._why(role, "did not answer in time"))
-                if not sel.select(timeout=min(left, 1.0)):
-                    continue
-                chunk = os.read(fd, 1 << 16)
-                if not chunk:
-                    proc.wait(timeout=5)
-                    raise PairFailed(self._why(role, f"exited with status {proc.returncode}"))
-                self.buffers[role] += chunk
-        line, _, rest = self.buffers[role].partition(b"\n")
-        self.buffers[role] = rest
-        return line.decode("utf-8", "replace")
-
-    def _why(self, role: str, what: str) -> str:
-        name = "ping" if role == "pub" else "pong"
-        why = self._refusal()
-        if not why or PEER_SIDE in why:   # the refused side may be saying why right now
-            for proc in self.procs.values():
-                try:
-                    proc.wait(timeout=REFUSAL_WAIT_S)
-                except subprocess.TimeoutExpired:
-                    pass
-            why = self._refusal()
-        return (f"{self.arm.label} pair {self.instance} (domain {self.domain_id}): {name} "
-                f"{what}" + (f": {self.stderr_tail(role)}" if self.stderr_tail(role) else "")
-                + (f"; {why}" if why else ""))
-
-    def _refusal(self) -> str:
-        """A Cyclone pair's refusal mapped to the file, the rule and the fix (else ""):
-        a side refused over its own files first, then one refusing its peer's (a refused
-        ping leaves pong waiting in vain, or refusing ping's handshake)."""
-        found = [f"{'ping' if s.role == 'pub' else 'pong'}: {w}" for s in self.specs
-                 if (w := explain_cyclone_refusal(s.env, self.stderr_lines(s.role, 50),
-                                                  self.domain_id))]
-        found.sort(key=lambda w: PEER_SIDE in w)
-        return found[0] if found else ""
-
-    def stderr_tail(self, role: str, n: int = 3) -> str:
-        """The last `n` lines of a side's stderr, on one line."""
-        return " | ".join(self.stderr_lines(role, n).splitlines())
-
-    def stderr_lines(self, role: str, n: int) -> str:
-        """The last `n` lines of a side's stderr, one per line: Cyclone's refusal is read
-        line by line (a local refusal after a remote one is still the local one)."""
-        err = self.errs.get(role)
-        if err is None:
-            return ""
-        err.seek(0)
-        lines = err.read().decode("utf-8", "replace").strip().splitlines()
-        return "\n".join(lines[-n:])
-
-    def _send(self, role: str, command: str) -> None:
-        try:
-            self.procs[role].stdin.write(command.encode())
-            self.procs[role].stdin.flush()
-        except (BrokenPipeError, OSError):
-            raise PairFailed(self._why(role, "is gone")) from None
-
-    def pong_cpu_us(self) -> int:
-        """The CPU time the pong process has used so far (it answers `cpu`)."""
-        self._send("sub", "cpu\n")
-        line = self._line("sub", time.monotonic() + SLOT_TIMEOUT_S)
-        words = line.split()
-        if len(words) != 2 or words[0] != "cpu_us" or not words[1].isdigit():
-            raise PairFailed(self._why("sub", f"answered {line[:80]!r} to 'cpu'"))
-        return int(words[1])
-
-    def slot(self, size: int, settle_us: int, measure_us: int) -> dict:
-        """One slot; the row also holds the CPU time the pong used during it (the ping's
-        own, cpu_us, is in its slot line)."""
-        before = self.pong_cpu_us()
-        self._send("pub", f"slot {size} {settle_us} {measure_us}\n")
-        deadline = time.monotonic() + (settle_us + measure_us) / 1e6 + SLOT_TIMEOUT_S
-        row = parse_slot(self._line("pub", deadline))
-        row["pong_cpu_us"] = self.pong_cpu_us() - before
-        return row
-
-    def tslot(self, size: int, settle_us: int, measure_us: int, tag: int) -> dict:
-        """One throughput slot: ping writes, pong counts; the row holds both sides' counts
-        and CPU time and the receive rate (samples after the first arrival over the time
-        from the first arrival to the last)."""
-        before = self.pong_cpu_us()
-        self._send("pub", f"tput {size} {settle_us} {measure_us} {tag}\n")
-        deadline = time.monotonic() + (settle_us + measure_us) / 1e6 + SLOT_TIMEOUT_S
-        row = parse_tslot(self._line("pub", deadline))
-        self._send("sub", f"count {tag}\n")
-        row.update(parse_count(self._line("sub", time.monotonic() + SLOT_TIMEOUT_S), tag))
-        row["mbps"] = round(row["rate_sps"] * size * 8 / 1e6, 4)    # payload, as ddsperf
-        row["pong_cpu_us"] = self.pong_cpu_us() - before
-        return row
-
-    def commands(self) -> list[str]:
-        return [command_line(s) for s in self.specs]
-
-    def close(self) -> None:
-        """End of input: both delete their participants and exit; killed if they do not."""
-        end_processes(list(self.procs.values()), grace_s=3)
-        for err in self.errs.values():
-            err.close()
-        self.alive = False
-
-
-def end_processes(procs: list[subprocess.Popen], grace_s: float) -> None:
-    """Close every process's input (govkit's programs then delete their participants and
-    exit), wait up to `grace_s` for each, kill the group of one that does not, and close
-    its pipes."""
-    for proc in procs:
-        try:
-            proc.stdin.close()
-        except OSError:
-            pass
-    for proc in procs:
-        try:
-            proc.wait(timeout=grace_s)
-        except subprocess.TimeoutExpired:
-            try:
-                os.killpg(proc.pid, 9)
-            except ProcessLookupError:
-                pass
-            proc.wait()
-        for pipe in (proc.stdout, proc.stderr):
-            if pipe:
-                pipe.close()
-
-
-_NUMBERS = ("n", "settle_n", "mean", "min", "p50", "p90", "p99", "max", "cpu_us", "wall_us",
-            "peers")
-
-
-def parse_slot(line: str) -> dict:
-    """A slot line (cyclone_perf, fastdds_perf -S) as a raw row (every field kept;
-    percentiles in µs)."""
-    words = line.split()
-    if len(words) < 3 or words[0] != "slot":
-        raise PairFailed(f"unexpected output from ping: {line[:80]!r}")
-    row: dict = {"size": int(words[1])}
-    it = iter(words[2:])
-    for key, value in zip(it, it, strict=False):
-        if key in _NUMBERS:
-            row[key] = float(value) if "." in value else int(value)
-        elif key == "tl":       # median of each 25 ms, settle included
-            row["timeline"] = value
-        elif key == "hist":     # kept as printed: bin:count,… (govkit.results.stats.histogram)
-            row["hist"] = value
-    row["count"] = row.get("n", 0)
-    return row
-
-
-def parse_tslot(line: str) -> dict:
-    """ping's line after a throughput slot: `tslot SIZE sent N settle_sent K cpu_us U
-    wall_us W peers P`."""
-    words = line.split()
-    if len(words) < 2 or words[0] != "tslot" or len(words) % 2:
-        raise PairFailed(f"unexpected output from ping: {line[:80]!r}")
-    row: dict = {"size": int(words[1]), "mode": THROUGHPUT}
-    it = iter(words[2:])
-    for key, value in zip(it, it, strict=True):
-        if key in ("sent", "settle_sent", "cpu_us", "wall_us", "peers"):
-            row[key] = int(value)
-    return row
-
-
-def parse_count(line: str, tag: int) -> dict:
-    """pong's answer to `count TAG`: what arrived, and the receive rate from it."""
-    words = line.split()
-    if words == ["count", str(tag), "missing"]:
-        raise PairFailed(f"pong did not receive the end of throughput slot {tag} in time")
-    if words[:2] != ["count", str(tag)] or len(words) % 2:
-        raise PairFailed(f"unexpected answer from pong: {line[:80]!r}")
-    fields = dict(zip(words[2::2], (int(v) for v in words[3::2]), strict=True))
-    span_us = fields.get("span_us", 0)
-    later = fields.get("later_n", 0)
-    rate = later / (span_us / 1e6) if span_us > 0 and later > 0 else 0.0
-    return {"n": fields.get("n", 0), "later_n": later, "span_us": span_us,
-            "lost": fields.get("lost", 0), "rate_sps": round(rate, 3), "count": fields.get("n", 0)}
 
 
 # ------------------------------------------------------------------------- scheduling
@@ -420,7 +176,7 @@ def distinct_domains(n: int, taken: set[int]) -> list[int]:
     return random.SystemRandom().sample(free, n)
 
 
-def run_rotation(runner, arms: list[Arm], bundles: dict[str, Bundle],
+def run_rotation(runner: RotatingRunner, arms: list[Arm], bundles: dict[str, Bundle],
                  lanes: list[tuple[str, int]],
                  rs: RotationSettings, store, seed: int, pin, console, started: float,
                  budget: float, workdir: Path, load: LoadWatch) -> RotationOutcome:
@@ -445,9 +201,10 @@ def run_rotation(runner, arms: list[Arm], bundles: dict[str, Bundle],
             for i in range(rs.instances):
                 domain = next(domains)
                 extra = {"variant": arm.variant} if arm.variant is not None else {}
-                pair = Pair(arm, first_instance + i, domain,
+                pair = Pair(arm.name, arm.label, first_instance + i, domain,
                             runner.pair_specs(bundles[arm.profile.name], domain, pin.cpus,
-                                              realtime, workdir, **extra), workdir)
+                                              realtime, workdir, **extra),
+                            runner.explain_refusal)
                 console.print(f"starting {arm.label} pair {pair.instance} (domain {domain})",
                               style="dim", markup=False, highlight=False)
                 record = {"arm": arm.name, "profile": arm.profile.name,
@@ -594,5 +351,5 @@ def _drop(pairs: dict, pair: Pair, error: Exception, outcome: RotationOutcome, c
     outcome.failed += 1
     console.print(f"FAILED {error}; this pair is stopped, the run goes on", markup=False,
                   highlight=False)
-    pairs.pop((pair.arm.name, pair.instance), None)
+    pairs.pop((pair.name, pair.instance), None)
     pair.close()

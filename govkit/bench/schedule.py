@@ -33,6 +33,7 @@ from govkit.bench.options import DISCOVERY, BenchOptions, BenchOutcome, Cell
 from govkit.bench.repeat import build_dir, make_bundles, point, run_point
 from govkit.bench.rotation import MIN_ARM_ROUNDS, arms_of, run_rotation
 from govkit.bench.wire_phase import check_wire_networks, wire_key, wire_phase
+from govkit.catalog.runners import runner_info
 from govkit.common.errors import GovkitError
 from govkit.generate.bundle import bundle_hashes, planned_bundle, tls_keystore_path
 from govkit.results.paired import ESTIMATOR, PAIRED_INTERVAL_METHOD
@@ -102,7 +103,7 @@ def _settings(opts: BenchOptions, runner, pin: Pinning, realtime: tuple[bool, st
             "budget_s": opts.budget, "seed": seed, "method": runner.method(),
             "interval": DISCOVERY_INTERVAL_METHOD if opts.modes == [DISCOVERY]
             else (f"latency (rotation): {PAIRED_INTERVAL_METHOD} Other points: "
-                  f"{INTERVAL_METHOD}") if getattr(runner, "rotates", False)
+                  f"{INTERVAL_METHOD}") if runner_info(runner.name).rotates
             else INTERVAL_METHOD}
 
 
@@ -112,10 +113,11 @@ def crypto_settings(opts: BenchOptions, runner) -> dict:
     defaults = CRYPTO_DEFAULTS.get(runner.name)
     if not defaults:
         return {}
-    applied = getattr(runner, "crypto_applied", None)
+    rotating = runner_info(runner.name).rotates
     return {"crypto": {
         "ciphers": opts.ciphers, "rekeys": opts.rekeys, "defaults": defaults,
-        "variants": [{**v.to_json(), "applied": applied(v) if applied else None}
+        "variants": [{**v.to_json(),
+                      "applied": runner.crypto_applied(v) if rotating else None}
                      for v in opts.variants]}}
 
 
@@ -233,10 +235,10 @@ def rotates(runner, cell: Cell, throughput: bool = False) -> bool:
     has throughput slots, on the default network. Throughput rotation is not the default:
     its rates are 0.64-0.76 of a lone ddsperf pub/sub pair's in benchmarks/
     rotation_fidelity.py (2026-12-02), so throughput points run ddsperf per repeat."""
-    modes = {"latency"} | ({"throughput"} if throughput and getattr(
-        runner, "rotates_throughput", False) else set())
-    return getattr(runner, "rotates", False) and cell.mode in modes \
-        and cell.network == DEFAULT
+    info = runner_info(runner.name)
+    modes = {"latency"} | ({"throughput"} if throughput and info.rotates_throughput
+                           else set())
+    return info.rotates and cell.mode in modes and cell.network == DEFAULT
 
 
 def _tput_slot_text(lanes: list[tuple[str, int]], rs) -> str:

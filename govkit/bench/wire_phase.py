@@ -96,7 +96,7 @@ def run_wire_point(runner, point: BenchPoint, bundle: Bundle, workdir: Path,
         return rec
     # Parsed now, after the processes stopped and before the next point starts.
     rec.update(wire.analyse(udp_datagrams(frames), result["domain_id"], expect,
-                            getattr(runner, "wire_filler", None), cap.stop_ns,
+                            runner.wire_filler, cap.stop_ns,
                             lost=cap.kernel_drops + cap.seen - len(cap.frames),
                             others=len(cap.frames) - len(frames),
                             attributed=bool(cap.own_ports)))

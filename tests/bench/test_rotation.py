@@ -12,18 +12,11 @@ from pathlib import Path
 
 import pytest
 from helpers.dds import needs_cyclone
+from helpers.procs import left_running, marked_env
 
-from govkit.bench.rotation import (
-    PairFailed,
-    arms_of,
-    budget_stop_note,
-    parse_count,
-    parse_slot,
-    parse_tslot,
-    round_plan,
-)
+from govkit.bench.rotation import arms_of, budget_stop_note, round_plan
 from govkit.catalog.profiles import get_profile
-from govkit.results import paired, stats
+from govkit.results import paired
 from govkit.results.perftest_csv import csv_name
 
 GOVKIT = str(Path(sys.executable).with_name("govkit"))
@@ -104,25 +97,16 @@ def test_round_plan_puts_none_between_every_arm_and_narrows_to_active_points():
         arms_of([get_profile("rtps_sign")], aa=True)
 
 
-def test_slot_line_is_parsed_whole():
-    row = parse_slot("slot 32 n 100 settle_n 5 mean 12.5 min 10.0 p50 12.0 p90 14.0 p99 20.0 "
-                     "max 30.0 cpu_us 900 wall_us 110000 peers 1 tl 12.1,12.0 hist 930:60,940:40")
-    assert row["p50"] == 12.0 and row["n"] == row["count"] == 100 and row["peers"] == 1
-    pooled = stats.pooled_percentiles([{**row, "status": "ok"}])
-    assert pooled["samples"] == 100
-    assert pooled["p50"] == pytest.approx(1.01 ** 930.5 / 1e3)
-    assert pooled["p90"] == pytest.approx(1.01 ** 940.5 / 1e3)
-
-
 @needs_cyclone
 @pytest.mark.cyclone
 def test_rotating_run_end_to_end(tmp_path):
+    env, mark = marked_env()
     # a CI gate no signed profile can pass: exit 1, one line per point, nothing lost
     r = subprocess.run([GOVKIT, "bench", "--profile", "none", "--profile", "rtps_sign",
                         "--sizes", "32,1024", "--rounds", "3", "--budget", "1", "--out", "res",
                         "--max-ratio", "rtps_sign=1.01"],
                        cwd=tmp_path, capture_output=True, text=True, timeout=300,
-                       stdin=subprocess.DEVNULL)
+                       stdin=subprocess.DEVNULL, env=env)
     assert r.returncode == 1, r.stdout + r.stderr
     gates = [x for x in r.stderr.splitlines() if x.startswith("govkit: gate: ")]
     assert len(gates) == 2 and all("above --max-ratio rtps_sign=1.01" in x for x in gates)
@@ -175,31 +159,15 @@ def test_rotating_run_end_to_end(tmp_path):
         resumed = subprocess.run([GOVKIT, "bench", "--profile", "none", "--profile", "rtps_sign",
                                   "--sizes", "32,1024", "--out", "res", "--resume", option,
                                   value], cwd=tmp_path, capture_output=True, text=True,
-                                 timeout=120, stdin=subprocess.DEVNULL)
+                                 timeout=120, stdin=subprocess.DEVNULL, env=env)
         assert resumed.returncode == 2, resumed.stderr
         assert f"--resume: {option} is {value} but the run" in resumed.stderr, resumed.stderr
     assert (tmp_path / "res/results.json").read_text() == before
-    left = subprocess.run(["pgrep", "-f", "cyclone_perf"], capture_output=True, text=True)
-    assert left.stdout.strip() == "", "cyclone_perf processes outlived the run"
-    # the measured CPUs were kept awake, said so, and the spinners are gone
+    # no cyclone_perf process and no CPU spinner of these runs outlived them
+    assert left_running(mark) == []
+    # the measured CPUs were kept awake, said so
     assert doc["settings"]["cpus_kept_awake"] is True and "SCHED_IDLE" in doc["settings"]["idle"]
     assert "SCHED_IDLE spinner" in html
-    left = subprocess.run(["pgrep", "-f", "while :; do :; done"], capture_output=True, text=True)
-    assert left.stdout.strip() == "", "a CPU spinner outlived the run"
-
-
-def test_throughput_lines_are_parsed_and_a_missing_end_is_an_error():
-    row = parse_tslot("tslot 1024 sent 5000 settle_sent 300 cpu_us 90000 wall_us 112000 "
-                      "peers 1")
-    assert row == {"size": 1024, "mode": "throughput", "sent": 5000, "settle_sent": 300,
-                   "cpu_us": 90000, "wall_us": 112000, "peers": 1}
-    counted = parse_count("count 7 n 5000 later_n 4990 span_us 99800 lost 0", 7)
-    assert counted["rate_sps"] == pytest.approx(4990 / 0.0998)
-    assert counted["n"] == counted["count"] == 5000
-    with pytest.raises(PairFailed, match="end of throughput slot 7"):
-        parse_count("count 7 missing", 7)
-    with pytest.raises(PairFailed, match="unexpected answer"):
-        parse_count("count 8 n 1 later_n 0 span_us 0 lost 0", 7)    # another slot's count
 
 
 @needs_cyclone
@@ -256,26 +224,6 @@ def test_an_arm_is_not_done_before_it_has_enough_rounds():
                                              ("rtps_sign", "latency", 1024): None}
     slots.append({"arm": "rtps_sign", "size": 32, "status": "ok", "round": 100})
     assert trusted_widths(widths, slots)[("rtps_sign", "latency", 32)] == 1.5
-
-
-def test_a_refusal_is_read_line_by_line(tmp_path):
-    """Cyclone may print a remote participant's refusal before its own local one; read as
-    one joined line, the remote's word "Remote" made the local refusal look like the
-    peer's (the runner then blamed the wrong side's files)."""
-    import tempfile
-
-    from govkit.bench.rotation import Arm, Pair
-
-    pair = Pair(Arm("rtps_sign", get_profile("rtps_sign")), 0, 7, [], tmp_path)
-    err = tempfile.TemporaryFile()
-    err.write(b"one\nRemote secure participant x not allowed\n"
-              b"Error occurred while validating local permissions: Subject name is invalid\n")
-    pair.errs["pub"] = err
-    assert pair.stderr_lines("pub", 2).splitlines() == [
-        "Remote secure participant x not allowed",
-        "Error occurred while validating local permissions: Subject name is invalid"]
-    assert pair.stderr_tail("pub", 2) == " | ".join(pair.stderr_lines("pub", 2).splitlines())
-    assert pair.stderr_lines("sub", 5) == ""
 
 
 def test_a_budget_stop_names_the_widest_interval_the_report_gives():

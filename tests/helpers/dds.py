@@ -13,8 +13,9 @@ import pytest
 
 from govkit.catalog.profiles import get_profile
 from govkit.generate.bundle import BundleLog, ensure_bundle, ensure_pki
-from govkit.runners.base import BenchPoint, Bundle, ProcessOutput, prepare, run_processes
+from govkit.runners.base import BenchPoint, Bundle, ProcessOutput, prepare
 from govkit.runners.ddsperf import DdsperfRunner, find_security_plugins
+from govkit.runners.processes import run_processes
 from helpers.require import missing
 
 needs_cyclone = pytest.mark.skipif(

@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 
 from govkit.common.errors import GovkitError
-from govkit.runners.base import BenchPoint, Bundle, ProcessOutput, prepare, run_processes
+from govkit.runners.base import BenchPoint, Bundle, ProcessOutput, prepare
 from govkit.runners.fastdds import FastddsRunner
 from govkit.runners.fastdds_build import ensure_built
+from govkit.runners.processes import run_processes
 from helpers.dds import next_domain
 from helpers.require import missing
 

@@ -25,9 +25,10 @@ from helpers.fastdds import run_pair as fastdds_pair
 from govkit import smime
 from govkit.catalog.profiles import SECURED_PROFILES
 from govkit.pki.testpki import TestPKI, x509_name
-from govkit.runners.base import ProcessSpec, run_processes
+from govkit.runners.base import ProcessSpec
 from govkit.runners.ddsperf import DdsperfRunner
 from govkit.runners.fastdds import FastddsRunner
+from govkit.runners.processes import run_processes
 
 pytestmark = [needs_cyclone, pytest.mark.cyclone, pytest.mark.fastdds]
 

@@ -1,7 +1,7 @@
 """Why Cyclone DDS 0.10 refused: real ddsperf processes refuse a broken bundle, and govkit
 says in one line which file, which rule and the fix (govkit.runners.cyclone_refusal), from
 Cyclone's own log line and govkit's checks of the files the process was given. The same
-explanation reaches the rotating design's pairs (govkit.bench.rotation.Pair)."""
+explanation reaches the rotating design's pairs (govkit.runners.pair.Pair)."""
 
 from __future__ import annotations
 
@@ -127,11 +127,11 @@ def test_the_configuration_is_read_back_as_written(tmp_path):
 
 
 def test_a_rotating_pair_that_cannot_start_says_why(tmp_path):
-    """The default runner's latency pairs (govkit.bench.rotation): cyclone_perf refused."""
-    from govkit.bench.rotation import Arm, Pair, PairFailed
+    """The default runner's latency pairs (govkit.runners.pair): cyclone_perf refused."""
     from govkit.common.fsutil import write_atomic
     from govkit.runners.base import BenchPoint
     from govkit.runners.cyclone import CycloneRunner
+    from govkit.runners.pair import Pair, PairFailed
 
     bundle = make_bundle(tmp_path, "rtps_sign")
     xml = bundle.participants["pub"].permissions.with_suffix(".xml").read_bytes()
@@ -145,8 +145,9 @@ def test_a_rotating_pair_that_cannot_start_says_why(tmp_path):
     point = BenchPoint(bundle.profile, "latency", 32, 1, domain_id=domain)
     for path, text in runner.configs(point, bundle, workdir).items():
         write_atomic(Path(path), text.encode())
-    pair = Pair(Arm("rtps_sign", bundle.profile), 0, domain,
-                runner.pair_specs(bundle, domain, None, False, workdir, wait_s=5), workdir)
+    pair = Pair("rtps_sign", "rtps_sign", 0, domain,
+                runner.pair_specs(bundle, domain, None, False, workdir, wait_s=5),
+                runner.explain_refusal)
     try:
         with pytest.raises(PairFailed) as e:
             pair.start(timeout=20)

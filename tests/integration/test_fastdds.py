@@ -576,8 +576,8 @@ def test_slot_mode_speaks_cyclone_perfs_protocol(tmp_path):
     """fastdds_perf -S: `ready T` from both, then one parsable line per slot command (the
     settle time kept apart, percentiles ordered, the histogram holding every sample);
     closing standard input ends both with exit 0."""
-    from govkit.bench.rotation import parse_slot
     from govkit.results.stats import histogram
+    from govkit.runners.pair import parse_slot
     bundle = make_bundle(tmp_path, "rtps_sign")
     domain = str(next_domain())
     procs = {role: subprocess.Popen(

@@ -23,10 +23,10 @@ from helpers.dds import make_bundle, next_domain
 from helpers.fastdds import require_fastdds, runner
 from helpers.require import missing
 
-from govkit.bench.rotation import Arm, Pair
 from govkit.results.perftest_csv import csv_name
 from govkit.runners.base import BenchPoint
 from govkit.runners.crypto import CryptoVariant
+from govkit.runners.pair import Pair
 from govkit.wire import rtps
 from govkit.wire.capture import Capture, udp_datagrams
 
@@ -44,9 +44,10 @@ def _capture_ok() -> None:
 def _crypto_headers(tmp_path: Path, profile: str, variant: CryptoVariant | None
                     ) -> dict[str, list[tuple[int, int, bytes, bytes]]]:
     """One real fastdds_perf -S pair of `profile` with `variant` (through the rotation's
-    own Pair), three 32-byte slots, captured on lo: per kind of CryptoHeader ('rtps': an
-    SRTPS_PREFIX's, 'payload': a DATA's serialized payload), (destination port,
-    transformation kind, key id, session id) of every one sent to a user-traffic port."""
+    own Pair, govkit.runners.pair), three 32-byte slots, captured on lo: per kind of
+    CryptoHeader ('rtps': an SRTPS_PREFIX's, 'payload': a DATA's serialized payload),
+    (destination port, transformation kind, key id, session id) of every one sent to a
+    user-traffic port."""
     r = runner()
     bundle = make_bundle(tmp_path, profile)
     work = tmp_path / "work"
@@ -56,9 +57,9 @@ def _crypto_headers(tmp_path: Path, profile: str, variant: CryptoVariant | None
         path.write_text(text)
     domain = next_domain()
     name = profile if variant is None else f"{profile}@{variant.name}"
-    pair = Pair(Arm(name, bundle.profile, variant), 0, domain,
+    pair = Pair(name, name, 0, domain,
                 r.pair_specs(bundle, domain, None, False, work,
-                             **({"variant": variant} if variant else {})), work)
+                             **({"variant": variant} if variant else {})), r.explain_refusal)
     with Capture("lo", rtps.PORTS.ports(domain)) as cap:
         try:
             pair.start(timeout=60)

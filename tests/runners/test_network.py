@@ -34,7 +34,6 @@ from govkit.runners.base import (
     launch_argv,
     prepare,
     remote_script,
-    run_processes,
 )
 from govkit.runners.ddsperf import DdsperfRunner, add_retransmissions
 from govkit.runners.netpath import NetPaths, SshHost, refuse_foreign_keys, resolve_host
@@ -47,6 +46,7 @@ from govkit.runners.network import (
     parse_peer_addresses,
     parse_transports,
 )
+from govkit.runners.processes import run_processes
 
 GOVKIT = str(Path(sys.executable).with_name("govkit"))
 NS = "{https://cdds.io/config}"
