@@ -184,6 +184,7 @@ def _run_once(runner, point: BenchPoint, bundle: Bundle, workdir: Path, order: i
                        "count": count})
     result["cpus"] = {o.role: o.cpus_allowed for o in outputs.values()}
     result["scheduling"] = {o.role: o.policy for o in outputs.values()}
+    result["autogroup"] = {o.role: o.autogroup for o in outputs.values()}
     result["finished"] = datetime.now(UTC).isoformat(timespec="seconds")
     result["elapsed_s"] = round(time.monotonic() - t0, 2)
     return result, failure

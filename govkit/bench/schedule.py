@@ -45,6 +45,7 @@ from govkit.runners.base import Bundle, command_line
 from govkit.runners.crypto import CRYPTO_DEFAULTS
 from govkit.runners.netpath import NetPaths
 from govkit.runners.network import DEFAULT, LOSS_MEANING, ROLES
+from govkit.runners.processes import process_placement
 from govkit.wire.capture import check_capture
 
 
@@ -95,6 +96,9 @@ def _settings(opts: BenchOptions, runner, pin: Pinning, realtime: tuple[bool, st
             "profiles": [p.name for p in opts.profiles], "duration_s": opts.duration,
             "warmup_s": opts.warmup if runner.per_second else 0, "pin": opts.pin,
             "cpus": pin.to_json(), "pinning": pin.note, "realtime": realtime[0],
+            # govkit's CFS autogroup: its runner processes and spinners share it
+            # (govkit.runners.processes), which results.json's placements show
+            "autogroup": process_placement(os.getpid()).get("autogroup"),
             "scheduling": realtime[1], "cpus_kept_awake": opts.keep_awake,
             "throughput_by_rotation": opts.rotate_throughput,
             "idle": AWAKE_METHOD if opts.keep_awake else IDLE_METHOD,

@@ -96,6 +96,7 @@ class ProcessOutput:
     timed_out: bool = False            # stopped because the point's timeout expired
     cpus_allowed: str | None = None    # the affinity the process really ran with (/proc)
     policy: str | None = None          # the scheduling policy it really ran with (/proc)
+    autogroup: str | None = None       # its CFS autogroup (govkit.runners.processes)
     env: dict[str, str] = field(default_factory=dict)   # what govkit added (its config file)
 
     @property

@@ -4,7 +4,20 @@ point (`run_processes`). Every process govkit starts for a benchmark starts here
 
 Why one place: a process started for a repeat, a long-lived rotating pair and a discovery
 group had three lives in two packages, each with its own Popen, session and kill; a change
-to how a child is started reached one of them and not the others.
+to how a child is started (its session, below) reached one of them and not the others.
+
+The session. A child gets a process group of its own (so a timeout or Ctrl-C stops its
+whole group with one killpg), but stays in govkit's *session*. On Linux with
+sched_autogroup_enabled = 1 (Debian's default) every session is a CFS group of its own, and
+scheduling policy and nice weigh only inside a group (sched(7), "The autogroup feature"):
+children started with setsid() competed with govkit's SCHED_IDLE spinners
+(govkit.bench.awake) group against group, at equal weight. Measured 2026-12-04 on the
+2-core VM, a ddsperf pub/sub pair at 1024 B pinned like govkit's: 349-401 kS/s in sessions
+of their own beside the spinners, 659-686 kS/s in govkit's session, 787 kS/s with no
+spinner (benchmarks/spinners.py measures it again). A latency pair under SCHED_FIFO was
+spared (real-time tasks are outside CFS); every normally scheduled process was not.
+Processes on another host (ssh) still get a session of their own: without a controlling
+terminal ssh cannot stop at a password prompt in the background.
 """
 
 from __future__ import annotations
@@ -35,11 +48,13 @@ def dies_with_govkit():
 def spawn(spec: ProcessSpec, *, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
           stderr=subprocess.PIPE) -> subprocess.Popen:
     """Start one process of a spec: its scheduling prefixes and place (launch_argv), its
-    environment added to govkit's, a session of its own (so a timeout stops its whole
-    group), gone when govkit is."""
+    environment added to govkit's, its own process group in govkit's session (see the
+    module docstring; a remote one: a session of its own), gone when govkit is."""
+    remote = spec.endpoint is not None and spec.endpoint.remote
     return subprocess.Popen(launch_argv(spec), stdin=stdin, stdout=stdout, stderr=stderr,
                             env={**os.environ, **spec.env}, preexec_fn=dies_with_govkit(),
-                            start_new_session=True)
+                            **({"start_new_session": True} if remote
+                               else {"process_group": 0}))
 
 
 class LineReader:
@@ -186,9 +201,14 @@ _POLICIES = {0: "normal", 1: "fifo", 2: "rr", 3: "batch", 5: "idle", 6: "deadlin
 
 
 def process_placement(pid: int) -> dict:
-    """The CPU list and scheduling policy a running process has (Linux /proc); {} if
-    unknown."""
+    """The CPU list, scheduling policy and CFS autogroup a running process has (Linux /proc;
+    the autogroup where the kernel has them: the module docstring); {} if unknown."""
     found = {}
+    try:
+        with open(f"/proc/{pid}/autogroup") as f:
+            found["autogroup"] = f.read().split()[0]      # "/autogroup-N nice K"
+    except (OSError, IndexError):
+        pass
     try:
         with open(f"/proc/{pid}/status") as f:
             for line in f:

@@ -128,6 +128,11 @@ def test_rotating_run_end_to_end(tmp_path):
     rows = {(x["profile"], x["size"]): x for x in doc["summary"]}
     assert all(10 < v < 200 for v in rows[("rtps_sign", 32)]["cpu_pct"].values())
     assert {p["placement"]["pub"].get("policy") for p in rot["pairs"]} <= {"fifo", "normal"}
+    # every pair shares govkit's CFS autogroup, as its SCHED_IDLE spinners do: in groups of
+    # their own the spinners took half of each CPU from normally scheduled runners
+    if doc["settings"]["autogroup"] is not None:
+        assert {p["placement"][role]["autogroup"] for p in rot["pairs"]
+                for role in ("pub", "sub")} == {doc["settings"]["autogroup"]}
     sign = rows[("rtps_sign", 32)]
     assert sign["rounds"] == 3 and sign["vs_none"]["ratio"] > 1.05   # signing costs
     assert sign["statistic"].startswith("median of slot medians")

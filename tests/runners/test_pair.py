@@ -50,3 +50,25 @@ def test_a_refusal_is_read_line_by_line(tmp_path):
         "Error occurred while validating local permissions: Subject name is invalid"]
     assert pair.stderr_tail("pub", 2) == " | ".join(pair.stderr_lines("pub", 2).splitlines())
     assert pair.stderr_lines("sub", 5) == ""
+
+
+def test_a_runner_process_shares_govkits_session_and_has_its_own_group():
+    """spawn: a process group of its own (one killpg stops it) in govkit's session, so in
+    govkit's CFS autogroup, where a SCHED_IDLE spinner of govkit's really yields to it
+    (govkit.runners.processes)."""
+    import os
+    import subprocess
+
+    from govkit.runners.base import ProcessSpec
+    from govkit.runners.processes import end_processes, process_placement, spawn
+
+    proc = spawn(ProcessSpec("sub", ["sleep", "30"]), stdin=subprocess.PIPE)
+    try:
+        assert os.getsid(proc.pid) == os.getsid(0)
+        assert os.getpgid(proc.pid) == proc.pid != os.getpgid(0)
+        if os.path.exists("/proc/self/autogroup"):
+            assert process_placement(proc.pid)["autogroup"] == \
+                process_placement(os.getpid())["autogroup"]
+    finally:
+        proc.kill()
+        end_processes([proc], grace_s=1)
