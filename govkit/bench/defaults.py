@@ -40,6 +40,10 @@ DEFAULT_SLOT_MS = 30
 # acknowledgement wait weigh more in a shorter slot, and 100 ms is what was measured against
 # ddsperf (docs/background/method.md, "Fidelity with the spinners, and throughput").
 MIN_THROUGHPUT_SLOT_MS = 100
+# CPU slots (throughput written at a fixed rate, as RTI's -cpu measures): CPU time over the
+# samples written, exact over any length; this is the shortest that still holds hundreds of
+# samples at the large sizes' rates.
+DEFAULT_CPU_SLOT_MS = 50
 DEFAULT_SETTLE_MS = 10         # round trips sent before this are kept apart
 DEFAULT_INSTANCES = 2          # process pairs per arm
 DEFAULT_MIN_ROUNDS = 6

@@ -134,7 +134,7 @@ class BenchOptions:
     pin: bool = True
     realtime: bool = True
     keep_awake: bool = True        # govkit.bench.awake: the measured CPUs never halt
-    rotate_throughput: bool = False  # throughput slots too (not yet ddsperf's rates)
+    rotate_throughput: bool = True   # throughput points by rotation (with their CPU slots)
     dry_run: bool = False
     runner_options: dict = field(default_factory=dict)
     command: str = "govkit bench"

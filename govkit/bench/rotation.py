@@ -17,10 +17,16 @@ pairs (separate processes, separate address-space layouts), taken in turn by rou
 A slot is ended by the program between two round trips, never by a signal in the middle of
 a fragmented, reliable exchange (the `slot` command of cyclone_perf and `fastdds_perf -S`).
 
-Lanes: a round has one sandwich per lane, a (mode, size). Latency slots ping-pong; throughput
-slots (runners with `rotates_throughput`: cyclone_perf's `tput`) write as fast as the
-reliable writer lets them, end with a marker and wait until every sample is acknowledged, so
-that no slot's traffic runs into the next; the pong counts what arrived (`count TAG`).
+Lanes: a round has one sandwich per lane, a (mode, size). Latency slots ping-pong, under
+SCHED_FIFO where permitted. Throughput slots (runners with `rotates_throughput`:
+cyclone_perf's `tput`) write as fast as the reliable writer lets them, end with a marker and
+wait until every sample is acknowledged, so that no slot's traffic runs into the next; the
+pong counts what arrived (`count TAG`, with its arrivals per 5 ms). CPU slots (a `cpu` lane
+beside each throughput lane) write the same way but paced at one fixed rate per size, the
+same for every arm and below the heaviest arm's saturation (offered_rates), and give each
+side's CPU time per sample (RTI Perftest's -cpu, at a rate every profile sustains).
+Throughput and CPU slots run normally scheduled, as ddsperf does: each pair is switched
+between SCHED_FIFO and normal scheduling as its slots need (slot_policy).
 
 The pairs themselves (their processes and the line protocol they answer in) are
 govkit.runners.pair; this module decides which pair gets which slot, and when to stop.
@@ -35,6 +41,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from govkit.bench.defaults import (
+    DEFAULT_CPU_SLOT_MS,
     DEFAULT_INSTANCES,
     DEFAULT_MIN_ROUNDS,
     DEFAULT_ROTATION_TARGET_PCT,
@@ -55,6 +62,10 @@ from govkit.runners.pair import THROUGHPUT, Pair, PairFailed
 
 SLOT_FORMAT = "latency-slots"
 LATENCY = "latency"
+CPU = "cpu"                       # a throughput slot paced at a fixed rate: CPU per sample
+FIFO, NORMAL = "fifo", "normal"   # a pair's scheduling policy (slot_policy)
+CPU_LOAD_SHARE = 0.5              # CPU slots offer this share of the slowest warm-up rate
+CPU_DELIVERED = 0.95              # ... and a slot that delivers less of it is "saturated"
 WARMUP_SLOT_US = 100_000          # one unmeasured slot per pair and size before round 0
 WIDTHS_EVERY_S = 1.0              # the stopping rule's widths are recomputed this often
 MIN_ARM_ROUNDS = 20               # an arm's slots before its width may stop its slots
@@ -75,8 +86,14 @@ class RotationSettings:
         """A throughput slot's measured part: --slot-ms, but at least MIN_THROUGHPUT_SLOT_MS."""
         return max(self.slot_ms, MIN_THROUGHPUT_SLOT_MS)
 
+    @property
+    def cpu_slot_ms(self) -> int:
+        """A CPU slot's measured part (paced writes: CPU time is exact over any length)."""
+        return max(self.slot_ms, DEFAULT_CPU_SLOT_MS)
+
     def to_json(self) -> dict:
         return {"slot_ms": self.slot_ms, "throughput_slot_ms": self.throughput_slot_ms,
+                "cpu_slot_ms": self.cpu_slot_ms, "cpu_load_share": CPU_LOAD_SHARE,
                 "settle_ms": self.settle_ms,
                 "instances": self.instances, "min_rounds": self.min_rounds,
                 "min_arm_rounds": MIN_ARM_ROUNDS,
@@ -182,59 +199,15 @@ def run_rotation(runner: RotatingRunner, arms: list[Arm], bundles: dict[str, Bun
                  budget: float, workdir: Path, load: LoadWatch) -> RotationOutcome:
     """Start every pair, then rounds until every ratio is within the target (after the
     minimum) or the budget would be passed; every slot goes to `store` as it completes."""
-    from govkit.results.summary import rotation_widths
-
     outcome = RotationOutcome()
     rot = store.rotation()
     first_round = rot["next_round"]
-    first_instance = rot["next_instance"]
-    realtime = pin.realtime
-    for arm in arms:            # the pair's configuration files: ddsperf's, once per profile
-        for path, text in runner.configs(BenchPoint(arm.profile, "latency", 32, 1),
-                                         bundles[arm.profile.name],
-                                         workdir).items():
-            write_atomic(path, text)
-    domains = iter(distinct_domains(len(arms) * rs.instances, set()))
     pairs: dict[tuple[str, int], Pair] = {}
     try:
-        for arm in arms:
-            for i in range(rs.instances):
-                domain = next(domains)
-                extra = {"variant": arm.variant} if arm.variant is not None else {}
-                pair = Pair(arm.name, arm.label, first_instance + i, domain,
-                            runner.pair_specs(bundles[arm.profile.name], domain, pin.cpus,
-                                              realtime, workdir, **extra),
-                            runner.explain_refusal)
-                console.print(f"starting {arm.label} pair {pair.instance} (domain {domain})",
-                              style="dim", markup=False, highlight=False)
-                record = {"arm": arm.name, "profile": arm.profile.name,
-                          "instance": pair.instance, "domain_id": domain,
-                          "commands": pair.commands(), **arm.to_json(),
-                          "started": datetime.now(UTC).isoformat(timespec="seconds")}
-                try:
-                    pair.start(timeout=60)
-                except PairFailed as e:
-                    pair.close()
-                    outcome.failed += 1
-                    store.add_pair({**record, "status": "failed", "error": str(e)})
-                    console.print(f"FAILED {e}", markup=False, highlight=False)
-                    continue
-                pairs[(arm.name, pair.instance)] = pair
-                store.add_pair({**record, "status": "ok", "placement": pair.placement(),
-                                "time_to_match_s": pair.ready_s.get("pub"),
-                                "pong_time_to_match_s": pair.ready_s.get("sub"),
-                                "start_to_ready_s": round(pair.start_to_ready_s, 4)})
-        tags = iter(range(1 << 30))
-        for pair in list(pairs.values()):        # first-use costs out of the way, unmeasured
-            for mode, size in lanes:
-                try:
-                    if mode == THROUGHPUT:
-                        pair.tslot(size, 0, WARMUP_SLOT_US, 1 + next(tags) % 255)
-                    else:
-                        pair.slot(size, 0, WARMUP_SLOT_US)
-                except PairFailed as e:
-                    _drop(pairs, pair, e, outcome, console)
-                    break
+        pairs = start_pairs(runner, arms, bundles, rs, store, pin, console, workdir, outcome)
+        tags = SlotTags()
+        warm = warm_up(pairs, lanes, tags, outcome, console)
+        offered = offered_rates(rot["settings"], lanes, warm)
         load.start()
         last_round_s = None
         rnd = first_round
@@ -246,10 +219,9 @@ def run_rotation(runner: RotatingRunner, arms: list[Arm], bundles: dict[str, Bun
                 # the widths (a bootstrap per arm, ~0.2 s in all) once per WIDTHS_EVERY_S of
                 # rounds, not after every round: late rounds of 30 ms slots are shorter
                 if time.monotonic() - widths_at >= WIDTHS_EVERY_S:
-                    widths = trusted_widths(rotation_widths(store.doc, store.summarizer),
-                                            store.doc["rotation"]["slots"])
+                    widths = stopping_widths(store)
                     widths_at = time.monotonic()
-                active = {k for k, w in widths.items() if w is None or w > rs.target_ci}
+                active = active_lanes(widths, rs.target_ci)
                 if widths and all(w is not None and w <= rs.target_ci for w in widths.values()):
                     outcome.notes.append(f"every ratio within ±{rs.target_ci:g}% after "
                                          f"{done} rounds")
@@ -267,27 +239,21 @@ def run_rotation(runner: RotatingRunner, arms: list[Arm], bundles: dict[str, Bun
             for (mode, size), seq in plan:
                 rows = []
                 for position, (arm, k) in enumerate(seq):
-                    pair = _pick(pairs, arm, first_instance + k, rs.instances, first_instance)
+                    pair = _pick(pairs, arm, rot["next_instance"] + k, rs.instances,
+                                 rot["next_instance"])
                     if pair is None:
                         continue
                     base = {"round": rnd, "position": position, "arm": arm.name,
                             "profile": arm.profile.name, "instance": pair.instance,
                             "size": size, "mode": mode, **arm.to_json()}
                     try:
-                        row = pair.tslot(size, rs.settle_ms * 1000,
-                                         rs.throughput_slot_ms * 1000,
-                                         1 + next(tags) % 255) if mode == THROUGHPUT \
-                            else pair.slot(size, rs.settle_ms * 1000, rs.slot_ms * 1000)
+                        row = measure_slot(pair, mode, size, rs, tags, pin.realtime,
+                                           offered.get(size))
                     except PairFailed as e:
                         rows.append({**base, "status": "failed", "error": str(e)})
                         _drop(pairs, pair, e, outcome, console)
                         continue
-                    status = "ok"
-                    if row.get("peers", 1) > 1:
-                        status = "foreign_participant"
-                    elif not row.get("n") or (mode == THROUGHPUT and not row["rate_sps"]):
-                        status = "no_samples"
-                    rows.append({**base, **row, "status": status})
+                    rows.append({**base, **row, "status": slot_status(mode, row)})
                 store.add_slots(rows)
             last_round_s = time.monotonic() - t0
             store.finish_round(rnd, last_round_s)
@@ -308,6 +274,172 @@ def run_rotation(runner: RotatingRunner, arms: list[Arm], bundles: dict[str, Bun
             pair.close()
         store.set_load(load.finish())
     return outcome
+
+
+def start_pairs(runner: RotatingRunner, arms: list[Arm], bundles: dict[str, Bundle],
+                rs: RotationSettings, store, pin, console, workdir: Path,
+                outcome: RotationOutcome) -> dict[tuple[str, int], Pair]:
+    """Every arm's pairs, each on a domain of its own, started and matched one after the
+    other (a pair that fails to start is recorded and left out); their configuration files
+    are the per-repeat ones, written once per profile."""
+    first_instance = store.rotation()["next_instance"]
+    for arm in arms:
+        for path, text in runner.configs(BenchPoint(arm.profile, "latency", 32, 1),
+                                         bundles[arm.profile.name], workdir).items():
+            write_atomic(path, text)
+    domains = iter(distinct_domains(len(arms) * rs.instances, set()))
+    pairs: dict[tuple[str, int], Pair] = {}
+    for arm in arms:
+        for i in range(rs.instances):
+            domain = next(domains)
+            extra = {"variant": arm.variant} if arm.variant is not None else {}
+            pair = Pair(arm.name, arm.label, first_instance + i, domain,
+                        runner.pair_specs(bundles[arm.profile.name], domain, pin.cpus,
+                                          pin.realtime, workdir, **extra),
+                        runner.explain_refusal)
+            pair.policy = FIFO if pin.realtime else NORMAL
+            console.print(f"starting {arm.label} pair {pair.instance} (domain {domain})",
+                          style="dim", markup=False, highlight=False)
+            record = {"arm": arm.name, "profile": arm.profile.name,
+                      "instance": pair.instance, "domain_id": domain,
+                      "commands": pair.commands(), **arm.to_json(),
+                      "started": datetime.now(UTC).isoformat(timespec="seconds")}
+            try:
+                pair.start(timeout=60)
+            except PairFailed as e:
+                pair.close()
+                outcome.failed += 1
+                store.add_pair({**record, "status": "failed", "error": str(e)})
+                console.print(f"FAILED {e}", markup=False, highlight=False)
+                continue
+            pairs[(arm.name, pair.instance)] = pair
+            store.add_pair({**record, "status": "ok", "placement": pair.placement(),
+                            "time_to_match_s": pair.ready_s.get("pub"),
+                            "pong_time_to_match_s": pair.ready_s.get("sub"),
+                            "start_to_ready_s": round(pair.start_to_ready_s, 4)})
+    return pairs
+
+
+class SlotTags:
+    """Throughput slots' tags (1 .. 255, in turn): pong tells a slot's samples from the
+    previous slot's by them."""
+
+    def __init__(self):
+        self.n = 0
+
+    def next(self) -> int:
+        self.n += 1
+        return 1 + self.n % 255
+
+
+def warm_up(pairs: dict[tuple[str, int], Pair], lanes: list[tuple[str, int]],
+            tags: SlotTags, outcome: RotationOutcome, console) -> dict[int, list[float]]:
+    """One unmeasured slot per pair and lane before round 0 (first-use costs out of the
+    way); per size, the rates the throughput warm-ups reached (offered_rates reads them)."""
+    rates: dict[int, list[float]] = {}
+    for pair in list(pairs.values()):
+        for mode, size in lanes:
+            if mode == CPU:
+                continue            # its rate comes from these warm-ups
+            try:
+                row = measure_slot(pair, mode, size, None, tags, pair.policy == FIFO, None,
+                                   measure_us=WARMUP_SLOT_US)
+            except PairFailed as e:
+                _drop(pairs, pair, e, outcome, console)
+                break
+            if mode == THROUGHPUT and row.get("rate_sps"):
+                rates.setdefault(size, []).append(row["rate_sps"])
+    return rates
+
+
+def offered_rates(settings: dict, lanes: list[tuple[str, int]],
+                  warm: dict[int, list[float]]) -> dict[int, float]:
+    """Per size of a CPU lane, the fixed rate every arm's paced slots offer: CPU_LOAD_SHARE
+    of the slowest warm-up rate of any arm at that size (so even the heaviest profile is
+    below saturation), to two significant figures; kept in the rotation's settings, so a
+    resumed run offers the same."""
+    kept = settings.setdefault("cpu_offered_rate_sps", {})
+    for mode, size in lanes:
+        if mode != CPU or str(size) in kept:
+            continue
+        if not warm.get(size):
+            raise GovkitError(f"no pair reached any throughput at {size} B in its warm-up: "
+                              "nothing to pace the CPU slots by")
+        rate = CPU_LOAD_SHARE * min(warm[size])
+        kept[str(size)] = float(f"{rate:.2g}")
+    return {int(k): v for k, v in kept.items()}
+
+
+def measure_slot(pair: Pair, mode: str, size: int, rs: RotationSettings | None,
+                 tags: SlotTags, realtime: bool, offered: float | None,
+                 measure_us: int | None = None) -> dict:
+    """One slot of `mode` on `pair`, under the policy that mode runs with (slot_policy);
+    `rs` None: a warm-up slot (no settle time, `measure_us` long)."""
+    wanted = slot_policy(mode, realtime)
+    if pair.policy != wanted:
+        pair.set_policy(wanted)
+        pair.policy = wanted
+    settle = rs.settle_ms * 1000 if rs else 0
+    if mode == LATENCY:
+        row = pair.slot(size, settle, measure_us or rs.slot_ms * 1000)
+    else:
+        length = measure_us or (rs.throughput_slot_ms if mode == THROUGHPUT
+                                else rs.cpu_slot_ms) * 1000
+        row = pair.tslot(size, settle, length, tags.next(),
+                         offered if mode == CPU else 0)
+        if mode == CPU:
+            written = row.get("sent", 0) + row.get("settle_sent", 0)
+            row.update(mode=CPU, offered_rate_sps=offered, **cpu_per_sample(row, written))
+    row["policy"] = wanted
+    return row
+
+
+def slot_policy(mode: str, realtime: bool) -> str:
+    """Latency slots SCHED_FIFO where permitted (govkit.bench.machine.realtime_note);
+    throughput and CPU slots normally scheduled, as ddsperf runs: a real-time writer that
+    never blocks would keep everything else off its CPU, govkit included."""
+    return FIFO if realtime and mode == LATENCY else NORMAL
+
+
+def cpu_per_sample(row: dict, written: int) -> dict:
+    """A CPU slot's µs of CPU per sample written, each side and both (the slot's whole CPU
+    time over its whole count: settle time, end and acknowledgement wait included)."""
+    if not written:
+        return {"cpu_us_per_sample": 0.0}
+    ping, pong = row.get("cpu_us", 0) / written, row.get("pong_cpu_us", 0) / written
+    return {"ping_us_per_sample": round(ping, 4), "pong_us_per_sample": round(pong, 4),
+            "cpu_us_per_sample": round(ping + pong, 4)}
+
+
+def slot_status(mode: str, row: dict) -> str:
+    """ok, foreign_participant (a stranger matched on the pair's domain), no_samples, or
+    (a CPU slot) saturated: it delivered less than CPU_DELIVERED of the offered rate, so
+    its CPU per sample is not at the rate the others had."""
+    if row.get("peers", 1) > 1:
+        return "foreign_participant"
+    if not row.get("n") or (mode != LATENCY and not row.get("rate_sps")):
+        return "no_samples"
+    if mode == CPU and row["rate_sps"] < CPU_DELIVERED * row["offered_rate_sps"]:
+        return "saturated"
+    return "ok"
+
+
+def stopping_widths(store) -> dict[tuple[str, str, int], float | None]:
+    """The ratio half-widths the stopping rule reads: latency and throughput arms (a CPU
+    lane rides with its size's throughput lane: active_lanes)."""
+    from govkit.results.summary import rotation_widths  # the summary's bootstrap (numpy)
+
+    widths = rotation_widths(store.doc, store.summarizer)
+    return trusted_widths({k: w for k, w in widths.items() if k[1] != CPU},
+                          store.doc["rotation"]["slots"])
+
+
+def active_lanes(widths: dict[tuple[str, str, int], float | None], target: float
+                 ) -> set[tuple[str, str, int]]:
+    """(arm, mode, size) still wider than the target (or not known yet); an arm's CPU lane
+    is active while its throughput lane at that size is."""
+    active = {k for k, w in widths.items() if w is None or w > target}
+    return active | {(arm, CPU, size) for arm, mode, size in active if mode == THROUGHPUT}
 
 
 def budget_stop_note(doc: dict, summarizer, done: int, budget: float) -> str:

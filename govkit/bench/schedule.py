@@ -31,7 +31,7 @@ from govkit.bench.loadwatch import LoadWatch
 from govkit.bench.machine import Pinning, environment, pinning, realtime_note
 from govkit.bench.options import DISCOVERY, BenchOptions, BenchOutcome, Cell
 from govkit.bench.repeat import build_dir, make_bundles, point, run_point
-from govkit.bench.rotation import MIN_ARM_ROUNDS, arms_of, run_rotation
+from govkit.bench.rotation import CPU, MIN_ARM_ROUNDS, arms_of, run_rotation
 from govkit.bench.wire_phase import check_wire_networks, wire_key, wire_phase
 from govkit.catalog.runners import runner_info
 from govkit.common.errors import GovkitError
@@ -45,6 +45,7 @@ from govkit.runners.base import Bundle, command_line
 from govkit.runners.crypto import CRYPTO_DEFAULTS
 from govkit.runners.netpath import NetPaths
 from govkit.runners.network import DEFAULT, LOSS_MEANING, ROLES
+from govkit.runners.pair import THROUGHPUT
 from govkit.runners.processes import process_placement
 from govkit.wire.capture import check_capture
 
@@ -235,10 +236,11 @@ def _run_bench(opts: BenchOptions, console) -> BenchOutcome:
 
 def rotates(runner, cell: Cell, throughput: bool = False) -> bool:
     """Whether the point is measured by rotation (govkit.bench.rotation): latency points of a
-    runner that can, and with --rotate-throughput throughput points of one whose program
-    has throughput slots, on the default network. Throughput rotation is not the default:
-    its rates are 0.64-0.76 of a lone ddsperf pub/sub pair's in benchmarks/
-    rotation_fidelity.py (2026-12-02), so throughput points run ddsperf per repeat."""
+    runner that can, and throughput points of one whose program has throughput slots
+    (unless --per-repeat-throughput), on the default network. Rotated throughput read
+    0.58-0.76 of a lone ddsperf pair (2026-12-02/04) while the runner processes had sessions
+    of their own, where govkit's CPU spinners took half of each CPU from them
+    (govkit.runners.processes); docs/background/method.md has the measurements since."""
     info = runner_info(runner.name)
     modes = {"latency"} | ({"throughput"} if throughput and info.rotates_throughput
                            else set())
@@ -246,9 +248,10 @@ def rotates(runner, cell: Cell, throughput: bool = False) -> bool:
 
 
 def _tput_slot_text(lanes: list[tuple[str, int]], rs) -> str:
-    if not any(mode == "throughput" for mode, _ in lanes) or rs.throughput_slot_ms == rs.slot_ms:
+    if not any(mode == THROUGHPUT for mode, _ in lanes):
         return ""
-    return f" ({rs.throughput_slot_ms} ms in throughput slots)"
+    return (f" ({rs.throughput_slot_ms} ms in throughput slots, {rs.cpu_slot_ms} ms in CPU "
+            f"slots, both normally scheduled)")
 
 
 def _rotate(opts: BenchOptions, runner, store: ResultStore, cells: list[Cell],
@@ -257,6 +260,8 @@ def _rotate(opts: BenchOptions, runner, store: ResultStore, cells: list[Cell],
     rs = opts.rotation
     profiles = list(dict.fromkeys(c.profile for c in cells))
     lanes = list(dict.fromkeys((c.mode, c.size) for c in cells))
+    # beside each throughput lane, its CPU lane (CPU per sample at a fixed rate)
+    lanes += [(CPU, size) for mode, size in lanes if mode == THROUGHPUT]
     arms = arms_of(profiles, rs.aa, opts.variants)
     store.set_rotation_method({"settings": rs.to_json(), "method": runner.method(),
                                "estimator": ESTIMATOR, "interval": PAIRED_INTERVAL_METHOD})
@@ -277,10 +282,10 @@ def _rotate(opts: BenchOptions, runner, store: ResultStore, cells: list[Cell],
 
 
 def _lanes_text(lanes: list[tuple[str, int]]) -> str:
-    modes = sorted({m for m, _ in lanes})
+    modes = list(dict.fromkeys(m for m, _ in lanes))
     if modes == ["latency"]:
         return f"{len(lanes)} size(s)"
-    return f"{len(lanes)} lane(s) ({' and '.join(modes)} × size)"
+    return f"{len(lanes)} lane(s) ({', '.join(modes)} × size)"
 
 
 def _dry_run(opts: BenchOptions, runner, cells: list[Cell], seed: int, pin: Pinning,

@@ -150,10 +150,10 @@ def bench(
         "--realtime/--no-realtime", help="Run latency repeats SCHED_FIFO where permitted "
                                          "(keeps other programs off their CPUs).")] = True,
     rotate_throughput: Annotated[bool, typer.Option(
-        "--rotate-throughput", help="Measure throughput points by rotation too (the "
-                                    "program's throughput slots, paired like latency). Not "
-                                    "the default: its rates are not yet a lone ddsperf "
-                                    "pair's (docs/background/method.md).")] = False,
+        "--rotate-throughput/--per-repeat-throughput",
+        help="Throughput points by rotation (the default runner's throughput slots, paired "
+             "like latency, with CPU per sample at a fixed rate), or per repeat: a fresh "
+             "ddsperf pub/sub pair per repeat (docs/background/method.md).")] = True,
     allow_idle: Annotated[bool, typer.Option(
         "--allow-idle", help="Let the measured CPUs halt when idle. Default: a lowest-"
                              "priority spinner keeps each awake while measuring, so an idle "

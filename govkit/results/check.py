@@ -39,7 +39,9 @@ _ROW_KEYS = {
 # The numbers a usable slot of a rotating run must hold (govkit.results.stats.slot_figures,
 # throughput_slot_figures), per mode.
 _SLOT_KEYS = {"latency": ("count", "mean", "min", "max", "p50", "p99"),
-              "throughput": ("count", "later_n", "span_us", "lost", "rate_sps")}
+              "throughput": ("count", "later_n", "span_us", "lost", "rate_sps"),
+              "cpu": ("count", "rate_sps", "offered_rate_sps", "cpu_us_per_sample",
+                      "ping_us_per_sample", "pong_us_per_sample")}
 _CPU_KEYS = ("cpu_us", "wall_us", "pong_cpu_us")     # optional in a usable slot
 
 # Bounds. No run comes near them; they keep every computation on the numbers finite.
@@ -367,7 +369,7 @@ def _check_slot(here: str, slot: dict) -> None:
     _check_variant(slot, here)
     mode = _get(slot, "mode", here, "a string", required=False, default="latency")
     if mode not in _SLOT_KEYS:
-        raise _where(f"{here}.mode", f"expected latency or throughput, got "
+        raise _where(f"{here}.mode", f"expected {', '.join(_SLOT_KEYS)}, got "
                                      f"{json_excerpt(mode)}")
     _measured(slot, stats.slot_value_key(slot), here, required=False)
     if not stats.usable(slot):

@@ -85,11 +85,12 @@ class Pairing:
         return self.value - self.baseline_mean
 
 
-def pairings(slots: list[dict], mode: str = "latency"
+def pairings(slots: list[dict], mode: str = "latency", value_key: str | None = None
              ) -> dict[tuple[str, int], list[Pairing]]:
     """Per (arm, size), every round's pairing of one mode's slots (a slot without a mode is
     a latency slot), from the raw slot records (any order). The value paired is the slot's
-    median latency, or its receive rate (govkit.results.stats.slot_value_key)."""
+    median latency, its receive rate or its CPU per sample
+    (govkit.results.stats.slot_value_key), or `value_key` of every slot."""
     blocks: dict[tuple[int, int], list[dict]] = {}
     for s in slots:
         if s.get("mode", "latency") == mode:
@@ -99,7 +100,8 @@ def pairings(slots: list[dict], mode: str = "latency"
         block.sort(key=lambda s: s["position"])
         # each slot's value if it is a usable `none` slot (None if not), read once; one
         # mode's slots share the value's key
-        none = [s[slot_value_key(s)] if s["arm"] == BASELINE_ARM and usable(s) else None
+        none = [s[value_key or slot_value_key(s)] if s["arm"] == BASELINE_ARM and usable(s)
+                else None
                 for s in block]
         for i, s in enumerate(block):
             if s["arm"] == BASELINE_ARM or not usable(s):
@@ -114,7 +116,7 @@ def pairings(slots: list[dict], mode: str = "latency"
             n = len(around)
             logs = sum(math.log(v) for v in around)
             out.setdefault((s["arm"], size), []).append(Pairing(
-                rnd, s["instance"], s[slot_value_key(s)], math.exp(logs / n),
+                rnd, s["instance"], s[value_key or slot_value_key(s)], math.exp(logs / n),
                 sum(around) / n))
     return out
 

@@ -557,9 +557,13 @@ def trend(groups: list[list[float]]) -> float | None:
 # ------------------------------------------------------------- slots (govkit.bench.rotation)
 
 
+SLOT_VALUE_KEYS = {"latency": "p50", "throughput": "rate_sps", "cpu": "cpu_us_per_sample"}
+
+
 def slot_value_key(slot: dict) -> str:
-    """What a rotating run's slot measured: its median latency, or its receive rate."""
-    return "rate_sps" if slot.get("mode") == "throughput" else "p50"
+    """What a rotating run's slot measured: its median latency, its receive rate, or (a CPU
+    slot, written at a fixed rate) both sides' CPU µs per sample."""
+    return SLOT_VALUE_KEYS.get(slot.get("mode", "latency"), "p50")
 
 
 def usable(slot: dict) -> bool:

@@ -38,7 +38,7 @@ RESUME_KEYS = {"runner": "--runner", "modes": "--mode", "sizes": "--sizes",
                "realtime": "--realtime/--no-realtime", "transports": "--transport",
                "paths": "--net", "loss_rates_pct": "--loss-rate", "hosts": "--hosts",
                "peer_addresses": "--peer-address", "cpus_kept_awake": "--allow-idle",
-               "throughput_by_rotation": "--rotate-throughput"}
+               "throughput_by_rotation": "--rotate-throughput/--per-repeat-throughput"}
 # What a run stored before a setting existed means (runs before the network dimension
 # were UDP over loopback without loss; before 2026-12-02's spinners, CPUs could halt).
 RESUME_DEFAULTS = {"transports": ["udp"], "paths": ["lo"], "loss_rates_pct": [0],

@@ -11,6 +11,8 @@ reads a results document, never writes one.
 
 from __future__ import annotations
 
+import statistics
+
 from govkit.catalog.profiles import BASELINE, PROFILES
 from govkit.catalog.rti_published import published_cipher_pair, published_overhead
 from govkit.results import paired, parallel, stats
@@ -161,6 +163,7 @@ def summarize(doc: dict, summarizer: Summarizer | None = None) -> list[dict]:
                 row["tail"] = _slot_tail(slots, figures)
             else:
                 figures = stats.throughput_slot_figures(slots)
+                row["cpu_per_sample"] = cpu_per_sample(doc, profile, size, paired_overheads)
             row["cpu_pct"] = {"ping": figures["cpu_pct_ping"], "pong": figures["cpu_pct_pong"]}
             paired = paired_overheads.get((profile, mode, size))
             row["vs_none"] = paired.to_json() if paired is not None else None
@@ -186,6 +189,43 @@ def summarize(doc: dict, summarizer: Summarizer | None = None) -> list[dict]:
     return [_rounded(row) for row in rows]
 
 
+CPU_STATISTIC = (
+    "median of CPU slots' µs of CPU per sample written (each side's CPU time over the "
+    "slot's samples, at the one offered rate of that size); × none: the paired rounds' "
+    "ratio, as for latency")
+
+
+def cpu_per_sample(doc: dict, arm: str, size: int, overheads: dict) -> dict | None:
+    """A throughput point's second cost figure, from its CPU slots (written at a fixed rate
+    below every arm's saturation: govkit.bench.rotation): per side and both, the median
+    over slots of µs of CPU per sample, and each over `none`'s as a paired ratio with its
+    interval (both sides: the run's paired overheads; each side: paired here)."""
+    slots = [s for s in (doc.get("rotation") or {}).get("slots", [])
+             if s.get("mode") == CPU and s["arm"] == arm and s["size"] == size]
+    ok = [s for s in slots if stats.usable(s)]
+    if not ok:
+        return None
+    out = {"statistic": CPU_STATISTIC, "unit": "us/sample",
+           "offered_rate_sps": ok[0].get("offered_rate_sps"), "slots": len(ok),
+           "saturated_slots": sum(1 for s in slots if s.get("status") == "saturated")}
+    for side, key in (("both", "cpu_us_per_sample"), ("ping", "ping_us_per_sample"),
+                      ("pong", "pong_us_per_sample")):
+        values = [s[key] for s in ok if s.get(key, 0) > 0]
+        out[side] = statistics.median(values) if values else None
+    if arm == BASELINE:
+        return out
+    both = overheads.get((arm, CPU, size))
+    out["vs_none"] = both.to_json() if both is not None else None
+    cpu_slots = [s for s in (doc.get("rotation") or {}).get("slots", [])
+                 if s.get("mode") == CPU and s["size"] == size]
+    for side, key in (("ping", "ping_us_per_sample"), ("pong", "pong_us_per_sample")):
+        usable_side = [s for s in cpu_slots if s.get(key, 0) > 0]
+        mine = paired.pairings(usable_side, CPU, key).get((arm, size))
+        out[f"{side}_vs_none"] = paired.overhead(
+            mine, f"govkit/paired/{arm}/{size}/cpu/{side}").to_json() if mine else None
+    return out
+
+
 def resample_cap(points: int) -> int:
     """The most values each point's bootstrap resamples in a run of `points` points
     (govkit.results.stats.thinned): the whole run's work stays bounded."""
@@ -198,6 +238,10 @@ def resample_cap(points: int) -> int:
 # A rotating run's slots as a point's raw rows, per mode (govkit.results.stats.ROW_FORMATS).
 ROTATION_FORMAT = {"latency": "latency-slots", "throughput": "throughput-slots"}
 ROTATION_FORMATS = tuple(ROTATION_FORMAT.values())
+# The slots paired with their `none` neighbours: the points' modes, and the CPU slots
+# (govkit.bench.rotation), whose figures belong to their size's throughput point.
+CPU = "cpu"
+PAIRED_MODES = (*ROTATION_FORMAT, CPU)
 
 
 def all_records(doc: dict) -> list[dict]:
@@ -213,7 +257,7 @@ def rotation_records(doc: dict) -> list[dict]:
     pairs = {(p["arm"], p["instance"]): p for p in rot.get("pairs", [])}
     groups: dict[tuple, list[dict]] = {}
     for s in rot.get("slots", []):
-        if s.get("arm") == paired.AA_ARM:
+        if s.get("arm") == paired.AA_ARM or s.get("mode") == CPU:
             continue
         # by arm: a profile measured under several crypto variants is one point per
         # variant, named like its arm (`rtps_encrypt@aes128`)
@@ -243,7 +287,7 @@ def _pairings_by_mode(doc: dict) -> dict[str, dict]:
     """A rotating run's pairings (govkit.results.paired.pairings) per mode."""
     rot = doc.get("rotation")
     slots = rot.get("slots", []) if rot else []
-    return {mode: paired.pairings(slots, mode) for mode in ROTATION_FORMAT} if rot else {}
+    return {mode: paired.pairings(slots, mode) for mode in PAIRED_MODES} if rot else {}
 
 
 def rotation_overheads(doc: dict, summarizer: Summarizer | None = None,
@@ -261,7 +305,7 @@ def rotation_overheads(doc: dict, summarizer: Summarizer | None = None,
     slots = rot.get("slots", [])
     todo = []                                 # not cached: (point, key, signature, ...)
     cache = summarizer._cache if summarizer else {}
-    arms = [(mode, arm, size, pairs) for mode in ROTATION_FORMAT
+    arms = [(mode, arm, size, pairs) for mode in PAIRED_MODES
             for (arm, size), pairs in (paired.pairings(slots, mode)
                                        if (pairs_by_mode or {}).get(mode) is None
                                        else pairs_by_mode[mode]).items()]

@@ -45,6 +45,8 @@ class Pair:
         self.ready_s: dict[str, float] = {}
         self.start_to_ready_s: float | None = None
         self.alive = False
+        self.discarded_total = 0      # the reader's discarded bytes, as pong last said
+        self.policy: str | None = None   # "fifo" or "normal", as the scheduler last set it
 
     @property
     def key(self) -> str:
@@ -144,19 +146,35 @@ class Pair:
         row["pong_cpu_us"] = self.pong_cpu_us() - before
         return row
 
-    def tslot(self, size: int, settle_us: int, measure_us: int, tag: int) -> dict:
-        """One throughput slot: ping writes, pong counts; the row holds both sides' counts
-        and CPU time and the receive rate (samples after the first arrival over the time
-        from the first arrival to the last)."""
+    def tslot(self, size: int, settle_us: int, measure_us: int, tag: int, rate: float = 0
+              ) -> dict:
+        """One throughput slot: ping writes (as fast as it can, or paced at `rate`
+        samples/s), pong counts; the row holds both sides' counts, CPU time and protocol
+        counters, the arrivals per bin and the receive rate (samples after the first
+        arrival over the time from the first arrival to the last)."""
         before = self.pong_cpu_us()
-        self._send("pub", f"tput {size} {settle_us} {measure_us} {tag}\n")
+        command = f"tput {size} {settle_us} {measure_us} {tag}" + (f" {rate:g}" if rate else "")
+        self._send("pub", command + "\n")
         deadline = time.monotonic() + (settle_us + measure_us) / 1e6 + SLOT_TIMEOUT_S
         row = parse_tslot(self._line("pub", deadline))
         self._send("sub", f"count {tag}\n")
         row.update(parse_count(self._line("sub", time.monotonic() + SLOT_TIMEOUT_S), tag))
+        if "discarded_total" in row:     # pong's running total, per slot here
+            total = row.pop("discarded_total")
+            row["discarded_bytes"] = total - self.discarded_total
+            self.discarded_total = total
         row["mbps"] = round(row["rate_sps"] * size * 8 / 1e6, 4)    # payload, as ddsperf
         row["pong_cpu_us"] = self.pong_cpu_us() - before
         return row
+
+    def set_policy(self, policy: str) -> None:
+        """Every thread of both processes to `policy` ("fifo": SCHED_FIFO 1, "normal")."""
+        for role in ("sub", "pub"):
+            self._send(role, f"sched {policy}\n")
+        for role in ("sub", "pub"):
+            line = self._line(role, time.monotonic() + SLOT_TIMEOUT_S)
+            if line != "sched ok":
+                raise PairFailed(self._why(role, f"answered {line[:80]!r} to 'sched {policy}'"))
 
     def commands(self) -> list[str]:
         return [command_line(s) for s in self.specs]
@@ -192,16 +210,23 @@ def parse_slot(line: str) -> dict:
     return row
 
 
+# ping's tslot fields: its counts and CPU, and the writer's protocol counters during the
+# slot (Cyclone's statistics, as ddsperf -X prints them; absent from fastdds_perf's line)
+_TSLOT_NUMBERS = ("sent", "settle_sent", "cpu_us", "wall_us", "peers", "rexmit_bytes",
+                  "time_rexmit_ns", "throttle_count", "time_throttle_ns")
+
+
 def parse_tslot(line: str) -> dict:
     """ping's line after a throughput slot: `tslot SIZE sent N settle_sent K cpu_us U
-    wall_us W peers P`."""
+    wall_us W peers P` [`rexmit_bytes B time_rexmit_ns T throttle_count C
+    time_throttle_ns H`]."""
     words = line.split()
     if len(words) < 2 or words[0] != "tslot" or len(words) % 2:
         raise PairFailed(f"unexpected output from ping: {line[:80]!r}")
     row: dict = {"size": int(words[1]), "mode": THROUGHPUT}
     it = iter(words[2:])
     for key, value in zip(it, it, strict=True):
-        if key in ("sent", "settle_sent", "cpu_us", "wall_us", "peers"):
+        if key in _TSLOT_NUMBERS:
             row[key] = int(value)
     return row
 
@@ -213,9 +238,22 @@ def parse_count(line: str, tag: int) -> dict:
         raise PairFailed(f"pong did not receive the end of throughput slot {tag} in time")
     if words[:2] != ["count", str(tag)] or len(words) % 2:
         raise PairFailed(f"unexpected answer from pong: {line[:80]!r}")
-    fields = dict(zip(words[2::2], (int(v) for v in words[3::2]), strict=True))
+    given = dict(zip(words[2::2], words[3::2], strict=True))
+    bins = given.pop("bins", None)
+    try:
+        fields = {k: int(v) for k, v in given.items()}
+        arrivals = [int(c) for c in bins.split(",")] if bins not in (None, "-") else []
+    except ValueError:
+        raise PairFailed(f"unexpected answer from pong: {line[:80]!r}") from None
     span_us = fields.get("span_us", 0)
     later = fields.get("later_n", 0)
     rate = later / (span_us / 1e6) if span_us > 0 and later > 0 else 0.0
-    return {"n": fields.get("n", 0), "later_n": later, "span_us": span_us,
-            "lost": fields.get("lost", 0), "rate_sps": round(rate, 3), "count": fields.get("n", 0)}
+    row = {"n": fields.get("n", 0), "later_n": later, "span_us": span_us,
+           "lost": fields.get("lost", 0), "rate_sps": round(rate, 3),
+           "count": fields.get("n", 0)}
+    if "discarded_total" in fields:
+        row["discarded_total"] = fields["discarded_total"]
+    if bins is not None and fields.get("bin_us", 0) > 0:
+        row["bin_us"] = fields["bin_us"]
+        row["bins"] = arrivals
+    return row

@@ -178,10 +178,11 @@ def test_rotating_run_end_to_end(tmp_path):
 @needs_cyclone
 @pytest.mark.cyclone
 def test_throughput_rotates_beside_latency(tmp_path):
-    # --mode both: one lane per mode in every round, the same long-lived pairs
+    # --mode both (throughput by rotation is the default): one lane per mode and a CPU
+    # lane in every round, the same long-lived pairs
     r = subprocess.run([GOVKIT, "bench", "--profile", "none", "--profile", "rtps_encrypt",
                         "--mode", "both", "--sizes", "4096", "--rounds", "3", "--budget", "1",
-                        "--out", "res", "--allow-idle", "--rotate-throughput"],
+                        "--out", "res", "--allow-idle"],
                        cwd=tmp_path, capture_output=True, text=True, timeout=300,
                        stdin=subprocess.DEVNULL)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -189,19 +190,38 @@ def test_throughput_rotates_beside_latency(tmp_path):
     assert doc["results"] == []         # nothing ran as fresh per-repeat processes
     assert doc["settings"]["cpus_kept_awake"] is False and "--allow-idle" in doc["settings"]["idle"]
     slots = doc["rotation"]["slots"]
-    tput = [s for s in slots if s["mode"] == "throughput"]
-    assert len(tput) == len(slots) - len(tput) == 3 * 5
+    by_mode = {m: [s for s in slots if s["mode"] == m] for m in ("latency", "throughput", "cpu")}
+    assert [len(v) for v in by_mode.values()] == [3 * 5] * 3
+    tput, cpu = by_mode["throughput"], by_mode["cpu"]
+    # latency slots ran SCHED_FIFO, throughput and CPU slots normally scheduled (as ddsperf)
+    assert {s["policy"] for s in by_mode["latency"]} == {"fifo"}
+    assert {s["policy"] for s in tput + cpu} == {"normal"}
     # reliable, and every slot waits for its acknowledgements: pong counted every sample
     # ping wrote after the settle time, none lost, and none leaked into another slot
     assert all(s["status"] == "ok" and s["n"] == s["sent"] > 100 and s["lost"] == 0
                for s in tput), tput
     assert all(s["rate_sps"] * s["span_us"] / 1e6 == pytest.approx(s["later_n"]) for s in tput)
+    # arrivals per 5 ms from the first, and the writer's protocol counters (ddsperf -X)
+    assert all(sum(s["bins"]) == s["n"] and s["bin_us"] == 5000 for s in tput)
+    assert all(s["rexmit_bytes"] >= 0 and s["throttle_count"] >= 0 for s in tput)
+    # CPU slots: one offered rate per size, half the slowest warm-up rate, delivered
+    offered = doc["rotation"]["settings"]["cpu_offered_rate_sps"]["4096"]
+    assert {s["offered_rate_sps"] for s in cpu} == {offered}
+    assert all(s["status"] == "ok" and s["rate_sps"] >= 0.95 * offered for s in cpu), cpu
+    assert all(s["cpu_us_per_sample"] == pytest.approx(
+        s["ping_us_per_sample"] + s["pong_us_per_sample"], abs=1e-3) for s in cpu)
     rows = {(x["profile"], x["mode"]): x for x in doc["summary"]}
     enc = rows[("rtps_encrypt", "throughput")]
     assert enc["statistic"].startswith("median of slot rates") and enc["rounds"] == 3
     assert enc["vs_none"]["ratio"] < 0.97       # encrypting every message costs throughput
     assert rows[("rtps_encrypt", "latency")]["vs_none"]["ratio"] > 1.03
     assert all(v > 0 for v in enc["cpu_pct"].values())
+    # the second cost figure: CPU per sample at that rate, each side, over `none`'s
+    cps = enc["cpu_per_sample"]
+    assert cps["offered_rate_sps"] == offered and cps["both"] > 0
+    assert cps["vs_none"]["ratio"] > 1.0 and cps["vs_none"]["ratio_ci95"] is not None
+    assert cps["ping_vs_none"]["ratio"] > 0 and cps["pong_vs_none"]["ratio"] > 0
+    assert rows[("none", "throughput")]["cpu_per_sample"].get("vs_none") is None
     assert "Throughput (samples/s)" in r.stdout
     again = subprocess.run([GOVKIT, "report", "res"], cwd=tmp_path, capture_output=True,
                            text=True, timeout=120)

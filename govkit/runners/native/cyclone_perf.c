@@ -30,20 +30,31 @@
 // pong serves until standard input closes or SIGINT/SIGTERM, and answers `cpu` with
 // `cpu_us U` (the CPU time it has used, user + system, µs) and `count TAG` with what it
 // received of throughput slot TAG, once that slot's end marker has arrived:
-//   `count TAG n N later_n M span_us S lost L` (N samples sent after the settle time,
-//   M of them arriving after the first of those, S µs from that first arrival to the
-//   last; the receive rate is M / S: what ddsperf's `sub` reports, per slot).
+//   `count TAG n N later_n M span_us S lost L discarded_total D bin_us W bins C1,C2,…`
+//   (N samples sent after the settle time, M of them arriving after the first of those,
+//   S µs from that first arrival to the last; the receive rate is M / S: what ddsperf's
+//   `sub` reports, per slot; D the reader's discarded bytes so far (ddsperf -X; read here,
+//   never in the listener, where refreshing the reader's statistics would deadlock); Ck
+//   the samples that arrived in the k-th W µs after the first, so govkit can see the rate
+//   settle).
 // ping reads commands:
 //   slot SIZE SETTLE_US MEASURE_US   ping-pong for SETTLE_US + MEASURE_US microseconds;
 //                                    the first round trips (those sent in the settle time)
 //                                    are kept apart; then one `slot …` line (below)
-//   tput SIZE SETTLE_US MEASURE_US TAG   throughput: write SIZE-byte samples on ddsperf's
-//                                    data topic as fast as the reliable writer lets it
-//                                    for SETTLE_US + MEASURE_US, then an end marker, then
-//                                    wait until pong has acknowledged all of them; then
-//                                    `tslot SIZE sent N settle_sent K cpu_us U wall_us W
-//                                    peers P`
+//   tput SIZE SETTLE_US MEASURE_US TAG [RATE]   throughput: write SIZE-byte samples on
+//                                    ddsperf's data topic for SETTLE_US + MEASURE_US, as
+//                                    fast as the reliable writer lets it (RATE 0 or absent)
+//                                    or paced at RATE samples/s (ddsperf's `pub R`), then
+//                                    an end marker, then wait until pong has acknowledged
+//                                    all of them; then `tslot SIZE sent N settle_sent K
+//                                    cpu_us U wall_us W peers P rexmit_bytes B
+//                                    time_rexmit_ns T throttle_count C time_throttle_ns H`
+//                                    (the writer's protocol counters during the slot, as
+//                                    ddsperf -X prints them)
 //   quit                             (or end of input) delete the participant and exit
+// Both sides also take `sched fifo|normal`: every thread of the process to SCHED_FIFO
+// priority 1 or to normal scheduling (govkit runs latency slots real-time and throughput
+// slots as ddsperf runs, normally); the answer is `sched ok` or `sched failed ERRNO`.
 // Slot line (one line, latencies in µs, percentiles exact: nearest rank over the samples
 // sent after the settle time):
 //   slot SIZE n N settle_n K mean M min A p50 B p90 C p99 D max E cpu_us U wall_us W
@@ -65,7 +76,9 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <dirent.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -76,6 +89,7 @@
 #include <unistd.h>
 
 #include "dds/dds.h"
+#include "dds/ddsc/dds_statistics.h"
 #include "cyclone_perf_types.h"
 
 enum { EXIT_DONE = 0, EXIT_USAGE = 2, EXIT_PARTICIPANT = 3, EXIT_NO_MATCH = 4, EXIT_DDS = 5,
@@ -118,6 +132,46 @@ static int64_t cpu_us(void)
     getrusage(RUSAGE_SELF, &ru);
     return (int64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000LL
         + ru.ru_utime.tv_usec + ru.ru_stime.tv_usec;
+}
+
+// The protocol counters ddsperf -X prints (Cyclone's entity statistics), read per slot.
+static struct dds_statistics *g_stats;    // ping: the data writer's; pong: the reader's
+
+static uint64_t stat_value(const char *name)
+{
+    if (g_stats == NULL)
+        return 0;
+    const struct dds_stat_keyvalue *kv = dds_lookup_statistic(g_stats, name);
+    if (kv == NULL)
+        return 0;
+    return kv->kind == DDS_STAT_KIND_UINT32 ? kv->u.u32
+        : kv->kind == DDS_STAT_KIND_UINT64 ? kv->u.u64 : kv->u.lengthtime;
+}
+
+// Every thread of this process to SCHED_FIFO 1 or SCHED_OTHER (chrt set only the first
+// thread's policy; the others inherited it when Cyclone created them).
+static void set_policy(const char *which)
+{
+    const int fifo = strncmp(which, "fifo", 4) == 0;
+    struct sched_param param = {.sched_priority = fifo ? 1 : 0};
+    int err = 0;
+    DIR *dir = opendir("/proc/self/task");
+    if (dir == NULL)
+        err = errno;
+    for (struct dirent *e; dir != NULL && (e = readdir(dir)) != NULL;) {
+        if (e->d_name[0] == '.')
+            continue;
+        if (sched_setscheduler((pid_t)atol(e->d_name), fifo ? SCHED_FIFO : SCHED_OTHER,
+                               &param) != 0 && errno != ESRCH)
+            err = errno;
+    }
+    if (dir != NULL)
+        closedir(dir);
+    if (err)
+        printf("sched failed %d\n", err);
+    else
+        printf("sched ok\n");
+    fflush(stdout);
 }
 
 // ------------------------------------------------------------------------- a slot's state
@@ -346,17 +400,36 @@ static void run_slot(uint32_t size, int64_t settle_us, int64_t measure_us)
 
 static KeyedSeq g_tput;          // the sample ping writes in throughput slots
 
-static void run_tput(uint32_t size, int64_t settle_us, int64_t measure_us, uint32_t tag)
+static void run_tput(uint32_t size, int64_t settle_us, int64_t measure_us, uint32_t tag,
+                     double rate)
 {
     size_baggage(&g_tput, size);
     g_tput.keyval = 0;
+    if (g_stats)
+        dds_refresh_statistics(g_stats);
+    const uint64_t rexmit0 = stat_value("rexmit_bytes"), trexmit0 = stat_value("time_rexmit");
+    const uint64_t nthrottle0 = stat_value("throttle_count");
+    const uint64_t tthrottle0 = stat_value("time_throttle");
     const int64_t cpu0 = cpu_us();
     const int64_t start = now_ns();
     const int64_t measure_from = start + settle_us * 1000;
     const int64_t end = measure_from + measure_us * 1000;
+    // paced: sample k is due at start + k / rate; ahead of that, flush what is batched and
+    // sleep (ddsperf's `pub R` does the same in bursts)
+    const double ns_per_sample = rate > 0 ? 1e9 / rate : 0;
     uint64_t sent = 0, settle_sent = 0;
     uint32_t ctr = 0;
     for (int64_t t = start; t < end && !g_stop; t = now_ns()) {
+        if (rate > 0) {
+            const int64_t due = start + (int64_t)((double)(sent + settle_sent) * ns_per_sample);
+            if (t < due) {
+                dds_write_flush(g_data);
+                struct timespec ts = {.tv_sec = (due - t) / 1000000000LL,
+                                      .tv_nsec = (due - t) % 1000000000LL};
+                nanosleep(&ts, NULL);
+                continue;
+            }
+        }
         const uint32_t phase = t < measure_from ? PH_SETTLE : PH_MEASURE;
         g_tput.seq = (tag << TAG_SHIFT) | (phase << PHASE_SHIFT) | (ctr++ & CTR_MASK);
         dds_return_t rc = dds_write(g_data, &g_tput);
@@ -365,8 +438,10 @@ static void run_tput(uint32_t size, int64_t settle_us, int64_t measure_us, uint3
                 "process stopped?)", size);
         if (rc < 0)
             die(EXIT_DDS, "dds_write (data): %s", dds_strretcode(rc));
-        sent++;
-        settle_sent += phase == PH_SETTLE;
+        if (phase == PH_SETTLE)
+            settle_sent++;
+        else
+            sent++;
     }
     // the end marker; then every sample acknowledged, so that no retransmission of this
     // slot runs into the next one (which may be another pair's)
@@ -382,20 +457,30 @@ static void run_tput(uint32_t size, int64_t settle_us, int64_t measure_us, uint3
     if (rc < 0)
         die(EXIT_DDS, "throughput slot end: %s", dds_strretcode(rc));
     const int64_t wall = now_ns() - start;
+    const int64_t cpu = cpu_us() - cpu0;
+    if (g_stats)
+        dds_refresh_statistics(g_stats);
     printf("tslot %" PRIu32 " sent %" PRIu64 " settle_sent %" PRIu64 " cpu_us %" PRId64
-           " wall_us %" PRId64 " peers %d\n", size, sent - settle_sent, settle_sent,
-           cpu_us() - cpu0, wall / 1000, peers(1));
+           " wall_us %" PRId64 " peers %d rexmit_bytes %" PRIu64 " time_rexmit_ns %" PRIu64
+           " throttle_count %" PRIu64 " time_throttle_ns %" PRIu64 "\n", size, sent,
+           settle_sent, cpu, wall / 1000, peers(1), stat_value("rexmit_bytes") - rexmit0,
+           stat_value("time_rexmit") - trexmit0, stat_value("throttle_count") - nthrottle0,
+           stat_value("time_throttle") - tthrottle0);
     fflush(stdout);
 }
 
 // pong's count of the current throughput slot (one slot at a time: a new tag resets it)
 static pthread_mutex_t g_count_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_count_done = PTHREAD_COND_INITIALIZER;
+#define BIN_NS 5000000LL           // arrivals counted per 5 ms from the first
+#define MAX_BINS 4096
 static struct {
     uint32_t tag, next;
     int any, ended;
     uint64_t n, first_n, lost;
     int64_t first, last;
+    uint32_t nbins;
+    uint32_t bins[MAX_BINS];
 } g_count = {.tag = UINT32_MAX};
 
 // The samples on_data takes into: a loan kept from one take to the next, never returned
@@ -435,6 +520,12 @@ static void on_data(dds_entity_t rd, void *arg)
             if (t == g_count.first)
                 g_count.first_n++;      // arrived with the first: not inside the span
             g_count.last = t;
+            const int64_t bin = (t - g_count.first) / BIN_NS;
+            if (bin < MAX_BINS) {
+                g_count.bins[bin]++;
+                if ((uint32_t)bin + 1 > g_count.nbins)
+                    g_count.nbins = (uint32_t)bin + 1;
+            }
         } else if (phase == PH_END) {
             g_count.ended = 1;
             pthread_cond_broadcast(&g_count_done);
@@ -453,11 +544,19 @@ static void answer_count(uint32_t tag)
         if (pthread_cond_timedwait(&g_count_done, &g_count_lock, &deadline) == ETIMEDOUT)
             break;
     }
-    if (g_count.tag == tag && g_count.ended)
+    if (g_count.tag == tag && g_count.ended) {
+        if (g_stats)
+            dds_refresh_statistics(g_stats);
         printf("count %" PRIu32 " n %" PRIu64 " later_n %" PRIu64 " span_us %" PRId64
-               " lost %" PRIu64 "\n", tag, g_count.n, g_count.n - g_count.first_n,
-               (g_count.last - g_count.first) / 1000, g_count.lost);
-    else
+               " lost %" PRIu64 " discarded_total %" PRIu64 " bin_us %lld bins ", tag,
+               g_count.n, g_count.n - g_count.first_n, (g_count.last - g_count.first) / 1000,
+               g_count.lost, stat_value("discarded_bytes"), BIN_NS / 1000);
+        for (uint32_t k = 0; k < g_count.nbins; k++)
+            printf("%s%" PRIu32, k ? "," : "", g_count.bins[k]);
+        if (g_count.nbins == 0)
+            printf("-");
+        printf("\n");
+    } else
         printf("count %" PRIu32 " missing\n", tag);
     pthread_mutex_unlock(&g_count_lock);
     fflush(stdout);
@@ -586,6 +685,7 @@ int main(int argc, char **argv)
     }
     check(g_data, ping ? "throughput writer" : "throughput reader");
     dds_delete_qos(qos);
+    g_stats = dds_create_statistics(g_data);     // NULL: the counters read as 0
 
     // ready: this side's writer and reader both matched (the secure handshake is done)
     while (peers(0) < 1) {
@@ -608,6 +708,8 @@ int main(int argc, char **argv)
                 fflush(stdout);
             } else if (sscanf(buf, "count %u", &tag) == 1) {
                 answer_count(tag);
+            } else if (strncmp(buf, "sched ", 6) == 0) {
+                set_policy(buf + 6);
             }
         }
         dds_delete(g_pp);
@@ -619,16 +721,24 @@ int main(int argc, char **argv)
         unsigned long size;
         long long settle, measure;
         unsigned tag;
+        double rate;
+        int fields;
         if (sscanf(line, "slot %lu %lld %lld", &size, &settle, &measure) == 3) {
             if (size > 64ul * 1024 * 1024 || settle < 0 || measure <= 0
                     || settle + measure > 3600LL * 1000000)
                 die(EXIT_USAGE, "bad slot command: %s", line);
             run_slot((uint32_t)size, settle, measure);
-        } else if (sscanf(line, "tput %lu %lld %lld %u", &size, &settle, &measure, &tag) == 4) {
+        } else if ((fields = sscanf(line, "tput %lu %lld %lld %u %lf", &size, &settle, &measure,
+                                    &tag, &rate)) >= 4) {
+            if (fields == 4)
+                rate = 0;
             if (size > 64ul * 1024 * 1024 || settle < 0 || measure <= 0
-                    || settle + measure > 3600LL * 1000000 || tag > 255)
+                    || settle + measure > 3600LL * 1000000 || tag > 255 || !(rate >= 0)
+                    || rate > 1e9)
                 die(EXIT_USAGE, "bad tput command: %s", line);
-            run_tput((uint32_t)size, settle, measure, tag);
+            run_tput((uint32_t)size, settle, measure, tag, rate);
+        } else if (strncmp(line, "sched ", 6) == 0) {
+            set_policy(line + 6);
         } else if (strncmp(line, "quit", 4) == 0) {
             break;
         } else {
@@ -638,5 +748,7 @@ int main(int argc, char **argv)
     dds_delete(g_pp);
     free(g_samples);
     free(g_tput.baggage._buffer);
+    if (g_stats)
+        dds_delete_statistics(g_stats);
     return EXIT_DONE;
 }

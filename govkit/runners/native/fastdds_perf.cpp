@@ -39,14 +39,20 @@
 //                                    and print one line
 //   slot SIZE n N settle_n K mean M min A p50 B p90 C p99 D max E cpu_us U wall_us W
 //        peers P tl X,Y,... hist B:C,...
-//   tput SIZE SETTLE_US MEASURE_US TAG   throughput: write SIZE-byte samples on the data
-//                                    topic (reliable, keep-all) for SETTLE_US + MEASURE_US,
-//                                    then an end marker, then wait until pong acknowledged
-//                                    all; then `tslot SIZE sent N settle_sent K cpu_us U
-//                                    wall_us W peers P`; pong answers `count TAG` with
-//                                    `count TAG n N later_n M span_us S lost L` once the
-//                                    slot's end marker has arrived (cyclone_perf's protocol)
+//   tput SIZE SETTLE_US MEASURE_US TAG [RATE]   throughput: write SIZE-byte samples on the
+//                                    data topic (reliable, keep-all) for SETTLE_US +
+//                                    MEASURE_US, as fast as the writer takes them or paced at
+//                                    RATE samples/s, then an end marker, then wait until pong
+//                                    acknowledged all; then `tslot SIZE sent N settle_sent K
+//                                    cpu_us U wall_us W peers P` (no protocol counters: Fast
+//                                    DDS publishes its statistics on DDS topics of its own,
+//                                    which this program does not read);
+//                                    pong answers `count TAG` with `count TAG n N later_n M
+//                                    span_us S lost L` (no arrival bins) once the slot's end
+//                                    marker has arrived (cyclone_perf's protocol)
 //   quit                             (or end of input) delete the participant and exit
+// Both sides take `sched fifo|normal` (every thread to SCHED_FIFO 1 or normal scheduling;
+// answer `sched ok` or `sched failed ERRNO`).
 // Round trips sent in the settle time are kept apart; percentiles are exact (nearest rank,
 // µs); tl: the median of each 25 ms, settle included; hist: the measured samples in 1 %
 // bins (bin b: [1.01^b, 1.01^(b+1)) ns); peers: the most remote endpoints matched by the
@@ -82,7 +88,9 @@
 #include <fastrtps/utils/IPLocator.h>
 #include <fastrtps/utils/md5.h>
 
+#include <dirent.h>
 #include <poll.h>
+#include <sched.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -1286,10 +1294,52 @@ static bool read_command(std::string& line, const std::function<bool()>& idle = 
     return false;
 }
 
-// One throughput slot (-S ping, `tput`): write for settle + measure, then the end marker,
-// then wait for every acknowledgement, so no slot's traffic runs into the next one.
+// `sched fifo|normal`: every thread of this process to SCHED_FIFO 1 or normal scheduling
+// (govkit runs latency slots real-time, throughput slots as ddsperf runs: normally); the
+// answer is `sched ok` or `sched failed ERRNO`. As cyclone_perf's.
+static void set_policy(const std::string& which)
+{
+    const bool fifo = which.rfind("fifo", 0) == 0;
+    sched_param param{};
+    param.sched_priority = fifo ? 1 : 0;
+    int err = 0;
+    DIR* dir = opendir("/proc/self/task");
+    if (dir == nullptr)
+    {
+        err = errno;
+    }
+    for (dirent* e; dir != nullptr && (e = readdir(dir)) != nullptr;)
+    {
+        if (e->d_name[0] == '.')
+        {
+            continue;
+        }
+        if (sched_setscheduler(static_cast<pid_t>(std::atol(e->d_name)),
+                               fifo ? SCHED_FIFO : SCHED_OTHER, &param) != 0 && errno != ESRCH)
+        {
+            err = errno;
+        }
+    }
+    if (dir != nullptr)
+    {
+        closedir(dir);
+    }
+    if (err)
+    {
+        std::printf("sched failed %d\n", err);
+    }
+    else
+    {
+        std::printf("sched ok\n");
+    }
+    std::fflush(stdout);
+}
+
+// One throughput slot (-S ping, `tput SIZE SETTLE MEASURE TAG [RATE]`): write for settle +
+// measure, as fast as the writer takes samples or paced at RATE samples/s, then the end
+// marker, then wait for every acknowledgement, so no slot's traffic runs into the next one.
 static int run_tput(DataWriter* writer, uint32_t size, long long settle_us,
-                    long long measure_us, uint32_t tag, int peers_of_pings)
+                    long long measure_us, uint32_t tag, int peers_of_pings, double rate)
 {
     KeyedSeq s;
     s.keyval = 0;
@@ -1316,6 +1366,16 @@ static int run_tput(DataWriter* writer, uint32_t size, long long settle_us,
     };
     for (auto t = start; t < end && !g_stop; t = SteadyClock::now())
     {
+        if (rate > 0)       // sample k is due at start + k / rate
+        {
+            const auto due = start + std::chrono::nanoseconds(
+                static_cast<int64_t>(static_cast<double>(sent) * 1e9 / rate));
+            if (t < due)
+            {
+                std::this_thread::sleep_until(due);
+                continue;
+            }
+        }
         const uint32_t phase = t < measure_from ? PH_SETTLE : PH_MEASURE;
         if (!write(phase))
         {
@@ -1352,17 +1412,24 @@ static int serve_slots(Pinger& pinger, const void* writer, const void* reader,
         unsigned long size = 0;
         long long settle = 0, measure = 0;
         unsigned tag = 0;
-        if (std::sscanf(line.c_str(), "tput %lu %lld %lld %u", &size, &settle, &measure, &tag)
-                == 4)
+        double rate = 0;
+        const int fields = std::sscanf(line.c_str(), "tput %lu %lld %lld %u %lf", &size,
+                                       &settle, &measure, &tag, &rate);
+        if (fields >= 4)
         {
+            if (fields == 4)
+            {
+                rate = 0;
+            }
             if (size < KS_FIXED || size > (1ul << 26) || settle < 0 || measure <= 0 ||
-                    settle + measure > 3600LL * 1000000 || tag > 255 || data_writer == nullptr)
+                    settle + measure > 3600LL * 1000000 || tag > 255 || data_writer == nullptr
+                    || !(rate >= 0) || rate > 1e9)
             {
                 fail("bad tput command: %s", line.c_str());
                 return EXIT_USAGE;
             }
             const int rc = run_tput(data_writer, static_cast<uint32_t>(size), settle, measure,
-                                    tag, most_matches(writer, reader));
+                                    tag, most_matches(writer, reader), rate);
             if (rc != EXIT_DONE)
             {
                 return rc;
@@ -1387,6 +1454,10 @@ static int serve_slots(Pinger& pinger, const void* writer, const void* reader,
             }
             report_slot(static_cast<uint32_t>(size), samples, settle * 1000, cpu_us() - cpu0,
                         ns_between(start, SteadyClock::now()), most_matches(writer, reader));
+        }
+        else if (line.rfind("sched ", 0) == 0)
+        {
+            set_policy(line.substr(6));
         }
         else if (line.rfind("quit", 0) == 0)
         {
@@ -1421,6 +1492,10 @@ static int serve_pongs(DomainParticipant* dp, Topic* pong_topic, WriterEvents& e
         {
             std::printf("%s\n", slot_counter.answer(tag).c_str());
             std::fflush(stdout);
+        }
+        else if (line.rfind("sched ", 0) == 0)
+        {
+            set_policy(line.substr(6));
         }
     }
     return dds_ok ? EXIT_DONE : EXIT_DDS;
