@@ -9,6 +9,8 @@ from govkit.common.faces import lazy_face
 
 _EXPORTS = {
     "LintOptions": "lint",
+    "PolicyInvalid": "ros_policy",
+    "RosInput": "ros_policy",
     "SEVERITY_RANK": "rules.registry",
     "check_file": "validate",
     "diff_documents": "diff",
@@ -21,6 +23,7 @@ _EXPORTS = {
     "lint_settings": "config",
     "lint_target": "config",
     "load_document": "loaded",
+    "load_policy": "ros_policy",
     "portable_findings": "validate",
     "rules_table": "rules",
     "validate_bytes": "validate",

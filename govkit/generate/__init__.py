@@ -17,6 +17,7 @@ _EXPORTS = {
     "ensure_tls": "bundle",
     "export_sros2": "sros2",
     "generate": "fleet",
+    "generate_policy": "policy",
     "parse_window": "validity",
     "planned_bundle": "bundle",
     "renew_permissions": "validity",
