@@ -26,6 +26,7 @@ _EXPORTS = {
     "load_policy": "ros_policy",
     "portable_findings": "validate",
     "rules_table": "rules",
+    "signed_document": "validate",
     "validate_bytes": "validate",
     "validate_file": "validate",
     "worst": "lint",

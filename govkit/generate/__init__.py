@@ -10,6 +10,7 @@ from govkit.common.faces import lazy_face
 
 _EXPORTS = {
     "BundleLog": "bundle",
+    "Selection": "sros2",
     "bundle_hashes": "bundle",
     "ensure_bundle": "bundle",
     "ensure_identities": "fleet",

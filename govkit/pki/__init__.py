@@ -38,6 +38,7 @@ _EXPORTS = {
     "is_enclave": "ros",
     "key_uri": "hsm",
     "load_certificate": "testpki",
+    "load_crl": "revocation",
     "load_identities": "names",
     "load_private_key": "testpki",
     "merge_participants": "participants",

@@ -319,3 +319,30 @@ def test_each_problem_is_one_line_at_its_own_file(tmp_path, old, new, where, mes
     (said,) = result.stderr.splitlines()
     assert said.startswith(f"{targets[where]}:{line}:") and message in said, said
     assert not (tmp_path / "build").exists() and not (tmp_path / "pki").exists()
+
+
+def test_export_writes_the_policys_enclaves_with_its_governance(tmp_path):
+    """`export sros2 --policy`: generate and sign into --build, then exactly the policy's
+    enclaves, each with the per-topic governance (already enforcing: not signed again)."""
+    (tmp_path / "pki").mkdir()
+    other = _cli("pki", "init", str(tmp_path / "pki"), "--participant", "bystander")
+    assert other.exit_code == 0, other.output
+    ks = tmp_path / "ks"
+    result = _cli("export", "sros2", str(ks), "--policy", str(ACCEPTANCE), "--protection",
+                  str(SIDECAR), "--ca", str(tmp_path / "pki"), "--build",
+                  str(tmp_path / "build"), "--domain", "0")
+    assert result.exit_code == 0, result.output
+    assert "access control: enforced (the governance turns" in result.stdout
+    enclaves = sorted(str(p.parent.relative_to(ks / "enclaves"))
+                      for p in ks.rglob("cert.pem"))
+    assert enclaves == ["operator/console", "robot/camera", "robot/driver", "robot/navigator"]
+    governance = (tmp_path / "build/governance/ros2_acceptance.p7s").read_bytes()
+    assert (ks / "enclaves/governance.p7s").read_bytes() == governance
+    assert (ks / "enclaves/robot/camera/governance.p7s").read_bytes() == governance
+    assert (ks / "enclaves/robot/camera/permissions.p7s").read_bytes() == \
+        (tmp_path / "build/permissions/+robot+camera.p7s").read_bytes()
+    assert not (tmp_path / "build/governance/enforced").exists()
+    # with the profile option: refused before anything is written
+    both = _cli("export", "sros2", str(tmp_path / "ks2"), "--policy", str(ACCEPTANCE),
+                "--profile", "rtps_sign", "--ca", str(tmp_path / "pki"))
+    assert both.exit_code == 2 and not (tmp_path / "ks2").exists()
