@@ -152,9 +152,9 @@ def _root_finding(doc: MergedDocument, want: str, what: str) -> list[Finding]:
                               f"(no XML namespace)")]
 
 
-def _merged(path: Path) -> MergedDocument:
+def _merged(path: Path, data: bytes | None = None) -> MergedDocument:
     try:
-        return load_merged(path)
+        return load_merged(path, data)
     except DocumentError as e:
         raise PolicyInvalid(e.findings) from None
 
@@ -169,9 +169,11 @@ def _protection(doc: MergedDocument, elem) -> tuple[Protection | None, list[Find
         return None, [doc.finding(e.elem, f"{local_name(e.elem)}: {e}")]
 
 
-def load_protection(path: Path) -> tuple[MergedDocument, Protection]:
-    """A protection sidecar file, checked. PolicyInvalid with its findings."""
-    doc = _merged(path)
+def load_protection(path: Path, data: bytes | None = None
+                    ) -> tuple[MergedDocument, Protection]:
+    """A protection sidecar file (`data`: its bytes, read already), checked. PolicyInvalid
+    with its findings."""
+    doc = _merged(path, data)
     findings = _root_finding(doc, "protection", "a protection file")
     protection = None
     if not findings:
@@ -182,11 +184,12 @@ def load_protection(path: Path) -> tuple[MergedDocument, Protection]:
 
 
 def load_policy(path: Path, protection_path: Path | None = None,
-                need_protection: bool = False) -> RosInput:
+                need_protection: bool = False, data: bytes | None = None) -> RosInput:
     """An sros2 policy (XIncludes expanded), checked, with the protection that applies:
     the sidecar at `protection_path`, else the copies in its <metadata>. PolicyInvalid with
-    every finding (of the policy, its includes and the sidecar)."""
-    doc = _merged(path)
+    every finding (of the policy, its includes and the sidecar); `data`: the policy's
+    bytes, read already."""
+    doc = _merged(path, data)
     findings = _root_finding(doc, "policy", "an sros2 policy") or \
         schema_findings(doc, POLICY_SCHEMA)
     policy = read_policy(doc.root) if not findings else None

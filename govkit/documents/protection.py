@@ -141,3 +141,9 @@ def read_protection(elem) -> Protection:
                     rule.names.append(RosName(item, written, category, fqn))
             rules.append(rule)
     return Protection(elem, domain, rules, default)
+
+
+# No protection given: sros2's default governance (templates/governance.xml): every topic
+# encrypted, access control enforced.
+SROS2_DEFAULT = Protection(None, dict(DOMAIN_DEFAULTS), [],
+                           ProtectionRule(None, 0, "encrypt", Kinds("ENCRYPT", "ENCRYPT")))

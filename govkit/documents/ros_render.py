@@ -48,8 +48,16 @@ def render_permissions(enclave: Enclave, cert, domains: DomainSet, source: str,
     """The enclave's grant, for the subject of `cert` (exactly as RFC 2253 writes it) and
     no wider than its validity (or `validity`)."""
     not_before, not_after = validity or (cert.not_valid_before_utc, cert.not_valid_after_utc)
+    return render_grant(enclave, subject_rfc2253(cert), not_before, not_after, domains,
+                        source)
+
+
+def render_grant(enclave: Enclave, subject: str, not_before: dt.datetime,
+                 not_after: dt.datetime, domains: DomainSet, source: str) -> bytes:
+    """The enclave's permissions document for `subject` (`explain --policy` renders them
+    with the subject sros2 writes, CN=<path>, where no certificate is at hand)."""
     return get_template("ros_permissions.xml.j2").render(
-        enclave=enclave, enclave_comment=comment_safe(enclave.path),
-        subject_name=subject_rfc2253(cert), not_before=xml_datetime(not_before),
-        not_after=xml_datetime(not_after), domains=domains, source=comment_safe(source),
+        enclave=enclave, enclave_comment=comment_safe(enclave.path), subject_name=subject,
+        not_before=xml_datetime(not_before), not_after=xml_datetime(not_after),
+        domains=domains, source=comment_safe(source),
         discovery_topic=ros_names.ROS_DISCOVERY_TOPIC, version=__version__).encode()

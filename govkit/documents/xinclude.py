@@ -134,14 +134,14 @@ def _target(base: Path, href: str, doc, include) -> Path:
 
 
 def _load(path: Path, chain: tuple[Path, ...], budget: _Budget, positions: dict,
-          from_doc=None, from_elem=None):
+          from_doc=None, from_elem=None, data: bytes | None = None):
     """Parse `path` and expand its includes in place; returns its ParsedDocument."""
     budget.files += 1
     if budget.files > MAX_INCLUDED_FILES or len(chain) > MAX_INCLUDE_DEPTH:
         raise _fail(from_doc, from_elem, f"xi:include: more than {MAX_INCLUDED_FILES} files or "
                                          f"{MAX_INCLUDE_DEPTH} levels of includes")
     try:
-        data = read_input(path, MAX_DOCUMENT_BYTES, "policy")
+        data = read_input(path, MAX_DOCUMENT_BYTES, "policy") if data is None else data
     except GovkitError as e:
         if from_doc is None:
             raise
@@ -195,12 +195,13 @@ def _load(path: Path, chain: tuple[Path, ...], budget: _Budget, positions: dict,
     return doc
 
 
-def load_merged(path: Path) -> MergedDocument:
-    """`path` with every xi:include expanded (module docstring). DocumentError with the
-    findings (FILE:LINE:COLUMN) for anything unreadable, malformed or not read here;
-    GovkitError (exit 2) when `path` itself cannot be read."""
+def load_merged(path: Path, data: bytes | None = None) -> MergedDocument:
+    """`path` (or `data`, read from it already) with every xi:include expanded (module
+    docstring). DocumentError with the findings (FILE:LINE:COLUMN) for anything
+    unreadable, malformed or not read here; GovkitError (exit 2) when `path` itself cannot
+    be read."""
     path = Path(path)
     positions: dict = {}
-    doc = _load(path, (path.resolve(),), _Budget(), positions)
+    doc = _load(path, (path.resolve(),), _Budget(), positions, data=data)
     etree.cleanup_namespaces(doc.root)   # the xi: declarations, now unused
     return MergedDocument(doc.root, str(path), positions)

@@ -25,7 +25,7 @@ from pathlib import Path
 from govkit.check.ros_policy import RosInput
 from govkit.common.errors import EXIT_INVALID, GovkitError
 from govkit.common.fsutil import write_atomic
-from govkit.documents.protection import DOMAIN_DEFAULTS, Kinds, Protection, ProtectionRule
+from govkit.documents.protection import SROS2_DEFAULT
 from govkit.documents.render import DomainSet
 from govkit.documents.ros_render import render_governance, render_permissions
 from govkit.generate.fleet import check_generated, ensure_identities
@@ -34,11 +34,6 @@ from govkit.pki.revocation import revoked_participants
 from govkit.pki.ros import enclave_stem
 from govkit.pki.testpki import TestPKI
 from govkit.smime.sign import load_signer, sign_document
-
-# No protection given: sros2's default governance (templates/governance.xml): every topic
-# encrypted, access control enforced.
-SROS2_DEFAULT = Protection(None, dict(DOMAIN_DEFAULTS), [],
-                           ProtectionRule(None, 0, "encrypt", Kinds("ENCRYPT", "ENCRYPT")))
 
 
 @dataclass
