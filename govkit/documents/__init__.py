@@ -38,6 +38,7 @@ _EXPORTS = {
     "build_model": "model",
     "covers": "globs",
     "datetime_key": "model",
+    "deciding_rule": "access",
     "declared_encoding": "parse",
     "has_wildcards": "globs",
     "is_xml_datetime": "model",
