@@ -8,24 +8,16 @@ import json
 import shutil
 from pathlib import Path
 
+from helpers.cli import govkit
 from helpers.json_schemas import assert_valid
-from typer.testing import CliRunner
-
-from govkit.cli.main import app
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 POLICY = DATA / "ros2" / "acceptance.policy.xml"
 SIDECAR = DATA / "ros2" / "acceptance.protection.xml"
 
 
-def _cli(*args: str):
-    result = CliRunner().invoke(app, list(args))
-    assert "Traceback" not in result.output, result.output
-    return result
-
-
 def test_lint_reads_a_policy_with_its_sidecar():
-    result = _cli("lint", str(POLICY), "--protection", str(SIDECAR), "--output-format",
+    result = govkit("lint", str(POLICY), "--protection", str(SIDECAR), "--output-format",
                   "concise")
     assert result.exit_code == 0, result.output    # warnings only
     lines = result.stdout.splitlines()
@@ -39,7 +31,7 @@ def test_lint_reads_a_policy_with_its_sidecar():
         f"{POLICY}:45:36: GK403 warning: request=\"DENY\" of service '/robot/driver/set_mode' "
         f"never applies: enclave '/operator/console' is allowed nothing it matches (its "
         f"default is DENY already)"]
-    doc = json.loads(_cli("lint", "--json", str(POLICY), "--protection", str(SIDECAR),
+    doc = json.loads(govkit("lint", "--json", str(POLICY), "--protection", str(SIDECAR),
                           str(SIDECAR)).stdout)
     assert_valid(doc, "lint")
     assert [f["kind"] for f in doc["files"]] == ["policy", "protection"]
@@ -52,7 +44,7 @@ def test_a_finding_in_the_sidecar_points_into_the_sidecar(tmp_path):
     sidecar.write_text(text.replace('<rule kind="sign" origin="true">',
                                     '<rule kind="none"><topics><topic>/robot/c*</topic>'
                                     '</topics></rule><rule kind="sign" origin="true">'))
-    result = _cli("lint", str(POLICY), "--protection", str(sidecar), "--select", "GK400",
+    result = govkit("lint", str(POLICY), "--protection", str(sidecar), "--select", "GK400",
                   "--output-format", "concise")
     finding, later, summary = result.stdout.splitlines()
     assert later.startswith(f"{sidecar}:") and summary.endswith("2 warnings")
@@ -65,14 +57,14 @@ def test_a_policy_that_does_not_check_is_a_finding_not_a_crash(tmp_path):
     shutil.copytree(DATA / "ros2", tmp_path / "ros2")
     bad = tmp_path / "ros2" / "p.xml"
     bad.write_text(POLICY.read_text().replace('node="camera"', ''))
-    result = _cli("lint", str(bad), "--output-format", "concise")
+    result = govkit("lint", str(bad), "--output-format", "concise")
     assert result.exit_code == 1
     assert f"{bad}:19:9: GK002 error: profile: missing required attribute 'node'" in \
         result.stdout
 
 
 def test_explain_says_per_ros_name_what_the_documents_decide():
-    result = _cli("explain", "--policy", str(POLICY), "--protection", str(SIDECAR))
+    result = govkit("explain", "--policy", str(POLICY), "--protection", str(SIDECAR))
     assert result.exit_code == 0, result.output
     text = result.stdout
     assert ("  rt/robot/cmd_vel: rule 1 (" + str(SIDECAR) + ":7), sign: metadata "
@@ -82,7 +74,7 @@ def test_explain_says_per_ros_name_what_the_documents_decide():
     assert ("  rt/robot/camera/image: rule 2 (" + str(SIDECAR) + ":11), encrypt: metadata "
             "ENCRYPT, data ENCRYPT\n      publish: /robot/camera; subscribe: "
             "/robot/navigator") in text
-    doc = json.loads(_cli("explain", "--json", "--policy", str(POLICY), "--protection",
+    doc = json.loads(govkit("explain", "--json", "--policy", str(POLICY), "--protection",
                           str(SIDECAR)).stdout)
     assert_valid(doc, "explain")
     (goal,) = [t for n in doc["names"] if n["ros_name"] == "/navigate_to_pose"
@@ -93,7 +85,7 @@ def test_explain_says_per_ros_name_what_the_documents_decide():
 
 
 def test_explain_without_protection_is_sros2s_default():
-    result = _cli("explain", "--policy", str(POLICY))
+    result = govkit("explain", "--policy", str(POLICY))
     assert result.exit_code == 0, result.output
     assert "protection: none" in result.stdout
     assert "rt/robot/odom: default, encrypt: metadata ENCRYPT, data ENCRYPT" in result.stdout

@@ -15,6 +15,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from helpers.cli import govkit
 from helpers.sros2 import (
     decisions,
     expanded,
@@ -26,9 +27,7 @@ from helpers.sros2 import (
     topics_of,
 )
 from lxml import etree
-from typer.testing import CliRunner
 
-from govkit.cli.main import app
 from govkit.common.findings import DocumentKind
 from govkit.documents.access import topic_rule_for
 from govkit.documents.model import build_model
@@ -40,16 +39,8 @@ SROS2_POLICIES = ("add_two_ints", "minimal_action", "sample", "single_context",
 PROBES = ("rt/secret", "rt/robot/camera/raw", "rq/other/get_parametersRequest", "rt/")
 
 
-def _cli(*args: str):
-    result = CliRunner().invoke(app, list(args))
-    assert "Traceback" not in result.output, result.output
-    assert result.exception is None or isinstance(result.exception, SystemExit), \
-        repr(result.exception)
-    return result
-
-
 def _generate(policy: Path, root: Path, *extra: str):
-    return _cli("generate", "--policy", str(policy), "--ca", str(root / "pki"), "--out",
+    return govkit("generate", "--policy", str(policy), "--ca", str(root / "pki"), "--out",
                 str(root / "build"), "--domain", "0", "--sign", *extra)
 
 
@@ -255,14 +246,14 @@ def test_the_protection_may_sit_in_the_policys_metadata(shared, tmp_path):
     policy.write_text(text)
     if True:
         assert policy_schema(shared).validate(expanded(policy))
-        result = _cli("generate", "--policy", str(policy), "--ca", str(tmp_path / "pki"),
+        result = govkit("generate", "--policy", str(policy), "--ca", str(tmp_path / "pki"),
                       "--out", str(tmp_path / "build"), "--domain", "0")
         assert result.exit_code == 0, result.output
         made = (tmp_path / "build/governance/ros2_embedded.xml").read_text()
         # one copy changed: refused, at that copy, and nothing else said
         changed = text[::-1].replace('"tpyrcne"=dnik', '"ngis"=dnik', 1)[::-1]
         policy.write_text(changed)
-        again = _cli("generate", "--policy", str(policy), "--ca", str(tmp_path / "pki"),
+        again = govkit("generate", "--policy", str(policy), "--ca", str(tmp_path / "pki"),
                      "--out", str(tmp_path / "other"), "--domain", "0")
     assert "<topic_expression>rt/robot/camera/*</topic_expression>" in made
     assert again.exit_code == 2
@@ -325,10 +316,10 @@ def test_export_writes_the_policys_enclaves_with_its_governance(tmp_path):
     """`export sros2 --policy`: generate and sign into --build, then exactly the policy's
     enclaves, each with the per-topic governance (already enforcing: not signed again)."""
     (tmp_path / "pki").mkdir()
-    other = _cli("pki", "init", str(tmp_path / "pki"), "--participant", "bystander")
+    other = govkit("pki", "init", str(tmp_path / "pki"), "--participant", "bystander")
     assert other.exit_code == 0, other.output
     ks = tmp_path / "ks"
-    result = _cli("export", "sros2", str(ks), "--policy", str(ACCEPTANCE), "--protection",
+    result = govkit("export", "sros2", str(ks), "--policy", str(ACCEPTANCE), "--protection",
                   str(SIDECAR), "--ca", str(tmp_path / "pki"), "--build",
                   str(tmp_path / "build"), "--domain", "0")
     assert result.exit_code == 0, result.output
@@ -343,6 +334,6 @@ def test_export_writes_the_policys_enclaves_with_its_governance(tmp_path):
         (tmp_path / "build/permissions/+robot+camera.p7s").read_bytes()
     assert not (tmp_path / "build/governance/enforced").exists()
     # with the profile option: refused before anything is written
-    both = _cli("export", "sros2", str(tmp_path / "ks2"), "--policy", str(ACCEPTANCE),
+    both = govkit("export", "sros2", str(tmp_path / "ks2"), "--policy", str(ACCEPTANCE),
                 "--profile", "rtps_sign", "--ca", str(tmp_path / "pki"))
     assert both.exit_code == 2 and not (tmp_path / "ks2").exists()

@@ -15,29 +15,20 @@ import sys
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from helpers.cli import govkit
 
-from govkit.cli.main import app
 from govkit.generate.sros2 import staging_prefixes
 
 ENCLAVES = ("/talker_listener/talker", "/talker_listener/listener")
-
-
-def _cli(*args: str):
-    result = CliRunner().invoke(app, list(args))
-    assert "Traceback" not in result.output, result.output
-    assert result.exception is None or isinstance(result.exception, SystemExit), \
-        repr(result.exception)
-    return result
 
 
 @pytest.fixture(scope="module")
 def made(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("sros2-hard")
     pki, build = str(root / "pki"), str(root / "build")
-    init = _cli("pki", "init", pki, *(a for e in ENCLAVES for a in ("--participant", e)))
+    init = govkit("pki", "init", pki, *(a for e in ENCLAVES for a in ("--participant", e)))
     assert init.exit_code == 0, init.output
-    gen = _cli("generate", "--profile", "rtps_encrypt", "--ca", pki, "--out", build, "--sign")
+    gen = govkit("generate", "--profile", "rtps_encrypt", "--ca", pki, "--out", build, "--sign")
     assert gen.exit_code == 0, gen.output
     return root
 
@@ -50,7 +41,7 @@ def copy(made, tmp_path) -> Path:
 
 
 def _export(root: Path, keystore: Path, *extra: str):
-    return _cli("export", "sros2", str(keystore), "--ca", str(root / "pki"), "--build",
+    return govkit("export", "sros2", str(keystore), "--ca", str(root / "pki"), "--build",
                 str(root / "build"), *extra)
 
 
@@ -62,7 +53,7 @@ def _openssl(*args: str) -> subprocess.CompletedProcess:
 
 
 def test_a_revoked_enclave_is_left_out_and_every_enclave_gets_the_crl(copy, tmp_path):
-    revoke = _cli("pki", "revoke", "/talker_listener/talker", "--ca", str(copy / "pki"))
+    revoke = govkit("pki", "revoke", "/talker_listener/talker", "--ca", str(copy / "pki"))
     assert revoke.exit_code == 0, revoke.output
     ks = tmp_path / "ks"
     result = _export(copy, ks)

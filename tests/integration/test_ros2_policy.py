@@ -15,12 +15,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from helpers.cli import govkit
 from helpers.dds import cyclone_topic_alone, cyclone_topic_pair, needs_cyclone, next_domain
 from helpers.fastdds import fastdds_topic_alone, fastdds_topic_pair
 from helpers.require import shared_dir
-from typer.testing import CliRunner
 
-from govkit.cli.main import app
 from govkit.runners.base import ParticipantFiles
 from govkit.runners.topic_refusal import explain_topic_refusal
 
@@ -50,9 +49,9 @@ DOMAINS = (next_domain(), next_domain())   # one per vendor: the two runs never 
 
 def _export(root: Path, policy: Path, *extra: str) -> Path:
     ks = root / "ks"
-    result = CliRunner().invoke(app, [
-        "export", "sros2", str(ks), "--policy", str(policy), "--ca", str(root / "pki"),
-        "--build", str(root / "build"), "--domain", ",".join(map(str, DOMAINS)), *extra])
+    result = govkit("export", "sros2", str(ks), "--policy", str(policy), "--ca",
+                    str(root / "pki"), "--build", str(root / "build"), "--domain",
+                    ",".join(map(str, DOMAINS)), *extra)
     assert result.exit_code == 0, result.output
     return ks
 
