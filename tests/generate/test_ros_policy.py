@@ -337,3 +337,26 @@ def test_export_writes_the_policys_enclaves_with_its_governance(tmp_path):
     both = govkit("export", "sros2", str(tmp_path / "ks2"), "--policy", str(ACCEPTANCE),
                 "--profile", "rtps_sign", "--ca", str(tmp_path / "pki"))
     assert both.exit_code == 2 and not (tmp_path / "ks2").exists()
+
+
+def test_a_revoked_enclave_gets_no_permissions_and_is_said(tmp_path):
+    first = _generate(ACCEPTANCE, tmp_path, "--protection", str(SIDECAR))
+    assert first.exit_code == 0, first.output
+    revoke = govkit("pki", "revoke", "/robot/camera", "--ca", str(tmp_path / "pki"))
+    assert revoke.exit_code == 0, revoke.output
+    shutil.rmtree(tmp_path / "build")
+    again = _generate(ACCEPTANCE, tmp_path, "--protection", str(SIDECAR))
+    assert again.exit_code == 0, again.output
+    (warning,) = again.stderr.splitlines()
+    assert warning.startswith("govkit: warning: enclave /robot/camera left out, no "
+                              "permissions written: certificate ") and "revoked on" in warning
+    written = sorted(p.name for p in (tmp_path / "build/permissions").iterdir())
+    assert "+robot+camera.xml" not in written and "+robot+driver.p7s" in written
+    ks = tmp_path / "ks"
+    export = govkit("export", "sros2", str(ks), "--policy", str(ACCEPTANCE), "--ca",
+                    str(tmp_path / "pki"), "--build", str(tmp_path / "build"))
+    assert export.exit_code == 0, export.output
+    assert "govkit: note: /robot/camera left out: certificate " in export.stderr
+    assert not (ks / "enclaves/robot/camera").exists()
+    assert (ks / "enclaves/robot/driver/crl.pem").read_bytes() == \
+        (tmp_path / "pki/identity_ca.crl.pem").read_bytes()
