@@ -22,6 +22,7 @@ from govkit.cli.common import (
     choices,
     comma_list,
     err,
+    fail,
     json_document,
     json_option,
     out,
@@ -66,6 +67,15 @@ JobsOpt = Annotated[int | None, typer.Option(
     "--jobs", min=1, max=MAX_JOBS,
     help=f"Worker processes, 1 to {MAX_JOBS} (default: one per CPU when there are many "
          "files).")]
+PolicyOpt = Annotated[Path | None, typer.Option(
+    "--policy", help="An sros2 policy (format 0.2.0, XIncludes read): one identity and "
+                     "permissions per enclave, decided as sros2's, and one governance; see "
+                     "docs/guide/ros2-protection.md.")]
+ProtectionOpt = Annotated[Path | None, typer.Option(
+    "--protection", help="The policy's protection sidecar (schemas/protection.xsd): which "
+                         "topics, services and actions are signed or encrypted (default: a "
+                         "<protection> in the policy's <metadata>, else all encrypted, as "
+                         "sros2's governance).")]
 ProfilesJson = json_option("profiles")
 ValidateJson = json_option("validate")
 VerifyJson = json_option("verify")
@@ -216,9 +226,11 @@ def generate(profile: ProfileOpt = None, all_profiles: AllOpt = False,
                                "permissions/PARTICIPANT.xml (and .p7s beside each with "
                                "--sign).")] = Path("build"),
              ca: CaOpt = Path("pki"),
-             domain: Annotated[str, typer.Option(
-                 "--domain", help="Domain id or range, e.g. 0 or 0-10.")
-             ] = f"0-{MAX_DOMAIN_ID}",
+             domain: Annotated[str | None, typer.Option(
+                 "--domain", show_default=False,
+                 help=f"Domain id or range, e.g. 0 or 0-10. Default: 0-{MAX_DOMAIN_ID}; "
+                      f"with --policy, $ROS_DOMAIN_ID or 0, as sros2 writes it.")
+             ] = None,
              runner: Annotated[RunnerName, typer.Option(
                  "--runner", metavar=RUNNER_METAVAR,
                  help="Whose topics the permissions allow (participants without grants "
@@ -230,8 +242,23 @@ def generate(profile: ProfileOpt = None, all_profiles: AllOpt = False,
                                 "same pass, with the PKI's Permissions CA.")] = False,
              valid_from: ValidFromOpt = None, valid_for: ValidForOpt = None,
              jobs: JobsOpt = None, profiles_file: ProfilesOpt = None,
-             paranoid: ParanoidOpt = False):
-    """Render governance per profile and permissions per participant (validated)."""
+             paranoid: ParanoidOpt = False,
+             policy: PolicyOpt = None, protection: ProtectionOpt = None):
+    """Render governance per profile and permissions per participant (validated); with
+    --policy, an sros2 policy's permissions per enclave and its per-topic governance."""
+    if policy is not None or protection is not None:
+        given = [o for o, v in (("--profile", profile), ("--all-profiles", all_profiles),
+                                ("--participants", participants), ("--count", count))
+                 if v]
+        if policy is None or given:
+            err.print("govkit: --protection needs --policy" if policy is None else
+                      f"govkit: --policy writes the policy's enclaves and governance: leave "
+                      f"out {', '.join(given)}", markup=False)
+            raise typer.Exit(EXIT_USAGE)
+        _generate_policy(policy, protection, out_dir, ca, domain, sign, valid_from, valid_for)
+        return
+    if domain is None:
+        domain = f"0-{MAX_DOMAIN_ID}"
     from govkit.catalog.profiles import select_profiles
     from govkit.catalog.runners import runner_info
     from govkit.documents.render import DomainSet
@@ -357,3 +384,48 @@ def verify(files: Annotated[list[Path], typer.Argument(help="Signed .p7s files."
     if as_json:
         print(json_document("verify", target=target, files=[r.to_json() for r in results]))
     raise typer.Exit(code)
+
+
+def policy_domains(domain: str | None):
+    """--domain, or for a policy what sros2 writes: $ROS_DOMAIN_ID, else 0."""
+    import os
+
+    from govkit.documents.render import DomainSet
+    text = domain if domain is not None else os.environ.get("ROS_DOMAIN_ID", "").strip() or "0"
+    return run(DomainSet.parse, text)
+
+
+def print_policy_problems(e) -> None:
+    """A policy that does not check: one FILE:LINE:COLUMN line per problem (exit 2)."""
+    for finding in e.findings:
+        err.print(str(finding), markup=False)
+    raise typer.Exit(e.exit_code)
+
+
+def load_ros_input(policy: Path, protection: Path | None, need_protection: bool = False):
+    from govkit.check.ros_policy import PolicyInvalid, load_policy
+    try:
+        return load_policy(policy, protection, need_protection)
+    except PolicyInvalid as e:   # one line per problem, as validate prints them
+        print_policy_problems(e)
+    except GovkitError as e:
+        fail(e)
+    except OSError as e:
+        fail(GovkitError(f"{one_line(e.filename)}: {e.strerror}"))
+
+
+def _generate_policy(policy: Path, protection: Path | None, out_dir: Path, ca: Path,
+                     domain: str | None, sign: bool, valid_from, valid_for) -> None:
+    from govkit.generate.bundle import BundleLog
+    from govkit.generate.policy import generate_policy
+    from govkit.generate.validity import parse_window
+    window = run(parse_window, valid_from, valid_for)
+    domains = policy_domains(domain)
+    ros = load_ros_input(policy, protection)
+    log = BundleLog()
+    result = run(generate_policy, ros, ca, out_dir, domains, sign, log, window)
+    print_lines(log.messages)
+    print_lines(f"wrote {one_line(path)}" for path in result.written)
+    for enclave, why in result.left_out:
+        err.print(f"govkit: warning: enclave {one_line(enclave)} left out, no permissions "
+                  f"written: {why}", markup=False)

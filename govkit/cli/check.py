@@ -22,6 +22,7 @@ from govkit.cli.common import (
     run,
 )
 from govkit.common.errors import EXIT_INVALID, EXIT_OK, EXIT_USAGE, GovkitError
+from govkit.common.limits import MAX_DOMAIN_ID
 
 # Start-up: nothing heavy at module level (govkit --help imports this module); each
 # command imports what it uses.
@@ -42,7 +43,8 @@ DiffJson = json_option("diff", "fields: docs/guide/checking.md; ")
 
 def lint(
     files: Annotated[list[Path] | None, typer.Argument(
-        help="Governance/permissions documents: XML or signed S/MIME.")] = None,
+        help="Governance/permissions documents (XML or signed S/MIME), sros2 policies and "
+             "protection sidecars.")] = None,
     ca: Annotated[Path | None, typer.Option(
         "--ca", help="Identity certificates to check grants against: a directory of PEM "
                      "files (e.g. a test PKI) or one PEM file; never created here.")] = None,
@@ -72,8 +74,13 @@ def lint(
              f"testcase per file). Default: full{CONFIGURED}")] = None,
     list_rules: Annotated[bool, typer.Option(
         "--rules", help="List every rule with its id, severity, why and an example.")] = False,
+    protection: Annotated[Path | None, typer.Option(
+        "--protection", help="The protection sidecar of the sros2 policies linted (default: "
+                             "the <protection> in each policy's <metadata>).")] = None,
 ):
-    """Check what the XSD cannot: rules that never apply, what leaks, subjects, validity."""
+    """Check what the XSD cannot: rules that never apply, what leaks, subjects, validity;
+    for an sros2 policy and its protection, names that miss their protection and DENYs
+    that never apply."""
     from govkit import __version__
     from govkit.check.config import lint_settings
     from govkit.check.lint import LintOptions, lint_paths, worst
@@ -100,7 +107,7 @@ def lint(
                             "output-format": "json" if as_json else output_format}, Path.cwd())
     target, fail_on, fmt = s["target"], s["fail-on"], s["output-format"]
     options = LintOptions(target=target, warn_days=s["warn-days"], ca=ca, select=s["select"],
-                          ignore=s["ignore"])
+                          ignore=s["ignore"], protection=protection)
     reports = run(lint_paths, files, options)
     code = EXIT_USAGE if any(r.error for r in reports) else EXIT_OK
     if worst(reports) >= SEVERITY_RANK[fail_on]:
@@ -131,9 +138,35 @@ def identify(files: Annotated[list[Path], typer.Argument(help="Governance docume
     raise typer.Exit(code)
 
 
-def explain(file: Annotated[Path, typer.Argument(help="A governance or permissions document.")],
-            as_json: ExplainJson = False):
-    """Say in plain English what a document protects and what it does not."""
+def explain(file: Annotated[Path | None, typer.Argument(
+                help="A governance or permissions document.")] = None,
+            as_json: ExplainJson = False,
+            policy: Annotated[Path | None, typer.Option(
+                "--policy", help="Explain an sros2 policy instead: per ROS name, its DDS "
+                                 "names, the governance rule and kinds each gets, and which "
+                                 "enclaves may publish and subscribe it.")] = None,
+            protection: Annotated[Path | None, typer.Option(
+                "--protection", help="With --policy: its protection sidecar (default: "
+                                     "the <protection> in its <metadata>).")] = None,
+            domain: Annotated[int, typer.Option(
+                "--domain", min=0, max=MAX_DOMAIN_ID,
+                help="With --policy: the domain id to decide for.")] = 0):
+    """Say in plain English what a document protects and what it does not (with --policy:
+    what the documents of an sros2 policy decide, name by name)."""
+    if policy is not None or protection is not None:
+        if policy is None or file is not None:
+            fail(GovkitError("--protection needs --policy" if policy is None else
+                             "give a document or --policy, not both"))
+        from govkit.check.ros_explain import explain_policy, policy_explanation_text
+        from govkit.cli.artefacts import load_ros_input
+        explanation = run(explain_policy, load_ros_input(policy, protection), domain)
+        if as_json:
+            print(json_document("explain", **explanation))
+        else:
+            out.print(policy_explanation_text(explanation), markup=False)
+        return
+    if file is None:
+        fail(GovkitError("give the document to explain (or --policy POLICY)"))
     from govkit.check.explain import explain_document, explanation_text
     from govkit.check.loaded import load_document
     explanation = explain_document(run(load_document, file))

@@ -39,6 +39,10 @@ class Finding:
 class DocumentKind(StrEnum):  # a str and an Enum: DocumentKind('governance'), kind.value
     GOVERNANCE = "governance"
     PERMISSIONS = "permissions"
+    # ROS 2: an sros2 policy and govkit's protection sidecar (lint reads them; they are no
+    # DDS Security documents)
+    POLICY = "policy"
+    PROTECTION = "protection"
 
 
 class DocumentError(Exception):

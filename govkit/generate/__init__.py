@@ -10,6 +10,7 @@ from govkit.common.faces import lazy_face
 
 _EXPORTS = {
     "BundleLog": "bundle",
+    "Selection": "sros2",
     "bundle_hashes": "bundle",
     "ensure_bundle": "bundle",
     "ensure_identities": "fleet",
@@ -17,6 +18,7 @@ _EXPORTS = {
     "ensure_tls": "bundle",
     "export_sros2": "sros2",
     "generate": "fleet",
+    "generate_policy": "policy",
     "parse_window": "validity",
     "planned_bundle": "bundle",
     "renew_permissions": "validity",

@@ -223,5 +223,8 @@ def test_several_governance_documents_need_a_profile(made, tmp_path):
     assert "2 signed governance documents (rtps_encrypt, rtps_sign)" in result.output
     chosen = _export(root, tmp_path / "ks", "--profile", "rtps_sign")
     assert chosen.exit_code == 0, chosen.output
+    # rtps_sign's governance with access control turned on (the catalog's turns it off)
     assert (tmp_path / "ks/enclaves/talker_listener/talker/governance.p7s").read_bytes() == \
-        (root / "build/governance/rtps_sign.p7s").read_bytes()
+        (root / "build/governance/enforced/rtps_sign.p7s").read_bytes()
+    assert b"<rtps_protection_kind>SIGN<" in \
+        (root / "build/governance/enforced/rtps_sign.xml").read_bytes()

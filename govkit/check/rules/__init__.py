@@ -17,7 +17,14 @@ import datetime as dt
 from govkit.catalog.targets import DEFAULT_TARGET, TARGETS
 
 # importing a rules module registers its rules
-from govkit.check.rules import common, governance, permissions, subjects, targets  # noqa: F401
+from govkit.check.rules import (  # noqa: F401
+    common,
+    governance,
+    permissions,
+    ros,
+    subjects,
+    targets,
+)
 from govkit.check.rules.registry import RULES, Context, Rule, Severity
 from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.common.findings import DocumentKind, Finding, quote_value

@@ -1,7 +1,7 @@
 """The lint rule registry: every rule is data (id, name, severity, document kinds, why it
 matters, an example) plus one small function, registered with :func:`rule`. Adding a rule
 is writing one decorated function in one of this package's rule modules (``common``,
-``governance``, ``permissions``, ``subjects``, ``targets``); `govkit lint --rules`,
+``governance``, ``permissions``, ``subjects``, ``targets``, ``ros``); `govkit lint --rules`,
 `--select`/`--ignore` and the generated rule reference (docs/) all come from here.
 
 A rule function takes a :class:`Context` and yields :class:`Hit` s (an element and a
@@ -28,6 +28,7 @@ WORK_BUDGET = 200_000
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 GOV, PERM = DocumentKind.GOVERNANCE, DocumentKind.PERMISSIONS
 BOTH = (GOV, PERM)
+POLICY, PROTECTION = DocumentKind.POLICY, DocumentKind.PROTECTION
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,9 @@ class Context:
     valid: bool = True                # schema-valid for the target
     budget: int = field(default_factory=lambda: WORK_BUDGET)
     exhausted: bool = False
+    # POLICY and PROTECTION: the checked policy and protection (govkit.check.ros_policy's
+    # RosInput; `doc` then places elements of every file they were read from)
+    ros: object | None = None
 
     def spend(self, cost: int) -> bool:
         """Charge `cost` comparisons; False (and `exhausted`) once the budget is spent:

@@ -24,6 +24,7 @@
 //
 //   cyclone_perf ping|pong DOMAIN [WAIT_S]        configuration from CYCLONEDDS_URI
 //   cyclone_perf discover DOMAIN WAIT_S PEERS     (govkit bench --mode discovery)
+//   cyclone_perf pub|sub DOMAIN WAIT_S TOPIC      one named topic (topic_main below)
 //
 // Both print `ready T` (seconds from the participant's creation until this side's writer
 // and reader each matched the peer: discovery plus the secure handshake) and then serve.
@@ -85,6 +86,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/select.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -576,14 +578,120 @@ static void check(dds_entity_t e, const char *what)
         die(EXIT_DDS, "%s: %s", what, dds_strretcode(e));
 }
 
+// ------------------------------------------------------------------------- one named topic
+
+// `cyclone_perf pub|sub DOMAIN WAIT_S TOPIC`: one writer (pub) or one reader (sub) on TOPIC
+// (ddsperf's type) in the default partition, nothing else: what a ROS 2 node's endpoint is
+// under an sros2 policy's grants (govkit generate --policy; rt/chatter and the like). Prints
+// `ready T` once it matched a peer (discovery and the secure handshake), then pub writes
+// one sample every 10 ms and sub prints `received N` after every 10 samples, until stdin
+// closes or a signal. An endpoint that access control refuses (a topic the grant denies)
+// ends the process at once with "writer on TOPIC: ..." (exit 5), after Cyclone's own log
+// line saying why.
+static int topic_main(char **argv)
+{
+    const int pub = strcmp(argv[1], "pub") == 0;
+    char *end;
+    long domain = strtol(argv[2], &end, 10);
+    if (*end || domain < 0 || domain > 230) {
+        fprintf(stderr, "cyclone_perf: domain %s: use 0 .. 230\n", argv[2]);
+        return EXIT_USAGE;
+    }
+    double wait_s = strtod(argv[3], &end);
+    if (*end || wait_s <= 0) {
+        fprintf(stderr, "cyclone_perf: wait %s: use a positive number of seconds\n", argv[3]);
+        return EXIT_USAGE;
+    }
+    const char *name = argv[4];
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    signal(SIGPIPE, SIG_IGN);
+    const int64_t t0 = now_ns();
+    g_pp = dds_create_participant((dds_domainid_t)domain, NULL, NULL);
+    if (g_pp < 0) {
+        fprintf(stderr, "[%ld] error: participant on domain %ld not created: %s (see Cyclone's "
+                "log lines above)\n", g_pid, domain, dds_strretcode(g_pp));
+        return EXIT_PARTICIPANT;
+    }
+    dds_entity_t tp = dds_create_topic(g_pp, &KeyedSeq_desc, name, NULL, NULL);
+    if (tp < 0)
+        die(EXIT_DDS, "topic %s: %s", name, dds_strretcode(tp));
+    dds_qos_t *qos = dds_create_qos();
+    dds_qset_reliability(qos, DDS_RELIABILITY_RELIABLE, DDS_SECS(10));
+    dds_qset_history(qos, DDS_HISTORY_KEEP_LAST, 10);
+    dds_entity_t ep = pub ? dds_create_writer(g_pp, tp, qos, NULL)
+                          : dds_create_reader(g_pp, tp, qos, NULL);
+    dds_delete_qos(qos);
+    if (ep < 0)
+        die(EXIT_DDS, "%s on %s: %s", pub ? "writer" : "reader", name, dds_strretcode(ep));
+    for (;;) {
+        int32_t matched = 0;
+        if (pub) {
+            dds_publication_matched_status_t st;
+            if (dds_get_publication_matched_status(ep, &st) == 0)
+                matched = st.current_count;
+        } else {
+            dds_subscription_matched_status_t st;
+            if (dds_get_subscription_matched_status(ep, &st) == 0)
+                matched = st.current_count;
+        }
+        if (matched > 0)
+            break;
+        if (g_stop)
+            die(EXIT_DONE, "stopped before a peer matched");
+        if (now_ns() - t0 > (int64_t)(wait_s * 1e9))
+            die(EXIT_NO_MATCH, "no peer matched on %s within %g s (refused by the peer's "
+                "security, or no peer on domain %ld)", name, wait_s, domain);
+        dds_sleepfor(DDS_MSECS(1));
+    }
+    printf("ready %.6f\n", (double)(now_ns() - t0) / 1e9);
+    fflush(stdout);
+    KeyedSeq sample;
+    memset(&sample, 0, sizeof sample);
+    long received = 0;
+    while (!g_stop) {
+        fd_set in;
+        FD_ZERO(&in);
+        FD_SET(0, &in);
+        struct timeval tv = { 0, 10000 };
+        if (select(1, &in, NULL, NULL, &tv) > 0) {
+            char buf[256];
+            if (read(0, buf, sizeof buf) <= 0)
+                break;   // stdin closed: govkit is done
+        }
+        if (pub) {
+            sample.seq++;
+            dds_return_t rc = dds_write(ep, &sample);
+            if (rc < 0)
+                die(EXIT_DDS, "dds_write on %s: %s", name, dds_strretcode(rc));
+            continue;
+        }
+        void *samples[1] = { NULL };
+        dds_sample_info_t info[1];
+        int n;
+        while ((n = dds_take(ep, samples, info, 1, 1)) > 0) {
+            if (info[0].valid_data && ++received % 10 == 0) {
+                printf("received %ld\n", received);
+                fflush(stdout);
+            }
+            dds_return_loan(ep, samples, n);
+        }
+    }
+    dds_delete(g_pp);
+    return EXIT_DONE;
+}
+
 int main(int argc, char **argv)
 {
     g_pid = (long)getpid();
     setvbuf(stdout, NULL, _IOLBF, 0);
+    if (argc == 5 && (strcmp(argv[1], "pub") == 0 || strcmp(argv[1], "sub") == 0))
+        return topic_main(argv);
     const int discover = argc == 5 && strcmp(argv[1], "discover") == 0;
     if (!discover && (argc < 3 || argc > 4 || (strcmp(argv[1], "ping") && strcmp(argv[1], "pong")))) {
         fprintf(stderr, "usage: cyclone_perf ping|pong DOMAIN [WAIT_S]\n"
-                        "       cyclone_perf discover DOMAIN WAIT_S PEERS\n");
+                        "       cyclone_perf discover DOMAIN WAIT_S PEERS\n"
+                        "       cyclone_perf pub|sub DOMAIN WAIT_S TOPIC\n");
         return EXIT_USAGE;
     }
     const int ping = strcmp(argv[1], "ping") == 0;

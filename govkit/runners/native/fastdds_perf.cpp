@@ -58,6 +58,12 @@
 // bins (bin b: [1.01^b, 1.01^(b+1)) ns); peers: the most remote endpoints matched by the
 // ping writer or the pong reader (above 1: a stranger joined the domain).
 //
+// -t NAME names the data topic (pub, sub) NAME instead of DDSPerfRDataKS: a ROS 2 name such
+// as rt/chatter, so that a pair runs under an sros2 policy's grants (govkit generate
+// --policy); pub and sub sit in the default partition, as rmw's endpoints do. A writer or
+// reader that access control refuses (a topic the grant denies) ends the process at once
+// (exit 5) after Fast DDS's own "[SECURITY ...]" log line.
+//
 // Crypto variants (govkit bench --cipher, --rekey; govkit.runners.crypto): -k 128|256 sets
 // dds.sec.crypto.keysize and -r N dds.sec.crypto.maxblockspersession on the participant
 // (RTPS-level key) and on every writer and reader (submessage and payload keys); without
@@ -357,6 +363,7 @@ struct Options
     bool slots = false;               // -S: serve govkit's slot commands (ping/pong only)
     int keysize = 0;            // -k 128|256: dds.sec.crypto.keysize (0: Fast DDS's default)
     long rekey = 0;             // -r N: dds.sec.crypto.maxblockspersession (0: default)
+    std::string topic;          // -t NAME: the data topic's name (default DDSPerfRDataKS)
 };
 
 // -k / -r: DDS Security properties set on the participant and on every writer and reader
@@ -908,7 +915,7 @@ static void usage()
 {
     std::fprintf(stderr,
             "usage: fastdds_perf [-i DOMAIN] [-w WAIT_S] [-D DURATION_S] [-s PROPERTIES_FILE] [-E] "
-            "[-k 128|256] [-r BLOCKS] (ping SIZE | pong | pub SIZE | sub)\n"
+            "[-k 128|256] [-r BLOCKS] [-t TOPIC] (ping SIZE | pong | pub SIZE | sub)\n"
             "       fastdds_perf -S [-i DOMAIN] [-w WAIT_S] [-s PROPERTIES_FILE] [-k 128|256] "
             "[-r BLOCKS] (ping | pong)\n");
 }
@@ -945,6 +952,10 @@ static bool parse_args(int argc, char** argv, Options& o)
         if (flag == "-s")
         {
             o.security = value;
+        }
+        else if (flag == "-t" && value[0] != '\0')
+        {
+            o.topic = value;
         }
         else if (flag == "-i" && parse_number(value, number) && number == std::floor(number))
         {
@@ -1071,7 +1082,8 @@ static bool create_endpoints(DomainParticipant* dp, const Options& o, Endpoints&
     }
     Topic* ping_topic = dp->create_topic(PING_TOPIC, "KeyedSeq", TOPIC_QOS_DEFAULT);
     ep.pong_topic = dp->create_topic(PONG_TOPIC, "KeyedSeq", TOPIC_QOS_DEFAULT);
-    Topic* data_topic = dp->create_topic(DATA_TOPIC, "KeyedSeq", TOPIC_QOS_DEFAULT);
+    Topic* data_topic = dp->create_topic(o.topic.empty() ? DATA_TOPIC : o.topic.c_str(),
+                                         "KeyedSeq", TOPIC_QOS_DEFAULT);
     Publisher* pub = dp->create_publisher(PUBLISHER_QOS_DEFAULT);
     Subscriber* sub = dp->create_subscriber(SUBSCRIBER_QOS_DEFAULT);
     SubscriberQos sq = dp->get_default_subscriber_qos();
