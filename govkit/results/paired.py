@@ -286,6 +286,20 @@ def _estimate(rows: list[tuple[int, int, float, float]], seed: str,
                     len(rows), instances, block, r1, note)
 
 
+def added_distribution(pairs: list[Pairing], seed: str,
+                       resamples: int = BOOTSTRAP_RESAMPLES) -> list[float] | None:
+    """The bootstrap distribution of an arm's added µs (its trimmed mean per resample),
+    drawn exactly as `overhead` draws the interval it reports (same seed, same draws): the
+    cost model (govkit.results.cost_model) fits its line through these. None below 3
+    rounds."""
+    ordered = sorted((p.round, p.instance, p.log_ratio, p.added) for p in pairs)
+    if len(ordered) < 3:
+        return None
+    block, _ = block_length([r[2] for r in ordered])
+    resampled, _ = thinned_rounds(ordered)
+    return _resample_trimmed(_by_instance(resampled, 3), seed + "/added", block, resamples)
+
+
 def thinned_rounds(ordered: list[tuple]) -> tuple[list[tuple], str | None]:
     """The rounds an arm's bootstrap resamples: all up to MAX_RESAMPLED_ROUNDS; beyond, every
     n-th in time order (the first kept), with a sentence saying so (None: all). The same cap

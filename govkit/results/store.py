@@ -20,6 +20,7 @@ from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.common.fsutil import write_atomic
 from govkit.common.inputs import read_input
 from govkit.common.limits import MAX_RESULTS_BYTES
+from govkit.results.cost_model import cost_models, stored
 from govkit.results.perftest_csv import csv_name, to_csv
 from govkit.results.summary import Summarizer, all_records, point_key, repeat_key
 from govkit.runners.network import Network
@@ -156,6 +157,8 @@ class ResultStore:
         writes the summary and the CSVs, and `govkit report` recomputes all anyway)."""
         if summary or "summary" not in self.doc:
             self.doc["summary"] = self.summarizer.summarize(self.doc)
+            if self.doc.get("rotation"):
+                self.doc["cost_model"] = stored(cost_models(self.doc))
         write_atomic(self.json_path, json.dumps(self.doc, indent=2) + "\n")
         self.saved_at = time.monotonic()
         if not summary:

@@ -184,6 +184,11 @@ def summarize(doc: dict, summarizer: Summarizer | None = None) -> list[dict]:
             thinned.append(f"the overhead's: {row['vs_none']['subsampled']}")
         if thinned:
             row["flags"].append(flag("subsampled_interval", "; ".join(thinned)))
+        saturated = (row.get("cpu_per_sample") or {}).get("saturated_slots")
+        if saturated:
+            row["flags"].append(flag("cpu_saturated", f"{saturated} CPU slot(s) delivered "
+                                     f"under 95% of the offered rate: left out of its CPU "
+                                     f"per sample"))
         rows.append(row)
     add_variant_differences(rows, doc, summarizer, pairs.get("latency"))
     return [_rounded(row) for row in rows]
