@@ -37,14 +37,16 @@ from govkit.cli.common import (
     RunnerName,
     comma_list,
     err,
+    fail,
     json_document,
+    json_option,
     out,
     print_lines,
     run,
     use_profiles_file,
     wide,
 )
-from govkit.common.errors import EXIT_INTERRUPTED, EXIT_INVALID
+from govkit.common.errors import EXIT_INTERRUPTED, EXIT_INVALID, EXIT_USAGE, GovkitError
 from govkit.results.flags import ANY_WARNING, FLAGS
 
 # Start-up: nothing heavy at module level (govkit --help imports this module); each
@@ -380,18 +382,40 @@ def wire_check(
         raise typer.Exit(EXIT_INVALID)
 
 
+ReportJson = json_option("report")
+
+
 def report(
     run_dirs: Annotated[list[Path], typer.Argument(
         help="A govkit bench results dir, or two or more to compare.", show_default=False)],
     out_dir: Annotated[Path | None, typer.Option(
         "--out", help="Where compare.html and compare.md go (default: the first run's "
                       "directory); only with two or more runs.")] = None,
+    cost_at: Annotated[list[str] | None, typer.Option(
+        "--cost-at", metavar="SIZES", callback=comma_list,
+        help="One run: each profile's added latency (and CPU per sample) at these message "
+             "sizes in bytes, repeatable or comma-separated, from the run's cost model (a "
+             "line through its measured sizes, with 95% intervals), e.g. --cost-at "
+             "200000,1048576.")] = None,
+    as_json: ReportJson = False,
 ):
     """Write report.html and summary.md for a results directory; for two or more (e.g. a
     ddsperf run and a fastdds run), compare.html and compare.md side by side."""
+    from govkit.bench.options import parse_sizes
     from govkit.report.compare import write_reports
-    from govkit.report.terminal import compare_table
+    from govkit.report.terminal import compare_table, cost_table
+    sizes = run(parse_sizes, ",".join(cost_at), "--cost-at") if cost_at else []
+    if (sizes or as_json) and len(run_dirs) != 1:
+        fail(GovkitError("--cost-at and --json read one run", EXIT_USAGE))
     html, md, model = run(write_reports, run_dirs, out_dir)
+    if sizes or as_json:
+        from govkit.report.run import costs_at
+        costs = run(costs_at, run_dirs[0], sizes) if sizes else None
+        if as_json:
+            print(json_document("report", run=str(run_dirs[0]), report=str(html),
+                                summary_md=str(md), **(costs or {})))
+            return
+        wide.print(cost_table(costs))
     table = compare_table(model) if model is not None else None
     if table is not None:
         wide.print(table)

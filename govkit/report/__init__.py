@@ -9,6 +9,8 @@ from govkit.common.faces import lazy_face
 
 _EXPORTS = {
     "compare_table": "terminal",
+    "cost_table": "terminal",
+    "costs_at": "run",
     "discovery_table": "terminal",
     "latency_table": "terminal",
     "network_table": "terminal",

@@ -142,6 +142,7 @@ class Point:
     vs_network: Overhead | None = None   # over the same point on the run's first network
     loss: dict | None = None             # injected loss and what it did (results._loss)
     p99_of_samples: float | None = None  # rotation: true p99 over every round trip
+    cpu: dict | None = None              # rotating throughput: its cpu_per_sample (summary)
 
     @property
     def warnings(self) -> list[Flag]:
@@ -157,6 +158,10 @@ class CostCell:
     added_ci95: Interval | None
     rti_ratio: float | None
     warned: bool = False
+    # with throughput rotated too: the throughput ratio and the CPU-per-sample ratio at
+    # this size (paired over `none`, with intervals)
+    throughput: tuple[float, Interval | None] | None = None
+    cpu: tuple[float, Interval | None] | None = None
 
 
 @dataclass(frozen=True)
@@ -170,6 +175,12 @@ class Headline:
     under_load: bool
     rounds: int
     estimator: str
+
+    @property
+    def throughput(self) -> bool:
+        """Throughput (and CPU per sample) were rotated too: their ratios in the cells."""
+        return any(c is not None and c.throughput is not None
+                   for _, cells, _ in self.rows for c in cells)
 
 
 @dataclass(frozen=True)
@@ -327,6 +338,7 @@ class ReportModel:
     path_text: str = "loopback"            # where the processes ran, for the prose
     wire: WireSection | None = None        # govkit bench --wire: what the wire carried
     headline: Headline | None = None       # rotation: the cost matrix the report opens with
+    cost_models: list[dict] = field(default_factory=list)   # govkit.results.cost_model
     # --mode discovery: govkit.results.discovery's rows (time until N participants matched)
     discovery: list[dict] = field(default_factory=list)
     # --cipher/--rekey: govkit.results.summary.variant_differences' rows (each crypto
@@ -357,6 +369,11 @@ class ReportModel:
     @property
     def has_throughput(self) -> bool:
         return any(p.mode == "throughput" for p in self.points)
+
+    @property
+    def has_cpu(self) -> bool:
+        """Throughput was rotated with CPU slots: CPU per sample beside each rate."""
+        return any(p.cpu for p in self.points if p.mode == "throughput")
 
     @property
     def has_loss(self) -> bool:

@@ -67,6 +67,7 @@ from govkit.report.wire_section import WireMalformed, build_wire_section
 from govkit.results import stats
 from govkit.results import summary as results
 from govkit.results.check import SCHEMA, Malformed, check_results, json_excerpt
+from govkit.results.cost_model import cost_models, predict, stored
 from govkit.results.discovery import discovery_rows
 from govkit.results.figures import FIGURES
 from govkit.results.flags import flag_advice
@@ -142,6 +143,7 @@ def build_report_model(doc: Any, source: str = RESULTS_NAME) -> ReportModel:
         model = _build(doc, summary, summarizer.records)
         model.wire = wire
         model.headline = headline(doc, summary, summarizer)
+        model.cost_models = cost_models(doc)["models"] if doc.get("rotation") else []
         return model
     except Malformed as e:
         raise GovkitError(f"{source}: {e}", EXIT_USAGE) from None
@@ -288,6 +290,7 @@ def _point(row: dict, index: int, figures_of: dict[tuple, list[dict]]) -> Point:
         for key in ("stalled_seconds", "lost"):
             found = [f[key] for f in mine if f.get(key) is not None]
             extra[key] = int(sum(found)) if found else None
+        extra["cpu"] = row.get("cpu_per_sample")
     return Point(
         profile=row["profile"], mode=row["mode"], size=row["size"],
         statistic=row["statistic"], estimate=row["estimate"], ci95=_pair(row["ci95"]),
@@ -316,19 +319,26 @@ def headline(doc: dict, summary: list[dict], summarizer: results.Summarizer | No
     sizes = sorted({r["size"] for r in rows})
     names = list(dict.fromkeys(r["profile"] for r in rows if r["profile"] != results.BASELINE))
 
-    def cell(vs: dict | None, rti: dict | None, flags=()) -> CostCell | None:
+    tput = {(r["profile"], r["size"]): r for r in summary
+            if r.get("rounds") is not None and r["mode"] == "throughput"}
+
+    def cell(vs: dict | None, rti: dict | None, flags=(), key=None) -> CostCell | None:
         if not vs:
             return None
+        t = tput.get(key) or {}
+        tv, cv = t.get("vs_none"), (t.get("cpu_per_sample") or {}).get("vs_none")
         return CostCell(vs["ratio"], _pair(vs["ratio_ci95"]), vs["difference"],
                         _pair(vs["difference_ci95"]), rti["ratio"] if rti else None,
-                        any(f["severity"] == "warning" for f in flags))
+                        any(f["severity"] == "warning" for f in (*flags, *t.get("flags", ()))),
+                        (tv["ratio"], _pair(tv["ratio_ci95"])) if tv else None,
+                        (cv["ratio"], _pair(cv["ratio_ci95"])) if cv else None)
     by = {(r["profile"], r["size"]): r for r in rows}
     match: dict[str, list[float]] = {}
     for pair in rot.get("pairs", []):
         if pair.get("status") == "ok" and pair.get("time_to_match_s") is not None:
             match.setdefault(pair["arm"], []).append(pair["time_to_match_s"])
-    table = [(name, [cell(by[(name, s)]["vs_none"], by[(name, s)]["rti"], by[(name, s)]["flags"])
-                     if (name, s) in by else None for s in sizes],
+    table = [(name, [cell(by[(name, s)]["vs_none"], by[(name, s)]["rti"], by[(name, s)]["flags"],
+                          (name, s)) if (name, s) in by else None for s in sizes],
               statistics.median(match[name]) if match.get(name) else None) for name in names]
     overheads = summarizer.overheads if summarizer is not None and summarizer.overheads \
         else results.rotation_overheads(doc)      # (summarize's, when it has them)
@@ -608,6 +618,23 @@ def render_html(model: ReportModel) -> str:
 
 def render_summary_md(model: ReportModel) -> str:
     return render("summary.md.j2", m=model)
+
+
+def costs_at(results_dir: Path, sizes: list[int]) -> dict:
+    """`govkit report RUN --cost-at SIZES`: the run's cost model (checked and recomputed
+    from its raw slots) and each profile's modelled cost at each size, with intervals."""
+    source = Path(results_dir) / RESULTS_NAME
+    doc = load_results(source)
+    try:
+        check_results(doc)
+    except Malformed as e:
+        raise GovkitError(f"{source}: {e}", EXIT_USAGE) from None
+    models = cost_models(doc) if doc.get("rotation") else {"method": "", "models": []}
+    if not models["models"]:
+        raise GovkitError(f"{source}: no cost model: it needs a rotating run (the default "
+                          "runner) over two or more sizes", EXIT_USAGE)
+    return {"cost_model": stored(models),
+            "cost_at": [predict(m, size) for m in models["models"] for size in sizes]}
 
 
 def write_report(results_dir: Path) -> tuple[Path, Path]:

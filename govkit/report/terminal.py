@@ -98,12 +98,16 @@ def throughput_table(summary: list[dict]) -> Table | None:
         return None
     net = _with_network(rows)
     lossy = any(r.get("loss") for r in rows)
+    cpu = any(r.get("cpu_per_sample") for r in rows)
     table = Table(title=f"Throughput (samples/s): {rows[0]['statistic']}, with 95% "
                         "intervals; ratio over `none` (same network)"
                         + ("; bytes the publisher retransmitted (injected loss)" if lossy
-                           else ""), title_justify="left")
+                           else "")
+                        + ("; CPU µs per sample (ping + pong) written at the offered rate, "
+                           "and its ratio over `none`" if cpu else ""), title_justify="left")
     for col in ("profile", *(("network",) if net else ()), "B", "samples/s", "95% CI",
-                "× none", "95% CI", *(("rexmit B", "rexmit %") if lossy else ()), "flags"):
+                "× none", "95% CI", *(("rexmit B", "rexmit %") if lossy else ()),
+                *(("offered/s", "CPU µs", "× none", "95% CI") if cpu else ()), "flags"):
         table.add_column(col, justify="left" if col in ("profile", "network", "flags")
                          else "right", no_wrap=col != "flags")
     for r in rows:
@@ -116,7 +120,40 @@ def throughput_table(summary: list[dict]) -> Table | None:
                       _ci(vs and vs["ratio_ci95"], "{:.2f}"),
                       *((f"{rex:,}" if rex is not None else "–",
                          f"{share:.1f}" if share is not None else "–") if lossy else ()),
+                      *(_cpu_cells(r.get("cpu_per_sample")) if cpu else ()),
                       _flags(r))
+    return table
+
+
+def _cpu_cells(c: dict | None) -> tuple[str, str, str, str]:
+    if not c:
+        return ("–",) * 4
+    vs = c.get("vs_none") or {}
+    return (f"{c['offered_rate_sps']:,.0f}" if c.get("offered_rate_sps") else "–",
+            f"{c['both']:.2f}" if c.get("both") is not None else "–",
+            f"{vs['ratio']:.2f}" if vs.get("ratio") is not None else "–",
+            _ci(vs.get("ratio_ci95"), "{:.2f}"))
+
+
+def cost_table(costs: dict) -> Table:
+    """`govkit report RUN --cost-at SIZES`: each profile's modelled cost at each size."""
+    table = Table(title="Added cost at your sizes: the run's cost model, fixed + per KiB × "
+                        "size (a weighted line through the measured sizes), with 95% "
+                        "intervals; 'outside' marks a size beyond those measured "
+                        "(an extrapolation)", title_justify="left")
+    for col in ("profile", "figure", "B", "added", "95% CI", "fixed", "per KiB", "fit"):
+        table.add_column(col, justify="left" if col in ("profile", "figure", "fit")
+                         else "right", no_wrap=col != "fit")
+    models = {(m["profile"], m["figure"]): m for m in costs["cost_model"]["models"]}
+    for at in costs["cost_at"]:
+        m = models[(at["profile"], at["figure"])]
+        unit = "µs" if at["figure"] == "latency_added_us" else "µs/sample"
+        fit = " ".join(short_label(f["code"]) for f in m["flags"])
+        table.add_row(at["profile"], f"{'latency' if unit == 'µs' else 'CPU'} ({unit})",
+                      f"{at['size']:,}", f"{at['cost']:+.1f}", _ci(at["ci95"], "{:+.1f}"),
+                      f"{m['fixed']:+.2f}", f"{m['per_kib']:+.3f}",
+                      " ".join(x for x in (fit, "outside" if at["extrapolated"] else "") if x)
+                      or "–")
     return table
 
 

@@ -9,6 +9,9 @@ from govkit.common.faces import lazy_face
 
 _EXPORTS = {
     "AA_ARM": "paired",
+    "cost_models": "cost_model",
+    "predict": "cost_model",
+    "stored": "cost_model",
     "ANY_WARNING": "flags",
     "BASELINE_ARM": "paired",
     "ESTIMATOR": "paired",

@@ -55,6 +55,7 @@ FREE = {
     "--select": "rule ids, id prefixes and names, an open set: `lint --rules` lists them",
     "--ignore": "as --select",
     "--sizes": "numbers, or 'seeds'",
+    "--cost-at": "message sizes in bytes",
     "--budget": "a duration",
     "--perftest": "a path to a program",
     "--loss-rate": "percentages",

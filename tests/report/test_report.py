@@ -1080,3 +1080,42 @@ def _intervals_once(tmp_path, doc):
     interval = text(page.get_element_by_id("interval"))
     assert "hierarchical percentile bootstrap over the paired rounds" in interval
     assert "Other points" not in interval and "two-stage" not in interval
+
+
+def test_a_rotating_run_with_throughput_shows_cpu_per_sample_and_its_cost_model(tmp_path):
+    """Throughput rotated beside latency (tests/data/report/rotation_both): the cost matrix
+    carries the throughput and CPU-per-sample ratios, the throughput table CPU per sample at
+    the offered rate, and `govkit report --cost-at --json` the cost model, read at the
+    user's own size (valid against govkit/schemas/json/report.schema.json)."""
+    import json
+    import shutil
+    import subprocess
+    import sys
+
+    from helpers.json_schemas import assert_valid
+
+    run = tmp_path / "run"
+    shutil.copytree(Path(__file__).parent.parent / "data" / "report" / "rotation_both", run)
+    govkit = str(Path(sys.executable).with_name("govkit"))
+    r = subprocess.run([govkit, "report", str(run), "--cost-at", "2048", "--cost-at",
+                        "1048576", "--json"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert_valid(doc, "report")
+    at = {(c["profile"], c["figure"], c["size"]): c for c in doc["cost_at"]}
+    assert set(at) == {("rtps_sign", f, s) for f in ("latency_added_us", "cpu_added_us_per_sample")
+                       for s in (2048, 1048576)}
+    inside = at[("rtps_sign", "latency_added_us", 2048)]
+    assert inside["extrapolated"] is False
+    assert inside["ci95"][0] <= inside["cost"] <= inside["ci95"][1]
+    assert at[("rtps_sign", "latency_added_us", 1048576)]["extrapolated"] is True
+    html = (run / "report.html").read_text()
+    assert 'id="cost-model-table"' in html and 'data-kind="cpu-per-sample"' in html
+    assert 'data-kind="throughput-ratio"' in html and 'data-kind="cpu-ratio"' in html
+    assert "Cost at any size" in (run / "summary.md").read_text()
+    table = subprocess.run([govkit, "report", str(run), "--cost-at", "2048"],
+                           capture_output=True, text=True, timeout=120)
+    assert table.returncode == 0 and "Added cost at your sizes" in table.stdout
+    one = subprocess.run([govkit, "report", str(run), str(run), "--cost-at", "2048"],
+                         capture_output=True, text=True, timeout=120)
+    assert one.returncode == 2 and "read one run" in one.stderr
