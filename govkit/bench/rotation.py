@@ -66,6 +66,10 @@ CPU = "cpu"                       # a throughput slot paced at a fixed rate: CPU
 FIFO, NORMAL = "fifo", "normal"   # a pair's scheduling policy (slot_policy)
 CPU_LOAD_SHARE = 0.5              # CPU slots offer this share of the slowest warm-up rate
 CPU_DELIVERED = 0.95              # ... and a slot that delivers less of it is "saturated"
+# Fewest samples a slot's figure rests on (round trips, arrivals, paced writes), and the
+# longest a slot may become to hold them (measure_lengths)
+MIN_SLOT_SAMPLES = {LATENCY: 20, THROUGHPUT: 100, CPU: 50}
+MAX_SLOT_US = 1_000_000
 WARMUP_SLOT_US = 100_000          # one unmeasured slot per pair and size before round 0
 WIDTHS_EVERY_S = 1.0              # the stopping rule's widths are recomputed this often
 MIN_ARM_ROUNDS = 20               # an arm's slots before its width may stop its slots
@@ -206,8 +210,9 @@ def run_rotation(runner: RotatingRunner, arms: list[Arm], bundles: dict[str, Bun
     try:
         pairs = start_pairs(runner, arms, bundles, rs, store, pin, console, workdir, outcome)
         tags = SlotTags()
-        warm = warm_up(pairs, lanes, tags, outcome, console)
+        warm = warm_up(pairs, lanes, tags, pin.realtime, outcome, console)
         offered = offered_rates(rot["settings"], lanes, warm)
+        lengths = measure_lengths(rot["settings"], lanes, warm, offered, rs)
         load.start()
         last_round_s = None
         rnd = first_round
@@ -248,7 +253,7 @@ def run_rotation(runner: RotatingRunner, arms: list[Arm], bundles: dict[str, Bun
                             "size": size, "mode": mode, **arm.to_json()}
                     try:
                         row = measure_slot(pair, mode, size, rs, tags, pin.realtime,
-                                           offered.get(size))
+                                           offered.get(size), lengths[(mode, size)])
                     except PairFailed as e:
                         rows.append({**base, "status": "failed", "error": str(e)})
                         _drop(pairs, pair, e, outcome, console)
@@ -333,27 +338,28 @@ class SlotTags:
 
 
 def warm_up(pairs: dict[tuple[str, int], Pair], lanes: list[tuple[str, int]],
-            tags: SlotTags, outcome: RotationOutcome, console) -> dict[int, list[float]]:
+            tags: SlotTags, realtime: bool, outcome: RotationOutcome, console
+            ) -> dict[tuple[str, int], list[dict]]:
     """One unmeasured slot per pair and lane before round 0 (first-use costs out of the
-    way); per size, the rates the throughput warm-ups reached (offered_rates reads them)."""
-    rates: dict[int, list[float]] = {}
+    way); per lane, the warm-up rows (their round trips and rates size the slots and pace
+    the CPU slots: measure_lengths, offered_rates)."""
+    rows: dict[tuple[str, int], list[dict]] = {}
     for pair in list(pairs.values()):
         for mode, size in lanes:
             if mode == CPU:
-                continue            # its rate comes from these warm-ups
+                continue            # its rate comes from the throughput warm-ups
             try:
-                row = measure_slot(pair, mode, size, None, tags, pair.policy == FIFO, None,
-                                   measure_us=WARMUP_SLOT_US)
+                row = measure_slot(pair, mode, size, None, tags, realtime, None,
+                                   WARMUP_SLOT_US)
             except PairFailed as e:
                 _drop(pairs, pair, e, outcome, console)
                 break
-            if mode == THROUGHPUT and row.get("rate_sps"):
-                rates.setdefault(size, []).append(row["rate_sps"])
-    return rates
+            rows.setdefault((mode, size), []).append(row)
+    return rows
 
 
 def offered_rates(settings: dict, lanes: list[tuple[str, int]],
-                  warm: dict[int, list[float]]) -> dict[int, float]:
+                  warm: dict[tuple[str, int], list[dict]]) -> dict[int, float]:
     """Per size of a CPU lane, the fixed rate every arm's paced slots offer: CPU_LOAD_SHARE
     of the slowest warm-up rate of any arm at that size (so even the heaviest profile is
     below saturation), to two significant figures; kept in the rotation's settings, so a
@@ -362,30 +368,57 @@ def offered_rates(settings: dict, lanes: list[tuple[str, int]],
     for mode, size in lanes:
         if mode != CPU or str(size) in kept:
             continue
-        if not warm.get(size):
+        rates = [r["rate_sps"] for r in warm.get((THROUGHPUT, size), []) if r.get("rate_sps")]
+        if not rates:
             raise GovkitError(f"no pair reached any throughput at {size} B in its warm-up: "
                               "nothing to pace the CPU slots by")
-        rate = CPU_LOAD_SHARE * min(warm[size])
+        rate = CPU_LOAD_SHARE * min(rates)
         kept[str(size)] = float(f"{rate:.2g}")
     return {int(k): v for k, v in kept.items()}
 
 
+def measure_lengths(settings: dict, lanes: list[tuple[str, int]],
+                    warm: dict[tuple[str, int], list[dict]], offered: dict[int, float],
+                    rs: RotationSettings) -> dict[tuple[str, int], int]:
+    """Per lane, its slots' measured µs: the mode's slot length (--slot-ms; throughput and
+    CPU slots their own minimum), longer where that would hold too few samples for the
+    slot's figure (a 4 MiB round trip takes ~10 ms): at least MIN_SLOT_SAMPLES of the
+    mode, from the slowest warm-up (round trip, rate) or the offered rate, up to
+    MAX_SLOT_US. Kept in the rotation's settings, so a resumed run's slots are alike."""
+    kept = settings.setdefault("measure_us", {})
+    for mode, size in lanes:
+        key = f"{mode}/{size}"
+        if key in kept:
+            continue
+        rows = warm.get((mode, size), [])
+        if mode == LATENCY:
+            base = rs.slot_ms * 1000
+            per = 2 * max((r["p50"] for r in rows if r.get("p50")), default=0)  # round trip
+        elif mode == THROUGHPUT:
+            base = rs.throughput_slot_ms * 1000
+            rate = min((r["rate_sps"] for r in rows if r.get("rate_sps")), default=0)
+            per = 1e6 / rate if rate else 0
+        else:
+            base = rs.cpu_slot_ms * 1000
+            per = 1e6 / offered[size] if offered.get(size) else 0
+        kept[key] = int(min(MAX_SLOT_US, max(base, MIN_SLOT_SAMPLES[mode] * per)))
+    return {(m, s): kept[f"{m}/{s}"] for m, s in lanes}
+
+
 def measure_slot(pair: Pair, mode: str, size: int, rs: RotationSettings | None,
                  tags: SlotTags, realtime: bool, offered: float | None,
-                 measure_us: int | None = None) -> dict:
-    """One slot of `mode` on `pair`, under the policy that mode runs with (slot_policy);
-    `rs` None: a warm-up slot (no settle time, `measure_us` long)."""
+                 measure_us: int) -> dict:
+    """One slot of `mode` on `pair`, `measure_us` long, under the policy that mode runs
+    with (slot_policy); `rs` None: a warm-up slot (no settle time)."""
     wanted = slot_policy(mode, realtime)
     if pair.policy != wanted:
         pair.set_policy(wanted)
         pair.policy = wanted
     settle = rs.settle_ms * 1000 if rs else 0
     if mode == LATENCY:
-        row = pair.slot(size, settle, measure_us or rs.slot_ms * 1000)
+        row = pair.slot(size, settle, measure_us)
     else:
-        length = measure_us or (rs.throughput_slot_ms if mode == THROUGHPUT
-                                else rs.cpu_slot_ms) * 1000
-        row = pair.tslot(size, settle, length, tags.next(),
+        row = pair.tslot(size, settle, measure_us, tags.next(),
                          offered if mode == CPU else 0)
         if mode == CPU:
             written = row.get("sent", 0) + row.get("settle_sent", 0)

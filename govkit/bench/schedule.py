@@ -251,7 +251,8 @@ def _tput_slot_text(lanes: list[tuple[str, int]], rs) -> str:
     if not any(mode == THROUGHPUT for mode, _ in lanes):
         return ""
     return (f" ({rs.throughput_slot_ms} ms in throughput slots, {rs.cpu_slot_ms} ms in CPU "
-            f"slots, both normally scheduled)")
+            f"slots, both normally scheduled; longer where a slot would hold too few "
+            f"samples)")
 
 
 def _rotate(opts: BenchOptions, runner, store: ResultStore, cells: list[Cell],

@@ -269,3 +269,38 @@ def test_a_budget_stop_names_the_widest_interval_the_report_gives():
     assert budget_stop_note(doc, None, 3 * n, 300) == (
         f"stopped after {3 * n} rounds: another would pass the 300 s budget (--budget); "
         f"widest ratio interval ±{max(widths):.1f}%")
+
+
+def test_slots_grow_to_hold_enough_samples_and_keep_their_length_on_resume():
+    """A 4 MiB round trip takes ~10 ms: a 30 ms slot would rest on 3 of them. Each lane's
+    slots are as long as its mode needs for MIN_SLOT_SAMPLES (from the slowest warm-up),
+    capped, and a resumed run keeps the stored lengths."""
+    from govkit.bench.rotation import (
+        CPU,
+        LATENCY,
+        MAX_SLOT_US,
+        MIN_SLOT_SAMPLES,
+        RotationSettings,
+        measure_lengths,
+    )
+    from govkit.runners.pair import THROUGHPUT
+
+    rs = RotationSettings()
+    lanes = [(LATENCY, 32), (LATENCY, 1 << 22), (THROUGHPUT, 32), (THROUGHPUT, 1 << 22),
+             (CPU, 32), (CPU, 1 << 22)]
+    warm = {(LATENCY, 32): [{"p50": 25.0}, {"p50": 40.0}],
+            (LATENCY, 1 << 22): [{"p50": 4600.0}, {"p50": 6500.0}],
+            (THROUGHPUT, 32): [{"rate_sps": 900_000.0}],
+            (THROUGHPUT, 1 << 22): [{"rate_sps": 240.0}, {"rate_sps": 128.0}]}
+    settings: dict = {}
+    got = measure_lengths(settings, lanes, warm, {32: 70_000.0, 1 << 22: 60.0}, rs)
+    assert got[(LATENCY, 32)] == rs.slot_ms * 1000                 # plenty of round trips
+    assert got[(LATENCY, 1 << 22)] == MIN_SLOT_SAMPLES[LATENCY] * 2 * 6500
+    assert got[(THROUGHPUT, 32)] == rs.throughput_slot_ms * 1000
+    assert got[(THROUGHPUT, 1 << 22)] == MAX_SLOT_US               # 100 at 128/s: capped
+    assert got[(CPU, 32)] == rs.cpu_slot_ms * 1000
+    assert got[(CPU, 1 << 22)] == MAX_SLOT_US
+    assert settings["measure_us"]["latency/4194304"] == got[(LATENCY, 1 << 22)]
+    # resumed: the stored lengths win over what a new warm-up says
+    again = measure_lengths(settings, lanes, {}, {}, rs)
+    assert again == got
