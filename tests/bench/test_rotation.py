@@ -297,9 +297,12 @@ def test_slots_grow_to_hold_enough_samples_and_keep_their_length_on_resume():
     assert got[(LATENCY, 32)] == rs.slot_ms * 1000                 # plenty of round trips
     assert got[(LATENCY, 1 << 22)] == MIN_SLOT_SAMPLES[LATENCY] * 2 * 6500
     assert got[(THROUGHPUT, 32)] == rs.throughput_slot_ms * 1000
-    assert got[(THROUGHPUT, 1 << 22)] == MAX_SLOT_US               # 100 at 128/s: capped
+    assert got[(THROUGHPUT, 1 << 22)] == 781_250                   # 100 at 128/s
     assert got[(CPU, 32)] == rs.cpu_slot_ms * 1000
-    assert got[(CPU, 1 << 22)] == MAX_SLOT_US
+    assert got[(CPU, 1 << 22)] == 833_333                          # 50 at 60/s
+    slow = measure_lengths({}, [(THROUGHPUT, 1 << 26)], {(THROUGHPUT, 1 << 26): [
+        {"rate_sps": 7.0}]}, {}, rs)
+    assert slow[(THROUGHPUT, 1 << 26)] == MAX_SLOT_US               # capped
     assert settings["measure_us"]["latency/4194304"] == got[(LATENCY, 1 << 22)]
     # resumed: the stored lengths win over what a new warm-up says
     again = measure_lengths(settings, lanes, {}, {}, rs)
