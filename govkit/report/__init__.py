@@ -11,6 +11,8 @@ _EXPORTS = {
     "compare_table": "terminal",
     "discovery_table": "terminal",
     "latency_table": "terminal",
+    "leak_sentences": "terminal",
+    "leak_table": "terminal",
     "network_table": "terminal",
     "noise_floor_table": "terminal",
     "throughput_table": "terminal",

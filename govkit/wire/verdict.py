@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from govkit.catalog.profiles import PROFILES, Profile
+from govkit.wire.leak_summary import profile_leaks
 
 # governance ProtectionKind -> (transform class, origin authentication)
 PROTECTION = {"NONE": ("none", False), "SIGN": ("gmac", False),
@@ -232,6 +233,9 @@ def profile_verdicts(points: list[dict]) -> dict:
             v["mismatched"] += 1
             v["verdict"] = "mismatch"
             v["reasons"] += [f"{name}: {r}" for r in p["reasons"]]
+    if any("leaks" in p for p in points):     # --leaks: what an eavesdropper reads
+        for name, leaks in profile_leaks(points).items():
+            out[name]["leaks"] = leaks
     return out
 
 
