@@ -53,9 +53,9 @@ def cell(kind: str, entries: list[dict], leaks: dict) -> str:
             parts.append(f"{name} \u00d7{e['frames']:,}")
         return ", ".join(parts)
     if kind == "traffic":
-        count = next((e for e in entries if e["about"] == "count"), None)
-        return "sizes, timing" + (f"; {count['text'].split(' are visible')[0]}"
-                                  if count else "")
+        counts = [f"{leaks[k]:,} {k}" for k in ("participants", "endpoints")
+                  if isinstance(leaks.get(k), int)]
+        return "sizes, timing" + (f"; {', '.join(counts)}" if counts else "")
     counts = Counter(e["about"] for e in entries)
     said = ", ".join(f"{n:,} {_plural(about, n)}" for about, n in counts.items())
     return f"{said} (frame {first})"

@@ -422,6 +422,7 @@ class Eavesdropper:
         return {"method": LEAK_METHOD, "entries": self.leaks.to_json(),
                 "kinds": {k: n for k, n in self.leaks.per_kind.items() if n},
                 "vendors": sorted(self.vendors.values()),
+                "participants": len(self.participants), "endpoints": len(self.endpoints),
                 "messages": self.rtps, "non_rtps": self.non_rtps,
                 "ip_fragmented": self.ip_fragmented,
                 "protection_started": None if self.protection is None else {
