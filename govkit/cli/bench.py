@@ -348,9 +348,11 @@ def wire_check(
         "--governance", help="A governance file you deploy, plain or signed (repeatable): its "
                              "point is captured like a profile's (bench --governance).")
     ] = None,
-    runner: Annotated[Literal["cyclone", "ddsperf", "fastdds"], typer.Option(
-        "--runner", help="Whose traffic: Cyclone DDS 0.10 (cyclone and ddsperf both capture "
-                         "ddsperf) or govkit's Fast DDS 2.9 program.")] = "ddsperf",
+    runner: Annotated[RunnerName, typer.Option(
+        "--runner", metavar=RUNNER_METAVAR,
+        help="Whose traffic: Cyclone DDS 0.10 (cyclone and ddsperf both capture ddsperf) or "
+             "govkit's Fast DDS 2.9 program (fastdds); perftest's is not captured.")
+    ] = "ddsperf",
     size: Annotated[int, typer.Option("--size", help="Payload bytes.")] = 1024,
     mode: Annotated[Literal["latency", "throughput"], typer.Option(
         "--mode", help="Which ddsperf pair to run.")] = "latency",
@@ -385,6 +387,9 @@ def wire_check(
     if read:
         _read_captures(read, profile or all_profiles or governance or pcap or expect, as_json)
         return
+    if runner == "perftest":
+        run(_refuse, "wire-check --runner perftest: RTI Perftest's traffic is not captured; "
+                     "use cyclone, ddsperf or fastdds")
     opts = BenchOptions(
         profiles=_chosen_profiles(profile, all_profiles, None, governance, runner),
         runner=runner, modes=[mode],

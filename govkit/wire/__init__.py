@@ -25,6 +25,7 @@ _EXPORTS = {
     "profile_verdicts": "rtps",
     "readable": "verdict",
     "udp_datagrams": "capture",
+    "unescape": "leak_entries",
 }
 __all__ = sorted(_EXPORTS)
 __getattr__ = lazy_face(__name__, _EXPORTS)
