@@ -249,26 +249,10 @@ class Eavesdropper:
             for s in subs[end:]:
                 self._vendor_submessage(d, msg, s, vendor, True)
             inner = subs[1:end - 1] if subs[end - 1].id == SRTPS_POSTFIX else subs[1:end]
-            hidden = transform(msg, subs[0]) == "gcm" or (
-                len(inner) == 1 and inner[0].id == SEC_BODY)
-            visible = [] if hidden else inner
-        category, src, sealed = None, prefix, None
-        for s in visible:
-            if s.id == INFO_SRC and s.length >= 20:
-                src = msg[s.offset + 8:s.offset + 20]
-            elif s.id == SEC_PREFIX:
-                protected, sealed = True, transform(msg, s)
-            elif s.id == SEC_POSTFIX:
-                sealed = None
-            elif s.id in (DATA, DATA_FRAG) and sealed is None:
-                what, encrypted = self._data(d, msg, s, src, vendor)
-                protected = protected or encrypted
-                category = category or what
-            elif s.id in ENTITY and sealed is None and s.length >= 8:
-                self._seen(self.endpoints, src + msg[s.offset + 4:s.offset + 8])
-                category = category or "control"
-            elif s.id >= VENDOR and not protected:
-                self._vendor_submessage(d, msg, s, vendor, False)
+            visible = [] if transform(msg, subs[0]) == "gcm" else inner
+        category = self._walk(d, msg, visible, prefix, vendor, protected)
+        protected = protected or category[1]
+        category = category[0]
         if protected:
             if self.protection is None:
                 self.protection = (d.frame, d.time_ns)
@@ -281,6 +265,56 @@ class Eavesdropper:
                          else None)
             at = first.offset - 4 if first else 0
             self.clear_evidence[category] = (msg[at:at + EVIDENCE_HEADER], d.frame)
+
+    def _walk(self, d: Datagram, msg: bytes, subs, src: bytes, vendor: bytes,
+              protected: bool) -> tuple[str | None, bool]:
+        """The visible submessages of one message: (what it carries, whether anything in it
+        is protected). Only an AES-GCM transform hides: what a SEC_PREFIX with a GMAC
+        transform (SIGN) encloses is read as if it were not there, and a signed SEC_BODY's
+        content is read (Cyclone DDS 0.10 encloses a signed submessage as it is)."""
+        category, sealed = None, False
+        for s in subs:
+            if s.id == INFO_SRC and s.length >= 20:
+                src = msg[s.offset + 8:s.offset + 20]
+            elif s.id == SEC_PREFIX:
+                protected, sealed = True, transform(msg, s) == "gcm"
+            elif s.id == SEC_POSTFIX:
+                sealed = False
+            elif s.id == SEC_BODY:
+                protected = True
+                if not sealed:
+                    what = self._signed_body(d, msg, s, src, vendor)
+                    category = category or what
+            elif sealed:
+                continue
+            elif s.id in (DATA, DATA_FRAG):
+                what, encrypted = self._data(d, msg, s, src, vendor)
+                protected = protected or encrypted
+                category = category or what
+            elif s.id in ENTITY and s.length >= 8:
+                self._seen(self.endpoints, src + msg[s.offset + 4:s.offset + 8])
+                category = category or "control"
+            elif s.id >= VENDOR and not protected:
+                self._vendor_submessage(d, msg, s, vendor, False)
+        return category, protected
+
+    def _signed_body(self, d: Datagram, msg: bytes, s, src: bytes, vendor: bytes
+                     ) -> str | None:
+        """A SEC_BODY under a GMAC (or null) transform: its CryptoContent (an octet
+        sequence) is the submessage as it was, read as such."""
+        if s.length < 4:
+            raise Malformed(f"SEC_BODY of {s.length} bytes has no content length")
+        for order in (("little" if s.little else "big"), ("big" if s.little else "little")):
+            n = int.from_bytes(msg[s.offset:s.offset + 4], order)
+            if n <= s.length - 4:
+                break
+        else:
+            raise Malformed(f"SEC_BODY's content claims {n:,} bytes, it holds {s.length - 4:,}")
+        content = msg[:20] + msg[s.offset + 4:s.offset + 4 + n]    # its bytes as sent
+        subs, why = submessages(content)
+        if why:
+            self._problem(f"signed SEC_BODY: {why}")
+        return self._walk(d, content, subs, src, vendor, True)[0]
 
     # --------------------------------------------------------------------- data
     def _data(self, d: Datagram, msg: bytes, s, src: bytes, vendor: bytes
@@ -441,8 +475,9 @@ class Eavesdropper:
             n = before + after
             when = (f"; {before:,} before protection started (frame {start}), {after:,} "
                     "after" if start else "; nothing in this capture is protected")
-            self._put("unprotected", category, category, f"{n:,} {CATEGORIES[category]} went in "
-                      f"clear{when}", "RTPS message", self.clear_evidence[category], first, n)
+            self._put("unprotected", category, category, f"{CATEGORIES[category]} sent in "
+                      f"clear: {n:,}{when}", "RTPS message", self.clear_evidence[category],
+                      first, n)
         if self.vendor_tail:
             for e in self.leaks.entries.values():
                 if e.kind == "unprotected" and e.value.startswith("vendor submessage"):

@@ -112,6 +112,57 @@ def test_cyclone_sends_endpoint_discovery_in_clear_before_protection_fastdds_doe
         sentence("rtps_encrypt", reading("fastdds-rtps_encrypt.pcap")[0])
 
 
+def test_signed_submessages_hide_nothing():
+    """metadata_protection_kind SIGN: Cyclone encloses each DATA, as it is, between a
+    SEC_PREFIX with an AES-GMAC transform and a SEC_POSTFIX. Signed is not hidden: the
+    payload is listed, and the profile does not 'hide the data'."""
+    name = "cyclone-metadata_sign.pcap"
+    leaks, frames = reading(name)
+    payload = entries(name, "payload")
+    assert payload and all(unescape(p["evidence"])[:2] == b"\0\x01" for p in payload)
+    from govkit.wire.rtps import DATA, SEC_PREFIX, submessages, transform
+    for p in payload:       # its frame: a SEC_PREFIX (GMAC), then the DATA in clear
+        msg = frames[p["evidence_frame"]][42:]                     # Ethernet, IPv4, UDP
+        subs, _ = submessages(msg)
+        ids = [x.id for x in subs]
+        prefix = subs[ids.index(SEC_PREFIX)]
+        assert transform(msg, prefix) == "gmac" and ids[ids.index(SEC_PREFIX) + 1] == DATA
+    assert "hides nothing" in sentence("metadata_sign", leaks)
+    assert not entries(name, "unprotected", "user")                # every DATA is signed
+
+
+def test_a_signed_sec_body_is_read_an_encrypted_one_is_not():
+    """A SEC_BODY whose SEC_PREFIX says AES-GMAC holds the submessage as it was (an octet
+    sequence): read; under AES-GCM: not read (hand-built, RTPS 2.5 and DDS Security 1.1
+    layouts: Cyclone and Fast DDS enclose signed submessages without a SEC_BODY)."""
+    import struct
+
+    from govkit.wire.pcapfile import Datagram
+    header = b"RTPS\x02\x01\x01\x10" + bytes(range(12))
+    payload = b"\x00\x01\x00\x00" + b"secret reading " * 4
+    body = b"\0\0" + struct.pack("<H", 16) + bytes(4) + b"\x00\x00\x09\x02" + \
+        struct.pack("<iI", 0, 1) + payload
+    data = bytes([0x15, 0x05]) + struct.pack("<H", len(body)) + body
+
+    def message(kind: int) -> bytes:
+        prefix = bytes([0x31, 0x01]) + struct.pack("<H", 20) + bytes(3) + bytes([kind]) + \
+            bytes(16)
+        sec_body = bytes([0x30, 0x01]) + struct.pack("<H", 4 + len(data)) + \
+            struct.pack("<I", len(data)) + data
+        postfix = bytes([0x32, 0x01]) + struct.pack("<H", 20) + bytes(20)
+        return header + prefix + sec_body + postfix
+
+    def read(msg: bytes) -> dict:
+        return find_leaks([Datagram(1, 0, "127.0.0.1", 1, "127.0.0.1", 7411, msg, False,
+                                    False)], 0)
+    signed, sealed = read(message(1)), read(message(2))
+    (p,) = [e for e in signed["entries"] if e["kind"] == "payload"]
+    assert unescape(p["evidence"]).startswith(b"\x00\x01\x00\x00secret reading")
+    assert unescape(p["evidence"]) in message(1)
+    assert not [e for e in sealed["entries"] if e["kind"] == "payload"]
+    assert signed["malformed"] == sealed["malformed"] == 0
+
+
 def test_fastdds_announces_subject_names_in_its_tokens_cyclone_does_not():
     tokens = entries("fastdds-rtps_encrypt.pcap", "certificate", "identity token")
     assert sorted("CN=pub" in t["text"] for t in tokens) == [False, True]
