@@ -78,7 +78,10 @@ def sentence(profile: str, leaks: dict, security: bool = True) -> str:
     shown = [phrases[k] for k in phrases if k in present]
     hidden = [phrases[k] for k in phrases if k not in present]
     why = _reasons(entries, leaks)
-    tail = (": " + "; ".join(why) if why else "") + "."
+    unread = int(leaks.get("malformed") or 0) + int(leaks.get("not_reassembled") or 0)
+    tail = (": " + "; ".join(why) if why else "") + "." + (
+        f" (govkit could not read {unread:,} message(s) or sample(s) of this capture: what "
+        "they carry is not in this reading.)" if unread else "")
     if not security:
         return (f"{profile} uses no DDS Security: "
                 + (f"{_join(shown)} {'is' if len(shown) == 1 else 'are'} readable"
@@ -86,7 +89,7 @@ def sentence(profile: str, leaks: dict, security: bool = True) -> str:
                 + "; there are no certificates or permissions on the wire" + tail)
     if not shown:
         return (f"{profile} hides {_join(hidden)}; what still shows is who talks to whom, "
-                "when and how much (addresses, message sizes and timing).")
+                "when and how much (addresses, message sizes and timing)" + tail)
     if not hidden:
         return f"{profile} hides nothing: {_join(shown)} are all readable" + tail
     return f"{profile} hides {_join(hidden)}; it does not hide {_join(shown, 'or')}" + tail

@@ -106,6 +106,10 @@ def test_every_evidence_is_in_the_points_pcap(captured, runner, profile):
         assert ev in frames[e["evidence_frame"]], e
     kinds = {e["kind"] for e in entries}
     assert {"addressing", "traffic", "unprotected"} <= kinds
+    # the same capture, two readers: the wire check's classifier finds a readable payload
+    # exactly where the eavesdropper's reading lists one
+    readable = sum(t["readable"] for t in p["observed"].values() if isinstance(t, dict))
+    assert (readable > 0) == ("payload" in kinds), (readable, kinds)
     grants = [e for e in entries if e["about"] == "grant"]
     certs = [e for e in entries if e["about"] == "certificate"]
     assert (b"<grant" in raw) == bool(grants) == profile.security

@@ -189,6 +189,15 @@ def test_traffic_and_addressing_show_whatever_the_profile(name):
         {"locator udp 127.0.0.1"}
 
 
+def test_a_reading_with_unread_messages_says_so():
+    leaks = dict(reading("fastdds-rtps_encrypt.pcap")[0], malformed=3, not_reassembled=1)
+    assert sentence("rtps_encrypt", leaks).endswith(
+        "(govkit could not read 4 message(s) or sample(s) of this capture: what they carry "
+        "is not in this reading.)")
+    assert "could not read" not in sentence("rtps_encrypt",
+                                            reading("fastdds-rtps_encrypt.pcap")[0])
+
+
 def test_the_profile_row_and_sentence_come_from_the_points():
     points = [{"profile": "rtps_encrypt", "mode": "latency", "size": 1024, "status": "ok",
                "expected": {"security": True}, "leaks": reading(n)[0]}
