@@ -150,6 +150,7 @@ class BenchOptions:
     wire_pcap: bool = False        # ... and its frames as a pcap (implies wire)
     wire_interface: str = "lo"     # where the points' traffic flows (templates: loopback)
     wire_expect: Profile | None = None   # check against this profile's governance instead
+    wire_leaks: bool = False       # ... and what an eavesdropper reads (govkit.wire.leaks)
     # The rotating latency design (runners with `rotates`: govkit.bench.rotation)
     rotation: RotationSettings = field(default_factory=RotationSettings)
     discovery: DiscoverySettings = field(default_factory=DiscoverySettings)
@@ -172,7 +173,7 @@ class BenchOptions:
         return networks(self.transports, self.paths, self.loss_rates)
 
     def check(self) -> None:
-        self.wire = self.wire or self.wire_pcap
+        self.wire = self.wire or self.wire_pcap or self.wire_leaks
         plain = self.transports == ["udp"] and self.paths == ["lo"] and self.loss_rates == [0]
         if self.runner is None:
             self.runner = (DEFAULT_RUNNER if plain and not self.hosts

@@ -22,6 +22,8 @@ from govkit.runners.base import BenchPoint, Bundle
 from govkit.runners.network import DEFAULT
 from govkit.wire import rtps as wire
 from govkit.wire.capture import Capture, check_capture, pcap_bytes, udp_datagrams
+from govkit.wire.leaks import find_leaks
+from govkit.wire.pcapfile import captured_frames, datagrams
 
 
 def wire_key(record: dict) -> tuple:
@@ -56,7 +58,7 @@ def wire_phase(opts: BenchOptions, runner, cells: list[Cell], bundles: dict[str,
         try:
             rec = run_wire_point(runner, point(cell, opts, 0, pin), bundles[cell.profile.name],
                                  workdir, expect, opts.wire_interface,
-                                 pcap_dir if opts.wire_pcap else None)
+                                 pcap_dir if opts.wire_pcap else None, opts.wire_leaks)
         except KeyboardInterrupt:
             return True
         verdict = rec["verdict"].upper() if rec["verdict"] != "match" else "match"
@@ -67,8 +69,10 @@ def wire_phase(opts: BenchOptions, runner, cells: list[Cell], bundles: dict[str,
 
 
 def run_wire_point(runner, point: BenchPoint, bundle: Bundle, workdir: Path,
-                   expect: wire.Expectation, interface: str, pcap_dir: Path | None) -> dict:
-    """Run one point with its traffic captured; parse and judge it afterwards."""
+                   expect: wire.Expectation, interface: str, pcap_dir: Path | None,
+                   leaks: bool = False) -> dict:
+    """Run one point with its traffic captured; parse and judge it afterwards (and with
+    `leaks`, read it as an eavesdropper would: govkit.wire.leaks)."""
     captures: list[Capture] = []
 
     def capture(p: BenchPoint, specs) -> Capture:
@@ -100,6 +104,9 @@ def run_wire_point(runner, point: BenchPoint, bundle: Bundle, workdir: Path,
                             lost=cap.kernel_drops + cap.seen - len(cap.frames),
                             others=len(cap.frames) - len(frames),
                             attributed=bool(cap.own_ports)))
+    if leaks:     # frame numbers are those of the pcap `pcap_bytes(frames)` writes
+        rec["leaks"] = find_leaks(datagrams(captured_frames(frames)), result["domain_id"],
+                                  getattr(runner, "wire_filler", None))
     cap.frames.clear()
     return rec
 

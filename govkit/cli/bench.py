@@ -203,6 +203,10 @@ def bench(
     wire_pcap: Annotated[bool, typer.Option(
         "--wire-pcap", help="--wire, and write each captured repeat as OUT/wire/*.pcap.")
     ] = False,
+    leaks: Annotated[bool, typer.Option(
+        "--leaks", help="--wire, and read each captured repeat as an eavesdropper would: "
+                        "what it still learns per profile (certificates, permissions, topic "
+                        "names, payload, ...), with the frames that carry it.")] = False,
 ):
     """Benchmark each profile with its signed bundle; write results.json, CSVs, report."""
     from govkit.bench.discovery import DiscoverySettings
@@ -219,6 +223,8 @@ def bench(
     from govkit.report.terminal import (
         discovery_table,
         latency_table,
+        leak_sentences,
+        leak_table,
         network_table,
         noise_floor_table,
         throughput_table,
@@ -266,7 +272,7 @@ def bench(
         transports=run(parse_transports, transport), loss_rates=run(parse_loss_rates, loss_rate),
         paths=run(parse_paths, net, bool(host_map)), hosts=host_map,
         peer_addresses=run(parse_peer_addresses, peer_address), ssh_config=ssh_config,
-        wire=wire, wire_pcap=wire_pcap, ciphers=run(parse_ciphers, cipher),
+        wire=wire, wire_pcap=wire_pcap, wire_leaks=leaks, ciphers=run(parse_ciphers, cipher),
         rekeys=run(parse_rekeys, rekey))
     outcome = run(run_bench, opts, err.get())
     if dry_run:
@@ -278,9 +284,10 @@ def bench(
                   variant_table(variant_differences(outcome.summary)),
                   discovery_table(discovery_rows(doc)),
                   throughput_table(outcome.summary), *network_table(outcome.summary),
-                  wire_table(outcome.wire)):
+                  wire_table(outcome.wire), leak_table(outcome.wire_profiles)):
         if table is not None:
             wide.print(table)
+    print_lines(leak_sentences(outcome.wire_profiles))
     if load_line(doc):
         out.print(load_line(doc), markup=False, highlight=False)
     if not no_report and (outcome.summary or discovery_rows(doc)):
@@ -339,6 +346,15 @@ def _chosen_profiles(profile, all_profiles, profiles_file, governance, runner):
 
 def wire_check(
     profile: ProfileOpt = None, all_profiles: AllOpt = False,
+    governance: Annotated[list[Path] | None, typer.Option(
+        "--governance", help="A governance file you deploy, plain or signed (repeatable): its "
+                             "point is captured like a profile's (bench --governance).")
+    ] = None,
+    runner: Annotated[RunnerName, typer.Option(
+        "--runner", metavar=RUNNER_METAVAR,
+        help="Whose traffic: Cyclone DDS 0.10 (cyclone and ddsperf both capture ddsperf) or "
+             "govkit's Fast DDS 2.9 program (fastdds); perftest's is not captured.")
+    ] = "ddsperf",
     size: Annotated[int, typer.Option("--size", help="Payload bytes.")] = 1024,
     mode: Annotated[Literal["latency", "throughput"], typer.Option(
         "--mode", help="Which ddsperf pair to run.")] = "latency",
@@ -349,6 +365,14 @@ def wire_check(
                          f"{', '.join(p.name for p in SECURED_PROFILES)}.")] = None,
     pcap: Annotated[Path | None, typer.Option(
         "--pcap", help="Write each capture as DIR/PROFILE-MODE-SIZE.pcap.")] = None,
+    leaks: Annotated[bool, typer.Option(
+        "--leaks", help="Also say what an eavesdropper reads in each capture, per kind, with "
+                        "the frames that carry it (--json: every entry and its evidence).")
+    ] = False,
+    read: Annotated[list[Path] | None, typer.Option(
+        "--read", help="Run nothing: read these capture files (pcap or pcapng, e.g. from "
+                       "--pcap or tcpdump) as an eavesdropper would (repeatable; implies "
+                       "--leaks; no verdict: no governance to hold them to).")] = None,
     ca: CaOpt = Path("pki"),
     build: BuildOpt = Path("build"),
     pin: PinOpt = True,
@@ -360,26 +384,66 @@ def wire_check(
     check what it put on the wire against its governance; no benchmark, no results dir."""
     from govkit.bench.options import BenchOptions, parse_sizes
     from govkit.bench.wire_phase import wire_check as run_wire_check
-    from govkit.catalog.profiles import get_profile, select_profiles
-    from govkit.report.terminal import wire_table
+    from govkit.catalog.profiles import get_profile
+    from govkit.report.terminal import leak_sentences, leak_table, wire_table
+    if read:
+        _read_captures(read, profile or all_profiles or governance or pcap or expect, as_json)
+        return
+    if runner == "perftest":
+        run(_refuse, "wire-check --runner perftest: RTI Perftest's traffic is not captured; "
+                     "use cyclone, ddsperf or fastdds")
     opts = BenchOptions(
-        profiles=run(select_profiles, profile, all_profiles), modes=[mode],
+        profiles=_chosen_profiles(profile, all_profiles, None, governance, runner),
+        runner=runner, modes=[mode],
         sizes=run(parse_sizes, str(size), "--size"), duration=duration, ca=ca, build=build,
         pin=pin,
-        out=pcap, wire=True, wire_pcap=pcap is not None,
+        out=pcap, wire=True, wire_pcap=pcap is not None, wire_leaks=leaks,
         wire_expect=run(get_profile, expect) if expect else None)
     outcome = run(run_wire_check, opts, err)
     if as_json:
         print(json_document("wire-check", points=outcome.wire, profiles=outcome.wire_profiles))
     else:
-        table = wire_table(outcome.wire)
-        if table is not None:
-            wide.print(table)
+        for table in (wire_table(outcome.wire), leak_table(outcome.wire_profiles)):
+            if table is not None:
+                wide.print(table)
+        print_lines(leak_sentences(outcome.wire_profiles))
     _print_wire_mismatches(outcome)
     if outcome.interrupted:
         raise typer.Exit(EXIT_INTERRUPTED)
     if outcome.wire_mismatches:
         raise typer.Exit(EXIT_INVALID)
+
+
+def _read_captures(paths: list[Path], other_options, as_json: bool) -> None:
+    """`wire-check --read FILE...`: each file's leaks, nothing run or judged."""
+    from govkit.report.terminal import leak_sentences, leak_table
+    from govkit.wire.leak_summary import profile_leaks
+    from govkit.wire.leaks import capture_file_point
+    if other_options:
+        run(_refuse, "--read runs nothing: it takes no --profile, --all-profiles, "
+                     "--governance, --pcap or --expect")
+    points = [run(capture_file_point, path) for path in paths]
+    # one row per file, named by its profile, or by its path where two would share one
+    names = [p["profile"] for p in points]
+    profiles = {(p["profile"] if names.count(p["profile"]) == 1 else p["pcap"]):
+                {"leaks": profile_leaks([p])[p["profile"]]} for p in points}
+    if as_json:
+        print(json_document("wire-check", points=points, profiles=profiles))
+        return
+    table = leak_table(profiles)
+    if table is not None:
+        wide.print(table)
+    print_lines(leak_sentences(profiles))
+    for p in points:
+        if p["leaks"]["malformed"]:
+            err.print(f"govkit: wire: {p['pcap']}: {p['leaks']['malformed']:,} RTPS "
+                      f"message(s) did not parse (first: {p['leaks']['problems'][0]}); the "
+                      "entries come from the rest", markup=False)
+
+
+def _refuse(message: str) -> None:
+    from govkit.common.errors import GovkitError
+    raise GovkitError(message)
 
 
 ReportJson = json_option("report")

@@ -13,6 +13,8 @@ _EXPORTS = {
     "costs_at": "run",
     "discovery_table": "terminal",
     "latency_table": "terminal",
+    "leak_sentences": "terminal",
+    "leak_table": "terminal",
     "network_table": "terminal",
     "noise_floor_table": "terminal",
     "throughput_table": "terminal",

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import statistics
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -63,7 +64,7 @@ from govkit.report.model import (
 from govkit.report.plot_process import Plotter
 from govkit.report.plots import build_figures
 from govkit.report.rows_html import repeat_rows, run_rows
-from govkit.report.wire_section import WireMalformed, build_wire_section
+from govkit.report.wire_section import MAX_WIRE_ROWS, WireMalformed, build_wire_section
 from govkit.results import stats
 from govkit.results import summary as results
 from govkit.results.check import SCHEMA, Malformed, check_results, json_excerpt
@@ -135,6 +136,7 @@ def build_report_model(doc: Any, source: str = RESULTS_NAME) -> ReportModel:
             raise Malformed(str(e)) from None
         # the headline reuses its paired overheads; the bootstraps in one worker per CPU
         summarizer = results.Summarizer(parallel=True)
+        summarizer.wire_verdicts = wire.verdicts if wire is not None else {}
         try:
             summary = results.summarize(doc, summarizer)
         except (ArithmeticError, AttributeError, KeyError, TypeError, ValueError) as e:
@@ -591,7 +593,8 @@ def report_environment(markdown: bool = False) -> Environment:
         filters = {name: _markdown_already(f) for name, f in filters.items()}
         filters.update(md=_markdown_already(md_cell), mdcode=_markdown_already(md_code))
     env.filters.update({**filters, "wbr": wbr, "size": fmt_size, "first_line": first_line})
-    env.globals.update(DASH=DASH, hints=_KEY_SETTINGS, repeat_rows=repeat_rows,
+    env.globals.update(DASH=DASH, hints=_KEY_SETTINGS, max_wire_rows=MAX_WIRE_ROWS,
+                       repeat_rows=repeat_rows,
                        run_rows=run_rows, max_repeat_rows=MAX_REPEAT_ROWS)
     return env
 
@@ -647,7 +650,9 @@ def write_report(results_dir: Path) -> tuple[Path, Path]:
     source = results_dir / RESULTS_NAME
     with Plotter() as plotter:      # imports matplotlib while this process reads the run
         model = build_report_model(load_results(source), source=str(source))
-        model.figures = plotter.figures(model)
+        # the plots draw no wire part: the plotter is sent the model without it (20,000
+        # captured points took seconds to pickle and unpickle there; issue 37)
+        model.figures = plotter.figures(replace(model, wire=None))
     html = render("report.html.j2", model.figures, m=model)
     md = render_summary_md(model)
     html_path, md_path = results_dir / HTML_NAME, results_dir / SUMMARY_NAME

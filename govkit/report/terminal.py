@@ -227,6 +227,31 @@ def wire_table(points: list[dict]) -> Table | None:
     return table
 
 
+def leak_table(profiles: dict) -> Table | None:
+    """What an eavesdropper reads, per profile (`--leaks`): how many things of each kind
+    (govkit.wire.leak_summary; `leak_sentences` says them in words, the report and --json
+    in full)."""
+    from govkit.wire.leak_entries import KINDS
+    rows = [(name, v["leaks"]) for name, v in profiles.items() if v.get("leaks")]
+    if not rows:
+        return None
+    table = Table(title="What an eavesdropper reads: things learned per kind, per profile "
+                        "(one captured repeat per point; --json lists each with its "
+                        "evidence and frames)", title_justify="left")
+    table.add_column("profile", no_wrap=True)
+    for kind in KINDS.values():
+        table.add_column(kind.title, justify="right")
+    for name, leaks in rows:
+        table.add_row(name, *(f"{leaks['entries'][k]:,}" if k in leaks["entries"] else
+                              "\u2013" for k in KINDS))
+    return table
+
+
+def leak_sentences(profiles: dict) -> list[str]:
+    """Each profile's sentence (`--leaks`), as the report and summary.md say it."""
+    return [v["leaks"]["sentence"] for v in profiles.values() if v.get("leaks")]
+
+
 def compare_table(model) -> Table | None:
     """`govkit report A B` in the terminal: per profile and size, each run's latency over
     `none` with its 95 % interval, RTI's published ratio last (govkit.report.compare)."""

@@ -54,6 +54,9 @@ class Summarizer:
         # ... and its records (all_records): the report's tables read the same ones rather
         # than grouping every slot of the run again
         self.records: list[dict] = []
+        # The wire verdicts per profile when the caller has judged the points already (the
+        # report's wire section: 20,000 points judged once, not twice; issue 37)
+        self.wire_verdicts: dict | None = None
 
     def point_estimates(self, points: list[tuple[tuple, stats.RowFormat, list[list[float]]]],
                         cap: int, resamples: int) -> list[stats.Estimate]:
@@ -114,7 +117,8 @@ def summarize(doc: dict, summarizer: Summarizer | None = None) -> list[dict]:
         estimates[key] = (fmt, est, groups)
 
     order = {p.name: i for i, p in enumerate(PROFILES)}
-    verdicts = wire_verdicts(doc)
+    verdicts = summarizer.wire_verdicts if summarizer.wire_verdicts is not None \
+        else wire_verdicts(doc)
     rot_target = ((doc.get("rotation") or {}).get("settings") or {}).get("target_ci_pct")
     # Transport (path, loss) comparison: every point against the same profile, mode and
     # size over the run's first network (udp lo without loss when measured), seed 003-like.

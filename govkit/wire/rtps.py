@@ -53,6 +53,7 @@ PAD, ACKNACK, HEARTBEAT, GAP, INFO_TS = 0x01, 0x06, 0x07, 0x08, 0x09
 INFO_SRC, INFO_REPLY_IP4, INFO_DST, INFO_REPLY = 0x0C, 0x0D, 0x0E, 0x0F
 NACK_FRAG, HEARTBEAT_FRAG, DATA, DATA_FRAG = 0x12, 0x13, 0x15, 0x16
 SEC_BODY, SEC_PREFIX, SEC_POSTFIX, SRTPS_PREFIX, SRTPS_POSTFIX = 0x30, 0x31, 0x32, 0x33, 0x34
+VENDOR = 0x80         # and above: vendor-specific submessages (RTPS 2.x 9.4.5.1.1)
 NAMES = {PAD: "PAD", ACKNACK: "ACKNACK", HEARTBEAT: "HEARTBEAT", GAP: "GAP",
          INFO_TS: "INFO_TS", INFO_SRC: "INFO_SRC", INFO_REPLY_IP4: "INFO_REPLY_IP4",
          INFO_DST: "INFO_DST", INFO_REPLY: "INFO_REPLY", NACK_FRAG: "NACK_FRAG",
@@ -175,6 +176,18 @@ def receiver_macs(msg: bytes, s: Submessage) -> int:
     raise Malformed(f"{s.name}: receiver-specific MAC count does not fit its {s.length} bytes")
 
 
+def protected_end(subs: list[Submessage]) -> int:
+    """Where an RTPS-protected message's protected part ends: after its SRTPS_POSTFIX,
+    before any vendor-specific submessages (ids 0x80-0xff, RTPS 2.x 9.4.5.1.1) appended
+    after it. Fast DDS 2.9 (Debian's build, with statistics) appends its statistics
+    submessage (0x80) to every message it sends, after the SRTPS_POSTFIX and so outside
+    the protection; Cyclone DDS 0.10 appends nothing."""
+    end = len(subs)
+    while end > 1 and subs[end - 1].id >= VENDOR:
+        end -= 1
+    return end
+
+
 def _writer_id(msg: bytes, s: Submessage) -> bytes:
     """The writer's EntityId (DATA*: after extraFlags/octetsToInlineQos and readerId;
     the others: after readerId)."""
@@ -269,10 +282,11 @@ def classify(msg: bytes, filler: bytes | None = None) -> Message:
         if subs and subs[0].id == SRTPS_PREFIX:
             m.rtps = "unknown"                  # until its CryptoHeader says otherwise
             m.rtps = transform(msg, subs[0])
-            inner = subs[1:]
-            if subs[-1].id == SRTPS_POSTFIX and len(subs) > 1:
-                m.rtps_origin = receiver_macs(msg, subs[-1]) > 0
-                inner = subs[1:-1]
+            end = protected_end(subs)
+            inner = subs[1:end]
+            if end > 1 and subs[end - 1].id == SRTPS_POSTFIX:
+                m.rtps_origin = receiver_macs(msg, subs[end - 1]) > 0
+                inner = subs[1:end - 1]
             else:
                 unclosed = True
             if len(inner) == 1 and inner[0].id == SEC_BODY:       # the whole message

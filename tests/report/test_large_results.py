@@ -395,3 +395,29 @@ def test_every_drawn_profile_looks_different():
     assert len(set(looks)) == 64
     # the first 8 unchanged: a profile keeps its look from earlier reports
     assert profile_style(0)["color"] == "#000000" and profile_style(1)["linestyle"] == "--"
+
+
+def test_many_wire_points(reports):
+    """20,000 captured points (issue 37): every point is judged again, the table lists every
+    one that does not match and MAX_WIRE_ROWS others per profile (saying how many it leaves
+    out), the eavesdropper's table comes from the points' own entries."""
+    from govkit.report.wire_section import MAX_WIRE_ROWS
+    doc, page, md = reports("many_wire_points")
+    points = doc["wire"]["points"]
+    mismatched = [p for p in points if p["verdict"] != "match"]
+    assert len(points) == 20_000 and len(mismatched) == 11
+    rows = page.xpath('//table[@id="wire-table"]/tbody/tr')
+    shown = len(mismatched) + 7 * MAX_WIRE_ROWS
+    assert len(rows) == shown
+    assert len([r for r in rows if r.get("data-verdict") == "mismatch"]) == 11
+    hidden = text(page.get_element_by_id("wire-hidden"))
+    assert f"{20_000 - shown:,} more matching points not listed" in hidden
+    assert f"{20_000 - shown:,} more matching points not listed" in md
+    bad = len({p["profile"] for p in mismatched})
+    assert f"{7 - bad} of 7 match their governance on the wire" in text(
+        page.get_element_by_id("wire-count"))
+    leak_rows = page.xpath('//table[@id="leak-table"]/tbody/tr/@data-profile')
+    assert leak_rows == ["none", "rtps_encrypt"]
+    sentences = [text(li) for li in page.xpath('//ul[@id="leak-sentences"]/li')]
+    assert sentences[1].startswith("rtps_encrypt hides the data; it does not hide the topic")
+    assert "| `rtps_encrypt` |" in md and sentences[1] in md.replace("\\_", "_")

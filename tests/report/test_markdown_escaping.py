@@ -103,8 +103,21 @@ def poison(doc: dict, salt: int = 0) -> dict:
             point["observed"]["user"]["rtps"][hostile(next(n))] = 7
     wire_points = (doc.get("wire") or {}).get("points", [])
     if wire_points:
+        wire_points[0]["leaks"] = hostile_leaks(n)
         wire_points[-1].update(status="failed", error=hostile(next(n)) + "\n" + SCRIPT)
     return doc
+
+
+def hostile_leaks(n) -> dict:
+    """A `--leaks` record whose every free string is hostile: what it names (`about`),
+    says (`text`) and shows (`evidence`), and the runtimes (`vendors`) a sentence names."""
+    from govkit.wire.leak_entries import KINDS, escape
+    return {"entries": [{"kind": kind, "about": hostile(next(n)), "value": hostile(next(n)),
+                         "text": hostile(next(n)), "message": hostile(next(n)),
+                         "evidence": escape(hostile(next(n)).encode()), "evidence_frame": 2,
+                         "frames": 3, "first_frame": 1, "field": None} for kind in KINDS],
+            "vendors": [hostile(next(n))], "protection_started": {"frame": 5, "after_s": 0.1},
+            "participants": 2, "endpoints": 4}
 
 
 def rendered_html(md: str) -> lxml.html.HtmlElement:

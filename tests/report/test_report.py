@@ -757,6 +757,25 @@ def test_everything_is_escaped(tmp_path):
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in raw
 
 
+def test_the_eavesdropper_table_escapes_everything(tmp_path):
+    """--leaks: every string of a stored leaks record (what it names, says, shows, the
+    runtime a sentence names) reaches report.html as text."""
+    from test_markdown_escaping import hostile_leaks
+    doc = load("wire")
+    doc["wire"]["points"][3]["leaks"] = hostile_leaks(iter(range(1000)))
+    page, md, out = report(tmp_path, doc)
+    assert not page.xpath("//script") and not page.xpath("//img")
+    assert not page.xpath("//b[.='bold']") and not page.xpath("//i[.='x']")
+    (row,) = page.xpath('//table[@id="leak-table"]/tbody/tr')
+    assert row.get("data-profile") == doc["wire"]["points"][3]["profile"]
+    body = text(page)
+    assert "<script>alert(1)</script>" in body and "<img src=x onerror=alert(1)>" in body
+    raw = (out / "report.html").read_text()
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in raw
+    evidence = page.xpath('//details[@class="leak-entries"]//code[@class="evidence"]/text()')
+    assert len(evidence) == 9 and "<script>alert(1)</script>" in evidence
+
+
 def test_summary_md_escapes_table_breakers(tmp_path):
     doc = load("no_baseline")
     doc["results"][0].update(status="failed", error="bad | pipe\nsecond line")

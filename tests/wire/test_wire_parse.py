@@ -449,3 +449,44 @@ def test_bpf_program_jumps_stay_inside_it(loopback):
     jgt = next(i for i, (code, _, _, k) in enumerate(insns) if code == 0x25 and k == 7649)
     assert jge + 1 + insns[jge][2] == drop and jgt + 1 + insns[jgt][1] == drop   # out: drop
     assert (insns[0] == (0x20, 0, 0, 0xFFFFF004)) == loopback    # skb pkttype, lo only
+
+
+# ------------------------------------------------------------- Fast DDS 2.9 datagrams
+
+FASTDDS = DATA / "fastdds"
+FASTDDS_INDEX = json.loads((FASTDDS / "index.json").read_text())
+# name: (rtps, rtps origin MACs, submessage, submessage origin MACs, payload, readable)
+FASTDDS_WHAT = {
+    "rtps_encrypt-user-data": ("gcm", False, "hidden", "absent", "hidden", False),
+    "sign_submsg_encrypt_origin_data_encrypt-user": ("gmac", False, "gcm", "yes", "hidden",
+                                                     False),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FASTDDS_INDEX))
+def test_fastdds_statistics_submessage_stays_outside_the_protection(name):
+    """Fast DDS 2.9 appends a vendor-specific statistics submessage (0x80) after the
+    SRTPS_POSTFIX of every message: the protected part ends at the SRTPS_POSTFIX, so the
+    message is classified by it (it was 'SEC_BODY without SEC_PREFIX', malformed)."""
+    msg = (FASTDDS / f"{name}.bin").read_bytes()
+    assert len(msg) == FASTDDS_INDEX[name]["bytes"]
+    subs, error = wire.submessages(msg)
+    assert error is None and [s.name for s in subs] == FASTDDS_INDEX[name]["submessages"]
+    assert subs[-1].id == wire.VENDOR and msg[6:8] == b"\x01\x0f"     # eProsima
+    assert wire.protected_end(subs) == len(subs) - 1
+    m = wire.classify(msg, EE)
+    assert m.error is None, m.error
+    assert (m.rtps, m.rtps_origin, m.submessage, m.submessage_origin, m.payload,
+            m.readable) == FASTDDS_WHAT[name]
+    # without the vendor submessage: the same classification (it adds nothing protected)
+    cut = msg[:subs[-1].offset - 4]
+    assert (wire.classify(cut, EE).rtps, wire.classify(cut, EE).error) == (m.rtps, None)
+
+
+def test_vendor_submessages_only_trail_the_protection():
+    """Only vendor submessages after the SRTPS_POSTFIX are left outside: anything else
+    after it leaves the protected part unclosed, a malformed message."""
+    msg = (FASTDDS / "rtps_encrypt-user-data.bin").read_bytes()
+    tail = sub(wire.HEARTBEAT, USER_READER + USER_WRITER + bytes(20))
+    m = wire.classify(msg + tail, EE)
+    assert m.error and m.rtps_origin is None
