@@ -40,7 +40,6 @@ from govkit.cli.common import (
     json_document,
     out,
     print_lines,
-    run,
     use_profiles_file,
     wide,
 )
@@ -240,17 +239,17 @@ def bench(
         parse_peer_addresses,
         parse_transports,
     )
-    host_map = run(parse_hosts, hosts)
+    host_map = parse_hosts(hosts)
     chosen = _chosen_profiles(profile, all_profiles, profiles_file, governance, runner)
-    fail_on = run(parse_fail_on_flags, fail_on_flag)          # refused before the run starts
-    max_ratios = run(parse_max_ratios, max_ratio, [p.name for p in chosen])
-    chosen_sizes = run(parse_sizes, ",".join(sizes or DEFAULT_SIZES))
+    fail_on = parse_fail_on_flags(fail_on_flag)          # refused before the run starts
+    max_ratios = parse_max_ratios(max_ratio, [p.name for p in chosen])
+    chosen_sizes = parse_sizes(",".join(sizes or DEFAULT_SIZES))
     opts = BenchOptions(
         profiles=chosen, runner=runner,
-        modes=run(parse_modes, mode), sizes=chosen_sizes, duration=duration,
+        modes=parse_modes(mode), sizes=chosen_sizes, duration=duration,
         warmup=warmup, repeat=repeat, max_repeat=max_repeat,
         target_ci=DEFAULT_TARGET_CI_PCT if target_ci is None else target_ci,
-        budget=run(parse_budget, budget) if budget is not None
+        budget=parse_budget(budget) if budget is not None
         else default_budget(len(chosen_sizes)), seed=seed, out=out_dir, ca=ca, build=build,
         resume=resume, pin=pin, realtime=realtime, keep_awake=not allow_idle,
         rotate_throughput=rotate_throughput,
@@ -261,12 +260,12 @@ def bench(
         rotation=RotationSettings(slot_ms=slot_ms, settle_ms=settle_ms, instances=instances,
                                   min_rounds=rounds, target_ci=DEFAULT_ROTATION_TARGET_PCT
                                   if target_ci is None else target_ci),
-        transports=run(parse_transports, transport), loss_rates=run(parse_loss_rates, loss_rate),
-        paths=run(parse_paths, net, bool(host_map)), hosts=host_map,
-        peer_addresses=run(parse_peer_addresses, peer_address), ssh_config=ssh_config,
-        wire=wire, wire_pcap=wire_pcap, ciphers=run(parse_ciphers, cipher),
-        rekeys=run(parse_rekeys, rekey))
-    outcome = run(run_bench, opts, err.get())
+        transports=parse_transports(transport), loss_rates=parse_loss_rates(loss_rate),
+        paths=parse_paths(net, bool(host_map)), hosts=host_map,
+        peer_addresses=parse_peer_addresses(peer_address), ssh_config=ssh_config,
+        wire=wire, wire_pcap=wire_pcap, ciphers=parse_ciphers(cipher),
+        rekeys=parse_rekeys(rekey))
+    outcome = run_bench(opts, err.get())
     if dry_run:
         print_lines(outcome.dry_run_lines)
         return
@@ -283,7 +282,7 @@ def bench(
         out.print(load_line(doc), markup=False, highlight=False)
     if not no_report and (outcome.summary or discovery_rows(doc)):
         from govkit.report.run import write_report
-        html, md = run(write_report, outcome.out)
+        html, md = write_report(outcome.out)
         out.print(f"report: {html}", markup=False)
     out.print(f"results: {outcome.out / RESULTS_NAME}", markup=False)
     for note in outcome.notes:
@@ -323,8 +322,8 @@ def _chosen_profiles(profile, all_profiles, profiles_file, governance, runner):
     --governance file is said on stderr before anything runs."""
     from govkit.bench.governance_files import bench_profiles
     own = use_profiles_file(profiles_file)
-    chosen, points = run(bench_profiles, profile, all_profiles, own, governance or [],
-                         runner or DEFAULT_RUNNER)
+    chosen, points = bench_profiles(profile, all_profiles, own, governance or [],
+                                    runner or DEFAULT_RUNNER)
     for point in points:
         for text in point.said:
             err.print(text, markup=False)
@@ -361,12 +360,12 @@ def wire_check(
     from govkit.catalog.profiles import get_profile, select_profiles
     from govkit.report.terminal import wire_table
     opts = BenchOptions(
-        profiles=run(select_profiles, profile, all_profiles), modes=[mode],
-        sizes=run(parse_sizes, str(size), "--size"), duration=duration, ca=ca, build=build,
+        profiles=select_profiles(profile, all_profiles), modes=[mode],
+        sizes=parse_sizes(str(size), "--size"), duration=duration, ca=ca, build=build,
         pin=pin,
         out=pcap, wire=True, wire_pcap=pcap is not None,
-        wire_expect=run(get_profile, expect) if expect else None)
-    outcome = run(run_wire_check, opts, err)
+        wire_expect=get_profile(expect) if expect else None)
+    outcome = run_wire_check(opts, err)
     if as_json:
         print(json_document("wire-check", points=outcome.wire, profiles=outcome.wire_profiles))
     else:
@@ -391,7 +390,7 @@ def report(
     ddsperf run and a fastdds run), compare.html and compare.md side by side."""
     from govkit.report.compare import write_reports
     from govkit.report.terminal import compare_table
-    html, md, model = run(write_reports, run_dirs, out_dir)
+    html, md, model = write_reports(run_dirs, out_dir)
     table = compare_table(model) if model is not None else None
     if table is not None:
         wide.print(table)

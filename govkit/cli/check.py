@@ -15,11 +15,9 @@ from govkit.cli.common import (
     choices,
     comma_list,
     err,
-    fail,
     json_document,
     json_option,
     out,
-    run,
 )
 from govkit.common.errors import EXIT_INVALID, EXIT_OK, EXIT_USAGE, GovkitError
 
@@ -94,14 +92,14 @@ def lint(
                 out.print(f"      note: {r.note}", markup=False)
         return
     if not files:
-        fail(GovkitError("give the files to lint (or --rules)"))
-    s = run(lint_settings, {"target": target, "warn-days": warn_days, "fail-on": fail_on,
-                            "select": select, "ignore": ignore,
-                            "output-format": "json" if as_json else output_format}, Path.cwd())
+        raise GovkitError("give the files to lint (or --rules)")
+    s = lint_settings({"target": target, "warn-days": warn_days, "fail-on": fail_on,
+                       "select": select, "ignore": ignore,
+                       "output-format": "json" if as_json else output_format}, Path.cwd())
     target, fail_on, fmt = s["target"], s["fail-on"], s["output-format"]
     options = LintOptions(target=target, warn_days=s["warn-days"], ca=ca, select=s["select"],
                           ignore=s["ignore"])
-    reports = run(lint_paths, files, options)
+    reports = lint_paths(files, options)
     code = EXIT_USAGE if any(r.error for r in reports) else EXIT_OK
     if worst(reports) >= SEVERITY_RANK[fail_on]:
         code = max(code, EXIT_INVALID)
@@ -136,7 +134,7 @@ def explain(file: Annotated[Path, typer.Argument(help="A governance or permissio
     """Say in plain English what a document protects and what it does not."""
     from govkit.check.explain import explain_document, explanation_text
     from govkit.check.loaded import load_document
-    explanation = explain_document(run(load_document, file))
+    explanation = explain_document(load_document(file))
     if as_json:
         print(json_document("explain", **explanation))
     else:
@@ -149,8 +147,8 @@ def diff(a: Annotated[Path, typer.Argument(help="The first document (A).")],
     """Semantic difference of two governance (or two permissions) documents."""
     from govkit.check.diff import diff_documents
     from govkit.check.loaded import load_document
-    docs = [run(load_document, p) for p in (a, b)]
-    changes = run(diff_documents, *docs)
+    docs = [load_document(p) for p in (a, b)]
+    changes = diff_documents(*docs)
     for d in docs:
         if d.problems:
             err.print(f"govkit: warning: {d.file} is not valid against the DDS Security 1.1 "

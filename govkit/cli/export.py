@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from govkit.catalog.profiles import SECURED_PROFILES
-from govkit.cli.common import err, out, print_lines, run
+from govkit.cli.common import err, out, print_lines
 
 # Start-up: nothing heavy at module level; the command imports what it uses.
 
@@ -37,7 +37,7 @@ def sros2(keystore: Annotated[Path, typer.Argument(help="The keystore directory 
                                              "--no-ca-keys for a keystore to deploy.")] = True):
     """Write an sros2 keystore (public/, private/, enclaves/<enclave>/) for ROS 2's rmw."""
     from govkit.generate.sros2 import export_sros2
-    result = run(export_sros2, keystore, ca, build, profile, force, ca_keys)
+    result = export_sros2(keystore, ca, build, profile, force, ca_keys)
     print_lines(f"{'replaced' if result.replaced else 'wrote'} {keystore}/enclaves{enclave}/ "
                 f"(from {ca}/{stem}.pem)" for enclave, stem in sorted(result.enclaves.items()))
     for name, why in result.left_out:

@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from govkit.cli.common import choices, json_document, out, print_lines, run
+from govkit.cli.common import choices, json_document, out, print_lines
 
 # Start-up: nothing heavy at module level (govkit --help imports this module).
 
@@ -35,7 +35,7 @@ def pki_revoke(
     from govkit.pki.revocation import crl_path, revoke
     from govkit.pki.testpki import TestPKI
     pki = TestPKI(ca)
-    line, new = run(revoke, pki, name, reason, crl_days)
+    line, new = revoke(pki, name, reason, crl_days)
     if new:
         out.print(f"wrote {crl_path(pki)}", markup=False)
         out.print(line, markup=False)
@@ -54,7 +54,7 @@ def pki_renew(
     from govkit.pki.renewal import renew
     from govkit.pki.testpki import TestPKI
     pki = TestPKI(ca)
-    old, new = run(renew, pki, name, days)
+    old, new = renew(pki, name, days)
     out.print(f"wrote {pki.path(name)}: serial {new.serial_number:#x}, valid "
               f"{new.not_valid_before_utc:%Y-%m-%d} to {new.not_valid_after_utc:%Y-%m-%d} "
               f"(was serial {old.serial_number:#x}, to {old.not_valid_after_utc:%Y-%m-%d}); "
@@ -80,7 +80,7 @@ def pki_status(
     --warn-days, is not yet valid, or is revoked yet still granted."""
     from govkit.pki.status import status_lines
     from govkit.smime.status import lifecycle_status
-    status = run(lifecycle_status, ca, documents or None, warn_days)
+    status = lifecycle_status(ca, documents or None, warn_days)
     if as_json:
         print(json_document("pki-status", now=status.now.isoformat(), warn_days=warn_days,
                             exit_code=status.exit_code,
