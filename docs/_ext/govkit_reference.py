@@ -94,7 +94,7 @@ def cli_page(app=None) -> str:
 
 
 def lint_rules_page() -> str:
-    from govkit.check.rules import rules_table
+    from govkit.check.rules.engine import rules_table
     lines = ["# Lint rules", "", NOTE.strip(), "",
              "`govkit lint` runs these rules (choose with `--select`/`--ignore`, like ruff); "
              "`govkit validate` and `govkit sign` run those marked *validate* too, under the same "

@@ -22,7 +22,7 @@ _EXPORTS = {
     "lint_target": "config",
     "load_document": "loaded",
     "portable_findings": "validate",
-    "rules_table": "rules",
+    "rules_table": "rules.engine",
     "validate_bytes": "validate",
     "validate_file": "validate",
     "worst": "lint",

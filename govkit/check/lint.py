@@ -21,8 +21,8 @@ from pathlib import Path
 
 from govkit.catalog.targets import DEFAULT_TARGET, TARGETS
 from govkit.check import validate
-from govkit.check.rules import RULES, Rule, Severity, rules_table, selected_rules
-from govkit.check.rules.registry import SEVERITY_RANK, WORK_BUDGET, Context
+from govkit.check.rules.engine import selected_rules
+from govkit.check.rules.registry import RULES, SEVERITY_RANK, WORK_BUDGET, Context, Rule, Severity
 from govkit.check.rules.targets import read_as_target
 from govkit.check.suppress import apply_suppressions, find_suppressions
 from govkit.check.xsd import schema_findings
@@ -30,8 +30,7 @@ from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.common.findings import DocumentKind, Finding
 from govkit.documents.parse import ParsedDocument
 
-__all__ = ["FileReport", "LintFinding", "LintOptions", "lint_bytes", "lint_paths",
-           "rules_table", "worst"]
+__all__ = ["FileReport", "LintFinding", "LintOptions", "lint_bytes", "lint_paths", "worst"]
 
 @dataclass(frozen=True)
 class LintFinding:

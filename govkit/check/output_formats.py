@@ -14,8 +14,8 @@ import re
 from urllib.parse import quote
 
 from govkit.check.lint import FileReport, LintFinding
-from govkit.check.rules import Rule, rules_table
-from govkit.check.rules.registry import SEVERITY_RANK
+from govkit.check.rules.engine import rules_table
+from govkit.check.rules.registry import SEVERITY_RANK, Rule
 
 __all__ = ["OUTPUT_FORMATS", "SARIF_SCHEMA_URI", "format_lint", "lint_json", "summary_counts"]
 

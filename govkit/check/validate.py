@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from govkit.catalog.targets import DEFAULT_TARGET, PORTABLE_TARGET, TARGETS
-from govkit.check.rules import lint_findings
+from govkit.check.rules.engine import lint_findings
 from govkit.check.xsd import cap_findings, xsd_findings
 from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.common.findings import DocumentError, DocumentKind, Finding

@@ -76,7 +76,7 @@ def lint(
     from govkit.check.config import lint_settings
     from govkit.check.lint import LintOptions, lint_paths, worst
     from govkit.check.output_formats import format_lint
-    from govkit.check.rules import rules_table
+    from govkit.check.rules.engine import rules_table
     from govkit.check.rules.registry import SEVERITY_RANK
     if list_rules:
         table = rules_table()

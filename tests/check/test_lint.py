@@ -22,7 +22,8 @@ from typer.testing import CliRunner
 
 from govkit import smime
 from govkit.check.lint import LintOptions, lint_bytes
-from govkit.check.rules import lint_findings, registry, selected_rules
+from govkit.check.rules import registry
+from govkit.check.rules.engine import lint_findings, selected_rules
 from govkit.check.rules.registry import RULES
 from govkit.check.validate import check_bytes
 from govkit.cli.main import app

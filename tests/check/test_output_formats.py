@@ -16,7 +16,7 @@ from jsonschema import Draft4Validator
 from typer.testing import CliRunner
 
 from govkit.check.output_formats import OUTPUT_FORMATS
-from govkit.check.rules import rules_table
+from govkit.check.rules.engine import rules_table
 from govkit.cli import check as cli_check
 from govkit.cli.main import app
 
