@@ -315,8 +315,8 @@ def verify(files: Annotated[list[Path], typer.Argument(help="Signed .p7s files."
     signed documents (the verdict of `govkit validate --target` on each)."""
     from govkit.check.config import lint_target
     from govkit.pki.testpki import permissions_ca_paths
-    from govkit.smime import Verification, load_trusted, trust_note
     from govkit.smime.status import add_revocation_problems
+    from govkit.smime.verify import Verification, load_trusted, trust_note
     from govkit.smime.verify_batch import verify_files
     target = lint_target(target, Path.cwd())
     cert, _ = permissions_ca_paths(ca, "verify", need_key=False)

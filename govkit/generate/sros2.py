@@ -43,14 +43,16 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from govkit import smime
-from govkit.check import load_document
+from govkit.check.loaded import load_document
 from govkit.common import staging
 from govkit.common.errors import EXIT_INVALID, EXIT_USAGE, GovkitError
 from govkit.common.findings import one_line
 from govkit.common.inputs import read_input
 from govkit.common.limits import MAX_PEM_BYTES, MAX_SMIME_BYTES
-from govkit.pki import TestPKI, certificate_rdns, enclave_of, parse_subject
+from govkit.pki.names import certificate_rdns, parse_subject
+from govkit.pki.ros import enclave_of
+from govkit.pki.testpki import TestPKI
+from govkit.smime.verify import verify_bytes
 
 ENCLAVE_FILES = ("cert.pem", "key.pem", "identity_ca.cert.pem", "permissions_ca.cert.pem",
                  "governance.p7s", "permissions.p7s")
@@ -73,7 +75,7 @@ def _verified(path: Path, ca_cert, what: str) -> bytes:
         raise GovkitError(f"{path}: not found ({what}; run `govkit generate --sign` or "
                           f"`govkit sign` first)", EXIT_USAGE)
     data = read_input(path, MAX_SMIME_BYTES, "signed document")
-    result = smime.verify_bytes(data, str(path), ca_cert)
+    result = verify_bytes(data, str(path), ca_cert)
     if not result.ok:
         raise GovkitError(f"{path}: does not verify against the Permissions CA: "
                           f"{'; '.join(result.problems)}", EXIT_INVALID)

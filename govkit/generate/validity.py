@@ -25,7 +25,7 @@ from govkit.common.fsutil import collect_files, write_atomic
 from govkit.common.inputs import read_input
 from govkit.common.limits import MAX_DOCUMENT_BYTES
 from govkit.pki.testpki import CLOCK_SKEW, LAST_VALID_TIME
-from govkit.smime import sign_document
+from govkit.smime.sign import sign_document
 
 # <validity> of a grant: its two dates, written by any tool, comments between them kept.
 _VALIDITY = re.compile(rb"(<(?:\w+:)?validity\b[^>]*>)(.*?)(</(?:\w+:)?validity\s*>)", re.S)

@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from govkit import smime
 from govkit.check import validate as schema
 from govkit.common import staging
 from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.common.fsutil import collect_files
 from govkit.documents import mime
 from govkit.pki.testpki import init_pki, load_certificate
+from govkit.smime.verify import verify_bytes
 
 GOVKIT = str(Path(sys.executable).with_name("govkit"))
 
@@ -270,7 +270,7 @@ def test_sigkill_mid_batch_leaves_every_file_complete_old_or_complete_new(tmp_pa
             if name.endswith(".xml"):
                 assert data == new_xml[name], f"{name} is neither the old nor the new one"
             else:   # a new signature: complete, and over the new document
-                v = smime.verify_bytes(data, name, load_certificate(ca))
+                v = verify_bytes(data, name, load_certificate(ca))
                 assert v.ok, (name, v.problems)
                 signed = schema.signed_document(data, name).data
                 assert signed == mime.signed_text(new_xml[name.replace(".p7s", ".xml")])

@@ -353,7 +353,7 @@ def test_a_file_name_that_is_not_utf8_does_not_make_a_document_malformed(pki, tm
     import sys
     from pathlib import Path
 
-    from govkit.smime import sign_document
+    from govkit.smime.sign import sign_document
     govkit = os.fsencode(Path(sys.executable).with_name("govkit"))
     name = tmp_path / os.fsdecode(b"g\xff.xml")
     name.write_bytes(GovernanceDocument(get_profile("rtps_sign")).render())

@@ -24,7 +24,6 @@ from helpers.dds import make_bundle, next_domain, with_file
 from helpers.fastdds import everything, measure, require_fastdds, run_pair
 from helpers.signers import SignerVariant, make_cert
 
-from govkit import smime
 from govkit.catalog.profiles import SECURED_PROFILES, get_profile
 from govkit.catalog.runners import runner_info
 from govkit.catalog.targets import TARGETS
@@ -36,6 +35,8 @@ from govkit.runners import fastdds_build, get_runner, runner_names
 from govkit.runners.base import BenchPoint, Bundle, ProcessOutput, RunnerError
 from govkit.runners.fastdds import FastddsRunner
 from govkit.runners.fastdds_refusal import explain, fastdds_local_time
+from govkit.smime.sign import sign_document
+from govkit.smime.verify import verify_file
 
 DATA = Path(__file__).parent.parent / "data" / "fastdds"
 LATENCY_PUB = "sign_submsg_encrypt_origin_data_encrypt-latency-1024-pub.out"
@@ -182,7 +183,7 @@ def _resign(tmp_path, xml: bytes, name: str) -> Path:
     pki = TestPKI(tmp_path / "pki")
     path = tmp_path / f"{name}.xml"
     path.write_bytes(xml)
-    return smime.sign_document(path, pki.permissions_ca, pki.permissions_ca_key)
+    return sign_document(path, pki.permissions_ca, pki.permissions_ca_key)
 
 
 def _properties(tmp_path, bundle, participant="pub") -> Path:
@@ -375,7 +376,7 @@ def test_permissions_signed_by_another_ca_are_refused_and_explained(tmp_path):
     bundle = make_bundle(tmp_path, "rtps_sign")
     other, _ = init_pki(tmp_path / "other-pki")
     xml = bundle.participants["pub"].permissions.with_suffix(".xml")
-    foreign = smime.sign_document(xml, other.permissions_ca, other.permissions_ca_key)
+    foreign = sign_document(xml, other.permissions_ca, other.permissions_ca_key)
     why = _refused(tmp_path, bundle, permissions=foreign)
     assert "permissions pub.p7s: signer " in why and "is not the Permissions CA" in why
 
@@ -399,7 +400,7 @@ def test_a_ca_file_of_an_intermediate_then_its_root_is_trusted_whole(tmp_path):
                                     tmp_path / f"{name}-{kind}.p7s")
                   for kind in ("governance", "permissions")}
         for p in signed.values():
-            v = smime.verify_file(p, ca_file)
+            v = verify_file(p, ca_file)
             assert v.ok and v.targets() == {"openssl": True, "fastdds": True,
                                             "cyclone": False}, v.problems
         bundle = with_file(bundle, name, permissions_ca=ca_file, **signed)
