@@ -18,7 +18,7 @@ from govkit.common.errors import GovkitError
 from govkit.common.fsutil import write_atomic
 from govkit.common.inputs import read_input
 from govkit.common.limits import MAX_DOCUMENT_BYTES, MAX_SMIME_BYTES
-from govkit.documents import render as documents
+from govkit.documents.render import GovernanceDocument, PermissionsDocument
 from govkit.generate.fleet import write_document
 from govkit.pki.hsm import key_uri, softhsm_conf
 from govkit.pki.revocation import crl_path
@@ -151,11 +151,11 @@ def ensure_bundle(profile: Profile, pki: TestPKI, build_dir: Path, runner: str,
         gov = _file_governance(Path(profile.governance_file), profile.name, pki, build_dir,
                                log)
     else:
-        gov = _ensure_signed(documents.GovernanceDocument(profile),
+        gov = _ensure_signed(GovernanceDocument(profile),
                              build_dir / "governance" / f"{profile.name}.xml", pki, log)
     files = {}
     for name in participants:
-        perm = _ensure_signed(documents.PermissionsDocument.for_participant(pki, name, scope),
+        perm = _ensure_signed(PermissionsDocument.for_participant(pki, name, scope),
                               build_dir / "permissions" / f"{name}.xml", pki, log)
         files[name] = participant_files(pki, name, gov, perm)
     return Bundle(profile, files)

@@ -20,7 +20,7 @@ from typing import Any
 from jinja2 import Environment
 from markupsafe import Markup
 
-from govkit.catalog.profiles import PROFILES
+from govkit.catalog.profiles import BASELINE, PROFILES
 from govkit.catalog.runners import MODES
 from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.common.fsutil import write_atomic
@@ -65,13 +65,22 @@ from govkit.report.plots import build_figures
 from govkit.report.rows_html import repeat_rows, run_rows
 from govkit.report.wire_section import WireMalformed, build_wire_section
 from govkit.results import stats
-from govkit.results import summary as results
 from govkit.results.check import SCHEMA, Malformed, check_results, json_excerpt
 from govkit.results.discovery import discovery_rows
 from govkit.results.figures import FIGURES
 from govkit.results.flags import flag_advice
 from govkit.results.paired import ESTIMATOR
 from govkit.results.store import RESULTS_NAME, load_results
+from govkit.results.summary import (
+    Summarizer,
+    base_profile,
+    load_line,
+    noise_floor,
+    point_key,
+    rotation_overheads,
+    summarize,
+    variant_differences,
+)
 from govkit.runners.network import Network
 from govkit.runners.network import sort_key as network_order
 
@@ -133,9 +142,9 @@ def build_report_model(doc: Any, source: str = RESULTS_NAME) -> ReportModel:
         except WireMalformed as e:
             raise Malformed(str(e)) from None
         # the headline reuses its paired overheads; the bootstraps in one worker per CPU
-        summarizer = results.Summarizer(parallel=True)
+        summarizer = Summarizer(parallel=True)
         try:
-            summary = results.summarize(doc, summarizer)
+            summary = summarize(doc, summarizer)
         except (ArithmeticError, AttributeError, KeyError, TypeError, ValueError) as e:
             raise Malformed(f"cannot recompute the figures from the raw rows "
                              f"({type(e).__name__}: {e})") from None
@@ -160,16 +169,16 @@ def _build(doc: dict, summary: list[dict], records: list[dict]) -> ReportModel:
     points = [_point(row, i, figures_of) for i, row in enumerate(summary)]
     by_key: dict[tuple, list[dict]] = {}
     for r in records:
-        by_key.setdefault(results.point_key(r), []).append(r)
+        by_key.setdefault(point_key(r), []).append(r)
     for name, *_ in by_key:
-        base = profiles.get(results.base_profile(name))
+        base = profiles.get(base_profile(name))
         if name not in profiles and base is not None and "@" in name:
             # a crypto variant's arm: its profile's governance, under the arm's name
             profiles[name] = ProfileInfo(name, f"{base.title} ({name.split('@', 1)[1]})",
                                          base.security, [], base.settings)
     for name, *_ in by_key:
         if name not in profiles:          # a result whose profile is not described
-            profiles[name] = ProfileInfo(name, "", name != results.BASELINE, [], {},
+            profiles[name] = ProfileInfo(name, "", name != BASELINE, [], {},
                                          listed=False)
     order = _profile_order(profiles)
     tables = {mode: _point_rows(mode, order, points, by_key, settings) for mode in MODES}
@@ -210,7 +219,7 @@ def _build(doc: dict, summary: list[dict], records: list[dict]) -> ReportModel:
         networks=[n.label for n in nets] or ["udp lo"],
         comparisons=[c for mode in MODES if (c := _comparison(mode, order, points, nets))],
         path_text=_path_text(nets), discovery=discovery_rows(doc),
-        variants=results.variant_differences(summary),
+        variants=variant_differences(summary),
         crypto_defaults=(settings.get("crypto") or {}).get("defaults") or "")
 
 
@@ -273,7 +282,7 @@ def _profile_order(profiles: dict[str, ProfileInfo]) -> list[ProfileInfo]:
     listed = {name: i for i, name in enumerate(profiles)}
 
     def key(p: ProfileInfo):    # a crypto variant's arm right after its profile
-        base = results.base_profile(p.name)
+        base = base_profile(p.name)
         return (not p.listed, catalog.get(base, 99),
                 listed[base] if base in listed else listed[p.name], p.name)
     return sorted(profiles.values(), key=key)
@@ -284,7 +293,7 @@ def _point(row: dict, index: int, figures_of: dict[tuple, list[dict]]) -> Point:
     vn = row.get("vs_network")
     extra = {}
     if row["mode"] == "throughput":   # summed over the point's completed repeats
-        mine = figures_of.get(results.point_key(row), [])
+        mine = figures_of.get(point_key(row), [])
         for key in ("stalled_seconds", "lost"):
             found = [f[key] for f in mine if f.get(key) is not None]
             extra[key] = int(sum(found)) if found else None
@@ -304,7 +313,7 @@ def _point(row: dict, index: int, figures_of: dict[tuple, list[dict]]) -> Point:
         loss=row.get("loss"), p99_of_samples=tail.get("p99_of_samples"), **extra)
 
 
-def headline(doc: dict, summary: list[dict], summarizer: results.Summarizer | None = None
+def headline(doc: dict, summary: list[dict], summarizer: Summarizer | None = None
              ) -> Headline | None:
     """The cost matrix of a rotating run (None for a per-repeat run): every profile's
     overhead ratio and added µs per size, with intervals, RTI's ratio, the A/A floor, the
@@ -314,7 +323,7 @@ def headline(doc: dict, summary: list[dict], summarizer: results.Summarizer | No
         return None
     rows = [r for r in summary if r.get("rounds") is not None and r["mode"] == "latency"]
     sizes = sorted({r["size"] for r in rows})
-    names = list(dict.fromkeys(r["profile"] for r in rows if r["profile"] != results.BASELINE))
+    names = list(dict.fromkeys(r["profile"] for r in rows if r["profile"] != BASELINE))
 
     def cell(vs: dict | None, rti: dict | None, flags=()) -> CostCell | None:
         if not vs:
@@ -331,14 +340,14 @@ def headline(doc: dict, summary: list[dict], summarizer: results.Summarizer | No
                      if (name, s) in by else None for s in sizes],
               statistics.median(match[name]) if match.get(name) else None) for name in names]
     overheads = summarizer.overheads if summarizer is not None and summarizer.overheads \
-        else results.rotation_overheads(doc)      # (summarize's, when it has them)
-    floor = {f["size"]: f for f in results.noise_floor(doc, overheads)}
+        else rotation_overheads(doc)      # (summarize's, when it has them)
+    floor = {f["size"]: f for f in noise_floor(doc, overheads)}
     loads = doc.get("load") or []
     return Headline(
         sizes=sizes, rows=table,
         floor=[cell(floor.get(s), None, floor.get(s, {}).get("flags", ())) for s in sizes],
         floor_flags=list(dict.fromkeys(f["reason"] for x in floor.values() for f in x["flags"])),
-        load=results.load_line(doc) or "not recorded",
+        load=load_line(doc) or "not recorded",
         under_load=any(x.get("under_load") for x in loads),
         # the figures are recomputed from the raw slots by today's estimator: name that one,
         # not the one the run recorded

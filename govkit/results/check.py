@@ -22,12 +22,11 @@ import re
 from typing import Any
 
 from govkit.catalog.runners import MODES
-from govkit.results import stats
-from govkit.results import store as results
+from govkit.results import stats, store
 from govkit.results.summary import ROTATION_FORMATS, point_key
 from govkit.runners.network import PATHS, TRANSPORTS
 
-SCHEMA = results.SCHEMA
+SCHEMA = store.SCHEMA
 OLD_SCHEMAS = ("govkit.bench/1",)      # per-repeat figures only, no raw rows
 # The numbers each raw row (or runner summary) must hold, per row format (govkit.results.stats).
 _ROW_KEYS = {
@@ -439,7 +438,7 @@ def check_results(doc: Any) -> None:
         raise Malformed(f"schema {schema!r} predates raw per-second rows, from which the "
                          f"report recomputes every figure; re-run `govkit bench` (it writes "
                          f"{SCHEMA!r})")
-    if schema not in results.READABLE_SCHEMAS:
+    if schema not in store.READABLE_SCHEMAS:
         raise Malformed(f"schema is {schema!r}, expected {SCHEMA!r}")
     _check_numbers(doc)
     for here, p in _entries(doc, "profiles"):

@@ -32,12 +32,12 @@ from govkit.check.validate import (
     validate_file,
 )
 from govkit.common.errors import GovkitError
-from govkit.documents import parse as xmlsource
+from govkit.documents import parse
 
 
 def parse_document(data: bytes, filename: str):
     """The root of a plain XML document, parsed the safe way (DocumentError otherwise)."""
-    return xmlsource.parse_xml(data, filename).root
+    return parse.parse_xml(data, filename).root
 
 
 def unwrap_smime(data: bytes) -> tuple[bytes, int] | None:
@@ -357,7 +357,7 @@ def test_dtds_are_refused_quickly_and_offline(name, monkeypatch):
 def test_dtds_are_refused_even_if_the_text_scan_misses_them(name, monkeypatch):
     """Defence in depth: the parser itself is configured safely and the tree is checked."""
     no_network(monkeypatch)
-    monkeypatch.setattr(xmlsource, "decode_source", lambda data: "")
+    monkeypatch.setattr(parse, "decode_source", lambda data: "")
     start = time.monotonic()
     findings = validate_bytes(read(name), name)
     assert time.monotonic() - start < 1.0

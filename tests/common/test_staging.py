@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from govkit.check import validate as schema
+from govkit.check import validate
 from govkit.common import staging
 from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.common.fsutil import collect_files
@@ -272,7 +272,7 @@ def test_sigkill_mid_batch_leaves_every_file_complete_old_or_complete_new(tmp_pa
             else:   # a new signature: complete, and over the new document
                 v = verify_bytes(data, name, load_certificate(ca))
                 assert v.ok, (name, v.problems)
-                signed = schema.signed_document(data, name).data
+                signed = validate.signed_document(data, name).data
                 assert signed == mime.signed_text(new_xml[name.replace(".p7s", ".xml")])
         temporaries = [p.name for p in directory.iterdir()
                        if p.name.endswith(staging.TMP_SUFFIX)]

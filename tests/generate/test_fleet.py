@@ -19,7 +19,7 @@ from cryptography.hazmat.primitives.serialization import pkcs7 as crypto_pkcs7
 
 from govkit.catalog.profiles import PROFILES, get_profile
 from govkit.catalog.runners import runner_info
-from govkit.check import validate as schema
+from govkit.check import validate
 from govkit.common import staging
 from govkit.common.errors import GovkitError
 from govkit.common.fsutil import collect_files
@@ -90,7 +90,7 @@ def test_generate_sign_output_verifies_with_openssl_and_govkit(pki, tmp_path, pr
         v = verify_file(p7s, pki.permissions_ca)
         assert v.ok, (p7s, v.problems)
         # the signed document is the .xml written beside it
-        assert schema.signed_document(p7s.read_bytes(), str(p7s)).data == \
+        assert validate.signed_document(p7s.read_bytes(), str(p7s)).data == \
             mime.signed_text(p7s.with_suffix(".xml").read_bytes())
 
 

@@ -15,7 +15,7 @@ from helpers.dds import make_bundle, needs_cyclone, next_domain, run_pair, with_
 
 from govkit.catalog.profiles import SECURED_PROFILES
 from govkit.catalog.runners import runner_info
-from govkit.documents import render as documents
+from govkit.documents import render
 from govkit.pki.testpki import init_pki
 from govkit.smime.sign import sign_document
 from govkit.smime.verify import verify_file
@@ -95,7 +95,7 @@ def test_expired_permissions_are_refused(tmp_path):
     from govkit.pki.testpki import TestPKI
     pki = TestPKI(tmp_path / "pki")
     now = dt.datetime.now(dt.UTC)
-    doc = documents.PermissionsDocument.for_participant(
+    doc = render.PermissionsDocument.for_participant(
         pki, "pub", runner_info("ddsperf"),
         validity=(now - dt.timedelta(days=3), now - dt.timedelta(days=1)))
     signed = _resign(tmp_path, doc.render(), tmp_path / "pki", "expired")
@@ -158,8 +158,8 @@ def test_cyclone_accepts_only_rsa2048_and_p256_identities(tmp_path):
             .sign(ca_key, hashes.SHA256()))
     pki.path("p384").write_bytes(certificate_pem(cert))
     pki.path("p384", ".key").write_bytes(private_key_pem(key))
-    doc = documents.PermissionsDocument.for_participant(pki, "p384",
-                                                        runner_info("ddsperf"))
+    doc = render.PermissionsDocument.for_participant(pki, "p384",
+                                                     runner_info("ddsperf"))
     signed = _resign(tmp_path, doc.render(), tmp_path / "pki", "p384")
     p384 = with_file(bundle, "pub", certificate=pki.path("p384").resolve(),
                      private_key=pki.path("p384", ".key").resolve(), permissions=signed)

@@ -13,7 +13,7 @@ from helpers.dds import make_bundle, needs_cyclone, next_domain, run_pair, with_
 
 from govkit.catalog.profiles import get_profile
 from govkit.catalog.runners import runner_info
-from govkit.documents import render as documents
+from govkit.documents import render
 from govkit.generate.bundle import BundleLog, ensure_bundle
 from govkit.pki.revocation import revoke
 from govkit.pki.testpki import TestPKI, init_pki
@@ -79,7 +79,7 @@ def test_expired_permissions(tmp_path):
     bundle = make_bundle(tmp_path, "rtps_sign")
     pki = TestPKI(tmp_path / "pki")
     now = dt.datetime.now(dt.UTC)
-    doc = documents.PermissionsDocument.for_participant(
+    doc = render.PermissionsDocument.for_participant(
         pki, "pub", runner_info("ddsperf"),
         validity=(now - dt.timedelta(days=3), now - dt.timedelta(days=1)))
     signed = _resign(tmp_path, doc.render(), "expired", pki)

@@ -28,7 +28,7 @@ from govkit.catalog.profiles import SECURED_PROFILES, get_profile
 from govkit.catalog.runners import runner_info
 from govkit.catalog.targets import TARGETS
 from govkit.common.errors import GovkitError
-from govkit.documents import render as documents
+from govkit.documents import render
 from govkit.pki.names import fastdds_accepts, fastdds_subjects_equal
 from govkit.pki.testpki import TestPKI, init_pki
 from govkit.runners import fastdds_build, get_runner, runner_names
@@ -250,7 +250,7 @@ def test_explanation_of_a_validity_that_only_holds_in_utc(tmp_path, zone):
     bundle = make_bundle(tmp_path, "rtps_sign")
     pki = TestPKI(tmp_path / "pki")
     now = dt.datetime.now(dt.UTC)
-    doc = documents.PermissionsDocument.for_participant(
+    doc = render.PermissionsDocument.for_participant(
         pki, "pub", runner_info("ddsperf"),
         validity=(now - dt.timedelta(hours=1), now + dt.timedelta(days=1)))
     props = _properties(tmp_path, with_file(bundle, "pub", permissions=_resign(
@@ -424,7 +424,7 @@ def test_expired_permissions_are_refused_and_explained(tmp_path):
     bundle = make_bundle(tmp_path, "rtps_sign")
     pki = TestPKI(tmp_path / "pki")
     now = dt.datetime.now(dt.UTC)
-    doc = documents.PermissionsDocument.for_participant(
+    doc = render.PermissionsDocument.for_participant(
         pki, "pub", runner_info("ddsperf"),
         validity=(now - dt.timedelta(days=3), now - dt.timedelta(days=1)))
     why = _refused(tmp_path, bundle, permissions=_resign(tmp_path, doc.render(), "expired"))
@@ -521,7 +521,7 @@ def test_a_validity_backdated_one_hour_is_refused_west_of_utc(tmp_path, zone):
     zone("America/New_York")
     bundle = make_bundle(tmp_path, "rtps_sign")
     now = dt.datetime.now(dt.UTC)
-    doc = documents.PermissionsDocument.for_participant(
+    doc = render.PermissionsDocument.for_participant(
         TestPKI(tmp_path / "pki"), "pub", runner_info("ddsperf"),
         validity=(now - dt.timedelta(hours=1), now + dt.timedelta(days=1)))
     signed = _resign(tmp_path, doc.render(), "one-hour")

@@ -27,7 +27,7 @@ from helpers.variants import Wrapper, craft_pkcs7, mutants, with_signature, wrap
 
 from govkit.catalog.profiles import get_profile
 from govkit.catalog.runners import runner_info
-from govkit.check import validate as schema
+from govkit.check import validate
 from govkit.documents import mime
 from govkit.documents.render import GovernanceDocument, PermissionsDocument
 from govkit.pki.testpki import TestPKI
@@ -79,7 +79,7 @@ class Judge:
         if r.returncode != 0:
             return False, b""
         document = out.read_bytes().split(b"\0", 1)[0]  # Cyclone reads a C string
-        return schema.check_bytes(document, "out.xml", allow_smime=False).valid, document
+        return validate.check_bytes(document, "out.xml", allow_smime=False).valid, document
 
     def check(self, name: str, data: bytes) -> bool:
         assert b"\0" not in data, f"{name}: NUL bytes are a Cyclone-only rule, not tested here"
@@ -90,7 +90,7 @@ class Judge:
                                       f", govkit {'accepts' if ours.ok else 'refuses'} "
                                       f"{ours.problems[:2]}")
         elif ours.ok:
-            extracted = schema.signed_document(data, name).data
+            extracted = validate.signed_document(data, name).data
             if extracted != document:
                 self.disagreements.append(f"{name}: both accept, different documents")
         self.verdicts.append(ours.ok)

@@ -32,9 +32,9 @@ from govkit.report.compare import (
     write_reports,
 )
 from govkit.report.model import DASH
-from govkit.results import summary as results
 from govkit.results.flags import FLAGS
 from govkit.results.store import READABLE_SCHEMAS
+from govkit.results.summary import summarize
 
 DATA = Path(__file__).parent.parent / "data" / "compare"
 RUNS = ("ddsperf", "fastdds")
@@ -87,7 +87,7 @@ def check_interval(shown: str, ci: list | None, digits: int) -> None:
 
 def latency(doc: dict) -> list[dict]:
     """What the page must show for a run: its summary recomputed from the raw rows, here."""
-    return [s for s in results.summarize(doc) if s["mode"] == "latency"]
+    return [s for s in summarize(doc) if s["mode"] == "latency"]
 
 
 def row_of(page, profile: str, size: int):
@@ -138,7 +138,7 @@ def test_fixtures_are_what_the_tests_assume():
         assert {r["profile"] for r in doc["results"]} == set(PROFILES)
         assert {r["size"] for r in doc["results"]} == {32}
         assert all(r["status"] == "ok" for r in doc["results"]) and len(doc["results"]) == 6
-        assert doc["summary"] == results.summarize(doc)       # as the bench stored it
+        assert doc["summary"] == summarize(doc)       # as the bench stored it
     assert ddsperf["settings"]["method"].startswith("Eclipse Cyclone DDS ddsperf")
     assert fastdds["settings"]["method"].startswith("eProsima Fast DDS")
 
@@ -610,7 +610,7 @@ def test_govkit_report_compares_two_runs(tmp_path):
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines()[-2:] == [f"wrote {a / HTML_NAME}", f"wrote {a / MD_NAME}"]
     # the comparison in the terminal too: each run's ratio with its interval, per point
-    both = results.summarize(load("ddsperf")), results.summarize(load("fastdds"))
+    both = summarize(load("ddsperf")), summarize(load("fastdds"))
     assert "1: ddsperf · Cyclone DDS" in r.stdout and "2: fastdds · Fast DDS" in r.stdout
     line = next(x for x in r.stdout.splitlines() if "rtps_sign" in x and " 32 " in x)
     for summary in both:

@@ -28,8 +28,8 @@ from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.report.model import DASH
 from govkit.report.run import build_report_model, render_html, render_summary_md, write_report
 from govkit.results import stats
-from govkit.results import summary as results
 from govkit.results.flags import FLAGS, flag_advice
+from govkit.results.summary import point_key, summarize
 
 DATA = Path(__file__).parent.parent / "data" / "report"
 FIXTURES = ("full", "throughput", "no_baseline")
@@ -64,7 +64,7 @@ def full(tmp_path_factory):
 
 def summary_of(doc: dict) -> list[dict]:
     """What the report must show: the summary recomputed from the raw rows, here."""
-    return results.summarize(doc)
+    return summarize(doc)
 
 
 def point_row(page, table: str, profile: str, size: int):
@@ -258,7 +258,7 @@ def test_throughput_table_equals_recomputed_summary(tmp_path):
     for s in rows:
         row = point_row(page, "throughput-table", s["profile"], s["size"])
         figures = [stats.repeat_figures(r)[0] for r in doc["results"]
-                   if r["status"] == "ok" and results.point_key(r) == results.point_key(s)]
+                   if r["status"] == "ok" and point_key(r) == point_key(s)]
         stalled = sum(f["stalled_seconds"] for f in figures)
         lost = sum(f["lost"] for f in figures)
         vs = s["vs_none"]
@@ -445,8 +445,8 @@ def test_notes_are_shown_but_not_alarmed(tmp_path):
     notes stay."""
     doc = load("full")
     doc["settings"]["target_ci_pct"] = 100.0
-    failed = {results.point_key(r) for r in doc["results"] if r["status"] != "ok"}
-    doc["results"] = [r for r in doc["results"] if results.point_key(r) not in failed]
+    failed = {point_key(r) for r in doc["results"] if r["status"] != "ok"}
+    doc["results"] = [r for r in doc["results"] if point_key(r) not in failed]
     summary = summary_of(doc)
     assert {f["severity"] for s in summary for f in s["flags"]} == {"note"}
     page, md, _ = report(tmp_path, doc)
