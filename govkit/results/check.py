@@ -117,7 +117,7 @@ def _is_measured(v: Any) -> bool:
     return (t is float or t is int) and (v == 0 or MIN_VALUE <= v <= MAX_VALUE)
 
 
-def _measured_rows(rows: Any, keys: tuple[str, ...], optional: tuple[str, ...] = ()) -> bool:
+def measured_rows(rows: Any, keys: tuple[str, ...], optional: tuple[str, ...] = ()) -> bool:
     """Whether `rows` is a list of objects each holding a measured value under every one
     of `keys` (and, if anything, one under each of `optional`), in one pass that builds
     no path for a message (a long run holds tens of thousands of rows); False at anything
@@ -242,7 +242,7 @@ def _check_result(here: str, r: dict) -> None:
         return
     optional = ("rexmit_bytes",) if fmt.mode == "throughput" else ()
     rows = raw.get("rows")
-    if not _measured_rows(rows, _ROW_KEYS[name], optional):   # then say where and why
+    if not measured_rows(rows, _ROW_KEYS[name], optional):   # then say where and why
         rows = [row for _, row in _entries(raw, "rows", f"{here}.raw")]
         for i, row in enumerate(rows):
             where = f"{here}.raw.rows[{i}]"
@@ -311,14 +311,14 @@ def _check_rotation(doc: dict) -> None:
     slots = rot.get("slots")
     plain = type(slots) is list and all(type(s) is dict for s in slots)
     for i, slot in enumerate(slots) if plain else ():
-        if not _plain_slot(slot):         # then say where and why
+        if not plain_slot(slot):         # then say where and why
             _check_slot(f"rotation.slots[{i}]", slot)
     for here, slot in () if plain else _entries(rot, "slots", "rotation", required=False,
                                                 null=False):
         _check_slot(here, slot)
 
 
-def _plain_slot(slot: dict) -> bool:
+def plain_slot(slot: dict) -> bool:
     """Whether _check_slot accepts `slot`, in one pass that builds no path for a message (a
     run of thousands of rounds holds tens of thousands of slots); False wherever it may
     not (a crypto variant's slot, anything odd): _check_slot then says why, if it does."""

@@ -92,7 +92,7 @@ def test_remove_orphans_only_touches_old_temporaries_of_dead_writers(tmp_path):
 
 
 def _tag(pid: int, start: str) -> str:
-    return f"{pid}-{start}-{staging._place()}-0a0b0c0d"
+    return f"{pid}-{start}-{staging.pid_place()}-0a0b0c0d"
 
 
 def _start_of(pid: int) -> str:
@@ -124,14 +124,14 @@ def test_remove_orphans_removes_a_gone_owners_temporaries_at_once(tmp_path):
         }
         for name in names.values():
             (tmp_path / name).write_bytes(b"x")
-        old = time.time() - 2 * staging._FOREIGN_AGE_S
+        old = time.time() - 2 * staging.FOREIGN_AGE_S
         os.utime(tmp_path / names["elsewhere-old"], (old, old))
         assert staging.remove_orphans(tmp_path) == 4
     finally:
         zombie.wait()
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
         [names["alive"], names["elsewhere-new"]])
-    assert staging.Stager().token.startswith(f"{os.getpid()}-{me}-{staging._place()}-")
+    assert staging.Stager().token.startswith(f"{os.getpid()}-{me}-{staging.pid_place()}-")
 
 
 def _token(part):
@@ -197,7 +197,7 @@ def test_a_commit_error_names_the_file_and_removes_every_temporary(tmp_path, mon
         raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), *args[:1])
     if failing == "fsync":
         monkeypatch.setattr(os, "fsync", denied)
-        monkeypatch.setattr(staging, "_sync_data", lambda ds: denied(ds[0]))
+        monkeypatch.setattr(staging, "sync_data", lambda ds: denied(ds[0]))
         where = str(tmp_path) if many else str(tmp_path / "a.xml")
     else:
         monkeypatch.setattr(os, "rename", denied)

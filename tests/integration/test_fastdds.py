@@ -25,13 +25,13 @@ from helpers.fastdds import everything, measure, require_fastdds, run_pair
 from helpers.signers import SignerVariant, make_cert
 
 from govkit.catalog.profiles import SECURED_PROFILES, get_profile
-from govkit.catalog.runners import runner_info
+from govkit.catalog.runners import RUNNERS, runner_info
 from govkit.catalog.targets import TARGETS
 from govkit.common.errors import GovkitError
 from govkit.documents import render
 from govkit.pki.names import fastdds_accepts, fastdds_subjects_equal
 from govkit.pki.testpki import TestPKI, init_pki
-from govkit.runners import fastdds_build, get_runner, runner_names
+from govkit.runners import fastdds_build, get_runner
 from govkit.runners.base import BenchPoint, Bundle, ProcessOutput, RunnerError
 from govkit.runners.fastdds import FastddsRunner
 from govkit.runners.fastdds_refusal import explain, fastdds_local_time
@@ -56,7 +56,7 @@ def _pair():
 # ---------------------------------------------------------------- parsing (no Fast DDS)
 
 def test_runner_is_found_by_name():
-    assert "fastdds" in runner_names()
+    assert "fastdds" in RUNNERS
     assert isinstance(get_runner("fastdds"), FastddsRunner)
 
 

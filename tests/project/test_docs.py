@@ -24,6 +24,7 @@ EXT = ROOT / "docs" / "_ext" / "govkit_reference.py"
 def reference():
     spec = importlib.util.spec_from_file_location("govkit_reference", EXT)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module   # dataclasses look their module up there
     spec.loader.exec_module(module)
     return module
 
@@ -74,6 +75,22 @@ def test_the_lint_rule_page_is_the_registry(reference):
         assert f"| {r.id} | `{r.name}` | {r.severity} |" in page, r.id
 
 
+def test_the_layout_page_is_the_tree_and_its_import_graph(reference):
+    """docs/development/layout.md's table and graph: every stage in the layers' order with
+    every module it holds, and the graph's counts (tests/project/test_layout.py holds the
+    code to 0 and 0)."""
+    page = reference.layout_fragment()
+    rows = [line for line in page.splitlines() if line.startswith("| ") and "`govkit." in line]
+    stages = [s for layer in reference.stage_layers() for s in layer]
+    assert [row.split("`")[1] for row in rows] == [f"govkit.{s}" for s in stages]
+    for stage, row in zip(stages, rows, strict=True):
+        for module in (ROOT / "govkit" / stage).glob("*.py"):
+            if module.name != "__init__.py":
+                assert f"`{module.stem}`" in row, (stage, module.name)
+    assert "**0 imports back up**" in page and page.count("**0 cycles**") == 2
+    assert "| `cli` | `report`, `bench`," in page
+
+
 @pytest.mark.skipif(importlib.util.find_spec("sphinx") is None
                     or importlib.util.find_spec("myst_parser") is None,
                     reason="sphinx and myst-parser are not installed (pip install -e '.[test]')")
@@ -90,3 +107,5 @@ def test_the_docs_build_offline_with_warnings_as_errors(tmp_path):
     cli = (tmp_path / "html" / "reference" / "cli.html").read_text()
     assert "govkit bench" in cli and "--target-ci" in cli
     assert (tmp_path / "html" / "reference" / "lint-rules.html").exists()
+    layout = (tmp_path / "html" / "development" / "layout.html").read_text()
+    assert "imports back up" in layout and "govkit.check" in layout
