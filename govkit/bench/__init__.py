@@ -1,7 +1,8 @@
 """The experiment: its options, the machine, one repeat, the schedule, the captured wire
 phase, latency by rotation, discovery, the machine's load, the defaults.
 
-- `defaults`: default settings and choices (light: the CLI reads it at start-up);
+- `defaults`: default settings, sizes and --mode choices (light: the CLI reads it at
+  start-up);
 - `options`: what `bench` and `wire-check` are asked, and what they answer;
 - `governance_files`: `bench --governance FILE`: your governance, measured as a point;
 - `machine`: where the two processes run, and whether the machine can pin them;

@@ -1,6 +1,8 @@
 """Judge a document: the XSD, validation, the lint rules and their engine, the lint command,
 and the analysis commands over what `loaded` reads.
 
+- `vocabulary`: the values the command line shows: severities, output formats, bounds
+  (light: the CLI reads it at start-up);
 - `xsd`: govkit's own DDS Security 1.1 schemas (`schemas/`), and their findings;
 - `validate`: validation's entry points: safe parsing, the XSD, the target's rules;
 - `construct`: validation by construction: a permissions shape proven valid once;

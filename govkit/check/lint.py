@@ -29,6 +29,7 @@ from govkit.check.xsd import schema_findings
 from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.common.findings import DocumentKind, Finding
 from govkit.documents.parse import ParsedDocument
+from govkit.pki.vocabulary import DEFAULT_WARN_DAYS
 
 __all__ = ["FileReport", "LintFinding", "LintOptions", "lint_bytes", "lint_paths", "worst"]
 
@@ -57,7 +58,7 @@ class LintFinding:
 class LintOptions:
     target: str = DEFAULT_TARGET
     now: dt.datetime | None = None
-    warn_days: int = 30
+    warn_days: int = DEFAULT_WARN_DAYS
     ca: Path | None = None
     select: list[str] = field(default_factory=list)
     ignore: list[str] = field(default_factory=list)

@@ -10,5 +10,5 @@
 - `common`: what the command modules share: consoles, options, printing.
 
 May import: every stage, each inside the command that uses it (start-up: `govkit --help`
-imports only typer, the bench defaults and the catalog).
+imports only typer, the light defaults and vocabularies, and the catalog).
 """

@@ -33,6 +33,7 @@ from govkit.cli.common import (
 from govkit.common.errors import EXIT_INVALID, EXIT_OK, EXIT_USAGE, GovkitError
 from govkit.common.findings import one_line
 from govkit.common.limits import KEY_TYPES, MAX_DOMAIN_ID, MAX_JOBS
+from govkit.pki.vocabulary import DEFAULT_CERT_DAYS, DEFAULT_GRANT_DAYS, HSM_KINDS
 
 # Start-up: nothing heavy at module level (govkit --help imports this module); each
 # command imports what it uses.
@@ -56,8 +57,8 @@ ValidFromOpt = Annotated[str | None, typer.Option(
     "--valid-from", help="Permissions validity start, ISO 8601 (UTC unless a zone is given; "
                          "default now less a day of clock skew).")]
 ValidForOpt = Annotated[int | None, typer.Option(
-    "--valid-for", help="Permissions validity in days (default 365 with --valid-from; "
-                        "without either, each grant follows its certificate).")]
+    "--valid-for", help=f"Permissions validity in days (default {DEFAULT_GRANT_DAYS} with "
+                        "--valid-from; without either, each grant follows its certificate).")]
 ParanoidOpt = Annotated[bool, typer.Option(
     "--paranoid", help="Check every document in full (schema, lint, own signature), "
                        "even where govkit proves it valid by construction.")]
@@ -134,7 +135,8 @@ def pki_init(
     key_type: Annotated[str, typer.Option(
         "--key-type", metavar=choices(KEY_TYPES),
         help="Key type of every new key (the two Cyclone DDS 0.10 accepts).")] = KEY_TYPES[0],
-    days: Annotated[int, typer.Option("--days", help="Certificate validity in days.")] = 365,
+    days: Annotated[int, typer.Option("--days", help="Certificate validity in days.")
+                    ] = DEFAULT_CERT_DAYS,
     force: Annotated[bool, typer.Option(
         "--force", help="Replace the CAs and reissue every participant (new keys).")] = False,
     single_ca: Annotated[bool, typer.Option(
@@ -142,14 +144,14 @@ def pki_init(
     participants: ParticipantsOpt = None, count: CountOpt = None, prefix: PrefixOpt = "p",
     jobs: JobsOpt = None,
     hsm: Annotated[str | None, typer.Option(
-        "--hsm", metavar="[softhsm]",
+        "--hsm", metavar=choices(HSM_KINDS),
         help="Move every participant's private key into a SoftHSM2 token in the PKI "
              "directory (the key file is removed; <name>.pkcs11 names the key). Fast DDS "
              "only: Cyclone DDS 0.10 cannot use a pkcs11: key.")] = None,
 ):
     """Create a TEST PKI: identity CA, separate permissions CA, participant identities."""
     from govkit.pki.testpki import DEFAULT_PARTICIPANTS, init_pki
-    if hsm not in (None, "softhsm"):
+    if hsm is not None and hsm not in HSM_KINDS:
         raise GovkitError(f"--hsm {hsm}: unknown; the one supported is softhsm (SoftHSM2)")
     if hsm:
         from govkit.pki.hsm import check_softhsm
@@ -289,7 +291,7 @@ def sign(paths: Annotated[list[Path] | None, typer.Argument(
                           "the documents to sign there)")
     if renew:
         from govkit.generate.validity import parse_window, renew_permissions
-        window = parse_window(valid_from, valid_for or 365)
+        window = parse_window(valid_from, valid_for or DEFAULT_GRANT_DAYS)
         signed, errors = renew_permissions(paths or [Path("build")], cert, key, window,
                                            target)
         _warn_revoked_grants(signed, ca)

@@ -16,18 +16,22 @@ from govkit.bench.defaults import (
     DEFAULT_INSTANCES,
     DEFAULT_MAX_REPEATS,
     DEFAULT_MIN_ROUNDS,
+    DEFAULT_NETWORK_RUNNER,
     DEFAULT_PEERS,
     DEFAULT_REPEATS,
     DEFAULT_ROTATION_TARGET_PCT,
     DEFAULT_RUNNER,
     DEFAULT_SETTLE_MS,
+    DEFAULT_SIZES,
     DEFAULT_SLOT_MS,
     DEFAULT_TARGET_CI_PCT,
     DEFAULT_WARMUP_S,
     MAX_DEFAULT_BUDGET_S,
+    MODE_CHOICES,
     default_budget,
 )
 from govkit.catalog.profiles import SECURED_PROFILES
+from govkit.catalog.runners import MODES
 from govkit.cli.common import (
     RUNNER_METAVAR,
     AllOpt,
@@ -50,8 +54,6 @@ from govkit.results.flags import ANY_WARNING, FLAGS
 # command imports what it uses. The runner names come from the catalog, not from
 # govkit.runners.
 
-DEFAULT_SIZES = ("32", "1024", "63000")   # govkit.bench.options.DEFAULT_SIZES (a test keeps
-                                          # them the same; that module is not light)
 BuildOpt = Annotated[Path, typer.Option(
     "--build", help="Where the generated and signed files go (one directory per runner "
                     "below it).")]
@@ -75,10 +77,10 @@ def bench(
                              "baseline).")] = None,
     runner: Annotated[RunnerName | None, typer.Option(
         "--runner", metavar=RUNNER_METAVAR,
-        help="Benchmark program (default: cyclone, govkit's Cyclone DDS program "
-                         "with latency by rotation; ddsperf when --transport, --net, "
-                         "--hosts or --loss-rate is given).", show_default=False)] = None,
-    mode: Annotated[Literal["latency", "throughput", "both", "discovery"], typer.Option(
+        help=f"Benchmark program (default: {DEFAULT_RUNNER}, govkit's Cyclone DDS program "
+             f"with latency by rotation; {DEFAULT_NETWORK_RUNNER} when --transport, --net, "
+             "--hosts or --loss-rate is given).", show_default=False)] = None,
+    mode: Annotated[Literal[MODE_CHOICES], typer.Option(
         "--mode", help="What to measure (discovery: how long --peers participants started "
                        "together take to match each other, per profile).")] = "latency",
     peers: Annotated[int, typer.Option(
@@ -87,7 +89,7 @@ def bench(
     sizes: Annotated[list[str] | None, typer.Option(
         "--sizes", callback=comma_list, show_default=False,
         help="Payload bytes, repeatable or a comma list, or 'seeds' (the seeds' 8 sizes). "
-             f"Default: {','.join(DEFAULT_SIZES)}.")] = None,
+             f"Default: {','.join(map(str, DEFAULT_SIZES))}.")] = None,
     duration: Annotated[int, typer.Option(
         "--duration", help="Measured seconds per repeat.")] = DEFAULT_DURATION_S,
     warmup: Annotated[int, typer.Option(
@@ -243,7 +245,7 @@ def bench(
     chosen = _chosen_profiles(profile, all_profiles, profiles_file, governance, runner)
     fail_on = parse_fail_on_flags(fail_on_flag)          # refused before the run starts
     max_ratios = parse_max_ratios(max_ratio, [p.name for p in chosen])
-    chosen_sizes = parse_sizes(",".join(sizes or DEFAULT_SIZES))
+    chosen_sizes = parse_sizes(",".join(sizes)) if sizes else list(DEFAULT_SIZES)
     opts = BenchOptions(
         profiles=chosen, runner=runner,
         modes=parse_modes(mode), sizes=chosen_sizes, duration=duration,
@@ -337,7 +339,7 @@ def _chosen_profiles(profile, all_profiles, profiles_file, governance, runner):
 def wire_check(
     profile: ProfileOpt = None, all_profiles: AllOpt = False,
     size: Annotated[int, typer.Option("--size", help="Payload bytes.")] = 1024,
-    mode: Annotated[Literal["latency", "throughput"], typer.Option(
+    mode: Annotated[Literal[MODES], typer.Option(
         "--mode", help="Which ddsperf pair to run.")] = "latency",
     duration: Annotated[int, typer.Option("--duration", help="Seconds of traffic.")] = 2,
     expect: Annotated[str | None, typer.Option(

@@ -10,6 +10,13 @@ from typing import Annotated, Literal
 
 import typer
 
+from govkit.check.vocabulary import (
+    DEFAULT_FAIL_ON,
+    DEFAULT_OUTPUT_FORMAT,
+    MAX_WARN_DAYS,
+    OUTPUT_FORMATS,
+    SEVERITIES,
+)
 from govkit.cli.common import (
     TargetOpt,
     choices,
@@ -20,18 +27,13 @@ from govkit.cli.common import (
     out,
 )
 from govkit.common.errors import EXIT_INVALID, EXIT_OK, EXIT_USAGE, GovkitError
+from govkit.pki.vocabulary import DEFAULT_WARN_DAYS
 
-# Start-up: nothing heavy at module level (govkit --help imports this module); each
-# command imports what it uses.
+# Start-up: nothing heavy at module level (govkit --help imports this module and the light
+# vocabularies); each command imports what it uses.
 
-# govkit.check.config.SEVERITIES (not imported: it loads lxml; a test keeps them the same)
-SEVERITIES = ("error", "warning", "info")
 SeverityName = Literal[SEVERITIES]
-# govkit.check.output_formats.OUTPUT_FORMATS (not imported: it loads lxml; a test keeps
-# the two the same)
-OUTPUT_FORMATS = ("full", "concise", "json", "github", "sarif", "junit")
 OutputFormat = Literal[OUTPUT_FORMATS]
-MAX_WARN_DAYS = 100_000   # govkit.check.config.MAX_WARN_DAYS (a test keeps them the same)
 CONFIGURED = ", or the [tool.govkit.lint] / govkit.toml [lint] setting"
 IdentifyJson = json_option("identify", "fields: docs/guide/checking.md; ")
 ExplainJson = json_option("explain", "fields: docs/guide/checking.md; ")
@@ -47,11 +49,12 @@ def lint(
     target: TargetOpt = None,
     warn_days: Annotated[int | None, typer.Option(
         "--warn-days", min=0, max=MAX_WARN_DAYS, show_default=False,
-        help=f"Warn when a grant expires within this many days. Default: 30{CONFIGURED}"
+        help=f"Warn when a grant expires within this many days. Default: "
+             f"{DEFAULT_WARN_DAYS}{CONFIGURED}"
     )] = None,
     fail_on: Annotated[SeverityName | None, typer.Option(
         "--fail-on", metavar=choices(SEVERITIES), show_default=False,
-        help=f"Exit 1 when a finding has at least this severity. Default: error"
+        help=f"Exit 1 when a finding has at least this severity. Default: {DEFAULT_FAIL_ON}"
              f"{CONFIGURED}")] = None,
     select: Annotated[list[str] | None, typer.Option(
         "--select", callback=comma_list,
@@ -67,7 +70,7 @@ def lint(
         "--output-format", metavar=choices(OUTPUT_FORMATS), show_default=False,
         help=f"full (each finding with why it matters), concise (one line each), json, "
              f"github (Actions annotations), sarif (2.1.0, code scanning), junit (XML, one "
-             f"testcase per file). Default: full{CONFIGURED}")] = None,
+             f"testcase per file). Default: {DEFAULT_OUTPUT_FORMAT}{CONFIGURED}")] = None,
     list_rules: Annotated[bool, typer.Option(
         "--rules", help="List every rule with its id, severity, why and an example.")] = False,
 ):
