@@ -104,22 +104,9 @@ _KEY_SETTINGS = {
     "data_protection_kind": "serialized payload",
     "allow_unauthenticated_participants": "unauthenticated peers may join",
 }
-# Per-repeat columns per row format: stats.repeat_figures' keys, named by results.figures.
-_REPEAT_COLUMNS = {name: [Column(k, FIGURES[k].titled(), FIGURES[k].kind) for k in keys]
-                   for name, keys in {
-    "latency-per-second": ("median_of_second_medians", "p90_median_of_seconds",
-                           "p99_median_of_seconds", "p99_worst_second", "mean_of_samples",
-                           "std_of_second_means", "min", "max"),
-    "latency-summary": ("median_of_samples", "p90_of_samples", "p99_of_samples",
-                        "mean_of_samples", "std_of_samples", "min", "max"),
-    "latency-slots": ("median_of_slot_medians", "median_of_samples", "p90_of_samples",
-                      "p99_of_samples", "p99_9_of_samples", "mean_of_samples",
-                      "std_of_slot_medians", "min", "max", "cpu_pct_ping", "cpu_pct_pong"),
-    "throughput-per-second": ("mean_rate_sps", "mean_mbps", "lost", "stalled_seconds"),
-    "throughput-summary": ("mean_rate_sps", "mean_mbps", "lost"),
-    "throughput-slots": ("median_of_slot_rates", "mean_rate_sps", "mean_mbps", "lost",
-                         "cpu_pct_ping", "cpu_pct_pong"),
-}.items()}
+# Per-repeat columns per row format: the figures it yields, named by results.figures.
+_REPEAT_COLUMNS = {name: [Column(k, FIGURES[k].titled(), FIGURES[k].kind) for k in fmt.figures]
+                   for name, fmt in stats.ROW_FORMATS.items()}
 _REPEAT_VALUES = {"latency-per-second": ("Measured per-second medians (µs), in time order",
                                          "us"),
                   "throughput-per-second": ("Measured per-second rates (samples/s), in time "

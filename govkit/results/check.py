@@ -23,22 +23,14 @@ from typing import Any
 
 from govkit.catalog.runners import MODES
 from govkit.results import stats, store
-from govkit.results.summary import ROTATION_FORMATS, point_key
+from govkit.results.summary import point_key
 from govkit.runners.network import PATHS, TRANSPORTS
 
 SCHEMA = store.SCHEMA
 OLD_SCHEMAS = ("govkit.bench/1",)      # per-repeat figures only, no raw rows
-# The numbers each raw row (or runner summary) must hold, per row format (govkit.results.stats).
-_ROW_KEYS = {
-    "latency-per-second": ("count", "mean", "min", "p50", "p90", "p99", "max"),
-    "throughput-per-second": ("count", "lost", "rate_sps", "mbps"),
-    "latency-summary": ("median_of_samples",),
-    "throughput-summary": ("mean_rate_sps",),
-}
-# The numbers a usable slot of a rotating run must hold (govkit.results.stats.slot_figures,
-# throughput_slot_figures), per mode.
-_SLOT_KEYS = {"latency": ("count", "mean", "min", "max", "p50", "p99"),
-              "throughput": ("count", "later_n", "span_us", "lost", "rate_sps")}
+# The numbers a usable slot of a rotating run must hold, per mode: its row format's.
+_SLOT_KEYS = {mode: stats.row_format(name).row_keys
+              for mode, name in stats.ROTATION_FORMAT.items()}
 _CPU_KEYS = ("cpu_us", "wall_us", "pong_cpu_us")     # optional in a usable slot
 
 # Bounds. No run comes near them; they keep every computation on the numbers finite.
@@ -227,26 +219,26 @@ def _check_result(here: str, r: dict) -> None:
     if name not in stats.ROW_FORMATS:
         raise _where(f"{here}.raw.format", f"unknown row format {name!r} (known: "
                                            f"{', '.join(stats.ROW_FORMATS)})")
-    if name in ROTATION_FORMATS:
+    fmt = stats.row_format(name)
+    if fmt.rotating:
         raise _where(f"{here}.raw.format", f"{name!r} rows are a rotating run's slots: "
                                            "they belong under rotation.slots")
-    fmt = stats.row_format(name)
     if fmt.mode != mode:
         raise _where(f"{here}.raw.format", f"{name!r} rows cannot make a {mode} result")
     if fmt.value_key is None:
         summary = _get(raw, "summary", f"{here}.raw", "an object")
-        for k in _ROW_KEYS[name]:
+        for k in fmt.row_keys:
             _measured(summary, k, f"{here}.raw.summary")
         for k in summary:
             _measured(summary, k, f"{here}.raw.summary", null=False)
         return
     optional = ("rexmit_bytes",) if fmt.mode == "throughput" else ()
     rows = raw.get("rows")
-    if not measured_rows(rows, _ROW_KEYS[name], optional):   # then say where and why
+    if not measured_rows(rows, fmt.row_keys, optional):   # then say where and why
         rows = [row for _, row in _entries(raw, "rows", f"{here}.raw")]
         for i, row in enumerate(rows):
             where = f"{here}.raw.rows[{i}]"
-            for k in _ROW_KEYS[name]:
+            for k in fmt.row_keys:
                 _measured(row, k, where)
             for k in optional:
                 _measured(row, k, where, required=False)

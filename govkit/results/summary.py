@@ -140,7 +140,7 @@ def summarize(doc: dict, summarizer: Summarizer | None = None) -> list[dict]:
             "seconds": sum(len(g) for g in groups) if fmt.value_key else None,
             "repeat_estimates": [fmt.pooled(g) for g in groups],
         }
-        rotated = fmt.name in ROTATION_FORMATS
+        rotated = fmt.rotating
         if fmt.mode == "latency" and fmt.value_key and not rotated:
             measured = [x for r in ok for x in stats.measured(
                 r["raw"]["rows"], r["warmup_rows"], r["measured_rows"])]
@@ -195,10 +195,6 @@ def resample_cap(points: int) -> int:
 
 # ------------------------------------------------------------ the rotating design's figures
 
-# A rotating run's slots as a point's raw rows, per mode (govkit.results.stats.ROW_FORMATS).
-ROTATION_FORMAT = {"latency": "latency-slots", "throughput": "throughput-slots"}
-ROTATION_FORMATS = tuple(ROTATION_FORMAT.values())
-
 
 def all_records(doc: dict) -> list[dict]:
     """The per-repeat records and, for a rotating run, one record per profile, size and
@@ -233,7 +229,7 @@ def rotation_records(doc: dict) -> list[dict]:
                   "error": None if ok else "; ".join(dict.fromkeys(
                       s.get("error") or s.get("status", "?") for s in slots))}
         if ok:
-            record.update(raw={"format": ROTATION_FORMAT[mode], "rows": ok}, warmup_rows=0,
+            record.update(raw={"format": stats.ROTATION_FORMAT[mode], "rows": ok}, warmup_rows=0,
                           measured_rows=len(ok))
         out.append(record)
     return out
@@ -243,7 +239,7 @@ def _pairings_by_mode(doc: dict) -> dict[str, dict]:
     """A rotating run's pairings (govkit.results.paired.pairings) per mode."""
     rot = doc.get("rotation")
     slots = rot.get("slots", []) if rot else []
-    return {mode: paired.pairings(slots, mode) for mode in ROTATION_FORMAT} if rot else {}
+    return {mode: paired.pairings(slots, mode) for mode in stats.ROTATION_FORMAT} if rot else {}
 
 
 def rotation_overheads(doc: dict, summarizer: Summarizer | None = None,
@@ -261,7 +257,7 @@ def rotation_overheads(doc: dict, summarizer: Summarizer | None = None,
     slots = rot.get("slots", [])
     todo = []                                 # not cached: (point, key, signature, ...)
     cache = summarizer._cache if summarizer else {}
-    arms = [(mode, arm, size, pairs) for mode in ROTATION_FORMAT
+    arms = [(mode, arm, size, pairs) for mode in stats.ROTATION_FORMAT
             for (arm, size), pairs in (paired.pairings(slots, mode)
                                        if (pairs_by_mode or {}).get(mode) is None
                                        else pairs_by_mode[mode]).items()]
@@ -519,7 +515,7 @@ def _flags(row: dict, groups: list[list[float]], ok: list[dict], secured: bool,
            target: float | None, fmt: stats.RowFormat) -> list[dict]:
     flags = []
     unit = "µs" if fmt.unit == "us" else fmt.unit
-    rotated = fmt.name in ROTATION_FORMATS
+    rotated = fmt.rotating
     if row["failed_repeats"]:
         total = row["failed_repeats"] + row["repeats"]
         flags.append(flag("failed_repeats",

@@ -286,3 +286,30 @@ def test_pstdev_is_statistics_pstdev_to_the_bit():
     for values in cases:
         got, want = stats.pstdev(values), statistics.pstdev(values)
         assert got == want and type(got) is float, (values, got, want)
+
+
+def test_each_row_format_states_the_figures_its_repeats_yield():
+    """RowFormat.figures (the report's per-repeat columns) and .row_keys (what
+    results.check requires of every row) are what a repeat of that format really has."""
+    from helpers.large_results import rotating
+
+    from govkit.results.figures import FIGURES
+    from govkit.results.summary import all_records
+    slots = all_records(rotating(["none", "rtps_sign"], [32], 3))
+    records = {
+        "latency-per-second": record("rtps_sign",
+                                     "sign_origin_data_encrypt-latency-1024-pub.out"),
+        "throughput-per-second": record("none", "stall-sub.out", mode="throughput",
+                                        size=1024, warmup=0),
+        "latency-slots": next(r for r in slots if r["raw"]["format"] == "latency-slots"),
+    }
+    for fmt in stats.ROW_FORMATS.values():
+        assert set(fmt.figures) <= set(FIGURES), fmt.name
+        assert fmt.rotating == (fmt.name in stats.ROTATION_FORMAT.values()), fmt.name
+        if fmt.name in records:
+            figures, _ = stats.repeat_figures(records[fmt.name])
+            assert set(fmt.figures) <= set(figures), fmt.name
+            rows = records[fmt.name]["raw"]["rows"]
+            assert all(set(fmt.row_keys) <= set(row) for row in rows), fmt.name
+    assert stats.ROTATION_FORMAT == {"latency": "latency-slots",
+                                     "throughput": "throughput-slots"}
