@@ -37,12 +37,12 @@ from govkit.report.model import (
     Flag,
     Governance,
     Headline,
-    Overhead,
     Point,
     PointRow,
     ProfileInfo,
     ProfileRows,
     Published,
+    Relative,
     RepeatRow,
     RepeatTable,
     ReportModel,
@@ -290,13 +290,13 @@ def _point(row: dict, index: int, figures_of: dict[tuple, list[dict]]) -> Point:
         repeats=row["repeats"], failed_repeats=row["failed_repeats"], seconds=row["seconds"],
         p99_median_of_seconds=tail.get("p99_median_of_seconds"),
         p99_worst_second=tail.get("p99_worst_second"),
-        vs_none=Overhead(vs["ratio"], _pair(vs["ratio_ci95"]), vs["difference"],
-                         _pair(vs["difference_ci95"])) if vs else None,
+        vs_none=Relative(vs["ratio"], _pair(vs["ratio_ci95"]), vs["added"],
+                         _pair(vs["added_ci95"])) if vs else None,
         rti=Published(rti["ratio"], rti["added_us"], rti["median_us"]) if rti else None,
         flags=[Flag(f["code"], f["severity"], f["reason"]) for f in row["flags"]],
         anchor=f"flags-{index}", network=Network.of(row).label,
-        vs_network=Overhead(vn["ratio"], _pair(vn["ratio_ci95"]), vn["difference"],
-                            _pair(vn["difference_ci95"])) if vn else None,
+        vs_network=Relative(vn["ratio"], _pair(vn["ratio_ci95"]), vn["added"],
+                            _pair(vn["added_ci95"])) if vn else None,
         loss=row.get("loss"), p99_of_samples=tail.get("p99_of_samples"), **extra)
 
 
@@ -315,8 +315,8 @@ def headline(doc: dict, summary: list[dict], summarizer: Summarizer | None = Non
     def cell(vs: dict | None, rti: dict | None, flags=()) -> CostCell | None:
         if not vs:
             return None
-        return CostCell(vs["ratio"], _pair(vs["ratio_ci95"]), vs["difference"],
-                        _pair(vs["difference_ci95"]), rti["ratio"] if rti else None,
+        return CostCell(vs["ratio"], _pair(vs["ratio_ci95"]), vs["added"],
+                        _pair(vs["added_ci95"]), rti["ratio"] if rti else None,
                         any(f["severity"] == "warning" for f in flags))
     by = {(r["profile"], r["size"]): r for r in rows}
     match: dict[str, list[float]] = {}

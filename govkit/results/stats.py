@@ -65,7 +65,7 @@ INTERVAL_METHOD = (
     "measured seconds within each drawn repeat, recompute the statistic; "
     f"{BOOTSTRAP_RESAMPLES} resamples, seeded by the point's name (the same raw rows always "
     "give the same interval). Overheads: the profile's and none's resamples paired by index "
-    "(independent runs), ratio and difference taken per resample. " + SUBSAMPLE_METHOD)
+    "(independent runs), ratio and added amount taken per resample. " + SUBSAMPLE_METHOD)
 
 # Flag thresholds (see `flags`): chosen so that pure per-second noise of the size seen on
 # a 2-core VM (about 10 % standard deviation between seconds) does not raise them.
@@ -524,14 +524,15 @@ def with_fewer_resamples(note: str | None, resamples: int) -> str | None:
 
 
 def compare(mine: Estimate, base: Estimate) -> dict:
-    """Ratio and difference of two independent estimates, each with its interval."""
+    """`mine` over `base`, two independent estimates: the ratio and what `mine` adds
+    (mine − base; µs, or samples/s), each with its interval."""
     out = {"ratio": mine.value / base.value if base.value else None, "ratio_ci95": None,
-           "difference": mine.value - base.value, "difference_ci95": None}
+           "added": mine.value - base.value, "added_ci95": None}
     if mine.dist and base.dist:
         if out["ratio"] is not None and all(base.dist):
             out["ratio_ci95"] = list(percentile_interval(
                 [a / b for a, b in zip(mine.dist, base.dist, strict=True)]))
-        out["difference_ci95"] = list(percentile_interval(
+        out["added_ci95"] = list(percentile_interval(
             [a - b for a, b in zip(mine.dist, base.dist, strict=True)]))
     return out
 

@@ -119,15 +119,15 @@ def test_one_value_has_no_interval():
     assert est.interval is None and est.halfwidth_pct is None
 
 
-def test_overhead_ratio_and_difference_carry_intervals():
+def test_overhead_ratio_and_added_carry_intervals():
     none = stats.estimate([[20.0, 21.0], [20.5, 19.5], [21.0, 20.0]], statistics.median, "a")
     sign = stats.estimate([[40.0, 42.0], [41.0, 39.0], [42.0, 40.0]], statistics.median, "b")
     c = stats.compare(sign, none)
     assert c["ratio"] == pytest.approx(sign.value / none.value)
-    assert c["difference"] == pytest.approx(sign.value - none.value)
+    assert c["added"] == pytest.approx(sign.value - none.value)
     assert c["ratio_ci95"][0] <= c["ratio"] <= c["ratio_ci95"][1]
-    assert c["difference_ci95"][0] <= c["difference"] <= c["difference_ci95"][1]
-    assert c["ratio_ci95"][0] > 1.7 and c["difference_ci95"][0] > 15
+    assert c["added_ci95"][0] <= c["added"] <= c["added_ci95"][1]
+    assert c["ratio_ci95"][0] > 1.7 and c["added_ci95"][0] > 15
 
 
 # ---------------------------------------------------------------------- flags
