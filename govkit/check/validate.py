@@ -46,7 +46,6 @@ __all__ = [
     "read_document",
     "signed_document",
     "validate_bytes",
-    "validate_file",
 ]
 
 _KIND_CHILD = {
@@ -197,11 +196,6 @@ def read_document(path: Path) -> bytes:
         raise GovkitError(f"{path}: {too_large_message(len(data), MAX_DOCUMENT_BYTES, 'document')}",
                           EXIT_USAGE)
     return data
-
-
-def validate_file(path: Path, target: str = DEFAULT_TARGET) -> list[Finding]:
-    """Read and validate one file (GovkitError, exit 2, if it cannot be read)."""
-    return check_file(path, target).findings
 
 
 def check_file(path: Path, target: str = DEFAULT_TARGET) -> DocumentCheck:

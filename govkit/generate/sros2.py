@@ -54,8 +54,6 @@ from govkit.pki.ros import enclave_of
 from govkit.pki.testpki import TestPKI
 from govkit.smime.verify import verify_bytes
 
-ENCLAVE_FILES = ("cert.pem", "key.pem", "identity_ca.cert.pem", "permissions_ca.cert.pem",
-                 "governance.p7s", "permissions.p7s")
 _KEY_MARK = b"PRIVATE KEY-----"
 
 

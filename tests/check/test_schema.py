@@ -26,10 +26,10 @@ from govkit.check.validate import (
     DocumentError,
     DocumentKind,
     Finding,
+    check_file,
     document_kind,
     signed_document,
     validate_bytes,
-    validate_file,
 )
 from govkit.common.errors import GovkitError
 from govkit.documents import parse
@@ -172,7 +172,7 @@ def test_seed_uppercase_booleans_and_missing_liveliness():
 ])
 def test_valid_documents(name):
     assert validate_bytes(read(name), name) == []
-    assert validate_file(DATA / name) == []
+    assert check_file(DATA / name).findings == []
 
 
 # --------------------------------------------------------------------------- schema rules
@@ -386,7 +386,7 @@ def test_oversize_input(tmp_path):
     path = tmp_path / "big.xml"
     path.write_bytes(big)
     with pytest.raises(GovkitError) as e:
-        validate_file(path)
+        check_file(path)
     assert e.value.exit_code == 2
 
 
@@ -416,12 +416,12 @@ def test_syntax_error_position():
     assert f.line == 3 and f.message.startswith("not well-formed XML: ")
 
 
-def test_validate_file_errors(tmp_path):
+def test_check_file_errors(tmp_path):
     with pytest.raises(GovkitError) as e:
-        validate_file(tmp_path / "missing.xml")
+        check_file(tmp_path / "missing.xml")
     assert e.value.exit_code == 2 and "missing.xml" in str(e.value)
     with pytest.raises(GovkitError) as e:
-        validate_file(tmp_path)
+        check_file(tmp_path)
     assert e.value.exit_code == 2
 
 
@@ -438,7 +438,7 @@ def test_smime_valid_document(tmp_path):
     assert validate_bytes(wrapped, "p.p7s") == []
     path = tmp_path / "p.p7s"
     path.write_bytes(wrapped)
-    assert validate_file(path) == []
+    assert check_file(path).findings == []
 
 
 @pytest.mark.parametrize("newline", [b"\r\n", b"\n", b"\r\r\n"])
@@ -447,7 +447,7 @@ def test_smime_invalid_document_lines_point_into_the_p7s(tmp_path, newline):
     wrapped = smime_sign(xml).replace(b"\r\n", b"\n").replace(b"\n", newline)
     path = tmp_path / "gov.p7s"
     path.write_bytes(wrapped)
-    findings = validate_file(path)
+    findings = check_file(path).findings
     offset = body_offset(wrapped)
     assert offset > 0
     assert [(f.line, f.column) for f in findings] == [

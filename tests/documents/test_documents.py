@@ -266,7 +266,7 @@ def test_generate_writes_one_file_per_profile_and_participant(pki, tmp_path):
     assert sorted(p for p in (tmp_path / "build").rglob("*") if p.is_file()) == sorted(expected)
     assert not (tmp_path / "build" / "governance" / "none.xml").exists()
     for path in written:
-        assert validate.validate_file(path) == [], path
+        assert validate.check_file(path).findings == [], path
     for p in SECURED_PROFILES:
         path = tmp_path / "build" / "governance" / f"{p.name}.xml"
         assert path.read_bytes() == GovernanceDocument(p).render()
@@ -319,7 +319,7 @@ def test_invalid_governance_is_never_written(monkeypatch, tmp_path, pki):
     assert sorted(p.name for p in target.parent.iterdir()) == ["rtps_sign.xml"]
     written = sorted((tmp_path / "permissions").iterdir())
     assert [p.name for p in written] == ["pub.xml", "sub.xml"]
-    assert all(validate.validate_file(p) == [] for p in written)
+    assert all(validate.check_file(p).findings == [] for p in written)
 
 
 def test_invalid_permissions_is_never_written(monkeypatch, tmp_path, pki):

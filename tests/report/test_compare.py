@@ -28,7 +28,6 @@ from govkit.report.compare import (
     build_compare_model,
     render_compare_html,
     render_compare_md,
-    write_comparison,
     write_reports,
 )
 from govkit.report.model import DASH
@@ -59,7 +58,7 @@ def runs_in(tmp_path: Path, *docs: dict) -> list[Path]:
 
 def compare(tmp_path: Path, *docs: dict) -> tuple[lxml.html.HtmlElement, str, list[Path]]:
     dirs = runs_in(tmp_path, *docs)
-    html, md = write_comparison(dirs)
+    html, md, _ = write_reports(dirs)
     assert (html, md) == (dirs[0] / HTML_NAME, dirs[0] / MD_NAME)
     return lxml.html.fromstring(html.read_bytes()), md.read_text(), dirs
 
@@ -495,14 +494,14 @@ def test_everything_is_escaped_and_never_mathtext(tmp_path):
 
 def test_writing_is_deterministic_and_in_the_first_run_by_default(tmp_path):
     dirs = runs_in(tmp_path, load("ddsperf"), load("fastdds"))
-    html, md = write_comparison(dirs)
+    html, md, _ = write_reports(dirs)
     first = (html.read_bytes(), md.read_bytes())
-    write_comparison(dirs)
+    write_reports(dirs)
     assert (html.read_bytes(), md.read_bytes()) == first
     assert sorted(p.name for p in dirs[0].iterdir()) == [HTML_NAME, MD_NAME, "results.json"]
     assert sorted(p.name for p in dirs[1].iterdir()) == ["results.json"]
     out = tmp_path / "elsewhere" / "cmp"
-    assert write_comparison(dirs, out) == (out / HTML_NAME, out / MD_NAME)
+    assert write_reports(dirs, out)[:2] == (out / HTML_NAME, out / MD_NAME)
     assert (out / HTML_NAME).read_bytes() == first[0]
 
 
