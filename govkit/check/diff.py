@@ -1,4 +1,4 @@
-"""Diff stage: the semantic difference of two governance (or two permissions) documents,
+"""`govkit diff`: the semantic difference of two governance (or two permissions) documents,
 signed or not; not a text diff.
 
 Governance: the domain id axis is cut where any domain_rule of either document starts or

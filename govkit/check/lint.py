@@ -1,12 +1,13 @@
-"""Lint stage: what the XSD cannot say about a governance or permissions document.
+"""The lint command's engine: what the XSD cannot say about a governance or permissions
+document.
 
 One pass per file: read it (`validate.read_document`: regular files, size caps), parse and
 validate it as `validate` does (plain XML or the document inside an S/MIME file, line
 numbers into the file), read it as the chosen --target would (GK301, GK302), then run every
-selected rule of the registry (``govkit.check.rules.registry``; the rules live in ``rules_common``,
-``rules_governance``, ``rules_permissions`` and ``rules_subjects``). A document that breaks
-the XSD gets its schema findings (GK002) and only the rules that make sense without a valid
-structure.
+selected rule of the registry (``govkit.check.rules.registry``; the rules live in
+``govkit.check.rules``: ``common``, ``governance``, ``permissions``, ``subjects``,
+``targets``). A document that breaks the XSD gets its schema findings (GK002) and only the
+rules that make sense without a valid structure.
 
 `govkit validate` and `govkit sign` run the rules marked `validate` through
 :func:`lint_findings` under the same --target and with the same rule ids (``GK010 error:
@@ -19,7 +20,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from govkit.catalog.targets import DEFAULT_TARGET, TARGETS
+from govkit.catalog.targets import DEFAULT_TARGET, PORTABLE_TARGET, TARGETS
 from govkit.check import validate
 from govkit.check.rules.engine import selected_rules
 from govkit.check.rules.registry import RULES, SEVERITY_RANK, WORK_BUDGET, Context, Rule, Severity
@@ -105,7 +106,7 @@ def lint_bytes(data: bytes, filename: str, options: LintOptions, rules: list[Rul
                            if "GK001" in chosen]
         return report
     problems = check.findings
-    if problems and target.name != "omg":
+    if problems and target.name != PORTABLE_TARGET:
         changes = read_as_target(doc, target)
         if changes:
             doc.tree_changed()

@@ -1,4 +1,4 @@
-"""Validation stage: safe XML parsing, XSD validation against govkit's own DDS Security 1.1
+"""Validation: safe XML parsing, XSD validation against govkit's own DDS Security 1.1
 schemas (govkit.check.xsd) and validate's lint pass (govkit.check.rules).
 
 Every problem is a :class:`Finding` printed as ``FILE:LINE:COLUMN: message``. Lines and
