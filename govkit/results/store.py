@@ -24,7 +24,7 @@ from govkit.results.perftest_csv import csv_name, to_csv
 from govkit.results.summary import Summarizer, all_records, point_key, repeat_key
 from govkit.runners.network import Network
 from govkit.wire.rtps import METHOD as WIRE_METHOD
-from govkit.wire.rtps import profile_verdicts
+from govkit.wire.verdict import profile_verdicts
 
 SCHEMA = "govkit.bench/3"
 RESULTS_NAME = "results.json"

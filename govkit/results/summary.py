@@ -17,8 +17,7 @@ from govkit.results import paired, parallel, stats
 from govkit.results.flags import flag
 from govkit.runners.network import LOSS_MEANING, Network
 from govkit.runners.network import sort_key as network_order
-from govkit.wire.rtps import profile_verdicts
-from govkit.wire.verdict import judge_again
+from govkit.wire.verdict import judge_again, profile_verdicts
 
 
 def key_of(profile: str, mode: str, size: int, network: Network) -> tuple:

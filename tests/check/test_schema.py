@@ -21,17 +21,10 @@ from cryptography.x509.oid import NameOID
 from lxml import etree
 
 from govkit.check import xsd
-from govkit.check.validate import (
-    MAX_DOCUMENT_BYTES,
-    DocumentError,
-    DocumentKind,
-    Finding,
-    check_file,
-    document_kind,
-    signed_document,
-    validate_bytes,
-)
+from govkit.check.validate import check_file, document_kind, signed_document, validate_bytes
 from govkit.common.errors import GovkitError
+from govkit.common.findings import DocumentError, DocumentKind, Finding
+from govkit.common.limits import MAX_DOCUMENT_BYTES
 from govkit.documents import parse
 
 

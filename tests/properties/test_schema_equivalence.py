@@ -26,7 +26,8 @@ from helpers.require import missing, shared_dir
 from lxml import etree
 
 from govkit.check import validate
-from govkit.check.validate import DocumentError, DocumentKind, signed_document, validate_bytes
+from govkit.check.validate import signed_document, validate_bytes
+from govkit.common.findings import DocumentError, DocumentKind
 from govkit.common.paths import SCHEMAS_DIR
 from govkit.documents import mime
 
