@@ -76,10 +76,11 @@ _PER_FILE = """
 import sys, time
 from pathlib import Path
 from govkit.catalog.runners import runner_info
-from govkit.documents import render as documents
+from govkit.documents.render import PermissionsDocument
 from govkit.generate.fleet import write_document
-from govkit import smime
 from govkit.pki.testpki import TestPKI
+from govkit.smime.sign import sign_document
+from govkit.smime.verify import verify_file
 pki, out, verify = TestPKI(Path(sys.argv[1])), Path(sys.argv[2]), sys.argv[3] == "verify"
 names = sys.argv[4:]
 scope = runner_info("ddsperf")
@@ -90,7 +91,7 @@ for name in names:
     if verify:
         assert verify_file(xml.with_suffix(".p7s"), ca).ok
     else:
-        doc = documents.PermissionsDocument.for_participant(pki, name, scope)
+        doc = PermissionsDocument.for_participant(pki, name, scope)
         write_document(doc, xml)
         sign_document(xml, pki.permissions_ca, pki.permissions_ca_key)
 print((time.perf_counter() - start) / len(names))
