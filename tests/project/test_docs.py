@@ -11,22 +11,18 @@ from pathlib import Path
 
 import pytest
 import typer
+from helpers.docs_reference import load_reference
 
 from govkit.check.rules.engine import rules_table
 from govkit.cli.examples import EXAMPLES, GROUP_EXAMPLES
 from govkit.cli.main import app
 
 ROOT = Path(__file__).resolve().parents[2]
-EXT = ROOT / "docs" / "_ext" / "govkit_reference.py"
 
 
 @pytest.fixture(scope="module")
 def reference():
-    spec = importlib.util.spec_from_file_location("govkit_reference", EXT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module   # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
+    return load_reference()
 
 
 def _options(command, path=("govkit",)):

@@ -17,21 +17,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers.docs_reference import load_reference
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "govkit"
-EXT = ROOT / "docs" / "_ext" / "govkit_reference.py"
-
-
-def _reference():
-    spec = importlib.util.spec_from_file_location("govkit_reference", EXT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module   # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
-
-reference = _reference()
+reference = load_reference()
 STAGES = {s for layer in reference.stage_layers(ROOT) for s in layer}
 
 
