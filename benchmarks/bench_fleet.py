@@ -76,10 +76,11 @@ _PER_FILE = """
 import sys, time
 from pathlib import Path
 from govkit.catalog.runners import runner_info
-from govkit.documents import render as documents
+from govkit.documents.render import PermissionsDocument
 from govkit.generate.fleet import write_document
-from govkit import smime
 from govkit.pki.testpki import TestPKI
+from govkit.smime.sign import sign_document
+from govkit.smime.verify import verify_file
 pki, out, verify = TestPKI(Path(sys.argv[1])), Path(sys.argv[2]), sys.argv[3] == "verify"
 names = sys.argv[4:]
 scope = runner_info("ddsperf")
@@ -88,11 +89,11 @@ start = time.perf_counter()
 for name in names:
     xml = out / f"{name}.xml"
     if verify:
-        assert smime.verify_file(xml.with_suffix(".p7s"), ca).ok
+        assert verify_file(xml.with_suffix(".p7s"), ca).ok
     else:
-        doc = documents.PermissionsDocument.for_participant(pki, name, scope)
+        doc = PermissionsDocument.for_participant(pki, name, scope)
         write_document(doc, xml)
-        smime.sign_document(xml, pki.permissions_ca, pki.permissions_ca_key)
+        sign_document(xml, pki.permissions_ca, pki.permissions_ca_key)
 print((time.perf_counter() - start) / len(names))
 """
 
@@ -127,7 +128,6 @@ def stages_us(pki: Path, work: Path) -> tuple[dict[str, float], dict[str, float]
 
     from cryptography import x509
 
-    from govkit import smime
     from govkit.catalog.runners import runner_info
     from govkit.check import construct
     from govkit.common import staging
@@ -137,6 +137,7 @@ def stages_us(pki: Path, work: Path) -> tuple[dict[str, float], dict[str, float]
     from govkit.generate.fleet import issued_check
     from govkit.pki.testpki import TestPKI
     from govkit.smime import pkcs7, verify_batch
+    from govkit.smime.sign import TEXT_HEADER, smime_message
 
     t = TestPKI(pki)
     name = sorted(t.identities())[0]
@@ -148,9 +149,9 @@ def stages_us(pki: Path, work: Path) -> tuple[dict[str, float], dict[str, float]
     participant = x509.load_pem_x509_certificate(t.path(name).read_bytes())
     doc = PermissionsDocument.for_certificate(participant, name, scope)
     data = construct.render_proven(doc)
-    part = smime.TEXT_HEADER + data.replace(b"\n", b"\r\n")
+    part = TEXT_HEADER + data.replace(b"\n", b"\r\n")
     der = template.sign(part, when)
-    signed = smime.smime_message(part, der)
+    signed = smime_message(part, der)
     scratch = staging.StagingDir(work / "stage-bench")
     scratch.create()
     counter = itertools.count()
@@ -171,7 +172,7 @@ def stages_us(pki: Path, work: Path) -> tuple[dict[str, float], dict[str, float]
         "certificate read+issuer's signature checked+subject": certificate,
         "render+admit": lambda: construct.render_proven(doc),
         "DER sign": lambda: template.sign(part, when),
-        "MIME": lambda: smime.smime_message(part, der),
+        "MIME": lambda: smime_message(part, der),
         "2 files create+write": lambda: (scratch.write(f"{next(counter)}.xml", data),
                                          scratch.write(f"{next(counter)}.p7s", signed)),
     }

@@ -92,9 +92,3 @@ def awake_cpus(pin) -> tuple[int, ...]:
     return tuple(pin.cpus) if pin.cpus else tuple(sorted(os.sched_getaffinity(0)))
 
 
-def spinner_running(pid: int) -> bool:
-    """Whether `pid` is alive and SCHED_IDLE (what the run claims is checked, not assumed)."""
-    try:
-        return os.sched_getscheduler(pid) == os.SCHED_IDLE
-    except OSError:
-        return False

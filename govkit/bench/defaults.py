@@ -8,6 +8,13 @@ widest intervals fill what is left of --budget (counted from the start of the ru
 report after it takes a few seconds).
 """
 
+from govkit.catalog.runners import MODES
+
+DEFAULT_SIZES = (32, 1024, 63000)   # payload bytes (--sizes)
+DISCOVERY = "discovery"      # not a point's mode: groups of --peers participants
+BOTH = "both"                # --mode both: latency and throughput
+MODE_CHOICES = (*MODES, BOTH, DISCOVERY)   # what --mode takes
+
 DEFAULT_DURATION_S = 2
 DEFAULT_WARMUP_S = 1
 DEFAULT_REPEATS = 3

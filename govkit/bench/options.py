@@ -13,14 +13,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from govkit.bench.defaults import (
+    BOTH,
     DEFAULT_BUDGET_S,
     DEFAULT_DURATION_S,
     DEFAULT_MAX_REPEATS,
     DEFAULT_NETWORK_RUNNER,
     DEFAULT_REPEATS,
     DEFAULT_RUNNER,
+    DEFAULT_SIZES,
     DEFAULT_TARGET_CI_PCT,
     DEFAULT_WARMUP_S,
+    DISCOVERY,
+    MODE_CHOICES,
 )
 from govkit.bench.discovery import DiscoverySettings
 from govkit.bench.rotation import RotationSettings, protects
@@ -38,7 +42,6 @@ from govkit.runners.crypto import (
 from govkit.runners.network import DEFAULT, Network, networks, shown_path
 
 SEED_SIZES = (32, 64, 128, 256, 512, 1024, 8192, 63000)
-DEFAULT_SIZES = (32, 1024, 63000)
 LIMITS = {"repeat": (1, 100), "max_repeat": (1, 1000), "duration": (1, 3600),
           "warmup": (0, 600), "budget": (0, 7 * 24 * 3600)}
 MAX_SEED = 2 ** 63 - 1        # a JSON integer every reader takes (int64)
@@ -57,9 +60,6 @@ def parse_sizes(text: str, option: str = "--sizes") -> list[int]:
         # ddsperf's KS topic has a 12-byte fixed part; below that it cannot send.
         raise GovkitError(f"invalid {option} {text!r}: sizes must be 12 .. 67108864 bytes")
     return list(dict.fromkeys(sizes))
-
-
-DISCOVERY = "discovery"      # not a point's mode: groups of --peers participants
 
 
 def _items(values) -> list[str]:
@@ -93,11 +93,11 @@ def parse_rekeys(values) -> list[int]:
 
 
 def parse_modes(text: str) -> list[str]:
-    if text == "both":
+    if text == BOTH:
         return list(MODES)
-    if text not in (*MODES, DISCOVERY):
-        raise GovkitError(f"invalid --mode {text!r}: use latency, throughput, both or "
-                          f"discovery")
+    if text not in MODE_CHOICES:
+        raise GovkitError(f"invalid --mode {text!r}: use {', '.join(MODE_CHOICES[:-1])} or "
+                          f"{MODE_CHOICES[-1]}")
     return [text]
 
 

@@ -25,11 +25,11 @@ from pathlib import Path
 
 from govkit.bench.awake import IDLE_METHOD, AwakeCpus, awake_cpus
 from govkit.bench.awake import METHOD as AWAKE_METHOD
-from govkit.bench.defaults import budget_note
+from govkit.bench.defaults import DISCOVERY, budget_note
 from govkit.bench.discovery import DISCOVERY_INTERVAL_METHOD, run_discovery
 from govkit.bench.loadwatch import LoadWatch
 from govkit.bench.machine import Pinning, environment, pinning, realtime_note
-from govkit.bench.options import DISCOVERY, BenchOptions, BenchOutcome, Cell
+from govkit.bench.options import BenchOptions, BenchOutcome, Cell
 from govkit.bench.repeat import build_dir, make_bundles, point, run_point
 from govkit.bench.rotation import CPU, MIN_ARM_ROUNDS, arms_of, run_rotation
 from govkit.bench.wire_phase import check_wire_networks, wire_key, wire_phase

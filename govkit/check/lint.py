@@ -1,13 +1,14 @@
-"""Lint stage: what the XSD cannot say about a governance or permissions document (and,
-through govkit.check.ros_lint, about an sros2 policy and its protection sidecar).
+"""The lint command's engine: what the XSD cannot say about a governance or permissions
+document (and, through govkit.check.ros_lint, about an sros2 policy and its protection
+sidecar).
 
 One pass per file: read it (`validate.read_document`: regular files, size caps), parse and
 validate it as `validate` does (plain XML or the document inside an S/MIME file, line
 numbers into the file), read it as the chosen --target would (GK301, GK302), then run every
-selected rule of the registry (``govkit.check.rules.registry``; the rules live in ``rules_common``,
-``rules_governance``, ``rules_permissions`` and ``rules_subjects``). A document that breaks
-the XSD gets its schema findings (GK002) and only the rules that make sense without a valid
-structure.
+selected rule of the registry (``govkit.check.rules.registry``; the rules live in
+``govkit.check.rules``: ``common``, ``governance``, ``permissions``, ``subjects``,
+``targets``). A document that breaks the XSD gets its schema findings (GK002) and only the
+rules that make sense without a valid structure.
 
 `govkit validate` and `govkit sign` run the rules marked `validate` through
 :func:`lint_findings` under the same --target and with the same rule ids (``GK010 error:
@@ -20,20 +21,20 @@ import datetime as dt
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from govkit.catalog.targets import DEFAULT_TARGET, TARGETS
+from govkit.catalog.targets import DEFAULT_TARGET, PORTABLE_TARGET, TARGETS
 from govkit.check import validate
 from govkit.check.ros_lint import ROS_ROOTS, lint_ros
-from govkit.check.rules import RULES, Rule, Severity, rules_table, selected_rules
-from govkit.check.rules.registry import SEVERITY_RANK, WORK_BUDGET, Context
+from govkit.check.rules.engine import selected_rules
+from govkit.check.rules.registry import RULES, SEVERITY_RANK, WORK_BUDGET, Context, Rule, Severity
 from govkit.check.rules.targets import read_as_target
 from govkit.check.suppress import apply_suppressions, find_suppressions
 from govkit.check.xsd import schema_findings
 from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.common.findings import DocumentError, DocumentKind, Finding
 from govkit.documents.parse import ParsedDocument, local_name, parse_xml
+from govkit.pki.vocabulary import DEFAULT_WARN_DAYS
 
-__all__ = ["FileReport", "LintFinding", "LintOptions", "lint_bytes", "lint_paths",
-           "rules_table", "worst"]
+__all__ = ["FileReport", "LintFinding", "LintOptions", "lint_bytes", "lint_paths", "worst"]
 
 @dataclass(frozen=True)
 class LintFinding:
@@ -60,7 +61,7 @@ class LintFinding:
 class LintOptions:
     target: str = DEFAULT_TARGET
     now: dt.datetime | None = None
-    warn_days: int = 30
+    warn_days: int = DEFAULT_WARN_DAYS
     ca: Path | None = None
     select: list[str] = field(default_factory=list)
     ignore: list[str] = field(default_factory=list)
@@ -133,7 +134,7 @@ def lint_bytes(data: bytes, filename: str, options: LintOptions, rules: list[Rul
                            if "GK001" in chosen]
         return report
     problems = check.findings
-    if problems and target.name != "omg":
+    if problems and target.name != PORTABLE_TARGET:
         changes = read_as_target(doc, target)
         if changes:
             doc.tree_changed()

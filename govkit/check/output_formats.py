@@ -14,12 +14,11 @@ import re
 from urllib.parse import quote
 
 from govkit.check.lint import FileReport, LintFinding
-from govkit.check.rules import Rule, rules_table
-from govkit.check.rules.registry import SEVERITY_RANK
+from govkit.check.rules.engine import rules_table
+from govkit.check.rules.registry import SEVERITY_RANK, Rule
 
-__all__ = ["OUTPUT_FORMATS", "SARIF_SCHEMA_URI", "format_lint", "lint_json", "summary_counts"]
+__all__ = ["SARIF_SCHEMA_URI", "format_lint", "lint_json", "summary_counts"]
 
-OUTPUT_FORMATS = ("full", "concise", "json", "github", "sarif", "junit")
 SARIF_SCHEMA_URI = ("https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/"
                     "sarif-schema-2.1.0.json")
 # SARIF and GitHub know error, warning and note; govkit's info is a note.

@@ -16,18 +16,22 @@ from govkit.bench.defaults import (
     DEFAULT_INSTANCES,
     DEFAULT_MAX_REPEATS,
     DEFAULT_MIN_ROUNDS,
+    DEFAULT_NETWORK_RUNNER,
     DEFAULT_PEERS,
     DEFAULT_REPEATS,
     DEFAULT_ROTATION_TARGET_PCT,
     DEFAULT_RUNNER,
     DEFAULT_SETTLE_MS,
+    DEFAULT_SIZES,
     DEFAULT_SLOT_MS,
     DEFAULT_TARGET_CI_PCT,
     DEFAULT_WARMUP_S,
     MAX_DEFAULT_BUDGET_S,
+    MODE_CHOICES,
     default_budget,
 )
 from govkit.catalog.profiles import SECURED_PROFILES
+from govkit.catalog.runners import MODES
 from govkit.cli.common import (
     RUNNER_METAVAR,
     AllOpt,
@@ -37,12 +41,10 @@ from govkit.cli.common import (
     RunnerName,
     comma_list,
     err,
-    fail,
     json_document,
     json_option,
     out,
     print_lines,
-    run,
     use_profiles_file,
     wide,
 )
@@ -53,8 +55,6 @@ from govkit.results.flags import ANY_WARNING, FLAGS
 # command imports what it uses. The runner names come from the catalog, not from
 # govkit.runners.
 
-DEFAULT_SIZES = ("32", "1024", "63000")   # govkit.bench.options.DEFAULT_SIZES (a test keeps
-                                          # them the same; that module is not light)
 BuildOpt = Annotated[Path, typer.Option(
     "--build", help="Where the generated and signed files go (one directory per runner "
                     "below it).")]
@@ -78,10 +78,10 @@ def bench(
                              "baseline).")] = None,
     runner: Annotated[RunnerName | None, typer.Option(
         "--runner", metavar=RUNNER_METAVAR,
-        help="Benchmark program (default: cyclone, govkit's Cyclone DDS program "
-                         "with latency by rotation; ddsperf when --transport, --net, "
-                         "--hosts or --loss-rate is given).", show_default=False)] = None,
-    mode: Annotated[Literal["latency", "throughput", "both", "discovery"], typer.Option(
+        help=f"Benchmark program (default: {DEFAULT_RUNNER}, govkit's Cyclone DDS program "
+             f"with latency by rotation; {DEFAULT_NETWORK_RUNNER} when --transport, --net, "
+             "--hosts or --loss-rate is given).", show_default=False)] = None,
+    mode: Annotated[Literal[MODE_CHOICES], typer.Option(
         "--mode", help="What to measure (discovery: how long --peers participants started "
                        "together take to match each other, per profile).")] = "latency",
     peers: Annotated[int, typer.Option(
@@ -90,7 +90,7 @@ def bench(
     sizes: Annotated[list[str] | None, typer.Option(
         "--sizes", callback=comma_list, show_default=False,
         help="Payload bytes, repeatable or a comma list, or 'seeds' (the seeds' 8 sizes). "
-             f"Default: {','.join(DEFAULT_SIZES)}.")] = None,
+             f"Default: {','.join(map(str, DEFAULT_SIZES))}.")] = None,
     duration: Annotated[int, typer.Option(
         "--duration", help="Measured seconds per repeat.")] = DEFAULT_DURATION_S,
     warmup: Annotated[int, typer.Option(
@@ -248,17 +248,17 @@ def bench(
         parse_peer_addresses,
         parse_transports,
     )
-    host_map = run(parse_hosts, hosts)
+    host_map = parse_hosts(hosts)
     chosen = _chosen_profiles(profile, all_profiles, profiles_file, governance, runner)
-    fail_on = run(parse_fail_on_flags, fail_on_flag)          # refused before the run starts
-    max_ratios = run(parse_max_ratios, max_ratio, [p.name for p in chosen])
-    chosen_sizes = run(parse_sizes, ",".join(sizes or DEFAULT_SIZES))
+    fail_on = parse_fail_on_flags(fail_on_flag)          # refused before the run starts
+    max_ratios = parse_max_ratios(max_ratio, [p.name for p in chosen])
+    chosen_sizes = parse_sizes(",".join(sizes)) if sizes else list(DEFAULT_SIZES)
     opts = BenchOptions(
         profiles=chosen, runner=runner,
-        modes=run(parse_modes, mode), sizes=chosen_sizes, duration=duration,
+        modes=parse_modes(mode), sizes=chosen_sizes, duration=duration,
         warmup=warmup, repeat=repeat, max_repeat=max_repeat,
         target_ci=DEFAULT_TARGET_CI_PCT if target_ci is None else target_ci,
-        budget=run(parse_budget, budget) if budget is not None
+        budget=parse_budget(budget) if budget is not None
         else default_budget(len(chosen_sizes)), seed=seed, out=out_dir, ca=ca, build=build,
         resume=resume, pin=pin, realtime=realtime, keep_awake=not allow_idle,
         rotate_throughput=rotate_throughput,
@@ -269,12 +269,12 @@ def bench(
         rotation=RotationSettings(slot_ms=slot_ms, settle_ms=settle_ms, instances=instances,
                                   min_rounds=rounds, target_ci=DEFAULT_ROTATION_TARGET_PCT
                                   if target_ci is None else target_ci),
-        transports=run(parse_transports, transport), loss_rates=run(parse_loss_rates, loss_rate),
-        paths=run(parse_paths, net, bool(host_map)), hosts=host_map,
-        peer_addresses=run(parse_peer_addresses, peer_address), ssh_config=ssh_config,
-        wire=wire, wire_pcap=wire_pcap, wire_leaks=leaks, ciphers=run(parse_ciphers, cipher),
-        rekeys=run(parse_rekeys, rekey))
-    outcome = run(run_bench, opts, err.get())
+        transports=parse_transports(transport), loss_rates=parse_loss_rates(loss_rate),
+        paths=parse_paths(net, bool(host_map)), hosts=host_map,
+        peer_addresses=parse_peer_addresses(peer_address), ssh_config=ssh_config,
+        wire=wire, wire_pcap=wire_pcap, wire_leaks=leaks, ciphers=parse_ciphers(cipher),
+        rekeys=parse_rekeys(rekey))
+    outcome = run_bench(opts, err.get())
     if dry_run:
         print_lines(outcome.dry_run_lines)
         return
@@ -292,7 +292,7 @@ def bench(
         out.print(load_line(doc), markup=False, highlight=False)
     if not no_report and (outcome.summary or discovery_rows(doc)):
         from govkit.report.run import write_report
-        html, md = run(write_report, outcome.out)
+        html, md = write_report(outcome.out)
         out.print(f"report: {html}", markup=False)
     out.print(f"results: {outcome.out / RESULTS_NAME}", markup=False)
     for note in outcome.notes:
@@ -332,8 +332,8 @@ def _chosen_profiles(profile, all_profiles, profiles_file, governance, runner):
     --governance file is said on stderr before anything runs."""
     from govkit.bench.governance_files import bench_profiles
     own = use_profiles_file(profiles_file)
-    chosen, points = run(bench_profiles, profile, all_profiles, own, governance or [],
-                         runner or DEFAULT_RUNNER)
+    chosen, points = bench_profiles(profile, all_profiles, own, governance or [],
+                                    runner or DEFAULT_RUNNER)
     for point in points:
         for text in point.said:
             err.print(text, markup=False)
@@ -356,7 +356,7 @@ def wire_check(
              "govkit's Fast DDS 2.9 program (fastdds); perftest's is not captured.")
     ] = "ddsperf",
     size: Annotated[int, typer.Option("--size", help="Payload bytes.")] = 1024,
-    mode: Annotated[Literal["latency", "throughput"], typer.Option(
+    mode: Annotated[Literal[MODES], typer.Option(
         "--mode", help="Which ddsperf pair to run.")] = "latency",
     duration: Annotated[int, typer.Option("--duration", help="Seconds of traffic.")] = 2,
     expect: Annotated[str | None, typer.Option(
@@ -390,16 +390,16 @@ def wire_check(
         _read_captures(read, profile or all_profiles or governance or pcap or expect, as_json)
         return
     if runner == "perftest":
-        run(_refuse, "wire-check --runner perftest: RTI Perftest's traffic is not captured; "
-                     "use cyclone, ddsperf or fastdds")
+        raise GovkitError("wire-check --runner perftest: RTI Perftest's traffic is not "
+                          "captured; use cyclone, ddsperf or fastdds")
     opts = BenchOptions(
         profiles=_chosen_profiles(profile, all_profiles, None, governance, runner),
         runner=runner, modes=[mode],
-        sizes=run(parse_sizes, str(size), "--size"), duration=duration, ca=ca, build=build,
+        sizes=parse_sizes(str(size), "--size"), duration=duration, ca=ca, build=build,
         pin=pin,
         out=pcap, wire=True, wire_pcap=pcap is not None, wire_leaks=leaks,
-        wire_expect=run(get_profile, expect) if expect else None)
-    outcome = run(run_wire_check, opts, err)
+        wire_expect=get_profile(expect) if expect else None)
+    outcome = run_wire_check(opts, err)
     if as_json:
         print(json_document("wire-check", points=outcome.wire, profiles=outcome.wire_profiles))
     else:
@@ -420,9 +420,9 @@ def _read_captures(paths: list[Path], other_options, as_json: bool) -> None:
     from govkit.wire.leak_summary import profile_leaks
     from govkit.wire.leaks import capture_file_point
     if other_options:
-        run(_refuse, "--read runs nothing: it takes no --profile, --all-profiles, "
-                     "--governance, --pcap or --expect")
-    points = [run(capture_file_point, path) for path in paths]
+        raise GovkitError("--read runs nothing: it takes no --profile, --all-profiles, "
+                          "--governance, --pcap or --expect")
+    points = [capture_file_point(path) for path in paths]
     # one row per file, named by its profile, or by its path where two would share one
     names = [p["profile"] for p in points]
     profiles = {(p["profile"] if names.count(p["profile"]) == 1 else p["pcap"]):
@@ -439,11 +439,6 @@ def _read_captures(paths: list[Path], other_options, as_json: bool) -> None:
             err.print(f"govkit: wire: {p['pcap']}: {p['leaks']['malformed']:,} RTPS "
                       f"message(s) did not parse (first: {p['leaks']['problems'][0]}); the "
                       "entries come from the rest", markup=False)
-
-
-def _refuse(message: str) -> None:
-    from govkit.common.errors import GovkitError
-    raise GovkitError(message)
 
 
 ReportJson = json_option("report")
@@ -468,13 +463,13 @@ def report(
     from govkit.bench.options import parse_sizes
     from govkit.report.compare import write_reports
     from govkit.report.terminal import compare_table, cost_table
-    sizes = run(parse_sizes, ",".join(cost_at), "--cost-at") if cost_at else []
+    sizes = parse_sizes(",".join(cost_at), "--cost-at") if cost_at else []
     if (sizes or as_json) and len(run_dirs) != 1:
-        fail(GovkitError("--cost-at and --json read one run", EXIT_USAGE))
-    html, md, model = run(write_reports, run_dirs, out_dir)
+        raise GovkitError("--cost-at and --json read one run", EXIT_USAGE)
+    html, md, model = write_reports(run_dirs, out_dir)
     if sizes or as_json:
         from govkit.report.run import costs_at
-        costs = run(costs_at, run_dirs[0], sizes) if sizes else None
+        costs = costs_at(run_dirs[0], sizes) if sizes else None
         if as_json:
             print(json_document("report", run=str(run_dirs[0]), report=str(html),
                                 summary_md=str(md), **(costs or {})))

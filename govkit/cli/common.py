@@ -1,5 +1,6 @@
 """What the command modules share: the consoles, the option types more than one module
-uses, and the helpers that turn a stage's errors into one line and an exit code.
+uses, and the printing helpers (a stage's errors become one line and an exit code once, in
+main.py).
 
 No `from __future__ import annotations` here: typer would then evaluate every option's
 annotation string at start-up (a few hundred evals, ~20 ms of `govkit --help`).
@@ -14,8 +15,7 @@ import typer
 from govkit.catalog.profiles import PROFILES
 from govkit.catalog.runners import RUNNERS
 from govkit.catalog.targets import DEFAULT_TARGET, PORTABLE_TARGET, TARGETS
-from govkit.common.errors import GovkitError
-from govkit.common.findings import one_line, printable
+from govkit.common.findings import printable
 
 # Start-up matters (`govkit --help` in well under 0.15 s): nothing heavy is imported here,
 # and the consoles are made on first use.
@@ -127,22 +127,6 @@ def print_lines(lines) -> None:
         sys.stdout.flush()
 
 
-def fail(e: GovkitError):
-    """Say `e` on stderr and exit with its code."""
-    err.print(f"govkit: {e}", markup=False)   # multi-line messages: prefix the first only
-    raise typer.Exit(e.exit_code)
-
-
-def run(fn, *args, **kwargs):
-    """Call a stage function; user errors become one line and an exit code."""
-    try:
-        return fn(*args, **kwargs)
-    except GovkitError as e:
-        fail(e)
-    except OSError as e:
-        fail(GovkitError(f"{one_line(e.filename)}: {e.strerror}" if e.filename else str(e)))
-
-
 def comma_list(values: list[str] | None) -> list[str] | None:
     """A list option's values, each split at commas: `--profile none,rtps_sign` and
     `--profile none --profile rtps_sign` give the same list (every list option of names or
@@ -205,7 +189,7 @@ def use_profiles_file(path: Path | None):
     of this process, as catalog names are (a bad field: its lines, exit 2)."""
     from govkit.catalog.profiles import use_profiles
     from govkit.catalog.profiles_file import read_profiles
-    profiles = run(read_profiles, path)
+    profiles = read_profiles(path)
     use_profiles(profiles)
     return profiles
 

@@ -18,8 +18,8 @@ from govkit.cli.artefacts import (
     load_ros_input,
     policy_domains,
 )
-from govkit.cli.common import err, out, print_lines, run
-from govkit.common.errors import EXIT_USAGE
+from govkit.cli.common import err, out, print_lines
+from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.common.findings import one_line
 
 # Start-up: nothing heavy at module level; the command imports what it uses.
@@ -65,17 +65,14 @@ def sros2(keystore: Annotated[Path, typer.Argument(help="The keystore directory 
     selection = None
     if policy is not None or protection is not None:
         if policy is None or profile is not None:
-            err.print("govkit: --protection needs --policy" if policy is None else
-                      "govkit: --policy exports the policy's own governance: leave out "
-                      "--profile", markup=False)
-            raise typer.Exit(EXIT_USAGE)
+            raise GovkitError("--protection needs --policy" if policy is None else
+                              "--policy exports the policy's own governance: leave out "
+                              "--profile", EXIT_USAGE)
         selection = _policy_selection(policy, protection, ca, build, domain)
     elif domain is not None:
-        err.print("govkit: --domain is for --policy (a profile's documents are signed "
-                  "already)", markup=False)
-        raise typer.Exit(EXIT_USAGE)
-    result = run(export_sros2, keystore, ca, build, profile, force, ca_keys, enforce,
-                 selection)
+        raise GovkitError("--domain is for --policy (a profile's documents are signed "
+                          "already)", EXIT_USAGE)
+    result = export_sros2(keystore, ca, build, profile, force, ca_keys, enforce, selection)
     if result.cleaned:
         err.print(f"govkit: removed {result.cleaned} hidden staging director"
                   f"{'y' if result.cleaned == 1 else 'ies'} beside {one_line(keystore)} left "
@@ -117,7 +114,7 @@ def _policy_selection(policy: Path, protection: Path | None, ca: Path, build: Pa
     from govkit.generate.sros2 import Selection
     ros = load_ros_input(policy, protection)
     log = BundleLog()
-    made = run(generate_policy, ros, ca, build, policy_domains(domain), True, log)
+    made = generate_policy(ros, ca, build, policy_domains(domain), True, log)
     print_lines(log.messages)
     print_lines(f"wrote {one_line(path)}" for path in made.written)
     return Selection(made.governance.with_suffix(".p7s"), made.enclaves,

@@ -10,14 +10,19 @@ from typing import Annotated
 
 import typer
 
-from govkit.cli.common import choices, json_document, out, print_lines, run
+from govkit.cli.common import choices, json_document, out, print_lines
+from govkit.pki.vocabulary import (
+    DEFAULT_CERT_DAYS,
+    DEFAULT_CRL_DAYS,
+    DEFAULT_WARN_DAYS,
+    REASON_NAMES,
+)
 
-# Start-up: nothing heavy at module level (govkit --help imports this module).
+# Start-up: nothing heavy at module level (govkit --help imports this module and the light
+# vocabulary).
 
 PkiDirOpt = Annotated[Path, typer.Option(
     "--ca", help="Test PKI directory (never created here: see `govkit pki init`).")]
-REASON_NAMES = ("unspecified", "keyCompromise", "affiliationChanged", "superseded",
-                "cessationOfOperation", "certificateHold", "privilegeWithdrawn")
 
 
 def pki_revoke(
@@ -28,14 +33,15 @@ def pki_revoke(
         help="RFC 5280 reason code stated on the CRL.")] = None,
     crl_days: Annotated[int, typer.Option(
         "--crl-days", min=1, help="Days until the CRL's next update (capped at the Identity "
-                                  "CA's expiry); past it every certificate is refused.")] = 365,
+                                  "CA's expiry); past it every certificate is refused.")
+    ] = DEFAULT_CRL_DAYS,
 ):
     """Revoke a participant's certificate: (re)write the Identity CA's CRL, which every
     configuration govkit writes from then on names."""
     from govkit.pki.revocation import crl_path, revoke
     from govkit.pki.testpki import TestPKI
     pki = TestPKI(ca)
-    line, new = run(revoke, pki, name, reason, crl_days)
+    line, new = revoke(pki, name, reason, crl_days)
     if new:
         out.print(f"wrote {crl_path(pki)}", markup=False)
         out.print(line, markup=False)
@@ -47,14 +53,14 @@ def pki_renew(
     name: Annotated[str, typer.Argument(help="The participant whose certificate to renew.")],
     ca: PkiDirOpt = Path("pki"),
     days: Annotated[int, typer.Option("--days", help="Validity of the new certificate in "
-                                                     "days.")] = 365,
+                                                     "days.")] = DEFAULT_CERT_DAYS,
 ):
     """Issue a new certificate for a participant's existing key (same public key, new
     serial and validity); the key file is never written."""
     from govkit.pki.renewal import renew
     from govkit.pki.testpki import TestPKI
     pki = TestPKI(ca)
-    old, new = run(renew, pki, name, days)
+    old, new = renew(pki, name, days)
     out.print(f"wrote {pki.path(name)}: serial {new.serial_number:#x}, valid "
               f"{new.not_valid_before_utc:%Y-%m-%d} to {new.not_valid_after_utc:%Y-%m-%d} "
               f"(was serial {old.serial_number:#x}, to {old.not_valid_after_utc:%Y-%m-%d}); "
@@ -70,7 +76,8 @@ def pki_status(
                             "comma-separated: a file name may hold a comma; default "
                             "build/).")] = None,
     warn_days: Annotated[int, typer.Option(
-        "--warn-days", min=0, help="Exit 1 if anything expires within this many days.")] = 30,
+        "--warn-days", min=0, help="Exit 1 if anything expires within this many days.")
+    ] = DEFAULT_WARN_DAYS,
     as_json: Annotated[bool, typer.Option(
         "--json", help="JSON, as {\"schema\": \"govkit.pki-status/1\", ...} (its JSON "
                        "Schema: govkit/schemas/json/pki-status.schema.json).")] = False,
@@ -80,7 +87,7 @@ def pki_status(
     --warn-days, is not yet valid, or is revoked yet still granted."""
     from govkit.pki.status import status_lines
     from govkit.smime.status import lifecycle_status
-    status = run(lifecycle_status, ca, documents or None, warn_days)
+    status = lifecycle_status(ca, documents or None, warn_days)
     if as_json:
         print(json_document("pki-status", now=status.now.isoformat(), warn_days=warn_days,
                             exit_code=status.exit_code,

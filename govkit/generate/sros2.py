@@ -80,8 +80,6 @@ from govkit.pki.testpki import TestPKI
 from govkit.smime.sign import load_signer, sign_bytes
 from govkit.smime.verify import verify_bytes
 
-ENCLAVE_FILES = ("cert.pem", "key.pem", "identity_ca.cert.pem", "permissions_ca.cert.pem",
-                 "governance.p7s", "permissions.p7s")
 CRL_FILE = "crl.pem"   # optional in an enclave (rmw_dds_common reads it when present)
 _KEY_MARK = b"PRIVATE KEY-----"
 # The three settings that make the permissions' grants count (DDS Security 1.1, 9.4.1.2).

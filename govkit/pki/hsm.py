@@ -32,7 +32,6 @@ from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.common.fsutil import write_atomic
 from govkit.pki.testpki import TOKEN_SUFFIX, TestPKI
 
-HSM_KINDS = ("softhsm",)
 TOKEN_LABEL = "govkit"
 SOFTHSM_DIR = "softhsm"
 INSTALL_HINT = ("install SoftHSM2 and OpenSSL's PKCS#11 engine: `apt-get install softhsm2 "

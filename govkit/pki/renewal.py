@@ -16,9 +16,10 @@ from govkit.common.fsutil import write_atomic
 from govkit.pki.participants import CA_STEMS
 from govkit.pki.revocation import revoked_participants
 from govkit.pki.testpki import LAST_VALID_TIME, TestPKI, certificate_pem, leaf_certificate, max_days
+from govkit.pki.vocabulary import DEFAULT_CERT_DAYS
 
 
-def renew(pki: TestPKI, name: str, days: int = 365, now: dt.datetime | None = None
+def renew(pki: TestPKI, name: str, days: int = DEFAULT_CERT_DAYS, now: dt.datetime | None = None
           ) -> tuple[object, object]:
     """Reissue `name`'s certificate for its own key; returns (old, new) certificates."""
     now = now or dt.datetime.now(dt.UTC)

@@ -25,8 +25,7 @@ from govkit.common.errors import GovkitError
 from govkit.pki import names
 from govkit.pki.revocation import Crl, explain_revocation, load_crl
 from govkit.pki.testpki import TestPKI
-
-DEFAULT_WARN_DAYS = 30
+from govkit.pki.vocabulary import DEFAULT_WARN_DAYS
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,7 @@ from govkit.common.fsutil import write_atomic
 from govkit.common.inputs import read_input
 from govkit.common.limits import KEY_TYPES, MAX_PEM_BYTES
 from govkit.pki.participants import CA_STEMS, Participant, name_problem
+from govkit.pki.vocabulary import DEFAULT_CERT_DAYS
 
 DEFAULT_PARTICIPANTS = ("pub", "sub")
 # Backdate not_before (certificates, and permissions validity, which follows the
@@ -319,7 +320,7 @@ def _write_pair(pki: TestPKI, stem: str, cert, key, force: bool) -> None:
 def init_pki(directory: Path,
              participants: tuple[str | Participant, ...] | list[str | Participant]
              = DEFAULT_PARTICIPANTS,
-             key_type: str = "ec-p256", days: int = 365, force: bool = False,
+             key_type: str = "ec-p256", days: int = DEFAULT_CERT_DAYS, force: bool = False,
              single_ca: bool = False, now: dt.datetime | None = None,
              processes: int | None = None) -> tuple[TestPKI, list[str]]:
     """Create (or extend) a test PKI. Returns it and the list of files created.
@@ -468,7 +469,7 @@ def tls_paths(pki: TestPKI, participant: str) -> tuple[Path, Path]:
 
 
 def init_tls(pki: TestPKI, participants: tuple[str, ...] | list[str] = DEFAULT_PARTICIPANTS,
-             days: int = 365, now: dt.datetime | None = None) -> list[str]:
+             days: int = DEFAULT_CERT_DAYS, now: dt.datetime | None = None) -> list[str]:
     """Issue a TLS key pair per participant from the Identity CA where it is missing (or
     was issued by another CA); returns the files written. EC P-256, serverAuth and
     clientAuth (a DDSI TCP connection may be opened by either side)."""

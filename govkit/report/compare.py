@@ -347,14 +347,9 @@ def render_compare_md(model: CompareModel) -> str:
     return render("compare.md.j2", c=model, BASELINE=BASELINE)
 
 
-def write_comparison(dirs: list[Path], out: Path | None = None) -> tuple[Path, Path]:
+def _write_comparison(dirs: list[Path], out: Path | None) -> tuple[Path, Path, CompareModel]:
     """compare.html and compare.md for two or more runs, in `out` (default: the first run's
     directory). Nothing is written when the runs cannot be compared (GovkitError, exit 2)."""
-    html_path, md_path, _ = _write_comparison(dirs, out)
-    return html_path, md_path
-
-
-def _write_comparison(dirs: list[Path], out: Path | None) -> tuple[Path, Path, CompareModel]:
     out = Path(out) if out is not None else Path(dirs[0])
     _check_out(out)                   # before a second of work that could not be written
     model = build_compare_model(dirs)

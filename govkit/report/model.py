@@ -102,12 +102,15 @@ Interval = tuple[float, float]
 
 
 @dataclass(frozen=True)
-class Overhead:
-    """A point over `none` at the same mode and size, each form with its 95% interval."""
+class Relative:
+    """A point against its reference (`none` at the same mode and size, or the same point on
+    the run's first network) as a ratio and as what it adds, each with its 95% interval:
+    the summary row's `vs_none` (or `vs_network`), whose estimate is results.paired's
+    Overhead for a rotating run."""
     ratio: float
     ratio_ci95: Interval | None
-    difference: float            # added µs (latency) or samples/s (throughput)
-    difference_ci95: Interval | None
+    added: float                 # µs (latency) or samples/s (throughput)
+    added_ci95: Interval | None
 
 
 @dataclass(frozen=True)
@@ -132,14 +135,14 @@ class Point:
     seconds: int | None          # measured seconds pooled (None: summary-only runner)
     p99_median_of_seconds: float | None
     p99_worst_second: float | None
-    vs_none: Overhead | None
+    vs_none: Relative | None
     rti: Published | None
     flags: list[Flag]
     stalled_seconds: int | None = None   # throughput: measured seconds without samples
     lost: int | None = None              # throughput: samples lost, all repeats
     anchor: str = ""                     # id of its entry in the flags list
     network: str = "udp lo"              # govkit.runners.network.Network.label
-    vs_network: Overhead | None = None   # over the same point on the run's first network
+    vs_network: Relative | None = None   # over the same point on the run's first network
     loss: dict | None = None             # injected loss and what it did (results._loss)
     p99_of_samples: float | None = None  # rotation: true p99 over every round trip
     cpu: dict | None = None              # rotating throughput: its cpu_per_sample (summary)

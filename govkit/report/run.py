@@ -21,7 +21,7 @@ from typing import Any
 from jinja2 import Environment
 from markupsafe import Markup
 
-from govkit.catalog.profiles import PROFILES
+from govkit.catalog.profiles import BASELINE, PROFILES
 from govkit.catalog.runners import MODES
 from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.common.fsutil import write_atomic
@@ -38,12 +38,12 @@ from govkit.report.model import (
     Flag,
     Governance,
     Headline,
-    Overhead,
     Point,
     PointRow,
     ProfileInfo,
     ProfileRows,
     Published,
+    Relative,
     RepeatRow,
     RepeatTable,
     ReportModel,
@@ -66,7 +66,6 @@ from govkit.report.plots import build_figures
 from govkit.report.rows_html import repeat_rows, run_rows
 from govkit.report.wire_section import MAX_WIRE_ROWS, WireMalformed, build_wire_section
 from govkit.results import stats
-from govkit.results import summary as results
 from govkit.results.check import SCHEMA, Malformed, check_results, json_excerpt
 from govkit.results.cost_model import cost_models, predict, stored
 from govkit.results.discovery import discovery_rows
@@ -74,6 +73,16 @@ from govkit.results.figures import FIGURES
 from govkit.results.flags import flag_advice
 from govkit.results.paired import ESTIMATOR
 from govkit.results.store import RESULTS_NAME, load_results
+from govkit.results.summary import (
+    Summarizer,
+    base_profile,
+    load_line,
+    noise_floor,
+    point_key,
+    rotation_overheads,
+    summarize,
+    variant_differences,
+)
 from govkit.runners.network import Network
 from govkit.runners.network import sort_key as network_order
 
@@ -97,22 +106,9 @@ _KEY_SETTINGS = {
     "data_protection_kind": "serialized payload",
     "allow_unauthenticated_participants": "unauthenticated peers may join",
 }
-# Per-repeat columns per row format: stats.repeat_figures' keys, named by results.figures.
-_REPEAT_COLUMNS = {name: [Column(k, FIGURES[k].titled(), FIGURES[k].kind) for k in keys]
-                   for name, keys in {
-    "latency-per-second": ("median_of_second_medians", "p90_median_of_seconds",
-                           "p99_median_of_seconds", "p99_worst_second", "mean_of_samples",
-                           "std_of_second_means", "min", "max"),
-    "latency-summary": ("median_of_samples", "p90_of_samples", "p99_of_samples",
-                        "mean_of_samples", "std_of_samples", "min", "max"),
-    "latency-slots": ("median_of_slot_medians", "median_of_samples", "p90_of_samples",
-                      "p99_of_samples", "p99_9_of_samples", "mean_of_samples",
-                      "std_of_slot_medians", "min", "max", "cpu_pct_ping", "cpu_pct_pong"),
-    "throughput-per-second": ("mean_rate_sps", "mean_mbps", "lost", "stalled_seconds"),
-    "throughput-summary": ("mean_rate_sps", "mean_mbps", "lost"),
-    "throughput-slots": ("median_of_slot_rates", "mean_rate_sps", "mean_mbps", "lost",
-                         "cpu_pct_ping", "cpu_pct_pong"),
-}.items()}
+# Per-repeat columns per row format: the figures it yields, named by results.figures.
+_REPEAT_COLUMNS = {name: [Column(k, FIGURES[k].titled(), FIGURES[k].kind) for k in fmt.figures]
+                   for name, fmt in stats.ROW_FORMATS.items()}
 _REPEAT_VALUES = {"latency-per-second": ("Measured per-second medians (µs), in time order",
                                          "us"),
                   "throughput-per-second": ("Measured per-second rates (samples/s), in time "
@@ -135,10 +131,10 @@ def build_report_model(doc: Any, source: str = RESULTS_NAME) -> ReportModel:
         except WireMalformed as e:
             raise Malformed(str(e)) from None
         # the headline reuses its paired overheads; the bootstraps in one worker per CPU
-        summarizer = results.Summarizer(parallel=True)
+        summarizer = Summarizer(parallel=True)
         summarizer.wire_verdicts = wire.verdicts if wire is not None else {}
         try:
-            summary = results.summarize(doc, summarizer)
+            summary = summarize(doc, summarizer)
         except (ArithmeticError, AttributeError, KeyError, TypeError, ValueError) as e:
             raise Malformed(f"cannot recompute the figures from the raw rows "
                              f"({type(e).__name__}: {e})") from None
@@ -164,16 +160,16 @@ def _build(doc: dict, summary: list[dict], records: list[dict]) -> ReportModel:
     points = [_point(row, i, figures_of) for i, row in enumerate(summary)]
     by_key: dict[tuple, list[dict]] = {}
     for r in records:
-        by_key.setdefault(results.point_key(r), []).append(r)
+        by_key.setdefault(point_key(r), []).append(r)
     for name, *_ in by_key:
-        base = profiles.get(results.base_profile(name))
+        base = profiles.get(base_profile(name))
         if name not in profiles and base is not None and "@" in name:
             # a crypto variant's arm: its profile's governance, under the arm's name
             profiles[name] = ProfileInfo(name, f"{base.title} ({name.split('@', 1)[1]})",
                                          base.security, [], base.settings)
     for name, *_ in by_key:
         if name not in profiles:          # a result whose profile is not described
-            profiles[name] = ProfileInfo(name, "", name != results.BASELINE, [], {},
+            profiles[name] = ProfileInfo(name, "", name != BASELINE, [], {},
                                          listed=False)
     order = _profile_order(profiles)
     tables = {mode: _point_rows(mode, order, points, by_key, settings) for mode in MODES}
@@ -214,7 +210,7 @@ def _build(doc: dict, summary: list[dict], records: list[dict]) -> ReportModel:
         networks=[n.label for n in nets] or ["udp lo"],
         comparisons=[c for mode in MODES if (c := _comparison(mode, order, points, nets))],
         path_text=_path_text(nets), discovery=discovery_rows(doc),
-        variants=results.variant_differences(summary),
+        variants=variant_differences(summary),
         crypto_defaults=(settings.get("crypto") or {}).get("defaults") or "")
 
 
@@ -277,7 +273,7 @@ def _profile_order(profiles: dict[str, ProfileInfo]) -> list[ProfileInfo]:
     listed = {name: i for i, name in enumerate(profiles)}
 
     def key(p: ProfileInfo):    # a crypto variant's arm right after its profile
-        base = results.base_profile(p.name)
+        base = base_profile(p.name)
         return (not p.listed, catalog.get(base, 99),
                 listed[base] if base in listed else listed[p.name], p.name)
     return sorted(profiles.values(), key=key)
@@ -288,7 +284,7 @@ def _point(row: dict, index: int, figures_of: dict[tuple, list[dict]]) -> Point:
     vn = row.get("vs_network")
     extra = {}
     if row["mode"] == "throughput":   # summed over the point's completed repeats
-        mine = figures_of.get(results.point_key(row), [])
+        mine = figures_of.get(point_key(row), [])
         for key in ("stalled_seconds", "lost"):
             found = [f[key] for f in mine if f.get(key) is not None]
             extra[key] = int(sum(found)) if found else None
@@ -299,17 +295,17 @@ def _point(row: dict, index: int, figures_of: dict[tuple, list[dict]]) -> Point:
         repeats=row["repeats"], failed_repeats=row["failed_repeats"], seconds=row["seconds"],
         p99_median_of_seconds=tail.get("p99_median_of_seconds"),
         p99_worst_second=tail.get("p99_worst_second"),
-        vs_none=Overhead(vs["ratio"], _pair(vs["ratio_ci95"]), vs["difference"],
-                         _pair(vs["difference_ci95"])) if vs else None,
+        vs_none=Relative(vs["ratio"], _pair(vs["ratio_ci95"]), vs["added"],
+                         _pair(vs["added_ci95"])) if vs else None,
         rti=Published(rti["ratio"], rti["added_us"], rti["median_us"]) if rti else None,
         flags=[Flag(f["code"], f["severity"], f["reason"]) for f in row["flags"]],
         anchor=f"flags-{index}", network=Network.of(row).label,
-        vs_network=Overhead(vn["ratio"], _pair(vn["ratio_ci95"]), vn["difference"],
-                            _pair(vn["difference_ci95"])) if vn else None,
+        vs_network=Relative(vn["ratio"], _pair(vn["ratio_ci95"]), vn["added"],
+                            _pair(vn["added_ci95"])) if vn else None,
         loss=row.get("loss"), p99_of_samples=tail.get("p99_of_samples"), **extra)
 
 
-def headline(doc: dict, summary: list[dict], summarizer: results.Summarizer | None = None
+def headline(doc: dict, summary: list[dict], summarizer: Summarizer | None = None
              ) -> Headline | None:
     """The cost matrix of a rotating run (None for a per-repeat run): every profile's
     overhead ratio and added µs per size, with intervals, RTI's ratio, the A/A floor, the
@@ -319,7 +315,7 @@ def headline(doc: dict, summary: list[dict], summarizer: results.Summarizer | No
         return None
     rows = [r for r in summary if r.get("rounds") is not None and r["mode"] == "latency"]
     sizes = sorted({r["size"] for r in rows})
-    names = list(dict.fromkeys(r["profile"] for r in rows if r["profile"] != results.BASELINE))
+    names = list(dict.fromkeys(r["profile"] for r in rows if r["profile"] != BASELINE))
 
     tput = {(r["profile"], r["size"]): r for r in summary
             if r.get("rounds") is not None and r["mode"] == "throughput"}
@@ -329,8 +325,8 @@ def headline(doc: dict, summary: list[dict], summarizer: results.Summarizer | No
             return None
         t = tput.get(key) or {}
         tv, cv = t.get("vs_none"), (t.get("cpu_per_sample") or {}).get("vs_none")
-        return CostCell(vs["ratio"], _pair(vs["ratio_ci95"]), vs["difference"],
-                        _pair(vs["difference_ci95"]), rti["ratio"] if rti else None,
+        return CostCell(vs["ratio"], _pair(vs["ratio_ci95"]), vs["added"],
+                        _pair(vs["added_ci95"]), rti["ratio"] if rti else None,
                         any(f["severity"] == "warning" for f in (*flags, *t.get("flags", ()))),
                         (tv["ratio"], _pair(tv["ratio_ci95"])) if tv else None,
                         (cv["ratio"], _pair(cv["ratio_ci95"])) if cv else None)
@@ -343,14 +339,14 @@ def headline(doc: dict, summary: list[dict], summarizer: results.Summarizer | No
                           (name, s)) if (name, s) in by else None for s in sizes],
               statistics.median(match[name]) if match.get(name) else None) for name in names]
     overheads = summarizer.overheads if summarizer is not None and summarizer.overheads \
-        else results.rotation_overheads(doc)      # (summarize's, when it has them)
-    floor = {f["size"]: f for f in results.noise_floor(doc, overheads)}
+        else rotation_overheads(doc)      # (summarize's, when it has them)
+    floor = {f["size"]: f for f in noise_floor(doc, overheads)}
     loads = doc.get("load") or []
     return Headline(
         sizes=sizes, rows=table,
         floor=[cell(floor.get(s), None, floor.get(s, {}).get("flags", ())) for s in sizes],
         floor_flags=list(dict.fromkeys(f["reason"] for x in floor.values() for f in x["flags"])),
-        load=results.load_line(doc) or "not recorded",
+        load=load_line(doc) or "not recorded",
         under_load=any(x.get("under_load") for x in loads),
         # the figures are recomputed from the raw slots by today's estimator: name that one,
         # not the one the run recorded

@@ -56,8 +56,8 @@ def noise_floor_table(rows: list[dict]) -> Table | None:
         table.add_row(*((r.get("mode", "latency"),) if modes else ()), str(r["size"]),
                       f"{r['ratio']:.3f}", _ci(r["ratio_ci95"], "{:.3f}"),
                       f"{r['ratio_halfwidth_pct']:.1f}" if r["ratio_halfwidth_pct"] is not None
-                      else "–", f"{r['difference']:+.2f}" if not modes
-                      else f"{r['difference']:+,.2f}", str(r["rounds"]),
+                      else "–", f"{r['added']:+.2f}" if not modes
+                      else f"{r['added']:+,.2f}", str(r["rounds"]),
                       " ".join(short_label(f["code"]) for f in r["flags"]) or "–")
     return table
 
@@ -85,8 +85,8 @@ def latency_table(summary: list[dict]) -> Table | None:
             f"{p99:.0f}" if (p99 := tail_p99(tail)) is not None else "–",
             f"{vs['ratio']:.2f}" if vs and vs["ratio"] is not None else "–",
             _ci(vs and vs["ratio_ci95"], "{:.2f}"),
-            f"{vs['difference']:+.1f}" if vs else "–",
-            _ci(vs and vs["difference_ci95"], "{:+.1f}"),
+            f"{vs['added']:+.1f}" if vs else "–",
+            _ci(vs and vs["added_ci95"], "{:+.1f}"),
             f"{rti['ratio']:.2f}" if rti else "–",
             f"{rti['added_us']:+.0f}" if rti else "–", _flags(r))
     return table

@@ -218,8 +218,8 @@ class Overhead:
     def to_json(self) -> dict:
         return {"ratio": self.ratio, "ratio_ci95": list(self.ratio_ci95) if self.ratio_ci95
                 else None, "ratio_halfwidth_pct": self.halfwidth_pct,
-                "difference": self.added,
-                "difference_ci95": list(self.added_ci95) if self.added_ci95 else None,
+                "added": self.added,
+                "added_ci95": list(self.added_ci95) if self.added_ci95 else None,
                 "rounds": self.rounds, "instances": self.instances, "block_rounds": self.block,
                 "lag1_autocorrelation": self.lag1,
                 **({"subsampled": self.subsampled} if self.subsampled else {})}

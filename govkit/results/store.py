@@ -25,7 +25,7 @@ from govkit.results.perftest_csv import csv_name, to_csv
 from govkit.results.summary import Summarizer, all_records, point_key, repeat_key
 from govkit.runners.network import Network
 from govkit.wire.rtps import METHOD as WIRE_METHOD
-from govkit.wire.rtps import profile_verdicts
+from govkit.wire.verdict import profile_verdicts
 
 SCHEMA = "govkit.bench/3"
 RESULTS_NAME = "results.json"
@@ -49,6 +49,11 @@ ROTATION_RESUME_KEYS = {"slot_ms": "--slot-ms", "settle_ms": "--settle-ms"}
 # Rotating runs rewrite results.json after a round only when this long has passed since the
 # last write (seconds).
 ROUND_SAVE_S = 2.0
+# Files written before 2026-12-04 name the overhead's second form `difference` in the summary
+# rows' `vs_none` and `vs_network`; it is `added` now, as results.paired.Overhead names it.
+# Read under the new name, so such a file's stored summary still compares with the
+# recomputed one (docs/reference/results-json.md, format history).
+RENAMED_IN_OVERHEADS = {"difference": "added", "difference_ci95": "added_ci95"}
 
 
 @dataclass
@@ -198,6 +203,20 @@ def load_results(path: Path) -> Any:
     if deep:
         raise GovkitError(f"{path}: nested deeper than {MAX_DEPTH} levels; not a govkit "
                           "results file", EXIT_USAGE)
+    return with_current_names(doc)
+
+
+def with_current_names(doc: Any) -> Any:
+    """`doc` with the stored summary's overheads under today's names (RENAMED_IN_OVERHEADS);
+    anything not shaped like a summary is left for results.check to judge."""
+    summary = doc.get("summary") if isinstance(doc, dict) else None
+    for row in summary if isinstance(summary, list) else []:
+        for key in ("vs_none", "vs_network"):
+            vs = row.get(key) if isinstance(row, dict) else None
+            if isinstance(vs, dict) and not vs.keys() & RENAMED_IN_OVERHEADS.values():
+                for old, new in RENAMED_IN_OVERHEADS.items():
+                    if old in vs:
+                        vs[new] = vs.pop(old)
     return doc
 
 

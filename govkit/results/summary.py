@@ -19,8 +19,7 @@ from govkit.results import paired, parallel, stats
 from govkit.results.flags import flag
 from govkit.runners.network import LOSS_MEANING, Network
 from govkit.runners.network import sort_key as network_order
-from govkit.wire.rtps import profile_verdicts
-from govkit.wire.verdict import judge_again
+from govkit.wire.verdict import judge_again, profile_verdicts
 
 
 def key_of(profile: str, mode: str, size: int, network: Network) -> tuple:
@@ -85,8 +84,8 @@ def _seed(key: tuple) -> str:
 
 def summarize(doc: dict, summarizer: Summarizer | None = None) -> list[dict]:
     """One row per point (profile, mode, size, network): its statistic over all ok repeats
-    with a 95 % interval, the overhead over `none` over the same network (ratio and
-    difference, with intervals), RTI's published figures (UDP over a LAN without injected
+    with a 95 % interval, the overhead over `none` over the same network (ratio and what it
+    adds, with intervals), RTI's published figures (UDP over a LAN without injected
     loss, so only beside such points), and flags saying what looks wrong and why."""
     summarizer = summarizer or Summarizer()
     settings = doc.get("settings", {})
@@ -146,7 +145,7 @@ def summarize(doc: dict, summarizer: Summarizer | None = None) -> list[dict]:
             "seconds": sum(len(g) for g in groups) if fmt.value_key else None,
             "repeat_estimates": [fmt.pooled(g) for g in groups],
         }
-        rotated = fmt.name in ROTATION_FORMATS
+        rotated = fmt.rotating
         if fmt.mode == "latency" and fmt.value_key and not rotated:
             measured = [x for r in ok for x in stats.measured(
                 r["raw"]["rows"], r["warmup_rows"], r["measured_rows"])]
@@ -244,13 +243,11 @@ def resample_cap(points: int) -> int:
 
 # ------------------------------------------------------------ the rotating design's figures
 
-# A rotating run's slots as a point's raw rows, per mode (govkit.results.stats.ROW_FORMATS).
-ROTATION_FORMAT = {"latency": "latency-slots", "throughput": "throughput-slots"}
-ROTATION_FORMATS = tuple(ROTATION_FORMAT.values())
-# The slots paired with their `none` neighbours: the points' modes, and the CPU slots
-# (govkit.bench.rotation), whose figures belong to their size's throughput point.
+# The slots paired with their `none` neighbours: the points' modes (stats.ROTATION_FORMAT),
+# and the CPU slots (govkit.bench.rotation), whose figures belong to their size's
+# throughput point.
 CPU = "cpu"
-PAIRED_MODES = (*ROTATION_FORMAT, CPU)
+PAIRED_MODES = (*stats.ROTATION_FORMAT, CPU)
 
 
 def all_records(doc: dict) -> list[dict]:
@@ -286,7 +283,7 @@ def rotation_records(doc: dict) -> list[dict]:
                   "error": None if ok else "; ".join(dict.fromkeys(
                       s.get("error") or s.get("status", "?") for s in slots))}
         if ok:
-            record.update(raw={"format": ROTATION_FORMAT[mode], "rows": ok}, warmup_rows=0,
+            record.update(raw={"format": stats.ROTATION_FORMAT[mode], "rows": ok}, warmup_rows=0,
                           measured_rows=len(ok))
         out.append(record)
     return out
@@ -395,12 +392,17 @@ def add_variant_differences(rows: list[dict], doc: dict,
         if diff is None:
             continue
         ci = diff.ratio_ci95
+        # A contrast of two secured arms is their difference (arm − reference), as RTI's
+        # published AES-128/AES-256 pair names it, not an overhead over `none`.
+        contrast = diff.to_json()
+        contrast["difference"] = contrast.pop("added")
+        contrast["difference_ci95"] = contrast.pop("added_ci95")
         row["vs_variant"].append({
             "dimension": dimension, "reference": ref_arm,
             "reference_variant": ref["variant"]["name"],
             "reference_us": ref["estimate"], "reference_ci95": ref["ci95"],
             "figure_us": row["estimate"], "figure_ci95": row["ci95"],
-            **diff.to_json(), "difference_pct": 100 * (diff.ratio - 1),
+            **contrast, "difference_pct": 100 * (diff.ratio - 1),
             "difference_pct_ci95": [100 * (ci[0] - 1), 100 * (ci[1] - 1)] if ci else None,
             "rti": published_cipher_pair(base_profile(arm), size)
             if dimension == "cipher" and row["variant"].get("cipher") == "aes128" else None})
@@ -572,7 +574,7 @@ def _flags(row: dict, groups: list[list[float]], ok: list[dict], secured: bool,
            target: float | None, fmt: stats.RowFormat) -> list[dict]:
     flags = []
     unit = "µs" if fmt.unit == "us" else fmt.unit
-    rotated = fmt.name in ROTATION_FORMATS
+    rotated = fmt.rotating
     if row["failed_repeats"]:
         total = row["failed_repeats"] + row["repeats"]
         flags.append(flag("failed_repeats",

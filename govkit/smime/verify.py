@@ -34,7 +34,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes
 
 from govkit.catalog.targets import PORTABLE_TARGET, VENDOR_TARGETS
-from govkit.check import validate as schema
+from govkit.check import validate
 from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.common.inputs import read_input
 from govkit.common.limits import MAX_PEM_BYTES, MAX_SMIME_BYTES
@@ -261,9 +261,9 @@ def check_signed_document(content: bytes, filename: str, result: Verification,
                                "not a governance or permissions document")
         return
     where = "line" if line_offset is not None else "line of the signed content"
-    check = schema.check_bytes(document, filename, allow_smime=False,
-                               line_offset=(line_offset or 0) + content.count(b"\n", 0, start),
-                               target=target or PORTABLE_TARGET)
+    check = validate.check_bytes(document, filename, allow_smime=False,
+                                 line_offset=(line_offset or 0) + content.count(b"\n", 0, start),
+                                 target=target or PORTABLE_TARGET)
     def at(f) -> str:   # line and column: two findings on one line stay two lines
         return f"({where} {f.line}" + (f", column {f.column})" if f.column else ")")
     result.problems += [f"signed document is invalid: {f.message} {at(f)}"

@@ -65,7 +65,6 @@ ENTITY = {ACKNACK, HEARTBEAT, GAP, NACK_FRAG, HEARTBEAT_FRAG, DATA, DATA_FRAG}
 SECURITY = {SEC_BODY, SEC_PREFIX, SEC_POSTFIX, SRTPS_PREFIX, SRTPS_POSTFIX}
 # DDS Security 1.1, 9.5.2.1.1: the last octet of CryptoTransformKind.
 TRANSFORMS = {0: "null", 1: "gmac", 2: "gcm", 3: "gmac", 4: "gcm"}
-ALGORITHMS = {0: "NONE", 1: "AES128_GMAC", 2: "AES128_GCM", 3: "AES256_GMAC", 4: "AES256_GCM"}
 # RTPS 2.x 10.2: CDR, PL_CDR (BE/LE), XML, XCDR2 variants: a plaintext serialized payload.
 ENCAPSULATIONS = {0x0000, 0x0001, 0x0002, 0x0003, 0x0004, 0x0006, 0x0007, 0x0008, 0x0009,
                   0x000A, 0x000B}

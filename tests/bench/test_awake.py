@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from govkit.bench.awake import AwakeCpus, spinner_running
+from govkit.bench.awake import AwakeCpus
 
 BUSY = ("import os, sys, time\n"
         "os.sched_setaffinity(0, {0})\n"
@@ -23,6 +23,14 @@ def _ticks(pid: int) -> int:
     """utime + stime of a process, in clock ticks (1/100 s)."""
     fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
     return int(fields[11]) + int(fields[12])
+
+
+def spinner_running(pid: int) -> bool:
+    """Whether `pid` is alive and SCHED_IDLE (what the run claims is checked, not assumed)."""
+    try:
+        return os.sched_getscheduler(pid) == os.SCHED_IDLE
+    except OSError:
+        return False
 
 
 def _left(pids: list[int]) -> list[int]:

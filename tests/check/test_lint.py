@@ -20,14 +20,15 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 from typer.testing import CliRunner
 
-from govkit import smime
 from govkit.check.lint import LintOptions, lint_bytes
-from govkit.check.rules import lint_findings, registry, selected_rules
+from govkit.check.rules import registry
+from govkit.check.rules.engine import lint_findings, selected_rules
 from govkit.check.rules.registry import RULES
 from govkit.check.validate import check_bytes
 from govkit.cli.main import app
 from govkit.pki.names import load_identities
 from govkit.pki.testpki import TestPKI
+from govkit.smime.sign import sign_bytes
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "lint"
 NOW = dt.datetime(2030, 1, 1, tzinfo=dt.UTC)
@@ -280,7 +281,7 @@ def test_select_and_ignore():
 def test_signed_file_positions_point_into_the_p7s(tmp_path, pki_dir):
     xml = (DATA / "GK101.bad.xml").read_bytes()
     cert, key = TestPKI(pki_dir).key_pair("permissions_ca")
-    signed = smime.sign_bytes(xml, cert, key)
+    signed = sign_bytes(xml, cert, key)
     path = tmp_path / "g.p7s"
     path.write_bytes(signed)
     report = lint_text(signed.decode(), str(path))

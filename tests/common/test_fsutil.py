@@ -70,7 +70,7 @@ def test_refusing_to_replace_names_the_target(tmp_path):
 def test_the_next_write_removes_a_killed_writers_temporary(tmp_path):
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                           capture_output=True, text=True, check=True)
-    orphan = tmp_path / (f".report.html.{int(dead.stdout)}-1-{staging._place()}-0a0b0c0d"
+    orphan = tmp_path / (f".report.html.{int(dead.stdout)}-1-{staging.pid_place()}-0a0b0c0d"
                          f"{staging.TMP_SUFFIX}")
     orphan.write_text("half")
     write_atomic(tmp_path / "report.html", "new")

@@ -15,7 +15,6 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from typer.testing import CliRunner
 
 from govkit.cli.main import app
-from govkit.generate.sros2 import ENCLAVE_FILES
 
 ENCLAVES = ("/talker_listener/talker", "/talker_listener/listener")
 # `generate` without --participants also makes sure of pub and sub: plain names, whose
@@ -68,8 +67,10 @@ def test_the_layout_rmw_reads(made, tmp_path):
     expected = {"public/identity_ca.cert.pem", "public/permissions_ca.cert.pem",
                 "private/identity_ca.key.pem", "private/permissions_ca.key.pem",
                 "enclaves/governance.p7s"}
-    for enclave in EXPORTED:
-        expected |= {f"enclaves{enclave}/{f}" for f in ENCLAVE_FILES}
+    for enclave in EXPORTED:   # what sros2's create_enclave writes, and rmw reads
+        expected |= {f"enclaves{enclave}/{f}" for f in (
+            "cert.pem", "key.pem", "identity_ca.cert.pem", "permissions_ca.cert.pem",
+            "governance.p7s", "permissions.p7s")}
     assert files == expected
     # copies, never symlinks; keys 0600, the CA keys' directory 0700; nothing left beside
     assert not [p for p in ks.rglob("*") if p.is_symlink()]

@@ -11,15 +11,15 @@ from pathlib import Path
 import pytest
 from helpers.dds import make_bundle, needs_cyclone, next_domain, run_pair, with_file
 
-from govkit import smime
 from govkit.catalog.profiles import get_profile
 from govkit.catalog.runners import runner_info
-from govkit.documents import render as documents
+from govkit.documents import render
 from govkit.generate.bundle import BundleLog, ensure_bundle
 from govkit.pki.revocation import revoke
 from govkit.pki.testpki import TestPKI, init_pki
 from govkit.runners.base import RunnerError
 from govkit.runners.cyclone_refusal import explain_cyclone_refusal, read_config
+from govkit.smime.sign import sign_document
 
 pytestmark = [needs_cyclone, pytest.mark.cyclone]
 
@@ -40,7 +40,7 @@ def _resign(tmp_path, xml: bytes, name: str, pki: TestPKI | None = None) -> Path
     pki = pki or TestPKI(tmp_path / "pki")
     path = tmp_path / f"{name}.xml"
     path.write_bytes(xml)
-    return smime.sign_document(path, pki.permissions_ca, pki.permissions_ca_key)
+    return sign_document(path, pki.permissions_ca, pki.permissions_ca_key)
 
 
 def test_governance_altered_after_signing(tmp_path):
@@ -59,7 +59,7 @@ def test_permissions_signed_by_another_ca(tmp_path):
     bundle = make_bundle(tmp_path, "rtps_sign")
     other, _ = init_pki(tmp_path / "other-pki")
     xml = bundle.participants["pub"].permissions.with_suffix(".xml")
-    foreign = smime.sign_document(xml, other.permissions_ca, other.permissions_ca_key)
+    foreign = sign_document(xml, other.permissions_ca, other.permissions_ca_key)
     message = _refused(with_file(bundle, "pub", permissions=foreign), tmp_path / "cfg")
     assert "certificate verify error" in message            # Cyclone's own words
     assert f"{foreign}:" in message and "Permissions CA" in message, message
@@ -79,7 +79,7 @@ def test_expired_permissions(tmp_path):
     bundle = make_bundle(tmp_path, "rtps_sign")
     pki = TestPKI(tmp_path / "pki")
     now = dt.datetime.now(dt.UTC)
-    doc = documents.PermissionsDocument.for_participant(
+    doc = render.PermissionsDocument.for_participant(
         pki, "pub", runner_info("ddsperf"),
         validity=(now - dt.timedelta(days=3), now - dt.timedelta(days=1)))
     signed = _resign(tmp_path, doc.render(), "expired", pki)

@@ -11,21 +11,18 @@ from pathlib import Path
 
 import pytest
 import typer
+from helpers.docs_reference import load_reference
 
-from govkit.check.rules import RULES
+from govkit.check.rules.engine import rules_table
 from govkit.cli.examples import EXAMPLES, GROUP_EXAMPLES
 from govkit.cli.main import app
 
 ROOT = Path(__file__).resolve().parents[2]
-EXT = ROOT / "docs" / "_ext" / "govkit_reference.py"
 
 
 @pytest.fixture(scope="module")
 def reference():
-    spec = importlib.util.spec_from_file_location("govkit_reference", EXT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_reference()
 
 
 def _options(command, path=("govkit",)):
@@ -70,8 +67,24 @@ def test_changing_an_options_help_changes_the_page(reference):
 
 def test_the_lint_rule_page_is_the_registry(reference):
     page = reference.lint_rules_page()
-    for r in RULES.values():
+    for r in rules_table():
         assert f"| {r.id} | `{r.name}` | {r.severity} |" in page, r.id
+
+
+def test_the_layout_page_is_the_tree_and_its_import_graph(reference):
+    """docs/development/layout.md's table and graph: every stage in the layers' order with
+    every module it holds, and the graph's counts (tests/project/test_layout.py holds the
+    code to 0 and 0)."""
+    page = reference.layout_fragment()
+    rows = [line for line in page.splitlines() if line.startswith("| ") and "`govkit." in line]
+    stages = [s for layer in reference.stage_layers() for s in layer]
+    assert [row.split("`")[1] for row in rows] == [f"govkit.{s}" for s in stages]
+    for stage, row in zip(stages, rows, strict=True):
+        for module in (ROOT / "govkit" / stage).glob("*.py"):
+            if module.name != "__init__.py":
+                assert f"`{module.stem}`" in row, (stage, module.name)
+    assert "**0 imports back up**" in page and page.count("**0 cycles**") == 2
+    assert "| `cli` | `report`, `bench`," in page
 
 
 @pytest.mark.skipif(importlib.util.find_spec("sphinx") is None
@@ -90,3 +103,5 @@ def test_the_docs_build_offline_with_warnings_as_errors(tmp_path):
     cli = (tmp_path / "html" / "reference" / "cli.html").read_text()
     assert "govkit bench" in cli and "--target-ci" in cli
     assert (tmp_path / "html" / "reference" / "lint-rules.html").exists()
+    layout = (tmp_path / "html" / "development" / "layout.html").read_text()
+    assert "imports back up" in layout and "govkit.check" in layout

@@ -18,7 +18,7 @@ from pathlib import Path
 import lxml.html
 import pytest
 
-from govkit.report.compare import write_comparison
+from govkit.report.compare import write_reports
 from govkit.report.model import md_cell, md_code
 from govkit.report.run import write_report
 
@@ -216,7 +216,7 @@ def test_compare_md_shows_hostile_strings_as_text(tmp_path):
         d.mkdir()
         (d / "results.json").write_text(json.dumps(doc))
         dirs.append(d)
-    _, md_path = write_comparison(dirs, tmp_path)
+    _, md_path, _ = write_reports(dirs, tmp_path)
     md = md_path.read_text()
     page = assert_inert(md)
     assert_tables_intact(md)
@@ -290,7 +290,7 @@ def test_controls_and_bidi_characters_are_shown_in_every_report_file(tmp_path):
         run.mkdir()
         (run / "results.json").write_text(json.dumps(doc))
         runs.append(run)
-    files = [*write_report(runs[0]), *write_comparison(runs, tmp_path)]
+    files = [*write_report(runs[0]), *write_reports(runs, tmp_path)[:2]]
     for path in files:
         text = path.read_text()
         assert not any(c in text for c in "\x00\x1b\u202e\u2066"), path

@@ -28,8 +28,9 @@ from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.report.model import DASH
 from govkit.report.run import build_report_model, render_html, render_summary_md, write_report
 from govkit.results import stats
-from govkit.results import summary as results
 from govkit.results.flags import FLAGS, flag_advice
+from govkit.results.store import with_current_names
+from govkit.results.summary import point_key, summarize
 
 DATA = Path(__file__).parent.parent / "data" / "report"
 FIXTURES = ("full", "throughput", "no_baseline")
@@ -64,7 +65,7 @@ def full(tmp_path_factory):
 
 def summary_of(doc: dict) -> list[dict]:
     """What the report must show: the summary recomputed from the raw rows, here."""
-    return results.summarize(doc)
+    return summarize(doc)
 
 
 def point_row(page, table: str, profile: str, size: int):
@@ -112,7 +113,8 @@ def test_fixtures_are_what_the_tests_assume():
     for doc in (full, thr, nob):
         assert doc["schema"] == "govkit.bench/2"
         assert all(r["raw"]["rows"] for r in doc["results"] if r["status"] == "ok")
-        assert doc["summary"] == summary_of(doc)          # as the bench stored it
+        # as the bench stored it (before 2026-12-04: the overhead's `added` as `difference`)
+        assert with_current_names(copy.deepcopy(doc))["summary"] == summary_of(doc)
     assert {p["name"] for p in full["profiles"]} == {"none", "rtps_sign", "no_protection"}
     assert full["settings"]["sizes"] == [32, 1024] and len(full["results"]) == 12
     assert [r["status"] for r in full["results"]].count("failed") == 1
@@ -137,10 +139,10 @@ def test_latency_table_equals_recomputed_summary(rendered):
         check_value(cell(row, "p99-worst"), s["tail"]["p99_worst_second"], 1)
         vs = s["vs_none"]
         check_value(cell(row, "ratio"), vs and vs["ratio"], 2)
-        check_value(cell(row, "added"), vs and vs["difference"], 1)
+        check_value(cell(row, "added"), vs and vs["added"], 1)
         if vs:
             check_interval(cell(row, "ratio-ci"), vs["ratio_ci95"], 2)
-            check_interval(cell(row, "added-ci"), vs["difference_ci95"], 1)
+            check_interval(cell(row, "added-ci"), vs["added_ci95"], 1)
         else:
             assert not row.xpath('.//*[@data-kind="ratio-ci"]')
         rti = s["rti"]
@@ -227,8 +229,8 @@ def test_summary_md_latency_table_equals_recomputed_summary(rendered):
         vs = s["vs_none"]
         check_value(ratio, vs and vs["ratio"], 2)
         check_interval(ratio_ci, vs and vs["ratio_ci95"], 2)
-        check_value(added, vs and vs["difference"], 1)
-        check_interval(added_ci, vs and vs["difference_ci95"], 1)
+        check_value(added, vs and vs["added"], 1)
+        check_interval(added_ci, vs and vs["added_ci95"], 1)
         check_value(rti, s["rti"] and s["rti"]["ratio"], 2)
         check_value(rti_added, s["rti"] and s["rti"]["added_us"], 0)
         assert flags == " ".join(("⚠ " if f["severity"] == "warning" else "ℹ ")
@@ -258,7 +260,7 @@ def test_throughput_table_equals_recomputed_summary(tmp_path):
     for s in rows:
         row = point_row(page, "throughput-table", s["profile"], s["size"])
         figures = [stats.repeat_figures(r)[0] for r in doc["results"]
-                   if r["status"] == "ok" and results.point_key(r) == results.point_key(s)]
+                   if r["status"] == "ok" and point_key(r) == point_key(s)]
         stalled = sum(f["stalled_seconds"] for f in figures)
         lost = sum(f["lost"] for f in figures)
         vs = s["vs_none"]
@@ -345,6 +347,34 @@ def test_raw_rows_alone_give_the_same_report(tmp_path, name):
     assert "Warning" not in md2
     assert not page.xpath('//*[@id="stored-summary"]')
     assert "equal to the figures stored in it" in text(page.xpath("//footer")[0])
+
+
+def test_a_summary_stored_under_the_old_overhead_names_is_read(tmp_path):
+    """results.json written before 2026-12-04 names the overhead's added µs `difference`
+    (summary rows' vs_none and vs_network): `govkit report` reads it under today's name,
+    `added`, finds the stored figures equal to the recomputed ones, and shows them; the
+    same file under today's names gives the same page."""
+    doc = load("full")
+    stored = [s["vs_none"] for s in doc["summary"] if s.get("vs_none")]
+    assert stored and all("difference" in vs and "added" not in vs for vs in stored)
+    (tmp_path / "old").mkdir()
+    (tmp_path / "old" / "results.json").write_text(json.dumps(doc))
+    done = subprocess.run([GOVKIT, "report", str(tmp_path / "old")], capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    page = lxml.html.fromstring((tmp_path / "old" / "report.html").read_bytes())
+    assert not page.xpath('//*[@id="stored-summary"]')
+    fresh = next(s for s in summary_of(doc) if (s["profile"], s["size"]) == ("rtps_sign", 32))
+    row = point_row(page, "headline-table", "rtps_sign", 32)
+    check_value(cell(row, "added"), fresh["vs_none"]["added"], 1)
+    for s in doc["summary"]:
+        if s.get("vs_none"):
+            vs = s["vs_none"]
+            vs["added"], vs["added_ci95"] = vs.pop("difference"), vs.pop("difference_ci95")
+    (tmp_path / "new").mkdir()
+    page2, _, _ = report(tmp_path / "new", doc)
+    assert _numbers(page2) == _numbers(page)
+    assert not page2.xpath('//*[@id="stored-summary"]')
 
 
 def test_tampered_summary_is_reported_and_the_recomputed_figures_shown(tmp_path):
@@ -445,8 +475,8 @@ def test_notes_are_shown_but_not_alarmed(tmp_path):
     notes stay."""
     doc = load("full")
     doc["settings"]["target_ci_pct"] = 100.0
-    failed = {results.point_key(r) for r in doc["results"] if r["status"] != "ok"}
-    doc["results"] = [r for r in doc["results"] if results.point_key(r) not in failed]
+    failed = {point_key(r) for r in doc["results"] if r["status"] != "ok"}
+    doc["results"] = [r for r in doc["results"] if point_key(r) not in failed]
     summary = summary_of(doc)
     assert {f["severity"] for s in summary for f in s["flags"]} == {"note"}
     page, md, _ = report(tmp_path, doc)

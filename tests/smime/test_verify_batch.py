@@ -12,7 +12,6 @@ import pytest
 from helpers.signers import signer_variants
 from helpers.variants import Wrapper, craft_pkcs7, mutants, with_signature, wrapper_variants
 
-from govkit import smime
 from govkit.catalog.profiles import get_profile
 from govkit.catalog.runners import runner_info
 from govkit.catalog.targets import TARGETS
@@ -22,6 +21,8 @@ from govkit.documents import mime
 from govkit.documents.render import DomainSet, GovernanceDocument, PermissionsDocument
 from govkit.pki.testpki import TestPKI, init_pki
 from govkit.smime import pkcs7, verify_batch
+from govkit.smime.sign import TEXT_HEADER, sign_document, smime_message
+from govkit.smime.verify import verify_file
 
 NOW = dt.datetime.now(dt.UTC)
 
@@ -41,14 +42,14 @@ def governance(tmp_path_factory) -> Path:
 def _template_signed(pki: TestPKI, document: bytes, when: bytes | None = None) -> bytes:
     """Signed as `govkit generate --sign` signs, optionally with a chosen signing time."""
     cert, key = pki.key_pair("permissions_ca")
-    signed_part = smime.TEXT_HEADER + mime.signed_text(document)
+    signed_part = TEXT_HEADER + mime.signed_text(document)
     when = when or pkcs7.signing_time(NOW)
-    return smime.smime_message(signed_part,
-                               pkcs7.SignerTemplate.for_signer(cert, key).sign(signed_part, when))
+    return smime_message(signed_part,
+                         pkcs7.SignerTemplate.for_signer(cert, key).sign(signed_part, when))
 
 
 def _variants(pki: TestPKI, governance: Path, work: Path) -> list[tuple[str, bytes]]:
-    ours = smime.sign_document(governance, pki.permissions_ca, pki.permissions_ca_key)
+    ours = sign_document(governance, pki.permissions_ca, pki.permissions_ca_key)
     theirs = work / "openssl.p7s"
     subprocess.run(["openssl", "smime", "-sign", "-text", "-md", "sha256", "-signer",
                     str(pki.permissions_ca), "-inkey", str(pki.permissions_ca_key), "-in",
@@ -122,7 +123,7 @@ def test_batch_verdicts_are_verify_file_s(pki, governance, tmp_path, processes):
     accepted = 0
     for path, got in zip(paths, batch, strict=True):
         try:
-            expected = smime.verify_file(path, ca, NOW)
+            expected = verify_file(path, ca, NOW)
         except GovkitError as e:
             assert isinstance(got, GovkitError) and str(got) == str(e), path
             assert got.exit_code == e.exit_code
@@ -162,15 +163,15 @@ def test_signer_variants_get_verify_file_s_verdicts(pki, governance, tmp_path):
     for variant in signer_variants(pki):
         signed = [variant.sign(governance, tmp_path / f"{variant.name}-{i}.p7s")
                   for i in range(2)]
-        signed_part = smime.TEXT_HEADER + mime.signed_text(governance.read_bytes())
+        signed_part = TEXT_HEADER + mime.signed_text(governance.read_bytes())
         template = pkcs7.SignerTemplate.for_signer(variant.signer, variant.key)
         ours = tmp_path / f"{variant.name}-template.p7s"
-        ours.write_bytes(smime.smime_message(signed_part, template.sign(
+        ours.write_bytes(smime_message(signed_part, template.sign(
             signed_part, pkcs7.signing_time(NOW))))
         files = [*signed, ours, *signed]
         batch = verify_batch.verify_files(files, variant.anchor, NOW)
         for path, got in zip(files, batch, strict=True):
-            expected = smime.verify_file(path, variant.anchor, NOW)
+            expected = verify_file(path, variant.anchor, NOW)
             assert got.to_json() == expected.to_json(), (variant.name, path.name)
 
 
@@ -192,7 +193,7 @@ def test_the_target_reaches_every_worker_and_the_fast_path(pki, tmp_path, proces
     for target in TARGETS:
         batch = verify_batch.verify_files(files, ca, NOW, processes, target=target)
         for path, got in zip(files, batch, strict=True):
-            assert got.to_json() == smime.verify_file(path, ca, NOW, target).to_json()
+            assert got.to_json() == verify_file(path, ca, NOW, target).to_json()
             top = int(path.stem.split("-")[1])
             check = check_bytes(docs[top], "p.xml", target=target)
             assert got.ok == (not check.findings), (target, top, got.problems)

@@ -23,7 +23,7 @@ from govkit.documents import domainsets
 from govkit.documents.globs import covers, matches, matches_everything
 from govkit.documents.model import AccessRule, Criteria, Grant, Instant, datetime_key
 from govkit.documents.parse import text_value
-from govkit.pki import names as dn
+from govkit.pki import names
 
 # --------------------------------------------------------------------------- tree reading
 
@@ -281,8 +281,8 @@ def duplicate_subject(ctx: Context) -> Iterator[Hit]:
         if subject is None:
             continue
         try:
-            key: object = dn.parse_subject(subject)
-        except dn.SubjectSyntaxError:
+            key: object = names.parse_subject(subject)
+        except names.SubjectSyntaxError:
             key = subject.strip()
         if key in seen:
             first = seen[key]

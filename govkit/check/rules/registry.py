@@ -17,15 +17,17 @@ from functools import cached_property
 from typing import Any, Literal
 
 from govkit.catalog.targets import VENDOR_TARGETS, Target
+from govkit.check.vocabulary import SEVERITIES
 from govkit.common.findings import DocumentKind
 from govkit.documents.parse import ParsedDocument
+from govkit.pki.vocabulary import DEFAULT_WARN_DAYS
 
-Severity = Literal["error", "warning", "info"]
+Severity = Literal[SEVERITIES]
 # Comparisons of rules with each other (pattern inclusions, domain set operations) one
 # document may cost before the structural rules stop; real documents need a few hundred,
 # a hostile one of 50,000 nodes could ask for billions. Reaching it is reported (GK003).
 WORK_BUDGET = 200_000
-SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
+SEVERITY_RANK = {s: rank for rank, s in enumerate(reversed(SEVERITIES))}   # info 0 .. error 2
 GOV, PERM = DocumentKind.GOVERNANCE, DocumentKind.PERMISSIONS
 BOTH = (GOV, PERM)
 POLICY, PROTECTION = DocumentKind.POLICY, DocumentKind.PROTECTION
@@ -48,7 +50,7 @@ class Context:
     kind: DocumentKind
     target: Target
     now: dt.datetime
-    warn_days: int = 30
+    warn_days: int = DEFAULT_WARN_DAYS
     identities: list | None = None    # govkit.pki.names.Identity list from --ca, or None
     ca_label: str = ""
     valid: bool = True                # schema-valid for the target
