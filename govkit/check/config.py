@@ -25,6 +25,7 @@ from govkit.check.output_formats import OUTPUT_FORMATS
 from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.common.findings import quote_value
 from govkit.common.inputs import read_input
+from govkit.common.toml_text import parse_toml
 
 __all__ = ["LINT_DEFAULTS", "MAX_WARN_DAYS", "find_config", "lint_config", "lint_settings",
            "lint_target"]
@@ -43,8 +44,8 @@ _CHOICES = {"target": tuple(TARGETS), "fail-on": SEVERITIES, "output-format": OU
 def _table(path: Path) -> dict | None:
     """The govkit table of `path` ([tool.govkit] in a pyproject.toml), None if it has none."""
     try:
-        doc = tomllib.loads(read_input(path, MAX_CONFIG_BYTES, "configuration file")
-                            .decode("utf-8"))
+        doc = parse_toml(read_input(path, MAX_CONFIG_BYTES, "configuration file")
+                         .decode("utf-8"), str(path))
     except UnicodeDecodeError:
         raise GovkitError(f"{path}: not UTF-8 text", EXIT_USAGE) from None
     except tomllib.TOMLDecodeError as e:

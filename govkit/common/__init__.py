@@ -38,6 +38,7 @@ _EXPORTS = {
     "get_template": "templating",
     "lazy_face": "faces",
     "one_line": "findings",
+    "parse_toml": "toml_text",
     "printable": "findings",
     "quote_input": "findings",
     "quote_value": "findings",
