@@ -74,7 +74,8 @@ class Target:
         if self.booleans == "tinyxml2":
             if word in ("true", "True", "TRUE", "false", "False", "FALSE"):
                 return word.lower() == "true"
-            if word.lstrip("+-").isdigit() and len(word) < 20:
+            digits = word.lstrip("+-")   # ASCII: "²".isdigit() holds, int("²") raises
+            if digits.isascii() and digits.isdigit() and len(word) < 20:
                 return int(word) != 0
         return None
 

@@ -242,6 +242,12 @@ def test_lenient_booleans_and_extensions_are_schema_errors_for_omg():
                  "GK301")
     assert _only(lint_text(text.replace(">TRUE<", ">tRuE<"), "g.xml", target="fastdds"),
                  "GK002")
+    # ... and integers, in ASCII digits only: "²".isdigit() holds, int("²") raised (exit 3,
+    # issue 37 item 15)
+    assert _only(lint_text(text.replace(">TRUE<", ">2<"), "g.xml", target="fastdds"), "GK301")
+    for odd in ("\u00b2", "+\u00b2", "\u0663"):
+        assert _only(lint_text(text.replace(">TRUE<", f">{odd}<"), "g.xml", target="fastdds"),
+                     "GK002")
 
 
 def test_errors_after_an_extension_are_still_found():
