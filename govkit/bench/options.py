@@ -85,7 +85,8 @@ def parse_rekeys(values) -> list[int]:
     when not given: the runtime's default (Fast DDS 32; Cyclone never renews)."""
     out = []
     for text in _items(values):
-        if not text.isdigit() or not 1 <= int(text) <= MAX_REKEY:
+        # ASCII digits only: "²".isdigit() holds, and int("²") raises
+        if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= MAX_REKEY:
             raise GovkitError(f"invalid --rekey {text!r}: a whole number of messages per "
                               f"session key, 1 .. {MAX_REKEY}")
         out.append(int(text))
@@ -101,7 +102,7 @@ def parse_modes(text: str) -> list[str]:
     return [text]
 
 
-_DURATION_RE = re.compile(r"(\d{1,9})(s|m|h)?")
+_DURATION_RE = re.compile(r"(\d{1,9})(s|m|h)?", re.ASCII)
 
 
 def parse_budget(text: str) -> int:
