@@ -15,7 +15,7 @@ from govkit.catalog.profiles import PROFILES
 from govkit.catalog.runners import RUNNERS
 from govkit.catalog.targets import DEFAULT_TARGET, PORTABLE_TARGET, TARGETS
 from govkit.common.errors import GovkitError
-from govkit.common.findings import one_line, printable
+from govkit.common.findings import one_line, printable, without_surrogates
 
 # Start-up matters (`govkit --help` in well under 0.15 s): nothing heavy is imported here,
 # and the consoles are made on first use.
@@ -106,9 +106,10 @@ wide = _TableConsole()
 
 
 def json_text(obj) -> str:
-    """`obj` as indented JSON."""
+    """`obj` as indented JSON, valid UTF-8 whatever its strings hold (without_surrogates:
+    a file name that is not UTF-8)."""
     import json  # on use: govkit --help does not need it
-    return json.dumps(obj, indent=2)
+    return json.dumps(without_surrogates(obj), indent=2)
 
 
 def json_document(command: str, **fields) -> str:

@@ -48,6 +48,7 @@ _EXPORTS = {
     "template_environment": "templating",
     "too_large_message": "inputs",
     "user_cache_dir": "paths",
+    "without_surrogates": "findings",
     "write_atomic": "fsutil",
 }
 __all__ = sorted(_EXPORTS)
