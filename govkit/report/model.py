@@ -8,6 +8,7 @@ neither of those modules has to import the other.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -42,6 +43,39 @@ def shown_rows(rows: list, limit: int, always: Callable[[Any], bool],
             out.append(r)
             others[k] = others.get(k, 0) + 1
     return out
+
+# The most characters of one text from results.json a report page shows. A results.json
+# holding a 50 MB string (a command, an error, a profile name) made a report.html of
+# 100 MB, the string written twice. Longer texts end in SHORTENED's words instead; the
+# figures are computed from the whole document, and results.json keeps every text whole.
+MAX_SHOWN_CHARS = 10_000
+SHORTENED = "\u2026 [{more:,} more characters, sha256 {digest}; results.json holds the whole text]"
+
+
+def shorten_long_texts(doc: Any) -> int:
+    """Shorten, in place, every string of a parsed results.json longer than MAX_SHOWN_CHARS
+    to that length, ending in SHORTENED (how much is left out, and the whole text's digest,
+    so two long names that share their start stay two names); how many were shortened.
+    Raw rows (`raw`) are numbers and are not walked. No recursion; idempotent."""
+    count, stack = 0, [doc] if isinstance(doc, dict | list) else []
+    while stack:
+        node = stack.pop()
+        for key, value in (node.items() if type(node) is dict else enumerate(node)):
+            kind = type(value)
+            if kind is str and len(value) > MAX_SHOWN_CHARS:
+                node[key] = shortened(value)
+                count += 1
+            elif kind is dict and key != "raw" or kind is list:
+                stack.append(value)
+    return count
+
+
+def shortened(text: str) -> str:
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    tail = SHORTENED.format(more=len(text), digest=digest)      # its longest form
+    kept = MAX_SHOWN_CHARS - len(tail)
+    return text[:kept] + SHORTENED.format(more=len(text) - kept, digest=digest)
+
 
 _KIND_SUBJECT = {
     "rtps_protection_kind": "RTPS messages",
@@ -319,6 +353,7 @@ class ReportModel:
     advice: list[str]                      # results.flags.flag_advice: one line per warning code
     stored_summary: list[str]              # how the stored summary differs (empty: equal)
     stored_summary_missing: bool = False
+    shortened_texts: int = 0               # texts cut to MAX_SHOWN_CHARS (shorten_long_texts)
     published_source: str = DEFAULT_SOURCE
     result_count: int = 0
     figures: list[Figure] = field(default_factory=list)
@@ -333,6 +368,15 @@ class ReportModel:
     # variant against its reference, paired by round), and what the runtime let govkit vary
     variants: list[dict] = field(default_factory=list)
     crypto_defaults: str = ""
+
+    @property
+    def shortened_note(self) -> str:
+        """What the page says when it shortened texts of results.json ("" if none)."""
+        if not self.shortened_texts:
+            return ""
+        return (f"{self.shortened_texts} text(s) of results.json longer than "
+                f"{MAX_SHOWN_CHARS:,} characters are shortened on this page, each ending in "
+                f"how many characters are left out; results.json holds them whole.")
 
     @property
     def show_network(self) -> bool:

@@ -56,6 +56,7 @@ from govkit.report.model import (
     md_cell,
     md_code,
     md_finalize,
+    shorten_long_texts,
     shown_rows,
     shown_text,
     wbr,
@@ -124,8 +125,10 @@ def build_report_model(doc: Any, source: str = RESULTS_NAME) -> ReportModel:
     """Validate a parsed results.json, recompute its figures from the raw rows and reduce
     it to what the report shows.
 
-    Raises GovkitError (exit 2) naming `source` and the first thing that is wrong.
+    Raises GovkitError (exit 2) naming `source` and the first thing that is wrong. Texts
+    longer than a page shows are shortened in `doc` itself (model.shorten_long_texts).
     """
+    shortened = shorten_long_texts(doc)
     try:
         check_results(doc)
         try:
@@ -140,6 +143,7 @@ def build_report_model(doc: Any, source: str = RESULTS_NAME) -> ReportModel:
             raise Malformed(f"cannot recompute the figures from the raw rows "
                              f"({type(e).__name__}: {e})") from None
         model = _build(doc, summary, summarizer.records)
+        model.shortened_texts = shortened
         model.wire = wire
         model.headline = headline(doc, summary, summarizer)
         return model
