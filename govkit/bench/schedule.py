@@ -150,6 +150,10 @@ def _run_bench(opts: BenchOptions, console) -> BenchOutcome:
     runner = get_runner(opts.runner, **opts.runner_options)
     cells = [Cell(p, m, s, n) for p in opts.profiles for m in opts.point_modes
              for s in opts.sizes for n in opts.networks]
+    if any(rotates(runner, c, opts.rotate_throughput) for c in cells):
+        # a rotation without `none` is refused here, not after signing and writing an
+        # empty results.json (issue 37, item 12)
+        arms_of(opts.profiles, True, opts.variants)
     seed = opts.seed if opts.seed is not None else random.randrange(1 << 31)
     pin = pinning(opts.pin)
     realtime = realtime_note(opts.realtime, opts.modes, opts.dry_run)
