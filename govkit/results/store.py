@@ -88,6 +88,23 @@ class ResultStore:
     def completed(self) -> set[tuple]:
         return {repeat_key(r) for r in self.doc["results"] if r.get("status") == "ok"}
 
+    def kept(self) -> str:
+        """What `--resume` continues from, in words: completed repeats, and a rotating
+        run's rounds and a discovery run's groups (a rotating run has no repeats: it said
+        "0 completed repeat(s) kept" while keeping every round)."""
+        parts = []
+        repeats = len(self.completed())
+        rotation = self.doc.get("rotation") or {}
+        rounds, slots = len(rotation.get("rounds") or []), len(rotation.get("slots") or [])
+        groups = len((self.doc.get("discovery") or {}).get("groups") or [])
+        if repeats or not (rounds or slots or groups):
+            parts.append(f"{repeats} completed repeat(s)")
+        if rounds or slots:
+            parts.append(f"{rounds} rotation round(s) ({slots} slot(s))")
+        if groups:
+            parts.append(f"{groups} discovery group(s)")
+        return f"{' and '.join(parts)} kept"
+
     def records(self, key: tuple) -> list[dict]:
         return [r for r in self.doc["results"] if point_key(r) == key]
 
