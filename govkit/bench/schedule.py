@@ -127,7 +127,7 @@ def _resumed_store(opts: BenchOptions, settings: dict, console) -> ResultStore |
     store = ResultStore.load(out)
     check_resumable(store.doc["settings"], settings, out / RESULTS_NAME,
                     (store.doc.get("rotation") or {}).get("settings"), opts.rotation.to_json())
-    console.print(f"resuming {out}: {len(store.completed())} completed repeat(s) kept")
+    console.print(f"resuming {out}: {store.kept()}")
     # Same seed (same order) as before; the new repeat, budget and target settings apply.
     for key in ("min_repeats", "max_repeats", "target_ci_pct", "budget_s"):
         store.doc["settings"][key] = settings[key]

@@ -179,6 +179,19 @@ def test_rotating_run_end_to_end(tmp_path):
         assert resumed.returncode == 2, resumed.stderr
         assert f"--resume: {option} is {value} but the run" in resumed.stderr, resumed.stderr
     assert (tmp_path / "res/results.json").read_text() == before
+    # resumed with the same settings, it says what it keeps: the rounds, not "0 completed
+    # repeat(s)" (issue 37, item 12), and keeps every one of them
+    resumed = subprocess.run([GOVKIT, "bench", "--profile", "none", "--profile", "rtps_sign",
+                              "--sizes", "32,1024", "--rounds", "3", "--budget", "1", "--out",
+                              "res", "--resume", "--no-report"], cwd=tmp_path,
+                             capture_output=True, text=True, timeout=300,
+                             stdin=subprocess.DEVNULL)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert "resuming res: 3 rotation round(s) (30 slot(s)) kept" in resumed.stderr, \
+        resumed.stderr
+    assert "completed repeat(s)" not in resumed.stderr
+    again = json.loads((tmp_path / "res/results.json").read_text())["rotation"]
+    assert again["slots"][:len(rot["slots"])] == rot["slots"]
     left = subprocess.run(["pgrep", "-f", "cyclone_perf"], capture_output=True, text=True)
     assert left.stdout.strip() == "", "cyclone_perf processes outlived the run"
     # the measured CPUs were kept awake, said so, and the spinners are gone
