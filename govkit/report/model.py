@@ -431,10 +431,12 @@ class ReportModel:
 
     @property
     def environment_line(self) -> str:
-        """Cyclone DDS, OpenSSL and CPU on one line (for summary.md)."""
+        """Cyclone DDS, OpenSSL, CPU and its crypto extensions on one line (summary.md)."""
         env = dict(self.environment)
+        crypto = env.get("CPU crypto extensions")
         parts = [f"Cyclone DDS {env['Cyclone DDS']}" if "Cyclone DDS" in env else "",
-                 env.get("OpenSSL", ""), env.get("CPU", "")]
+                 env.get("OpenSSL", ""), env.get("CPU", ""),
+                 f"crypto extensions: {crypto}" if crypto else ""]
         return " · ".join(p for p in parts if p)
 
     @property

@@ -84,7 +84,8 @@ SUMMARY_NAME = "summary.md"
 
 # Environment keys shown first, with labels; any other key follows in document order.
 _ENV_LABELS = {
-    "cpu": "CPU", "cores": "Cores", "usable_cpus": "Usable CPUs", "kernel": "Kernel",
+    "cpu": "CPU", "cpu_crypto": "CPU crypto extensions", "cores": "Cores",
+    "usable_cpus": "Usable CPUs", "kernel": "Kernel",
     "cyclonedds": "Cyclone DDS", "fastdds": "Fast DDS (libfastrtps)",
     "fastdds_perf": "fastdds_perf build", "openssl": "OpenSSL", "govkit": "govkit",
     "python": "Python",
@@ -188,8 +189,9 @@ def _build(doc: dict, summary: list[dict], records: list[dict]) -> ReportModel:
                       key=lambda f: (rank[f.profile], f.mode, f.size, f.repeat))
     stored, missing = _stored_differences(doc, summary, repeats)
     env = doc.get("environment") or {}
-    environment = [(label, _setting_text(env[key])) for key, label in _ENV_LABELS.items()
-                   if env.get(key) is not None]
+    environment = [(label, crypto_text(env[key]) if key == "cpu_crypto"
+                    else _setting_text(env[key]))
+                   for key, label in _ENV_LABELS.items() if env.get(key) is not None]
     environment += [(key, _setting_text(v)) for key, v in env.items()
                     if key not in _ENV_LABELS and v is not None]
     return ReportModel(
@@ -543,6 +545,16 @@ def _run_shape(settings: dict, rotation: dict | None = None) -> str:
     if "idle" in s:
         parts.append(s["idle"])
     return "; ".join(parts) + "." if parts else ""
+
+
+def crypto_text(extensions: Any) -> str:
+    """results.json's environment.cpu_crypto (name → present) as the report says it:
+    "AES-NI, VAES, SHA (no AVX-512)"."""
+    if not isinstance(extensions, dict):
+        return _setting_text(extensions)
+    have = [str(k) for k, v in extensions.items() if v is True]
+    lack = [str(k) for k, v in extensions.items() if v is not True]
+    return (", ".join(have) or "none of them") + (f" (no {', '.join(lack)})" if lack else "")
 
 
 def _setting_text(v: Any) -> str:

@@ -129,6 +129,9 @@ def test_rotating_run_end_to_end(tmp_path):
     assert "(at least 3, and 20 per arm)" in r.stderr, r.stderr    # the run's first line
     doc = json.loads((tmp_path / "res/results.json").read_text())
     assert doc["schema"] == "govkit.bench/3" and doc["runner"] == "cyclone"
+    # the machine the ratios are of: CPU, its crypto extensions, OpenSSL (issue 37, item 10)
+    env = doc["environment"]
+    assert env["cpu"] and env["openssl"].startswith("OpenSSL") and "cpu_crypto" in env
     assert doc["rotation"]["settings"]["min_arm_rounds"] == 20
     rot = doc["rotation"]
     # none, rtps_sign and the A/A arm, two pairs each, every one matched and timed

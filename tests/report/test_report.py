@@ -719,6 +719,23 @@ def test_environment_commands_and_hashes(full):
         assert f["sha256"] in env and f["path"] in env
 
 
+def test_the_machine_its_crypto_extensions_and_openssl_open_the_report(tmp_path):
+    """issue 37, item 10: ratios are the machine's (rtps_sign 1.25× on one host, 1.74× on
+    another): the report and summary.md say on which CPU, with which crypto extensions and
+    which OpenSSL, at the top."""
+    doc = load("full")
+    doc["environment"]["cpu_crypto"] = {"AES-NI": True, "PCLMULQDQ": True, "VAES": False,
+                                        "SHA": True, "AVX-512": False}
+    page, md, _ = report(tmp_path, doc)
+    machine = text(page.get_element_by_id("machine"))
+    said = "AES-NI, PCLMULQDQ, SHA (no VAES, AVX-512)"
+    assert said in machine and doc["environment"]["openssl"] in machine
+    assert doc["environment"]["cpu"] in machine and "ratios are this machine's" in machine
+    env = text(page.get_element_by_id("environment-table"))
+    assert f"CPU crypto extensions{said}" in env
+    assert said in md and "ratios are this machine's" in md
+
+
 # --------------------------------------------------------------------- self-contained, safe
 
 
