@@ -223,7 +223,6 @@ def bench(
         variant_table,
         wire_table,
     )
-    from govkit.results.discovery import discovery_rows
     from govkit.results.flags import flag_advice
     from govkit.results.gates import gate_failures, parse_fail_on_flags, parse_max_ratios
     from govkit.results.store import RESULTS_NAME
@@ -274,14 +273,14 @@ def bench(
     floor = noise_floor(doc) + noise_floor(doc, mode="throughput")
     for table in (latency_table(outcome.summary), noise_floor_table(floor),
                   variant_table(variant_differences(outcome.summary)),
-                  discovery_table(discovery_rows(doc)),
+                  discovery_table(outcome.summary),
                   throughput_table(outcome.summary), *network_table(outcome.summary),
                   wire_table(outcome.wire)):
         if table is not None:
             wide.print(table)
     if load_line(doc):
         out.print(load_line(doc), markup=False, highlight=False)
-    if not no_report and (outcome.summary or discovery_rows(doc)):
+    if not no_report and outcome.summary:
         from govkit.report.run import write_report
         html, md = run(write_report, outcome.out)
         out.print(f"report: {html}", markup=False)

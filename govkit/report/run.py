@@ -68,7 +68,7 @@ from govkit.report.wire_section import WireMalformed, build_wire_section
 from govkit.results import stats
 from govkit.results import summary as results
 from govkit.results.check import SCHEMA, Malformed, check_results, json_excerpt
-from govkit.results.discovery import discovery_rows
+from govkit.results.discovery import MODE as DISCOVERY
 from govkit.results.figures import FIGURES
 from govkit.results.flags import flag_advice
 from govkit.results.paired import ESTIMATOR
@@ -162,6 +162,9 @@ def _build(doc: dict, summary: list[dict], records: list[dict]) -> ReportModel:
     for r in repeats:
         if r.ok:
             figures_of.setdefault(r.key, []).append(r.figures)
+    stored, missing = _stored_differences(doc, summary, repeats)    # every row, discovery's
+    discovery = [row for row in summary if row["mode"] == DISCOVERY]
+    summary = [row for row in summary if row["mode"] != DISCOVERY]
     points = [_point(row, i, figures_of) for i, row in enumerate(summary)]
     by_key: dict[tuple, list[dict]] = {}
     for r in records:
@@ -187,7 +190,6 @@ def _build(doc: dict, summary: list[dict], records: list[dict]) -> ReportModel:
     rank = {p.name: i for i, p in enumerate(order)}
     failures = sorted((_failure(r) for r in records if r["status"] != "ok"),
                       key=lambda f: (rank[f.profile], f.mode, f.size, f.repeat))
-    stored, missing = _stored_differences(doc, summary, repeats)
     env = doc.get("environment") or {}
     environment = [(label, crypto_text(env[key]) if key == "cpu_crypto"
                     else _setting_text(env[key]))
@@ -215,7 +217,7 @@ def _build(doc: dict, summary: list[dict], records: list[dict]) -> ReportModel:
         stored_summary=stored, stored_summary_missing=missing, result_count=len(records),
         networks=[n.label for n in nets] or ["udp lo"],
         comparisons=[c for mode in MODES if (c := _comparison(mode, order, points, nets))],
-        path_text=_path_text(nets), discovery=discovery_rows(doc),
+        path_text=_path_text(nets), discovery=discovery,
         variants=results.variant_differences(summary),
         crypto_defaults=(settings.get("crypto") or {}).get("defaults") or "")
 
