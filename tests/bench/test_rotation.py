@@ -100,6 +100,13 @@ def test_round_plan_puts_none_between_every_arm_and_narrows_to_active_points():
     assert [lane for lane, _ in narrowed] == [("throughput", 1024)]
     assert [a.name for a, _ in narrowed[0][1]][1::2] in (["rtps_sign", paired.AA_ARM],
                                                          [paired.AA_ARM, "rtps_sign"])
+    # only the A/A arm still wide: its lane goes on (none A/A none) while the budget lasts,
+    # not a stop with budget left that then advises a larger one (issue 37, item 7)
+    floor_only = round_plan(arms, lanes, 2, seed=7, rnd=9,
+                            active={(paired.AA_ARM, "latency", 1024)})
+    assert [(lane, [a.name for a, _ in seq]) for lane, seq in floor_only] == [
+        (("latency", 1024), ["none", paired.AA_ARM, "none"])]
+    assert round_plan(arms, lanes, 2, seed=7, rnd=9, active=set()) == []
     with pytest.raises(Exception, match="--profile none"):
         arms_of([get_profile("rtps_sign")], aa=True)
 
