@@ -158,6 +158,8 @@ class BenchOptions:
     # cipher × rekey; empty: the runtime's defaults, nothing set
     ciphers: list[str] = field(default_factory=list)
     rekeys: list[int] = field(default_factory=list)
+    # --fail-on-flag, --max-ratio: results.json's settings.gates (govkit.results.gates)
+    gates: dict | None = None
 
     @property
     def variants(self) -> list[CryptoVariant]:

@@ -99,7 +99,8 @@ def _settings(opts: BenchOptions, runner, pin: Pinning, realtime: tuple[bool, st
             "idle": AWAKE_METHOD if opts.keep_awake else IDLE_METHOD,
             "min_repeats": opts.repeat,
             "max_repeats": opts.max_repeat, "target_ci_pct": opts.target_ci,
-            "budget_s": opts.budget, "seed": seed, "method": runner.method(),
+            "budget_s": opts.budget, "seed": seed, "gates": opts.gates,
+            "method": runner.method(),
             "interval": DISCOVERY_INTERVAL_METHOD if opts.modes == [DISCOVERY]
             else (f"latency (rotation): {PAIRED_INTERVAL_METHOD} Other points: "
                   f"{INTERVAL_METHOD}") if getattr(runner, "rotates", False)
@@ -128,8 +129,9 @@ def _resumed_store(opts: BenchOptions, settings: dict, console) -> ResultStore |
     check_resumable(store.doc["settings"], settings, out / RESULTS_NAME,
                     (store.doc.get("rotation") or {}).get("settings"), opts.rotation.to_json())
     console.print(f"resuming {out}: {store.kept()}")
-    # Same seed (same order) as before; the new repeat, budget and target settings apply.
-    for key in ("min_repeats", "max_repeats", "target_ci_pct", "budget_s"):
+    # Same seed (same order) as before; the new repeat, budget, target and gate settings
+    # apply.
+    for key in ("min_repeats", "max_repeats", "target_ci_pct", "budget_s", "gates"):
         store.doc["settings"][key] = settings[key]
     return store
 
