@@ -224,7 +224,12 @@ def bench(
         wire_table,
     )
     from govkit.results.flags import flag_advice
-    from govkit.results.gates import gate_failures, parse_fail_on_flags, parse_max_ratios
+    from govkit.results.gates import (
+        gate_settings,
+        parse_fail_on_flags,
+        parse_max_ratios,
+        verdict_line,
+    )
     from govkit.results.store import RESULTS_NAME
     from govkit.results.summary import (
         flagged_points,
@@ -264,7 +269,7 @@ def bench(
         paths=run(parse_paths, net, bool(host_map)), hosts=host_map,
         peer_addresses=run(parse_peer_addresses, peer_address), ssh_config=ssh_config,
         wire=wire, wire_pcap=wire_pcap, ciphers=run(parse_ciphers, cipher),
-        rekeys=run(parse_rekeys, rekey))
+        rekeys=run(parse_rekeys, rekey), gates=gate_settings(fail_on, max_ratios))
     outcome = run(run_bench, opts, err.get())
     if dry_run:
         print_lines(outcome.dry_run_lines)
@@ -300,10 +305,14 @@ def bench(
     _print_wire_mismatches(outcome)
     if outcome.failed:
         err.print(f"govkit: {outcome.failed} repeat(s) failed (see above and results.json)")
-    gates = gate_failures(flagged, fail_on, max_ratios)
-    for line in gates:
-        err.print(f"govkit: gate: {line}", markup=False)
-    if outcome.failed or outcome.wire_mismatches or gates:
+    # the verdict results.json records (govkit.results.gates.run_gates), as the report
+    # and summary.md show it
+    gates = doc.get("gates")
+    if gates:
+        for line in gates["failures"]:
+            err.print(f"govkit: gate: {line}", markup=False)
+        err.print(f"govkit: {verdict_line(gates)}", markup=False)
+    if outcome.failed or outcome.wire_mismatches or (gates and not gates["passed"]):
         raise typer.Exit(EXIT_INVALID)
 
 

@@ -22,6 +22,7 @@ from govkit.catalog.rti_published import DEFAULT_SOURCE
 from govkit.common.findings import shown_as_escapes
 from govkit.report.wire_section import WireSection
 from govkit.results.flags import advice, short_label
+from govkit.results.gates import verdict_line
 
 DASH = "\u2013"  # shown wherever a value does not exist
 
@@ -130,6 +131,16 @@ class Flag:
     @property
     def advice(self) -> str:
         return advice(self.code)
+
+
+@dataclass(frozen=True)
+class FloorRow:
+    """A flagged row of the A/A noise floor (govkit.results.summary.noise_floor): listed
+    with the points' flags, as --fail-on-flag and the terminal read it."""
+    mode: str
+    size: int
+    flags: list[Flag]
+    anchor: str = ""
 
 
 Interval = tuple[float, float]
@@ -354,6 +365,8 @@ class ReportModel:
     stored_summary: list[str]              # how the stored summary differs (empty: equal)
     stored_summary_missing: bool = False
     shortened_texts: int = 0               # texts cut to MAX_SHOWN_CHARS (shorten_long_texts)
+    floor_flagged: list[FloorRow] = field(default_factory=list)   # the A/A rows' flags
+    gates: dict | None = None              # govkit.results.gates.run_gates: the verdict
     published_source: str = DEFAULT_SOURCE
     result_count: int = 0
     figures: list[Figure] = field(default_factory=list)
@@ -421,10 +434,16 @@ class ReportModel:
         return [p for p in self.points if p.warnings]
 
     @property
+    def gates_line(self) -> str:
+        """The gates' verdict in the words of the terminal and summary.md ("" if none)."""
+        return verdict_line(self.gates) if self.gates else ""
+
+    @property
     def flag_codes(self) -> list[Flag]:
-        """One flag per code present in the run (warnings first), for its advice."""
+        """One flag per code present in the run, the A/A floor's included (warnings first),
+        for its advice."""
         seen: dict[str, Flag] = {}
-        for p in self.points:
+        for p in [*self.points, *self.floor_flagged]:
             for f in p.flags:
                 seen.setdefault(f.code, f)
         return sorted(seen.values(), key=lambda f: (not f.warning, f.code))

@@ -35,6 +35,7 @@ from govkit.report.model import (
     Failure,
     Figure,
     Flag,
+    FloorRow,
     Governance,
     Headline,
     Overhead,
@@ -71,6 +72,7 @@ from govkit.results.check import SCHEMA, Malformed, check_results, json_excerpt
 from govkit.results.discovery import MODE as DISCOVERY
 from govkit.results.figures import FIGURES
 from govkit.results.flags import flag_advice
+from govkit.results.gates import run_gates
 from govkit.results.paired import ESTIMATOR
 from govkit.results.store import RESULTS_NAME, load_results
 from govkit.runners.network import Network
@@ -147,9 +149,30 @@ def build_report_model(doc: Any, source: str = RESULTS_NAME) -> ReportModel:
         model.shortened_texts = shortened
         model.wire = wire
         model.headline = headline(doc, summary, summarizer)
+        _add_floor_and_gates(model, doc, summary, summarizer.overheads)
         return model
     except Malformed as e:
         raise GovkitError(f"{source}: {e}", EXIT_USAGE) from None
+
+
+def _add_floor_and_gates(model: ReportModel, doc: dict, summary: list[dict],
+                         overheads: dict) -> None:
+    """The A/A rows' flags among the page's flags and in its advice, as the terminal's
+    closing lines and --fail-on-flag read them (results.flagged_points); the gates'
+    verdict recomputed (govkit.results.gates.run_gates), and said if the stored one
+    differs."""
+    floor = results.noise_floor(doc, overheads) \
+        + results.noise_floor(doc, overheads, mode="throughput")
+    model.floor_flagged = [FloorRow(r["mode"], r["size"], [
+        Flag(f["code"], f["severity"], f["reason"]) for f in r["flags"]],
+        f"floor-flags-{i}") for i, r in enumerate(floor) if r["flags"]]
+    points = [row for row in summary if row["mode"] != DISCOVERY]
+    model.advice = flag_advice(results.flagged_points(points, floor))
+    model.gates = run_gates(doc, summary, overheads)
+    stored = doc.get("gates")
+    if stored is not None and json.loads(json.dumps(model.gates)) != stored:
+        model.stored_summary.append("the gates' stored verdict "
+                                    f"({json_excerpt(stored)}) is not the recomputed one")
 
 
 def _build(doc: dict, summary: list[dict], records: list[dict]) -> ReportModel:

@@ -20,6 +20,7 @@ from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.common.fsutil import write_atomic
 from govkit.common.inputs import read_input
 from govkit.common.limits import MAX_RESULTS_BYTES
+from govkit.results.gates import run_gates
 from govkit.results.perftest_csv import csv_name, to_csv
 from govkit.results.summary import Summarizer, all_records, point_key, repeat_key
 from govkit.runners.network import Network
@@ -173,6 +174,11 @@ class ResultStore:
         writes the summary and the CSVs, and `govkit report` recomputes all anyway)."""
         if summary or "summary" not in self.doc:
             self.doc["summary"] = self.summarizer.summarize(self.doc)
+            gates = run_gates(self.doc, self.doc["summary"], self.summarizer.overheads)
+            if gates is None:
+                self.doc.pop("gates", None)
+            else:
+                self.doc["gates"] = gates
         write_atomic(self.json_path, json.dumps(self.doc, indent=2) + "\n")
         self.saved_at = time.monotonic()
         if not summary:

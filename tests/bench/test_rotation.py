@@ -24,6 +24,7 @@ from govkit.bench.rotation import (
 )
 from govkit.catalog.profiles import get_profile
 from govkit.results import paired, stats
+from govkit.results.gates import verdict_line
 from govkit.results.perftest_csv import csv_name
 
 GOVKIT = str(Path(sys.executable).with_name("govkit"))
@@ -135,6 +136,15 @@ def test_rotating_run_end_to_end(tmp_path):
     assert len(gates) == 2 and all("above --max-ratio rtps_sign=1.01" in x for x in gates)
     assert "(at least 3, and 20 per arm)" in r.stderr, r.stderr    # the run's first line
     doc = json.loads((tmp_path / "res/results.json").read_text())
+    # the verdict reads the same on stderr, in results.json, report.html and summary.md
+    # (issue 37, item 7: it was on stderr only)
+    assert doc["settings"]["gates"] == {"fail_on_flag": [], "max_ratio": {"rtps_sign": 1.01}}
+    assert doc["gates"]["passed"] is False
+    assert [x.removeprefix("govkit: gate: ") for x in gates] == doc["gates"]["failures"]
+    verdict = verdict_line(doc["gates"])
+    assert f"govkit: {verdict}" in r.stderr.splitlines()
+    assert verdict in (tmp_path / "res/report.html").read_text()
+    assert verdict in (tmp_path / "res/summary.md").read_text()
     assert doc["schema"] == "govkit.bench/3" and doc["runner"] == "cyclone"
     # the machine the ratios are of: CPU, its crypto extensions, OpenSSL (issue 37, item 10)
     env = doc["environment"]
