@@ -7,6 +7,9 @@ so that CI cannot go green without having run them.
 
 from __future__ import annotations
 
+import os
+import selectors
+import time
 from functools import cache
 from pathlib import Path
 
@@ -72,3 +75,25 @@ def measure(bundle: Bundle, workdir: Path, **kwargs):
 
 def everything(outputs: dict[str, ProcessOutput]) -> str:
     return "\n".join(o.stdout + o.stderr for o in outputs.values())
+
+
+def read_until(stream, text: str, timeout: float) -> str:
+    """What a child process writes to `stream` (its stdout or stderr pipe), up to and
+    including the first chunk holding `text`: the event a test waits for, never a sleep.
+    `timeout` only bounds a failure (AssertionError with what was read); the stream's own
+    buffer is bypassed, so communicate() reads on from there."""
+    fd, got, wanted = stream.fileno(), b"", text.encode()
+    deadline = time.monotonic() + timeout
+    with selectors.DefaultSelector() as sel:
+        sel.register(fd, selectors.EVENT_READ)
+        while wanted not in got:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"no {text!r} within {timeout:g} s; read {got[-2000:]!r}")
+            if sel.select(left):
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    raise AssertionError(f"the stream ended before {text!r}; read "
+                                         f"{got[-2000:]!r}")
+                got += chunk
+    return got.decode(errors="replace")
