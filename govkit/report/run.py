@@ -69,7 +69,7 @@ from govkit.report.wire_section import WireMalformed, build_wire_section
 from govkit.results import stats
 from govkit.results import summary as results
 from govkit.results.check import SCHEMA, Malformed, check_results, json_excerpt
-from govkit.results.discovery import MODE as DISCOVERY
+from govkit.results.discovery import DISCOVERY_MODE as DISCOVERY
 from govkit.results.figures import FIGURES
 from govkit.results.flags import flag_advice
 from govkit.results.gates import run_gates

@@ -7,7 +7,7 @@ from rich.text import Text
 
 from govkit.catalog.profiles import BASELINE
 from govkit.results import figures
-from govkit.results.discovery import MODE as DISCOVERY
+from govkit.results.discovery import DISCOVERY_MODE as DISCOVERY
 from govkit.results.figures import FIGURES
 from govkit.results.flags import short_label
 from govkit.runners.network import DEFAULT, Network, sort_key

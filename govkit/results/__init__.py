@@ -11,6 +11,7 @@ _EXPORTS = {
     "AA_ARM": "paired",
     "ANY_WARNING": "flags",
     "BASELINE_ARM": "paired",
+    "DISCOVERY_MODE": "discovery",
     "ESTIMATOR": "paired",
     "FIGURES": "figures",
     "FLAGS": "flags",
@@ -27,6 +28,7 @@ _EXPORTS = {
     "flag_advice": "flags",
     "flagged_points": "summary",
     "gate_failures": "gates",
+    "gate_settings": "gates",
     "json_excerpt": "check",
     "key_of": "summary",
     "load_line": "summary",
@@ -37,9 +39,11 @@ _EXPORTS = {
     "point_key": "summary",
     "repeat_figures": "stats",
     "rotation_widths": "summary",
+    "run_gates": "gates",
     "short_label": "flags",
     "tail_p99": "figures",
     "variant_differences": "summary",
+    "verdict_line": "gates",
 }
 __all__ = sorted(_EXPORTS)
 __getattr__ = lazy_face(__name__, _EXPORTS)

@@ -24,7 +24,7 @@ from govkit.runners.network import DEFAULT
 
 STATISTIC = ("median over groups of the time until every participant had matched every "
              "other (s)")
-MODE = "discovery"          # a discovery row's mode in the summary
+DISCOVERY_MODE = "discovery"    # a discovery row's mode in the summary
 
 
 def _as_slot(group: dict) -> dict:
@@ -48,7 +48,7 @@ def discovery_rows(doc: dict) -> list[dict]:
         mine = [g for g in groups if g["profile"] == profile]
         ok = [g for g in mine if g["status"] == "ok"]
         # no payload is sent: a row's `size` is None, its group size is `peers`
-        row = {"profile": profile, "mode": MODE, "size": None, **DEFAULT.to_json(),
+        row = {"profile": profile, "mode": DISCOVERY_MODE, "size": None, **DEFAULT.to_json(),
                "peers": mine[0]["peers"], "statistic": STATISTIC, "unit": "s",
                "estimate": None, "ci95": None, "ci_halfwidth_pct": None,
                "repeats": len(ok), "failed_repeats": len(mine) - len(ok), "seconds": None,

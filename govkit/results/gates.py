@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 
 from govkit.common.errors import EXIT_USAGE, GovkitError
-from govkit.results.discovery import MODE as DISCOVERY
+from govkit.results.discovery import DISCOVERY_MODE as DISCOVERY
 from govkit.results.flags import ANY_WARNING, FLAGS
 from govkit.results.summary import flagged_points, noise_floor
 from govkit.runners.network import DEFAULT, Network
