@@ -1,7 +1,7 @@
 """Sphinx configuration: MyST Markdown, built offline (`sphinx-build -W docs docs/_build`).
 
-The reference pages under docs/reference/ that are not checked in are generated from the
-code at every build (docs/_ext/govkit_reference.py).
+The generated reference pages under docs/reference/ are written from the code at every
+build (docs/_ext/govkit_reference.py) and committed; a test fails when one is stale.
 """
 
 import sys

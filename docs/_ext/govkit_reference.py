@@ -1,9 +1,15 @@
-"""Reference pages generated from the code at every docs build (Sphinx `builder-inited`).
+"""Reference pages generated from the code (Sphinx `builder-inited`, and by hand).
 
 The CLI from the typer app, the lint rules from their registry, the profiles and runners
 from the catalog, the exit codes, flags and figures from their tables: each page is
-written into docs/reference/ (git-ignored) before Sphinx reads the sources, so a changed
-option's help or a new rule changes the page, and no hand copy can drift.
+written into docs/reference/ before Sphinx reads the sources, so a changed option's help
+or a new rule changes the page, and no hand copy can drift.
+
+The pages are committed too, so the guides' and `--help`'s links work in a clone and on
+GitHub without a docs build. tests/project/test_docs.py fails when one is stale; after
+changing what a page shows, regenerate them all with
+
+    .venv/bin/python docs/_ext/govkit_reference.py
 """
 
 from __future__ import annotations
@@ -226,6 +232,21 @@ def write_pages(directory: Path = REFERENCE) -> list[Path]:
     return written
 
 
+def stale_pages(directory: Path = REFERENCE) -> list[str]:
+    """The pages whose committed text is not what the code generates now."""
+    return [name for name, page in PAGES.items()
+            if not (directory / name).exists() or (directory / name).read_text() != page()]
+
+
 def setup(app):
     app.connect("builder-inited", lambda _app: write_pages())
     return {"parallel_read_safe": True, "parallel_write_safe": True}
+
+
+if __name__ == "__main__":      # regenerate the committed pages
+    import sys
+    sys.path.insert(0, str(HERE.parent.parent))
+    stale = stale_pages()
+    write_pages()
+    print("rewrote " + ", ".join(f"docs/reference/{n}" for n in stale) if stale
+          else "every page in docs/reference/ is current")

@@ -68,6 +68,30 @@ def test_changing_an_options_help_changes_the_page(reference):
     assert before != after
 
 
+def test_the_committed_reference_pages_are_current(reference):
+    """The generated pages are committed (issue 37: git-ignored, the guides' and --help's
+    links were broken in a clone and on GitHub); one that no longer says what the code
+    does fails here, naming the command that rewrites them."""
+    committed = sorted(p.name for p in (ROOT / "docs" / "reference").glob("*.md"))
+    assert set(reference.PAGES) <= set(committed)
+    tracked = subprocess.run(["git", "ls-files", "docs/reference"], cwd=ROOT,
+                             capture_output=True, text=True)
+    if tracked.returncode == 0:          # (a wheel's sdist or a tarball has no git)
+        assert {f"docs/reference/{n}" for n in reference.PAGES} <= \
+            set(tracked.stdout.split()), "reference pages not committed"
+    stale = reference.stale_pages()
+    assert not stale, (f"stale: {', '.join(stale)}; regenerate with "
+                       "`.venv/bin/python docs/_ext/govkit_reference.py` and commit them")
+
+
+def test_a_changed_table_makes_its_page_stale(reference, tmp_path):
+    reference.write_pages(tmp_path)
+    assert reference.stale_pages(tmp_path) == []
+    page = tmp_path / "exit-codes.md"
+    page.write_text(page.read_text().replace("success", "succes"))
+    assert reference.stale_pages(tmp_path) == ["exit-codes.md"]
+
+
 def test_the_lint_rule_page_is_the_registry(reference):
     page = reference.lint_rules_page()
     for r in RULES.values():
