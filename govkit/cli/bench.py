@@ -40,6 +40,7 @@ from govkit.cli.common import (
     json_document,
     out,
     print_lines,
+    require_bench_extra,
     run,
     use_profiles_file,
     wide,
@@ -244,6 +245,9 @@ def bench(
         parse_peer_addresses,
         parse_transports,
     )
+    if not dry_run:
+        require_bench_extra("govkit bench", ("numpy",) if no_report
+                            else ("numpy", "matplotlib"))
     host_map = run(parse_hosts, hosts)
     chosen = _chosen_profiles(profile, all_profiles, profiles_file, governance, runner)
     fail_on = run(parse_fail_on_flags, fail_on_flag)          # refused before the run starts
@@ -397,6 +401,7 @@ def report(
 ):
     """Write report.html and summary.md for a results directory; for two or more (e.g. a
     ddsperf run and a fastdds run), compare.html and compare.md side by side."""
+    require_bench_extra("govkit report")
     from govkit.report.compare import write_reports
     from govkit.report.terminal import compare_table
     html, md, model = run(write_reports, run_dirs, out_dir)

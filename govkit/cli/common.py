@@ -144,6 +144,29 @@ def run(fn, *args, **kwargs):
         fail(GovkitError(f"{one_line(e.filename)}: {e.strerror}" if e.filename else str(e)))
 
 
+# What `pip install govkit` leaves out and `pip install 'govkit[bench]'` adds (pyproject.toml's
+# optional dependencies): the statistics and the plots of bench and report. lint, validate,
+# sign, verify, generate, the PKI and export run without them.
+BENCH_EXTRA = {"numpy": "the statistics", "matplotlib": "the report's plots"}
+
+
+def require_bench_extra(command: str, modules=tuple(BENCH_EXTRA)) -> None:
+    """One line and exit 2, before any work, when `command` needs what the `bench` extra
+    installs and it is missing (it was exit 3, a ModuleNotFoundError, after the work)."""
+    import importlib.util
+    missing = []
+    for name in modules:
+        try:
+            found = importlib.util.find_spec(name) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            missing.append(f"{name} ({BENCH_EXTRA[name]})")
+    if missing:
+        fail(GovkitError(f"{command} needs {' and '.join(missing)}, which a lint-only "
+                         f"install leaves out: pip install 'govkit[bench]'"))
+
+
 def comma_list(values: list[str] | None) -> list[str] | None:
     """A list option's values, each split at commas: `--profile none,rtps_sign` and
     `--profile none --profile rtps_sign` give the same list (every list option of names or

@@ -114,3 +114,28 @@ def test_the_docs_build_offline_with_warnings_as_errors(tmp_path):
     cli = (tmp_path / "html" / "reference" / "cli.html").read_text()
     assert "govkit bench" in cli and "--target-ci" in cli
     assert (tmp_path / "html" / "reference" / "lint-rules.html").exists()
+
+
+def test_the_ci_example_is_short_and_each_govkit_line_parses(tmp_path, monkeypatch):
+    """issue 37: a GitHub Actions example (lint -> SARIF upload, bench with gates); every
+    govkit command in it parsed by that command's own parser (an option renamed breaks
+    this test, not a user's pipeline)."""
+    import re
+    import shlex
+    text = (ROOT / "docs" / "guide" / "ci.md").read_text()
+    (workflow,) = re.findall(r"```yaml\n(.*?)```", text, re.S)
+    assert len(workflow.splitlines()) <= 16
+    assert "upload-sarif" in workflow and "--output-format sarif" in workflow
+    group = typer.main.get_command(app)
+    ctx = group.context_class(group, info_name="govkit")
+    monkeypatch.chdir(tmp_path)
+    lines = [line.split("run: ", 1)[1] for line in workflow.splitlines() if "run: " in line]
+    commands = [c.strip() for line in lines for c in line.split("&&")
+                if c.strip().startswith("govkit ")]
+    assert [c.split()[1] for c in commands] == ["lint", "bench"]
+    for line in commands:
+        words = shlex.split(line)
+        words = words[:words.index(">")] if ">" in words else words
+        command = group.get_command(ctx, words[1])
+        assert command.make_context(words[1], words[2:], parent=ctx).params
+    assert "--max-ratio" in commands[1] and "--fail-on-flag" in commands[1]
