@@ -1,8 +1,8 @@
 """Sphinx configuration: MyST Markdown, built offline (`sphinx-build -W docs docs/_build`).
 
-The reference pages under docs/reference/ that are not checked in, and the fragments in
-docs/_generated/ that other pages include, are generated from the
-code at every build (docs/_ext/govkit_reference.py).
+The generated reference pages under docs/reference/ are written from the code at every
+build (docs/_ext/govkit_reference.py) and committed; a test fails when one is stale. The
+fragments in docs/_generated/ that other pages include are generated at every build.
 """
 
 import sys

@@ -1,12 +1,18 @@
-"""Reference pages generated from the code at every docs build (Sphinx `builder-inited`).
+"""Reference pages generated from the code (Sphinx `builder-inited`, and by hand).
 
 The CLI from the typer app, the lint rules from their registry, the profiles and runners
 from the catalog, the exit codes, flags and figures from their tables: each page is
-written into docs/reference/ (git-ignored) before Sphinx reads the sources, so a changed
-option's help or a new rule changes the page, and no hand copy can drift. The layout
-page's table of stages and their import graph (docs/development/layout.md includes it from
+written into docs/reference/ before Sphinx reads the sources, so a changed option's help
+or a new rule changes the page, and no hand copy can drift. The layout page's table of
+stages and their import graph (docs/development/layout.md includes it from
 docs/_generated/) come from the stages' docstrings, the layers contract in pyproject.toml
 and the imports in the code; tests/project/test_layout.py holds the code to what it says.
+
+The reference pages are committed too, so the guides' and `--help`'s links work in a clone
+and on GitHub without a docs build. tests/project/test_docs.py fails when one is stale;
+after changing what a page shows, regenerate them all with
+
+    .venv/bin/python docs/_ext/govkit_reference.py
 """
 
 from __future__ import annotations
@@ -406,6 +412,21 @@ def write_pages(directory: Path = REFERENCE, fragments: Path = GENERATED) -> lis
     return written
 
 
+def stale_pages(directory: Path = REFERENCE) -> list[str]:
+    """The pages whose committed text is not what the code generates now."""
+    return [name for name, page in PAGES.items()
+            if not (directory / name).exists() or (directory / name).read_text() != page()]
+
+
 def setup(app):
     app.connect("builder-inited", lambda _app: write_pages())
     return {"parallel_read_safe": True, "parallel_write_safe": True}
+
+
+if __name__ == "__main__":      # regenerate the committed pages
+    import sys
+    sys.path.insert(0, str(HERE.parent.parent))
+    stale = stale_pages()
+    write_pages()
+    print("rewrote " + ", ".join(f"docs/reference/{n}" for n in stale) if stale
+          else "every page in docs/reference/ is current")

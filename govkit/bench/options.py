@@ -85,7 +85,8 @@ def parse_rekeys(values) -> list[int]:
     when not given: the runtime's default (Fast DDS 32; Cyclone never renews)."""
     out = []
     for text in _items(values):
-        if not text.isdigit() or not 1 <= int(text) <= MAX_REKEY:
+        # ASCII digits only: "²".isdigit() holds, and int("²") raises
+        if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= MAX_REKEY:
             raise GovkitError(f"invalid --rekey {text!r}: a whole number of messages per "
                               f"session key, 1 .. {MAX_REKEY}")
         out.append(int(text))
@@ -101,7 +102,7 @@ def parse_modes(text: str) -> list[str]:
     return [text]
 
 
-_DURATION_RE = re.compile(r"(\d{1,9})(s|m|h)?")
+_DURATION_RE = re.compile(r"(\d{1,9})(s|m|h)?", re.ASCII)
 
 
 def parse_budget(text: str) -> int:
@@ -158,6 +159,8 @@ class BenchOptions:
     # cipher × rekey; empty: the runtime's defaults, nothing set
     ciphers: list[str] = field(default_factory=list)
     rekeys: list[int] = field(default_factory=list)
+    # --fail-on-flag, --max-ratio: results.json's settings.gates (govkit.results.gates)
+    gates: dict | None = None
 
     @property
     def variants(self) -> list[CryptoVariant]:

@@ -154,7 +154,9 @@ def round_plan(arms: list[Arm], lanes: list[tuple[str, int]], instances: int, se
     `none X1 none X2 … none`, the other arms shuffled, each arm's instance taken in turn
     and `none`'s alternating inside the round, so every comparison has both of them.
     `active` (arm, mode, size): only these arms get slots (the A/A arm whenever its lane has
-    any other), so rounds after the minimum go to the intervals still wider than the target."""
+    any other), so rounds after the minimum go to the intervals still wider than the target;
+    a lane where only the A/A arm is still wide gets `none A/A none` (a run stopped at round
+    20 with budget left and a wide A/A arm, then advised a larger budget: issue 37)."""
     rand = random.Random(f"govkit/{seed}/rotation/{rnd}")
     order = list(lanes)
     rand.shuffle(order)
@@ -164,7 +166,7 @@ def round_plan(arms: list[Arm], lanes: list[tuple[str, int]], instances: int, se
         others = [a for a in arms if a.name != BASELINE_ARM]
         if active is not None:
             wanted = {a.name for a in others if (a.name, *lane) in active}
-            if not wanted - {AA_ARM}:
+            if not wanted:
                 continue
             others = [a for a in others if a.name in wanted or a.name == AA_ARM]
         rand.shuffle(others)
@@ -238,8 +240,7 @@ def run_rotation(runner: RotatingRunner, arms: list[Arm], bundles: dict[str, Bun
             t0 = time.monotonic()
             plan = round_plan(arms, lanes, rs.instances, seed, rnd, active)
             if not plan:
-                outcome.notes.append(f"every profile's ratio within ±{rs.target_ci:g}% after "
-                                     f"{done} rounds (the A/A arm's is wider: see its flags)")
+                outcome.notes.append(f"no interval left to narrow after {done} rounds")
                 break
             for (mode, size), seq in plan:
                 rows = []

@@ -105,7 +105,8 @@ def _settings(opts: BenchOptions, runner, pin: Pinning, realtime: tuple[bool, st
             "idle": AWAKE_METHOD if opts.keep_awake else IDLE_METHOD,
             "min_repeats": opts.repeat,
             "max_repeats": opts.max_repeat, "target_ci_pct": opts.target_ci,
-            "budget_s": opts.budget, "seed": seed, "method": runner.method(),
+            "budget_s": opts.budget, "seed": seed, "gates": opts.gates,
+            "method": runner.method(),
             "interval": DISCOVERY_INTERVAL_METHOD if opts.modes == [DISCOVERY]
             else (f"latency (rotation): {PAIRED_INTERVAL_METHOD} Other points: "
                   f"{INTERVAL_METHOD}") if runner_info(runner.name).rotates
@@ -134,9 +135,10 @@ def _resumed_store(opts: BenchOptions, settings: dict, console) -> ResultStore |
     store = ResultStore.load(out)
     check_resumable(store.doc["settings"], settings, out / RESULTS_NAME,
                     (store.doc.get("rotation") or {}).get("settings"), opts.rotation.to_json())
-    console.print(f"resuming {out}: {len(store.completed())} completed repeat(s) kept")
-    # Same seed (same order) as before; the new repeat, budget and target settings apply.
-    for key in ("min_repeats", "max_repeats", "target_ci_pct", "budget_s"):
+    console.print(f"resuming {out}: {store.kept()}")
+    # Same seed (same order) as before; the new repeat, budget, target and gate settings
+    # apply.
+    for key in ("min_repeats", "max_repeats", "target_ci_pct", "budget_s", "gates"):
         store.doc["settings"][key] = settings[key]
     return store
 
@@ -157,6 +159,10 @@ def _run_bench(opts: BenchOptions, console) -> BenchOutcome:
     runner = get_runner(opts.runner, **opts.runner_options)
     cells = [Cell(p, m, s, n) for p in opts.profiles for m in opts.point_modes
              for s in opts.sizes for n in opts.networks]
+    if any(rotates(runner, c, opts.rotate_throughput) for c in cells):
+        # a rotation without `none` is refused here, not after signing and writing an
+        # empty results.json (issue 37, item 12)
+        arms_of(opts.profiles, True, opts.variants)
     seed = opts.seed if opts.seed is not None else random.randrange(1 << 31)
     pin = pinning(opts.pin)
     realtime = realtime_note(opts.realtime, opts.modes, opts.dry_run)

@@ -31,6 +31,7 @@ from govkit.check.vocabulary import (
 from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.common.findings import quote_value
 from govkit.common.inputs import read_input
+from govkit.common.toml_text import parse_toml
 from govkit.pki.vocabulary import DEFAULT_WARN_DAYS
 
 __all__ = ["LINT_DEFAULTS", "find_config", "lint_config", "lint_settings",
@@ -48,8 +49,8 @@ _CHOICES = {"target": tuple(TARGETS), "fail-on": SEVERITIES, "output-format": OU
 def _table(path: Path) -> dict | None:
     """The govkit table of `path` ([tool.govkit] in a pyproject.toml), None if it has none."""
     try:
-        doc = tomllib.loads(read_input(path, MAX_CONFIG_BYTES, "configuration file")
-                            .decode("utf-8"))
+        doc = parse_toml(read_input(path, MAX_CONFIG_BYTES, "configuration file")
+                         .decode("utf-8"), str(path))
     except UnicodeDecodeError:
         raise GovkitError(f"{path}: not UTF-8 text", EXIT_USAGE) from None
     except tomllib.TOMLDecodeError as e:

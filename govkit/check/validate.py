@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from govkit.catalog.targets import DEFAULT_TARGET, PORTABLE_TARGET, TARGETS
+from govkit.catalog.targets import DEFAULT_TARGET, PORTABLE_TARGET, TARGETS, VENDOR_TARGETS
 from govkit.check.rules.engine import lint_findings
 from govkit.check.xsd import cap_findings, xsd_findings
 from govkit.common.errors import EXIT_USAGE, GovkitError
@@ -67,10 +67,16 @@ def document_kind(root) -> DocumentKind:
         if kind is not None:
             return kind
     filename = root.getroottree().docinfo.URL or "<document>"
+    crash = ""
+    if not any(isinstance(child.tag, str) for child in root):   # an empty root (GK303's)
+        crashing = [t for t in VENDOR_TARGETS if local_name(root) in t.crashes_on_empty]
+        if crashing:
+            crash = (f"; empty, it crashes {' and '.join(t.title for t in crashing)} "
+                     f"({'; '.join(dict.fromkeys(t.crash_source for t in crashing))})")
     raise DocumentError([Finding(
         filename, root.sourceline or 1, 1,
         f"cannot tell the document kind: <{local_name(root)}> has neither a <domain_access_rules> "
-        "child (governance) nor a <permissions> child (permissions)")])
+        f"child (governance) nor a <permissions> child (permissions){crash}")])
 
 
 def _kind_from_filename(filename: str) -> DocumentKind | None:

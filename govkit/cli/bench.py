@@ -45,6 +45,7 @@ from govkit.cli.common import (
     json_option,
     out,
     print_lines,
+    require_bench_extra,
     use_profiles_file,
     wide,
 )
@@ -231,9 +232,13 @@ def bench(
         variant_table,
         wire_table,
     )
-    from govkit.results.discovery import discovery_rows
     from govkit.results.flags import flag_advice
-    from govkit.results.gates import gate_failures, parse_fail_on_flags, parse_max_ratios
+    from govkit.results.gates import (
+        gate_settings,
+        parse_fail_on_flags,
+        parse_max_ratios,
+        verdict_line,
+    )
     from govkit.results.store import RESULTS_NAME
     from govkit.results.summary import (
         flagged_points,
@@ -248,6 +253,9 @@ def bench(
         parse_peer_addresses,
         parse_transports,
     )
+    if not dry_run:
+        require_bench_extra("govkit bench", ("numpy",) if no_report
+                            else ("numpy", "matplotlib"))
     host_map = parse_hosts(hosts)
     chosen = _chosen_profiles(profile, all_profiles, profiles_file, governance, runner)
     fail_on = parse_fail_on_flags(fail_on_flag)          # refused before the run starts
@@ -273,7 +281,7 @@ def bench(
         paths=parse_paths(net, bool(host_map)), hosts=host_map,
         peer_addresses=parse_peer_addresses(peer_address), ssh_config=ssh_config,
         wire=wire, wire_pcap=wire_pcap, wire_leaks=leaks, ciphers=parse_ciphers(cipher),
-        rekeys=parse_rekeys(rekey))
+        rekeys=parse_rekeys(rekey), gates=gate_settings(fail_on, max_ratios))
     outcome = run_bench(opts, err.get())
     if dry_run:
         print_lines(outcome.dry_run_lines)
@@ -282,7 +290,7 @@ def bench(
     floor = noise_floor(doc) + noise_floor(doc, mode="throughput")
     for table in (latency_table(outcome.summary), noise_floor_table(floor),
                   variant_table(variant_differences(outcome.summary)),
-                  discovery_table(discovery_rows(doc)),
+                  discovery_table(outcome.summary),
                   throughput_table(outcome.summary), *network_table(outcome.summary),
                   wire_table(outcome.wire), leak_table(outcome.wire_profiles)):
         if table is not None:
@@ -290,7 +298,7 @@ def bench(
     print_lines(leak_sentences(outcome.wire_profiles))
     if load_line(doc):
         out.print(load_line(doc), markup=False, highlight=False)
-    if not no_report and (outcome.summary or discovery_rows(doc)):
+    if not no_report and outcome.summary:
         from govkit.report.run import write_report
         html, md = write_report(outcome.out)
         out.print(f"report: {html}", markup=False)
@@ -310,10 +318,14 @@ def bench(
     _print_wire_mismatches(outcome)
     if outcome.failed:
         err.print(f"govkit: {outcome.failed} repeat(s) failed (see above and results.json)")
-    gates = gate_failures(flagged, fail_on, max_ratios)
-    for line in gates:
-        err.print(f"govkit: gate: {line}", markup=False)
-    if outcome.failed or outcome.wire_mismatches or gates:
+    # the verdict results.json records (govkit.results.gates.run_gates), as the report
+    # and summary.md show it
+    gates = doc.get("gates")
+    if gates:
+        for line in gates["failures"]:
+            err.print(f"govkit: gate: {line}", markup=False)
+        err.print(f"govkit: {verdict_line(gates)}", markup=False)
+    if outcome.failed or outcome.wire_mismatches or (gates and not gates["passed"]):
         raise typer.Exit(EXIT_INVALID)
 
 
@@ -460,6 +472,7 @@ def report(
 ):
     """Write report.html and summary.md for a results directory; for two or more (e.g. a
     ddsperf run and a fastdds run), compare.html and compare.md side by side."""
+    require_bench_extra("govkit report")
     from govkit.bench.options import parse_sizes
     from govkit.report.compare import write_reports
     from govkit.report.terminal import compare_table, cost_table

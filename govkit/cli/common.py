@@ -15,7 +15,8 @@ import typer
 from govkit.catalog.profiles import PROFILES
 from govkit.catalog.runners import RUNNERS
 from govkit.catalog.targets import DEFAULT_TARGET, PORTABLE_TARGET, TARGETS
-from govkit.common.findings import printable
+from govkit.common.errors import GovkitError
+from govkit.common.findings import printable, without_surrogates
 
 # Start-up matters (`govkit --help` in well under 0.15 s): nothing heavy is imported here,
 # and the consoles are made on first use.
@@ -106,9 +107,10 @@ wide = _TableConsole()
 
 
 def json_text(obj) -> str:
-    """`obj` as indented JSON."""
+    """`obj` as indented JSON, valid UTF-8 whatever its strings hold (without_surrogates:
+    a file name that is not UTF-8)."""
     import json  # on use: govkit --help does not need it
-    return json.dumps(obj, indent=2)
+    return json.dumps(without_surrogates(obj), indent=2)
 
 
 def json_document(command: str, **fields) -> str:
@@ -125,6 +127,29 @@ def print_lines(lines) -> None:
     if text:
         sys.stdout.write(text)
         sys.stdout.flush()
+
+
+# What `pip install govkit` leaves out and `pip install 'govkit[bench]'` adds (pyproject.toml's
+# optional dependencies): the statistics and the plots of bench and report. lint, validate,
+# sign, verify, generate, the PKI and export run without them.
+BENCH_EXTRA = {"numpy": "the statistics", "matplotlib": "the report's plots"}
+
+
+def require_bench_extra(command: str, modules=tuple(BENCH_EXTRA)) -> None:
+    """One line and exit 2, before any work, when `command` needs what the `bench` extra
+    installs and it is missing (it was exit 3, a ModuleNotFoundError, after the work)."""
+    import importlib.util
+    missing = []
+    for name in modules:
+        try:
+            found = importlib.util.find_spec(name) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            missing.append(f"{name} ({BENCH_EXTRA[name]})")
+    if missing:
+        raise GovkitError(f"{command} needs {' and '.join(missing)}, which a lint-only "
+                          f"install leaves out: pip install 'govkit[bench]'")
 
 
 def comma_list(values: list[str] | None) -> list[str] | None:

@@ -25,7 +25,7 @@ from govkit import __version__
 from govkit.cli import artefacts, bench, check, export, pki
 from govkit.cli.common import err, out
 from govkit.cli.examples import epilog
-from govkit.common.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, GovkitError
+from govkit.common.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, GovkitError
 from govkit.common.findings import one_line
 
 # Start-up matters (`govkit --help` in well under 0.15 s): nothing heavy is imported here
@@ -89,6 +89,33 @@ app.add_typer(export_app, name="export")
 
 COMPLETE_VAR = "_GOVKIT_COMPLETE"       # set by the completion script when the shell asks
 SHELLS = ("bash", "zsh", "fish")
+# What typer's completion classes read from the environment besides COMPLETE_VAR (typer
+# 0.28, typer/_completion_classes.py): the bash script sets COMP_WORDS and COMP_CWORD, the
+# others _TYPER_COMPLETE_*. typer indexes os.environ and int()s COMP_CWORD unchecked.
+COMPLETION_VARS = ("COMP_WORDS", "COMP_CWORD", "_TYPER_COMPLETE_ARGS",
+                   "_TYPER_COMPLETE_FISH_ACTION", "_TYPER_COMPLETE_WORD_TO_COMPLETE")
+MAX_COMPLETION_CHARS = 1 << 16      # a command line a person completes is far shorter
+
+
+def completion_problem(environ) -> str | None:
+    """Why the completion request in `environ` cannot be answered (None: it can). A shell's
+    own script never sends these; anything else setting the variables gets one line."""
+    if environ.get(COMPLETE_VAR, "").startswith(("complete_bash", "bash_complete")):
+        missing = [v for v in ("COMP_WORDS", "COMP_CWORD") if v not in environ]
+        if missing:
+            return f"{' and '.join(missing)} not set (bash sets them)"
+        cword = environ["COMP_CWORD"]
+        if not (cword.isascii() and cword.isdigit() and len(cword) <= 6):
+            return f"COMP_CWORD must be a word index (0 to 999999), not {cword[:40]!r}"
+    for name in (COMPLETE_VAR, *COMPLETION_VARS):
+        value = environ.get(name, "")
+        if len(value) > MAX_COMPLETION_CHARS:
+            return f"{name} is {len(value)} characters long (at most {MAX_COMPLETION_CHARS})"
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:      # non-UTF-8 bytes, decoded with surrogateescape
+            return f"{name} is not UTF-8 text"
+    return None
 
 
 @app.command(epilog=epilog("completion"))
@@ -111,6 +138,10 @@ def _root(version: Annotated[bool, typer.Option("--version", help="Print the ver
 
 def main() -> None:
     if COMPLETE_VAR in os.environ:      # the shell asks for completions: typer's classes
+        problem = completion_problem(os.environ)
+        if problem:
+            err.print(f"govkit: completion: {problem}", markup=False)
+            sys.exit(EXIT_USAGE)
         from typer.completion import completion_init
         completion_init()
     try:

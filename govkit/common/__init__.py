@@ -9,7 +9,8 @@ findings, atomic writes and staging, worker pools, templates and resource paths.
 - `staging`: many files written durably without an fsync per file;
 - `workers`: work spread over the CPUs in a process pool that dies with govkit;
 - `templating`: the one Jinja2 environment, its compiled templates cached;
-- `paths`: where the templates, the schemas and the user's cache live.
+- `paths`: where the templates, the schemas and the user's cache live;
+- `toml_text`: TOML read after a linear check of its nesting (no input can make it recurse).
 
 May import: nothing in govkit.
 """

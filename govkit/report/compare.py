@@ -207,16 +207,27 @@ def _refuse_same_directory(dirs: list[Path]) -> None:
 
 
 def _refuse_same_run(dirs: list[Path], docs: tuple[dict, ...]) -> None:
-    """Two directories holding copies of one run (identical raw rows)."""
+    """Two directories holding copies of one run (identical raw rows: the per-repeat
+    records, a rotating run's slots and pairs, a discovery run's groups). A rotating run's
+    `results` is empty: reading that alone let a copy pass as another run (issue 37)."""
     seen: dict[str, Path] = {}
     for d, doc in zip(dirs, docs, strict=True):
-        if not doc["results"]:
+        raw = raw_rows(doc)
+        if not any(raw.values()):
             continue
-        digest = hashlib.sha256(json.dumps(doc["results"], sort_keys=True).encode()).hexdigest()
+        digest = hashlib.sha256(json.dumps(raw, sort_keys=True).encode()).hexdigest()
         if digest in seen:
             raise GovkitError(f"cannot compare {seen[digest]} with {d}: the same run given "
                               "twice (identical raw rows)", EXIT_USAGE)
         seen[digest] = Path(d)
+
+
+def raw_rows(doc: dict) -> dict:
+    """What a run measured, whatever its design: the rows no two runs share."""
+    rotation = doc.get("rotation") or {}
+    return {"results": doc.get("results") or [], "slots": rotation.get("slots") or [],
+            "pairs": rotation.get("pairs") or [],
+            "groups": (doc.get("discovery") or {}).get("groups") or []}
 
 
 def _attempted(model: ReportModel) -> set[tuple[str, int]]:

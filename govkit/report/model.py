@@ -8,6 +8,7 @@ neither of those modules has to import the other.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ from govkit.catalog.rti_published import DEFAULT_SOURCE
 from govkit.common.findings import shown_as_escapes
 from govkit.report.wire_section import WireSection
 from govkit.results.flags import advice, short_label
+from govkit.results.gates import verdict_line
 
 DASH = "\u2013"  # shown wherever a value does not exist
 
@@ -42,6 +44,39 @@ def shown_rows(rows: list, limit: int, always: Callable[[Any], bool],
             out.append(r)
             others[k] = others.get(k, 0) + 1
     return out
+
+# The most characters of one text from results.json a report page shows. A results.json
+# holding a 50 MB string (a command, an error, a profile name) made a report.html of
+# 100 MB, the string written twice. Longer texts end in SHORTENED's words instead; the
+# figures are computed from the whole document, and results.json keeps every text whole.
+MAX_SHOWN_CHARS = 10_000
+SHORTENED = "\u2026 [{more:,} more characters, sha256 {digest}; results.json holds the whole text]"
+
+
+def shorten_long_texts(doc: Any) -> int:
+    """Shorten, in place, every string of a parsed results.json longer than MAX_SHOWN_CHARS
+    to that length, ending in SHORTENED (how much is left out, and the whole text's digest,
+    so two long names that share their start stay two names); how many were shortened.
+    Raw rows (`raw`) are numbers and are not walked. No recursion; idempotent."""
+    count, stack = 0, [doc] if isinstance(doc, dict | list) else []
+    while stack:
+        node = stack.pop()
+        for key, value in (node.items() if type(node) is dict else enumerate(node)):
+            kind = type(value)
+            if kind is str and len(value) > MAX_SHOWN_CHARS:
+                node[key] = shortened(value)
+                count += 1
+            elif kind is dict and key != "raw" or kind is list:
+                stack.append(value)
+    return count
+
+
+def shortened(text: str) -> str:
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    tail = SHORTENED.format(more=len(text), digest=digest)      # its longest form
+    kept = MAX_SHOWN_CHARS - len(tail)
+    return text[:kept] + SHORTENED.format(more=len(text) - kept, digest=digest)
+
 
 _KIND_SUBJECT = {
     "rtps_protection_kind": "RTPS messages",
@@ -96,6 +131,16 @@ class Flag:
     @property
     def advice(self) -> str:
         return advice(self.code)
+
+
+@dataclass(frozen=True)
+class FloorRow:
+    """A flagged row of the A/A noise floor (govkit.results.summary.noise_floor): listed
+    with the points' flags, as --fail-on-flag and the terminal read it."""
+    mode: str
+    size: int
+    flags: list[Flag]
+    anchor: str = ""
 
 
 Interval = tuple[float, float]
@@ -333,6 +378,9 @@ class ReportModel:
     advice: list[str]                      # results.flags.flag_advice: one line per warning code
     stored_summary: list[str]              # how the stored summary differs (empty: equal)
     stored_summary_missing: bool = False
+    shortened_texts: int = 0               # texts cut to MAX_SHOWN_CHARS (shorten_long_texts)
+    floor_flagged: list[FloorRow] = field(default_factory=list)   # the A/A rows' flags
+    gates: dict | None = None              # govkit.results.gates.run_gates: the verdict
     published_source: str = DEFAULT_SOURCE
     result_count: int = 0
     figures: list[Figure] = field(default_factory=list)
@@ -348,6 +396,15 @@ class ReportModel:
     # variant against its reference, paired by round), and what the runtime let govkit vary
     variants: list[dict] = field(default_factory=list)
     crypto_defaults: str = ""
+
+    @property
+    def shortened_note(self) -> str:
+        """What the page says when it shortened texts of results.json ("" if none)."""
+        if not self.shortened_texts:
+            return ""
+        return (f"{self.shortened_texts} text(s) of results.json longer than "
+                f"{MAX_SHOWN_CHARS:,} characters are shortened on this page, each ending in "
+                f"how many characters are left out; results.json holds them whole.")
 
     @property
     def show_network(self) -> bool:
@@ -397,20 +454,28 @@ class ReportModel:
         return [p for p in self.points if p.warnings]
 
     @property
+    def gates_line(self) -> str:
+        """The gates' verdict in the words of the terminal and summary.md ("" if none)."""
+        return verdict_line(self.gates) if self.gates else ""
+
+    @property
     def flag_codes(self) -> list[Flag]:
-        """One flag per code present in the run (warnings first), for its advice."""
+        """One flag per code present in the run, the A/A floor's included (warnings first),
+        for its advice."""
         seen: dict[str, Flag] = {}
-        for p in self.points:
+        for p in [*self.points, *self.floor_flagged]:
             for f in p.flags:
                 seen.setdefault(f.code, f)
         return sorted(seen.values(), key=lambda f: (not f.warning, f.code))
 
     @property
     def environment_line(self) -> str:
-        """Cyclone DDS, OpenSSL and CPU on one line (for summary.md)."""
+        """Cyclone DDS, OpenSSL, CPU and its crypto extensions on one line (summary.md)."""
         env = dict(self.environment)
+        crypto = env.get("CPU crypto extensions")
         parts = [f"Cyclone DDS {env['Cyclone DDS']}" if "Cyclone DDS" in env else "",
-                 env.get("OpenSSL", ""), env.get("CPU", "")]
+                 env.get("OpenSSL", ""), env.get("CPU", ""),
+                 f"crypto extensions: {crypto}" if crypto else ""]
         return " · ".join(p for p in parts if p)
 
     @property

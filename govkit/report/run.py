@@ -36,6 +36,7 @@ from govkit.report.model import (
     Failure,
     Figure,
     Flag,
+    FloorRow,
     Governance,
     Headline,
     Point,
@@ -57,6 +58,7 @@ from govkit.report.model import (
     md_cell,
     md_code,
     md_finalize,
+    shorten_long_texts,
     shown_rows,
     shown_text,
     wbr,
@@ -68,14 +70,16 @@ from govkit.report.wire_section import MAX_WIRE_ROWS, WireMalformed, build_wire_
 from govkit.results import stats
 from govkit.results.check import SCHEMA, Malformed, check_results, json_excerpt
 from govkit.results.cost_model import cost_models, predict, stored
-from govkit.results.discovery import discovery_rows
+from govkit.results.discovery import DISCOVERY_MODE as DISCOVERY
 from govkit.results.figures import FIGURES
 from govkit.results.flags import flag_advice
+from govkit.results.gates import run_gates
 from govkit.results.paired import ESTIMATOR
 from govkit.results.store import RESULTS_NAME, load_results
 from govkit.results.summary import (
     Summarizer,
     base_profile,
+    flagged_points,
     load_line,
     noise_floor,
     point_key,
@@ -94,7 +98,8 @@ SUMMARY_NAME = "summary.md"
 
 # Environment keys shown first, with labels; any other key follows in document order.
 _ENV_LABELS = {
-    "cpu": "CPU", "cores": "Cores", "usable_cpus": "Usable CPUs", "kernel": "Kernel",
+    "cpu": "CPU", "cpu_crypto": "CPU crypto extensions", "cores": "Cores",
+    "usable_cpus": "Usable CPUs", "kernel": "Kernel",
     "cyclonedds": "Cyclone DDS", "fastdds": "Fast DDS (libfastrtps)",
     "fastdds_perf": "fastdds_perf build", "openssl": "OpenSSL", "govkit": "govkit",
     "python": "Python",
@@ -122,8 +127,10 @@ def build_report_model(doc: Any, source: str = RESULTS_NAME) -> ReportModel:
     """Validate a parsed results.json, recompute its figures from the raw rows and reduce
     it to what the report shows.
 
-    Raises GovkitError (exit 2) naming `source` and the first thing that is wrong.
+    Raises GovkitError (exit 2) naming `source` and the first thing that is wrong. Texts
+    longer than a page shows are shortened in `doc` itself (model.shorten_long_texts).
     """
+    shortened = shorten_long_texts(doc)
     try:
         check_results(doc)
         try:
@@ -139,12 +146,33 @@ def build_report_model(doc: Any, source: str = RESULTS_NAME) -> ReportModel:
             raise Malformed(f"cannot recompute the figures from the raw rows "
                              f"({type(e).__name__}: {e})") from None
         model = _build(doc, summary, summarizer.records)
+        model.shortened_texts = shortened
         model.wire = wire
         model.headline = headline(doc, summary, summarizer)
         model.cost_models = cost_models(doc)["models"] if doc.get("rotation") else []
+        _add_floor_and_gates(model, doc, summary, summarizer.overheads)
         return model
     except Malformed as e:
         raise GovkitError(f"{source}: {e}", EXIT_USAGE) from None
+
+
+def _add_floor_and_gates(model: ReportModel, doc: dict, summary: list[dict],
+                         overheads: dict) -> None:
+    """The A/A rows' flags among the page's flags and in its advice, as the terminal's
+    closing lines and --fail-on-flag read them (results.flagged_points); the gates'
+    verdict recomputed (govkit.results.gates.run_gates), and said if the stored one
+    differs."""
+    floor = noise_floor(doc, overheads) + noise_floor(doc, overheads, mode="throughput")
+    model.floor_flagged = [FloorRow(r["mode"], r["size"], [
+        Flag(f["code"], f["severity"], f["reason"]) for f in r["flags"]],
+        f"floor-flags-{i}") for i, r in enumerate(floor) if r["flags"]]
+    points = [row for row in summary if row["mode"] != DISCOVERY]
+    model.advice = flag_advice(flagged_points(points, floor))
+    model.gates = run_gates(doc, summary, overheads)
+    stored = doc.get("gates")
+    if stored is not None and json.loads(json.dumps(model.gates)) != stored:
+        model.stored_summary.append("the gates' stored verdict "
+                                    f"({json_excerpt(stored)}) is not the recomputed one")
 
 
 def _build(doc: dict, summary: list[dict], records: list[dict]) -> ReportModel:
@@ -157,6 +185,9 @@ def _build(doc: dict, summary: list[dict], records: list[dict]) -> ReportModel:
     for r in repeats:
         if r.ok:
             figures_of.setdefault(r.key, []).append(r.figures)
+    stored, missing = _stored_differences(doc, summary, repeats)    # every row, discovery's
+    discovery = [row for row in summary if row["mode"] == DISCOVERY]
+    summary = [row for row in summary if row["mode"] != DISCOVERY]
     points = [_point(row, i, figures_of) for i, row in enumerate(summary)]
     by_key: dict[tuple, list[dict]] = {}
     for r in records:
@@ -182,10 +213,10 @@ def _build(doc: dict, summary: list[dict], records: list[dict]) -> ReportModel:
     rank = {p.name: i for i, p in enumerate(order)}
     failures = sorted((_failure(r) for r in records if r["status"] != "ok"),
                       key=lambda f: (rank[f.profile], f.mode, f.size, f.repeat))
-    stored, missing = _stored_differences(doc, summary, repeats)
     env = doc.get("environment") or {}
-    environment = [(label, _setting_text(env[key])) for key, label in _ENV_LABELS.items()
-                   if env.get(key) is not None]
+    environment = [(label, crypto_text(env[key]) if key == "cpu_crypto"
+                    else _setting_text(env[key]))
+                   for key, label in _ENV_LABELS.items() if env.get(key) is not None]
     environment += [(key, _setting_text(v)) for key, v in env.items()
                     if key not in _ENV_LABELS and v is not None]
     return ReportModel(
@@ -209,7 +240,7 @@ def _build(doc: dict, summary: list[dict], records: list[dict]) -> ReportModel:
         stored_summary=stored, stored_summary_missing=missing, result_count=len(records),
         networks=[n.label for n in nets] or ["udp lo"],
         comparisons=[c for mode in MODES if (c := _comparison(mode, order, points, nets))],
-        path_text=_path_text(nets), discovery=discovery_rows(doc),
+        path_text=_path_text(nets), discovery=discovery,
         variants=variant_differences(summary),
         crypto_defaults=(settings.get("crypto") or {}).get("defaults") or "")
 
@@ -547,6 +578,16 @@ def _run_shape(settings: dict, rotation: dict | None = None) -> str:
     if "idle" in s:
         parts.append(s["idle"])
     return "; ".join(parts) + "." if parts else ""
+
+
+def crypto_text(extensions: Any) -> str:
+    """results.json's environment.cpu_crypto (name → present) as the report says it:
+    "AES-NI, VAES, SHA (no AVX-512)"."""
+    if not isinstance(extensions, dict):
+        return _setting_text(extensions)
+    have = [str(k) for k, v in extensions.items() if v is True]
+    lack = [str(k) for k, v in extensions.items() if v is not True]
+    return (", ".join(have) or "none of them") + (f" (no {', '.join(lack)})" if lack else "")
 
 
 def _setting_text(v: Any) -> str:

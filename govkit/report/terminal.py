@@ -7,6 +7,7 @@ from rich.text import Text
 
 from govkit.catalog.profiles import BASELINE
 from govkit.results import figures
+from govkit.results.discovery import DISCOVERY_MODE as DISCOVERY
 from govkit.results.figures import FIGURES
 from govkit.results.flags import short_label
 from govkit.runners.network import DEFAULT, Network, sort_key
@@ -281,9 +282,11 @@ def compare_table(model) -> Table | None:
     return table
 
 
-def discovery_table(rows: list[dict]) -> Table | None:
+def discovery_table(summary: list[dict]) -> Table | None:
     """`--mode discovery`: per profile, the time until every participant of a group had
-    matched every other, its interval, the median and first participant, the ratio."""
+    matched every other, its interval, the median and first participant, the ratio; the
+    summary's discovery rows as they are (govkit.results.discovery)."""
+    rows = [r for r in summary if r["mode"] == DISCOVERY]
     if not rows:
         return None
     table = Table(title=f"Discovery of {rows[0]['peers']} participants started together "

@@ -21,6 +21,7 @@ from govkit.common.fsutil import write_atomic
 from govkit.common.inputs import read_input
 from govkit.common.limits import MAX_RESULTS_BYTES
 from govkit.results.cost_model import cost_models, stored
+from govkit.results.gates import run_gates
 from govkit.results.perftest_csv import csv_name, to_csv
 from govkit.results.summary import Summarizer, all_records, point_key, repeat_key
 from govkit.runners.network import Network
@@ -94,6 +95,23 @@ class ResultStore:
     def completed(self) -> set[tuple]:
         return {repeat_key(r) for r in self.doc["results"] if r.get("status") == "ok"}
 
+    def kept(self) -> str:
+        """What `--resume` continues from, in words: completed repeats, and a rotating
+        run's rounds and a discovery run's groups (a rotating run has no repeats: it said
+        "0 completed repeat(s) kept" while keeping every round)."""
+        parts = []
+        repeats = len(self.completed())
+        rotation = self.doc.get("rotation") or {}
+        rounds, slots = len(rotation.get("rounds") or []), len(rotation.get("slots") or [])
+        groups = len((self.doc.get("discovery") or {}).get("groups") or [])
+        if repeats or not (rounds or slots or groups):
+            parts.append(f"{repeats} completed repeat(s)")
+        if rounds or slots:
+            parts.append(f"{rounds} rotation round(s) ({slots} slot(s))")
+        if groups:
+            parts.append(f"{groups} discovery group(s)")
+        return f"{' and '.join(parts)} kept"
+
     def records(self, key: tuple) -> list[dict]:
         return [r for r in self.doc["results"] if point_key(r) == key]
 
@@ -164,6 +182,11 @@ class ResultStore:
             self.doc["summary"] = self.summarizer.summarize(self.doc)
             if self.doc.get("rotation"):
                 self.doc["cost_model"] = stored(cost_models(self.doc))
+            gates = run_gates(self.doc, self.doc["summary"], self.summarizer.overheads)
+            if gates is None:
+                self.doc.pop("gates", None)
+            else:
+                self.doc["gates"] = gates
         write_atomic(self.json_path, json.dumps(self.doc, indent=2) + "\n")
         self.saved_at = time.monotonic()
         if not summary:

@@ -16,6 +16,7 @@ import statistics
 from govkit.catalog.profiles import BASELINE, PROFILES
 from govkit.catalog.rti_published import published_cipher_pair, published_overhead
 from govkit.results import paired, parallel, stats
+from govkit.results.discovery import discovery_rows
 from govkit.results.flags import flag
 from govkit.runners.network import LOSS_MEANING, Network
 from govkit.runners.network import sort_key as network_order
@@ -86,7 +87,8 @@ def summarize(doc: dict, summarizer: Summarizer | None = None) -> list[dict]:
     """One row per point (profile, mode, size, network): its statistic over all ok repeats
     with a 95 % interval, the overhead over `none` over the same network (ratio and what it
     adds, with intervals), RTI's published figures (UDP over a LAN without injected
-    loss, so only beside such points), and flags saying what looks wrong and why."""
+    loss, so only beside such points), and flags saying what looks wrong and why; then a
+    discovery run's rows (mode `discovery`: govkit.results.discovery)."""
     summarizer = summarizer or Summarizer()
     settings = doc.get("settings", {})
     target = settings.get("target_ci_pct")
@@ -194,7 +196,8 @@ def summarize(doc: dict, summarizer: Summarizer | None = None) -> list[dict]:
                                      f"per sample"))
         rows.append(row)
     add_variant_differences(rows, doc, summarizer, pairs.get("latency"))
-    return [_rounded(row) for row in rows]
+    # --mode discovery: its rows as they are (seconds, not rounded to 0.1 ms)
+    return [_rounded(row) for row in rows] + discovery_rows(doc)
 
 
 CPU_STATISTIC = (

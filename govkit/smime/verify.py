@@ -199,6 +199,16 @@ def _check_signer_info(si, sd: _SignedData, content: bytes, trusted: list[x509.C
         return
     result.signer = result.signer or cert.subject.rfc4514_string()
     problems += chain.check_signer(cert, sd.certificates, trusted, now)
+    for t in VENDOR_TARGETS:     # a later release that takes the Permissions CA alone
+        later = t.later
+        if later and later.permissions_signer == "ca" and t.permissions_signer != "ca" \
+                and trusted and cert != trusted[0]:
+            note = (f"signed by {cert.subject.rfc4514_string()}, not by the Permissions CA "
+                    f"certificate itself: {later.version} accepts only that one as the "
+                    f"signer (PKCS7_NOINTERN) and refuses it; this verdict is {t.title}'s "
+                    f"and OpenSSL's")
+            if note not in result.warnings:
+                result.warnings.append(note)
     for c in (cert, *trusted):
         note = chain.weak_key_warning(c)
         if note and note not in result.warnings:

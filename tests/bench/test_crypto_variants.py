@@ -202,6 +202,10 @@ def _refused(*args: str, cwd: Path) -> str:
      "only with --mode latency"),
     (("--runner", "fastdds", "--cipher", "aes128", "--wire"), "without --wire"),
     (("--runner", "fastdds", "--cipher", "aes512"), "invalid --cipher 'aes512'"),
+    # "²".isdigit() holds and int("²") raises: was exit 3 (issue 37, item 15)
+    (("--runner", "fastdds", "--rekey", "²"), "invalid --rekey '²'"),
+    (("--runner", "fastdds", "--rekey", "\u0663"), "invalid --rekey '\u0663'"),
+    (("--budget", "\u0663m"), "--budget"),
 ])
 def test_what_a_runtime_cannot_apply_is_refused_in_one_line(tmp_path, args, reason):
     assert reason in _refused(*args, cwd=tmp_path)

@@ -17,6 +17,7 @@ from helpers.procs import left_running, marked_env
 from govkit.bench.rotation import arms_of, budget_stop_note, round_plan
 from govkit.catalog.profiles import get_profile
 from govkit.results import paired
+from govkit.results.gates import verdict_line
 from govkit.results.perftest_csv import csv_name
 
 GOVKIT = str(Path(sys.executable).with_name("govkit"))
@@ -93,6 +94,13 @@ def test_round_plan_puts_none_between_every_arm_and_narrows_to_active_points():
     assert [lane for lane, _ in narrowed] == [("throughput", 1024)]
     assert [a.name for a, _ in narrowed[0][1]][1::2] in (["rtps_sign", paired.AA_ARM],
                                                          [paired.AA_ARM, "rtps_sign"])
+    # only the A/A arm still wide: its lane goes on (none A/A none) while the budget lasts,
+    # not a stop with budget left that then advises a larger one (issue 37, item 7)
+    floor_only = round_plan(arms, lanes, 2, seed=7, rnd=9,
+                            active={(paired.AA_ARM, "latency", 1024)})
+    assert [(lane, [a.name for a, _ in seq]) for lane, seq in floor_only] == [
+        (("latency", 1024), ["none", paired.AA_ARM, "none"])]
+    assert round_plan(arms, lanes, 2, seed=7, rnd=9, active=set()) == []
     with pytest.raises(Exception, match="--profile none"):
         arms_of([get_profile("rtps_sign")], aa=True)
 
@@ -112,7 +120,19 @@ def test_rotating_run_end_to_end(tmp_path):
     assert len(gates) == 2 and all("above --max-ratio rtps_sign=1.01" in x for x in gates)
     assert "(at least 3, and 20 per arm)" in r.stderr, r.stderr    # the run's first line
     doc = json.loads((tmp_path / "res/results.json").read_text())
+    # the verdict reads the same on stderr, in results.json, report.html and summary.md
+    # (issue 37, item 7: it was on stderr only)
+    assert doc["settings"]["gates"] == {"fail_on_flag": [], "max_ratio": {"rtps_sign": 1.01}}
+    assert doc["gates"]["passed"] is False
+    assert [x.removeprefix("govkit: gate: ") for x in gates] == doc["gates"]["failures"]
+    verdict = verdict_line(doc["gates"])
+    assert f"govkit: {verdict}" in r.stderr.splitlines()
+    assert verdict in (tmp_path / "res/report.html").read_text()
+    assert verdict in (tmp_path / "res/summary.md").read_text()
     assert doc["schema"] == "govkit.bench/3" and doc["runner"] == "cyclone"
+    # the machine the ratios are of: CPU, its crypto extensions, OpenSSL (issue 37, item 10)
+    machine = doc["environment"]
+    assert machine["cpu"] and machine["openssl"].startswith("OpenSSL") and "cpu_crypto" in machine
     assert doc["rotation"]["settings"]["min_arm_rounds"] == 20
     rot = doc["rotation"]
     # none, rtps_sign and the A/A arm, two pairs each, every one matched and timed
@@ -168,6 +188,19 @@ def test_rotating_run_end_to_end(tmp_path):
         assert resumed.returncode == 2, resumed.stderr
         assert f"--resume: {option} is {value} but the run" in resumed.stderr, resumed.stderr
     assert (tmp_path / "res/results.json").read_text() == before
+    # resumed with the same settings, it says what it keeps: the rounds, not "0 completed
+    # repeat(s)" (issue 37, item 12), and keeps every one of them
+    resumed = subprocess.run([GOVKIT, "bench", "--profile", "none", "--profile", "rtps_sign",
+                              "--sizes", "32,1024", "--rounds", "3", "--budget", "1", "--out",
+                              "res", "--resume", "--no-report"], cwd=tmp_path,
+                             capture_output=True, text=True, timeout=300,
+                             stdin=subprocess.DEVNULL)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert "resuming res: 3 rotation round(s) (30 slot(s)) kept" in resumed.stderr, \
+        resumed.stderr
+    assert "completed repeat(s)" not in resumed.stderr
+    again = json.loads((tmp_path / "res/results.json").read_text())["rotation"]
+    assert again["slots"][:len(rot["slots"])] == rot["slots"]
     # no cyclone_perf process and no CPU spinner of these runs outlived them
     assert left_running(mark) == []
     # the measured CPUs were kept awake, said so

@@ -7,8 +7,11 @@ so that CI cannot go green without having run them.
 
 from __future__ import annotations
 
+import os
 import re
+import selectors
 import subprocess
+import time
 from functools import cache
 from pathlib import Path
 
@@ -130,3 +133,25 @@ def fastdds_topic_alone(files: ParticipantFiles, role: str, topic: str, workdir:
         (["64"] if role == "pub" else [])
     done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
     return done.returncode, done.stdout + done.stderr
+
+
+def read_until(stream, text: str, timeout: float) -> str:
+    """What a child process writes to `stream` (its stdout or stderr pipe), up to and
+    including the first chunk holding `text`: the event a test waits for, never a sleep.
+    `timeout` only bounds a failure (AssertionError with what was read); the stream's own
+    buffer is bypassed, so communicate() reads on from there."""
+    fd, got, wanted = stream.fileno(), b"", text.encode()
+    deadline = time.monotonic() + timeout
+    with selectors.DefaultSelector() as sel:
+        sel.register(fd, selectors.EVENT_READ)
+        while wanted not in got:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"no {text!r} within {timeout:g} s; read {got[-2000:]!r}")
+            if sel.select(left):
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    raise AssertionError(f"the stream ended before {text!r}; read "
+                                         f"{got[-2000:]!r}")
+                got += chunk
+    return got.decode(errors="replace")

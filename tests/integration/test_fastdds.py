@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from cryptography.hazmat.primitives import serialization
 from helpers.dds import make_bundle, next_domain, with_file
-from helpers.fastdds import everything, measure, require_fastdds, run_pair
+from helpers.fastdds import everything, measure, read_until, require_fastdds, run_pair
 from helpers.signers import SignerVariant, make_cert
 
 from govkit.catalog.profiles import SECURED_PROFILES, get_profile
@@ -627,11 +627,19 @@ def test_a_stop_signal_deletes_the_participant_and_exits_0(tmp_path, sig):
     p = subprocess.Popen([require_fastdds(), "-i", str(next_domain()), "-w", "30", "-s",
                           str(props), "pong"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True)
-    time.sleep(1.5)
-    p.send_signal(sig)
-    out, err = p.communicate(timeout=15)
+    try:
+        # the signal once the participant exists (its line is out), not after a guess of
+        # 1.5 s: at load 4-5 the program was still starting, and SIGTERM found it before
+        # it created its participant (issue 37, item 16)
+        first = read_until(p.stdout, "new (self)", timeout=120)
+        p.send_signal(sig)
+        rest, err = p.communicate(timeout=120)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
     assert p.returncode == 0, err
-    assert "new (self)" in out and "error" not in err
+    assert "new (self)" in first + rest and "error" not in err
 
 
 @real

@@ -65,6 +65,30 @@ def test_changing_an_options_help_changes_the_page(reference):
     assert before != after
 
 
+def test_the_committed_reference_pages_are_current(reference):
+    """The generated pages are committed (issue 37: git-ignored, the guides' and --help's
+    links were broken in a clone and on GitHub); one that no longer says what the code
+    does fails here, naming the command that rewrites them."""
+    committed = sorted(p.name for p in (ROOT / "docs" / "reference").glob("*.md"))
+    assert set(reference.PAGES) <= set(committed)
+    tracked = subprocess.run(["git", "ls-files", "docs/reference"], cwd=ROOT,
+                             capture_output=True, text=True)
+    if tracked.returncode == 0:          # (a wheel's sdist or a tarball has no git)
+        assert {f"docs/reference/{n}" for n in reference.PAGES} <= \
+            set(tracked.stdout.split()), "reference pages not committed"
+    stale = reference.stale_pages()
+    assert not stale, (f"stale: {', '.join(stale)}; regenerate with "
+                       "`.venv/bin/python docs/_ext/govkit_reference.py` and commit them")
+
+
+def test_a_changed_table_makes_its_page_stale(reference, tmp_path):
+    reference.write_pages(tmp_path)
+    assert reference.stale_pages(tmp_path) == []
+    page = tmp_path / "exit-codes.md"
+    page.write_text(page.read_text().replace("success", "succes"))
+    assert reference.stale_pages(tmp_path) == ["exit-codes.md"]
+
+
 def test_the_lint_rule_page_is_the_registry(reference):
     page = reference.lint_rules_page()
     for r in rules_table():
@@ -105,3 +129,28 @@ def test_the_docs_build_offline_with_warnings_as_errors(tmp_path):
     assert (tmp_path / "html" / "reference" / "lint-rules.html").exists()
     layout = (tmp_path / "html" / "development" / "layout.html").read_text()
     assert "imports back up" in layout and "govkit.check" in layout
+
+
+def test_the_ci_example_is_short_and_each_govkit_line_parses(tmp_path, monkeypatch):
+    """issue 37: a GitHub Actions example (lint -> SARIF upload, bench with gates); every
+    govkit command in it parsed by that command's own parser (an option renamed breaks
+    this test, not a user's pipeline)."""
+    import re
+    import shlex
+    text = (ROOT / "docs" / "guide" / "ci.md").read_text()
+    (workflow,) = re.findall(r"```yaml\n(.*?)```", text, re.S)
+    assert len(workflow.splitlines()) <= 16
+    assert "upload-sarif" in workflow and "--output-format sarif" in workflow
+    group = typer.main.get_command(app)
+    ctx = group.context_class(group, info_name="govkit")
+    monkeypatch.chdir(tmp_path)
+    lines = [line.split("run: ", 1)[1] for line in workflow.splitlines() if "run: " in line]
+    commands = [c.strip() for line in lines for c in line.split("&&")
+                if c.strip().startswith("govkit ")]
+    assert [c.split()[1] for c in commands] == ["lint", "bench"]
+    for line in commands:
+        words = shlex.split(line)
+        words = words[:words.index(">")] if ">" in words else words
+        command = group.get_command(ctx, words[1])
+        assert command.make_context(words[1], words[2:], parent=ctx).params
+    assert "--max-ratio" in commands[1] and "--fail-on-flag" in commands[1]

@@ -645,3 +645,21 @@ def test_govkit_report_refusals_exit_2_with_one_line(tmp_path, case):
     assert r.stderr.count("\n") == 1 and r.stderr.startswith("govkit: "), r.stderr
     assert "Traceback" not in r.stderr and r.stdout == ""
     assert not (a / HTML_NAME).exists()
+
+
+def test_refuses_a_copy_of_a_rotating_run(tmp_path):
+    """A rotating run keeps its rows in `rotation`, and `results` is empty: the same-run
+    check read `results` alone, so a copy compared with itself undetected (issue 37,
+    item 12). A different run of the same shape still compares."""
+    rotation = Path(__file__).parent.parent / "data" / "report" / "rotation" / "results.json"
+    doc = json.loads(rotation.read_text())
+    assert doc["results"] == [] and doc["rotation"]["slots"]
+    a, b = runs_in(tmp_path, doc, doc)
+    assert _refused([a, b]) == (f"cannot compare {a} with {b}: the same run given twice "
+                                "(identical raw rows)")
+    doc["rotation"]["slots"][0]["p50"] += 0.5
+    c = tmp_path / "other"
+    c.mkdir()
+    (c / "results.json").write_text(json.dumps(doc))
+    html, _, _ = write_reports([a, c])
+    assert html.exists()

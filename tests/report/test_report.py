@@ -25,7 +25,7 @@ import pytest
 from helpers.html import interval, num, text, words
 
 from govkit.common.errors import EXIT_USAGE, GovkitError
-from govkit.report.model import DASH
+from govkit.report.model import DASH, md_cell
 from govkit.report.run import build_report_model, render_html, render_summary_md, write_report
 from govkit.results import stats
 from govkit.results.flags import FLAGS, flag_advice
@@ -749,6 +749,23 @@ def test_environment_commands_and_hashes(full):
         assert f["sha256"] in env and f["path"] in env
 
 
+def test_the_machine_its_crypto_extensions_and_openssl_open_the_report(tmp_path):
+    """issue 37, item 10: ratios are the machine's (rtps_sign 1.25× on one host, 1.74× on
+    another): the report and summary.md say on which CPU, with which crypto extensions and
+    which OpenSSL, at the top."""
+    doc = load("full")
+    doc["environment"]["cpu_crypto"] = {"AES-NI": True, "PCLMULQDQ": True, "VAES": False,
+                                        "SHA": True, "AVX-512": False}
+    page, md, _ = report(tmp_path, doc)
+    machine = text(page.get_element_by_id("machine"))
+    said = "AES-NI, PCLMULQDQ, SHA (no VAES, AVX-512)"
+    assert said in machine and doc["environment"]["openssl"] in machine
+    assert doc["environment"]["cpu"] in machine and "ratios are this machine's" in machine
+    env = text(page.get_element_by_id("environment-table"))
+    assert f"CPU crypto extensions{said}" in env
+    assert said in md and "ratios are this machine's" in md
+
+
 # --------------------------------------------------------------------- self-contained, safe
 
 
@@ -1107,9 +1124,81 @@ def test_a_flagged_a_a_floor_is_in_the_banner_too():
         page = lxml.html.fromstring(render_html(m))
         assert text(page.get_element_by_id("floor-flagged")) == "A/A floor flagged"
         assert text(page.get_element_by_id("flagged-count")) == f"{len(m.warned)} flagged"
-    m = replace(m, headline=replace(model.headline, floor_flags=[]))
+    m = replace(m, headline=replace(model.headline, floor_flags=[]), floor_flagged=[])
     assert 'id="flag-banner"' not in render_html(m)
     assert 'id="floor-flagged"' not in render_html(m)
+
+
+def test_the_flags_section_lists_the_a_a_floor_it_is_flagged_for(tmp_path):
+    """issue 37, item 7: report.html's Flags section said "No point is flagged" beside the
+    "A/A floor flagged" fact at the top; the floor's flags are listed there now, with their
+    advice, as the terminal's closing lines and --fail-on-flag read them, and summary.md
+    lists them too."""
+    doc = load("rotation")
+    page, md, _ = report(tmp_path, doc)
+    assert text(page.get_element_by_id("floor-flagged")) == "A/A floor flagged"
+    flags = page.get_element_by_id("flags")
+    assert not flags.xpath('.//*[@id="no-flags"]')
+    row = flags.xpath('.//tbody[@data-profile="none (A/A)"]/tr')
+    assert [r.get("data-code") for r in row] == ["aa_wide"]
+    assert "A/A: none vs none latency 32 B" in text(flags)
+    assert flags.xpath('.//dt[@data-code="aa_wide"]')                 # and what to do
+    advice = [text(li) for li in page.xpath('//*[@id="flag-banner"]//li')]
+    assert advice[0].startswith("aa_wide on 1 point(s): ")       # as the terminal says it
+    assert "- A/A `none` vs `none` latency 32 B — ⚠ `aa_wide`: the A/A interval" in md
+    assert "aa_wide on 1 point(s): " in md
+
+
+def test_gates_read_the_same_in_results_json_report_and_summary(tmp_path):
+    """issue 37, item 7: --max-ratio/--fail-on-flag verdicts were said on stderr only. The
+    run's gates are a setting; their verdict is results.json's `gates` (written at every
+    save), recomputed by the report, and report.html and summary.md say it in the same
+    words as the terminal (govkit.results.gates.verdict_line, one line per failure)."""
+    from govkit.results.gates import gate_settings, verdict_line
+    from govkit.results.store import ResultStore
+    doc = load("rotation")
+    doc["settings"]["gates"] = gate_settings({"aa_wide", "wide_interval"},
+                                             {"rtps_sign": 1.01, "rtps_encrypt": 3})
+    store = ResultStore(tmp_path, doc)
+    store.save()
+    stored = json.loads((tmp_path / "results.json").read_text())["gates"]
+    assert stored == {
+        "fail_on_flag": ["aa_wide", "wide_interval"],
+        "max_ratio": {"rtps_sign": 1.01, "rtps_encrypt": 3}, "passed": False,
+        "failures": [
+            "rtps_sign latency 32 B: costs 1.86× none [1.84, 1.88], above --max-ratio "
+            "rtps_sign=1.01",
+            "A/A none latency 32 B: flagged aa_wide (--fail-on-flag)",
+            "rtps_encrypt: no latency point was measured, so --max-ratio rtps_encrypt=3 "
+            "cannot pass"]}
+    line = verdict_line(stored)
+    assert line == ("gates FAILED (3 reasons; --max-ratio rtps_sign=1.01, --max-ratio "
+                    "rtps_encrypt=3, --fail-on-flag aa_wide,wide_interval)")
+    html, md_path = write_report(tmp_path)
+    page = lxml.html.fromstring(html.read_bytes())
+    gates = page.get_element_by_id("gates")
+    assert text(gates.xpath(".//h2")[0]) == f"✗ {line}"
+    assert [text(li) for li in gates.xpath(".//li[@data-gate]")] == stored["failures"]
+    assert text(page.get_element_by_id("gates-fact")) == "gates FAILED"
+    assert 'id="stored-summary"' not in html.read_text() or "gates" not in text(
+        page.get_element_by_id("stored-summary"))
+    md = md_path.read_text()
+    assert f"> **✗ {md_cell(line)}**" in md
+    for failure in stored["failures"]:
+        assert f"> - {md_cell(failure)}" in md
+    # a stored verdict that is not the recomputed one is said, like a stored figure
+    tampered = json.loads((tmp_path / "results.json").read_text())
+    tampered["gates"]["passed"] = True
+    page, _, _ = report(tmp_path, tampered)
+    assert "the gates' stored verdict" in text(page.get_element_by_id("stored-summary"))
+    # gates that pass say so, in green; no gates, no section
+    doc["settings"]["gates"] = gate_settings(set(), {"rtps_sign": 2})
+    page, md, _ = report(tmp_path, {**doc, "gates": None})
+    assert text(page.get_element_by_id("gates").xpath(".//h2")[0]) == \
+        "✓ gates passed (--max-ratio rtps_sign=2)"
+    doc["settings"].pop("gates")
+    page, md, _ = report(tmp_path, {k: v for k, v in doc.items() if k != "gates"})
+    assert not page.xpath('//*[@id="gates"]') and "gates" not in md
 
 
 def test_a_rotating_run_states_its_intervals_once(tmp_path):

@@ -201,3 +201,24 @@ def test_the_target_reaches_every_worker_and_the_fast_path(pki, tmp_path, proces
             verdicts.add((target, top, got.ok))
     assert {("omg", 231, True), ("cyclone", 231, False), ("fastdds", 232, True),
             ("omg", 233, False)} <= verdicts
+
+
+def test_a_leaf_signer_is_cyclone_0_10_s_verdict_and_cyclone_11_refuses_it(pki, governance,
+                                                                          tmp_path):
+    """issue 37: Cyclone DDS 11 takes the Permissions CA certificate itself as the only
+    signer (PKCS7_NOINTERN, eclipse-cyclonedds/cyclonedds#1552); 0.10 and OpenSSL accept a
+    leaf the CA issued. verify gives 0.10's verdict and says what 11 does; the CA's own
+    signature draws no such line."""
+    variants = {v.name: v for v in signer_variants(pki)}
+    leaf = next(v for n, v in variants.items() if v.signer != v.anchor
+                and n.startswith("leaf") and not v.chain)
+    by_leaf = verify_file(leaf.sign(governance, tmp_path / "leaf.p7s"),
+                                pki.permissions_ca)
+    assert by_leaf.ok, by_leaf.problems
+    (note,) = [w for w in by_leaf.warnings if "Cyclone DDS 11" in w]
+    assert note.startswith(f"signed by {leaf.signer.subject.rfc4514_string()}, not by the "
+                           "Permissions CA certificate itself: Cyclone DDS 11 accepts only "
+                           "that one as the signer (PKCS7_NOINTERN) and refuses it")
+    by_ca = verify_file(variants["permissions-ca"].sign(governance, tmp_path / "ca.p7s"),
+                              pki.permissions_ca)
+    assert by_ca.ok and not [w for w in by_ca.warnings if "Cyclone DDS 11" in w]

@@ -136,9 +136,15 @@ def validity_outside_certificate(ctx: Context) -> Iterator[Hit]:
                 f"not_before {g.not_before.shown()} is before {identity.path.name}'s "
                 f"notBefore {identity.not_before:%Y-%m-%dT%H:%M:%SZ}"))
         if na is not None and na.since_epoch > cert_na.since_epoch:
+            keeping = ctx.refusing(lambda t: bool(t.keeps_expired_peers))
+            kept = "; ".join(f"{t.title} keeps a participant matched past its "
+                             f"certificate's notAfter, checking it at the handshake only "
+                             f"({t.keeps_expired_peers}: a fixed one unmatches it)"
+                             for t in keeping)
             yield Hit(g.not_after.elem, (
                 f"not_after {g.not_after.shown()} is after {identity.path.name}'s "
-                f"notAfter {identity.not_after:%Y-%m-%dT%H:%M:%SZ}"))
+                f"notAfter {identity.not_after:%Y-%m-%dT%H:%M:%SZ}"
+                + (f"; {kept}" if kept else "")))
 
 
 @rule("GK210", "validity-local-time", "warning", [PERM],

@@ -121,8 +121,9 @@ def subject_syntax(ctx: Context) -> Iterator[Hit]:
 
 
 @rule("GK205", "subject-whitespace", "warning", [PERM],
-      "Cyclone DDS compares subject names token by token without trimming, so a space "
-      "around ',' or '=' (fine in RFC 4514) makes it refuse the grant",
+      "Cyclone DDS 0.10 compares subject names token by token without trimming, so a space "
+      "around ',' or '=' (fine in RFC 4514) makes it refuse the grant (Cyclone DDS 11 "
+      "trims them)",
       "<subject_name>CN=pub, O=Org</subject_name>",
       note="checked without --ca (with it, GK203 compares against the certificate); an "
            "error under --target cyclone")
@@ -138,10 +139,13 @@ def subject_whitespace(ctx: Context) -> Iterator[Hit]:
             part != part.strip() for part in t.split("=", 1))]
         refusers = ctx.refusing(lambda t: t.subject_match == "tokens")
         if spaced and refusers:
+            later = [t.later for t in refusers if t.later and t.later.subject_trims]
             yield Hit(g.subject.elem, (
                 f"subject {quote_value(subject)} has spaces around a separator "
                 f"({quote_value(spaced[0])}): {vendor_names(refusers)} compares it verbatim "
-                "and refuses the grant"), None if ctx.portable else "error")
+                "and refuses the grant" + "".join(
+                    f" ({v.version} trims the spaces and accepts it)" for v in later)),
+                None if ctx.portable else "error")
 
 
 @rule("GK216", "subject-revoked", "error", [PERM],
