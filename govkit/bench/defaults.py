@@ -52,7 +52,7 @@ MIN_THROUGHPUT_SLOT_MS = 100
 # samples at the large sizes' rates.
 DEFAULT_CPU_SLOT_MS = 50
 DEFAULT_SETTLE_MS = 10         # round trips sent before this are kept apart
-DEFAULT_INSTANCES = 2          # process pairs per arm
+DEFAULT_INSTANCES = 3          # process pairs per arm (paired.InstanceTerm: fewer, wider)
 DEFAULT_MIN_ROUNDS = 6
 DEFAULT_PEERS = 10             # --mode discovery: participants per group
 

@@ -319,23 +319,39 @@ def rotation_overheads(doc: dict, summarizer: Summarizer | None = None,
                                        if (pairs_by_mode or {}).get(mode) is None
                                        else pairs_by_mode[mode]).items()]
     resamples = stats.resamples_for(len(arms))      # a run of hundreds of arms: fewer
+    terms = instance_terms(slots, arms)
     for mode, arm, size, pairs in arms:
         # (latency keeps its seed of before throughput slots: same figures as then)
         seed = f"govkit/paired/{arm}/{size}" + ("" if mode == "latency" else f"/{mode}")
         key = ("paired", arm, mode, size, ratio_only)
-        signature = (resamples, tuple((p.round, p.instance, p.value, p.baseline)
-                                      for p in pairs))
+        term = terms.get(mode)
+        signature = (resamples, term, tuple((p.round, p.instance, p.value, p.baseline)
+                                            for p in pairs))
         hit = cache.get(key)
         out[(arm, mode, size)] = None if hit is None or hit[0] != signature else hit[1]
         if out[(arm, mode, size)] is None:
-            todo.append(((arm, mode, size), key, signature, pairs, seed))
-    tasks = [(pairs, seed, ratio_only, resamples) for *_, pairs, seed in todo]
+            todo.append(((arm, mode, size), key, signature, pairs, seed, term))
+    tasks = [(pairs, seed, ratio_only, resamples, term) for *_, pairs, seed, term in todo]
     found = parallel.in_workers(parallel.overheads, tasks, [
         min(len(t[0]), paired.MAX_RESAMPLED_ROUNDS) for t in tasks]) \
         if summarizer and summarizer.parallel else parallel.overheads(tasks)
     for (point, key, signature, *_), overhead in zip(todo, found, strict=True):
         cache[key] = (signature, overhead)
         out[point] = overhead
+    return out
+
+
+def instance_terms(slots: list[dict], arms: list[tuple]) -> dict[str, paired.InstanceTerm]:
+    """Per mode, the run's spread between process instances (paired.InstanceTerm), pooled
+    over every arm and size of that mode (the A/A arm's included)."""
+    out = {}
+    for mode in dict.fromkeys(m for m, *_ in arms):
+        none = {s["instance"] for s in slots if s.get("arm") == paired.BASELINE_ARM
+                and s.get("mode", "latency") == mode}
+        term = paired.instance_term({(arm, size): pairs for m, arm, size, pairs in arms
+                                     if m == mode}, len(none))
+        if term is not None:
+            out[mode] = term
     return out
 
 

@@ -14,6 +14,7 @@ import pytest
 from helpers.dds import needs_cyclone
 from helpers.procs import left_running, marked_env
 
+from govkit.bench.defaults import DEFAULT_INSTANCES
 from govkit.bench.rotation import arms_of, budget_stop_note, round_plan
 from govkit.catalog.profiles import get_profile
 from govkit.results import paired
@@ -135,9 +136,9 @@ def test_rotating_run_end_to_end(tmp_path):
     assert machine["cpu"] and machine["openssl"].startswith("OpenSSL") and "cpu_crypto" in machine
     assert doc["rotation"]["settings"]["min_arm_rounds"] == 20
     rot = doc["rotation"]
-    # none, rtps_sign and the A/A arm, two pairs each, every one matched and timed
+    # none, rtps_sign and the A/A arm, DEFAULT_INSTANCES pairs each, every one matched, timed
     assert sorted((p["arm"], p["instance"]) for p in rot["pairs"]) == sorted(
-        (a, i) for a in ("none", "rtps_sign", paired.AA_ARM) for i in (0, 1))
+        (a, i) for a in ("none", "rtps_sign", paired.AA_ARM) for i in range(DEFAULT_INSTANCES))
     assert all(p["status"] == "ok" and 0 < p["time_to_match_s"] < 30 for p in rot["pairs"])
     # the minimum rounds always run: 3 rounds × 2 sizes × (none X none Y none)
     assert len(rot["rounds"]) == 3 and len(rot["slots"]) == 3 * 2 * 5
