@@ -530,6 +530,9 @@ def load_line(doc: dict) -> str | None:
         f"load average {before[0]:.2f} before the run" if before else "load average unknown")
     if steal:
         text += f", CPU steal {max(steal):.1f}%"
+    other = [x["other_cpu_share"] for x in loads if x.get("other_cpu_share") is not None]
+    if other:
+        text += f"; others used {100 * max(other):.0f}% of a CPU"
     if busy:
         text += "; other busy processes: " + ", ".join(
             f"{name} {100 * share:.0f}% of a CPU" for name, share in list(busy.items())[:4])
