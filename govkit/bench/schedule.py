@@ -311,20 +311,51 @@ def _dry_run(opts: BenchOptions, runner, cells: list[Cell], seed: int, pin: Pinn
         lines.append("# --cipher/--rekey: the rotation runs every secured profile once per "
                      "variant (" + ", ".join(v.name for v in opts.variants) + "), its pairs "
                      "given " + "; ".join(f"{v.name}: {v.properties()}" for v in opts.variants))
-    for r in range(opts.repeat):
-        for cell in round_order(cells, seed, r):
+    rotated = [c for c in cells if rotates(runner, c, opts.rotate_throughput)]
+    repeated = [c for c in cells if c not in rotated]
+    if rotated:
+        lines += _rotation_plan(opts, runner, rotated, bundles, pin, workdir)
+    for r in range(opts.repeat if repeated else 0):
+        for cell in round_order(repeated, seed, r):
             bench_point = point(cell, opts, r, pin, paths, planned=True)
             lines.append(f"# {cell.label} repeat {r}")
             lines += [command_line(s) for s in
                       runner.commands(bench_point, bundles[cell.profile.name], workdir)]
     if opts.wire:
         lines.insert(1, "# --wire: before the rounds below, one extra repeat of every point "
-                        f"with the same commands on its own domain, captured on "
-                        f"{opts.wire_interface} and not measured")
-    lines.append(f"# then up to {opts.max_repeat} repeats of points whose 95% interval is "
-                 f"wider than ±{opts.target_ci:g}%, while within {opts.budget} s")
+                        f"with the per-repeat runner's commands on its own domain, captured "
+                        f"on {opts.wire_interface} and not measured")
+    if repeated:
+        lines.append(f"# then up to {opts.max_repeat} repeats of points whose 95% interval "
+                     f"is wider than ±{opts.target_ci:g}%, while within {opts.budget} s")
     lines.append("# while measuring, " + (AWAKE_METHOD if opts.keep_awake else IDLE_METHOD))
     return BenchOutcome(None, dry_run_lines=lines)
+
+
+DOMAIN_SHOWN = 987654321     # stands for a pair's domain in the dry run's command lines
+
+
+def _rotation_plan(opts: BenchOptions, runner, cells: list[Cell], bundles: dict[str, Bundle],
+                   pin: Pinning, workdir: Path) -> list[str]:
+    """--dry-run of the rotated points: the long-lived pairs the run would start (their
+    command lines, each on a domain of its own: DOMAIN below) and what their slots are; a
+    rotating runner runs no per-repeat command for them (issue 37: the dry run listed
+    ddsperf lines the default runner never runs)."""
+    rs = opts.rotation
+    arms = arms_of(list(dict.fromkeys(c.profile for c in cells)), rs.aa, opts.variants)
+    lanes = list(dict.fromkeys((c.mode, c.size) for c in cells))
+    lanes += [(CPU, size) for mode, size in lanes if mode == THROUGHPUT]
+    lines = [f"# rotation: {len(arms)} arms × {rs.instances} long-lived process pairs, each "
+             f"on a domain of its own (DOMAIN below); rounds of {_lanes_text(lanes)}, every "
+             f"arm's slot between two `none` slots, at least {rs.min_rounds} rounds, then "
+             f"until every ratio is within ±{rs.target_ci:g}% or the {opts.budget} s budget"]
+    for arm in arms:
+        extra = {"variant": arm.variant} if arm.variant is not None else {}
+        specs = runner.pair_specs(bundles[arm.profile.name], DOMAIN_SHOWN, pin.cpus,
+                                  pin.realtime, workdir, **extra)
+        lines.append(f"# {arm.label}: {rs.instances} pair(s) of")
+        lines += [command_line(s).replace(str(DOMAIN_SHOWN), "DOMAIN") for s in specs]
+    return lines
 
 
 def _schedule(opts: BenchOptions, runner, store: ResultStore, cells: list[Cell],

@@ -375,3 +375,26 @@ def test_wire_check_refuses_an_unusable_pcap_directory_before_any_work(tmp_path)
                        stdin=subprocess.DEVNULL)
     assert r.returncode == 2 and "--pcap afile/sub: cannot create it" in r.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]     # no pki/, no build/
+
+
+def test_a_rotating_dry_run_lists_the_pairs_it_would_start_not_per_repeat_lines(tmp_path):
+    """The default runner rotates: its --dry-run lists each arm's long-lived pair (pong,
+    ping; DOMAIN for the domain each gets) and no per-repeat ddsperf line, which that
+    runner never runs (issue 37, item 11); --runner ddsperf still lists its repeats."""
+    def _bench(cwd, *args):
+        return subprocess.run([GOVKIT, "bench", *args], cwd=cwd, capture_output=True,
+                              text=True, timeout=60)
+    rotating = _bench(tmp_path, "--profile", "none,rtps_sign", "--mode", "both",
+                      "--dry-run")
+    assert rotating.returncode == 0, rotating.stderr
+    lines = rotating.stdout.splitlines()
+    assert not [x for x in lines if "ddsperf " in x and not x.startswith("#")]
+    pairs = [x for x in lines if not x.startswith("#")]
+    assert len(pairs) == 2 * 3          # none, rtps_sign and the A/A arm: pong then ping
+    assert all(" DOMAIN " in x for x in pairs)
+    assert any("lane(s) (latency, throughput, cpu × size)" in x for x in lines)
+    assert not (tmp_path / "results").exists()
+    repeats = _bench(tmp_path, "--profile", "none,rtps_sign", "--runner", "ddsperf",
+                     "--dry-run")
+    assert any(x.startswith("# rtps_sign latency size 32 repeat 0")
+               for x in repeats.stdout.splitlines())
