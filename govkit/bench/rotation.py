@@ -221,7 +221,9 @@ def run_rotation(runner: RotatingRunner, arms: list[Arm], bundles: dict[str, Bun
         active = None
         widths_at = float("-inf")
         while rnd < first_round + rs.max_rounds:
-            done = rnd - first_round
+            # rounds of the whole run: a resumed run counts the stored ones too (it ran its
+            # minimum again and said "after 3 rounds" of a run of 6, issue 37)
+            done = rnd
             if done >= rs.min_rounds:
                 # the widths (a bootstrap per arm, ~0.2 s in all) once per WIDTHS_EVERY_S of
                 # rounds, not after every round: late rounds of 30 ms slots are shorter

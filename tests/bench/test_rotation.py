@@ -241,7 +241,9 @@ def test_throughput_rotates_beside_latency(tmp_path):
     # CPU slots: one offered rate per size, half the slowest warm-up rate, delivered
     offered = doc["rotation"]["settings"]["cpu_offered_rate_sps"]["4096"]
     assert {s["offered_rate_sps"] for s in cpu} == {offered}
-    assert all(s["status"] == "ok" and s["rate_sps"] >= 0.95 * offered for s in cpu), cpu
+    # (delivered, or said not to be: a busy machine may hold a slot below the offered rate)
+    assert all((s["status"] == "ok") == (s["rate_sps"] >= 0.95 * offered) for s in cpu), cpu
+    assert sum(s["status"] == "ok" for s in cpu) >= len(cpu) // 2, cpu
     assert all(s["cpu_us_per_sample"] == pytest.approx(
         s["ping_us_per_sample"] + s["pong_us_per_sample"], abs=1e-3) for s in cpu)
     rows = {(x["profile"], x["mode"]): x for x in doc["summary"]}
