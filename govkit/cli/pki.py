@@ -21,7 +21,9 @@ REASON_NAMES = ("unspecified", "keyCompromise", "affiliationChanged", "supersede
 
 
 def pki_revoke(
-    name: Annotated[str, typer.Argument(help="The participant whose certificate to revoke.")],
+    names: Annotated[list[str], typer.Argument(
+        help="The participants whose certificates to revoke (one new CRL "
+                                "for all of them).")],
     ca: PkiDirOpt = Path("pki"),
     reason: Annotated[str | None, typer.Option(
         "--reason", metavar=choices(REASON_NAMES),
@@ -30,17 +32,15 @@ def pki_revoke(
         "--crl-days", min=1, help="Days until the CRL's next update (capped at the Identity "
                                   "CA's expiry); past it every certificate is refused.")] = 365,
 ):
-    """Revoke a participant's certificate: (re)write the Identity CA's CRL, which every
+    """Revoke participants' certificates: (re)write the Identity CA's CRL, which every
     configuration govkit writes from then on names."""
-    from govkit.pki.revocation import crl_path, revoke
+    from govkit.pki.revocation import crl_path, revoke_all
     from govkit.pki.testpki import TestPKI
     pki = TestPKI(ca)
-    line, new = run(revoke, pki, name, reason, crl_days)
-    if new:
+    done = run(revoke_all, pki, names, reason, crl_days)
+    if any(new for _, new in done):
         out.print(f"wrote {crl_path(pki)}", markup=False)
-        out.print(line, markup=False)
-    else:
-        out.print(f"already revoked: {line}", markup=False)
+    print_lines(line if new else f"already revoked: {line}" for line, new in done)
 
 
 def pki_renew(

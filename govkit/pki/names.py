@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.common.inputs import read_input
 from govkit.common.limits import MAX_PEM_BYTES
+from govkit.pki.participants import CRL_STEM
 
 if TYPE_CHECKING:
     from cryptography import x509
@@ -259,7 +260,9 @@ def load_identities(where: Path) -> list[Identity]:
     from cryptography import x509
     where = Path(where)
     if where.is_dir():
-        files = sorted(p for p in where.iterdir() if p.suffix in (".pem", ".crt"))
+        # not the CRL (identity_ca.crl.pem): no certificate, and far larger than one
+        files = sorted(p for p in where.iterdir() if p.suffix in (".pem", ".crt")
+                       and p.name != f"{CRL_STEM}.pem")
     elif where.exists():
         files = [where]
     else:
@@ -281,7 +284,7 @@ def load_identities(where: Path) -> list[Identity]:
 def _with_revocations(where: Path, identities: list[Identity]) -> list[Identity]:
     """The identities, those the directory's CRL revokes marked (a test PKI directory)."""
     from govkit.pki.revocation import explain_revocation, load_crl
-    from govkit.pki.testpki import CRL_STEM, TestPKI
+    from govkit.pki.testpki import TestPKI
     pki = TestPKI(where)
     if not pki.path(CRL_STEM).exists() or not pki.identity_ca.exists():
         return identities

@@ -13,6 +13,7 @@ import datetime as dt
 
 from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.common.fsutil import write_atomic
+from govkit.pki.lock import pki_lock
 from govkit.pki.participants import CA_STEMS
 from govkit.pki.revocation import revoked_participants
 from govkit.pki.testpki import LAST_VALID_TIME, TestPKI, certificate_pem, leaf_certificate, max_days
@@ -33,6 +34,12 @@ def renew(pki: TestPKI, name: str, days: int = 365, now: dt.datetime | None = No
     if not pki.exists():
         raise GovkitError(f"{pki.directory}: no test PKI here (create one with `govkit pki "
                           f"init {pki.directory}`)", EXIT_USAGE)
+    with pki_lock(pki.directory):   # no revocation lands between the check and the write
+        return _renew_locked(pki, name, days, now)
+
+
+def _renew_locked(pki: TestPKI, name: str, days: int, now: dt.datetime
+                  ) -> tuple[object, object]:
     if not pki.path(name).is_file() or not pki.has_key(name):
         raise GovkitError(f"{pki.path(name)}: no such participant (certificate and key); "
                           f"create it with `govkit pki init {pki.directory} --participant "

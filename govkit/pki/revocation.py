@@ -2,8 +2,10 @@
 
 `revoke` adds a participant's certificate (by serial) to `identity_ca.crl.pem`, signed by
 the Identity CA, with a next update (the CRL's own expiry) and a CRL number one above the
-last, and writes it atomically. The CRL is the record: who was revoked, when and why is
-read back from it, never from a second file that could disagree.
+last, and writes it atomically, holding the PKI's write lock from reading the old CRL to
+writing the new one (govkit.pki.lock). It never writes a CRL govkit would not read back
+(common.limits.MAX_CRL_BYTES, derived from MAX_REVOCATIONS). The CRL is the record: who
+was revoked, when and why is read back from it.
 
 Both runtimes govkit runs take this one file (govkit.generate.bundle names it for every
 participant once it exists):
@@ -32,9 +34,10 @@ from cryptography.hazmat.primitives import hashes, serialization
 from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.common.fsutil import write_atomic
 from govkit.common.inputs import read_input
-from govkit.common.limits import MAX_PEM_BYTES
-from govkit.pki.participants import CA_STEMS
-from govkit.pki.testpki import CLOCK_SKEW, CRL_STEM, TestPKI
+from govkit.common.limits import MAX_CRL_BYTES, MAX_REVOCATIONS
+from govkit.pki.lock import pki_lock
+from govkit.pki.participants import CA_STEMS, CRL_STEM
+from govkit.pki.testpki import CLOCK_SKEW, LAST_VALID_TIME, TestPKI, max_days
 
 DEFAULT_CRL_DAYS = 365
 # RFC 5280 reason codes that apply to a participant certificate, as the command line spells
@@ -112,7 +115,7 @@ def load_crl(pki: TestPKI) -> Crl | None:
     path = crl_path(pki)
     if not path.exists():
         return None
-    data = read_input(path, MAX_PEM_BYTES, "CRL")
+    data = read_input(path, MAX_CRL_BYTES, "CRL")
     try:
         crl = x509.load_pem_x509_crl(data)
     except ValueError:
@@ -164,54 +167,94 @@ def revoke(pki: TestPKI, name: str, reason: str | None = None,
     """Put participant `name`'s current certificate on the Identity CA's CRL and rewrite the
     CRL (atomically). Returns (the one-line explanation, whether it was newly revoked: a
     certificate already on the CRL is left as it is)."""
+    return revoke_all(pki, [name], reason, days, now)[0]
+
+
+def revoke_all(pki: TestPKI, names: list[str], reason: str | None = None,
+               days: int = DEFAULT_CRL_DAYS, now: dt.datetime | None = None
+               ) -> list[tuple[str, bool]]:
+    """`revoke` for each of `names`, with one new CRL for all of them (none if every one
+    was revoked already). The PKI's write lock is held from reading the old CRL to
+    writing the new one, so two revocations at once both land, in CRLs numbered one
+    after the other (govkit.pki.lock)."""
     now = now or dt.datetime.now(dt.UTC)
-    if name in CA_STEMS or name == CRL_STEM:
-        raise GovkitError(f"{name}: only a participant's certificate can be revoked here (a "
-                          f"CA is replaced with `govkit pki init --force`)", EXIT_USAGE)
-    name = pki.participant_stem(name)
     if reason is not None and reason not in REASONS:
         raise GovkitError(f"unknown reason {reason!r}; valid: {', '.join(REASONS)}",
                           EXIT_USAGE)
+    if not 1 <= days <= max_days(now):
+        raise GovkitError(f"--crl-days must be between 1 and {max_days(now)} (no CRL can "
+                          f"name a next update after {LAST_VALID_TIME.date()}; it is "
+                          f"capped at the Identity CA's expiry anyway)", EXIT_USAGE)
+    stems = []
+    for name in names:
+        if name in CA_STEMS or name == CRL_STEM:
+            raise GovkitError(f"{name}: only a participant's certificate can be revoked here "
+                              f"(a CA is replaced with `govkit pki init --force`)", EXIT_USAGE)
+        stems.append(pki.participant_stem(name))
     if not pki.exists():
         raise GovkitError(f"{pki.directory}: no test PKI here (create one with `govkit pki "
                           f"init {pki.directory}`)", EXIT_USAGE)
-    path = pki.path(name)
-    if not path.is_file():
-        raise GovkitError(f"{path}: no such participant certificate", EXIT_USAGE)
-    cert = pki.certificate(name)
+    with pki_lock(pki.directory):
+        return _revoke_locked(pki, list(dict.fromkeys(stems)), reason, days, now)
+
+
+def _revoke_locked(pki: TestPKI, names: list[str], reason: str | None, days: int,
+                   now: dt.datetime) -> list[tuple[str, bool]]:
     ca_cert, ca_key = pki.key_pair("identity_ca")
-    try:
-        cert.verify_directly_issued_by(ca_cert)
-    except (ValueError, TypeError, InvalidSignature):
-        raise GovkitError(f"{path}: not issued by the current Identity CA (left from an "
-                          f"earlier PKI); its CRL cannot revoke it", EXIT_USAGE) from None
+    certs = {}
+    for name in names:
+        path = pki.path(name)
+        if not path.is_file():
+            raise GovkitError(f"{path}: no such participant certificate", EXIT_USAGE)
+        cert = pki.certificate(name)
+        try:
+            cert.verify_directly_issued_by(ca_cert)
+        except (ValueError, TypeError, InvalidSignature):
+            raise GovkitError(f"{path}: not issued by the current Identity CA (left from an "
+                              f"earlier PKI); its CRL cannot revoke it", EXIT_USAGE) from None
+        certs[name] = cert
     old = load_crl(pki)
-    if old is not None:
-        existing = old.revocation(cert)
-        if existing is not None:
-            return explain_revocation(path, cert, old, existing), False
+    done = {name: old.revocation(cert) for name, cert in certs.items()} if old else {}
+    new = [name for name in names if done.get(name) is None]
+    if not new:
+        return [(explain_revocation(pki.path(n), certs[n], old, done[n]), False) for n in names]
+    kept = list(old.crl) if old else []
+    if len(kept) + len(new) > MAX_REVOCATIONS:
+        raise GovkitError(f"{crl_path(pki)}: holds {len(kept)} revocations; {len(new)} more "
+                          f"would pass {MAX_REVOCATIONS}, the most a govkit CRL holds; "
+                          f"nothing revoked (replace the PKI with `govkit pki init "
+                          f"{pki.directory} --force`)", EXIT_USAGE)
     next_update = min(now + dt.timedelta(days=days), ca_cert.not_valid_after_utc)
     if next_update <= now:
         raise GovkitError(f"{pki.identity_ca}: the Identity CA has expired; a CRL it signs "
                           f"now would already be out of date", EXIT_USAGE)
-    entry = x509.RevokedCertificateBuilder().serial_number(cert.serial_number) \
-        .revocation_date(now)
-    if reason is not None:
-        entry = entry.add_extension(x509.CRLReason(REASONS[reason]), critical=False)
-    builder = (x509.CertificateRevocationListBuilder()
-               .issuer_name(ca_cert.subject)
-               # thisUpdate backdated like the certificates: a peer whose clock is behind
-               # would otherwise find the CRL "not yet valid" and refuse everyone
-               .last_update(now - CLOCK_SKEW)
-               .next_update(next_update)
-               .add_extension(x509.CRLNumber((old.number or 0) + 1 if old else 1),
-                              critical=False)
-               .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(
-                   ca_key.public_key()), critical=False)
-               .add_revoked_certificate(entry.build()))
-    for e in old.crl if old else ():
-        builder = builder.add_revoked_certificate(e)
+    entries = []
+    for name in new:
+        entry = x509.RevokedCertificateBuilder().serial_number(certs[name].serial_number) \
+            .revocation_date(now)
+        if reason is not None:
+            entry = entry.add_extension(x509.CRLReason(REASONS[reason]), critical=False)
+        entries.append(entry.build())
+    number = (old.number or 0) + 1 if old else 1
+    # The entries are handed to the builder at once: adding them one by one copies the
+    # list each time (100,000 revocations took minutes).
+    builder = x509.CertificateRevocationListBuilder(
+        issuer_name=ca_cert.subject,
+        # thisUpdate backdated like the certificates: a peer whose clock is behind would
+        # otherwise find the CRL "not yet valid" and refuse everyone
+        last_update=now - CLOCK_SKEW, next_update=next_update,
+        extensions=[x509.Extension(x509.CRLNumber.oid, False, x509.CRLNumber(number)),
+                    x509.Extension(x509.AuthorityKeyIdentifier.oid, False,
+                                   x509.AuthorityKeyIdentifier.from_issuer_public_key(
+                                       ca_key.public_key()))],
+        revoked_certificates=entries + kept)
     crl = builder.sign(ca_key, hashes.SHA256())
-    write_atomic(crl_path(pki), crl.public_bytes(serialization.Encoding.PEM), mode=0o644)
+    pem = crl.public_bytes(serialization.Encoding.PEM)
+    if len(pem) > MAX_CRL_BYTES:   # never write what govkit would refuse to read back
+        raise GovkitError(f"{crl_path(pki)}: the new CRL would be {len(pem)} bytes, more "
+                          f"than govkit reads ({MAX_CRL_BYTES}); nothing revoked",
+                          EXIT_USAGE)
+    write_atomic(crl_path(pki), pem, mode=0o644)
     written = Crl(crl_path(pki), crl)
-    return explain_revocation(path, cert, written, written.revocation(cert)), True
+    return [(explain_revocation(pki.path(n), certs[n], written, written.revocation(certs[n])),
+             n in new) for n in names]

@@ -37,7 +37,8 @@ from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.common.fsutil import write_atomic
 from govkit.common.inputs import read_input
 from govkit.common.limits import KEY_TYPES, MAX_PEM_BYTES
-from govkit.pki.participants import CA_STEMS, Participant, name_problem
+from govkit.pki.lock import pki_lock
+from govkit.pki.participants import CA_STEMS, CRL_STEM, Participant, name_problem
 
 DEFAULT_PARTICIPANTS = ("pub", "sub")
 # Backdate not_before (certificates, and permissions validity, which follows the
@@ -46,8 +47,6 @@ DEFAULT_PARTICIPANTS = ("pub", "sub")
 CLOCK_SKEW = dt.timedelta(days=1)
 ORGANIZATION = "govkit test PKI"
 _CA_FILES = CA_STEMS
-# The Identity CA's certificate revocation list (govkit.pki.revocation), beside the CAs.
-CRL_STEM = "identity_ca.crl"
 # <name>.pkcs11 in place of <name>.key: the key is in a PKCS#11 token (govkit.pki.hsm).
 TOKEN_SUFFIX = ".pkcs11"
 # The last instant an X.509 certificate can state (GeneralizedTime 99991231235959Z).
@@ -349,6 +348,14 @@ def init_pki(directory: Path,
     if pki.directory.exists() and not pki.directory.is_dir():
         raise GovkitError(f"{directory}: exists and is not a directory")
     pki.directory.mkdir(parents=True, exist_ok=True)
+    with pki_lock(pki.directory):
+        return _init_locked(pki, wanted, key_type, days, force, single_ca, now, processes)
+
+
+def _init_locked(pki: TestPKI, wanted: dict[str, Participant], key_type: str, days: int,
+                 force: bool, single_ca: bool, now: dt.datetime, processes: int | None
+                 ) -> tuple[TestPKI, list[str]]:
+    directory = pki.directory
     created: list[str] = []
     if force or not pki.exists():
         if not force:

@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 from govkit.cli.main import app
 from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.common.fsutil import write_atomic
+from govkit.pki.lock import LOCK_NAME
 from govkit.pki.testpki import CLOCK_SKEW, TestPKI, init_pki, max_days
 
 CA_STEMS = ("identity_ca", "permissions_ca")
@@ -43,7 +44,8 @@ def _issued_by(cert: x509.Certificate, issuer: x509.Certificate) -> bool:
 
 
 def _files(directory: Path) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in sorted(directory.iterdir())}
+    """Every file but the write lock (empty, and made by any command that may write)."""
+    return {p.name: p.read_bytes() for p in sorted(directory.iterdir()) if p.name != LOCK_NAME}
 
 
 # ------------------------------------------------------------------ the CAs
@@ -203,7 +205,8 @@ def test_file_modes(pki):
 
 def test_file_layout_and_participants(pki):
     assert sorted(p.name for p in pki.directory.iterdir()) == sorted(
-        [".gitignore", *(f"{s}{x}" for s in (*CA_STEMS, "pub", "sub") for x in (".pem", ".key"))])
+        [".gitignore", LOCK_NAME,
+         *(f"{s}{x}" for s in (*CA_STEMS, "pub", "sub") for x in (".pem", ".key"))])
     assert pki.participants() == ["pub", "sub"]
 
 
@@ -227,7 +230,7 @@ def test_no_temp_files_left(tmp_path):
     init_pki(tmp_path, participants=["a", "c"])
     init_pki(tmp_path, participants=["a"], force=True)
     leftovers = [p.name for p in tmp_path.iterdir() if p.name.startswith(".")
-                 and p.name != ".gitignore" or p.name.endswith(".tmp")]
+                 and p.name not in (".gitignore", LOCK_NAME) or p.name.endswith(".tmp")]
     assert leftovers == []
 
 
