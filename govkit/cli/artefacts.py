@@ -331,7 +331,9 @@ def verify(files: Annotated[list[Path], typer.Argument(help="Signed .p7s files."
     results, code, lines = [], EXIT_OK, []
     verdicts = run(verify_files, files, ca_cert, None, jobs, paranoid, target)
     # --ca a test PKI with a CRL: a grant for a revoked certificate is a problem
-    run(add_revocation_problems, [r for r in verdicts if isinstance(r, Verification)], ca)
+    for line in run(add_revocation_problems,
+                    [r for r in verdicts if isinstance(r, Verification)], ca):
+        err.print(f"govkit: warning: {line}", markup=False)
     for f, r in zip(files, verdicts, strict=True):
         if isinstance(r, GovkitError):  # unreadable: said on stderr, and exit 2 at the end
             print_lines(lines)

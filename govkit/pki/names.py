@@ -216,6 +216,19 @@ def fastdds_accepts(grant_subject: str, cert: x509.Certificate) -> bool:
     return fastdds_subjects_equal(grant_subject, openssl_rfc2253(cert))
 
 
+def grants_certificate(grant_subject: str | None, cert: x509.Certificate) -> bool:
+    """A grant with this subject is `cert`'s under some reading: the same distinguished
+    name, or the grant Cyclone DDS 0.10 or Fast DDS 2.9 would find for it."""
+    if not grant_subject:
+        return False
+    try:
+        rdns = parse_subject(grant_subject)
+    except SubjectSyntaxError:
+        rdns = None
+    return rdns == certificate_rdns(cert) or cyclone_accepts(grant_subject, cert) \
+        or fastdds_accepts(grant_subject, cert)
+
+
 # --------------------------------------------------------------------------- identities
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from cryptography import x509
@@ -87,11 +88,16 @@ class Crl:
     def next_update(self) -> dt.datetime | None:
         return self.crl.next_update_utc
 
+    @cached_property
+    def _by_serial(self) -> dict[int, x509.RevokedCertificate]:
+        # one pass: looking a serial up in the CRL itself walks the whole list each time
+        return {e.serial_number: e for e in self.crl}
+
     def revocation(self, cert: x509.Certificate) -> Revocation | None:
         """The CRL's entry for `cert` (same issuer, same serial), or None."""
         if cert.issuer != self.crl.issuer:
             return None
-        entry = self.crl.get_revoked_certificate_by_serial_number(cert.serial_number)
+        entry = self._by_serial.get(cert.serial_number)
         if entry is None:
             return None
         return Revocation(entry.serial_number, entry.revocation_date_utc, _reason(entry))
@@ -144,9 +150,18 @@ def explain_revocation(cert_path: Path, cert: x509.Certificate, crl: Crl, r: Rev
             f"{_when(crl.this_update)}{nxt})")
 
 
-def revoked_participants(pki: TestPKI, names) -> dict[str, str]:
+def revoked_participants(pki: TestPKI, names, unreadable: list[str] | None = None
+                         ) -> dict[str, str]:
     """Of `names`, the participants whose current certificate the PKI's CRL revokes:
-    name -> the one-line explanation."""
+    name -> the one-line explanation. A certificate that cannot be read is a GovkitError,
+    or, given `unreadable`, one line there (and the others are still looked at)."""
+    return {name: line for name, (_, line) in
+            revoked_certificates(pki, names, unreadable).items()}
+
+
+def revoked_certificates(pki: TestPKI, names, unreadable: list[str] | None = None
+                         ) -> dict[str, tuple[x509.Certificate, str]]:
+    """`revoked_participants`, with each revoked certificate."""
     crl = load_crl(pki)
     if crl is None:
         return {}
@@ -154,10 +169,16 @@ def revoked_participants(pki: TestPKI, names) -> dict[str, str]:
     for name in names:
         if not pki.path(name).exists():
             continue
-        cert = pki.certificate(name)
+        try:
+            cert = pki.certificate(name)
+        except GovkitError as e:
+            if unreadable is None:
+                raise
+            unreadable.append(f"{e}; whether it is revoked is not known")
+            continue
         r = crl.revocation(cert)
         if r is not None:
-            found[name] = explain_revocation(pki.path(name), cert, crl, r)
+            found[name] = cert, explain_revocation(pki.path(name), cert, crl, r)
     return found
 
 

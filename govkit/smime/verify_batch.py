@@ -44,6 +44,7 @@ from govkit.common import workers
 from govkit.common.errors import GovkitError
 from govkit.common.inputs import read_input
 from govkit.common.limits import MAX_SIGNATURE_PART_BYTES, MAX_SMIME_BYTES
+from govkit.documents.compiled import PARTICIPANT, SUBJECT
 from govkit.smime import chain, pkcs7, sign
 from govkit.smime.verify import Verification, check_signed_document, verify_bytes
 
@@ -202,12 +203,14 @@ class Verifier:
         # its LF form (line ends are normalised before anything else).
         document = signed_part[len(sign.TEXT_HEADER):] \
             if signed_part.startswith(sign.TEXT_HEADER) else None
-        kind = None if document is None else \
-            self._documents.recognize(document.replace(b"\r\n", b"\n"))
-        if kind is not None:   # a proven shape loads in every implementation (construct.
+        found = None if document is None else \
+            self._documents.recognize_values(document.replace(b"\r\n", b"\n"))
+        if found is not None:   # a proven shape loads in every implementation (construct.
             # prove): valid under any target; the signature was checked above, as the full
             # check's signature_ok says
+            kind, values = found
             result.kind, result.ok, result.signature_ok = kind.value, True, True
+            result.grants = [(values[PARTICIPANT], values[SUBJECT])]
             return result
         check_signed_document(signed_part, filename, result, target=self.target)
         if result.problems or result.warnings:

@@ -364,3 +364,75 @@ def test_revoke_and_renew_take_participant_names_only(pki, tmp_path, command, na
     assert r.output.count("\n") == 1
     assert {p: p.read_bytes() for p in (*other.iterdir(), *pki.directory.iterdir())} == before
     assert not crl_path(pki).exists()
+
+
+# ------------------------------------------------------------------ hostile input (issue 37, 15)
+
+
+def _one_line_error(r, *words):
+    assert r.exit_code == EXIT_USAGE, r.output
+    lines = r.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("govkit: "), r.output
+    assert all(w in lines[0] for w in words), r.output
+
+
+def test_days_beyond_the_calendar_are_one_line_errors_not_crashes(pki, signed):
+    before = pki.directory.joinpath("sub.pem").read_bytes()
+    _one_line_error(_run("pki", "revoke", "sub", "--ca", str(pki.directory), "--crl-days",
+                         "3000000"), "--crl-days", "between 1 and")
+    assert not crl_path(pki).exists() and pki.path("sub").read_bytes() == before
+    r = _run("pki", "status", str(pki.directory), "--documents", str(signed), "--warn-days",
+             "1000000000")
+    assert r.exit_code == 1, r.output   # everything expires within a billion days
+    assert r.output.strip().splitlines()[-1].endswith(
+        "expiring within 1000000000 days, not yet valid, or revoked yet granted)")
+
+
+def test_status_json_with_one_corrupt_certificate_reports_every_other_one(pki, signed):
+    pki.path("other").write_bytes(b"-----BEGIN CERTIFICATE-----\nnot base64\n")
+    r = _run("pki", "status", str(pki.directory), "--documents", str(signed), "--json")
+    assert r.exit_code == 1, r.output
+    doc = json.loads(r.output)
+    assert_valid(doc, "pki-status")
+    rows = {i["name"]: i for i in doc["items"]}
+    assert {"identity_ca", "permissions_ca", "pub", "sub", "other", "pub.p7s:pub",
+            "sub.p7s:sub", "rtps_sign.p7s"} <= set(rows)
+    assert rows["other"]["problems"] == ["cannot read: not a PEM certificate"]
+    assert not rows["pub"]["problems"] and rows["pub"]["days_left"] >= 363
+
+
+def test_one_unreadable_certificate_does_not_make_verify_refuse_the_batch(pki, signed):
+    revoke(pki, "sub")
+    pki.path("other").write_bytes(b"garbage")
+    perms = signed / "permissions"
+    r = _run("verify", "--ca", str(pki.directory), str(perms / "pub.p7s"),
+             str(perms / "sub.p7s"), str(signed / "governance" / "rtps_sign.p7s"))
+    assert r.exit_code == 1, r.output   # sub's grant is refused; nothing else
+    assert f"{perms / 'pub.p7s'}: OK" in r.output
+    assert "rtps_sign.p7s: OK" in r.output and "grant 'sub' is for a revoked" in r.output
+    assert f"govkit: warning: {pki.path('other')}: not a PEM certificate; whether it is " \
+           f"revoked is not known" in r.output
+
+
+def test_verify_of_a_fleet_finds_revoked_grants_on_its_fast_path_as_in_full(tmp_path):
+    """verify reads the grants of a document of a proven shape on its fast path: the same
+    revoked grants as the full path, which reads every document."""
+    from govkit.smime.status import add_revocation_problems
+    from govkit.smime.verify_batch import verify_files
+    names = [f"m{i:02d}" for i in range(12)]
+    pki, _ = init_pki(tmp_path / "pki", participants=names)
+    r = _run("generate", "--ca", str(pki.directory), "--out", str(tmp_path / "b"), "--sign",
+             "--profile", "rtps_sign")
+    assert r.exit_code == 0, r.output
+    revoke(pki, "m03")
+    revoke(pki, "m07")
+    files = sorted((tmp_path / "b" / "permissions").glob("*.p7s"))
+    ca = pki.certificate("permissions_ca")
+    fast = verify_files(files, ca, processes=1)
+    full = verify_files(files, ca, processes=1, paranoid=True)
+    assert sum(v.grants is not None for v in fast) >= 10 and all(v.grants is None
+                                                                 for v in full)
+    for results in (fast, full):
+        assert add_revocation_problems(results, pki.directory) == []
+    assert [(v.ok, v.problems) for v in fast] == [(v.ok, v.problems) for v in full]
+    assert [Path(v.file).stem for v in fast if not v.ok] == ["m03", "m07"]
