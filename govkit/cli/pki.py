@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from govkit.cli.common import choices, json_document, out, print_lines, run
+from govkit.cli.common import choices, err, json_document, out, print_lines, run
 
 # Start-up: nothing heavy at module level (govkit --help imports this module).
 
@@ -47,20 +47,43 @@ def pki_renew(
     name: Annotated[str, typer.Argument(help="The participant whose certificate to renew.")],
     ca: PkiDirOpt = Path("pki"),
     days: Annotated[int, typer.Option("--days", help="Validity of the new certificate in "
-                                                     "days.")] = 365,
+                                                     "days (never past the Identity CA's "
+                                                     "expiry).")] = 365,
+    new_key: Annotated[bool, typer.Option(
+        "--new-key", help="Re-key a revoked participant: a new key and certificate; the "
+                          "revoked ones stay on the CRL and move to PKI/retired/.")] = False,
 ):
     """Issue a new certificate for a participant's existing key (same public key, new
-    serial and validity); the key file is never written."""
-    from govkit.pki.renewal import renew
+    serial and validity; the key file is never written), or with --new-key a new key and
+    certificate for a revoked participant."""
+    import shlex
+
+    from govkit.pki.renewal import rekey, renew
     from govkit.pki.testpki import TestPKI
     pki = TestPKI(ca)
-    old, new = run(renew, pki, name, days)
-    out.print(f"wrote {pki.path(name)}: serial {new.serial_number:#x}, valid "
-              f"{new.not_valid_before_utc:%Y-%m-%d} to {new.not_valid_after_utc:%Y-%m-%d} "
-              f"(was serial {old.serial_number:#x}, to {old.not_valid_after_utc:%Y-%m-%d}); "
-              f"same key {pki.path(name, '.key')}", markup=False)
-    out.print(f"permissions signed for the old certificate keep its validity: regenerate "
-              f"them (`govkit generate --ca {ca} --sign`)", markup=False)
+    notes: list[str] = []
+    if new_key:
+        old, new, moved = run(rekey, pki, name, days, notes=notes)
+        stem = pki.participant_stem(name)
+        out.print(f"wrote {pki.path(stem, '.key')} and {pki.path(stem)}: a new key and "
+                  f"certificate, serial {new.serial_number:#x}, valid "
+                  f"{new.not_valid_before_utc:%Y-%m-%d} to {new.not_valid_after_utc:%Y-%m-%d}"
+                  f"; the revoked certificate (serial {old.serial_number:#x}, still on the "
+                  f"CRL) and its key moved to {', '.join(moved)}", markup=False)
+    else:
+        old, new = run(renew, pki, name, days, notes=notes)
+        stem = pki.participant_stem(name)
+        out.print(f"wrote {pki.path(stem)}: serial {new.serial_number:#x}, valid "
+                  f"{new.not_valid_before_utc:%Y-%m-%d} to {new.not_valid_after_utc:%Y-%m-%d}"
+                  f" (was serial {old.serial_number:#x}, to "
+                  f"{old.not_valid_after_utc:%Y-%m-%d}); same key {pki.path(stem, '.key')}",
+                  markup=False)
+    for note in notes:
+        err.print(f"govkit: note: {pki.path(stem)}: {note}", markup=False)
+    what = "permissions signed for the old certificate name its key, which is revoked" \
+        if new_key else "permissions signed for the old certificate keep its validity"
+    out.print(f"{what}: regenerate them (`govkit generate --ca {shlex.quote(str(ca))} "
+              f"--all-profiles --sign`, with your --out and --participants)", markup=False)
 
 
 def pki_status(

@@ -76,7 +76,7 @@ def max_days(now: dt.datetime) -> int:
     return (LAST_VALID_TIME - now).days
 
 
-def _new_key(key_type: str):
+def new_key(key_type: str):
     if key_type == "ec-p256":
         return ec.generate_private_key(ec.SECP256R1())
     if key_type == "rsa-2048":
@@ -96,17 +96,17 @@ def x509_name(common_name: str, organization: str | None = None, unit: str | Non
 
 
 def _builder(subject: x509.Name, issuer: x509.Name, public_key, days: int,
-             now: dt.datetime) -> x509.CertificateBuilder:
+             now: dt.datetime, until: dt.datetime | None = None) -> x509.CertificateBuilder:
     return (x509.CertificateBuilder()
             .subject_name(subject).issuer_name(issuer).public_key(public_key)
             .serial_number(x509.random_serial_number())
             .not_valid_before(now - CLOCK_SKEW)
-            .not_valid_after(now + dt.timedelta(days=days))
+            .not_valid_after(min(now + dt.timedelta(days=days), until or LAST_VALID_TIME))
             .add_extension(x509.SubjectKeyIdentifier.from_public_key(public_key), critical=False))
 
 
 def _make_ca(common_name: str, key_type: str, days: int, now: dt.datetime):
-    key = _new_key(key_type)
+    key = new_key(key_type)
     name = x509_name(common_name)
     cert = (_builder(name, name, key.public_key(), days, now)
             .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
@@ -122,7 +122,7 @@ def _make_ca(common_name: str, key_type: str, days: int, now: dt.datetime):
 
 
 def _make_leaf(who: Participant, ca_cert, ca_key, key_type: str, days: int, now: dt.datetime):
-    key = _new_key(key_type)
+    key = new_key(key_type)
     subject = x509_name(who.common_name, who.organization, who.unit, who.country)
     return leaf_certificate(subject, key.public_key(), ca_cert, ca_key, days, now), key
 
@@ -130,10 +130,13 @@ def _make_leaf(who: Participant, ca_cert, ca_key, key_type: str, days: int, now:
 def leaf_certificate(subject: x509.Name, public_key, ca_cert, ca_key, days: int,
                      now: dt.datetime) -> x509.Certificate:
     """A participant certificate for `public_key` (EC P-256 or RSA-2048), issued by the CA:
-    a new serial, valid from `now` (less CLOCK_SKEW) for `days`."""
+    a new serial, valid from `now` (less CLOCK_SKEW) for `days`, but never after the CA
+    itself (OpenSSL refuses such a chain at depth 1 from the CA's expiry on: the
+    certificate would only seem to last longer; `renew` says when it is cut short)."""
     ec_key = isinstance(public_key, ec.EllipticCurvePublicKey)
     ski = ca_cert.extensions.get_extension_for_class(x509.SubjectKeyIdentifier).value
-    return (_builder(subject, ca_cert.subject, public_key, days, now)
+    return (_builder(subject, ca_cert.subject, public_key, days, now,
+                     ca_cert.not_valid_after_utc)
             .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
             .add_extension(x509.KeyUsage(
                 digital_signature=True, key_agreement=ec_key,

@@ -121,16 +121,19 @@ def test_a_crl_of_another_ca_is_refused_and_init_force_drops_it(pki, tmp_path):
 # ------------------------------------------------------------------ renew
 
 
-def test_renew_keeps_the_key_and_moves_the_validity(pki):
+def test_renew_keeps_the_key_and_moves_the_validity(tmp_path):
+    pki, _ = init_pki(tmp_path / "pki", participants=("pub",), days=3650)
     key_before = pki.path("pub", ".key").read_bytes()
     old = pki.certificate("pub")
     r = _run("pki", "renew", "pub", "--ca", str(pki.directory), "--days", "800")
     assert r.exit_code == 0, r.output
+    assert "note" not in r.output   # well within the Identity CA's life
     new = pki.certificate("pub")
     assert pki.path("pub", ".key").read_bytes() == key_before
     assert new.public_key() == old.public_key()
     assert new.serial_number != old.serial_number
-    assert new.not_valid_after_utc > old.not_valid_after_utc
+    expected = dt.datetime.now(dt.UTC) + dt.timedelta(days=800)
+    assert abs(new.not_valid_after_utc - expected) < dt.timedelta(minutes=5)
     assert new.subject == old.subject and new.issuer == old.issuer
     assert new.extensions.get_extension_for_class(x509.KeyUsage).value == \
         old.extensions.get_extension_for_class(x509.KeyUsage).value
@@ -235,8 +238,8 @@ def test_lint_with_the_pki_finds_the_revoked_grant(pki, signed):
 
 def test_renewed_certificate_keeps_permissions_verifying(pki, signed):
     old_after = pki.certificate("pub").not_valid_after_utc
-    renew(pki, "pub", days=700)
-    assert pki.certificate("pub").not_valid_after_utc > old_after
+    renew(pki, "pub", days=700)   # cut at the Identity CA's expiry
+    assert pki.certificate("pub").not_valid_after_utc >= old_after
     r = _run("verify", str(signed / "permissions" / "pub.p7s"), "--ca", str(pki.directory))
     assert r.exit_code == 0, r.output
     # the old grant's validity is now within a longer certificate: still fine
@@ -436,3 +439,75 @@ def test_verify_of_a_fleet_finds_revoked_grants_on_its_fast_path_as_in_full(tmp_
         assert add_revocation_problems(results, pki.directory) == []
     assert [(v.ok, v.problems) for v in fast] == [(v.ok, v.problems) for v in full]
     assert [Path(v.file).stem for v in fast if not v.ok] == ["m03", "m07"]
+
+
+# ------------------------------------------------------------------ renew, re-key (issue 37, 5)
+
+
+def test_renew_past_the_identity_ca_is_cut_at_its_expiry_and_says_so(tmp_path, monkeypatch):
+    pki, _ = init_pki(tmp_path / "pki", participants=("pub",), days=100)
+    ca_end = pki.certificate("identity_ca").not_valid_after_utc
+    monkeypatch.chdir(tmp_path)
+    r = _run("pki", "renew", "pub", "--days", "730")
+    assert r.exit_code == 0, r.output
+    new = pki.certificate("pub")
+    assert new.not_valid_after_utc == ca_end
+    assert f"valid to the Identity CA's own expiry, {ca_end:%Y-%m-%d %H:%M} UTC, not for " \
+           f"730 days" in r.output
+    chain = subprocess.run(["openssl", "verify", "-CAfile", str(pki.identity_ca),
+                            str(pki.path("pub"))], capture_output=True, text=True, timeout=30)
+    assert chain.returncode == 0, chain.stdout + chain.stderr
+    # under an expired Identity CA nothing is issued
+    later = dt.datetime.now(dt.UTC) + dt.timedelta(days=101)
+    with pytest.raises(GovkitError, match="the Identity CA expired on"):
+        renew(pki, "pub", now=later)
+    assert pki.certificate("pub") == new
+
+
+def _follow_up(output: str) -> list[str]:
+    import re
+    import shlex
+    command = re.search(r"`(govkit generate [^`]*)`", output)[1]
+    return shlex.split(command)[1:]
+
+
+@pytest.mark.parametrize("ca", ["pki", "my pki"])
+def test_the_command_renew_prints_next_works(tmp_path, monkeypatch, ca):
+    monkeypatch.chdir(tmp_path)
+    init_pki(tmp_path / ca, participants=("pub", "sub"))
+    assert _run("generate", "--ca", ca, "-p", "rtps_sign", "--sign").exit_code == 0
+    r = _run("pki", "renew", "pub", "--ca", ca)
+    assert r.exit_code == 0, r.output
+    again = _run(*_follow_up(r.output))
+    assert again.exit_code == 0, again.output
+    assert f"wrote {Path('build/permissions/pub.p7s')}" in again.output
+    assert _run("verify", "--ca", ca, "build/permissions/pub.p7s").exit_code == 0
+
+
+def test_a_revoked_participant_is_re_keyed_and_its_old_certificate_stays_revoked(pki, tmp_path,
+                                                                                 monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    ca = str(pki.directory)
+    r = _run("pki", "renew", "sub", "--ca", ca, "--new-key")
+    assert r.exit_code == EXIT_USAGE and "sub is not revoked" in r.output, r.output
+    old_key, old = pki.path("sub", ".key").read_bytes(), pki.certificate("sub")
+    revoke(pki, "sub", reason="keyCompromise")
+    r = _run("pki", "renew", "sub", "--ca", ca)
+    assert r.exit_code == EXIT_USAGE and "--new-key" in r.output, r.output
+    r = _run("pki", "renew", "sub", "--ca", ca, "--new-key")
+    assert r.exit_code == 0, r.output
+    new = pki.certificate("sub")
+    assert new.public_key() != old.public_key() and new.subject == old.subject
+    assert pki.key_pair("sub")[0] == new
+    retired = pki.directory / "retired"
+    assert (retired / f"sub.{old.serial_number:x}.key").read_bytes() == old_key
+    assert x509.load_pem_x509_certificate(
+        (retired / f"sub.{old.serial_number:x}.pem").read_bytes()) == old
+    assert stat.S_IMODE(pki.path("sub", ".key").stat().st_mode) == 0o600
+    assert _openssl_crl_check(pki, "sub").returncode == 0       # the new one: not revoked
+    assert load_crl(pki).revocation(old) is not None             # the old one: still is
+    assert pki.participants() == ["other", "pub", "sub"]
+    again = _run(*_follow_up(r.output))
+    assert again.exit_code == 0, again.output
+    r = _run("verify", "--ca", ca, "build/permissions/sub.p7s")
+    assert r.exit_code == 0, r.output
