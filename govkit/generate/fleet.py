@@ -40,7 +40,6 @@ from pathlib import Path
 from cryptography import x509
 from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
 
 from govkit import smime
 from govkit.catalog.profiles import get_profile
@@ -55,7 +54,7 @@ from govkit.common.inputs import read_input
 from govkit.common.limits import MAX_DOCUMENT_BYTES, MAX_PEM_BYTES
 from govkit.documents.render import GovernanceDocument, PermissionsDocument
 from govkit.pki.participants import Participant
-from govkit.smime import pkcs7
+from govkit.smime import chain, pkcs7
 
 _MAX_PIECE = 1022   # longest line OpenSSL reads back in one piece (1023 with its LF)
 
@@ -269,31 +268,22 @@ class _Worker:
         return out
 
 
-_ECDSA_OIDS = {"1.2.840.10045.4.3.2", "1.2.840.10045.4.3.3", "1.2.840.10045.4.3.4"}
-_RSA_OIDS = {"1.2.840.113549.1.1.11", "1.2.840.113549.1.1.12", "1.2.840.113549.1.1.13"}
-
-
 def issued_check(ca: x509.Certificate):
     """A function that raises unless the Identity CA `ca` issued a certificate, as
     `verify_directly_issued_by` decides: the issuer is its subject and its key verifies
-    the signature. The CA's key is taken out of its certificate once (that function does
-    it for every certificate); signatures of other algorithms go to that function."""
+    the signature (govkit's one signature check, smime.chain.signed_with). The CA's key
+    is taken out of its certificate once (that function does it for every certificate);
+    an algorithm the check leaves to cryptography goes to that function."""
     key, subject = ca.public_key(), ca.subject
 
     def issued(cert: x509.Certificate) -> None:
-        oid = cert.signature_algorithm_oid.dotted_string
-        if oid in _ECDSA_OIDS and isinstance(key, ec.EllipticCurvePublicKey):
-            if cert.issuer != subject:
-                raise ValueError("issuer name mismatch")
-            key.verify(cert.signature, cert.tbs_certificate_bytes,
-                       ec.ECDSA(cert.signature_hash_algorithm))
-        elif oid in _RSA_OIDS and isinstance(key, rsa.RSAPublicKey):
-            if cert.issuer != subject:
-                raise ValueError("issuer name mismatch")
-            key.verify(cert.signature, cert.tbs_certificate_bytes, padding.PKCS1v15(),
-                       cert.signature_hash_algorithm)
-        else:
+        if cert.issuer != subject:
+            raise ValueError("issuer name mismatch")
+        verdict = chain.signed_with(cert, key)
+        if verdict is None:
             cert.verify_directly_issued_by(ca)
+        elif not verdict:
+            raise InvalidSignature
     return issued
 
 
