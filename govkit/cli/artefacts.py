@@ -210,6 +210,28 @@ def _warn_stale(pki, names=None) -> None:
                   f"of an earlier Identity CA ({fix})", markup=False)
 
 
+def _say_some(lines: list[str], what: str) -> None:
+    """The first SAME_ERROR_SHOWN lines on stderr, then how many more."""
+    for line in lines[:SAME_ERROR_SHOWN]:
+        err.print(line, markup=False)
+    if len(lines) > SAME_ERROR_SHOWN:
+        err.print(f"govkit: … and {len(lines) - SAME_ERROR_SHOWN} more {what}", markup=False)
+
+
+def _say_checked_in_full(pki, result) -> None:
+    """One line when the PKI manifest was not used, else one per certificate checked in
+    full (the first few)."""
+    if result.manifest_note:
+        err.print(f"govkit: {result.manifest_note}: every certificate checked in full",
+                  markup=False)
+        return
+    why = {"changed": "is not the certificate the PKI manifest lists (changed since govkit "
+                      "wrote the PKI)", "unlisted": "is not in the PKI manifest"}
+    _say_some([f"govkit: {one_line(pki.path(name))}: {why[reason]}: checked in full"
+               for name, reason in result.unproven],
+              "certificate(s) checked in full for the same reasons")
+
+
 def generate(profile: ProfileOpt = None, all_profiles: AllOpt = False,
              out_dir: Annotated[Path, typer.Option(
                  "--out", help="Where the documents go: governance/PROFILE.xml and "
@@ -254,6 +276,10 @@ def generate(profile: ProfileOpt = None, all_profiles: AllOpt = False,
     print_lines(log.messages)
     result = run(generate_documents, chosen, pki, out_dir, domains, runner, fleet, sign, jobs,
                  window, paranoid)
+    _say_checked_in_full(pki, result)
+    if fleet is None:   # (listed participants: errors, printed below)
+        _say_some([f"govkit: warning: {line}" for line in result.revoked.values()],
+                  "revoked participant(s) left out")
     _warn_stale(pki, result.stale if fleet is None else [])
     for stem, why in pki.stray_identities():
         err.print(f"govkit: {str(pki.path(stem))!r}: ignored, no permissions written: {why}",

@@ -37,10 +37,13 @@ def pki_revoke(
     from govkit.pki.revocation import crl_path, revoke_all
     from govkit.pki.testpki import TestPKI
     pki = TestPKI(ca)
-    done = run(revoke_all, pki, names, reason, crl_days)
-    if any(new for _, new in done):
+    notes: list[str] = []
+    done = run(revoke_all, pki, names, reason, crl_days, notes=notes)
+    if any(new for _, new in done) or notes:
         out.print(f"wrote {crl_path(pki)}", markup=False)
     print_lines(line if new else f"already revoked: {line}" for line, new in done)
+    for note in notes:
+        err.print(f"govkit: note: {note}", markup=False)
 
 
 def pki_renew(

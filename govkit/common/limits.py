@@ -74,3 +74,9 @@ def pem_bytes(der_bytes: int, label: str = "X509 CRL") -> int:
 
 
 MAX_CRL_BYTES = pem_bytes(CRL_FRAME_DER_BYTES + MAX_REVOCATIONS * CRL_ENTRY_DER_BYTES)
+
+# Participants the PKI manifest lists (govkit.pki.manifest), and its size: each entry is
+# at most 1 KiB (its writer leaves longer ones out), and a PKI of more participants gets a
+# manifest saying so (each certificate is then checked in full, as before manifests).
+MAX_MANIFEST_PARTICIPANTS = 100_000
+MAX_MANIFEST_BYTES = 4096 + MAX_MANIFEST_PARTICIPANTS * 1024

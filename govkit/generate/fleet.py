@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import hashlib
 import os
 import stat
 import time
@@ -53,7 +54,9 @@ from govkit.common.fsutil import collect_files, write_atomic
 from govkit.common.inputs import read_input
 from govkit.common.limits import MAX_DOCUMENT_BYTES, MAX_PEM_BYTES
 from govkit.documents.render import GovernanceDocument, PermissionsDocument
+from govkit.pki.manifest import read_manifest
 from govkit.pki.participants import Participant
+from govkit.pki.revocation import load_crl
 from govkit.smime import chain, pkcs7
 
 _MAX_PIECE = 1022   # longest line OpenSSL reads back in one piece (1023 with its LF)
@@ -92,6 +95,10 @@ class Settings:
     target: str = DEFAULT_TARGET                    # `sign --target`: whose verdict
     stage_dirs: bool = False                        # write through StagingDirs (generate)
     staging_dirs: dict | None = None                # final directory -> its StagingDir
+    # The PKI manifest's entries (name -> pki.manifest.Entry), None without one, and the
+    # serials the Identity CA's CRL revokes
+    manifest: dict | None = None
+    revoked: frozenset = frozenset()
 
 
 @dataclass
@@ -99,8 +106,12 @@ class Outcome:
     index: int
     written: tuple[str, ...] = ()
     stale: bool = False
+    revoked: bool = False                           # its certificate is revoked: nothing
     error: tuple[str, int] | None = None            # message, exit code
     warnings: tuple[str, ...] = ()                  # validation's, under the target
+    # why its certificate got the full check although there is a manifest: "changed"
+    # (the file is not the one the manifest lists) or "unlisted"
+    unproven: str | None = None
 
 
 @dataclass
@@ -109,6 +120,13 @@ class Result:
     stale: list[str] = field(default_factory=list)
     errors: list[GovkitError] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    # participants left out because their certificates are revoked: name -> why (a line)
+    revoked: dict[str, str] = field(default_factory=dict)
+    removed: list[Path] = field(default_factory=list)   # their earlier files, removed
+    # why the PKI manifest was not used (every certificate checked in full), or None
+    manifest_note: str | None = None
+    # (participant, "changed" | "unlisted"): certificates checked in full, and why
+    unproven: list[tuple[str, str]] = field(default_factory=list)
 
 
 # ---------------------------------------------------------------- in a worker
@@ -157,6 +175,9 @@ class _Worker:
         self.identity_ca = x509.load_pem_x509_certificate(settings.identity_ca_pem) \
             if settings.identity_ca_pem else None
         self.issued = issued_check(self.identity_ca) if self.identity_ca else None
+        # name -> manifest.Entry; None: no manifest (or --paranoid): every certificate
+        # checked in full
+        self.manifest = None if settings.paranoid else settings.manifest
         self.pki_prefix = os.path.join(settings.pki_dir or "", "")
         self.checked = False       # one signed document of this worker verified in full
         self.check_all = settings.paranoid   # (or that check failed): every one in full
@@ -178,20 +199,41 @@ class _Worker:
         return self._generated(doc.render(), Path(job.xml))
 
     def _permissions(self, index: int, job: PermissionsJob) -> Outcome:
-        p = job.participant
-        try:   # as TestPKI.stale_participants decides: the current Identity CA issued it
+        p, settings = job.participant, self.settings
+        try:
             pem = read_input(f"{self.pki_prefix}{p.name}.pem", MAX_PEM_BYTES, "certificate")
-            cert = x509.load_pem_x509_certificate(pem)
-            self.issued(cert)
-        except (GovkitError, ValueError, TypeError, InvalidSignature, UnsupportedAlgorithm):
+        except GovkitError:
             return Outcome(index, stale=True)
-        doc = PermissionsDocument.for_certificate(cert, p.name, self.settings.scope,
-                                                  self.settings.domains,
-                                                  self.settings.validity, grants=p.grants)
-        data = None if self.settings.paranoid else construct.render_proven(doc)
+        entry = self.manifest.get(p.name) if self.manifest is not None else None
+        unproven = None
+        if entry is not None and entry.sha256 == hashlib.sha256(pem).digest():
+            # the file the full check passed when the PKI wrote it (govkit.pki.manifest)
+            if not entry.issued:
+                return Outcome(index, stale=True)
+            if entry.revoked or entry.serial in settings.revoked:
+                return Outcome(index, revoked=True)
+            doc = PermissionsDocument.for_subject(p.name, entry.subject, entry.not_before,
+                                                  entry.not_after, settings.scope,
+                                                  settings.domains, settings.validity,
+                                                  p.grants)
+        else:
+            if self.manifest is not None:
+                unproven = "changed" if entry is not None else "unlisted"
+            try:   # as TestPKI.stale_participants decides: the current Identity CA issued it
+                cert = x509.load_pem_x509_certificate(pem)
+                self.issued(cert)
+            except (ValueError, TypeError, InvalidSignature, UnsupportedAlgorithm):
+                return Outcome(index, stale=True, unproven=unproven)
+            if cert.serial_number in settings.revoked:   # (an issued one: the CRL's issuer)
+                return Outcome(index, revoked=True, unproven=unproven)
+            doc = PermissionsDocument.for_certificate(cert, p.name, settings.scope,
+                                                      settings.domains, settings.validity,
+                                                      grants=p.grants)
+        data = None if settings.paranoid else construct.render_proven(doc)
         if data is None:   # not proven valid by construction: rendered and checked in full
-            return Outcome(index, self._generated(doc.render(), Path(job.xml)))
-        return Outcome(index, self._proven(data, job.xml))
+            return Outcome(index, self._generated(doc.render(), Path(job.xml)),
+                           unproven=unproven)
+        return Outcome(index, self._proven(data, job.xml), unproven=unproven)
 
     def _write(self, path: Path | str, data: bytes, reuse: bool = True) -> None:
         """Into the final directory's StagingDir if it has one, else a temporary beside
@@ -350,6 +392,10 @@ def collect(outcomes: list[Outcome], names: list[str] | None = None) -> Result:
         result.written += map(Path, o.written)
         if o.stale and names is not None:
             result.stale.append(names[o.index])
+        if o.revoked and names is not None:
+            result.revoked[names[o.index]] = ""
+        if o.unproven and names is not None:
+            result.unproven.append((names[o.index], o.unproven))
         if o.error is not None:
             result.errors.append(GovkitError(*o.error))
         result.warnings += o.warnings
@@ -417,10 +463,14 @@ def generate(profiles: list, pki, out_dir: Path, domains, runner: str,
         _require_identities(pki, participants)
     identity_ca = read_input(pki.identity_ca, MAX_PEM_BYTES, "certificate")
     pki.certificate("identity_ca")   # a clean error now rather than in every worker
+    manifest, manifest_note = read_manifest(pki)
+    crl = load_crl(pki)   # a CRL that cannot be read: refused (who is revoked is unknown)
     settings = Settings(dt.datetime.now(dt.UTC),
                         signer_pem(pki.permissions_ca, pki.permissions_ca_key) if sign else None,
                         True, str(pki.directory), identity_ca, scope, domains, validity,
-                        paranoid=paranoid, stage_dirs=True)
+                        paranoid=paranoid, stage_dirs=True,
+                        manifest=manifest.entries if manifest else None,
+                        revoked=crl.serials if crl else frozenset())
     out_dir = Path(out_dir)
     jobs: list = [GovernanceJob(p.name, str(out_dir / "governance" / f"{p.name}.xml"))
                   for p in profiles if p.security]
@@ -431,6 +481,9 @@ def generate(profiles: list, pki, out_dir: Path, domains, runner: str,
         raise _no_identities(pki)
     names = [""] * first_permission + [p.name for p in participants]
     result = collect(run_jobs(jobs, settings, processes), names)
+    result.manifest_note = None if paranoid else manifest_note
+    if result.revoked:
+        _left_out(pki, crl, manifest, result, out_dir / "permissions", explicit)
     if explicit:
         result.errors += [GovkitError(
             f"{pki.path(name)}: not issued by the current Identity CA (left from an earlier "
@@ -439,6 +492,44 @@ def generate(profiles: list, pki, out_dir: Path, domains, runner: str,
     elif len(result.stale) == len(participants):
         raise _no_identities(pki)
     return result
+
+
+def _left_out(pki, crl, manifest, result: Result, directory: Path, explicit: bool) -> None:
+    """Say why each revoked participant got no permissions, and remove what an earlier
+    run wrote for it there (a signed grant of a revoked certificate is never left to be
+    shipped); with `explicit` participants each is an error."""
+    from govkit.pki.revocation import explain_revocation
+    for name in result.revoked:
+        why = None
+        try:
+            cert = pki.certificate(name)
+            found = crl.revocation(cert) if crl is not None else None
+            if found is not None:
+                why = explain_revocation(pki.path(name), cert, crl, found)
+        except GovkitError:
+            pass
+        recorded = manifest.entries[name].revoked if manifest and name in manifest.entries \
+            else None
+        if why is None and recorded:
+            why = (f"certificate {pki.path(name)} (serial {recorded['serial']}) revoked on "
+                   f"{recorded['at']} by CRL number {recorded['crl_number']}, as the PKI "
+                   f"manifest {manifest.path} records (the CRL no longer says so: "
+                   f"`govkit pki revoke` puts it back)")
+        removed = []
+        for suffix in (".p7s", ".xml"):
+            path = directory / f"{name}{suffix}"
+            try:
+                if stat.S_ISREG(os.lstat(path).st_mode):
+                    path.unlink()
+                    removed.append(path)
+            except FileNotFoundError:
+                pass
+        result.removed += removed
+        gone = f"; removed {' and '.join(map(str, removed))}, written for it earlier" \
+            if removed else ""
+        result.revoked[name] = f"{name} is revoked: no permissions written{gone}: {why}"
+        if explicit:
+            result.errors.append(GovkitError(result.revoked[name]))
 
 
 def _no_identities(pki) -> GovkitError:

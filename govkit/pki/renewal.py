@@ -26,8 +26,9 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.common.fsutil import write_atomic
 from govkit.pki.lock import pki_lock
+from govkit.pki.manifest import update_manifest
 from govkit.pki.participants import CA_STEMS
-from govkit.pki.revocation import revoked_participants
+from govkit.pki.revocation import load_crl, revoked_participants
 from govkit.pki.testpki import (
     LAST_VALID_TIME,
     TestPKI,
@@ -127,6 +128,7 @@ def _renew_locked(pki: TestPKI, name: str, days: int, now: dt.datetime,
     ca_cert, ca_key = _issuer(pki, days, now, notes)
     new = leaf_certificate(old.subject, old.public_key(), ca_cert, ca_key, days, now)
     write_atomic(pki.path(name), certificate_pem(new), mode=0o644, overwrite=True)
+    update_manifest(pki, load_crl(pki), changed=[name])
     return old, new
 
 
@@ -161,4 +163,5 @@ def _rekey_locked(pki: TestPKI, name: str, days: int, now: dt.datetime,
         moved.append(str(target))
     write_atomic(pki.path(name, ".key"), private_key_pem(key), mode=0o600, overwrite=False)
     write_atomic(pki.path(name), certificate_pem(new), mode=0o644, overwrite=False)
+    update_manifest(pki, load_crl(pki), changed=[name])
     return old, new, moved

@@ -37,6 +37,7 @@ from govkit.common.fsutil import write_atomic
 from govkit.common.inputs import read_input
 from govkit.common.limits import MAX_CRL_BYTES, MAX_REVOCATIONS
 from govkit.pki.lock import pki_lock
+from govkit.pki.manifest import last_crl_number, recorded_revocations, update_manifest
 from govkit.pki.participants import CA_STEMS, CRL_STEM
 from govkit.pki.testpki import CLOCK_SKEW, LAST_VALID_TIME, TestPKI, max_days
 
@@ -97,10 +98,18 @@ class Crl:
         """The CRL's entry for `cert` (same issuer, same serial), or None."""
         if cert.issuer != self.crl.issuer:
             return None
-        entry = self._by_serial.get(cert.serial_number)
+        return self.entry(cert.serial_number)
+
+    def entry(self, serial: int) -> Revocation | None:
+        """The CRL's entry for `serial` (of a certificate of its issuer), or None."""
+        entry = self._by_serial.get(serial)
         if entry is None:
             return None
         return Revocation(entry.serial_number, entry.revocation_date_utc, _reason(entry))
+
+    @property
+    def serials(self) -> frozenset[int]:
+        return frozenset(self._by_serial)
 
     def entries(self) -> list[Revocation]:
         return [Revocation(e.serial_number, e.revocation_date_utc, _reason(e))
@@ -192,12 +201,14 @@ def revoke(pki: TestPKI, name: str, reason: str | None = None,
 
 
 def revoke_all(pki: TestPKI, names: list[str], reason: str | None = None,
-               days: int = DEFAULT_CRL_DAYS, now: dt.datetime | None = None
-               ) -> list[tuple[str, bool]]:
+               days: int = DEFAULT_CRL_DAYS, now: dt.datetime | None = None,
+               notes: list[str] | None = None) -> list[tuple[str, bool]]:
     """`revoke` for each of `names`, with one new CRL for all of them (none if every one
     was revoked already). The PKI's write lock is held from reading the old CRL to
     writing the new one, so two revocations at once both land, in CRLs numbered one
-    after the other (govkit.pki.lock)."""
+    after the other (govkit.pki.lock). The CRL's number follows the last one the PKI
+    manifest saw too, and revocations the manifest records but the CRL lacks (a CRL
+    deleted or replaced by hand) are put back, said in `notes`: no one is un-revoked."""
     now = now or dt.datetime.now(dt.UTC)
     if reason is not None and reason not in REASONS:
         raise GovkitError(f"unknown reason {reason!r}; valid: {', '.join(REASONS)}",
@@ -216,11 +227,28 @@ def revoke_all(pki: TestPKI, names: list[str], reason: str | None = None,
         raise GovkitError(f"{pki.directory}: no test PKI here (create one with `govkit pki "
                           f"init {pki.directory}`)", EXIT_USAGE)
     with pki_lock(pki.directory):
-        return _revoke_locked(pki, list(dict.fromkeys(stems)), reason, days, now)
+        return _revoke_locked(pki, list(dict.fromkeys(stems)), reason, days, now,
+                              notes if notes is not None else [])
+
+
+def _restored(old: Crl | None, recorded: list[dict]) -> list[x509.RevokedCertificate]:
+    """CRL entries for the revocations the manifest records and the CRL lacks."""
+    have = old.serials if old else frozenset()
+    out = []
+    for r in recorded:
+        serial = int(r["serial"], 16)
+        if serial in have:
+            continue
+        entry = x509.RevokedCertificateBuilder().serial_number(serial).revocation_date(
+            dt.datetime.fromisoformat(r["at"]))
+        if r.get("reason") in REASONS:
+            entry = entry.add_extension(x509.CRLReason(REASONS[r["reason"]]), critical=False)
+        out.append(entry.build())
+    return out
 
 
 def _revoke_locked(pki: TestPKI, names: list[str], reason: str | None, days: int,
-                   now: dt.datetime) -> list[tuple[str, bool]]:
+                   now: dt.datetime, notes: list[str]) -> list[tuple[str, bool]]:
     ca_cert, ca_key = pki.key_pair("identity_ca")
     certs = {}
     for name in names:
@@ -237,9 +265,16 @@ def _revoke_locked(pki: TestPKI, names: list[str], reason: str | None, days: int
     old = load_crl(pki)
     done = {name: old.revocation(cert) for name, cert in certs.items()} if old else {}
     new = [name for name in names if done.get(name) is None]
-    if not new:
+    restored = _restored(old, recorded_revocations(pki))
+    if not new and not restored:
+        update_manifest(pki, old, changed=[])   # (the manifest may not say so yet)
         return [(explain_revocation(pki.path(n), certs[n], old, done[n]), False) for n in names]
-    kept = list(old.crl) if old else []
+    if restored:
+        notes.append(f"{crl_path(pki)}: lacked {len(restored)} revocation(s) the PKI manifest "
+                     f"records (serial {', '.join(f'{e.serial_number:#x}' for e in restored[:3])}"
+                     f"{', …' if len(restored) > 3 else ''}): put back, so no one is "
+                     f"un-revoked")
+    kept = (list(old.crl) if old else []) + restored
     if len(kept) + len(new) > MAX_REVOCATIONS:
         raise GovkitError(f"{crl_path(pki)}: holds {len(kept)} revocations; {len(new)} more "
                           f"would pass {MAX_REVOCATIONS}, the most a govkit CRL holds; "
@@ -256,7 +291,7 @@ def _revoke_locked(pki: TestPKI, names: list[str], reason: str | None, days: int
         if reason is not None:
             entry = entry.add_extension(x509.CRLReason(REASONS[reason]), critical=False)
         entries.append(entry.build())
-    number = (old.number or 0) + 1 if old else 1
+    number = max((old.number or 0) if old else 0, last_crl_number(pki)) + 1
     # The entries are handed to the builder at once: adding them one by one copies the
     # list each time (100,000 revocations took minutes).
     builder = x509.CertificateRevocationListBuilder(
@@ -277,5 +312,6 @@ def _revoke_locked(pki: TestPKI, names: list[str], reason: str | None, days: int
                           EXIT_USAGE)
     write_atomic(crl_path(pki), pem, mode=0o644)
     written = Crl(crl_path(pki), crl)
+    update_manifest(pki, written, changed=[])   # every entry's revocation, from this CRL
     return [(explain_revocation(pki.path(n), certs[n], written, written.revocation(certs[n])),
              n in new) for n in names]

@@ -288,7 +288,7 @@ def _existing_participants(pki: TestPKI) -> list[str]:
 
 GITIGNORE = ("# govkit's test PKI: its private keys are written unencrypted; keep them out of\n"
              "# version control (written by `govkit pki init`, never overwritten).\n"
-             "*.key\nsofthsm/\n")
+             "*.key\nsofthsm/\nretired/\nmanifest-key\n")
 
 
 def _write_gitignore(pki: TestPKI) -> None:
@@ -392,10 +392,15 @@ def _init_locked(pki: TestPKI, wanted: dict[str, Participant], key_type: str, da
         todo = [p for p in wanted.values() if f"{p.name}.key" not in present
                 and f"{p.name}{TOKEN_SUFFIX}" not in present]
         repaired = _certify_orphan_keys(pki, wanted, present, id_cert, id_key, days, now)
-    _issue(pki, todo, id_cert, id_key, key_type, days, now, force, processes)
+    checked = _issue(pki, todo, id_cert, id_key, key_type, days, now, force, processes)
     for p in todo:      # a new key file: a key a token held for the name is not its key now
         pki.path(p.name, TOKEN_SUFFIX).unlink(missing_ok=True)
     created += [p.name for p in todo]
+    # (here: manifest and revocation import this module)
+    from govkit.pki.manifest import update_manifest
+    from govkit.pki.revocation import load_crl
+    new_ca = "identity_ca" in created
+    update_manifest(pki, load_crl(pki), None if new_ca else [*checked, *repaired], checked)
     return pki, [str(pki.path(s, x)) for s in created for x in (".pem", ".key")] + [
         str(pki.path(s)) for s in repaired]
 
@@ -421,38 +426,48 @@ def _init_issuer(issuer: _Issuer) -> None:
                serialization.load_pem_private_key(issuer.ca_key_pem, None))
 
 
-def _issue_chunk(todo: list[Participant]) -> list[staging.Staged]:
+def _issue_chunk(todo: list[Participant]) -> tuple[list[staging.Staged], dict]:
+    """Issue and stage the identities of `todo`; with the PKI manifest's entry of each
+    certificate, from the full check made here (govkit.pki.manifest)."""
+    from govkit.pki.manifest import check_certificate  # (it imports this module)
     issuer, ca_cert, ca_key = _issuer
     stager = staging.Stager()
+    checked = {}
     try:
         for p in todo:
             cert, key = _make_leaf(p, ca_cert, ca_key, issuer.key_type, issuer.days, issuer.now)
             base = os.path.join(issuer.directory, p.name)
             # Key first, never replacing one unless forced; then its certificate.
             stager.write(base + ".key", private_key_pem(key), mode=0o600, overwrite=issuer.force)
-            stager.write(base + ".pem", certificate_pem(cert), mode=0o644)
+            pem = certificate_pem(cert)
+            stager.write(base + ".pem", pem, mode=0o644)
+            checked[p.name] = check_certificate(pem, ca_cert)
     except BaseException:
         stager.discard()
         raise
-    return stager.staged
+    return stager.staged, checked
 
 
 def _issue(pki: TestPKI, todo: list[Participant], id_cert, id_key, key_type: str, days: int,
-           now: dt.datetime, force: bool, processes: int | None) -> None:
-    """Issue and write identities for `todo`, in worker processes when there are many."""
+           now: dt.datetime, force: bool, processes: int | None) -> dict:
+    """Issue and write identities for `todo`, in worker processes when there are many;
+    returns the manifest's entry of each (name -> manifest.Entry)."""
     if not todo:
-        return
+        return {}
     issuer = _Issuer(str(pki.directory), certificate_pem(id_cert), private_key_pem(id_key),
                      key_type, days, now, force)
     count, parts = workers.plan(todo, processes)
     staged: list[staging.Staged] = []
+    checked: dict = {}
     try:
-        for chunk in workers.run(_issue_chunk, parts, _init_issuer, (issuer,), count):
+        for chunk, entries in workers.run(_issue_chunk, parts, _init_issuer, (issuer,), count):
             staged += chunk
+            checked.update(entries)
         staging.commit(staged)
     except BaseException:
         staging.discard(staged)
         raise
+    return checked
 
 
 # ------------------------------------------------------------------ TLS transport material

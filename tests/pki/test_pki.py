@@ -205,7 +205,7 @@ def test_file_modes(pki):
 
 def test_file_layout_and_participants(pki):
     assert sorted(p.name for p in pki.directory.iterdir()) == sorted(
-        [".gitignore", LOCK_NAME,
+        [".gitignore", LOCK_NAME, "manifest", "manifest-key",
          *(f"{s}{x}" for s in (*CA_STEMS, "pub", "sub") for x in (".pem", ".key"))])
     assert pki.participants() == ["pub", "sub"]
 
@@ -265,8 +265,10 @@ def test_extending_keeps_existing_identities(tmp_path):
     pki, created = init_pki(tmp_path, participants=["pub", "third"])
     assert sorted(Path(f).name for f in created) == ["third.key", "third.pem"]
     after = _files(tmp_path)
-    assert {k: after[k] for k in before} == before
+    assert {k: after[k] for k in before if k != "manifest"} == {
+        k: v for k, v in before.items() if k != "manifest"}
     pki.certificate("third").verify_directly_issued_by(pki.certificate("identity_ca"))
+    assert b'"third": {"sha256": ' in after["manifest"]
 
 
 def test_force_replaces_keys(tmp_path):
@@ -276,7 +278,7 @@ def test_force_replaces_keys(tmp_path):
     after = _files(tmp_path)
     assert len(created) == 8
     for name in before:
-        if name != ".gitignore":          # the one file init never rewrites
+        if name not in (".gitignore", "manifest-key"):   # what init never rewrites
             assert after[name] != before[name], name
     for name in ("pub", "sub"):
         pki.certificate(name).verify_directly_issued_by(pki.certificate("identity_ca"))
