@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
-from functools import lru_cache
 
 from govkit import __version__
 from govkit.catalog.profiles import Profile
@@ -50,7 +49,6 @@ class DomainSet:
         return any(lo <= domain_id <= hi for lo, hi in self.ranges)
 
 
-@lru_cache(maxsize=256)   # a fleet's certificates share a few validity periods
 @dataclass(frozen=True)
 class GovernanceDocument:
     profile: Profile

@@ -34,6 +34,7 @@ import hmac
 import json
 import secrets
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from cryptography import x509
@@ -56,6 +57,7 @@ _TAG_LINE = len(_TAG) + 64 + 1
 MAX_ENTRY_BYTES = 1024
 
 
+@lru_cache(maxsize=256)   # a fleet's certificates share a few validity periods
 def xml_datetime(t: dt.datetime) -> str:
     """A validity bound as a permissions document (xs:dateTime, UTC) and the manifest
     state it."""
