@@ -284,7 +284,7 @@ def generate(profile: ProfileOpt = None, all_profiles: AllOpt = False,
     for stem, why in pki.stray_identities():
         err.print(f"govkit: {str(pki.path(stem))!r}: ignored, no permissions written: {why}",
                   markup=False)
-    print_lines(f"wrote {one_line(path)}" for path in result.written)
+    print_lines(f"wrote {one_line(path)}" for path in result.files)
     for p in chosen:
         if not p.security:      # said, not silently skipped: there is nothing to write
             err.print(f"govkit: {p.name}: no governance document (the baseline runs without "
