@@ -131,7 +131,7 @@ def _key(pki: TestPKI, create: bool) -> bytes | None:
     return key if len(key) == 32 else None
 
 
-def _sha256_file(path: Path) -> bytes:
+def sha256_file(path: Path) -> bytes:
     return hashlib.sha256(read_input(path, MAX_PEM_BYTES, "certificate")).digest()
 
 
@@ -168,7 +168,7 @@ def read_manifest(pki: TestPKI) -> tuple[Manifest | None, str | None]:
     except (ValueError, KeyError, TypeError, AttributeError):
         return None, f"{path}: authentic, but not a manifest this govkit reads"
     try:
-        current = _sha256_file(pki.identity_ca)
+        current = sha256_file(pki.identity_ca)
     except GovkitError as e:
         return None, str(e)
     if ca != current:

@@ -37,7 +37,13 @@ from govkit.common.fsutil import write_atomic
 from govkit.common.inputs import read_input
 from govkit.common.limits import MAX_CRL_BYTES, MAX_REVOCATIONS
 from govkit.pki.lock import pki_lock
-from govkit.pki.manifest import last_crl_number, recorded_revocations, update_manifest
+from govkit.pki.manifest import (
+    last_crl_number,
+    read_manifest,
+    recorded_revocations,
+    sha256_file,
+    update_manifest,
+)
 from govkit.pki.participants import CA_STEMS, CRL_STEM
 from govkit.pki.testpki import CLOCK_SKEW, LAST_VALID_TIME, TestPKI, max_days
 
@@ -170,12 +176,23 @@ def revoked_participants(pki: TestPKI, names, unreadable: list[str] | None = Non
 
 def revoked_certificates(pki: TestPKI, names, unreadable: list[str] | None = None
                          ) -> dict[str, tuple[x509.Certificate, str]]:
-    """`revoked_participants`, with each revoked certificate."""
+    """`revoked_participants`, with each revoked certificate. A certificate file the PKI
+    manifest lists (the same bytes) is not parsed unless the CRL lists its serial."""
     crl = load_crl(pki)
     if crl is None:
         return {}
+    manifest, _ = read_manifest(pki)
+    entries = manifest.entries if manifest else {}
+    serials = crl.serials
     found = {}
     for name in names:
+        entry = entries.get(name)
+        if entry is not None and entry.issued and entry.serial not in serials:
+            try:
+                if sha256_file(pki.path(name)) == entry.sha256:
+                    continue   # the very certificate whose serial the CRL does not list
+            except GovkitError:
+                pass
         if not pki.path(name).exists():
             continue
         try:

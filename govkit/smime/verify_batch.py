@@ -164,7 +164,7 @@ class Verifier:
             self._learn(parsed, parts[2], result)
             document = parts[1][len(sign.TEXT_HEADER):]
             if parts[1].startswith(sign.TEXT_HEADER):
-                self._documents.learn(document.replace(b"\r\n", b"\n"))
+                self._learn_document(document.replace(b"\r\n", b"\n"), result)
         return result
 
     def _sliced(self, der: bytes) -> pkcs7.Parsed | None:
@@ -225,9 +225,17 @@ class Verifier:
         if result.problems or result.warnings:
             return None
         if document is not None:
-            self._documents.learn(document.replace(b"\r\n", b"\n"))
+            self._learn_document(document.replace(b"\r\n", b"\n"), result)
         result.ok = True
         return result
+
+    def _learn_document(self, document: bytes, result: Verification) -> None:
+        """Learn the shape of a document that passed the full check, and take its grant
+        from it (as for the documents of that shape after it)."""
+        self._documents.learn(document)
+        found = self._documents.recognize_values(document)
+        if found is not None:
+            result.grants = [(found[1][PARTICIPANT], found[1][SUBJECT])]
 
     def _readable_time(self, when: bytes) -> bool:
         """asn1crypto reads this signing time (files signed in one second share it, so
