@@ -229,6 +229,32 @@ def grants_certificate(grant_subject: str | None, cert: x509.Certificate) -> boo
         or fastdds_accepts(grant_subject, cert)
 
 
+def certificate_grants(cert: x509.Certificate):
+    """`grants_certificate` for one certificate and many subjects: a function of a grant
+    subject. A subject that cannot name the certificate under any reading is passed over
+    without parsing it: every reading needs each piece of the CN's value in the subject
+    (DN equality compares normalised values; Cyclone compares the tokens between ',' '/'
+    '|' byte for byte, so CN=/ns/node is the tokens ns and node; Fast DDS compares bytes),
+    so a subject without escapes or quotes whose normalised text lacks the CN's longest
+    piece, normalised, names it under none (a test compares the two on thousands of
+    subjects)."""
+    import re
+
+    from cryptography.x509.oid import NameOID
+    cns = cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)
+    pieces = re.split(r"[,/|+=;<>#\s\"\\]+", str(cns[0].value)) if len(cns) == 1 else []
+    needle = normalise(max(pieces, key=len)) if pieces else None
+
+    def grants(subject: str | None) -> bool:
+        if not subject:
+            return False
+        if needle and "\\" not in subject and '"' not in subject and \
+                needle not in normalise(subject):
+            return False
+        return grants_certificate(subject, cert)
+    return grants
+
+
 # --------------------------------------------------------------------------- identities
 
 

@@ -212,8 +212,18 @@ class TestPKI:
         return [(s, problem) for s in self._pairs() if (problem := name_problem(s))]
 
     def _pairs(self) -> list[str]:
-        return sorted(p.stem for p in self.directory.glob("*.pem")
-                      if p.stem not in _CA_FILES and self.has_key(p.stem))
+        """The stems with a certificate and a key, from one listing of the directory (a
+        stat per participant cost 0.1 s for 10,000); what glob("*.pem") and has_key
+        decide: no hidden names, and a symbolic link counts only if it leads somewhere."""
+        with os.scandir(self.directory) as entries:
+            present = {e.name: e for e in entries if not e.name.startswith(".")}
+
+        def there(name: str) -> bool:
+            entry = present.get(name)
+            return entry is not None and (not entry.is_symlink() or os.path.exists(entry.path))
+        return sorted(stem for name in present if name.endswith(".pem")
+                      and (stem := name[:-4]) not in _CA_FILES and there(name)
+                      and (there(f"{stem}.key") or there(f"{stem}{TOKEN_SUFFIX}")))
 
     def has_key(self, stem: str) -> bool:
         return self.path(stem, ".key").exists() or self.path(stem, TOKEN_SUFFIX).exists()

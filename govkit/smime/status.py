@@ -13,7 +13,7 @@ from pathlib import Path
 
 from govkit.common.errors import GovkitError
 from govkit.common.fsutil import collect_files
-from govkit.pki.names import grants_certificate
+from govkit.pki.names import certificate_grants
 from govkit.pki.revocation import crl_path, revoked_certificates
 from govkit.pki.status import DEFAULT_WARN_DAYS, GrantDates, SignedDates, Status, pki_status
 from govkit.pki.testpki import TestPKI
@@ -68,16 +68,21 @@ def _grants(path: Path) -> list[tuple[str | None, str | None]]:
             for g in getattr(loaded.model, "grants", ())]
 
 
-def _revoked_grant_lines(grants, revoked: dict[str, tuple]) -> list[str]:
+def _revoked_grant_lines(grants, revoked: list[tuple]) -> list[str]:
+    """A line per grant that names a revoked certificate (`revoked`: (matcher, line))."""
     return [f"grant {name!r} is for a revoked certificate: {line}"
-            for name, subject in grants for cert, line in revoked.values()
-            if grants_certificate(subject, cert)]
+            for name, subject in grants for grants_it, line in revoked if grants_it(subject)]
+
+
+def _revoked(pki: TestPKI, unreadable: list[str] | None = None) -> list[tuple]:
+    return [(certificate_grants(cert), line) for cert, line in
+            revoked_certificates(pki, pki.identities(), unreadable).values()]
 
 
 def revoked_grants(path: Path, pki: TestPKI) -> list[str]:
     """The grants of signed permissions `path` that name a participant of `pki` whose
     certificate its CRL revokes, one line each ([] when there is no CRL)."""
-    revoked = revoked_certificates(pki, pki.identities())
+    revoked = _revoked(pki)
     return _revoked_grant_lines(_grants(path), revoked) if revoked else []
 
 
@@ -93,7 +98,7 @@ def add_revocation_problems(results: list[Verification], ca: Path) -> list[str]:
     if not Path(ca).is_dir() or not crl_path(pki).exists():
         return []
     unreadable: list[str] = []
-    revoked = revoked_certificates(pki, pki.identities(), unreadable)
+    revoked = _revoked(pki, unreadable)
     if revoked:
         for r in results:
             if r.ok and r.kind == "permissions":

@@ -527,3 +527,37 @@ def test_a_rerun_over_participants_of_an_earlier_ca_says_the_pki_is_not_complete
     r = CliRunner().invoke(app, ["pki", "init", str(pki.directory), "--force"])
     assert r.exit_code == 0 and pki.stale_participants() == []
     assert {f"p{i:02d}" for i in range(12)} <= set(pki.identities())
+
+
+def test_the_grant_prefilter_never_differs_from_the_three_readings(tmp_path):
+    """names.certificate_grants passes over a subject without parsing it only where every
+    reading (DN equality, Cyclone's, Fast DDS's) would say it names another certificate:
+    on a few thousand variants of the certificate's own subject and of others."""
+    import itertools
+    import random
+
+    from govkit.pki.names import certificate_grants, grants_certificate, openssl_rfc2253
+    from govkit.pki.participants import Participant
+    pki, _ = init_pki(tmp_path, participants=[
+        Participant("Robot-7", "Acme Corp", "Unit  A", "DE"), Participant("/ns/node"), "p1"])
+    rng = random.Random(37)
+    for name in ("Robot-7", "+ns+node", "p1"):
+        cert = pki.certificate(name)
+        base = [openssl_rfc2253(cert), cert.subject.rfc4514_string(),
+                "/" + "/".join(reversed(openssl_rfc2253(cert).split(","))), "CN=p1",
+                "CN=Robot-7", "CN=/ns/node", "CN=robot-7,O=acme corp,OU=unit a,C=de"]
+        variants = set(base)
+        for s in base:
+            for _ in range(300):
+                t = list(s)
+                for _ in range(rng.randint(1, 3)):
+                    at = rng.randrange(len(t) + 1)
+                    t.insert(at, rng.choice([" ", "  ", "\\", '"', "\\52", ",", "+", "/",
+                                             "=", "O", "x", "\u00a0", "\u212a"]))
+                variants.add("".join(t))
+            variants.update({s.upper(), s.lower(), s.replace(",", " , "),
+                             s.replace("=", " = ")})
+        variants.update(",".join(p) for p in itertools.permutations(base[0].split(",")))
+        grants = certificate_grants(cert)
+        for subject in variants:
+            assert grants(subject) == grants_certificate(subject, cert), (name, subject)
