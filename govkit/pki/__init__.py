@@ -3,7 +3,8 @@ from files (`participants`), ROS 2 enclave paths and the DDS names of ROS topics
 and how subject names compare as each vendor compares them (`names`); the key lifecycle:
 revocation and the Identity CA's CRL (`revocation`), new certificates for existing keys
 (`renewal`), what expires when (`status`), and keys moved into a SoftHSM2 token for Fast
-DDS (`hsm`).
+DDS (`hsm`); one writer at a time (`lock`), and the manifest that records each certificate
+proven once (`manifest`).
 
 May import: govkit.common, govkit.catalog.
 """
@@ -25,6 +26,7 @@ _EXPORTS = {
     "SignedDates": "status",
     "Status": "status",
     "TestPKI": "testpki",
+    "certificate_grants": "names",
     "certificate_rdns": "names",
     "check_softhsm": "hsm",
     "crl_path": "revocation",
@@ -36,6 +38,7 @@ _EXPORTS = {
     "init_tls": "testpki",
     "key_uri": "hsm",
     "load_certificate": "testpki",
+    "load_crl": "revocation",
     "load_identities": "names",
     "load_private_key": "testpki",
     "merge_participants": "participants",
@@ -44,13 +47,18 @@ _EXPORTS = {
     "parse_subject": "names",
     "permissions_ca_paths": "testpki",
     "pki_status": "status",
+    "read_manifest": "manifest",
+    "rekey": "renewal",
     "renew": "renewal",
     "revoke": "revocation",
+    "revoke_all": "revocation",
+    "revoked_certificates": "revocation",
     "revoked_participants": "revocation",
     "softhsm_conf": "hsm",
     "status_lines": "status",
     "subject_rfc2253": "testpki",
     "tls_paths": "testpki",
+    "xml_datetime": "manifest",
 }
 __all__ = sorted(_EXPORTS)
 __getattr__ = lazy_face(__name__, _EXPORTS)
