@@ -51,6 +51,7 @@ from pathlib import Path
 
 BIN = Path(sys.executable).parent
 GOVKIT = [str(BIN / "govkit")]
+CPUS = os.cpu_count() or 1   # /proc/stat counts every CPU of the machine
 
 
 def _cpu_times() -> tuple[int, int]:
@@ -69,10 +70,15 @@ class Measured:
         self.wall, self.cpu, self.user, self.system = wall, cpu, user, system
         self.busy, self.load = busy, load   # share of the machine's CPU time, load average
 
+    @property
+    def others(self) -> float:
+        """The share of the machine's CPU time others took meanwhile (busy less ours)."""
+        return max(0.0, self.busy - self.cpu / (self.wall * CPUS))
+
     def __str__(self) -> str:
         return (f"{self.wall:.2f} s wall, {self.cpu:.2f} s CPU ({self.user:.2f} user + "
-                f"{self.system:.2f} sys), machine {self.busy:.0%} busy, load "
-                f"{self.load:.1f}")
+                f"{self.system:.2f} sys), machine {self.busy:.0%} busy ({self.others:.0%} "
+                f"by others), load {self.load:.1f}")
 
 
 def measure(cmd: list[str], env: dict | None = None, check: bool = True) -> Measured:
@@ -237,7 +243,14 @@ def main() -> None:
         print(f"pki init of {max(sizes)} participants (not counted): {took}", flush=True)
     names = sorted(p.stem for p in pki.glob("p*.key"))
     old_env = {**os.environ, "PYTHONPATH": str(args.old)} if args.old else None
-    old_govkit = [sys.executable, "-c", "from govkit.cli.main import main; main()"]
+    # -P: not the current directory first (from a checkout it would be this govkit)
+    old_govkit = [sys.executable, "-P", "-c", "from govkit.cli.main import main; main()"]
+    if args.old:
+        where = subprocess.run(
+            [sys.executable, "-P", "-c", "import govkit; print(govkit.__file__)"],
+            env=old_env, capture_output=True, text=True).stdout.strip()
+        print(f"the old side runs {where}", flush=True)
+        assert Path(where).resolve().is_relative_to(args.old.resolve()), where
     sides = ["govkit", "openssl"] + ([] if args.quick else ["paranoid"]) + \
         (["old"] if args.old else [])
     runs: dict[tuple[int, str], list[Measured]] = {}
@@ -300,7 +313,8 @@ def main() -> None:
             gw, gc = median(g, "wall"), median(g, "cpu")
             line = (f"N={n} + 6 {task}: govkit {gw:.2f} s wall, {gc:.2f} s CPU ("
                     f"{median(g, 'user'):.2f} user + {median(g, 'system'):.2f} sys; machine "
-                    f"{median(g, 'busy'):.0%} busy, load {median(g, 'load'):.1f}), "
+                    f"{median(g, 'busy'):.0%} busy, {median(g, 'others'):.0%} by others, load "
+                    f"{median(g, 'load'):.1f}), "
                     f"{gc / (n + 6) * 1e6:.0f} us CPU/document")
             for side in ("paranoid", "old"):
                 if (n, f"{side} {task}") in runs:
