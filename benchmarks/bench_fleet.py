@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""How fast is a fleet? govkit against its own full path, an `openssl smime` loop, the code
-before (optional), and the per-document floor, in one run.
+"""How fast is a fleet? govkit against its own full path, its per-file path, an `openssl
+smime` loop, the code before (optional), and the per-document floor, in one run.
 
 For a PKI of N participants (default 10,000; made once, not timed) this times, alternated
 per round so a drifting machine hits every side alike:
@@ -13,6 +13,9 @@ per round so a drifting machine hits every side alike:
   validated in full, every signature verified; `verify` checks every file in full);
 * with `--old DIR`, the same two commands from another govkit checkout (the code before
   this one: PYTHONPATH=DIR, this venv), on the very same PKI and files;
+* govkit's per-file path, what `generate` + `sign` and `verify` did before the one-pass
+  engine (`write_document`, `sign_document`, `verify_file` per file, one process), on a
+  sample of --sample participants a round, extrapolated;
 * the loop people run today: one `openssl smime -sign -text` process per file and one
   `openssl smime -verify` per file, on a sample of --sample files a round, extrapolated.
 
@@ -112,6 +115,42 @@ def openssl_loop(files: list[Path], pki: Path, verify: bool) -> float:
     return (time.perf_counter() - start) / len(files)
 
 
+_PER_FILE = """
+import sys, time
+from pathlib import Path
+from govkit.catalog.runners import runner_info
+from govkit.documents.render import PermissionsDocument
+from govkit.generate.fleet import write_document
+from govkit.pki.testpki import TestPKI
+from govkit.smime.sign import sign_document
+from govkit.smime.verify import verify_file
+pki, out, verify = TestPKI(Path(sys.argv[1])), Path(sys.argv[2]), sys.argv[3] == "verify"
+names = sys.argv[4:]
+scope = runner_info("ddsperf")
+ca = pki.certificate("permissions_ca")
+start = time.perf_counter()
+for name in names:
+    xml = out / f"{name}.xml"
+    if verify:
+        assert verify_file(xml.with_suffix(".p7s"), ca).ok
+    else:
+        doc = PermissionsDocument.for_participant(pki, name, scope)
+        write_document(doc, xml)
+        sign_document(xml, pki.permissions_ca, pki.permissions_ca_key)
+print((time.perf_counter() - start) / len(names))
+"""
+
+
+def per_file(names: list[str], pki: Path, out: Path, verify: bool) -> float:
+    """Seconds per file of govkit's per-file path (what generate + sign and verify did
+    before the one-pass engine: write_document, sign_document, verify_file per file)."""
+    out.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run([sys.executable, "-c", _PER_FILE, str(pki), str(out),
+                           "verify" if verify else "sign", *names],
+                          check=True, capture_output=True, text=True)
+    return float(done.stdout)
+
+
 def openssl_sample(files: list[Path], pki: Path, count: int, seed: int) -> tuple[int, int]:
     """(passed, checked): `openssl smime -verify` on a random sample of govkit's files."""
     sample = random.Random(seed).sample(files, min(count, len(files)))
@@ -154,7 +193,8 @@ def per_document(pki: Path, work: Path) -> tuple[dict, dict, dict, dict]:
     from govkit.documents.render import DomainSet, PermissionsDocument
     from govkit.pki.manifest import read_manifest
     from govkit.pki.testpki import TestPKI
-    from govkit.smime import pkcs7, sign, verify_batch
+    from govkit.smime import pkcs7, verify_batch
+    from govkit.smime.sign import TEXT_HEADER, smime_message
 
     t = TestPKI(pki)
     manifest, why = read_manifest(t)
@@ -169,9 +209,9 @@ def per_document(pki: Path, work: Path) -> tuple[dict, dict, dict, dict]:
     doc = PermissionsDocument.for_subject(name, entry.subject, entry.not_before,
                                           entry.not_after, scope, domains)
     data = construct.render_proven(doc)
-    part = sign.TEXT_HEADER + data.replace(b"\n", b"\r\n")
+    part = TEXT_HEADER + data.replace(b"\n", b"\r\n")
     der = template.sign(part, when)
-    signed = sign.smime_message(part, der)
+    signed = smime_message(part, der)
     (work / "one.p7s").write_bytes(signed)
     verifier = verify_batch.Verifier(cert)
     assert verifier.verify(signed, "first").ok   # learns the layout and the shape
@@ -200,7 +240,7 @@ def per_document(pki: Path, work: Path) -> tuple[dict, dict, dict, dict]:
             "render+admit": lambda: construct.render_proven(PermissionsDocument.for_subject(
                 name, entry.subject, entry.not_before, entry.not_after, scope, domains)),
             "DER sign": lambda: template.sign(part, when),
-            "MIME": lambda: sign.smime_message(part, der),
+            "MIME": lambda: smime_message(part, der),
             "create+write 2 files": two_files,
         })
         ver_floor = _best_us({
@@ -223,7 +263,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="10000")
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--sample", type=int, default=100, help="openssl runs per round")
+    ap.add_argument("--sample", type=int, default=100,
+                    help="files a round of the openssl loop and of the per-file path")
     ap.add_argument("--check", type=int, default=50,
                     help="govkit files openssl verifies, per size")
     ap.add_argument("--old", type=Path, help="a govkit checkout to alternate with")
@@ -251,10 +292,10 @@ def main() -> None:
             env=old_env, capture_output=True, text=True).stdout.strip()
         print(f"the old side runs {where}", flush=True)
         assert Path(where).resolve().is_relative_to(args.old.resolve()), where
-    sides = ["govkit", "openssl"] + ([] if args.quick else ["paranoid"]) + \
+    sides = ["govkit", "openssl", "per-file"] + ([] if args.quick else ["paranoid"]) + \
         (["old"] if args.old else [])
     runs: dict[tuple[int, str], list[Measured]] = {}
-    ossl: dict[tuple[int, str], list[float]] = {}
+    sampled: dict[tuple[int, str, str], list[float]] = {}   # (N, side, task): seconds
     for n in sizes:
         (work / f"fleet-{n}.txt").write_text("\n".join(names[:n]) + "\n")
     for r in range(args.rounds):
@@ -262,6 +303,13 @@ def main() -> None:
             fleet = work / f"fleet-{n}.txt"
             for side in sides if r % 2 == 0 else sides[::-1]:
                 out = work / f"{side}-{n}-round{r}"   # a fresh directory: every file written
+                if side == "per-file":
+                    chosen = names[:n][:: max(1, n // args.sample)][:args.sample]
+                    for task in ("generate", "verify"):
+                        sampled.setdefault((n, side, task), []).append(
+                            per_file(chosen, pki, out, task == "verify") * (n + 6))
+                    shutil.rmtree(out)
+                    continue
                 if side == "openssl":
                     base = work / f"govkit-{n}-round{r}"
                     if not (base / "permissions").exists():
@@ -270,10 +318,9 @@ def main() -> None:
                                  str(base)])
                     xmls = sorted((base / "permissions").glob("*.xml"))
                     sample = xmls[:: max(1, len(xmls) // args.sample)][:args.sample]
-                    ossl.setdefault((n, "sign"), []).append(
-                        openssl_loop(sample, pki, verify=False) * (n + 6))
-                    ossl.setdefault((n, "verify"), []).append(
-                        openssl_loop(sample, pki, verify=True) * (n + 6))
+                    for task in ("generate", "verify"):
+                        sampled.setdefault((n, side, task), []).append(
+                            openssl_loop(sample, pki, task == "verify") * (n + 6))
                     for f in sample:
                         f.with_suffix(".ossl").unlink(missing_ok=True)
                     continue
@@ -305,8 +352,8 @@ def main() -> None:
         return statistics.median(getattr(v, attr) for v in values)
 
     print(f"\nmedians of {args.rounds} alternated rounds; load average "
-          f"{os.getloadavg()[0]:.2f} at the end; openssl loops: {args.sample} files a round, "
-          f"extrapolated")
+          f"{os.getloadavg()[0]:.2f} at the end; per-file path and openssl loop: "
+          f"{args.sample} files a round, extrapolated")
     for n in sizes:
         for task in ("generate", "verify"):
             g = runs[(n, f"govkit {task}")]
@@ -322,8 +369,9 @@ def main() -> None:
                     line += (f"; {side} {median(o, 'wall'):.2f} s wall = "
                              f"{median(o, 'wall') / gw:.1f}x, {median(o, 'cpu'):.2f} s CPU = "
                              f"{median(o, 'cpu') / gc:.1f}x")
-            o = statistics.median(ossl[(n, "sign" if task == "generate" else "verify")])
-            line += f"; openssl loop {o:.1f} s wall = {o / gw:.0f}x"
+            for side, what in (("per-file", "per-file path"), ("openssl", "openssl loop")):
+                o = statistics.median(sampled[(n, side, task)])
+                line += f"; {what} {o:.1f} s wall = {o / gw:.0f}x"
             print(line)
         ok, count = checked[n]
         print(f"N={n}: openssl smime -verify passed {ok} of {count} random files of govkit's")

@@ -1,7 +1,8 @@
 """Sphinx configuration: MyST Markdown, built offline (`sphinx-build -W docs docs/_build`).
 
-The reference pages under docs/reference/ that are not checked in are generated from the
-code at every build (docs/_ext/govkit_reference.py).
+The generated reference pages under docs/reference/ are written from the code at every
+build (docs/_ext/govkit_reference.py) and committed; a test fails when one is stale. The
+fragments in docs/_generated/ that other pages include are generated at every build.
 """
 
 import sys
@@ -18,7 +19,7 @@ from govkit import __version__ as release  # noqa: E402
 extensions = ["myst_parser", "govkit_reference"]
 source_suffix = {".md": "markdown"}
 root_doc = "index"
-exclude_patterns = ["_build", "_ext"]
+exclude_patterns = ["_build", "_ext", "_generated"]   # _generated: fragments other pages include
 myst_heading_anchors = 3
 suppress_warnings = ["myst.header"]   # guide pages start at ## under a page title they share
 html_theme = "alabaster"

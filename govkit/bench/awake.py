@@ -14,8 +14,11 @@ not the security.
 A spinner per measured CPU at SCHED_IDLE (runs only when nothing else on that CPU wants
 to; any other thread, a normal one as much as the benchmark's SCHED_FIFO ones, preempts it
 at once) keeps the CPU out of halt, the user-space equivalent of idle=poll: an idle and a
-busy machine then measure the same state. `--allow-idle` turns it off; results.json says
-which (settings.cpus_kept_awake).
+busy machine then measure the same state. "Any other thread" holds only within one CFS
+autogroup (one session): the spinners and every runner process share govkit's session
+(govkit.runners.processes says why; until 2026-12-04 the runners had sessions of their own,
+and the spinners took about half of each CPU from every normally scheduled runner).
+`--allow-idle` turns it off; results.json says which (settings.cpus_kept_awake).
 """
 
 from __future__ import annotations
@@ -42,8 +45,9 @@ def _spin_on(cpu: int, die_with_parent) -> None:
 
 
 METHOD = ("the measured CPUs were kept out of idle halt: a SCHED_IDLE spinner on each (any "
-          "other thread preempts it), the user-space equivalent of idle=poll, so an idle "
-          "machine and a busy one measure the same state (docs/background/method.md)")
+          "other thread of govkit's session, the runner processes included, preempts it), "
+          "the user-space equivalent of idle=poll, so an idle machine and a busy one measure "
+          "the same state (docs/background/method.md)")
 IDLE_METHOD = ("the measured CPUs were allowed to halt when idle (--allow-idle): every "
                "wake-up's cost is in the figures, and it differs between an idle machine "
                "and a busy one")
@@ -88,9 +92,3 @@ def awake_cpus(pin) -> tuple[int, ...]:
     return tuple(pin.cpus) if pin.cpus else tuple(sorted(os.sched_getaffinity(0)))
 
 
-def spinner_running(pid: int) -> bool:
-    """Whether `pid` is alive and SCHED_IDLE (what the run claims is checked, not assumed)."""
-    try:
-        return os.sched_getscheduler(pid) == os.SCHED_IDLE
-    except OSError:
-        return False

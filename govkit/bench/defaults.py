@@ -8,6 +8,13 @@ widest intervals fill what is left of --budget (counted from the start of the ru
 report after it takes a few seconds).
 """
 
+from govkit.catalog.runners import MODES
+
+DEFAULT_SIZES = (32, 1024, 63000)   # payload bytes (--sizes)
+DISCOVERY = "discovery"      # not a point's mode: groups of --peers participants
+BOTH = "both"                # --mode both: latency and throughput
+MODE_CHOICES = (*MODES, BOTH, DISCOVERY)   # what --mode takes
+
 DEFAULT_DURATION_S = 2
 DEFAULT_WARMUP_S = 1
 DEFAULT_REPEATS = 3
@@ -40,8 +47,12 @@ DEFAULT_SLOT_MS = 30
 # acknowledgement wait weigh more in a shorter slot, and 100 ms is what was measured against
 # ddsperf (docs/background/method.md, "Fidelity with the spinners, and throughput").
 MIN_THROUGHPUT_SLOT_MS = 100
+# CPU slots (throughput written at a fixed rate, as RTI's -cpu measures): CPU time over the
+# samples written, exact over any length; this is the shortest that still holds hundreds of
+# samples at the large sizes' rates.
+DEFAULT_CPU_SLOT_MS = 50
 DEFAULT_SETTLE_MS = 10         # round trips sent before this are kept apart
-DEFAULT_INSTANCES = 2          # process pairs per arm
+DEFAULT_INSTANCES = 3          # process pairs per arm (paired.InstanceTerm: fewer, wider)
 DEFAULT_MIN_ROUNDS = 6
 DEFAULT_PEERS = 10             # --mode discovery: participants per group
 

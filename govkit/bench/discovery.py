@@ -13,20 +13,18 @@ Rounds go on until the budget would be passed (at least --rounds of them).
 
 from __future__ import annotations
 
-import os
-import selectors
-import subprocess
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
 from govkit.bench.defaults import DEFAULT_PEERS, budget_note
-from govkit.bench.rotation import Arm, distinct_domains, end_processes, round_plan
+from govkit.bench.rotation import Arm, distinct_domains, round_plan
 from govkit.catalog.profiles import BASELINE, Profile
 from govkit.common.errors import GovkitError
 from govkit.common.fsutil import write_atomic
-from govkit.runners.base import BenchPoint, Bundle, command_line, dies_with_govkit, launch_argv
+from govkit.runners.base import BenchPoint, Bundle, command_line
+from govkit.runners.group import run_group
 
 MAX_PEERS = 100
 DISCOVERY_INTERVAL_METHOD = (
@@ -47,63 +45,6 @@ class DiscoverySettings:
 
     def to_json(self) -> dict:
         return {"peers": self.peers, "min_rounds": self.min_rounds, "wait_s": WAIT_S}
-
-
-def run_group(specs) -> dict:
-    """Start the group at once, read each process's `matched T`, then end them all."""
-    preexec = dies_with_govkit()
-    procs = []
-    t0 = time.monotonic()
-    try:
-        for spec in specs:
-            procs.append(subprocess.Popen(
-                launch_argv(spec), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE, env={**os.environ, **spec.env},
-                start_new_session=True, preexec_fn=preexec))
-        matched: dict[int, float] = {}
-        buffers = {i: b"" for i in range(len(procs))}
-        errors: list[str] = []
-        with selectors.DefaultSelector() as sel:
-            for i, p in enumerate(procs):
-                sel.register(p.stdout.fileno(), selectors.EVENT_READ, i)
-            deadline = t0 + WAIT_S + 5
-            while len(matched) + len(errors) < len(procs) and time.monotonic() < deadline:
-                for key, _ in sel.select(timeout=0.5):
-                    i = key.data
-                    chunk = os.read(key.fd, 4096)
-                    if not chunk:
-                        sel.unregister(key.fd)
-                        errors.append(_why(procs[i], i))
-                        continue
-                    buffers[i] += chunk
-                    if b"\n" in buffers[i]:
-                        word, _, value = buffers[i].partition(b"\n")[0].decode().partition(" ")
-                        if word == "matched":
-                            matched[i] = float(value)
-                        else:
-                            errors.append(f"participant {i}: unexpected {word!r}")
-                        sel.unregister(key.fd)
-        wall = time.monotonic() - t0
-    finally:
-        end_processes(procs, grace_s=10)
-    if len(matched) < len(specs):
-        missing = len(specs) - len(matched)
-        why = errors[0] if errors else f"not matched within {WAIT_S:g} s"
-        return {"status": "failed", "error": f"{missing} of {len(specs)} participants did not "
-                                              f"match every peer: {why}", "wall_s": wall}
-    return {"status": "ok", "matched_s": [matched[i] for i in range(len(specs))],
-            "wall_s": round(wall, 6)}
-
-
-def _why(proc: subprocess.Popen, i: int) -> str:
-    try:
-        proc.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        return f"participant {i} closed its output"
-    err = proc.stderr.read().decode("utf-8", "replace").strip().splitlines() if proc.stderr \
-        else []
-    return f"participant {i} exited with status {proc.returncode}" + (
-        f": {err[-1]}" if err else "")
 
 
 @dataclass
@@ -168,7 +109,7 @@ def _round(runner, arms, bundles, ds, store, seed, rnd, workdir, console, outcom
                       "profile": arm.profile.name, "peers": ds.peers, "domain_id": domain,
                       "command": command_line(specs[0]),
                       "started": datetime.now(UTC).isoformat(timespec="seconds"),
-                      **run_group(specs)}
+                      **run_group(specs, WAIT_S)}
             if record["status"] != "ok":
                 outcome.failed += 1
                 console.print(f"FAILED discovery {arm.label} round {rnd}: {record['error']}",

@@ -24,18 +24,13 @@ from pathlib import Path
 
 from govkit.catalog.profiles import Profile, known_profiles, select_profiles, use_profiles
 from govkit.catalog.runners import runner_info
-from govkit.check import (
-    LintOptions,
-    explain_document,
-    explanation_text,
-    identification_text,
-    identify_paths,
-    lint_paths,
-    load_document,
-)
+from govkit.check.explain import explain_document, explanation_text
+from govkit.check.identify import identification_text, identify_paths
+from govkit.check.lint import LintOptions, lint_paths
+from govkit.check.loaded import load_document
 from govkit.common.errors import EXIT_INVALID, EXIT_USAGE, GovkitError
 from govkit.common.findings import quote_value
-from govkit.documents import matches
+from govkit.documents.globs import matches
 
 _TARGETS = {"cyclone": "cyclone", "ddsperf": "cyclone", "fastdds": "fastdds"}
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")

@@ -67,16 +67,42 @@ def realtime_note(wanted: bool, modes: list[str], dry_run: bool) -> tuple[bool, 
     return True, "latency repeats SCHED_FIFO priority 1 (chrt), throughput repeats normal"
 
 
+# The CPU's instructions that make DDS Security's cryptography cheap, as results.json's
+# environment.cpu_crypto names them, with the /proc/cpuinfo flag that says each is there:
+# AES-GCM (AES-NI, and carry-less multiply for GHASH; VAES and VPCLMULQDQ their AVX-512
+# forms), SHA-256 (the handshake, the signatures), AVX-512. A ratio measured on one CPU
+# is that CPU's (issue 37: rtps_sign 1.25× on one host, 1.74× on another).
+CPU_CRYPTO_FLAGS = {
+    "flags": {"AES-NI": "aes", "PCLMULQDQ": "pclmulqdq", "VAES": "vaes",
+              "VPCLMULQDQ": "vpclmulqdq", "SHA": "sha_ni", "AVX-512": "avx512f"},   # x86-64
+    "Features": {"AES": "aes", "PMULL": "pmull", "SHA-1": "sha1", "SHA-2": "sha2",
+                 "SHA-512": "sha512", "SVE": "sve"},                                 # arm64
+}
+
+
+def cpu_facts(cpuinfo: str) -> dict:
+    """The CPU's model name and its crypto extensions (CPU_CRYPTO_FLAGS: name → present)
+    from the text of /proc/cpuinfo; either None where the text does not say."""
+    model, crypto = None, None
+    for line in cpuinfo.splitlines():
+        key, _, value = line.partition(":")
+        key = key.strip()
+        if key == "model name" and model is None:
+            model = value.strip()
+        elif key in CPU_CRYPTO_FLAGS and crypto is None:
+            present = set(value.split())
+            crypto = {name: flag in present for name, flag in CPU_CRYPTO_FLAGS[key].items()}
+    return {"cpu": model, "cpu_crypto": crypto}
+
+
 def environment(extra: dict | None = None) -> dict:
-    """govkit, OpenSSL and Python versions, CPU and kernel (plus runner versions)."""
-    cpu = platform.processor() or platform.machine()
+    """govkit, OpenSSL and Python versions, CPU (its crypto extensions) and kernel (plus
+    runner versions)."""
     try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
+        facts = cpu_facts(Path("/proc/cpuinfo").read_text())
     except OSError:
-        pass
+        facts = {"cpu": None, "cpu_crypto": None}
+    cpu = facts["cpu"] or platform.processor() or platform.machine()
     try:
         openssl = subprocess.run(["openssl", "version"], capture_output=True, text=True,
                                  timeout=10).stdout.strip() or "unknown"
@@ -84,7 +110,7 @@ def environment(extra: dict | None = None) -> dict:
         openssl = "unknown"
     uname = platform.uname()
     return {"govkit": __version__, "openssl": openssl, "python": platform.python_version(),
-            "cpu": cpu, "cores": os.cpu_count(),
+            "cpu": cpu, "cpu_crypto": facts["cpu_crypto"], "cores": os.cpu_count(),
             "usable_cpus": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
             else os.cpu_count(),
             "kernel": f"{uname.system} {uname.release} {uname.machine}", **(extra or {})}

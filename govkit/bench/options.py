@@ -13,14 +13,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from govkit.bench.defaults import (
+    BOTH,
     DEFAULT_BUDGET_S,
     DEFAULT_DURATION_S,
     DEFAULT_MAX_REPEATS,
     DEFAULT_NETWORK_RUNNER,
     DEFAULT_REPEATS,
     DEFAULT_RUNNER,
+    DEFAULT_SIZES,
     DEFAULT_TARGET_CI_PCT,
     DEFAULT_WARMUP_S,
+    DISCOVERY,
+    MODE_CHOICES,
 )
 from govkit.bench.discovery import DiscoverySettings
 from govkit.bench.rotation import RotationSettings, protects
@@ -38,7 +42,6 @@ from govkit.runners.crypto import (
 from govkit.runners.network import DEFAULT, Network, networks, shown_path
 
 SEED_SIZES = (32, 64, 128, 256, 512, 1024, 8192, 63000)
-DEFAULT_SIZES = (32, 1024, 63000)
 LIMITS = {"repeat": (1, 100), "max_repeat": (1, 1000), "duration": (1, 3600),
           "warmup": (0, 600), "budget": (0, 7 * 24 * 3600)}
 MAX_SEED = 2 ** 63 - 1        # a JSON integer every reader takes (int64)
@@ -57,9 +60,6 @@ def parse_sizes(text: str, option: str = "--sizes") -> list[int]:
         # ddsperf's KS topic has a 12-byte fixed part; below that it cannot send.
         raise GovkitError(f"invalid {option} {text!r}: sizes must be 12 .. 67108864 bytes")
     return list(dict.fromkeys(sizes))
-
-
-DISCOVERY = "discovery"      # not a point's mode: groups of --peers participants
 
 
 def _items(values) -> list[str]:
@@ -85,7 +85,8 @@ def parse_rekeys(values) -> list[int]:
     when not given: the runtime's default (Fast DDS 32; Cyclone never renews)."""
     out = []
     for text in _items(values):
-        if not text.isdigit() or not 1 <= int(text) <= MAX_REKEY:
+        # ASCII digits only: "²".isdigit() holds, and int("²") raises
+        if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= MAX_REKEY:
             raise GovkitError(f"invalid --rekey {text!r}: a whole number of messages per "
                               f"session key, 1 .. {MAX_REKEY}")
         out.append(int(text))
@@ -93,15 +94,15 @@ def parse_rekeys(values) -> list[int]:
 
 
 def parse_modes(text: str) -> list[str]:
-    if text == "both":
+    if text == BOTH:
         return list(MODES)
-    if text not in (*MODES, DISCOVERY):
-        raise GovkitError(f"invalid --mode {text!r}: use latency, throughput, both or "
-                          f"discovery")
+    if text not in MODE_CHOICES:
+        raise GovkitError(f"invalid --mode {text!r}: use {', '.join(MODE_CHOICES[:-1])} or "
+                          f"{MODE_CHOICES[-1]}")
     return [text]
 
 
-_DURATION_RE = re.compile(r"(\d{1,9})(s|m|h)?")
+_DURATION_RE = re.compile(r"(\d{1,9})(s|m|h)?", re.ASCII)
 
 
 def parse_budget(text: str) -> int:
@@ -134,7 +135,7 @@ class BenchOptions:
     pin: bool = True
     realtime: bool = True
     keep_awake: bool = True        # govkit.bench.awake: the measured CPUs never halt
-    rotate_throughput: bool = False  # throughput slots too (not yet ddsperf's rates)
+    rotate_throughput: bool = True   # throughput points by rotation (with their CPU slots)
     dry_run: bool = False
     runner_options: dict = field(default_factory=dict)
     command: str = "govkit bench"
@@ -150,6 +151,7 @@ class BenchOptions:
     wire_pcap: bool = False        # ... and its frames as a pcap (implies wire)
     wire_interface: str = "lo"     # where the points' traffic flows (templates: loopback)
     wire_expect: Profile | None = None   # check against this profile's governance instead
+    wire_leaks: bool = False       # ... and what an eavesdropper reads (govkit.wire.leaks)
     # The rotating latency design (runners with `rotates`: govkit.bench.rotation)
     rotation: RotationSettings = field(default_factory=RotationSettings)
     discovery: DiscoverySettings = field(default_factory=DiscoverySettings)
@@ -157,6 +159,8 @@ class BenchOptions:
     # cipher × rekey; empty: the runtime's defaults, nothing set
     ciphers: list[str] = field(default_factory=list)
     rekeys: list[int] = field(default_factory=list)
+    # --fail-on-flag, --max-ratio: results.json's settings.gates (govkit.results.gates)
+    gates: dict | None = None
 
     @property
     def variants(self) -> list[CryptoVariant]:
@@ -172,7 +176,7 @@ class BenchOptions:
         return networks(self.transports, self.paths, self.loss_rates)
 
     def check(self) -> None:
-        self.wire = self.wire or self.wire_pcap
+        self.wire = self.wire or self.wire_pcap or self.wire_leaks
         plain = self.transports == ["udp"] and self.paths == ["lo"] and self.loss_rates == [0]
         if self.runner is None:
             self.runner = (DEFAULT_RUNNER if plain and not self.hosts

@@ -32,10 +32,10 @@ from govkit.runners.base import (
     RunnerError,
     command_line,
     prepare,
-    run_processes,
 )
 from govkit.runners.netpath import NetPaths
 from govkit.runners.network import Network
+from govkit.runners.processes import run_processes
 
 # Domains come from the system's randomness, not from --seed: two runs with the same seed
 # at the same time (two users, two CI jobs) must not share them.
@@ -89,7 +89,7 @@ def make_bundles(opts: BenchOptions, runner, console) -> dict[str, Bundle]:
 def _refuse_token_keys(bundles: dict[str, Bundle], runner) -> None:
     """Keys in a PKCS#11 token (`pki init --hsm`) work with Fast DDS only: say so before
     anything is measured or written."""
-    if getattr(runner, "pkcs11_keys", False):
+    if runner_info(runner.name).pkcs11_keys:
         return
     for b in bundles.values():
         for f in b.participants.values():
@@ -184,6 +184,7 @@ def _run_once(runner, point: BenchPoint, bundle: Bundle, workdir: Path, order: i
                        "count": count})
     result["cpus"] = {o.role: o.cpus_allowed for o in outputs.values()}
     result["scheduling"] = {o.role: o.policy for o in outputs.values()}
+    result["autogroup"] = {o.role: o.autogroup for o in outputs.values()}
     result["finished"] = datetime.now(UTC).isoformat(timespec="seconds")
     result["elapsed_s"] = round(time.monotonic() - t0, 2)
     return result, failure

@@ -17,25 +17,31 @@ pairs (separate processes, separate address-space layouts), taken in turn by rou
 A slot is ended by the program between two round trips, never by a signal in the middle of
 a fragmented, reliable exchange (the `slot` command of cyclone_perf and `fastdds_perf -S`).
 
-Lanes: a round has one sandwich per lane, a (mode, size). Latency slots ping-pong; throughput
-slots (runners with `rotates_throughput`: cyclone_perf's `tput`) write as fast as the
-reliable writer lets them, end with a marker and wait until every sample is acknowledged, so
-that no slot's traffic runs into the next; the pong counts what arrived (`count TAG`).
+Lanes: a round has one sandwich per lane, a (mode, size). Latency slots ping-pong, under
+SCHED_FIFO where permitted. Throughput slots (runners with `rotates_throughput`:
+cyclone_perf's `tput`) write as fast as the reliable writer lets them, end with a marker and
+wait until every sample is acknowledged, so that no slot's traffic runs into the next; the
+pong counts what arrived (`count TAG`, with its arrivals per 5 ms). CPU slots (a `cpu` lane
+beside each throughput lane) write the same way but paced at one fixed rate per size, the
+same for every arm and below the heaviest arm's saturation (offered_rates), and give each
+side's CPU time per sample (RTI Perftest's -cpu, at a rate every profile sustains).
+Throughput and CPU slots run normally scheduled, as ddsperf does: each pair is switched
+between SCHED_FIFO and normal scheduling as its slots need (slot_policy).
+
+The pairs themselves (their processes and the line protocol they answer in) are
+govkit.runners.pair; this module decides which pair gets which slot, and when to stop.
 """
 
 from __future__ import annotations
 
-import os
 import random
-import selectors
-import subprocess
-import tempfile
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
 from govkit.bench.defaults import (
+    DEFAULT_CPU_SLOT_MS,
     DEFAULT_INSTANCES,
     DEFAULT_MIN_ROUNDS,
     DEFAULT_ROTATION_TARGET_PCT,
@@ -50,26 +56,23 @@ from govkit.common.errors import GovkitError
 from govkit.common.fsutil import write_atomic
 from govkit.common.limits import MAX_DOMAIN_ID
 from govkit.results.paired import AA_ARM, BASELINE_ARM
-from govkit.runners.base import (
-    BenchPoint,
-    Bundle,
-    ProcessSpec,
-    command_line,
-    dies_with_govkit,
-    launch_argv,
-    process_placement,
-)
+from govkit.runners.base import BenchPoint, Bundle, RotatingRunner
 from govkit.runners.crypto import CryptoVariant
-from govkit.runners.cyclone_refusal import explain_cyclone_refusal
+from govkit.runners.pair import THROUGHPUT, Pair, PairFailed
 
 SLOT_FORMAT = "latency-slots"
-LATENCY, THROUGHPUT = "latency", "throughput"
+LATENCY = "latency"
+CPU = "cpu"                       # a throughput slot paced at a fixed rate: CPU per sample
+FIFO, NORMAL = "fifo", "normal"   # a pair's scheduling policy (slot_policy)
+CPU_LOAD_SHARE = 0.5              # CPU slots offer this share of the slowest warm-up rate
+CPU_DELIVERED = 0.95              # ... and a slot that delivers less of it is "saturated"
+# Fewest samples a slot's figure rests on (round trips, arrivals, paced writes), and the
+# longest a slot may become to hold them (measure_lengths)
+MIN_SLOT_SAMPLES = {LATENCY: 20, THROUGHPUT: 100, CPU: 50}
+MAX_SLOT_US = 1_000_000
 WARMUP_SLOT_US = 100_000          # one unmeasured slot per pair and size before round 0
-SLOT_TIMEOUT_S = 15.0             # beyond the slot's own length
 WIDTHS_EVERY_S = 1.0              # the stopping rule's widths are recomputed this often
 MIN_ARM_ROUNDS = 20               # an arm's slots before its width may stop its slots
-PEER_SIDE = "on the peer's side"   # in a refusal of the peer's files (cyclone_refusal)
-REFUSAL_WAIT_S = 3.0              # for the other side's refusal, once one side failed
 
 
 @dataclass(frozen=True)
@@ -87,8 +90,14 @@ class RotationSettings:
         """A throughput slot's measured part: --slot-ms, but at least MIN_THROUGHPUT_SLOT_MS."""
         return max(self.slot_ms, MIN_THROUGHPUT_SLOT_MS)
 
+    @property
+    def cpu_slot_ms(self) -> int:
+        """A CPU slot's measured part (paced writes: CPU time is exact over any length)."""
+        return max(self.slot_ms, DEFAULT_CPU_SLOT_MS)
+
     def to_json(self) -> dict:
         return {"slot_ms": self.slot_ms, "throughput_slot_ms": self.throughput_slot_ms,
+                "cpu_slot_ms": self.cpu_slot_ms, "cpu_load_share": CPU_LOAD_SHARE,
                 "settle_ms": self.settle_ms,
                 "instances": self.instances, "min_rounds": self.min_rounds,
                 "min_arm_rounds": MIN_ARM_ROUNDS,
@@ -111,238 +120,6 @@ class Arm:
     def to_json(self) -> dict:
         """What a pair or slot record says of its arm beyond its name."""
         return {"variant": self.variant.to_json()} if self.variant is not None else {}
-
-
-class PairFailed(Exception):
-    """A pair's process died, refused or stopped answering; the message says which."""
-
-
-class Pair:
-    """One long-lived ping/pong pair of one arm."""
-
-    def __init__(self, arm: Arm, instance: int, domain_id: int, specs: list[ProcessSpec],
-                 workdir: Path):
-        self.arm, self.instance, self.domain_id, self.specs = arm, instance, domain_id, specs
-        self.procs: dict[str, subprocess.Popen] = {}
-        self.errs: dict[str, object] = {}
-        self.buffers: dict[str, bytes] = {}
-        self.ready_s: dict[str, float] = {}
-        self.start_to_ready_s: float | None = None
-        self.alive = False
-        self.workdir = workdir
-
-    @property
-    def key(self) -> str:
-        return f"{self.arm.name}#{self.instance}"
-
-    def start(self, timeout: float) -> None:
-        """Start pong and ping and wait until both say they matched."""
-        preexec = dies_with_govkit()
-        t0 = time.monotonic()
-        for spec in self.specs:
-            err = tempfile.TemporaryFile()
-            self.errs[spec.role] = err
-            self.procs[spec.role] = subprocess.Popen(
-                launch_argv(spec), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
-                env={**os.environ, **spec.env}, start_new_session=True, preexec_fn=preexec)
-            self.buffers[spec.role] = b""
-        self.alive = True
-        deadline = t0 + timeout
-        for role in ("sub", "pub"):
-            line = self._line(role, deadline)
-            if not line.startswith("ready "):
-                raise PairFailed(f"{self.arm.label} pair {self.instance}: expected 'ready', "
-                                 f"got {line[:80]!r}")
-            self.ready_s[role] = float(line.split()[1])
-        self.start_to_ready_s = time.monotonic() - t0
-
-    def placement(self) -> dict:
-        """Per role, the CPUs and scheduling policy its process really has (/proc): what
-        the run claims (pinned, SCHED_FIFO) is checked, not assumed."""
-        return {role: process_placement(p.pid) for role, p in self.procs.items()}
-
-    def _line(self, role: str, deadline: float) -> str:
-        proc = self.procs[role]
-        fd = proc.stdout.fileno()
-        with selectors.DefaultSelector() as sel:
-            sel.register(fd, selectors.EVENT_READ)
-            while b"\n" not in self.buffers[role]:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise PairFailed(self._why(role, "did not answer in time"))
-                if not sel.select(timeout=min(left, 1.0)):
-                    continue
-                chunk = os.read(fd, 1 << 16)
-                if not chunk:
-                    proc.wait(timeout=5)
-                    raise PairFailed(self._why(role, f"exited with status {proc.returncode}"))
-                self.buffers[role] += chunk
-        line, _, rest = self.buffers[role].partition(b"\n")
-        self.buffers[role] = rest
-        return line.decode("utf-8", "replace")
-
-    def _why(self, role: str, what: str) -> str:
-        name = "ping" if role == "pub" else "pong"
-        why = self._refusal()
-        if not why or PEER_SIDE in why:   # the refused side may be saying why right now
-            for proc in self.procs.values():
-                try:
-                    proc.wait(timeout=REFUSAL_WAIT_S)
-                except subprocess.TimeoutExpired:
-                    pass
-            why = self._refusal()
-        return (f"{self.arm.label} pair {self.instance} (domain {self.domain_id}): {name} "
-                f"{what}" + (f": {self.stderr_tail(role)}" if self.stderr_tail(role) else "")
-                + (f"; {why}" if why else ""))
-
-    def _refusal(self) -> str:
-        """A Cyclone pair's refusal mapped to the file, the rule and the fix (else ""):
-        a side refused over its own files first, then one refusing its peer's (a refused
-        ping leaves pong waiting in vain, or refusing ping's handshake)."""
-        found = [f"{'ping' if s.role == 'pub' else 'pong'}: {w}" for s in self.specs
-                 if (w := explain_cyclone_refusal(s.env, self.stderr_lines(s.role, 50),
-                                                  self.domain_id))]
-        found.sort(key=lambda w: PEER_SIDE in w)
-        return found[0] if found else ""
-
-    def stderr_tail(self, role: str, n: int = 3) -> str:
-        """The last `n` lines of a side's stderr, on one line."""
-        return " | ".join(self.stderr_lines(role, n).splitlines())
-
-    def stderr_lines(self, role: str, n: int) -> str:
-        """The last `n` lines of a side's stderr, one per line: Cyclone's refusal is read
-        line by line (a local refusal after a remote one is still the local one)."""
-        err = self.errs.get(role)
-        if err is None:
-            return ""
-        err.seek(0)
-        lines = err.read().decode("utf-8", "replace").strip().splitlines()
-        return "\n".join(lines[-n:])
-
-    def _send(self, role: str, command: str) -> None:
-        try:
-            self.procs[role].stdin.write(command.encode())
-            self.procs[role].stdin.flush()
-        except (BrokenPipeError, OSError):
-            raise PairFailed(self._why(role, "is gone")) from None
-
-    def pong_cpu_us(self) -> int:
-        """The CPU time the pong process has used so far (it answers `cpu`)."""
-        self._send("sub", "cpu\n")
-        line = self._line("sub", time.monotonic() + SLOT_TIMEOUT_S)
-        words = line.split()
-        if len(words) != 2 or words[0] != "cpu_us" or not words[1].isdigit():
-            raise PairFailed(self._why("sub", f"answered {line[:80]!r} to 'cpu'"))
-        return int(words[1])
-
-    def slot(self, size: int, settle_us: int, measure_us: int) -> dict:
-        """One slot; the row also holds the CPU time the pong used during it (the ping's
-        own, cpu_us, is in its slot line)."""
-        before = self.pong_cpu_us()
-        self._send("pub", f"slot {size} {settle_us} {measure_us}\n")
-        deadline = time.monotonic() + (settle_us + measure_us) / 1e6 + SLOT_TIMEOUT_S
-        row = parse_slot(self._line("pub", deadline))
-        row["pong_cpu_us"] = self.pong_cpu_us() - before
-        return row
-
-    def tslot(self, size: int, settle_us: int, measure_us: int, tag: int) -> dict:
-        """One throughput slot: ping writes, pong counts; the row holds both sides' counts
-        and CPU time and the receive rate (samples after the first arrival over the time
-        from the first arrival to the last)."""
-        before = self.pong_cpu_us()
-        self._send("pub", f"tput {size} {settle_us} {measure_us} {tag}\n")
-        deadline = time.monotonic() + (settle_us + measure_us) / 1e6 + SLOT_TIMEOUT_S
-        row = parse_tslot(self._line("pub", deadline))
-        self._send("sub", f"count {tag}\n")
-        row.update(parse_count(self._line("sub", time.monotonic() + SLOT_TIMEOUT_S), tag))
-        row["mbps"] = round(row["rate_sps"] * size * 8 / 1e6, 4)    # payload, as ddsperf
-        row["pong_cpu_us"] = self.pong_cpu_us() - before
-        return row
-
-    def commands(self) -> list[str]:
-        return [command_line(s) for s in self.specs]
-
-    def close(self) -> None:
-        """End of input: both delete their participants and exit; killed if they do not."""
-        end_processes(list(self.procs.values()), grace_s=3)
-        for err in self.errs.values():
-            err.close()
-        self.alive = False
-
-
-def end_processes(procs: list[subprocess.Popen], grace_s: float) -> None:
-    """Close every process's input (govkit's programs then delete their participants and
-    exit), wait up to `grace_s` for each, kill the group of one that does not, and close
-    its pipes."""
-    for proc in procs:
-        try:
-            proc.stdin.close()
-        except OSError:
-            pass
-    for proc in procs:
-        try:
-            proc.wait(timeout=grace_s)
-        except subprocess.TimeoutExpired:
-            try:
-                os.killpg(proc.pid, 9)
-            except ProcessLookupError:
-                pass
-            proc.wait()
-        for pipe in (proc.stdout, proc.stderr):
-            if pipe:
-                pipe.close()
-
-
-_NUMBERS = ("n", "settle_n", "mean", "min", "p50", "p90", "p99", "max", "cpu_us", "wall_us",
-            "peers")
-
-
-def parse_slot(line: str) -> dict:
-    """A slot line (cyclone_perf, fastdds_perf -S) as a raw row (every field kept;
-    percentiles in µs)."""
-    words = line.split()
-    if len(words) < 3 or words[0] != "slot":
-        raise PairFailed(f"unexpected output from ping: {line[:80]!r}")
-    row: dict = {"size": int(words[1])}
-    it = iter(words[2:])
-    for key, value in zip(it, it, strict=False):
-        if key in _NUMBERS:
-            row[key] = float(value) if "." in value else int(value)
-        elif key == "tl":       # median of each 25 ms, settle included
-            row["timeline"] = value
-        elif key == "hist":     # kept as printed: bin:count,… (govkit.results.stats.histogram)
-            row["hist"] = value
-    row["count"] = row.get("n", 0)
-    return row
-
-
-def parse_tslot(line: str) -> dict:
-    """ping's line after a throughput slot: `tslot SIZE sent N settle_sent K cpu_us U
-    wall_us W peers P`."""
-    words = line.split()
-    if len(words) < 2 or words[0] != "tslot" or len(words) % 2:
-        raise PairFailed(f"unexpected output from ping: {line[:80]!r}")
-    row: dict = {"size": int(words[1]), "mode": THROUGHPUT}
-    it = iter(words[2:])
-    for key, value in zip(it, it, strict=True):
-        if key in ("sent", "settle_sent", "cpu_us", "wall_us", "peers"):
-            row[key] = int(value)
-    return row
-
-
-def parse_count(line: str, tag: int) -> dict:
-    """pong's answer to `count TAG`: what arrived, and the receive rate from it."""
-    words = line.split()
-    if words == ["count", str(tag), "missing"]:
-        raise PairFailed(f"pong did not receive the end of throughput slot {tag} in time")
-    if words[:2] != ["count", str(tag)] or len(words) % 2:
-        raise PairFailed(f"unexpected answer from pong: {line[:80]!r}")
-    fields = dict(zip(words[2::2], (int(v) for v in words[3::2]), strict=True))
-    span_us = fields.get("span_us", 0)
-    later = fields.get("later_n", 0)
-    rate = later / (span_us / 1e6) if span_us > 0 and later > 0 else 0.0
-    return {"n": fields.get("n", 0), "later_n": later, "span_us": span_us,
-            "lost": fields.get("lost", 0), "rate_sps": round(rate, 3), "count": fields.get("n", 0)}
 
 
 # ------------------------------------------------------------------------- scheduling
@@ -377,7 +154,9 @@ def round_plan(arms: list[Arm], lanes: list[tuple[str, int]], instances: int, se
     `none X1 none X2 … none`, the other arms shuffled, each arm's instance taken in turn
     and `none`'s alternating inside the round, so every comparison has both of them.
     `active` (arm, mode, size): only these arms get slots (the A/A arm whenever its lane has
-    any other), so rounds after the minimum go to the intervals still wider than the target."""
+    any other), so rounds after the minimum go to the intervals still wider than the target;
+    a lane where only the A/A arm is still wide gets `none A/A none` (a run stopped at round
+    20 with budget left and a wide A/A arm, then advised a larger budget: issue 37)."""
     rand = random.Random(f"govkit/{seed}/rotation/{rnd}")
     order = list(lanes)
     rand.shuffle(order)
@@ -387,7 +166,7 @@ def round_plan(arms: list[Arm], lanes: list[tuple[str, int]], instances: int, se
         others = [a for a in arms if a.name != BASELINE_ARM]
         if active is not None:
             wanted = {a.name for a in others if (a.name, *lane) in active}
-            if not wanted - {AA_ARM}:
+            if not wanted:
                 continue
             others = [a for a in others if a.name in wanted or a.name == AA_ARM]
         rand.shuffle(others)
@@ -420,64 +199,22 @@ def distinct_domains(n: int, taken: set[int]) -> list[int]:
     return random.SystemRandom().sample(free, n)
 
 
-def run_rotation(runner, arms: list[Arm], bundles: dict[str, Bundle],
+def run_rotation(runner: RotatingRunner, arms: list[Arm], bundles: dict[str, Bundle],
                  lanes: list[tuple[str, int]],
                  rs: RotationSettings, store, seed: int, pin, console, started: float,
                  budget: float, workdir: Path, load: LoadWatch) -> RotationOutcome:
     """Start every pair, then rounds until every ratio is within the target (after the
     minimum) or the budget would be passed; every slot goes to `store` as it completes."""
-    from govkit.results.summary import rotation_widths
-
     outcome = RotationOutcome()
     rot = store.rotation()
     first_round = rot["next_round"]
-    first_instance = rot["next_instance"]
-    realtime = pin.realtime
-    for arm in arms:            # the pair's configuration files: ddsperf's, once per profile
-        for path, text in runner.configs(BenchPoint(arm.profile, "latency", 32, 1),
-                                         bundles[arm.profile.name],
-                                         workdir).items():
-            write_atomic(path, text)
-    domains = iter(distinct_domains(len(arms) * rs.instances, set()))
     pairs: dict[tuple[str, int], Pair] = {}
     try:
-        for arm in arms:
-            for i in range(rs.instances):
-                domain = next(domains)
-                extra = {"variant": arm.variant} if arm.variant is not None else {}
-                pair = Pair(arm, first_instance + i, domain,
-                            runner.pair_specs(bundles[arm.profile.name], domain, pin.cpus,
-                                              realtime, workdir, **extra), workdir)
-                console.print(f"starting {arm.label} pair {pair.instance} (domain {domain})",
-                              style="dim", markup=False, highlight=False)
-                record = {"arm": arm.name, "profile": arm.profile.name,
-                          "instance": pair.instance, "domain_id": domain,
-                          "commands": pair.commands(), **arm.to_json(),
-                          "started": datetime.now(UTC).isoformat(timespec="seconds")}
-                try:
-                    pair.start(timeout=60)
-                except PairFailed as e:
-                    pair.close()
-                    outcome.failed += 1
-                    store.add_pair({**record, "status": "failed", "error": str(e)})
-                    console.print(f"FAILED {e}", markup=False, highlight=False)
-                    continue
-                pairs[(arm.name, pair.instance)] = pair
-                store.add_pair({**record, "status": "ok", "placement": pair.placement(),
-                                "time_to_match_s": pair.ready_s.get("pub"),
-                                "pong_time_to_match_s": pair.ready_s.get("sub"),
-                                "start_to_ready_s": round(pair.start_to_ready_s, 4)})
-        tags = iter(range(1 << 30))
-        for pair in list(pairs.values()):        # first-use costs out of the way, unmeasured
-            for mode, size in lanes:
-                try:
-                    if mode == THROUGHPUT:
-                        pair.tslot(size, 0, WARMUP_SLOT_US, 1 + next(tags) % 255)
-                    else:
-                        pair.slot(size, 0, WARMUP_SLOT_US)
-                except PairFailed as e:
-                    _drop(pairs, pair, e, outcome, console)
-                    break
+        pairs = start_pairs(runner, arms, bundles, rs, store, pin, console, workdir, outcome)
+        tags = SlotTags()
+        warm = warm_up(pairs, lanes, tags, pin.realtime, outcome, console)
+        offered = offered_rates(rot["settings"], lanes, warm)
+        lengths = measure_lengths(rot["settings"], lanes, warm, offered, rs)
         load.start()
         last_round_s = None
         rnd = first_round
@@ -489,10 +226,9 @@ def run_rotation(runner, arms: list[Arm], bundles: dict[str, Bundle],
                 # the widths (a bootstrap per arm, ~0.2 s in all) once per WIDTHS_EVERY_S of
                 # rounds, not after every round: late rounds of 30 ms slots are shorter
                 if time.monotonic() - widths_at >= WIDTHS_EVERY_S:
-                    widths = trusted_widths(rotation_widths(store.doc, store.summarizer),
-                                            store.doc["rotation"]["slots"])
+                    widths = stopping_widths(store)
                     widths_at = time.monotonic()
-                active = {k for k, w in widths.items() if w is None or w > rs.target_ci}
+                active = active_lanes(widths, rs.target_ci)
                 if widths and all(w is not None and w <= rs.target_ci for w in widths.values()):
                     outcome.notes.append(f"every ratio within ±{rs.target_ci:g}% after "
                                          f"{done} rounds")
@@ -504,33 +240,26 @@ def run_rotation(runner, arms: list[Arm], bundles: dict[str, Bundle],
             t0 = time.monotonic()
             plan = round_plan(arms, lanes, rs.instances, seed, rnd, active)
             if not plan:
-                outcome.notes.append(f"every profile's ratio within ±{rs.target_ci:g}% after "
-                                     f"{done} rounds (the A/A arm's is wider: see its flags)")
+                outcome.notes.append(f"no interval left to narrow after {done} rounds")
                 break
             for (mode, size), seq in plan:
                 rows = []
                 for position, (arm, k) in enumerate(seq):
-                    pair = _pick(pairs, arm, first_instance + k, rs.instances, first_instance)
+                    pair = _pick(pairs, arm, rot["next_instance"] + k, rs.instances,
+                                 rot["next_instance"])
                     if pair is None:
                         continue
                     base = {"round": rnd, "position": position, "arm": arm.name,
                             "profile": arm.profile.name, "instance": pair.instance,
                             "size": size, "mode": mode, **arm.to_json()}
                     try:
-                        row = pair.tslot(size, rs.settle_ms * 1000,
-                                         rs.throughput_slot_ms * 1000,
-                                         1 + next(tags) % 255) if mode == THROUGHPUT \
-                            else pair.slot(size, rs.settle_ms * 1000, rs.slot_ms * 1000)
+                        row = measure_slot(pair, mode, size, rs, tags, pin.realtime,
+                                           offered.get(size), lengths[(mode, size)])
                     except PairFailed as e:
                         rows.append({**base, "status": "failed", "error": str(e)})
                         _drop(pairs, pair, e, outcome, console)
                         continue
-                    status = "ok"
-                    if row.get("peers", 1) > 1:
-                        status = "foreign_participant"
-                    elif not row.get("n") or (mode == THROUGHPUT and not row["rate_sps"]):
-                        status = "no_samples"
-                    rows.append({**base, **row, "status": status})
+                    rows.append({**base, **row, "status": slot_status(mode, row)})
                 store.add_slots(rows)
             last_round_s = time.monotonic() - t0
             store.finish_round(rnd, last_round_s)
@@ -551,6 +280,200 @@ def run_rotation(runner, arms: list[Arm], bundles: dict[str, Bundle],
             pair.close()
         store.set_load(load.finish())
     return outcome
+
+
+def start_pairs(runner: RotatingRunner, arms: list[Arm], bundles: dict[str, Bundle],
+                rs: RotationSettings, store, pin, console, workdir: Path,
+                outcome: RotationOutcome) -> dict[tuple[str, int], Pair]:
+    """Every arm's pairs, each on a domain of its own, started and matched one after the
+    other (a pair that fails to start is recorded and left out); their configuration files
+    are the per-repeat ones, written once per profile."""
+    first_instance = store.rotation()["next_instance"]
+    for arm in arms:
+        for path, text in runner.configs(BenchPoint(arm.profile, "latency", 32, 1),
+                                         bundles[arm.profile.name], workdir).items():
+            write_atomic(path, text)
+    domains = iter(distinct_domains(len(arms) * rs.instances, set()))
+    pairs: dict[tuple[str, int], Pair] = {}
+    for arm in arms:
+        for i in range(rs.instances):
+            domain = next(domains)
+            extra = {"variant": arm.variant} if arm.variant is not None else {}
+            pair = Pair(arm.name, arm.label, first_instance + i, domain,
+                        runner.pair_specs(bundles[arm.profile.name], domain, pin.cpus,
+                                          pin.realtime, workdir, **extra),
+                        runner.explain_refusal)
+            pair.policy = FIFO if pin.realtime else NORMAL
+            console.print(f"starting {arm.label} pair {pair.instance} (domain {domain})",
+                          style="dim", markup=False, highlight=False)
+            record = {"arm": arm.name, "profile": arm.profile.name,
+                      "instance": pair.instance, "domain_id": domain,
+                      "commands": pair.commands(), **arm.to_json(),
+                      "started": datetime.now(UTC).isoformat(timespec="seconds")}
+            try:
+                pair.start(timeout=60)
+            except PairFailed as e:
+                pair.close()
+                outcome.failed += 1
+                store.add_pair({**record, "status": "failed", "error": str(e)})
+                console.print(f"FAILED {e}", markup=False, highlight=False)
+                continue
+            pairs[(arm.name, pair.instance)] = pair
+            store.add_pair({**record, "status": "ok", "placement": pair.placement(),
+                            "time_to_match_s": pair.ready_s.get("pub"),
+                            "pong_time_to_match_s": pair.ready_s.get("sub"),
+                            "start_to_ready_s": round(pair.start_to_ready_s, 4)})
+    return pairs
+
+
+class SlotTags:
+    """Throughput slots' tags (1 .. 255, in turn): pong tells a slot's samples from the
+    previous slot's by them."""
+
+    def __init__(self):
+        self.n = 0
+
+    def next(self) -> int:
+        self.n += 1
+        return 1 + self.n % 255
+
+
+def warm_up(pairs: dict[tuple[str, int], Pair], lanes: list[tuple[str, int]],
+            tags: SlotTags, realtime: bool, outcome: RotationOutcome, console
+            ) -> dict[tuple[str, int], list[dict]]:
+    """One unmeasured slot per pair and lane before round 0 (first-use costs out of the
+    way); per lane, the warm-up rows (their round trips and rates size the slots and pace
+    the CPU slots: measure_lengths, offered_rates)."""
+    rows: dict[tuple[str, int], list[dict]] = {}
+    for pair in list(pairs.values()):
+        for mode, size in lanes:
+            if mode == CPU:
+                continue            # its rate comes from the throughput warm-ups
+            try:
+                row = measure_slot(pair, mode, size, None, tags, realtime, None,
+                                   WARMUP_SLOT_US)
+            except PairFailed as e:
+                _drop(pairs, pair, e, outcome, console)
+                break
+            rows.setdefault((mode, size), []).append(row)
+    return rows
+
+
+def offered_rates(settings: dict, lanes: list[tuple[str, int]],
+                  warm: dict[tuple[str, int], list[dict]]) -> dict[int, float]:
+    """Per size of a CPU lane, the fixed rate every arm's paced slots offer: CPU_LOAD_SHARE
+    of the slowest warm-up rate of any arm at that size (so even the heaviest profile is
+    below saturation), to two significant figures; kept in the rotation's settings, so a
+    resumed run offers the same."""
+    kept = settings.setdefault("cpu_offered_rate_sps", {})
+    for mode, size in lanes:
+        if mode != CPU or str(size) in kept:
+            continue
+        rates = [r["rate_sps"] for r in warm.get((THROUGHPUT, size), []) if r.get("rate_sps")]
+        if not rates:
+            raise GovkitError(f"no pair reached any throughput at {size} B in its warm-up: "
+                              "nothing to pace the CPU slots by")
+        rate = CPU_LOAD_SHARE * min(rates)
+        kept[str(size)] = float(f"{rate:.2g}")
+    return {int(k): v for k, v in kept.items()}
+
+
+def measure_lengths(settings: dict, lanes: list[tuple[str, int]],
+                    warm: dict[tuple[str, int], list[dict]], offered: dict[int, float],
+                    rs: RotationSettings) -> dict[tuple[str, int], int]:
+    """Per lane, its slots' measured µs: the mode's slot length (--slot-ms; throughput and
+    CPU slots their own minimum), longer where that would hold too few samples for the
+    slot's figure (a 4 MiB round trip takes ~10 ms): at least MIN_SLOT_SAMPLES of the
+    mode, from the slowest warm-up (round trip, rate) or the offered rate, up to
+    MAX_SLOT_US. Kept in the rotation's settings, so a resumed run's slots are alike."""
+    kept = settings.setdefault("measure_us", {})
+    for mode, size in lanes:
+        key = f"{mode}/{size}"
+        if key in kept:
+            continue
+        rows = warm.get((mode, size), [])
+        if mode == LATENCY:
+            base = rs.slot_ms * 1000
+            per = 2 * max((r["p50"] for r in rows if r.get("p50")), default=0)  # round trip
+        elif mode == THROUGHPUT:
+            base = rs.throughput_slot_ms * 1000
+            rate = min((r["rate_sps"] for r in rows if r.get("rate_sps")), default=0)
+            per = 1e6 / rate if rate else 0
+        else:
+            base = rs.cpu_slot_ms * 1000
+            per = 1e6 / offered[size] if offered.get(size) else 0
+        kept[key] = int(min(MAX_SLOT_US, max(base, MIN_SLOT_SAMPLES[mode] * per)))
+    return {(m, s): kept[f"{m}/{s}"] for m, s in lanes}
+
+
+def measure_slot(pair: Pair, mode: str, size: int, rs: RotationSettings | None,
+                 tags: SlotTags, realtime: bool, offered: float | None,
+                 measure_us: int) -> dict:
+    """One slot of `mode` on `pair`, `measure_us` long, under the policy that mode runs
+    with (slot_policy); `rs` None: a warm-up slot (no settle time)."""
+    wanted = slot_policy(mode, realtime)
+    if pair.policy != wanted:
+        pair.set_policy(wanted)
+        pair.policy = wanted
+    settle = rs.settle_ms * 1000 if rs else 0
+    if mode == LATENCY:
+        row = pair.slot(size, settle, measure_us)
+    else:
+        row = pair.tslot(size, settle, measure_us, tags.next(),
+                         offered if mode == CPU else 0)
+        if mode == CPU:
+            written = row.get("sent", 0) + row.get("settle_sent", 0)
+            row.update(mode=CPU, offered_rate_sps=offered, **cpu_per_sample(row, written))
+    row["policy"] = wanted
+    return row
+
+
+def slot_policy(mode: str, realtime: bool) -> str:
+    """Latency slots SCHED_FIFO where permitted (govkit.bench.machine.realtime_note);
+    throughput and CPU slots normally scheduled, as ddsperf runs: a real-time writer that
+    never blocks would keep everything else off its CPU, govkit included."""
+    return FIFO if realtime and mode == LATENCY else NORMAL
+
+
+def cpu_per_sample(row: dict, written: int) -> dict:
+    """A CPU slot's µs of CPU per sample written, each side and both (the slot's whole CPU
+    time over its whole count: settle time, end and acknowledgement wait included)."""
+    if not written:
+        return {"cpu_us_per_sample": 0.0}
+    ping, pong = row.get("cpu_us", 0) / written, row.get("pong_cpu_us", 0) / written
+    return {"ping_us_per_sample": round(ping, 4), "pong_us_per_sample": round(pong, 4),
+            "cpu_us_per_sample": round(ping + pong, 4)}
+
+
+def slot_status(mode: str, row: dict) -> str:
+    """ok, foreign_participant (a stranger matched on the pair's domain), no_samples, or
+    (a CPU slot) saturated: it delivered less than CPU_DELIVERED of the offered rate, so
+    its CPU per sample is not at the rate the others had."""
+    if row.get("peers", 1) > 1:
+        return "foreign_participant"
+    if not row.get("n") or (mode != LATENCY and not row.get("rate_sps")):
+        return "no_samples"
+    if mode == CPU and row["rate_sps"] < CPU_DELIVERED * row["offered_rate_sps"]:
+        return "saturated"
+    return "ok"
+
+
+def stopping_widths(store) -> dict[tuple[str, str, int], float | None]:
+    """The ratio half-widths the stopping rule reads: latency and throughput arms (a CPU
+    lane rides with its size's throughput lane: active_lanes)."""
+    from govkit.results.summary import rotation_widths  # the summary's bootstrap (numpy)
+
+    widths = rotation_widths(store.doc, store.summarizer)
+    return trusted_widths({k: w for k, w in widths.items() if k[1] != CPU},
+                          store.doc["rotation"]["slots"])
+
+
+def active_lanes(widths: dict[tuple[str, str, int], float | None], target: float
+                 ) -> set[tuple[str, str, int]]:
+    """(arm, mode, size) still wider than the target (or not known yet); an arm's CPU lane
+    is active while its throughput lane at that size is."""
+    active = {k for k, w in widths.items() if w is None or w > target}
+    return active | {(arm, CPU, size) for arm, mode, size in active if mode == THROUGHPUT}
 
 
 def budget_stop_note(doc: dict, summarizer, done: int, budget: float) -> str:
@@ -594,5 +517,5 @@ def _drop(pairs: dict, pair: Pair, error: Exception, outcome: RotationOutcome, c
     outcome.failed += 1
     console.print(f"FAILED {error}; this pair is stopped, the run goes on", markup=False,
                   highlight=False)
-    pairs.pop((pair.arm.name, pair.instance), None)
+    pairs.pop((pair.name, pair.instance), None)
     pair.close()

@@ -25,14 +25,15 @@ from pathlib import Path
 
 from govkit.bench.awake import IDLE_METHOD, AwakeCpus, awake_cpus
 from govkit.bench.awake import METHOD as AWAKE_METHOD
-from govkit.bench.defaults import budget_note
+from govkit.bench.defaults import DISCOVERY, budget_note
 from govkit.bench.discovery import DISCOVERY_INTERVAL_METHOD, run_discovery
 from govkit.bench.loadwatch import LoadWatch
 from govkit.bench.machine import Pinning, environment, pinning, realtime_note
-from govkit.bench.options import DISCOVERY, BenchOptions, BenchOutcome, Cell
+from govkit.bench.options import BenchOptions, BenchOutcome, Cell
 from govkit.bench.repeat import build_dir, make_bundles, point, run_point
-from govkit.bench.rotation import MIN_ARM_ROUNDS, arms_of, run_rotation
+from govkit.bench.rotation import CPU, MIN_ARM_ROUNDS, arms_of, run_rotation
 from govkit.bench.wire_phase import check_wire_networks, wire_key, wire_phase
+from govkit.catalog.runners import runner_info
 from govkit.common.errors import GovkitError
 from govkit.generate.bundle import bundle_hashes, planned_bundle, tls_keystore_path
 from govkit.results.paired import ESTIMATOR, PAIRED_INTERVAL_METHOD
@@ -44,6 +45,8 @@ from govkit.runners.base import Bundle, command_line
 from govkit.runners.crypto import CRYPTO_DEFAULTS
 from govkit.runners.netpath import NetPaths
 from govkit.runners.network import DEFAULT, LOSS_MEANING, ROLES
+from govkit.runners.pair import THROUGHPUT
+from govkit.runners.processes import process_placement
 from govkit.wire.capture import check_capture
 
 
@@ -94,15 +97,19 @@ def _settings(opts: BenchOptions, runner, pin: Pinning, realtime: tuple[bool, st
             "profiles": [p.name for p in opts.profiles], "duration_s": opts.duration,
             "warmup_s": opts.warmup if runner.per_second else 0, "pin": opts.pin,
             "cpus": pin.to_json(), "pinning": pin.note, "realtime": realtime[0],
+            # govkit's CFS autogroup: its runner processes and spinners share it
+            # (govkit.runners.processes), which results.json's placements show
+            "autogroup": process_placement(os.getpid()).get("autogroup"),
             "scheduling": realtime[1], "cpus_kept_awake": opts.keep_awake,
             "throughput_by_rotation": opts.rotate_throughput,
             "idle": AWAKE_METHOD if opts.keep_awake else IDLE_METHOD,
             "min_repeats": opts.repeat,
             "max_repeats": opts.max_repeat, "target_ci_pct": opts.target_ci,
-            "budget_s": opts.budget, "seed": seed, "method": runner.method(),
+            "budget_s": opts.budget, "seed": seed, "gates": opts.gates,
+            "method": runner.method(),
             "interval": DISCOVERY_INTERVAL_METHOD if opts.modes == [DISCOVERY]
             else (f"latency (rotation): {PAIRED_INTERVAL_METHOD} Other points: "
-                  f"{INTERVAL_METHOD}") if getattr(runner, "rotates", False)
+                  f"{INTERVAL_METHOD}") if runner_info(runner.name).rotates
             else INTERVAL_METHOD}
 
 
@@ -112,10 +119,11 @@ def crypto_settings(opts: BenchOptions, runner) -> dict:
     defaults = CRYPTO_DEFAULTS.get(runner.name)
     if not defaults:
         return {}
-    applied = getattr(runner, "crypto_applied", None)
+    rotating = runner_info(runner.name).rotates
     return {"crypto": {
         "ciphers": opts.ciphers, "rekeys": opts.rekeys, "defaults": defaults,
-        "variants": [{**v.to_json(), "applied": applied(v) if applied else None}
+        "variants": [{**v.to_json(),
+                      "applied": runner.crypto_applied(v) if rotating else None}
                      for v in opts.variants]}}
 
 
@@ -127,9 +135,10 @@ def _resumed_store(opts: BenchOptions, settings: dict, console) -> ResultStore |
     store = ResultStore.load(out)
     check_resumable(store.doc["settings"], settings, out / RESULTS_NAME,
                     (store.doc.get("rotation") or {}).get("settings"), opts.rotation.to_json())
-    console.print(f"resuming {out}: {len(store.completed())} completed repeat(s) kept")
-    # Same seed (same order) as before; the new repeat, budget and target settings apply.
-    for key in ("min_repeats", "max_repeats", "target_ci_pct", "budget_s"):
+    console.print(f"resuming {out}: {store.kept()}")
+    # Same seed (same order) as before; the new repeat, budget, target and gate settings
+    # apply.
+    for key in ("min_repeats", "max_repeats", "target_ci_pct", "budget_s", "gates"):
         store.doc["settings"][key] = settings[key]
     return store
 
@@ -150,6 +159,10 @@ def _run_bench(opts: BenchOptions, console) -> BenchOutcome:
     runner = get_runner(opts.runner, **opts.runner_options)
     cells = [Cell(p, m, s, n) for p in opts.profiles for m in opts.point_modes
              for s in opts.sizes for n in opts.networks]
+    if any(rotates(runner, c, opts.rotate_throughput) for c in cells):
+        # a rotation without `none` is refused here, not after signing and writing an
+        # empty results.json (issue 37, item 12)
+        arms_of(opts.profiles, True, opts.variants)
     seed = opts.seed if opts.seed is not None else random.randrange(1 << 31)
     pin = pinning(opts.pin)
     realtime = realtime_note(opts.realtime, opts.modes, opts.dry_run)
@@ -229,20 +242,23 @@ def _run_bench(opts: BenchOptions, console) -> BenchOutcome:
 
 def rotates(runner, cell: Cell, throughput: bool = False) -> bool:
     """Whether the point is measured by rotation (govkit.bench.rotation): latency points of a
-    runner that can, and with --rotate-throughput throughput points of one whose program
-    has throughput slots, on the default network. Throughput rotation is not the default:
-    its rates are 0.64-0.76 of a lone ddsperf pub/sub pair's in benchmarks/
-    rotation_fidelity.py (2026-12-02), so throughput points run ddsperf per repeat."""
-    modes = {"latency"} | ({"throughput"} if throughput and getattr(
-        runner, "rotates_throughput", False) else set())
-    return getattr(runner, "rotates", False) and cell.mode in modes \
-        and cell.network == DEFAULT
+    runner that can, and throughput points of one whose program has throughput slots
+    (unless --per-repeat-throughput), on the default network. Rotated throughput read
+    0.58-0.76 of a lone ddsperf pair (2026-12-02/04) while the runner processes had sessions
+    of their own, where govkit's CPU spinners took half of each CPU from them
+    (govkit.runners.processes); docs/background/method.md has the measurements since."""
+    info = runner_info(runner.name)
+    modes = {"latency"} | ({"throughput"} if throughput and info.rotates_throughput
+                           else set())
+    return info.rotates and cell.mode in modes and cell.network == DEFAULT
 
 
 def _tput_slot_text(lanes: list[tuple[str, int]], rs) -> str:
-    if not any(mode == "throughput" for mode, _ in lanes) or rs.throughput_slot_ms == rs.slot_ms:
+    if not any(mode == THROUGHPUT for mode, _ in lanes):
         return ""
-    return f" ({rs.throughput_slot_ms} ms in throughput slots)"
+    return (f" ({rs.throughput_slot_ms} ms in throughput slots, {rs.cpu_slot_ms} ms in CPU "
+            f"slots, both normally scheduled; longer where a slot would hold too few "
+            f"samples)")
 
 
 def _rotate(opts: BenchOptions, runner, store: ResultStore, cells: list[Cell],
@@ -251,6 +267,8 @@ def _rotate(opts: BenchOptions, runner, store: ResultStore, cells: list[Cell],
     rs = opts.rotation
     profiles = list(dict.fromkeys(c.profile for c in cells))
     lanes = list(dict.fromkeys((c.mode, c.size) for c in cells))
+    # beside each throughput lane, its CPU lane (CPU per sample at a fixed rate)
+    lanes += [(CPU, size) for mode, size in lanes if mode == THROUGHPUT]
     arms = arms_of(profiles, rs.aa, opts.variants)
     store.set_rotation_method({"settings": rs.to_json(), "method": runner.method(),
                                "estimator": ESTIMATOR, "interval": PAIRED_INTERVAL_METHOD})
@@ -271,10 +289,10 @@ def _rotate(opts: BenchOptions, runner, store: ResultStore, cells: list[Cell],
 
 
 def _lanes_text(lanes: list[tuple[str, int]]) -> str:
-    modes = sorted({m for m, _ in lanes})
+    modes = list(dict.fromkeys(m for m, _ in lanes))
     if modes == ["latency"]:
         return f"{len(lanes)} size(s)"
-    return f"{len(lanes)} lane(s) ({' and '.join(modes)} × size)"
+    return f"{len(lanes)} lane(s) ({', '.join(modes)} × size)"
 
 
 def _dry_run(opts: BenchOptions, runner, cells: list[Cell], seed: int, pin: Pinning,

@@ -20,8 +20,10 @@ from govkit.common.fsutil import write_atomic
 from govkit.runners import get_runner
 from govkit.runners.base import BenchPoint, Bundle
 from govkit.runners.network import DEFAULT
-from govkit.wire import rtps as wire
+from govkit.wire import rtps
 from govkit.wire.capture import Capture, check_capture, pcap_bytes, udp_datagrams
+from govkit.wire.leaks import find_leaks
+from govkit.wire.pcapfile import captured_frames, datagrams
 
 
 def wire_key(record: dict) -> tuple:
@@ -50,13 +52,13 @@ def wire_phase(opts: BenchOptions, runner, cells: list[Cell], bundles: dict[str,
     for cell in cells:
         if cell.network != DEFAULT or wire_key_of(cell) in done:
             continue
-        expect = wire.expectation(opts.wire_expect or cell.profile)
+        expect = rtps.expectation(opts.wire_expect or cell.profile)
         console.print(f"wire: capturing {cell.profile.name} {cell.mode} {cell.size} B "
                       f"on {opts.wire_interface} (an extra repeat, not measured)", style="dim")
         try:
             rec = run_wire_point(runner, point(cell, opts, 0, pin), bundles[cell.profile.name],
                                  workdir, expect, opts.wire_interface,
-                                 pcap_dir if opts.wire_pcap else None)
+                                 pcap_dir if opts.wire_pcap else None, opts.wire_leaks)
         except KeyboardInterrupt:
             return True
         verdict = rec["verdict"].upper() if rec["verdict"] != "match" else "match"
@@ -67,12 +69,14 @@ def wire_phase(opts: BenchOptions, runner, cells: list[Cell], bundles: dict[str,
 
 
 def run_wire_point(runner, point: BenchPoint, bundle: Bundle, workdir: Path,
-                   expect: wire.Expectation, interface: str, pcap_dir: Path | None) -> dict:
-    """Run one point with its traffic captured; parse and judge it afterwards."""
+                   expect: rtps.Expectation, interface: str, pcap_dir: Path | None,
+                   leaks: bool = False) -> dict:
+    """Run one point with its traffic captured; parse and judge it afterwards (and with
+    `leaks`, read it as an eavesdropper would: govkit.wire.leaks)."""
     captures: list[Capture] = []
 
     def capture(p: BenchPoint, specs) -> Capture:
-        cap = Capture(interface, wire.PORTS.ports(p.domain_id))
+        cap = Capture(interface, rtps.PORTS.ports(p.domain_id))
         for spec in specs:     # the moment govkit stops the processes: shutdown from there
             if spec.stop_when is not None:
                 spec.stop_when = _marking_stop(spec.stop_when, cap)
@@ -95,11 +99,14 @@ def run_wire_point(runner, point: BenchPoint, bundle: Bundle, workdir: Path,
                    reasons=[failure or cap.error], expected=expect.to_json())
         return rec
     # Parsed now, after the processes stopped and before the next point starts.
-    rec.update(wire.analyse(udp_datagrams(frames), result["domain_id"], expect,
-                            getattr(runner, "wire_filler", None), cap.stop_ns,
+    rec.update(rtps.analyse(udp_datagrams(frames), result["domain_id"], expect,
+                            runner.wire_filler, cap.stop_ns,
                             lost=cap.kernel_drops + cap.seen - len(cap.frames),
                             others=len(cap.frames) - len(frames),
                             attributed=bool(cap.own_ports)))
+    if leaks:     # frame numbers are those of the pcap `pcap_bytes(frames)` writes
+        rec["leaks"] = find_leaks(datagrams(captured_frames(frames)), result["domain_id"],
+                                  getattr(runner, "wire_filler", None))
     cap.frames.clear()
     return rec
 
@@ -135,5 +142,5 @@ def wire_check(opts: BenchOptions, console) -> BenchOutcome:
         outcome.interrupted = wire_phase(opts, runner, cells, bundles, pinning(opts.pin),
                                          Path(tmp), console, set(), outcome.wire.append,
                                          opts.out or Path("."))
-    outcome.wire_profiles = wire.profile_verdicts(outcome.wire)
+    outcome.wire_profiles = rtps.profile_verdicts(outcome.wire)
     return outcome

@@ -32,6 +32,7 @@ from govkit.catalog.profiles import PROFILES, PROTECTION_KINDS, Profile
 from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.common.findings import quote_input, quote_value
 from govkit.common.inputs import read_text_input
+from govkit.common.toml_text import parse_toml
 
 CONFIG_FILE = "govkit.toml"
 MAX_PROFILES_BYTES = 1_000_000
@@ -91,7 +92,7 @@ def parse_profiles(text: str, source: str, only_profiles: bool = True) -> list[P
     field. `only_profiles` (a profiles file) refuses other top-level keys; govkit.toml
     may hold others."""
     try:
-        doc = tomllib.loads(text)
+        doc = parse_toml(text, source)
     except tomllib.TOMLDecodeError as e:
         m = re.search(r"\(at line (\d+), column (\d+)\)", str(e))
         where = f"{source}:{m[1]}:{m[2]}" if m else source

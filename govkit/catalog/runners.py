@@ -32,15 +32,22 @@ class RunnerInfo:
     single_ca: bool                # one CA signs identities and permissions (RTI Perftest)
     networks: bool                 # takes --transport, --net, --hosts and --loss-rate
     build_subdir: str              # its bundles under --build ("": --build itself)
+    # Latency points by rotation (govkit.bench.rotation): its own program serves long-lived
+    # pairs in slots (the runner is a govkit.runners.base.RotatingRunner).
+    rotates: bool = False
+    rotates_throughput: bool = False   # ... throughput points too (its `tput` slots)
+    pkcs11_keys: bool = False      # private keys in a token, by pkcs11: URI (govkit.pki.hsm)
 
 
 RUNNERS: dict[str, RunnerInfo] = {r.name: r for r in (
     RunnerInfo("cyclone", "cyclone", "Cyclone DDS", "cyclonedds", DDSPERF_TOPICS, ("*",),
-               single_ca=False, networks=False, build_subdir="cyclone"),
+               single_ca=False, networks=False, build_subdir="cyclone", rotates=True,
+               rotates_throughput=True),
     RunnerInfo("ddsperf", "ddsperf", "Cyclone DDS", "cyclonedds", DDSPERF_TOPICS, ("*",),
                single_ca=False, networks=True, build_subdir=""),
     RunnerInfo("fastdds", "fastdds", "Fast DDS", "fastdds", DDSPERF_TOPICS, ("*",),
-               single_ca=False, networks=False, build_subdir="fastdds"),
+               single_ca=False, networks=False, build_subdir="fastdds", rotates=True,
+               rotates_throughput=True, pkcs11_keys=True),
     # perftest: one -secureCertAuthority for identities and permissions; its results record
     # only the executable's path, not Connext's version.
     RunnerInfo("perftest", "perftest", "RTI Connext DDS", None,

@@ -47,6 +47,22 @@ LenientBooleans = Literal["strict", "anycase", "tinyxml2"]
 #   all     every certificate of the file, as `openssl smime -verify -CAfile` trusts them
 #   None    not known (the specification speaks of one certificate)
 CaFileCerts = Literal["first", "all"] | None
+# Who may sign governance and permissions documents.
+#   chain   any certificate the Permissions CA issued (PKCS7_verify builds a chain to it)
+#   ca      the Permissions CA certificate itself only (PKCS7_NOINTERN | PKCS7_NOVERIFY)
+#   None    not known
+Signer = Literal["chain", "ca"] | None
+
+
+@dataclass(frozen=True)
+class Later:
+    """What a later release of a target's implementation does differently, where it
+    matters to a document: said beside the target's own verdict, never instead of it (the
+    target's row holds the version govkit measures)."""
+    version: str                          # "Cyclone DDS 11"
+    subject_trims: bool = False           # spaces around a subject token's '=' trimmed
+    permissions_signer: Signer = None
+    source: str = ""
 
 
 @dataclass(frozen=True)
@@ -65,6 +81,18 @@ class Target:
     # unknown element makes every implementation here refuse the document
     extensions: frozenset[tuple[str, str]] = frozenset()
     permissions_ca_certs: CaFileCerts = None
+    permissions_signer: Signer = None
+    # elements whose empty content crashes (not refuses) the access-control parser:
+    # `dds` is a root without child elements, any other one without text
+    crashes_on_empty: frozenset[str] = frozenset()
+    crash_source: str = ""
+    # data_protection_kind SIGN (payload-only GMAC): the signature leaves out the payload's
+    # padding, so a reader that includes it cannot verify the samples
+    unpadded_payload_sign: str = ""       # the source when it does; "" when it does not
+    # a matched peer whose identity certificate expires stays matched (checked at the
+    # handshake only)
+    keeps_expired_peers: str = ""         # the source when it does; "" when it does not
+    later: Later | None = None
 
     def accepts_boolean(self, text: str) -> bool | None:
         """The boolean `text` means to this implementation beyond xs:boolean, or None."""
@@ -74,7 +102,8 @@ class Target:
         if self.booleans == "tinyxml2":
             if word in ("true", "True", "TRUE", "false", "False", "FALSE"):
                 return word.lower() == "true"
-            if word.lstrip("+-").isdigit() and len(word) < 20:
+            digits = word.lstrip("+-")   # ASCII: "²".isdigit() holds, int("²") raises
+            if digits.isascii() and digits.isdigit() and len(word) < 20:
                 return int(word) != 0
         return None
 
@@ -116,7 +145,25 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
            local_time_validity=False,             # spec (not measured)
            # 0.10.2 access_control_utils.c: ac_X509_certificate_read reads one
            # PEM_read_bio_X509; PKCS7_document_verify stores just that certificate
-           permissions_ca_certs="first"),
+           permissions_ca_certs="first",
+           # observed: a leaf the Permissions CA issued signs (tests/integration/
+           # test_verify_cyclone.py); 0.10.2 calls PKCS7_verify without PKCS7_NOINTERN
+           permissions_signer="chain",
+           later=Later(
+               "Cyclone DDS 11", subject_trims=True, permissions_signer="ca",
+               # the signer: PKCS7_verify(..., PKCS7_TEXT | PKCS7_NOVERIFY |
+               # PKCS7_NOINTERN) with the Permissions CA as the only candidate, since
+               # eclipse-cyclonedds/cyclonedds#1552 (merged 2023-01-27, after 0.10.2;
+               # CVE-2023-24011, sros2#282). Trimming: string_to_properties and
+               # ac_check_subjects_are_equal trim each token's name and value
+               # (ddsrt_str_trim_ord_space) in access_control_utils.c on master (read at
+               # commit 0233f1c91926e2e11526842a04dc7463e440e891; proposed in
+               # eclipse-cyclonedds/cyclonedds#1719). Not run by govkit: Debian ships 0.10.
+               source="https://github.com/eclipse-cyclonedds/cyclonedds/pull/1552; "
+                      "https://github.com/eclipse-cyclonedds/cyclonedds/blob/"
+                      "0233f1c91926e2e11526842a04dc7463e440e891/src/security/"
+                      "builtin_plugins/access_control/src/access_control_utils.c; "
+                      "https://github.com/eclipse-cyclonedds/cyclonedds/pull/1719")),
     Target("connext", "Connext", "RTI Connext DDS 6.1-7.x",
            max_domain_id=RTPS_MAX_DOMAIN_ID,      # spec (RTPS port mapping; not measured)
            domain_limit=f"{_RTPS_LIMIT} (not measured)",
@@ -143,7 +190,30 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
            local_time_validity=True,              # measured: dates read as local time
            # v2.9.1 artifact_providers/FileProvider.cpp FileProvider::load_ca adds every
            # certificate PEM_X509_INFO_read_bio finds (Permissions.cpp load_permissions_ca)
-           permissions_ca_certs="all"),
+           permissions_ca_certs="all",
+           # Facts of 2026 (govkit issue 37). Every Fast DDS before the 2026 fixes, 2.9.1
+           # (Debian's) included: its access-control parser crashes on these elements
+           # empty. The releases that fix "CVEs in Access Control parser (CVE-2026-45094,
+           # CVE-2026-45095, CVE-2026-45096)" are 2.6.12, 2.14.7 and 3.2.5 (their release
+           # notes; the fixes were squashed from private branches, no public PR); which
+           # element each CVE is, and the elements themselves: no public source found,
+           # they are as issue 37 states them. Not run by govkit (a crash of the test).
+           # https://github.com/eProsima/Fast-DDS/releases/tag/v2.6.12, .../v2.14.7,
+           # .../v3.2.5
+           crashes_on_empty=frozenset({"topic_expression", "dds", "not_after"}),
+           crash_source="CVE-2026-45094/45095/45096, fixed in Fast DDS 2.6.12, 2.14.7 and "
+                        "3.2.5",
+           # payload-only SIGN: eProsima/Fast-DDS#6498 "Account for padding when protecting
+           # payloads with GMAC only", merged 2026-08-04 (backported to 3.2.x):
+           # https://github.com/eProsima/Fast-DDS/pull/6498
+           unpadded_payload_sign="fixed 2026-08 by eProsima/Fast-DDS#6498",
+           # CVE-2025-67108 (CWE-298, improper validation of certificate expiration; CWE-370,
+           # no revocation check after the initial one), fixed in 2.6.12, 2.14.7, 3.2.5
+           # ("Fix CVE-2025-67108", release notes): a fixed Fast DDS unmatches a peer whose
+           # certificate expires, 2.9 keeps it. That the fix unmatches: no public source
+           # found beyond the CVE record's weakness; as issue 37 states it. The record:
+           # https://www.cve.org/CVERecord?id=CVE-2025-67108
+           keeps_expired_peers="CVE-2025-67108, fixed in Fast DDS 2.6.12, 2.14.7 and 3.2.5"),
 )}
 # The specification: the one target that warns about every implementation that differs.
 PORTABLE_TARGET = "omg"

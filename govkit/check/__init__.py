@@ -1,31 +1,22 @@
-"""Judge a document: the XSD (`xsd`), validation's entry points (`validate`), the lint
-rules and their engine (`rules`), the lint command (`lint`), and the analysis commands
-(`identify`, `explain`, `diff`) over what `loaded` reads.
+"""Judge a document: the XSD, validation, the lint rules and their engine, the lint command,
+and the analysis commands over what `loaded` reads.
+
+- `vocabulary`: the values the command line shows: severities, output formats, bounds
+  (light: the CLI reads it at start-up);
+- `xsd`: govkit's own DDS Security 1.1 schemas (`schemas/`), and their findings;
+- `validate`: validation's entry points: safe parsing, the XSD, the target's rules;
+- `construct`: validation by construction: a permissions shape proven valid once;
+- `rules/`: the lint rules, their registry and their engine;
+- `lint`: the `lint` command's engine: what the XSD cannot say;
+- `config`: lint's defaults from pyproject.toml or govkit.toml;
+- `suppress`: inline suppressions: `<!-- govkit: ignore RULE -->`;
+- `output_formats`: lint's reports written as text, JSON, GitHub annotations, SARIF, JUnit;
+- `loaded`: reading one document for identify, explain and diff;
+- `identify`: which catalog profile a governance document implements;
+- `explain`: what a document protects and what it does not, in plain English;
+- `diff`: the semantic difference of two documents of one kind.
+- `ros_policy`, `ros_lint`, `ros_explain`: an sros2 policy and its protection sidecar read
+  or refused, linted, and explained per ROS name;
 
 May import: govkit.common, govkit.catalog, govkit.pki, govkit.documents.
 """
-
-from govkit.common.faces import lazy_face
-
-_EXPORTS = {
-    "LintOptions": "lint",
-    "SEVERITY_RANK": "rules.registry",
-    "check_file": "validate",
-    "diff_documents": "diff",
-    "explain_document": "explain",
-    "explanation_text": "explain",
-    "format_lint": "output_formats",
-    "identification_text": "identify",
-    "identify_paths": "identify",
-    "lint_paths": "lint",
-    "lint_settings": "config",
-    "lint_target": "config",
-    "load_document": "loaded",
-    "portable_findings": "validate",
-    "rules_table": "rules",
-    "validate_bytes": "validate",
-    "validate_file": "validate",
-    "worst": "lint",
-}
-__all__ = sorted(_EXPORTS)
-__getattr__ = lazy_face(__name__, _EXPORTS)

@@ -21,21 +21,27 @@ import tomllib
 from pathlib import Path
 
 from govkit.catalog.targets import DEFAULT_TARGET, TARGETS
-from govkit.check.output_formats import OUTPUT_FORMATS
+from govkit.check.vocabulary import (
+    DEFAULT_FAIL_ON,
+    DEFAULT_OUTPUT_FORMAT,
+    MAX_WARN_DAYS,
+    OUTPUT_FORMATS,
+    SEVERITIES,
+)
 from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.common.findings import quote_value
 from govkit.common.inputs import read_input
+from govkit.common.toml_text import parse_toml
+from govkit.pki.vocabulary import DEFAULT_WARN_DAYS
 
-__all__ = ["LINT_DEFAULTS", "MAX_WARN_DAYS", "find_config", "lint_config", "lint_settings",
+__all__ = ["LINT_DEFAULTS", "find_config", "lint_config", "lint_settings",
            "lint_target"]
 
 MAX_CONFIG_BYTES = 1 << 20
-MAX_WARN_DAYS = 100_000          # ~270 years: any later date is "not soon"
-SEVERITIES = ("error", "warning", "info")
 # Every key of the lint table, with the command line's default.
 LINT_DEFAULTS: dict[str, object] = {
-    "target": DEFAULT_TARGET, "warn-days": 30, "fail-on": "error", "select": [], "ignore": [],
-    "output-format": "full",
+    "target": DEFAULT_TARGET, "warn-days": DEFAULT_WARN_DAYS, "fail-on": DEFAULT_FAIL_ON,
+    "select": [], "ignore": [], "output-format": DEFAULT_OUTPUT_FORMAT,
 }
 _CHOICES = {"target": tuple(TARGETS), "fail-on": SEVERITIES, "output-format": OUTPUT_FORMATS}
 
@@ -43,8 +49,8 @@ _CHOICES = {"target": tuple(TARGETS), "fail-on": SEVERITIES, "output-format": OU
 def _table(path: Path) -> dict | None:
     """The govkit table of `path` ([tool.govkit] in a pyproject.toml), None if it has none."""
     try:
-        doc = tomllib.loads(read_input(path, MAX_CONFIG_BYTES, "configuration file")
-                            .decode("utf-8"))
+        doc = parse_toml(read_input(path, MAX_CONFIG_BYTES, "configuration file")
+                         .decode("utf-8"), str(path))
     except UnicodeDecodeError:
         raise GovkitError(f"{path}: not UTF-8 text", EXIT_USAGE) from None
     except tomllib.TOMLDecodeError as e:

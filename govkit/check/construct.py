@@ -54,7 +54,6 @@ _DATETIME = re.compile(r"([1-9][0-9]{3})-([0-9]{2})-([0-9]{2})T([01][0-9]|2[0-3]
 _META = re.compile("[&<>\"']")   # what escaping changes
 _STRING_TEXT = ("subject_name", "topic", "partition")
 _DATETIME_TEXT = ("not_before", "not_after")
-_SAMPLE = {"string": "s", "comment": "c"}
 _SAMPLE_TIMES = {compiled.NOT_BEFORE: "2000-01-01T00:00:00Z",
                  compiled.NOT_AFTER: "2100-01-01T00:00:00Z"}
 

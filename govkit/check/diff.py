@@ -1,4 +1,4 @@
-"""Diff stage: the semantic difference of two governance (or two permissions) documents,
+"""`govkit diff`: the semantic difference of two governance (or two permissions) documents,
 signed or not; not a text diff.
 
 Governance: the domain id axis is cut where any domain_rule of either document starts or
@@ -32,7 +32,7 @@ from govkit.documents.model import (
     Value,
     setting_text,
 )
-from govkit.pki import names as dn
+from govkit.pki import names
 
 
 @dataclass
@@ -162,8 +162,8 @@ def _governance(a: LoadedDocument, b: LoadedDocument) -> list[Change]:
 def _subject_key(g: Grant) -> object:
     text = g.subject.value if isinstance(g.subject.value, str) else (g.subject.text or "")
     try:
-        return dn.parse_subject(text)
-    except dn.SubjectSyntaxError:
+        return names.parse_subject(text)
+    except names.SubjectSyntaxError:
         return text.strip()
 
 

@@ -1,4 +1,4 @@
-"""Explain stage: what a governance or permissions document protects and what it does not,
+"""`govkit explain`: what a governance or permissions document protects and what it does not,
 in plain English, per domain_rule and topic_rule (governance) or per grant (permissions).
 
 Meanings follow DDS Security 1.1 (9.4.1.2 governance, 9.4.1.3 permissions, 8.4.2.9 the

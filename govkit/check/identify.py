@@ -1,4 +1,5 @@
-"""Identify stage: which catalog profile (govkit.catalog.profiles) a governance document implements.
+"""`govkit identify`: which catalog profile (govkit.catalog.profiles) a governance
+document implements.
 
 Every secured catalog profile is one domain_rule with one topic_rule for '*', so a
 document of that shape is compared setting by setting with each profile: an exact match,

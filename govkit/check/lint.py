@@ -1,12 +1,14 @@
-"""Lint stage: what the XSD cannot say about a governance or permissions document.
+"""The lint command's engine: what the XSD cannot say about a governance or permissions
+document (and, through govkit.check.ros_lint, about an sros2 policy and its protection
+sidecar).
 
 One pass per file: read it (`validate.read_document`: regular files, size caps), parse and
 validate it as `validate` does (plain XML or the document inside an S/MIME file, line
 numbers into the file), read it as the chosen --target would (GK301, GK302), then run every
-selected rule of the registry (``govkit.check.rules.registry``; the rules live in ``rules_common``,
-``rules_governance``, ``rules_permissions`` and ``rules_subjects``). A document that breaks
-the XSD gets its schema findings (GK002) and only the rules that make sense without a valid
-structure.
+selected rule of the registry (``govkit.check.rules.registry``; the rules live in
+``govkit.check.rules``: ``common``, ``governance``, ``permissions``, ``subjects``,
+``targets``). A document that breaks the XSD gets its schema findings (GK002) and only the
+rules that make sense without a valid structure.
 
 `govkit validate` and `govkit sign` run the rules marked `validate` through
 :func:`lint_findings` under the same --target and with the same rule ids (``GK010 error:
@@ -19,19 +21,20 @@ import datetime as dt
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from govkit.catalog.targets import DEFAULT_TARGET, TARGETS
+from govkit.catalog.targets import DEFAULT_TARGET, PORTABLE_TARGET, TARGETS
 from govkit.check import validate
-from govkit.check.rules import RULES, Rule, Severity, rules_table, selected_rules
-from govkit.check.rules.registry import SEVERITY_RANK, WORK_BUDGET, Context
+from govkit.check.ros_lint import ROS_ROOTS, lint_ros
+from govkit.check.rules.engine import selected_rules
+from govkit.check.rules.registry import RULES, SEVERITY_RANK, WORK_BUDGET, Context, Rule, Severity
 from govkit.check.rules.targets import read_as_target
 from govkit.check.suppress import apply_suppressions, find_suppressions
 from govkit.check.xsd import schema_findings
 from govkit.common.errors import EXIT_USAGE, GovkitError
-from govkit.common.findings import DocumentKind, Finding
-from govkit.documents.parse import ParsedDocument
+from govkit.common.findings import DocumentError, DocumentKind, Finding
+from govkit.documents.parse import ParsedDocument, local_name, parse_xml
+from govkit.pki.vocabulary import DEFAULT_WARN_DAYS
 
-__all__ = ["FileReport", "LintFinding", "LintOptions", "lint_bytes", "lint_paths",
-           "rules_table", "worst"]
+__all__ = ["FileReport", "LintFinding", "LintOptions", "lint_bytes", "lint_paths", "worst"]
 
 @dataclass(frozen=True)
 class LintFinding:
@@ -58,10 +61,11 @@ class LintFinding:
 class LintOptions:
     target: str = DEFAULT_TARGET
     now: dt.datetime | None = None
-    warn_days: int = 30
+    warn_days: int = DEFAULT_WARN_DAYS
     ca: Path | None = None
     select: list[str] = field(default_factory=list)
     ignore: list[str] = field(default_factory=list)
+    protection: Path | None = None    # the sidecar of the sros2 policies linted
 
 
 @dataclass
@@ -93,10 +97,35 @@ def _from_finding(f: Finding, rule: Rule) -> LintFinding:
                        f.message.rstrip("."), rule.why)
 
 
+def _ros_kind(data: bytes, filename: str) -> DocumentKind | None:
+    """POLICY or PROTECTION for an sros2 policy or a protection sidecar, else None."""
+    try:
+        root = parse_xml(data, filename).root
+    except DocumentError:
+        return None
+    return ROS_ROOTS.get(local_name(root)) if "}" not in str(root.tag) else None
+
+
+def _ros_report(data: bytes, filename: str, kind: DocumentKind, options: LintOptions,
+                rules: list[Rule]) -> FileReport:
+    found = lint_ros(data, filename, kind, rules, options.target, options.now,
+                     options.protection)
+    chosen = {r.id for r in rules}
+    report = FileReport(filename, kind, [
+        LintFinding(file, line, column, r.id, r.name, severity, message, r.why)
+        for r, file, line, column, message, severity in found.findings if r.id in chosen])
+    _suppress(report, data, filename, chosen)
+    report.findings.sort(key=lambda f: (f.file != filename, f.file, f.line, f.column, f.rule))
+    return report
+
+
 def lint_bytes(data: bytes, filename: str, options: LintOptions, rules: list[Rule],
                identities: list | None = None, ca_label: str = "") -> FileReport:
     target = TARGETS[options.target]
     chosen = {r.id for r in rules}
+    ros = _ros_kind(data, filename)
+    if ros is not None:
+        return _ros_report(data, filename, ros, options, rules)
     check = validate.check_bytes(data, filename, lint=False)
     report = FileReport(filename, check.kind)
     doc = check.document
@@ -105,7 +134,7 @@ def lint_bytes(data: bytes, filename: str, options: LintOptions, rules: list[Rul
                            if "GK001" in chosen]
         return report
     problems = check.findings
-    if problems and target.name != "omg":
+    if problems and target.name != PORTABLE_TARGET:
         changes = read_as_target(doc, target)
         if changes:
             doc.tree_changed()

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from govkit.check import validate as schema
+from govkit.check import validate
 from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.common.findings import DocumentKind, Finding
 from govkit.documents.model import Model, build_model
@@ -31,7 +31,7 @@ class LoadedDocument:
 def load_document(path: Path) -> LoadedDocument:
     """GovkitError (exit 2) if the file cannot be read, is not well-formed, or is of no
     known kind: there is no document to talk about."""
-    check = schema.check_bytes(schema.read_document(path), str(path), lint=False)
+    check = validate.check_bytes(validate.read_document(path), str(path), lint=False)
     if check.kind is None or check.document is None:
         raise GovkitError("; ".join(str(f) for f in check.findings[:3]), EXIT_USAGE)
     return LoadedDocument(str(path), check.kind, check.document,

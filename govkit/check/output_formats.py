@@ -14,12 +14,12 @@ import re
 from urllib.parse import quote
 
 from govkit.check.lint import FileReport, LintFinding
-from govkit.check.rules import Rule, rules_table
-from govkit.check.rules.registry import SEVERITY_RANK
+from govkit.check.rules.engine import rules_table
+from govkit.check.rules.registry import SEVERITY_RANK, Rule
+from govkit.common.findings import without_surrogates
 
-__all__ = ["OUTPUT_FORMATS", "SARIF_SCHEMA_URI", "format_lint", "lint_json", "summary_counts"]
+__all__ = ["SARIF_SCHEMA_URI", "format_lint", "lint_json", "summary_counts"]
 
-OUTPUT_FORMATS = ("full", "concise", "json", "github", "sarif", "junit")
 SARIF_SCHEMA_URI = ("https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/"
                     "sarif-schema-2.1.0.json")
 # SARIF and GitHub know error, warning and note; govkit's info is a note.
@@ -201,11 +201,11 @@ def format_lint(fmt: str, reports: list[FileReport], target: str, fail_on: str =
     if fmt in ("full", "concise"):
         return _text_format(reports, target, full=fmt == "full")
     if fmt == "json":
-        return json.dumps(lint_json(reports, target), indent=2)
+        return json.dumps(without_surrogates(lint_json(reports, target)), indent=2)
     if fmt == "github":
         return _github(reports)
     if fmt == "sarif":
-        return json.dumps(sarif(reports, version), indent=2)
+        return json.dumps(without_surrogates(sarif(reports, version)), indent=2)
     if fmt == "junit":
         return _junit(reports, fail_on)
     raise ValueError(f"unknown output format {fmt!r}")

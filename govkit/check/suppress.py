@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from govkit.check.rules import RULES
+from govkit.check.rules.engine import rules_table
 
 __all__ = ["Suppression", "apply_suppressions", "find_suppressions"]
 
@@ -38,10 +38,8 @@ class Suppression:
 
 
 def _resolve(token: str) -> set[str]:
-    if token.upper() == "ALL":
-        return set(RULES)
-    return {r.id for r in RULES.values() if r.id.startswith(token.upper())
-            or r.name == token.lower()}
+    return {r.id for r in rules_table() if token.upper() == "ALL"
+            or r.id.startswith(token.upper()) or r.name == token.lower()}
 
 
 def find_suppressions(data: bytes) -> list[Suppression]:
@@ -50,7 +48,7 @@ def find_suppressions(data: bytes) -> list[Suppression]:
     for number, line in enumerate(data.split(b"\n"), 1):
         for m in _COMMENT.finditer(line):
             tokens = [t for t in re.split(r"[\s,]+", m.group(2).decode("ascii", "replace")) if t]
-            rules: set[str] = set() if tokens else set(RULES)
+            rules: set[str] = set() if tokens else _resolve("ALL")
             unknown = []
             for t in tokens:
                 ids = _resolve(t)

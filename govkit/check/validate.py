@@ -1,4 +1,4 @@
-"""Validation stage: safe XML parsing, XSD validation against govkit's own DDS Security 1.1
+"""Validation: safe XML parsing, XSD validation against govkit's own DDS Security 1.1
 schemas (govkit.check.xsd) and validate's lint pass (govkit.check.rules).
 
 Every problem is a :class:`Finding` printed as ``FILE:LINE:COLUMN: message``. Lines and
@@ -19,8 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from govkit.catalog.targets import DEFAULT_TARGET, PORTABLE_TARGET, TARGETS
-from govkit.check.rules import lint_findings
+from govkit.catalog.targets import DEFAULT_TARGET, PORTABLE_TARGET, TARGETS, VENDOR_TARGETS
+from govkit.check.rules.engine import lint_findings
 from govkit.check.xsd import cap_findings, xsd_findings
 from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.common.findings import DocumentError, DocumentKind, Finding
@@ -46,7 +46,6 @@ __all__ = [
     "read_document",
     "signed_document",
     "validate_bytes",
-    "validate_file",
 ]
 
 _KIND_CHILD = {
@@ -68,10 +67,16 @@ def document_kind(root) -> DocumentKind:
         if kind is not None:
             return kind
     filename = root.getroottree().docinfo.URL or "<document>"
+    crash = ""
+    if not any(isinstance(child.tag, str) for child in root):   # an empty root (GK303's)
+        crashing = [t for t in VENDOR_TARGETS if local_name(root) in t.crashes_on_empty]
+        if crashing:
+            crash = (f"; empty, it crashes {' and '.join(t.title for t in crashing)} "
+                     f"({'; '.join(dict.fromkeys(t.crash_source for t in crashing))})")
     raise DocumentError([Finding(
         filename, root.sourceline or 1, 1,
         f"cannot tell the document kind: <{local_name(root)}> has neither a <domain_access_rules> "
-        "child (governance) nor a <permissions> child (permissions)")])
+        f"child (governance) nor a <permissions> child (permissions){crash}")])
 
 
 def _kind_from_filename(filename: str) -> DocumentKind | None:
@@ -197,11 +202,6 @@ def read_document(path: Path) -> bytes:
         raise GovkitError(f"{path}: {too_large_message(len(data), MAX_DOCUMENT_BYTES, 'document')}",
                           EXIT_USAGE)
     return data
-
-
-def validate_file(path: Path, target: str = DEFAULT_TARGET) -> list[Finding]:
-    """Read and validate one file (GovkitError, exit 2, if it cannot be read)."""
-    return check_file(path, target).findings
 
 
 def check_file(path: Path, target: str = DEFAULT_TARGET) -> DocumentCheck:

@@ -27,13 +27,13 @@ from govkit.cli.common import (
     out,
     print_errors,
     print_lines,
-    run,
     use_profiles_file,
     wide,
 )
 from govkit.common.errors import EXIT_INVALID, EXIT_OK, EXIT_USAGE, GovkitError
 from govkit.common.findings import one_line
 from govkit.common.limits import KEY_TYPES, MAX_DOMAIN_ID, MAX_JOBS
+from govkit.pki.vocabulary import DEFAULT_CERT_DAYS, DEFAULT_GRANT_DAYS, HSM_KINDS
 
 # Start-up: nothing heavy at module level (govkit --help imports this module); each
 # command imports what it uses.
@@ -57,8 +57,8 @@ ValidFromOpt = Annotated[str | None, typer.Option(
     "--valid-from", help="Permissions validity start, ISO 8601 (UTC unless a zone is given; "
                          "default now less a day of clock skew).")]
 ValidForOpt = Annotated[int | None, typer.Option(
-    "--valid-for", help="Permissions validity in days (default 365 with --valid-from; "
-                        "without either, each grant follows its certificate).")]
+    "--valid-for", help=f"Permissions validity in days (default {DEFAULT_GRANT_DAYS} with "
+                        "--valid-from; without either, each grant follows its certificate).")]
 ParanoidOpt = Annotated[bool, typer.Option(
     "--paranoid", help="Check every document in full (schema, lint, own signature), "
                        "even where govkit proves it valid by construction.")]
@@ -66,6 +66,15 @@ JobsOpt = Annotated[int | None, typer.Option(
     "--jobs", min=1, max=MAX_JOBS,
     help=f"Worker processes, 1 to {MAX_JOBS} (default: one per CPU when there are many "
          "files).")]
+PolicyOpt = Annotated[Path | None, typer.Option(
+    "--policy", help="An sros2 policy (format 0.2.0, XIncludes read): one identity and "
+                     "permissions per enclave, decided as sros2's, and one governance; see "
+                     "docs/guide/ros2-protection.md.")]
+ProtectionOpt = Annotated[Path | None, typer.Option(
+    "--protection", help="The policy's protection sidecar (schemas/protection.xsd): which "
+                         "topics, services and actions are signed or encrypted (default: a "
+                         "<protection> in the policy's <metadata>, else all encrypted, as "
+                         "sros2's governance).")]
 ProfilesJson = json_option("profiles")
 ValidateJson = json_option("validate")
 VerifyJson = json_option("verify")
@@ -98,7 +107,7 @@ def validate(files: Annotated[list[Path], typer.Argument(help="XML or signed S/M
     the same verdict as `govkit lint --target`)."""
     from govkit.check.config import lint_target
     from govkit.check.validate import check_file
-    target = run(lint_target, target, Path.cwd())
+    target = lint_target(target, Path.cwd())
     report, code = [], EXIT_OK
     for f in files:
         try:
@@ -135,7 +144,8 @@ def pki_init(
     key_type: Annotated[str, typer.Option(
         "--key-type", metavar=choices(KEY_TYPES),
         help="Key type of every new key (the two Cyclone DDS 0.10 accepts).")] = KEY_TYPES[0],
-    days: Annotated[int, typer.Option("--days", help="Certificate validity in days.")] = 365,
+    days: Annotated[int, typer.Option("--days", help="Certificate validity in days.")
+                    ] = DEFAULT_CERT_DAYS,
     force: Annotated[bool, typer.Option(
         "--force", help="Replace the CAs and reissue every participant (new keys).")] = False,
     single_ca: Annotated[bool, typer.Option(
@@ -143,30 +153,30 @@ def pki_init(
     participants: ParticipantsOpt = None, count: CountOpt = None, prefix: PrefixOpt = "p",
     jobs: JobsOpt = None,
     hsm: Annotated[str | None, typer.Option(
-        "--hsm", metavar="[softhsm]",
+        "--hsm", metavar=choices(HSM_KINDS),
         help="Move every participant's private key into a SoftHSM2 token in the PKI "
              "directory (the key file is removed; <name>.pkcs11 names the key). Fast DDS "
              "only: Cyclone DDS 0.10 cannot use a pkcs11: key.")] = None,
 ):
     """Create a TEST PKI: identity CA, separate permissions CA, participant identities."""
-    from govkit.pki.testpki import DEFAULT_PARTICIPANTS, init_pki
-    if hsm not in (None, "softhsm"):
-        err.print(f"govkit: --hsm {hsm}: unknown; the one supported is softhsm (SoftHSM2)")
-        raise typer.Exit(EXIT_USAGE)
+    from govkit.pki.issuance import init_pki
+    from govkit.pki.testpki import DEFAULT_PARTICIPANTS
+    if hsm is not None and hsm not in HSM_KINDS:
+        raise GovkitError(f"--hsm {hsm}: unknown; the one supported is softhsm (SoftHSM2)")
     if hsm:
         from govkit.pki.hsm import check_softhsm
-        run(check_softhsm)
+        check_softhsm()
     fleet = _fleet(participants, count, prefix, participant or [])
-    pki, created = run(init_pki, directory, fleet or tuple(DEFAULT_PARTICIPANTS), key_type,
-                       days, force, single_ca, processes=jobs)
+    pki, created = init_pki(directory, fleet or tuple(DEFAULT_PARTICIPANTS), key_type,
+                            days, force, single_ca, processes=jobs)
     print_lines(f"wrote {one_line(f)}" for f in created)
     if hsm:
         from govkit.pki.hsm import move_keys_to_softhsm
-        moved = run(move_keys_to_softhsm, pki)
+        moved = move_keys_to_softhsm(pki)
         print_lines(f"moved {f.removesuffix('.pkcs11')}.key into the SoftHSM2 token "
                     f"({f} names it; Fast DDS only)" for f in moved)
         created = created or moved
-    stale = run(pki.stale_participants)
+    stale = pki.stale_participants()
     if not created and not stale:
         out.print(f"{one_line(directory)}: PKI already complete; nothing written (use --force "
                   f"to replace keys)", markup=False)
@@ -185,7 +195,7 @@ def _warn_revoked_grants(signed, ca: Path) -> None:
     if not ca.is_dir():
         return
     for p7s in signed:
-        for line in run(revoked_grants, p7s, TestPKI(ca)):
+        for line in revoked_grants(p7s, TestPKI(ca)):
             err.print(f"govkit: warning: {p7s}: {line}", markup=False)
 
 
@@ -193,13 +203,13 @@ def _fleet(file: Path | None, count: int | None, prefix: str, names: list[str]):
     """The participants named on the command line, in a file and numbered, in that order
     (None if none); a name given twice is a usage error."""
     from govkit.pki.participants import merge_participants
-    return run(merge_participants, names, file, count, prefix) or None
+    return merge_participants(names, file, count, prefix) or None
 
 
 def _warn_stale(pki, names=None) -> None:
     """One warning per participant left from an earlier Identity CA: the first few named,
     the rest counted (a `pki init --force` killed half-way leaves thousands)."""
-    names = run(pki.stale_participants) if names is None else names
+    names = pki.stale_participants() if names is None else names
     fix = f"reissue with `govkit pki init {one_line(pki.directory)} --force`"
     for name in names[:SAME_ERROR_SHOWN]:
         err.print(f"govkit: warning: {one_line(pki.path(name))} was not issued by the current "
@@ -238,9 +248,11 @@ def generate(profile: ProfileOpt = None, all_profiles: AllOpt = False,
                                "permissions/PARTICIPANT.xml (and .p7s beside each with "
                                "--sign).")] = Path("build"),
              ca: CaOpt = Path("pki"),
-             domain: Annotated[str, typer.Option(
-                 "--domain", help="Domain id or range, e.g. 0 or 0-10.")
-             ] = f"0-{MAX_DOMAIN_ID}",
+             domain: Annotated[str | None, typer.Option(
+                 "--domain", show_default=False,
+                 help=f"Domain id or range, e.g. 0 or 0-10. Default: 0-{MAX_DOMAIN_ID}; "
+                      f"with --policy, $ROS_DOMAIN_ID or 0, as sros2 writes it.")
+             ] = None,
              runner: Annotated[RunnerName, typer.Option(
                  "--runner", metavar=RUNNER_METAVAR,
                  help="Whose topics the permissions allow (participants without grants "
@@ -252,8 +264,23 @@ def generate(profile: ProfileOpt = None, all_profiles: AllOpt = False,
                                 "same pass, with the PKI's Permissions CA.")] = False,
              valid_from: ValidFromOpt = None, valid_for: ValidForOpt = None,
              jobs: JobsOpt = None, profiles_file: ProfilesOpt = None,
-             paranoid: ParanoidOpt = False):
-    """Render governance per profile and permissions per participant (validated)."""
+             paranoid: ParanoidOpt = False,
+             policy: PolicyOpt = None, protection: ProtectionOpt = None):
+    """Render governance per profile and permissions per participant (validated); with
+    --policy, an sros2 policy's permissions per enclave and its per-topic governance."""
+    if policy is not None or protection is not None:
+        given = [o for o, v in (("--profile", profile), ("--all-profiles", all_profiles),
+                                ("--participants", participants), ("--count", count))
+                 if v]
+        if policy is None or given:
+            err.print("govkit: --protection needs --policy" if policy is None else
+                      f"govkit: --policy writes the policy's enclaves and governance: leave "
+                      f"out {', '.join(given)}", markup=False)
+            raise typer.Exit(EXIT_USAGE)
+        _generate_policy(policy, protection, out_dir, ca, domain, sign, valid_from, valid_for)
+        return
+    if domain is None:
+        domain = f"0-{MAX_DOMAIN_ID}"
     from govkit.catalog.profiles import select_profiles
     from govkit.catalog.runners import runner_info
     from govkit.documents.render import DomainSet
@@ -261,21 +288,21 @@ def generate(profile: ProfileOpt = None, all_profiles: AllOpt = False,
     from govkit.generate.fleet import ensure_identities
     from govkit.generate.fleet import generate as generate_documents
     from govkit.generate.validity import parse_window
-    window = run(parse_window, valid_from, valid_for)
+    window = parse_window(valid_from, valid_for)
     log = BundleLog()
     use_profiles_file(profiles_file)
     fleet = _fleet(participants, count, prefix, [])
     chosen = [] if fleet and not (profile or all_profiles) else \
-        run(select_profiles, profile, all_profiles)
-    domains = run(DomainSet.parse, domain)
-    single_ca = run(runner_info, runner).single_ca  # a usage error before anything is created
+        select_profiles(profile, all_profiles)
+    domains = DomainSet.parse(domain)
+    single_ca = runner_info(runner).single_ca  # a usage error before anything is created
     if fleet is None:
-        pki = run(ensure_pki, ca, log, single_ca)
+        pki = ensure_pki(ca, log, single_ca)
     else:
-        pki = run(ensure_identities, ca, fleet, log, single_ca, jobs)
+        pki = ensure_identities(ca, fleet, log, single_ca, jobs)
     print_lines(log.messages)
-    result = run(generate_documents, chosen, pki, out_dir, domains, runner, fleet, sign, jobs,
-                 window, paranoid)
+    result = generate_documents(chosen, pki, out_dir, domains, runner, fleet, sign, jobs,
+                                window, paranoid)
     _say_checked_in_full(pki, result)
     if fleet is None:   # (listed participants: errors, printed below)
         _say_some([f"govkit: warning: {line}" for line in result.revoked.values()],
@@ -308,33 +335,30 @@ def sign(paths: Annotated[list[Path] | None, typer.Argument(
     from govkit.generate.fleet import sign_files
     from govkit.pki.testpki import permissions_ca_paths
     if (valid_from is not None or valid_for is not None) and not renew:
-        err.print("govkit: --valid-from/--valid-for need --renew (sign keeps a document's "
-                  "dates otherwise)")
-        raise typer.Exit(EXIT_USAGE)
-    target = run(lint_target, target, Path.cwd())
-    cert, key = run(permissions_ca_paths, ca, "sign", need_key=True)
+        raise GovkitError("--valid-from/--valid-for need --renew (sign keeps a document's "
+                          "dates otherwise)")
+    target = lint_target(target, Path.cwd())
+    cert, key = permissions_ca_paths(ca, "sign", need_key=True)
     if not paths and not Path("build").exists():
-        err.print("govkit: build: no such directory: run `govkit generate` first (it writes "
-                  "the documents to sign there)", markup=False)
-        raise typer.Exit(EXIT_USAGE)
+        raise GovkitError("build: no such directory: run `govkit generate` first (it writes "
+                          "the documents to sign there)")
     if renew:
         from govkit.generate.validity import parse_window, renew_permissions
-        window = run(parse_window, valid_from, valid_for or 365)
-        signed, errors = run(renew_permissions, paths or [Path("build")], cert, key, window,
-                             target)
+        window = parse_window(valid_from, valid_for or DEFAULT_GRANT_DAYS)
+        signed, errors = renew_permissions(paths or [Path("build")], cert, key, window,
+                                           target)
         _warn_revoked_grants(signed, ca)
     else:
         warnings: list[str] = []
-        signed, errors = run(sign_files, paths or [Path("build")], cert, key, jobs, target,
-                             warnings)
+        signed, errors = sign_files(paths or [Path("build")], cert, key, jobs, target,
+                                    warnings)
         for line in warnings:   # signed all the same: another implementation refuses it
             err.print(line, markup=False)
     print_lines(f"signed {one_line(p)}" for p in signed)
     print_errors(errors, prefix_usage=False)  # unreadable files as errors, invalid as findings
     if not signed and not errors:
-        err.print(f"govkit: no .xml documents under {', '.join(map(str, paths or ['build']))}; "
-                  f"run `govkit generate` first")
-        raise typer.Exit(EXIT_USAGE)
+        raise GovkitError(f"no .xml documents under {', '.join(map(str, paths or ['build']))}; "
+                          f"run `govkit generate` first")
     raise typer.Exit(max((e.exit_code for e in errors), default=EXIT_OK))
 
 
@@ -346,19 +370,19 @@ def verify(files: Annotated[list[Path], typer.Argument(help="Signed .p7s files."
     signed documents (the verdict of `govkit validate --target` on each)."""
     from govkit.check.config import lint_target
     from govkit.pki.testpki import permissions_ca_paths
-    from govkit.smime import Verification, load_trusted, trust_note
     from govkit.smime.status import add_revocation_problems
+    from govkit.smime.verify import Verification, load_trusted, trust_note
     from govkit.smime.verify_batch import verify_files
-    target = run(lint_target, target, Path.cwd())
-    cert, _ = run(permissions_ca_paths, ca, "verify", need_key=False)
-    ca_cert = run(load_trusted, cert)
+    target = lint_target(target, Path.cwd())
+    cert, _ = permissions_ca_paths(ca, "verify", need_key=False)
+    ca_cert = load_trusted(cert)
     if len(ca_cert) > 1:
         err.print(f"govkit: {trust_note(cert, ca_cert)}", markup=False)
     results, code, lines = [], EXIT_OK, []
-    verdicts = run(verify_files, files, ca_cert, None, jobs, paranoid, target)
+    verdicts = verify_files(files, ca_cert, None, jobs, paranoid, target)
     # --ca a test PKI with a CRL: a grant for a revoked certificate is a problem
-    for line in run(add_revocation_problems,
-                    [r for r in verdicts if isinstance(r, Verification)], ca):
+    for line in add_revocation_problems([r for r in verdicts if isinstance(r, Verification)],
+                                        ca):
         err.print(f"govkit: warning: {line}", markup=False)
     for f, r in zip(files, verdicts, strict=True):
         if isinstance(r, GovkitError):  # unreadable: said on stderr, and exit 2 at the end
@@ -385,3 +409,44 @@ def verify(files: Annotated[list[Path], typer.Argument(help="Signed .p7s files."
     if as_json:
         print(json_document("verify", target=target, files=[r.to_json() for r in results]))
     raise typer.Exit(code)
+
+
+def policy_domains(domain: str | None):
+    """--domain, or for a policy what sros2 writes: $ROS_DOMAIN_ID, else 0."""
+    import os
+
+    from govkit.documents.render import DomainSet
+    text = domain if domain is not None else os.environ.get("ROS_DOMAIN_ID", "").strip() or "0"
+    return DomainSet.parse(text)
+
+
+def print_policy_problems(e) -> None:
+    """A policy that does not check: one FILE:LINE:COLUMN line per problem (exit 2)."""
+    for finding in e.findings:
+        err.print(str(finding), markup=False)
+    raise typer.Exit(e.exit_code)
+
+
+def load_ros_input(policy: Path, protection: Path | None, need_protection: bool = False):
+    from govkit.check.ros_policy import PolicyInvalid, load_policy
+    try:
+        return load_policy(policy, protection, need_protection)
+    except PolicyInvalid as e:   # one line per problem, as validate prints them
+        print_policy_problems(e)
+
+
+def _generate_policy(policy: Path, protection: Path | None, out_dir: Path, ca: Path,
+                     domain: str | None, sign: bool, valid_from, valid_for) -> None:
+    from govkit.generate.bundle import BundleLog
+    from govkit.generate.policy import generate_policy
+    from govkit.generate.validity import parse_window
+    window = parse_window(valid_from, valid_for)
+    domains = policy_domains(domain)
+    ros = load_ros_input(policy, protection)
+    log = BundleLog()
+    result = generate_policy(ros, ca, out_dir, domains, sign, log, window)
+    print_lines(log.messages)
+    print_lines(f"wrote {one_line(path)}" for path in result.written)
+    for enclave, why in result.left_out:
+        err.print(f"govkit: warning: enclave {one_line(enclave)} left out, no permissions "
+                  f"written: {why}", markup=False)

@@ -16,18 +16,22 @@ from govkit.bench.defaults import (
     DEFAULT_INSTANCES,
     DEFAULT_MAX_REPEATS,
     DEFAULT_MIN_ROUNDS,
+    DEFAULT_NETWORK_RUNNER,
     DEFAULT_PEERS,
     DEFAULT_REPEATS,
     DEFAULT_ROTATION_TARGET_PCT,
     DEFAULT_RUNNER,
     DEFAULT_SETTLE_MS,
+    DEFAULT_SIZES,
     DEFAULT_SLOT_MS,
     DEFAULT_TARGET_CI_PCT,
     DEFAULT_WARMUP_S,
     MAX_DEFAULT_BUDGET_S,
+    MODE_CHOICES,
     default_budget,
 )
 from govkit.catalog.profiles import SECURED_PROFILES
+from govkit.catalog.runners import MODES
 from govkit.cli.common import (
     RUNNER_METAVAR,
     AllOpt,
@@ -38,21 +42,20 @@ from govkit.cli.common import (
     comma_list,
     err,
     json_document,
+    json_option,
     out,
     print_lines,
-    run,
+    require_bench_extra,
     use_profiles_file,
     wide,
 )
-from govkit.common.errors import EXIT_INTERRUPTED, EXIT_INVALID
+from govkit.common.errors import EXIT_INTERRUPTED, EXIT_INVALID, EXIT_USAGE, GovkitError
 from govkit.results.flags import ANY_WARNING, FLAGS
 
 # Start-up: nothing heavy at module level (govkit --help imports this module); each
 # command imports what it uses. The runner names come from the catalog, not from
 # govkit.runners.
 
-DEFAULT_SIZES = ("32", "1024", "63000")   # govkit.bench.options.DEFAULT_SIZES (a test keeps
-                                          # them the same; that module is not light)
 BuildOpt = Annotated[Path, typer.Option(
     "--build", help="Where the generated and signed files go (one directory per runner "
                     "below it).")]
@@ -76,10 +79,10 @@ def bench(
                              "baseline).")] = None,
     runner: Annotated[RunnerName | None, typer.Option(
         "--runner", metavar=RUNNER_METAVAR,
-        help="Benchmark program (default: cyclone, govkit's Cyclone DDS program "
-                         "with latency by rotation; ddsperf when --transport, --net, "
-                         "--hosts or --loss-rate is given).", show_default=False)] = None,
-    mode: Annotated[Literal["latency", "throughput", "both", "discovery"], typer.Option(
+        help=f"Benchmark program (default: {DEFAULT_RUNNER}, govkit's Cyclone DDS program "
+             f"with latency by rotation; {DEFAULT_NETWORK_RUNNER} when --transport, --net, "
+             "--hosts or --loss-rate is given).", show_default=False)] = None,
+    mode: Annotated[Literal[MODE_CHOICES], typer.Option(
         "--mode", help="What to measure (discovery: how long --peers participants started "
                        "together take to match each other, per profile).")] = "latency",
     peers: Annotated[int, typer.Option(
@@ -88,7 +91,7 @@ def bench(
     sizes: Annotated[list[str] | None, typer.Option(
         "--sizes", callback=comma_list, show_default=False,
         help="Payload bytes, repeatable or a comma list, or 'seeds' (the seeds' 8 sizes). "
-             f"Default: {','.join(DEFAULT_SIZES)}.")] = None,
+             f"Default: {','.join(map(str, DEFAULT_SIZES))}.")] = None,
     duration: Annotated[int, typer.Option(
         "--duration", help="Measured seconds per repeat.")] = DEFAULT_DURATION_S,
     warmup: Annotated[int, typer.Option(
@@ -150,10 +153,10 @@ def bench(
         "--realtime/--no-realtime", help="Run latency repeats SCHED_FIFO where permitted "
                                          "(keeps other programs off their CPUs).")] = True,
     rotate_throughput: Annotated[bool, typer.Option(
-        "--rotate-throughput", help="Measure throughput points by rotation too (the "
-                                    "program's throughput slots, paired like latency). Not "
-                                    "the default: its rates are not yet a lone ddsperf "
-                                    "pair's (docs/background/method.md).")] = False,
+        "--rotate-throughput/--per-repeat-throughput",
+        help="Throughput points by rotation (the default runner's throughput slots, paired "
+             "like latency, with CPU per sample at a fixed rate), or per repeat: a fresh "
+             "ddsperf pub/sub pair per repeat (docs/background/method.md).")] = True,
     allow_idle: Annotated[bool, typer.Option(
         "--allow-idle", help="Let the measured CPUs halt when idle. Default: a lowest-"
                              "priority spinner keeps each awake while measuring, so an idle "
@@ -201,6 +204,10 @@ def bench(
     wire_pcap: Annotated[bool, typer.Option(
         "--wire-pcap", help="--wire, and write each captured repeat as OUT/wire/*.pcap.")
     ] = False,
+    leaks: Annotated[bool, typer.Option(
+        "--leaks", help="--wire, and read each captured repeat as an eavesdropper would: "
+                        "what it still learns per profile (certificates, permissions, topic "
+                        "names, payload, ...), with the frames that carry it.")] = False,
 ):
     """Benchmark each profile with its signed bundle; write results.json, CSVs, report."""
     from govkit.bench.discovery import DiscoverySettings
@@ -217,15 +224,21 @@ def bench(
     from govkit.report.terminal import (
         discovery_table,
         latency_table,
+        leak_sentences,
+        leak_table,
         network_table,
         noise_floor_table,
         throughput_table,
         variant_table,
         wire_table,
     )
-    from govkit.results.discovery import discovery_rows
     from govkit.results.flags import flag_advice
-    from govkit.results.gates import gate_failures, parse_fail_on_flags, parse_max_ratios
+    from govkit.results.gates import (
+        gate_settings,
+        parse_fail_on_flags,
+        parse_max_ratios,
+        verdict_line,
+    )
     from govkit.results.store import RESULTS_NAME
     from govkit.results.summary import (
         flagged_points,
@@ -240,17 +253,20 @@ def bench(
         parse_peer_addresses,
         parse_transports,
     )
-    host_map = run(parse_hosts, hosts)
+    if not dry_run:
+        require_bench_extra("govkit bench", ("numpy",) if no_report
+                            else ("numpy", "matplotlib"))
+    host_map = parse_hosts(hosts)
     chosen = _chosen_profiles(profile, all_profiles, profiles_file, governance, runner)
-    fail_on = run(parse_fail_on_flags, fail_on_flag)          # refused before the run starts
-    max_ratios = run(parse_max_ratios, max_ratio, [p.name for p in chosen])
-    chosen_sizes = run(parse_sizes, ",".join(sizes or DEFAULT_SIZES))
+    fail_on = parse_fail_on_flags(fail_on_flag)          # refused before the run starts
+    max_ratios = parse_max_ratios(max_ratio, [p.name for p in chosen])
+    chosen_sizes = parse_sizes(",".join(sizes)) if sizes else list(DEFAULT_SIZES)
     opts = BenchOptions(
         profiles=chosen, runner=runner,
-        modes=run(parse_modes, mode), sizes=chosen_sizes, duration=duration,
+        modes=parse_modes(mode), sizes=chosen_sizes, duration=duration,
         warmup=warmup, repeat=repeat, max_repeat=max_repeat,
         target_ci=DEFAULT_TARGET_CI_PCT if target_ci is None else target_ci,
-        budget=run(parse_budget, budget) if budget is not None
+        budget=parse_budget(budget) if budget is not None
         else default_budget(len(chosen_sizes)), seed=seed, out=out_dir, ca=ca, build=build,
         resume=resume, pin=pin, realtime=realtime, keep_awake=not allow_idle,
         rotate_throughput=rotate_throughput,
@@ -261,12 +277,12 @@ def bench(
         rotation=RotationSettings(slot_ms=slot_ms, settle_ms=settle_ms, instances=instances,
                                   min_rounds=rounds, target_ci=DEFAULT_ROTATION_TARGET_PCT
                                   if target_ci is None else target_ci),
-        transports=run(parse_transports, transport), loss_rates=run(parse_loss_rates, loss_rate),
-        paths=run(parse_paths, net, bool(host_map)), hosts=host_map,
-        peer_addresses=run(parse_peer_addresses, peer_address), ssh_config=ssh_config,
-        wire=wire, wire_pcap=wire_pcap, ciphers=run(parse_ciphers, cipher),
-        rekeys=run(parse_rekeys, rekey))
-    outcome = run(run_bench, opts, err.get())
+        transports=parse_transports(transport), loss_rates=parse_loss_rates(loss_rate),
+        paths=parse_paths(net, bool(host_map)), hosts=host_map,
+        peer_addresses=parse_peer_addresses(peer_address), ssh_config=ssh_config,
+        wire=wire, wire_pcap=wire_pcap, wire_leaks=leaks, ciphers=parse_ciphers(cipher),
+        rekeys=parse_rekeys(rekey), gates=gate_settings(fail_on, max_ratios))
+    outcome = run_bench(opts, err.get())
     if dry_run:
         print_lines(outcome.dry_run_lines)
         return
@@ -274,16 +290,17 @@ def bench(
     floor = noise_floor(doc) + noise_floor(doc, mode="throughput")
     for table in (latency_table(outcome.summary), noise_floor_table(floor),
                   variant_table(variant_differences(outcome.summary)),
-                  discovery_table(discovery_rows(doc)),
+                  discovery_table(outcome.summary),
                   throughput_table(outcome.summary), *network_table(outcome.summary),
-                  wire_table(outcome.wire)):
+                  wire_table(outcome.wire), leak_table(outcome.wire_profiles)):
         if table is not None:
             wide.print(table)
+    print_lines(leak_sentences(outcome.wire_profiles))
     if load_line(doc):
         out.print(load_line(doc), markup=False, highlight=False)
-    if not no_report and (outcome.summary or discovery_rows(doc)):
+    if not no_report and outcome.summary:
         from govkit.report.run import write_report
-        html, md = run(write_report, outcome.out)
+        html, md = write_report(outcome.out)
         out.print(f"report: {html}", markup=False)
     out.print(f"results: {outcome.out / RESULTS_NAME}", markup=False)
     for note in outcome.notes:
@@ -301,10 +318,14 @@ def bench(
     _print_wire_mismatches(outcome)
     if outcome.failed:
         err.print(f"govkit: {outcome.failed} repeat(s) failed (see above and results.json)")
-    gates = gate_failures(flagged, fail_on, max_ratios)
-    for line in gates:
-        err.print(f"govkit: gate: {line}", markup=False)
-    if outcome.failed or outcome.wire_mismatches or gates:
+    # the verdict results.json records (govkit.results.gates.run_gates), as the report
+    # and summary.md show it
+    gates = doc.get("gates")
+    if gates:
+        for line in gates["failures"]:
+            err.print(f"govkit: gate: {line}", markup=False)
+        err.print(f"govkit: {verdict_line(gates)}", markup=False)
+    if outcome.failed or outcome.wire_mismatches or (gates and not gates["passed"]):
         raise typer.Exit(EXIT_INVALID)
 
 
@@ -323,8 +344,8 @@ def _chosen_profiles(profile, all_profiles, profiles_file, governance, runner):
     --governance file is said on stderr before anything runs."""
     from govkit.bench.governance_files import bench_profiles
     own = use_profiles_file(profiles_file)
-    chosen, points = run(bench_profiles, profile, all_profiles, own, governance or [],
-                         runner or DEFAULT_RUNNER)
+    chosen, points = bench_profiles(profile, all_profiles, own, governance or [],
+                                    runner or DEFAULT_RUNNER)
     for point in points:
         for text in point.said:
             err.print(text, markup=False)
@@ -337,8 +358,17 @@ def _chosen_profiles(profile, all_profiles, profiles_file, governance, runner):
 
 def wire_check(
     profile: ProfileOpt = None, all_profiles: AllOpt = False,
+    governance: Annotated[list[Path] | None, typer.Option(
+        "--governance", help="A governance file you deploy, plain or signed (repeatable): its "
+                             "point is captured like a profile's (bench --governance).")
+    ] = None,
+    runner: Annotated[RunnerName, typer.Option(
+        "--runner", metavar=RUNNER_METAVAR,
+        help="Whose traffic: Cyclone DDS 0.10 (cyclone and ddsperf both capture ddsperf) or "
+             "govkit's Fast DDS 2.9 program (fastdds); perftest's is not captured.")
+    ] = "ddsperf",
     size: Annotated[int, typer.Option("--size", help="Payload bytes.")] = 1024,
-    mode: Annotated[Literal["latency", "throughput"], typer.Option(
+    mode: Annotated[Literal[MODES], typer.Option(
         "--mode", help="Which ddsperf pair to run.")] = "latency",
     duration: Annotated[int, typer.Option("--duration", help="Seconds of traffic.")] = 2,
     expect: Annotated[str | None, typer.Option(
@@ -347,6 +377,14 @@ def wire_check(
                          f"{', '.join(p.name for p in SECURED_PROFILES)}.")] = None,
     pcap: Annotated[Path | None, typer.Option(
         "--pcap", help="Write each capture as DIR/PROFILE-MODE-SIZE.pcap.")] = None,
+    leaks: Annotated[bool, typer.Option(
+        "--leaks", help="Also say what an eavesdropper reads in each capture, per kind, with "
+                        "the frames that carry it (--json: every entry and its evidence).")
+    ] = False,
+    read: Annotated[list[Path] | None, typer.Option(
+        "--read", help="Run nothing: read these capture files (pcap or pcapng, e.g. from "
+                       "--pcap or tcpdump) as an eavesdropper would (repeatable; implies "
+                       "--leaks; no verdict: no governance to hold them to).")] = None,
     ca: CaOpt = Path("pki"),
     build: BuildOpt = Path("build"),
     pin: PinOpt = True,
@@ -358,26 +396,64 @@ def wire_check(
     check what it put on the wire against its governance; no benchmark, no results dir."""
     from govkit.bench.options import BenchOptions, parse_sizes
     from govkit.bench.wire_phase import wire_check as run_wire_check
-    from govkit.catalog.profiles import get_profile, select_profiles
-    from govkit.report.terminal import wire_table
+    from govkit.catalog.profiles import get_profile
+    from govkit.report.terminal import leak_sentences, leak_table, wire_table
+    if read:
+        _read_captures(read, profile or all_profiles or governance or pcap or expect, as_json)
+        return
+    if runner == "perftest":
+        raise GovkitError("wire-check --runner perftest: RTI Perftest's traffic is not "
+                          "captured; use cyclone, ddsperf or fastdds")
     opts = BenchOptions(
-        profiles=run(select_profiles, profile, all_profiles), modes=[mode],
-        sizes=run(parse_sizes, str(size), "--size"), duration=duration, ca=ca, build=build,
+        profiles=_chosen_profiles(profile, all_profiles, None, governance, runner),
+        runner=runner, modes=[mode],
+        sizes=parse_sizes(str(size), "--size"), duration=duration, ca=ca, build=build,
         pin=pin,
-        out=pcap, wire=True, wire_pcap=pcap is not None,
-        wire_expect=run(get_profile, expect) if expect else None)
-    outcome = run(run_wire_check, opts, err)
+        out=pcap, wire=True, wire_pcap=pcap is not None, wire_leaks=leaks,
+        wire_expect=get_profile(expect) if expect else None)
+    outcome = run_wire_check(opts, err)
     if as_json:
         print(json_document("wire-check", points=outcome.wire, profiles=outcome.wire_profiles))
     else:
-        table = wire_table(outcome.wire)
-        if table is not None:
-            wide.print(table)
+        for table in (wire_table(outcome.wire), leak_table(outcome.wire_profiles)):
+            if table is not None:
+                wide.print(table)
+        print_lines(leak_sentences(outcome.wire_profiles))
     _print_wire_mismatches(outcome)
     if outcome.interrupted:
         raise typer.Exit(EXIT_INTERRUPTED)
     if outcome.wire_mismatches:
         raise typer.Exit(EXIT_INVALID)
+
+
+def _read_captures(paths: list[Path], other_options, as_json: bool) -> None:
+    """`wire-check --read FILE...`: each file's leaks, nothing run or judged."""
+    from govkit.report.terminal import leak_sentences, leak_table
+    from govkit.wire.leak_summary import profile_leaks
+    from govkit.wire.leaks import capture_file_point
+    if other_options:
+        raise GovkitError("--read runs nothing: it takes no --profile, --all-profiles, "
+                          "--governance, --pcap or --expect")
+    points = [capture_file_point(path) for path in paths]
+    # one row per file, named by its profile, or by its path where two would share one
+    names = [p["profile"] for p in points]
+    profiles = {(p["profile"] if names.count(p["profile"]) == 1 else p["pcap"]):
+                {"leaks": profile_leaks([p])[p["profile"]]} for p in points}
+    if as_json:
+        print(json_document("wire-check", points=points, profiles=profiles))
+        return
+    table = leak_table(profiles)
+    if table is not None:
+        wide.print(table)
+    print_lines(leak_sentences(profiles))
+    for p in points:
+        if p["leaks"]["malformed"]:
+            err.print(f"govkit: wire: {p['pcap']}: {p['leaks']['malformed']:,} RTPS "
+                      f"message(s) did not parse (first: {p['leaks']['problems'][0]}); the "
+                      "entries come from the rest", markup=False)
+
+
+ReportJson = json_option("report")
 
 
 def report(
@@ -386,12 +462,32 @@ def report(
     out_dir: Annotated[Path | None, typer.Option(
         "--out", help="Where compare.html and compare.md go (default: the first run's "
                       "directory); only with two or more runs.")] = None,
+    cost_at: Annotated[list[str] | None, typer.Option(
+        "--cost-at", metavar="SIZES", callback=comma_list,
+        help="One run: each profile's added latency (and CPU per sample) at these message "
+             "sizes in bytes, repeatable or comma-separated, from the run's cost model (a "
+             "line through its measured sizes, with 95% intervals), e.g. --cost-at "
+             "200000,1048576.")] = None,
+    as_json: ReportJson = False,
 ):
     """Write report.html and summary.md for a results directory; for two or more (e.g. a
     ddsperf run and a fastdds run), compare.html and compare.md side by side."""
+    require_bench_extra("govkit report")
+    from govkit.bench.options import parse_sizes
     from govkit.report.compare import write_reports
-    from govkit.report.terminal import compare_table
-    html, md, model = run(write_reports, run_dirs, out_dir)
+    from govkit.report.terminal import compare_table, cost_table
+    sizes = parse_sizes(",".join(cost_at), "--cost-at") if cost_at else []
+    if (sizes or as_json) and len(run_dirs) != 1:
+        raise GovkitError("--cost-at and --json read one run", EXIT_USAGE)
+    html, md, model = write_reports(run_dirs, out_dir)
+    if sizes or as_json:
+        from govkit.report.run import costs_at
+        costs = costs_at(run_dirs[0], sizes) if sizes else None
+        if as_json:
+            print(json_document("report", run=str(run_dirs[0]), report=str(html),
+                                summary_md=str(md), **(costs or {})))
+            return
+        wide.print(cost_table(costs))
     table = compare_table(model) if model is not None else None
     if table is not None:
         wide.print(table)

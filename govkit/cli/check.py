@@ -10,30 +10,31 @@ from typing import Annotated, Literal
 
 import typer
 
+from govkit.check.vocabulary import (
+    DEFAULT_FAIL_ON,
+    DEFAULT_OUTPUT_FORMAT,
+    MAX_WARN_DAYS,
+    OUTPUT_FORMATS,
+    SEVERITIES,
+)
 from govkit.cli.common import (
     TargetOpt,
     choices,
     comma_list,
     err,
-    fail,
     json_document,
     json_option,
     out,
-    run,
 )
 from govkit.common.errors import EXIT_INVALID, EXIT_OK, EXIT_USAGE, GovkitError
+from govkit.common.limits import MAX_DOMAIN_ID
+from govkit.pki.vocabulary import DEFAULT_WARN_DAYS
 
-# Start-up: nothing heavy at module level (govkit --help imports this module); each
-# command imports what it uses.
+# Start-up: nothing heavy at module level (govkit --help imports this module and the light
+# vocabularies); each command imports what it uses.
 
-# govkit.check.config.SEVERITIES (not imported: it loads lxml; a test keeps them the same)
-SEVERITIES = ("error", "warning", "info")
 SeverityName = Literal[SEVERITIES]
-# govkit.check.output_formats.OUTPUT_FORMATS (not imported: it loads lxml; a test keeps
-# the two the same)
-OUTPUT_FORMATS = ("full", "concise", "json", "github", "sarif", "junit")
 OutputFormat = Literal[OUTPUT_FORMATS]
-MAX_WARN_DAYS = 100_000   # govkit.check.config.MAX_WARN_DAYS (a test keeps them the same)
 CONFIGURED = ", or the [tool.govkit.lint] / govkit.toml [lint] setting"
 IdentifyJson = json_option("identify", "fields: docs/guide/checking.md; ")
 ExplainJson = json_option("explain", "fields: docs/guide/checking.md; ")
@@ -42,18 +43,20 @@ DiffJson = json_option("diff", "fields: docs/guide/checking.md; ")
 
 def lint(
     files: Annotated[list[Path] | None, typer.Argument(
-        help="Governance/permissions documents: XML or signed S/MIME.")] = None,
+        help="Governance/permissions documents (XML or signed S/MIME), sros2 policies and "
+             "protection sidecars.")] = None,
     ca: Annotated[Path | None, typer.Option(
         "--ca", help="Identity certificates to check grants against: a directory of PEM "
                      "files (e.g. a test PKI) or one PEM file; never created here.")] = None,
     target: TargetOpt = None,
     warn_days: Annotated[int | None, typer.Option(
         "--warn-days", min=0, max=MAX_WARN_DAYS, show_default=False,
-        help=f"Warn when a grant expires within this many days. Default: 30{CONFIGURED}"
+        help=f"Warn when a grant expires within this many days. Default: "
+             f"{DEFAULT_WARN_DAYS}{CONFIGURED}"
     )] = None,
     fail_on: Annotated[SeverityName | None, typer.Option(
         "--fail-on", metavar=choices(SEVERITIES), show_default=False,
-        help=f"Exit 1 when a finding has at least this severity. Default: error"
+        help=f"Exit 1 when a finding has at least this severity. Default: {DEFAULT_FAIL_ON}"
              f"{CONFIGURED}")] = None,
     select: Annotated[list[str] | None, typer.Option(
         "--select", callback=comma_list,
@@ -69,16 +72,21 @@ def lint(
         "--output-format", metavar=choices(OUTPUT_FORMATS), show_default=False,
         help=f"full (each finding with why it matters), concise (one line each), json, "
              f"github (Actions annotations), sarif (2.1.0, code scanning), junit (XML, one "
-             f"testcase per file). Default: full{CONFIGURED}")] = None,
+             f"testcase per file). Default: {DEFAULT_OUTPUT_FORMAT}{CONFIGURED}")] = None,
     list_rules: Annotated[bool, typer.Option(
         "--rules", help="List every rule with its id, severity, why and an example.")] = False,
+    protection: Annotated[Path | None, typer.Option(
+        "--protection", help="The protection sidecar of the sros2 policies linted (default: "
+                             "the <protection> in each policy's <metadata>).")] = None,
 ):
-    """Check what the XSD cannot: rules that never apply, what leaks, subjects, validity."""
+    """Check what the XSD cannot: rules that never apply, what leaks, subjects, validity;
+    for an sros2 policy and its protection, names that miss their protection and DENYs
+    that never apply."""
     from govkit import __version__
     from govkit.check.config import lint_settings
     from govkit.check.lint import LintOptions, lint_paths, worst
     from govkit.check.output_formats import format_lint
-    from govkit.check.rules import rules_table
+    from govkit.check.rules.engine import rules_table
     from govkit.check.rules.registry import SEVERITY_RANK
     if list_rules:
         table = rules_table()
@@ -94,14 +102,14 @@ def lint(
                 out.print(f"      note: {r.note}", markup=False)
         return
     if not files:
-        fail(GovkitError("give the files to lint (or --rules)"))
-    s = run(lint_settings, {"target": target, "warn-days": warn_days, "fail-on": fail_on,
-                            "select": select, "ignore": ignore,
-                            "output-format": "json" if as_json else output_format}, Path.cwd())
+        raise GovkitError("give the files to lint (or --rules)")
+    s = lint_settings({"target": target, "warn-days": warn_days, "fail-on": fail_on,
+                       "select": select, "ignore": ignore,
+                       "output-format": "json" if as_json else output_format}, Path.cwd())
     target, fail_on, fmt = s["target"], s["fail-on"], s["output-format"]
     options = LintOptions(target=target, warn_days=s["warn-days"], ca=ca, select=s["select"],
-                          ignore=s["ignore"])
-    reports = run(lint_paths, files, options)
+                          ignore=s["ignore"], protection=protection)
+    reports = lint_paths(files, options)
     code = EXIT_USAGE if any(r.error for r in reports) else EXIT_OK
     if worst(reports) >= SEVERITY_RANK[fail_on]:
         code = max(code, EXIT_INVALID)
@@ -131,12 +139,38 @@ def identify(files: Annotated[list[Path], typer.Argument(help="Governance docume
     raise typer.Exit(code)
 
 
-def explain(file: Annotated[Path, typer.Argument(help="A governance or permissions document.")],
-            as_json: ExplainJson = False):
-    """Say in plain English what a document protects and what it does not."""
+def explain(file: Annotated[Path | None, typer.Argument(
+                help="A governance or permissions document.")] = None,
+            as_json: ExplainJson = False,
+            policy: Annotated[Path | None, typer.Option(
+                "--policy", help="Explain an sros2 policy instead: per ROS name, its DDS "
+                                 "names, the governance rule and kinds each gets, and which "
+                                 "enclaves may publish and subscribe it.")] = None,
+            protection: Annotated[Path | None, typer.Option(
+                "--protection", help="With --policy: its protection sidecar (default: "
+                                     "the <protection> in its <metadata>).")] = None,
+            domain: Annotated[int, typer.Option(
+                "--domain", min=0, max=MAX_DOMAIN_ID,
+                help="With --policy: the domain id to decide for.")] = 0):
+    """Say in plain English what a document protects and what it does not (with --policy:
+    what the documents of an sros2 policy decide, name by name)."""
+    if policy is not None or protection is not None:
+        if policy is None or file is not None:
+            raise GovkitError("--protection needs --policy" if policy is None else
+                              "give a document or --policy, not both")
+        from govkit.check.ros_explain import explain_policy, policy_explanation_text
+        from govkit.cli.artefacts import load_ros_input
+        explanation = explain_policy(load_ros_input(policy, protection), domain)
+        if as_json:
+            print(json_document("explain", **explanation))
+        else:
+            out.print(policy_explanation_text(explanation), markup=False)
+        return
+    if file is None:
+        raise GovkitError("give the document to explain (or --policy POLICY)")
     from govkit.check.explain import explain_document, explanation_text
     from govkit.check.loaded import load_document
-    explanation = explain_document(run(load_document, file))
+    explanation = explain_document(load_document(file))
     if as_json:
         print(json_document("explain", **explanation))
     else:
@@ -149,8 +183,8 @@ def diff(a: Annotated[Path, typer.Argument(help="The first document (A).")],
     """Semantic difference of two governance (or two permissions) documents."""
     from govkit.check.diff import diff_documents
     from govkit.check.loaded import load_document
-    docs = [run(load_document, p) for p in (a, b)]
-    changes = run(diff_documents, *docs)
+    docs = [load_document(p) for p in (a, b)]
+    changes = diff_documents(*docs)
     for d in docs:
         if d.problems:
             err.print(f"govkit: warning: {d.file} is not valid against the DDS Security 1.1 "

@@ -1,5 +1,6 @@
 """What the command modules share: the consoles, the option types more than one module
-uses, and the helpers that turn a stage's errors into one line and an exit code.
+uses, and the printing helpers (a stage's errors become one line and an exit code once, in
+main.py).
 
 No `from __future__ import annotations` here: typer would then evaluate every option's
 annotation string at start-up (a few hundred evals, ~20 ms of `govkit --help`).
@@ -15,7 +16,7 @@ from govkit.catalog.profiles import PROFILES
 from govkit.catalog.runners import RUNNERS
 from govkit.catalog.targets import DEFAULT_TARGET, PORTABLE_TARGET, TARGETS
 from govkit.common.errors import GovkitError
-from govkit.common.findings import one_line, printable
+from govkit.common.findings import printable, without_surrogates
 
 # Start-up matters (`govkit --help` in well under 0.15 s): nothing heavy is imported here,
 # and the consoles are made on first use.
@@ -106,9 +107,10 @@ wide = _TableConsole()
 
 
 def json_text(obj) -> str:
-    """`obj` as indented JSON."""
+    """`obj` as indented JSON, valid UTF-8 whatever its strings hold (without_surrogates:
+    a file name that is not UTF-8)."""
     import json  # on use: govkit --help does not need it
-    return json.dumps(obj, indent=2)
+    return json.dumps(without_surrogates(obj), indent=2)
 
 
 def json_document(command: str, **fields) -> str:
@@ -127,20 +129,27 @@ def print_lines(lines) -> None:
         sys.stdout.flush()
 
 
-def fail(e: GovkitError):
-    """Say `e` on stderr and exit with its code."""
-    err.print(f"govkit: {e}", markup=False)   # multi-line messages: prefix the first only
-    raise typer.Exit(e.exit_code)
+# What `pip install govkit` leaves out and `pip install 'govkit[bench]'` adds (pyproject.toml's
+# optional dependencies): the statistics and the plots of bench and report. lint, validate,
+# sign, verify, generate, the PKI and export run without them.
+BENCH_EXTRA = {"numpy": "the statistics", "matplotlib": "the report's plots"}
 
 
-def run(fn, *args, **kwargs):
-    """Call a stage function; user errors become one line and an exit code."""
-    try:
-        return fn(*args, **kwargs)
-    except GovkitError as e:
-        fail(e)
-    except OSError as e:
-        fail(GovkitError(f"{one_line(e.filename)}: {e.strerror}" if e.filename else str(e)))
+def require_bench_extra(command: str, modules=tuple(BENCH_EXTRA)) -> None:
+    """One line and exit 2, before any work, when `command` needs what the `bench` extra
+    installs and it is missing (it was exit 3, a ModuleNotFoundError, after the work)."""
+    import importlib.util
+    missing = []
+    for name in modules:
+        try:
+            found = importlib.util.find_spec(name) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            missing.append(f"{name} ({BENCH_EXTRA[name]})")
+    if missing:
+        raise GovkitError(f"{command} needs {' and '.join(missing)}, which a lint-only "
+                          f"install leaves out: pip install 'govkit[bench]'")
 
 
 def comma_list(values: list[str] | None) -> list[str] | None:
@@ -205,7 +214,7 @@ def use_profiles_file(path: Path | None):
     of this process, as catalog names are (a bad field: its lines, exit 2)."""
     from govkit.catalog.profiles import use_profiles
     from govkit.catalog.profiles_file import read_profiles
-    profiles = run(read_profiles, path)
+    profiles = read_profiles(path)
     use_profiles(profiles)
     return profiles
 

@@ -5,13 +5,22 @@ No `from __future__ import annotations` here: typer would then evaluate every op
 annotation string at start-up (a few hundred evals, ~20 ms of `govkit --help`).
 """
 
+import shlex
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from govkit.catalog.profiles import SECURED_PROFILES
-from govkit.cli.common import err, out, print_lines, run
+from govkit.cli.artefacts import (
+    PolicyOpt,
+    ProtectionOpt,
+    load_ros_input,
+    policy_domains,
+)
+from govkit.cli.common import err, out, print_lines
+from govkit.common.errors import EXIT_USAGE, GovkitError
+from govkit.common.findings import one_line
 
 # Start-up: nothing heavy at module level; the command imports what it uses.
 
@@ -19,10 +28,13 @@ from govkit.cli.common import err, out, print_lines, run
 def sros2(keystore: Annotated[Path, typer.Argument(help="The keystore directory to write "
                                                           "(ROS_SECURITY_KEYSTORE).")],
           ca: Annotated[Path, typer.Option(
-              "--ca", help="Test PKI directory (identities, both CAs); never created here.")
+              "--ca", help="Test PKI directory (identities, both CAs); never created here "
+                           "(with --policy: created or extended with the policy's "
+                           "enclaves).")
           ] = Path("pki"),
           build: Annotated[Path, typer.Option(
-              "--build", help="Where `govkit generate`/`sign` wrote the signed documents.")
+              "--build", help="Where `govkit generate`/`sign` wrote the signed documents "
+                              "(with --policy: where the policy's are written).")
           ] = Path("build"),
           profile: Annotated[str | None, typer.Option(
               "--profile", "-p", help="The profile whose signed governance every enclave "
@@ -34,15 +46,76 @@ def sros2(keystore: Annotated[Path, typer.Argument(help="The keystore directory 
                               "a private key this export would not write again).")] = False,
           ca_keys: Annotated[bool, typer.Option(
               "--ca-keys/--no-ca-keys", help="Copy the CA keys into private/ (0600); "
-                                             "--no-ca-keys for a keystore to deploy.")] = True):
-    """Write an sros2 keystore (public/, private/, enclaves/<enclave>/) for ROS 2's rmw."""
+                                             "--no-ca-keys for a keystore to deploy.")] = True,
+          enforce: Annotated[bool, typer.Option(
+              "--enforce/--no-enforce",
+              help="Enforce the permissions' grants, as sros2's keystores do: a governance "
+                   "that turns join, read or write access control off (every catalog "
+                   "profile's does) is exported with all three on, signed again by the "
+                   "Permissions CA. --no-enforce copies it as signed: any authenticated "
+                   "node may then use any topic.")] = True,
+          policy: PolicyOpt = None, protection: ProtectionOpt = None,
+          domain: Annotated[str | None, typer.Option(
+              "--domain", show_default=False,
+              help="With --policy: the domain id or range the documents allow (default "
+                   "$ROS_DOMAIN_ID or 0, as sros2 writes it).")] = None):
+    """Write an sros2 keystore (public/, private/, enclaves/<enclave>/) for ROS 2's rmw;
+    with --policy, the policy's enclaves with its per-topic governance."""
     from govkit.generate.sros2 import export_sros2
-    result = run(export_sros2, keystore, ca, build, profile, force, ca_keys)
+    selection = None
+    if policy is not None or protection is not None:
+        if policy is None or profile is not None:
+            raise GovkitError("--protection needs --policy" if policy is None else
+                              "--policy exports the policy's own governance: leave out "
+                              "--profile", EXIT_USAGE)
+        selection = _policy_selection(policy, protection, ca, build, domain)
+    elif domain is not None:
+        raise GovkitError("--domain is for --policy (a profile's documents are signed "
+                          "already)", EXIT_USAGE)
+    result = export_sros2(keystore, ca, build, profile, force, ca_keys, enforce, selection)
+    if result.cleaned:
+        err.print(f"govkit: removed {result.cleaned} hidden staging director"
+                  f"{'y' if result.cleaned == 1 else 'ies'} beside {one_line(keystore)} left "
+                  f"by an export that was stopped (they held private keys)", markup=False)
     print_lines(f"{'replaced' if result.replaced else 'wrote'} {keystore}/enclaves{enclave}/ "
                 f"(from {ca}/{stem}.pem)" for enclave, stem in sorted(result.enclaves.items()))
     for name, why in result.left_out:
-        err.print(f"govkit: note: {name} left out: {why}")
+        err.print(f"govkit: note: {name} left out: {why}", markup=False)
+    if result.crl:
+        out.print(f"revocation: every enclave holds crl.pem ({ca}/identity_ca.crl.pem): rmw "
+                  f"hands it to the security plugins, which refuse revoked peers",
+                  markup=False)
+    if not result.enforcing:
+        err.print("govkit: WARNING: this keystore enforces NO access control: its governance "
+                  "turns join, read and/or write access control off, so any node with a "
+                  "certificate of this PKI may join, publish and subscribe any topic, "
+                  "whatever its permissions say (export without --no-enforce to enforce "
+                  "them, as sros2's keystores do)", markup=False)
+    elif result.resigned:
+        out.print(f"access control: enforced ({one_line(result.enforced)}: the governance "
+                  f"with join, read and write access control turned on, signed by the "
+                  f"Permissions CA; its protection kinds unchanged)", markup=False)
+    else:
+        out.print("access control: enforced (the governance turns join, read and write "
+                  "access control on)", markup=False)
     first = min(result.enclaves)
-    out.print(f"use it with: export ROS_SECURITY_KEYSTORE={keystore.absolute()} "
-              f"ROS_SECURITY_ENABLE=true ROS_SECURITY_STRATEGY=Enforce; then "
-              f"`ros2 run PKG NODE --ros-args --enclave {first}`")
+    out.print(f"use it with: export ROS_SECURITY_KEYSTORE="
+              f"{shlex.quote(str(keystore.absolute()))} ROS_SECURITY_ENABLE=true "
+              f"ROS_SECURITY_STRATEGY=Enforce; then `ros2 run PKG NODE --ros-args --enclave "
+              f"{shlex.quote(first)}`", markup=False)
+
+
+def _policy_selection(policy: Path, protection: Path | None, ca: Path, build: Path,
+                      domain: str | None):
+    """generate --policy --sign into `build`, then what to export: its governance and its
+    enclaves."""
+    from govkit.generate.bundle import BundleLog
+    from govkit.generate.policy import generate_policy
+    from govkit.generate.sros2 import Selection
+    ros = load_ros_input(policy, protection)
+    log = BundleLog()
+    made = generate_policy(ros, ca, build, policy_domains(domain), True, log)
+    print_lines(log.messages)
+    print_lines(f"wrote {one_line(path)}" for path in made.written)
+    return Selection(made.governance.with_suffix(".p7s"), made.enclaves,
+                     tuple(made.left_out))

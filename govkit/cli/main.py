@@ -1,9 +1,11 @@
 """The `govkit` command line: parse options, call one stage function, print.
 
-This module is the typer `app`, `main()` (errors → exit codes) and the list of commands;
-the commands are in artefacts.py, bench.py, check.py, export.py and pki.py, what they share in
-common.py.
-No command module imports this one.
+This module is the typer `app`, the list of commands, and where errors become exit codes,
+once for every command (as pip's base command maps them): a `GovkitError` or `OSError` out
+of any command is one line on stderr and its exit code (`Commands.invoke`, which the tests'
+CliRunner passes through too); Ctrl-C and a govkit bug are `main()`'s. So a command calls
+its stage as a plain call. The commands are in artefacts.py, bench.py, check.py, export.py
+and pki.py, what they share in common.py. No command module imports this one.
 
 Exit codes: govkit.common.errors.EXIT_CODES.
 
@@ -11,24 +13,49 @@ No `from __future__ import annotations` here: typer would then evaluate every op
 annotation string at start-up (a few hundred evals, ~20 ms of `govkit --help`).
 """
 
+import errno
 import os
 import sys
 from typing import Annotated
 
 import typer
+from typer.core import TyperGroup
 
 from govkit import __version__
 from govkit.cli import artefacts, bench, check, export, pki
 from govkit.cli.common import err, out
 from govkit.cli.examples import epilog
-from govkit.common.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE
+from govkit.common.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, GovkitError
+from govkit.common.findings import one_line
 
 # Start-up matters (`govkit --help` in well under 0.15 s): nothing heavy is imported here
 # or in the command modules. Each command imports what it uses; help is plain text
 # (typer's rich help would import rich and a Markdown parser); the consoles are made on
 # first use.
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
-                  rich_markup_mode=None, epilog=epilog(""),
+
+
+class Commands(TyperGroup):
+    """The root command: a user's error out of any command becomes one line and its code."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except GovkitError as e:
+            fail(e)
+        except OSError as e:
+            if e.errno == errno.EPIPE:   # stdout closed (`govkit profiles | head -1`): click's
+                raise
+            fail(GovkitError(f"{one_line(e.filename)}: {e.strerror}" if e.filename else str(e)))
+
+
+def fail(e: GovkitError):
+    """Say `e` on stderr and exit with its code."""
+    err.print(f"govkit: {e}", markup=False)   # multi-line messages: prefix the first only
+    raise typer.Exit(e.exit_code)
+
+
+app = typer.Typer(cls=Commands, add_completion=False, no_args_is_help=True,
+                  pretty_exceptions_enable=False, rich_markup_mode=None, epilog=epilog(""),
                   help="DDS Security governance/permissions: generate, validate, sign, verify, "
                        "and benchmark every protection profile.")
 pki_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, epilog=epilog("pki"),
@@ -62,6 +89,33 @@ app.add_typer(export_app, name="export")
 
 COMPLETE_VAR = "_GOVKIT_COMPLETE"       # set by the completion script when the shell asks
 SHELLS = ("bash", "zsh", "fish")
+# What typer's completion classes read from the environment besides COMPLETE_VAR (typer
+# 0.28, typer/_completion_classes.py): the bash script sets COMP_WORDS and COMP_CWORD, the
+# others _TYPER_COMPLETE_*. typer indexes os.environ and int()s COMP_CWORD unchecked.
+COMPLETION_VARS = ("COMP_WORDS", "COMP_CWORD", "_TYPER_COMPLETE_ARGS",
+                   "_TYPER_COMPLETE_FISH_ACTION", "_TYPER_COMPLETE_WORD_TO_COMPLETE")
+MAX_COMPLETION_CHARS = 1 << 16      # a command line a person completes is far shorter
+
+
+def completion_problem(environ) -> str | None:
+    """Why the completion request in `environ` cannot be answered (None: it can). A shell's
+    own script never sends these; anything else setting the variables gets one line."""
+    if environ.get(COMPLETE_VAR, "").startswith(("complete_bash", "bash_complete")):
+        missing = [v for v in ("COMP_WORDS", "COMP_CWORD") if v not in environ]
+        if missing:
+            return f"{' and '.join(missing)} not set (bash sets them)"
+        cword = environ["COMP_CWORD"]
+        if not (cword.isascii() and cword.isdigit() and len(cword) <= 6):
+            return f"COMP_CWORD must be a word index (0 to 999999), not {cword[:40]!r}"
+    for name in (COMPLETE_VAR, *COMPLETION_VARS):
+        value = environ.get(name, "")
+        if len(value) > MAX_COMPLETION_CHARS:
+            return f"{name} is {len(value)} characters long (at most {MAX_COMPLETION_CHARS})"
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:      # non-UTF-8 bytes, decoded with surrogateescape
+            return f"{name} is not UTF-8 text"
+    return None
 
 
 @app.command(epilog=epilog("completion"))
@@ -71,9 +125,7 @@ def completion(shell: Annotated[str, typer.Argument(
     """Print the shell completion script (bash, zsh or fish)."""
     from typer._completion_shared import get_completion_script  # typer is pinned <0.29
     if shell not in SHELLS:
-        err.print(f"govkit: completion: unknown shell {shell!r}; valid: bash, zsh, fish",
-                  markup=False)
-        raise typer.Exit(EXIT_USAGE)
+        raise GovkitError(f"completion: unknown shell {shell!r}; valid: bash, zsh, fish")
     print(get_completion_script(prog_name="govkit", complete_var=COMPLETE_VAR, shell=shell))
 
 
@@ -86,6 +138,10 @@ def _root(version: Annotated[bool, typer.Option("--version", help="Print the ver
 
 def main() -> None:
     if COMPLETE_VAR in os.environ:      # the shell asks for completions: typer's classes
+        problem = completion_problem(os.environ)
+        if problem:
+            err.print(f"govkit: completion: {problem}", markup=False)
+            sys.exit(EXIT_USAGE)
         from typer.completion import completion_init
         completion_init()
     try:

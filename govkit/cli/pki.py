@@ -10,27 +10,33 @@ from typing import Annotated
 
 import typer
 
-from govkit.cli.common import choices, err, json_document, out, print_lines, run
+from govkit.cli.common import choices, err, json_document, out, print_lines
+from govkit.pki.vocabulary import (
+    DEFAULT_CERT_DAYS,
+    DEFAULT_CRL_DAYS,
+    DEFAULT_WARN_DAYS,
+    REASON_NAMES,
+)
 
-# Start-up: nothing heavy at module level (govkit --help imports this module).
+# Start-up: nothing heavy at module level (govkit --help imports this module and the light
+# vocabulary).
 
 PkiDirOpt = Annotated[Path, typer.Option(
     "--ca", help="Test PKI directory (never created here: see `govkit pki init`).")]
-REASON_NAMES = ("unspecified", "keyCompromise", "affiliationChanged", "superseded",
-                "cessationOfOperation", "certificateHold", "privilegeWithdrawn")
 
 
 def pki_revoke(
     names: Annotated[list[str], typer.Argument(
-        help="The participants whose certificates to revoke (one new CRL "
-                                "for all of them).")],
+        help="The participants whose certificates to revoke (one new CRL for all of "
+             "them).")],
     ca: PkiDirOpt = Path("pki"),
     reason: Annotated[str | None, typer.Option(
         "--reason", metavar=choices(REASON_NAMES),
         help="RFC 5280 reason code stated on the CRL.")] = None,
     crl_days: Annotated[int, typer.Option(
         "--crl-days", min=1, help="Days until the CRL's next update (capped at the Identity "
-                                  "CA's expiry); past it every certificate is refused.")] = 365,
+                                  "CA's expiry); past it every certificate is refused.")
+    ] = DEFAULT_CRL_DAYS,
 ):
     """Revoke participants' certificates: (re)write the Identity CA's CRL, which every
     configuration govkit writes from then on names."""
@@ -38,7 +44,7 @@ def pki_revoke(
     from govkit.pki.testpki import TestPKI
     pki = TestPKI(ca)
     notes: list[str] = []
-    done = run(revoke_all, pki, names, reason, crl_days, notes=notes)
+    done = revoke_all(pki, names, reason, crl_days, notes=notes)
     if any(new for _, new in done) or notes:
         out.print(f"wrote {crl_path(pki)}", markup=False)
     print_lines(line if new else f"already revoked: {line}" for line, new in done)
@@ -51,7 +57,7 @@ def pki_renew(
     ca: PkiDirOpt = Path("pki"),
     days: Annotated[int, typer.Option("--days", help="Validity of the new certificate in "
                                                      "days (never past the Identity CA's "
-                                                     "expiry).")] = 365,
+                                                     "expiry).")] = DEFAULT_CERT_DAYS,
     new_key: Annotated[bool, typer.Option(
         "--new-key", help="Re-key a revoked participant: a new key and certificate; the "
                           "revoked ones stay on the CRL and move to PKI/retired/.")] = False,
@@ -66,7 +72,7 @@ def pki_renew(
     pki = TestPKI(ca)
     notes: list[str] = []
     if new_key:
-        old, new, moved = run(rekey, pki, name, days, notes=notes)
+        old, new, moved = rekey(pki, name, days, notes=notes)
         stem = pki.participant_stem(name)
         out.print(f"wrote {pki.path(stem, '.key')} and {pki.path(stem)}: a new key and "
                   f"certificate, serial {new.serial_number:#x}, valid "
@@ -74,7 +80,7 @@ def pki_renew(
                   f"; the revoked certificate (serial {old.serial_number:#x}, still on the "
                   f"CRL) and its key moved to {', '.join(moved)}", markup=False)
     else:
-        old, new = run(renew, pki, name, days, notes=notes)
+        old, new = renew(pki, name, days, notes=notes)
         stem = pki.participant_stem(name)
         out.print(f"wrote {pki.path(stem)}: serial {new.serial_number:#x}, valid "
                   f"{new.not_valid_before_utc:%Y-%m-%d} to {new.not_valid_after_utc:%Y-%m-%d}"
@@ -96,7 +102,8 @@ def pki_status(
                             "comma-separated: a file name may hold a comma; default "
                             "build/).")] = None,
     warn_days: Annotated[int, typer.Option(
-        "--warn-days", min=0, help="Exit 1 if anything expires within this many days.")] = 30,
+        "--warn-days", min=0, help="Exit 1 if anything expires within this many days.")
+    ] = DEFAULT_WARN_DAYS,
     as_json: Annotated[bool, typer.Option(
         "--json", help="JSON, as {\"schema\": \"govkit.pki-status/1\", ...} (its JSON "
                        "Schema: govkit/schemas/json/pki-status.schema.json).")] = False,
@@ -106,7 +113,7 @@ def pki_status(
     --warn-days, is not yet valid, or is revoked yet still granted."""
     from govkit.pki.status import status_lines
     from govkit.smime.status import lifecycle_status
-    status = run(lifecycle_status, ca, documents or None, warn_days)
+    status = lifecycle_status(ca, documents or None, warn_days)
     if as_json:
         print(json_document("pki-status", now=status.now.isoformat(), warn_days=warn_days,
                             exit_code=status.exit_code,

@@ -39,6 +39,10 @@ class Finding:
 class DocumentKind(StrEnum):  # a str and an Enum: DocumentKind('governance'), kind.value
     GOVERNANCE = "governance"
     PERMISSIONS = "permissions"
+    # ROS 2: an sros2 policy and govkit's protection sidecar (lint reads them; they are no
+    # DDS Security documents)
+    POLICY = "policy"
+    PROTECTION = "protection"
 
 
 class DocumentError(Exception):
@@ -89,6 +93,29 @@ def shown_as_escapes(text: str, keep: str = "\t\n") -> str:
         c = ord(m.group())
         return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
     return _unseen_except(keep).sub(escape, text)
+
+
+def without_surrogates(obj):
+    """`obj` (strings, lists, dicts of them) fit for JSON that strict readers accept: a file
+    name that is not UTF-8 reaches Python as lone surrogates (surrogateescape), which
+    json.dumps writes as "\\udcff", an escape a UTF-8 JSON reader refuses. Each such byte is
+    written as the text \\xff instead (as the terminal shows that name), any other lone
+    surrogate as \\udXXX."""
+    if isinstance(obj, str):
+        return _SURROGATE.sub(_surrogate_text, obj) if _SURROGATE.search(obj) else obj
+    if isinstance(obj, dict):
+        return {without_surrogates(k): without_surrogates(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [without_surrogates(v) for v in obj]
+    return obj
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _surrogate_text(m: re.Match) -> str:
+    c = ord(m.group())
+    return f"\\x{c - 0xdc00:02x}" if 0xdc80 <= c <= 0xdcff else f"\\u{c:04x}"
 
 
 def printable(text: str) -> str:

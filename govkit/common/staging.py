@@ -25,7 +25,7 @@ die with their owner, so once the owner is gone nothing will ever commit or writ
 temporaries. The name carries the owner's pid, its start time and where that pid means
 something (this boot's pid namespace), so "gone" is exact: a reused pid, or a zombie, is
 not taken for the owner. A temporary from another machine or pid namespace (a shared
-directory) is removed only when old (_FOREIGN_AGE_S): its owner cannot be seen from here.
+directory) is removed only when old (FOREIGN_AGE_S): its owner cannot be seen from here.
 
 Every OSError while writing, syncing or renaming is raised as one GovkitError naming the
 file the caller asked for (not its temporary) and the reason (`write_error`), except
@@ -53,7 +53,7 @@ FSYNC_EACH_UP_TO = 16
 # A temporary whose owner cannot be checked from here (another machine or pid namespace,
 # or from before a reboot) is left from a crash when this old: a live owner's temporaries
 # wait for its commit, minutes for a large batch.
-_FOREIGN_AGE_S = 3600
+FOREIGN_AGE_S = 3600
 _LEGACY_AGE_S = 60   # names of govkit before owners (pid-token): the rule of then
 
 
@@ -124,7 +124,7 @@ def _unlink(path: str) -> None:
         pass
 
 
-def _sync_data(directories: list[str]) -> None:
+def sync_data(directories: list[str]) -> None:
     """Every file system holding `directories` flushed to disk (syncfs: only those)."""
     import ctypes  # here: most writes never need it
     syncfs = getattr(ctypes.CDLL(None, use_errno=True), "syncfs", None)
@@ -176,8 +176,8 @@ def commit(staged: list[Staged]) -> None:
                 target = s.final
                 _fsync(s.tmp, os.O_NOFOLLOW)
         else:
-            target = None   # _sync_data's errors name the directory
-            _sync_data(directories)
+            target = None   # sync_data's errors name the directory
+            sync_data(directories)
         for s in staged:
             target = s.final
             if s.overwrite:
@@ -292,7 +292,7 @@ def commit_dirs(dirs: list[StagingDir]) -> None:
                 target = d.final
                 _fsync(d.path, os.O_DIRECTORY)
         else:
-            _sync_data(sorted({d.parent for d in dirs}))
+            sync_data(sorted({d.parent for d in dirs}))
         changed = set()
         for d in dirs:
             target = d.final
@@ -365,8 +365,8 @@ def _orphan_age(fields: list[str]) -> float | None:
         return None
     if len(fields) == 4 and fields[0].isdigit():          # pid-start-place-random
         pid, start, place, _ = fields
-        if place != _place():
-            return _FOREIGN_AGE_S
+        if place != pid_place():
+            return FOREIGN_AGE_S
         return None if _running(int(pid), start) else 0
     if len(fields) == 2 and fields[0].isdigit():          # pid-random (legacy)
         return None if _running(int(fields[0]), None) else _LEGACY_AGE_S
@@ -376,11 +376,11 @@ def _orphan_age(fields: list[str]) -> float | None:
 def _owner_tag() -> str:
     """pid-start-place of this process's owner (workers.owner)."""
     pid = workers.owner()
-    return f"{pid}-{_start_time(pid) or 0}-{_place()}"
+    return f"{pid}-{_start_time(pid) or 0}-{pid_place()}"
 
 
 @cache
-def _place() -> str:
+def pid_place() -> str:
     """Where a pid means one process: this boot of this machine, this pid namespace
     (6 hex digits; '0' where Linux's /proc does not say)."""
     import hashlib

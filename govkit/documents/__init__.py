@@ -1,44 +1,18 @@
-"""Governance and permissions documents: rendered from templates (`render`), parsed safely
-with source positions (`parse`), S/MIME read exactly as OpenSSL reads it (`mime`), and the
-model the analysis commands share (`model`, `domainsets`, `globs`). Nothing here judges a
-document: that is govkit.check.
+"""Governance and permissions documents: rendered from templates, parsed safely with source
+positions, S/MIME read exactly as OpenSSL reads it, and the typed model the analysis
+commands share. Nothing here judges a document: that is govkit.check.
+
+- `render`: governance per profile and permissions per participant, from `templates/`;
+- `compiled`: permissions documents from a byte template compiled once per shape;
+- `parse`: safe XML parsing with file positions;
+- `mime`: the one MIME reader: an S/MIME file read exactly as OpenSSL 3.0 reads it;
+- `model`: the typed model of a document, for lint, identify, explain and diff;
+- `domainsets`: sets of domain ids as merged intervals;
+- `globs`: topic and partition expressions: matching, and one covering another.
+- `access`: what a grant and a governance decide for one topic name (DDS Security 1.1);
+- `xinclude`, `ros_names`, `ros_policy`, `protection`, `ros_render`: sros2 policies (their
+  XIncludes, ROS 2 names as DDS names, the grants) and the protection sidecar, rendered into
+  per-enclave permissions and one per-topic governance;
 
 May import: govkit.common, govkit.catalog, govkit.pki.
 """
-
-from govkit.common.faces import lazy_face
-
-_EXPORTS = {
-    "AccessRule": "model",
-    "Criteria": "model",
-    "DOMAIN_SETTINGS": "model",
-    "DomainRule": "model",
-    "DomainSet": "render",
-    "Governance": "model",
-    "GovernanceDocument": "render",
-    "Grant": "model",
-    "Instant": "model",
-    "Model": "model",
-    "PARTICIPANT": "compiled",
-    "ParsedDocument": "parse",
-    "PermissionsDocument": "render",
-    "SUBJECT": "compiled",
-    "TOPIC_SETTINGS": "model",
-    "TopicRule": "model",
-    "Value": "model",
-    "build_model": "model",
-    "covers": "globs",
-    "datetime_key": "model",
-    "declared_encoding": "parse",
-    "is_xml_datetime": "model",
-    "local_name": "parse",
-    "matches": "globs",
-    "matches_everything": "globs",
-    "parse_xml": "parse",
-    "rule_settings": "model",
-    "safe_parser": "parse",
-    "setting_text": "model",
-    "text_value": "parse",
-}
-__all__ = sorted(_EXPORTS)
-__getattr__ = lazy_face(__name__, _EXPORTS)

@@ -174,3 +174,39 @@ def covers(a: str, b: str) -> bool:
         if not row:
             return False
     return bool(row & 1)
+
+
+def overlaps(a: str, b: str) -> bool:
+    """True if some name matches both patterns `a` and `b` (for lint: may a grant and a
+    protection rule meet?). A search over pairs of token positions, O(len(a) * len(b));
+    two character classes are taken to share a character (so it errs towards True: lint
+    then stays silent). Pairs past MAX_WORK are taken to overlap."""
+    if len(a) * max(1, len(b)) > MAX_WORK:
+        return True
+    ta, tb = tokens(a), tokens(b)
+
+    def shared(x: Token, y: Token) -> bool:
+        if x.kind == "lit":
+            return y.accepts(x.chars)
+        if y.kind == "lit":
+            return x.accepts(y.chars)
+        return True
+
+    seen, todo = {(0, 0)}, [(0, 0)]
+    while todo:
+        i, j = todo.pop()
+        if i == len(ta) and j == len(tb):
+            return True
+        steps = []
+        if i < len(ta) and ta[i].kind == "star":
+            steps.append((i + 1, j))
+        if j < len(tb) and tb[j].kind == "star":
+            steps.append((i, j + 1))
+        if i < len(ta) and j < len(tb) and shared(ta[i], tb[j]):
+            steps.append((i if ta[i].kind == "star" else i + 1,
+                          j if tb[j].kind == "star" else j + 1))
+        for step in steps:
+            if step not in seen:
+                seen.add(step)
+                todo.append(step)
+    return False

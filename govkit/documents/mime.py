@@ -329,7 +329,6 @@ def split_multipart(data: bytes, start: int, boundary: str) -> list[Part]:
 
 # ---------------------------------------------------------------- base64 (bio_b64.c)
 
-_B64_ALPHABET = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 _B64_INVALID_RE = re.compile(rb"[^A-Za-z0-9+/=\t\n\r -]")
 _B64_SPACE = b" \t\r\n"
 

@@ -220,7 +220,8 @@ def _schema(kind: DocumentKind):
 
 
 @cache
-def _xsd_type(kind: DocumentKind, path: str):
+def schema_type(kind: DocumentKind, path: str):
+    """The XSD type (xmlschema's) of the element at `path` of `kind`'s schema."""
     decl = _schema(kind).find(path)
     if decl is None:  # a path this module spells wrong: a govkit bug, not a user error
         raise LookupError(f"no element {path} in the {kind.value} schema")
@@ -257,7 +258,7 @@ class _Reader:
 
     def _decode(self, path: str, text: str) -> tuple[Any, bool]:
         from xmlschema import XMLSchemaValidationError
-        xsd_type = _xsd_type(self.kind, path)
+        xsd_type = schema_type(self.kind, path)
         try:
             value = xsd_type.text_decode(text, validation="strict")
         except (XMLSchemaValidationError, ValueError, ArithmeticError):

@@ -1,27 +1,11 @@
-"""Make the files: many documents in one pass, signed or not (`fleet`), one profile's
-bundle kept current for a runner (`bundle`), a ROS 2 keystore to deploy (`sros2`);
-permissions with a validity the user chooses, and re-signing them with a new one
-(`validity`).
+"""Make the files: many documents in one pass, signed or not, one profile's bundle kept
+current for a runner, a ROS 2 keystore to deploy.
+
+- `fleet`: one pass over many documents: render (or read), validate, sign and write each;
+- `bundle`: the signed bundle a runner needs for one profile, made current on demand;
+- `sros2`: `govkit export sros2`: a ROS 2 keystore from the PKI and the signed documents;
+- `validity`: a permissions validity the user chooses, and re-signing with a new one.
+- `policy`: `generate --policy`: an sros2 policy's documents and its test PKI;
 
 May import: every stage up to govkit.runners.
 """
-
-from govkit.common.faces import lazy_face
-
-_EXPORTS = {
-    "BundleLog": "bundle",
-    "bundle_hashes": "bundle",
-    "ensure_bundle": "bundle",
-    "ensure_identities": "fleet",
-    "ensure_pki": "bundle",
-    "ensure_tls": "bundle",
-    "export_sros2": "sros2",
-    "generate": "fleet",
-    "parse_window": "validity",
-    "planned_bundle": "bundle",
-    "renew_permissions": "validity",
-    "sign_files": "fleet",
-    "tls_keystore_path": "bundle",
-}
-__all__ = sorted(_EXPORTS)
-__getattr__ = lazy_face(__name__, _EXPORTS)

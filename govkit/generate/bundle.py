@@ -12,19 +12,21 @@ import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from govkit import smime
 from govkit.catalog.profiles import Profile
 from govkit.catalog.runners import runner_info
 from govkit.common.errors import GovkitError
 from govkit.common.fsutil import write_atomic
 from govkit.common.inputs import read_input
 from govkit.common.limits import MAX_DOCUMENT_BYTES, MAX_SMIME_BYTES
-from govkit.documents import render as documents
+from govkit.documents.render import GovernanceDocument, PermissionsDocument
 from govkit.generate.fleet import write_document
 from govkit.pki.hsm import key_uri, softhsm_conf
+from govkit.pki.issuance import init_pki
 from govkit.pki.revocation import crl_path
-from govkit.pki.testpki import DEFAULT_PARTICIPANTS, TestPKI, init_pki, init_tls, tls_paths
+from govkit.pki.testpki import DEFAULT_PARTICIPANTS, TestPKI, init_tls, tls_paths
 from govkit.runners.base import Bundle, ParticipantFiles
+from govkit.smime.sign import sign_document, signed_path
+from govkit.smime.verify import verify_file
 
 
 @dataclass
@@ -65,7 +67,7 @@ def _is_current(xml_path: Path, rendered: bytes, p7s: Path, pki: TestPKI) -> boo
     like any input (regular file, size limit): anything odd just means 'not current'."""
     try:
         return (read_input(xml_path, MAX_DOCUMENT_BYTES) == rendered
-                and smime.verify_file(p7s, pki.permissions_ca).ok)
+                and verify_file(p7s, pki.permissions_ca).ok)
     except GovkitError:
         return False
 
@@ -73,12 +75,12 @@ def _is_current(xml_path: Path, rendered: bytes, p7s: Path, pki: TestPKI) -> boo
 def _ensure_signed(doc, xml_path: Path, pki: TestPKI, log: BundleLog) -> Path:
     """Write + sign `doc` unless the files on disk are already current and verify."""
     rendered = doc.render()
-    p7s = smime.signed_path(xml_path)
+    p7s = signed_path(xml_path)
     if _is_current(xml_path, rendered, p7s, pki):
         return p7s
     write_document(doc, xml_path)
-    smime.sign_document(xml_path, pki.permissions_ca, pki.permissions_ca_key)
-    check = smime.verify_file(p7s, pki.permissions_ca)
+    sign_document(xml_path, pki.permissions_ca, pki.permissions_ca_key)
+    check = verify_file(p7s, pki.permissions_ca)
     if not check.ok:  # would be a govkit bug: never hand a runner a file that fails verify
         raise GovkitError(f"{p7s}: freshly signed file does not verify: "
                           f"{'; '.join(check.problems)}", exit_code=1)
@@ -119,7 +121,7 @@ def _file_governance(path: Path, name: str, pki: TestPKI, build_dir: Path,
     data = read_input(path, MAX_SMIME_BYTES, "governance")
     if data.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"<"):   # plain XML, not S/MIME
         return _ensure_signed(_Given(data), build_dir / "governance" / f"{name}.xml", pki, log)
-    check = smime.verify_file(path, pki.permissions_ca)
+    check = verify_file(path, pki.permissions_ca)
     if not check.ok:
         raise GovkitError(f"{path}: a signed governance that does not verify against "
                           f"{pki.permissions_ca} ({'; '.join(check.problems)}); give the plain "
@@ -150,11 +152,11 @@ def ensure_bundle(profile: Profile, pki: TestPKI, build_dir: Path, runner: str,
         gov = _file_governance(Path(profile.governance_file), profile.name, pki, build_dir,
                                log)
     else:
-        gov = _ensure_signed(documents.GovernanceDocument(profile),
+        gov = _ensure_signed(GovernanceDocument(profile),
                              build_dir / "governance" / f"{profile.name}.xml", pki, log)
     files = {}
     for name in participants:
-        perm = _ensure_signed(documents.PermissionsDocument.for_participant(pki, name, scope),
+        perm = _ensure_signed(PermissionsDocument.for_participant(pki, name, scope),
                               build_dir / "permissions" / f"{name}.xml", pki, log)
         files[name] = participant_files(pki, name, gov, perm)
     return Bundle(profile, files)

@@ -2,7 +2,7 @@
 
 `govkit generate` (governance per profile, permissions per participant, and with --sign
 their .p7s) and `govkit sign` over many files run here. Every document gets the verdict
-of the per-file path (`documents.write_document`, `smime.sign_document`), without the
+of the per-file path (`documents.write_document`, `smime.sign.sign_document`), without the
 repeats:
 
 * a permissions document is rendered from its shape's byte template and is valid by
@@ -42,7 +42,6 @@ from cryptography import x509
 from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 
-from govkit import smime
 from govkit.catalog.profiles import get_profile
 from govkit.catalog.runners import RunnerInfo, runner_info
 from govkit.catalog.targets import DEFAULT_TARGET
@@ -58,6 +57,16 @@ from govkit.pki.manifest import read_manifest
 from govkit.pki.participants import Participant
 from govkit.pki.revocation import load_crl
 from govkit.smime import chain, pkcs7
+from govkit.smime.sign import (
+    TEXT_HEADER,
+    check_own_signature,
+    check_signable,
+    load_signer,
+    sign_bytes,
+    signable_text,
+    signed_path,
+    smime_message,
+)
 
 _MAX_PIECE = 1022   # longest line OpenSSL reads back in one piece (1023 with its LF)
 
@@ -275,7 +284,7 @@ class _Worker:
 
     def _sign_file(self, index: int, xml: Path) -> Outcome:
         content = read_input(xml, MAX_DOCUMENT_BYTES, "document")
-        text, warnings = smime.signable_text(content, xml, False, self.settings.target)
+        text, warnings = signable_text(content, xml, False, self.settings.target)
         return Outcome(index, (self._sign_text(text, content, xml),),
                        warnings=tuple(map(str, warnings)))
 
@@ -286,32 +295,32 @@ class _Worker:
         return self._stamp[1]
 
     def _sign(self, content: bytes, xml: Path, validated: bool) -> str:
-        return self._sign_text(smime.check_signable(content, xml, validated), content, xml)
+        return self._sign_text(check_signable(content, xml, validated), content, xml)
 
     def _sign_text(self, text: bytes, content: bytes, xml: Path | str,
                    proven: bool = False) -> str:
         """Sign `text` (the CRLF form of `content`, checked signable) and write the .p7s.
         `proven`: a document valid by construction, whose signed part reads back
         unchanged (check.construct)."""
-        signed_part = smime.TEXT_HEADER + text
+        signed_part = TEXT_HEADER + text
         if self.template is not None:
-            signed = smime.smime_message(signed_part,
-                                         self.template.sign(signed_part, self._signing_time()))
+            signed = smime_message(signed_part,
+                                   self.template.sign(signed_part, self._signing_time()))
         else:
-            signed = smime.sign_bytes(content, self.cert, self.key)
+            signed = sign_bytes(content, self.cert, self.key)
         if self.check_all or not self.checked or \
                 not (proven or _reads_back_unchanged(signed_part)):
             first = not self.checked
             try:
-                smime.check_own_signature(signed, xml, self.cert, self.settings.now,
-                                          self.settings.target)
+                check_own_signature(signed, xml, self.cert, self.settings.now,
+                                    self.settings.target)
             except GovkitError:
                 self.check_all = self.check_all or first
                 raise
             finally:
                 self.checked = True
         out = f"{xml[:-4]}.p7s" if isinstance(xml, str) and xml.endswith(".xml") else \
-            str(smime.signed_path(xml))
+            str(signed_path(xml))
         self._write(out, signed, reuse=False)
         return out
 
@@ -411,7 +420,7 @@ def collect(outcomes: list[Outcome], names: list[str] | None = None) -> Result:
 def signer_pem(cert_path: Path, key_path: Path) -> tuple[bytes, bytes]:
     """The Permissions CA for the workers, refused here (exit 2) as `sign` refuses it:
     unreadable, not a key of a type PKCS#7 signing supports, or not the certificate's."""
-    signer = smime.load_signer(cert_path, key_path)
+    signer = load_signer(cert_path, key_path)
     return (signer.certificate.public_bytes(serialization.Encoding.PEM),
             signer.key.private_bytes(serialization.Encoding.PEM,
                                      serialization.PrivateFormat.PKCS8,
@@ -421,7 +430,7 @@ def signer_pem(cert_path: Path, key_path: Path) -> tuple[bytes, bytes]:
 def sign_files(paths: list[Path], cert_path: Path, key_path: Path,
                processes: int | None = None, target: str = DEFAULT_TARGET,
                warnings: list[str] | None = None) -> tuple[list[Path], list[GovkitError]]:
-    """`smime.sign_paths` in one pass: (signed .p7s paths, errors), the same verdicts
+    """`smime.sign.sign_paths` in one pass: (signed .p7s paths, errors), the same verdicts
     under `target` (`sign --target`); what validation warns about (signed all the same)
     is appended to `warnings`."""
     settings = Settings(dt.datetime.now(dt.UTC), signer_pem(cert_path, key_path),
@@ -561,7 +570,8 @@ def ensure_identities(ca_dir: Path, participants: list[Participant], log,
     """The PKI in `ca_dir` with an identity for every participant: a test PKI is created
     there if it has none, missing participants are added (and `log` says so). Whether
     the current Identity CA issued each one is checked by `generate`, in its workers."""
-    from govkit.pki.testpki import TestPKI, init_pki
+    from govkit.pki.issuance import init_pki
+    from govkit.pki.testpki import TestPKI
     pki = TestPKI(Path(ca_dir))
     created = not pki.exists()
     present = set(os.listdir(pki.directory)) if pki.directory.is_dir() else set()

@@ -33,47 +33,89 @@ durable (`staging`), then renamed into place. An existing keystore is refused un
 Linux has it), so it is never a mix of two exports. A private key in the old keystore that
 is not one of the keys being written (e.g. sros2's own CA key) is never replaced: the
 export stops and says which file to move away first.
+The sibling's name is short whatever the keystore's (`.govkit-export-<hash of the name>-
+<random>`: a 240-character keystore name fits NAME_MAX), and an export holds a lock on the
+parent directory (flock) while it works: a sibling of an export that was killed (it holds
+private keys) is removed by the next export, which knows it is nobody's because it holds
+the lock.
+
+Revocation: a participant whose certificate the PKI's CRL revokes is left out (and said),
+and the CRL is copied into every enclave as crl.pem, which rmw_dds_common hands to the
+security plugins (Cyclone's <CRL>, Fast DDS's identity_crl), so every node refuses a
+revoked peer.
+
+Access control: sros2's keystores enforce the grants (its governance turns on join, read
+and write access control); the catalog's governance documents, made to measure the cost of
+protection alone, turn all three off. By default (`enforce`) an export whose governance
+does not enforce them writes, in its place, the same governance with the three turned on,
+signed by the Permissions CA (Export.enforcing says so); `enforce=False` copies the signed
+governance as it is, and the CLI says loudly that the keystore enforces no grant.
 """
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import os
 import secrets
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from govkit import smime
-from govkit.check import load_document
+from cryptography.hazmat.primitives import serialization
+from lxml import etree
+
+from govkit.check.loaded import load_document
+from govkit.check.validate import portable_findings, signed_document
 from govkit.common import staging
 from govkit.common.errors import EXIT_INVALID, EXIT_USAGE, GovkitError
 from govkit.common.findings import one_line
+from govkit.common.fsutil import write_atomic
 from govkit.common.inputs import read_input
-from govkit.common.limits import MAX_PEM_BYTES, MAX_SMIME_BYTES
-from govkit.pki import TestPKI, certificate_rdns, enclave_of, parse_subject
+from govkit.common.limits import MAX_DOCUMENT_BYTES, MAX_PEM_BYTES, MAX_SMIME_BYTES
+from govkit.documents.parse import parse_xml, text_value
+from govkit.pki.names import certificate_rdns, parse_subject
+from govkit.pki.revocation import crl_path, load_crl
+from govkit.pki.ros import enclave_of
+from govkit.pki.testpki import TestPKI
+from govkit.smime.sign import load_signer, sign_bytes
+from govkit.smime.verify import verify_bytes
 
-ENCLAVE_FILES = ("cert.pem", "key.pem", "identity_ca.cert.pem", "permissions_ca.cert.pem",
-                 "governance.p7s", "permissions.p7s")
+CRL_FILE = "crl.pem"   # optional in an enclave (rmw_dds_common reads it when present)
 _KEY_MARK = b"PRIVATE KEY-----"
+# The three settings that make the permissions' grants count (DDS Security 1.1, 9.4.1.2).
+ACCESS_CONTROL = ("enable_join_access_control", "enable_read_access_control",
+                  "enable_write_access_control")
 
 
 @dataclass
 class Export:
-    """What an export wrote: the keystore, enclave path -> participant (file stem), and the
-    participants left out with the reason."""
+    """What an export wrote: the keystore, enclave path -> participant (file stem), the
+    participants left out with the reason, whether the governance enforces the grants
+    (`enforcing`; `resigned`: govkit turned access control on and signed it again), and
+    whether a CRL went into every enclave."""
     keystore: Path
     enclaves: dict[str, str] = field(default_factory=dict)
     left_out: list[tuple[str, str]] = field(default_factory=list)
     replaced: bool = False
+    enforcing: bool = True
+    resigned: bool = False
+    crl: bool = False
+    cleaned: int = 0
+    enforced: Path | None = None   # the enforcing governance govkit signed (`resigned`)
 
 
-def _verified(path: Path, ca_cert, what: str) -> bytes:
-    """The bytes of a signed document that verifies against the Permissions CA."""
+def _verified(path: Path, ca_cert, what: str, kind: str) -> bytes:
+    """The bytes of a signed `kind` document that verifies against the Permissions CA."""
     if not path.is_file():
         raise GovkitError(f"{path}: not found ({what}; run `govkit generate --sign` or "
                           f"`govkit sign` first)", EXIT_USAGE)
     data = read_input(path, MAX_SMIME_BYTES, "signed document")
-    result = smime.verify_bytes(data, str(path), ca_cert)
+    result = verify_bytes(data, str(path), ca_cert)
+    if result.kind is not None and result.kind != kind:
+        # e.g. a signed governance copied over a permissions file: it may well verify
+        raise GovkitError(f"{path}: is a signed {result.kind} document, not {kind} ({what}); "
+                          f"regenerate it with `govkit generate --sign`", EXIT_INVALID)
     if not result.ok:
         raise GovkitError(f"{path}: does not verify against the Permissions CA: "
                           f"{'; '.join(result.problems)}", EXIT_INVALID)
@@ -106,9 +148,12 @@ def _common_name(cert) -> str | None:
 def _grants_subject(permissions: Path, cert) -> bool:
     """The permissions document has a grant whose subject is the certificate's, compared
     as distinguished names (what the specification means)."""
-    model = load_document(permissions).model
+    loaded = load_document(permissions)
+    if loaded.kind.value != "permissions":   # _verified read it as permissions already
+        raise GovkitError(f"{permissions}: is a {loaded.kind.value} document, not "
+                          f"permissions", EXIT_INVALID)
     want = certificate_rdns(cert)
-    for grant in model.grants:
+    for grant in loaded.model.grants:
         value = grant.subject.value
         try:
             if isinstance(value, str) and parse_subject(value) == want:
@@ -116,6 +161,56 @@ def _grants_subject(permissions: Path, cert) -> bool:
         except ValueError:
             continue
     return False
+
+
+def _access_control(root) -> list:
+    return [e for e in root.iter() if isinstance(e.tag, str) and e.tag in ACCESS_CONTROL]
+
+
+def enforcing(governance_xml: bytes, filename: str = "governance") -> bool:
+    """Every domain rule enforces join access control and every topic rule read and write
+    access control (each value as the XSD reads it: true or 1, whitespace aside)."""
+    settings = _access_control(parse_xml(governance_xml, filename).root)
+    return bool(settings) and all(text_value(e).strip() in ("true", "1") for e in settings)
+
+
+def _enforcing_governance(signed: bytes, path: Path, pki: TestPKI, build: Path,
+                          result: Export) -> bytes:
+    """The governance inside `signed` (verified) with join, read and write access control
+    turned on, validated and signed by the Permissions CA: kept in
+    BUILD/governance/enforced/ (reused while current, so exporting again writes the same
+    keystore)."""
+    doc = parse_xml(signed_document(signed, str(path)).data, str(path))
+    for e in _access_control(doc.root):
+        for child in list(e):   # a comment inside the value
+            e.remove(child)
+        e.text = "true"
+    changed = etree.tostring(doc.tree, xml_declaration=True, encoding="UTF-8") + b"\n"
+    problems = portable_findings(changed, f"{path} (access control on)")
+    if problems:   # would be a govkit bug: the three values are plain xs:boolean
+        raise GovkitError(f"{path}: with access control turned on it does not validate: "
+                          f"{problems[0]}", EXIT_INVALID)
+    xml = build / "governance" / "enforced" / f"{path.stem}.xml"
+    p7s = xml.with_suffix(".p7s")
+    result.enforced = p7s
+    try:
+        if read_input(xml, MAX_DOCUMENT_BYTES) == changed:
+            kept = read_input(p7s, MAX_SMIME_BYTES, "signed document")
+            if verify_bytes(kept, str(p7s), pki.certificate("permissions_ca")).ok:
+                return kept
+    except GovkitError:
+        pass   # missing or unreadable: signed again
+    if not pki.permissions_ca_key.is_file():
+        raise GovkitError(f"{path}: enforces no access control and the Permissions CA key "
+                          f"({pki.permissions_ca_key}) is not there to sign one that does; "
+                          f"give it, or export with --no-enforce (the keystore then enforces "
+                          f"no grant)", EXIT_USAGE)
+    signer = load_signer(pki.permissions_ca, pki.permissions_ca_key)
+    fresh = sign_bytes(changed, signer.certificate, signer.key)
+    xml.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(xml, changed)
+    write_atomic(p7s, fresh)
+    return fresh
 
 
 class _Plan:
@@ -131,8 +226,18 @@ class _Plan:
         return {data for data, _ in self.files.values() if _KEY_MARK in data}
 
 
+@dataclass(frozen=True)
+class Selection:
+    """What to export instead of every identity with build/'s one governance: the signed
+    governance (`governance`), and only these participants (enclave path -> file stem),
+    with the participants their maker already left out (and why)."""
+    governance: Path
+    enclaves: dict[str, str]
+    left_out: tuple[tuple[str, str], ...] = ()
+
+
 def _plan(pki: TestPKI, build: Path, profile: str | None, ca_keys: bool,
-          result: Export) -> _Plan:
+          result: Export, enforce: bool, selection: Selection | None) -> _Plan:
     if not pki.exists():
         raise GovkitError(f"{pki.directory}: no test PKI (create one with `govkit pki init "
                           f"{pki.directory}`)", EXIT_USAGE)
@@ -148,16 +253,35 @@ def _plan(pki: TestPKI, build: Path, profile: str | None, ca_keys: bool,
             pki.key_pair(stem)   # the key belongs to the certificate
             plan.add(f"private/{stem}.key.pem",
                      read_input(pki.path(stem, ".key"), MAX_PEM_BYTES, "private key"), 0o600)
-    gov_path = _governance(build, profile)
-    governance = _verified(gov_path, perm_ca, "signed governance")
+    gov_path = selection.governance if selection else _governance(build, profile)
+    governance = _verified(gov_path, perm_ca, "signed governance", "governance")
+    if not enforcing(signed_document(governance, str(gov_path)).data, str(gov_path)):
+        if enforce:
+            governance = _enforcing_governance(governance, gov_path, pki, build, result)
+            result.resigned = True
+        else:
+            result.enforcing = False
     plan.add("enclaves/governance.p7s", governance)
+    # The CRL read once, capped at MAX_CRL_BYTES and refused if not the current Identity
+    # CA's (load_crl); the enclaves get that very CRL, so who is left out below and what
+    # every node refuses cannot differ (a second read could meet a newer file).
+    crl = load_crl(pki)
+    crl_pem = crl.crl.public_bytes(serialization.Encoding.PEM) if crl is not None else None
+    result.crl = crl_pem is not None
     stale = set(pki.stale_participants())
+    wanted = None if selection is None else set(selection.enclaves.values())
+    result.left_out += list(selection.left_out) if selection else []
     for stem in pki.identities():
+        if wanted is not None and stem not in wanted:
+            continue
         cert = pki.certificate(stem)
         cn = _common_name(cert)
         enclave = enclave_of(cn) if cn else None
         perm_path = build / "permissions" / f"{stem}.p7s"
+        revoked = crl.revocation(cert) if crl is not None and stem not in stale else None
         why = ("not issued by the current Identity CA" if stem in stale else
+               f"its certificate is revoked (serial {cert.serial_number:#x}, on "
+               f"{revoked.revoked_at:%Y-%m-%d} by {crl_path(pki)})" if revoked else
                f"its CN {cn!r} is no ROS 2 enclave name" if enclave is None else
                f"it already has enclave {enclave}" if enclave in result.enclaves else
                f"no signed permissions ({perm_path})" if not perm_path.is_file() else None)
@@ -165,7 +289,7 @@ def _plan(pki: TestPKI, build: Path, profile: str | None, ca_keys: bool,
             result.left_out.append((cn or stem, why))
             continue
         pki.key_pair(stem)
-        permissions = _verified(perm_path, perm_ca, "signed permissions")
+        permissions = _verified(perm_path, perm_ca, "signed permissions", "permissions")
         if not _grants_subject(perm_path, cert):
             raise GovkitError(f"{perm_path}: no grant for the certificate's subject "
                               f"{cert.subject.rfc4514_string()} ({pki.path(stem)}); "
@@ -178,6 +302,8 @@ def _plan(pki: TestPKI, build: Path, profile: str | None, ca_keys: bool,
         plan.add(f"{base}/permissions_ca.cert.pem", perm_pem)
         plan.add(f"{base}/governance.p7s", governance)
         plan.add(f"{base}/permissions.p7s", permissions)
+        if crl_pem is not None:
+            plan.add(f"{base}/{CRL_FILE}", crl_pem)
         result.enclaves[enclave] = stem
     if not result.enclaves:
         reasons = "; ".join(f"{n}: {w}" for n, w in result.left_out[:5]) or "no identities"
@@ -217,7 +343,7 @@ def _foreign_keys(keystore: Path, ours: set[bytes]) -> list[Path]:
 
 def _write_tree(directory: Path, plan: _Plan) -> None:
     """Every planned file under `directory` (new, empty), durable before it is renamed."""
-    directory.mkdir(mode=0o755)
+    directory.mkdir(mode=0o700)   # private keys inside: only their owner lists them
     stager = staging.Stager()
     try:
         for relative, (data, mode) in sorted(plan.files.items()):
@@ -230,6 +356,7 @@ def _write_tree(directory: Path, plan: _Plan) -> None:
         raise
     if (directory / "private").is_dir():
         os.chmod(directory / "private", 0o700)   # CA keys: only their owner lists them
+    os.chmod(directory, 0o755)
 
 
 def _exchange(a: Path, b: Path) -> bool:
@@ -259,15 +386,54 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+def staging_prefixes(keystore: Path) -> tuple[str, ...]:
+    """The names of the hidden siblings an export of `keystore` stages in (new, old), and
+    those older govkit versions used (long names: a 240-character keystore name made them
+    too long for NAME_MAX)."""
+    tag = hashlib.sha256(os.fsencode(keystore.name)).hexdigest()[:12]
+    return (f".govkit-export-{tag}-", f".govkit-old-{tag}-",
+            f".{keystore.name}.govkit-export-", f".{keystore.name}.govkit-old-")
+
+
+def _remove_stale(parent: Path, keystore: Path) -> int:
+    """Remove the staging siblings of exports of `keystore` that were killed (the caller
+    holds the parent's lock, so none is another export's). Returns how many."""
+    prefixes = staging_prefixes(keystore)
+    removed = 0
+    for name in os.listdir(parent):
+        path = parent / name
+        if name.startswith(prefixes) and path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+            removed += 1
+    return removed
+
+
 def export_sros2(keystore: Path, ca_dir: Path, build_dir: Path, profile: str | None = None,
-                 force: bool = False, ca_keys: bool = True) -> Export:
+                 force: bool = False, ca_keys: bool = True, enforce: bool = True,
+                 selection: Selection | None = None) -> Export:
     """Write the sros2 keystore `keystore` from the test PKI in `ca_dir` and the signed
-    documents in `build_dir` (module docstring). GovkitError: exit 2 for missing input or
-    a keystore that exists (without `force`) or holds a foreign key; exit 1 for a document
-    that does not verify or grant its certificate's subject."""
+    documents in `build_dir` (module docstring); `selection`: only these enclaves, with
+    this governance (`export sros2 --policy`). GovkitError: exit 2 for missing input or a
+    keystore that exists (without `force`) or holds a foreign key; exit 1 for a document
+    that does not verify, is not of its kind, or does not grant its certificate's
+    subject."""
     keystore = Path(os.path.abspath(keystore))   # '.' and '..' named, for the renames
     result = Export(keystore)
-    plan = _plan(TestPKI(Path(ca_dir)), Path(build_dir), profile, ca_keys, result)
+    plan = _plan(TestPKI(Path(ca_dir)), Path(build_dir), profile, ca_keys, result, enforce,
+                 selection)
+    parent = keystore.parent
+    parent.mkdir(parents=True, exist_ok=True)
+    lock = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)   # one export per directory at a time
+        result.cleaned = _remove_stale(parent, keystore)
+        _replace(keystore, plan, force, result)
+    finally:
+        os.close(lock)
+    return result
+
+
+def _replace(keystore: Path, plan: _Plan, force: bool, result: Export) -> None:
     exists = keystore.is_symlink() or keystore.exists()
     if exists and not keystore.is_dir():
         raise GovkitError(f"{keystore}: exists and is not a directory", EXIT_USAGE)
@@ -294,8 +460,8 @@ def export_sros2(keystore: Path, ca_dir: Path, build_dir: Path, profile: str | N
                               f"again ({shown}); never replaced: move them (or the keystore) "
                               f"away first", EXIT_USAGE)
     parent = keystore.parent
-    parent.mkdir(parents=True, exist_ok=True)
-    new = parent / f".{keystore.name}.govkit-export-{secrets.token_hex(4)}"
+    new_prefix, old_prefix = staging_prefixes(keystore)[:2]
+    new = parent / f"{new_prefix}{secrets.token_hex(4)}"
     try:
         _write_tree(new, plan)
         if not exists:
@@ -307,7 +473,7 @@ def export_sros2(keystore: Path, ca_dir: Path, build_dir: Path, profile: str | N
         elif _exchange(new, keystore):
             result.replaced = True         # `new` now holds the old keystore
         else:
-            old = parent / f".{keystore.name}.govkit-old-{secrets.token_hex(4)}"
+            old = parent / f"{old_prefix}{secrets.token_hex(4)}"
             os.rename(keystore, old)
             os.rename(new, keystore)
             new, result.replaced = old, True
@@ -315,4 +481,3 @@ def export_sros2(keystore: Path, ca_dir: Path, build_dir: Path, profile: str | N
     finally:
         if new.exists():
             shutil.rmtree(new, ignore_errors=True)
-    return result

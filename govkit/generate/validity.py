@@ -25,7 +25,8 @@ from govkit.common.fsutil import collect_files, write_atomic
 from govkit.common.inputs import read_input
 from govkit.common.limits import MAX_DOCUMENT_BYTES
 from govkit.pki.testpki import CLOCK_SKEW, LAST_VALID_TIME
-from govkit.smime import sign_document
+from govkit.pki.vocabulary import DEFAULT_GRANT_DAYS
+from govkit.smime.sign import sign_document
 
 # <validity> of a grant: its two dates, written by any tool, comments between them kept.
 _VALIDITY = re.compile(rb"(<(?:\w+:)?validity\b[^>]*>)(.*?)(</(?:\w+:)?validity\s*>)", re.S)
@@ -49,7 +50,7 @@ def parse_window(valid_from: str | None, valid_for: int | None,
                               f"YYYY-MM-DDThh:mm:ss, UTC unless a zone is given)",
                               EXIT_USAGE) from None
         start = start.replace(tzinfo=dt.UTC) if start.tzinfo is None else start
-    days = 365 if valid_for is None else valid_for
+    days = DEFAULT_GRANT_DAYS if valid_for is None else valid_for
     if days < 1:
         raise GovkitError("--valid-for must be at least 1 (days)", EXIT_USAGE)
     # Any date arithmetic may leave datetime's range (years 1 to 9999): a start in year 1

@@ -33,7 +33,6 @@ from govkit.common.fsutil import write_atomic
 from govkit.pki.lock import pki_lock
 from govkit.pki.testpki import TOKEN_SUFFIX, TestPKI
 
-HSM_KINDS = ("softhsm",)
 TOKEN_LABEL = "govkit"
 SOFTHSM_DIR = "softhsm"
 INSTALL_HINT = ("install SoftHSM2 and OpenSSL's PKCS#11 engine: `apt-get install softhsm2 "

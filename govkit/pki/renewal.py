@@ -38,11 +38,12 @@ from govkit.pki.testpki import (
     new_key,
     private_key_pem,
 )
+from govkit.pki.vocabulary import DEFAULT_CERT_DAYS
 
 RETIRED_DIR = "retired"
 
 
-def renew(pki: TestPKI, name: str, days: int = 365, now: dt.datetime | None = None,
+def renew(pki: TestPKI, name: str, days: int = DEFAULT_CERT_DAYS, now: dt.datetime | None = None,
           notes: list[str] | None = None) -> tuple[object, object]:
     """Reissue `name`'s certificate for its own key; returns (old, new) certificates.
     A validity cut at the Identity CA's expiry is said in `notes`."""
@@ -52,7 +53,7 @@ def renew(pki: TestPKI, name: str, days: int = 365, now: dt.datetime | None = No
         return _renew_locked(pki, name, days, now, notes)
 
 
-def rekey(pki: TestPKI, name: str, days: int = 365, now: dt.datetime | None = None,
+def rekey(pki: TestPKI, name: str, days: int = DEFAULT_CERT_DAYS, now: dt.datetime | None = None,
           notes: list[str] | None = None) -> tuple[object, object, list[str]]:
     """A new key and certificate for revoked participant `name` (module docstring);
     returns (old certificate, new certificate, where the old files went)."""

@@ -46,19 +46,11 @@ from govkit.pki.manifest import (
 )
 from govkit.pki.participants import CA_STEMS, CRL_STEM
 from govkit.pki.testpki import CLOCK_SKEW, LAST_VALID_TIME, TestPKI, max_days
+from govkit.pki.vocabulary import DEFAULT_CRL_DAYS, REASON_NAMES
 
-DEFAULT_CRL_DAYS = 365
-# RFC 5280 reason codes that apply to a participant certificate, as the command line spells
-# them (cACompromise and aACompromise are about CAs; removeFromCRL only in delta CRLs).
-REASONS = {
-    "unspecified": x509.ReasonFlags.unspecified,
-    "keyCompromise": x509.ReasonFlags.key_compromise,
-    "affiliationChanged": x509.ReasonFlags.affiliation_changed,
-    "superseded": x509.ReasonFlags.superseded,
-    "cessationOfOperation": x509.ReasonFlags.cessation_of_operation,
-    "certificateHold": x509.ReasonFlags.certificate_hold,
-    "privilegeWithdrawn": x509.ReasonFlags.privilege_withdrawn,
-}
+# The reasons a participant's certificate may be revoked for (pki.vocabulary), each as
+# cryptography's flag, whose value is RFC 5280's name.
+REASONS = {name: x509.ReasonFlags(name) for name in REASON_NAMES}
 _REASON_NAMES = {flag: name for name, flag in REASONS.items()}
 
 

@@ -25,8 +25,8 @@ from govkit.common.errors import GovkitError
 from govkit.pki.names import grants_certificate
 from govkit.pki.revocation import Crl, explain_revocation, load_crl
 from govkit.pki.testpki import TestPKI
+from govkit.pki.vocabulary import DEFAULT_WARN_DAYS
 
-DEFAULT_WARN_DAYS = 30
 _DAY = dt.timedelta(days=1)
 
 

@@ -1,23 +1,14 @@
-"""Show a run: the HTML and Markdown report (`run`, `model`), charts (`plots`), the wire
-section (`wire_section`), comparisons of runs (`compare`) and terminal tables
-(`terminal`).
+"""Show a run: report.html and summary.md, the charts, the wire section, runs side by side,
+the terminal tables.
+
+- `run`: a run's results.json turned into report.html and summary.md;
+- `model`: what the report shows, as dataclasses;
+- `rows_html`: the report's tables of one row per repeat, as HTML;
+- `plots`: the charts;
+- `plot_process`: the charts drawn in a forked plotter, beside the report's own work;
+- `wire_section`: what the report shows of `bench --wire`;
+- `compare`: `govkit report RUN RUN …`: runs side by side;
+- `terminal`: the run's summary as terminal tables.
 
 May import: every stage up to govkit.bench.
 """
-
-from govkit.common.faces import lazy_face
-
-_EXPORTS = {
-    "compare_table": "terminal",
-    "discovery_table": "terminal",
-    "latency_table": "terminal",
-    "network_table": "terminal",
-    "noise_floor_table": "terminal",
-    "throughput_table": "terminal",
-    "variant_table": "terminal",
-    "wire_table": "terminal",
-    "write_report": "run",
-    "write_reports": "compare",
-}
-__all__ = sorted(_EXPORTS)
-__getattr__ = lazy_face(__name__, _EXPORTS)

@@ -207,16 +207,27 @@ def _refuse_same_directory(dirs: list[Path]) -> None:
 
 
 def _refuse_same_run(dirs: list[Path], docs: tuple[dict, ...]) -> None:
-    """Two directories holding copies of one run (identical raw rows)."""
+    """Two directories holding copies of one run (identical raw rows: the per-repeat
+    records, a rotating run's slots and pairs, a discovery run's groups). A rotating run's
+    `results` is empty: reading that alone let a copy pass as another run (issue 37)."""
     seen: dict[str, Path] = {}
     for d, doc in zip(dirs, docs, strict=True):
-        if not doc["results"]:
+        raw = raw_rows(doc)
+        if not any(raw.values()):
             continue
-        digest = hashlib.sha256(json.dumps(doc["results"], sort_keys=True).encode()).hexdigest()
+        digest = hashlib.sha256(json.dumps(raw, sort_keys=True).encode()).hexdigest()
         if digest in seen:
             raise GovkitError(f"cannot compare {seen[digest]} with {d}: the same run given "
                               "twice (identical raw rows)", EXIT_USAGE)
         seen[digest] = Path(d)
+
+
+def raw_rows(doc: dict) -> dict:
+    """What a run measured, whatever its design: the rows no two runs share."""
+    rotation = doc.get("rotation") or {}
+    return {"results": doc.get("results") or [], "slots": rotation.get("slots") or [],
+            "pairs": rotation.get("pairs") or [],
+            "groups": (doc.get("discovery") or {}).get("groups") or []}
 
 
 def _attempted(model: ReportModel) -> set[tuple[str, int]]:
@@ -347,14 +358,9 @@ def render_compare_md(model: CompareModel) -> str:
     return render("compare.md.j2", c=model, BASELINE=BASELINE)
 
 
-def write_comparison(dirs: list[Path], out: Path | None = None) -> tuple[Path, Path]:
+def _write_comparison(dirs: list[Path], out: Path | None) -> tuple[Path, Path, CompareModel]:
     """compare.html and compare.md for two or more runs, in `out` (default: the first run's
     directory). Nothing is written when the runs cannot be compared (GovkitError, exit 2)."""
-    html_path, md_path, _ = _write_comparison(dirs, out)
-    return html_path, md_path
-
-
-def _write_comparison(dirs: list[Path], out: Path | None) -> tuple[Path, Path, CompareModel]:
     out = Path(out) if out is not None else Path(dirs[0])
     _check_out(out)                   # before a second of work that could not be written
     model = build_compare_model(dirs)

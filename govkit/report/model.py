@@ -8,6 +8,7 @@ neither of those modules has to import the other.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ from govkit.catalog.rti_published import DEFAULT_SOURCE
 from govkit.common.findings import shown_as_escapes
 from govkit.report.wire_section import WireSection
 from govkit.results.flags import advice, short_label
+from govkit.results.gates import verdict_line
 
 DASH = "\u2013"  # shown wherever a value does not exist
 
@@ -42,6 +44,39 @@ def shown_rows(rows: list, limit: int, always: Callable[[Any], bool],
             out.append(r)
             others[k] = others.get(k, 0) + 1
     return out
+
+# The most characters of one text from results.json a report page shows. A results.json
+# holding a 50 MB string (a command, an error, a profile name) made a report.html of
+# 100 MB, the string written twice. Longer texts end in SHORTENED's words instead; the
+# figures are computed from the whole document, and results.json keeps every text whole.
+MAX_SHOWN_CHARS = 10_000
+SHORTENED = "\u2026 [{more:,} more characters, sha256 {digest}; results.json holds the whole text]"
+
+
+def shorten_long_texts(doc: Any) -> int:
+    """Shorten, in place, every string of a parsed results.json longer than MAX_SHOWN_CHARS
+    to that length, ending in SHORTENED (how much is left out, and the whole text's digest,
+    so two long names that share their start stay two names); how many were shortened.
+    Raw rows (`raw`) are numbers and are not walked. No recursion; idempotent."""
+    count, stack = 0, [doc] if isinstance(doc, dict | list) else []
+    while stack:
+        node = stack.pop()
+        for key, value in (node.items() if type(node) is dict else enumerate(node)):
+            kind = type(value)
+            if kind is str and len(value) > MAX_SHOWN_CHARS:
+                node[key] = shortened(value)
+                count += 1
+            elif kind is dict and key != "raw" or kind is list:
+                stack.append(value)
+    return count
+
+
+def shortened(text: str) -> str:
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    tail = SHORTENED.format(more=len(text), digest=digest)      # its longest form
+    kept = MAX_SHOWN_CHARS - len(tail)
+    return text[:kept] + SHORTENED.format(more=len(text) - kept, digest=digest)
+
 
 _KIND_SUBJECT = {
     "rtps_protection_kind": "RTPS messages",
@@ -98,16 +133,29 @@ class Flag:
         return advice(self.code)
 
 
+@dataclass(frozen=True)
+class FloorRow:
+    """A flagged row of the A/A noise floor (govkit.results.summary.noise_floor): listed
+    with the points' flags, as --fail-on-flag and the terminal read it."""
+    mode: str
+    size: int
+    flags: list[Flag]
+    anchor: str = ""
+
+
 Interval = tuple[float, float]
 
 
 @dataclass(frozen=True)
-class Overhead:
-    """A point over `none` at the same mode and size, each form with its 95% interval."""
+class Relative:
+    """A point against its reference (`none` at the same mode and size, or the same point on
+    the run's first network) as a ratio and as what it adds, each with its 95% interval:
+    the summary row's `vs_none` (or `vs_network`), whose estimate is results.paired's
+    Overhead for a rotating run."""
     ratio: float
     ratio_ci95: Interval | None
-    difference: float            # added µs (latency) or samples/s (throughput)
-    difference_ci95: Interval | None
+    added: float                 # µs (latency) or samples/s (throughput)
+    added_ci95: Interval | None
 
 
 @dataclass(frozen=True)
@@ -132,16 +180,17 @@ class Point:
     seconds: int | None          # measured seconds pooled (None: summary-only runner)
     p99_median_of_seconds: float | None
     p99_worst_second: float | None
-    vs_none: Overhead | None
+    vs_none: Relative | None
     rti: Published | None
     flags: list[Flag]
     stalled_seconds: int | None = None   # throughput: measured seconds without samples
     lost: int | None = None              # throughput: samples lost, all repeats
     anchor: str = ""                     # id of its entry in the flags list
     network: str = "udp lo"              # govkit.runners.network.Network.label
-    vs_network: Overhead | None = None   # over the same point on the run's first network
+    vs_network: Relative | None = None   # over the same point on the run's first network
     loss: dict | None = None             # injected loss and what it did (results._loss)
     p99_of_samples: float | None = None  # rotation: true p99 over every round trip
+    cpu: dict | None = None              # rotating throughput: its cpu_per_sample (summary)
 
     @property
     def warnings(self) -> list[Flag]:
@@ -157,6 +206,10 @@ class CostCell:
     added_ci95: Interval | None
     rti_ratio: float | None
     warned: bool = False
+    # with throughput rotated too: the throughput ratio and the CPU-per-sample ratio at
+    # this size (paired over `none`, with intervals)
+    throughput: tuple[float, Interval | None] | None = None
+    cpu: tuple[float, Interval | None] | None = None
 
 
 @dataclass(frozen=True)
@@ -170,6 +223,12 @@ class Headline:
     under_load: bool
     rounds: int
     estimator: str
+
+    @property
+    def throughput(self) -> bool:
+        """Throughput (and CPU per sample) were rotated too: their ratios in the cells."""
+        return any(c is not None and c.throughput is not None
+                   for _, cells, _ in self.rows for c in cells)
 
 
 @dataclass(frozen=True)
@@ -319,6 +378,9 @@ class ReportModel:
     advice: list[str]                      # results.flags.flag_advice: one line per warning code
     stored_summary: list[str]              # how the stored summary differs (empty: equal)
     stored_summary_missing: bool = False
+    shortened_texts: int = 0               # texts cut to MAX_SHOWN_CHARS (shorten_long_texts)
+    floor_flagged: list[FloorRow] = field(default_factory=list)   # the A/A rows' flags
+    gates: dict | None = None              # govkit.results.gates.run_gates: the verdict
     published_source: str = DEFAULT_SOURCE
     result_count: int = 0
     figures: list[Figure] = field(default_factory=list)
@@ -327,12 +389,22 @@ class ReportModel:
     path_text: str = "loopback"            # where the processes ran, for the prose
     wire: WireSection | None = None        # govkit bench --wire: what the wire carried
     headline: Headline | None = None       # rotation: the cost matrix the report opens with
+    cost_models: list[dict] = field(default_factory=list)   # govkit.results.cost_model
     # --mode discovery: govkit.results.discovery's rows (time until N participants matched)
     discovery: list[dict] = field(default_factory=list)
     # --cipher/--rekey: govkit.results.summary.variant_differences' rows (each crypto
     # variant against its reference, paired by round), and what the runtime let govkit vary
     variants: list[dict] = field(default_factory=list)
     crypto_defaults: str = ""
+
+    @property
+    def shortened_note(self) -> str:
+        """What the page says when it shortened texts of results.json ("" if none)."""
+        if not self.shortened_texts:
+            return ""
+        return (f"{self.shortened_texts} text(s) of results.json longer than "
+                f"{MAX_SHOWN_CHARS:,} characters are shortened on this page, each ending in "
+                f"how many characters are left out; results.json holds them whole.")
 
     @property
     def show_network(self) -> bool:
@@ -359,6 +431,11 @@ class ReportModel:
         return any(p.mode == "throughput" for p in self.points)
 
     @property
+    def has_cpu(self) -> bool:
+        """Throughput was rotated with CPU slots: CPU per sample beside each rate."""
+        return any(p.cpu for p in self.points if p.mode == "throughput")
+
+    @property
     def has_loss(self) -> bool:
         """Some throughput point ran with injected loss (retransmissions counted)."""
         return any(p.loss for p in self.points if p.mode == "throughput")
@@ -377,20 +454,28 @@ class ReportModel:
         return [p for p in self.points if p.warnings]
 
     @property
+    def gates_line(self) -> str:
+        """The gates' verdict in the words of the terminal and summary.md ("" if none)."""
+        return verdict_line(self.gates) if self.gates else ""
+
+    @property
     def flag_codes(self) -> list[Flag]:
-        """One flag per code present in the run (warnings first), for its advice."""
+        """One flag per code present in the run, the A/A floor's included (warnings first),
+        for its advice."""
         seen: dict[str, Flag] = {}
-        for p in self.points:
+        for p in [*self.points, *self.floor_flagged]:
             for f in p.flags:
                 seen.setdefault(f.code, f)
         return sorted(seen.values(), key=lambda f: (not f.warning, f.code))
 
     @property
     def environment_line(self) -> str:
-        """Cyclone DDS, OpenSSL and CPU on one line (for summary.md)."""
+        """Cyclone DDS, OpenSSL, CPU and its crypto extensions on one line (summary.md)."""
         env = dict(self.environment)
+        crypto = env.get("CPU crypto extensions")
         parts = [f"Cyclone DDS {env['Cyclone DDS']}" if "Cyclone DDS" in env else "",
-                 env.get("OpenSSL", ""), env.get("CPU", "")]
+                 env.get("OpenSSL", ""), env.get("CPU", ""),
+                 f"crypto extensions: {crypto}" if crypto else ""]
         return " · ".join(p for p in parts if p)
 
     @property

@@ -346,7 +346,7 @@ def _overhead_figure(model: ReportModel) -> Figure:
         rti = [p.rti if p else None for p in pts]
         for ax, key, value, ci, published in (
                 (ratio_ax, "ratio", "ratio", "ratio_ci95", "ratio"),
-                (added_ax, "added", "difference", "difference_ci95", "added_us")):
+                (added_ax, "added", "added", "added_ci95", "added_us")):
             vals = [getattr(v, value) if v else None for v in vs]
             bx = [x for x, v in zip(xs, vals, strict=True) if v is not None]
             if bx:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import statistics
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ from typing import Any
 from jinja2 import Environment
 from markupsafe import Markup
 
-from govkit.catalog.profiles import PROFILES
+from govkit.catalog.profiles import BASELINE, PROFILES
 from govkit.catalog.runners import MODES
 from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.common.fsutil import write_atomic
@@ -35,14 +36,15 @@ from govkit.report.model import (
     Failure,
     Figure,
     Flag,
+    FloorRow,
     Governance,
     Headline,
-    Overhead,
     Point,
     PointRow,
     ProfileInfo,
     ProfileRows,
     Published,
+    Relative,
     RepeatRow,
     RepeatTable,
     ReportModel,
@@ -56,6 +58,7 @@ from govkit.report.model import (
     md_cell,
     md_code,
     md_finalize,
+    shorten_long_texts,
     shown_rows,
     shown_text,
     wbr,
@@ -63,15 +66,27 @@ from govkit.report.model import (
 from govkit.report.plot_process import Plotter
 from govkit.report.plots import build_figures
 from govkit.report.rows_html import repeat_rows, run_rows
-from govkit.report.wire_section import WireMalformed, build_wire_section
+from govkit.report.wire_section import MAX_WIRE_ROWS, WireMalformed, build_wire_section
 from govkit.results import stats
-from govkit.results import summary as results
 from govkit.results.check import SCHEMA, Malformed, check_results, json_excerpt
-from govkit.results.discovery import discovery_rows
+from govkit.results.cost_model import cost_models, predict, stored
+from govkit.results.discovery import DISCOVERY_MODE as DISCOVERY
 from govkit.results.figures import FIGURES
 from govkit.results.flags import flag_advice
+from govkit.results.gates import run_gates
 from govkit.results.paired import ESTIMATOR
 from govkit.results.store import RESULTS_NAME, load_results
+from govkit.results.summary import (
+    Summarizer,
+    base_profile,
+    flagged_points,
+    load_line,
+    noise_floor,
+    point_key,
+    rotation_overheads,
+    summarize,
+    variant_differences,
+)
 from govkit.runners.network import Network
 from govkit.runners.network import sort_key as network_order
 
@@ -83,7 +98,8 @@ SUMMARY_NAME = "summary.md"
 
 # Environment keys shown first, with labels; any other key follows in document order.
 _ENV_LABELS = {
-    "cpu": "CPU", "cores": "Cores", "usable_cpus": "Usable CPUs", "kernel": "Kernel",
+    "cpu": "CPU", "cpu_crypto": "CPU crypto extensions", "cores": "Cores",
+    "usable_cpus": "Usable CPUs", "kernel": "Kernel",
     "cyclonedds": "Cyclone DDS", "fastdds": "Fast DDS (libfastrtps)",
     "fastdds_perf": "fastdds_perf build", "openssl": "OpenSSL", "govkit": "govkit",
     "python": "Python",
@@ -95,22 +111,9 @@ _KEY_SETTINGS = {
     "data_protection_kind": "serialized payload",
     "allow_unauthenticated_participants": "unauthenticated peers may join",
 }
-# Per-repeat columns per row format: stats.repeat_figures' keys, named by results.figures.
-_REPEAT_COLUMNS = {name: [Column(k, FIGURES[k].titled(), FIGURES[k].kind) for k in keys]
-                   for name, keys in {
-    "latency-per-second": ("median_of_second_medians", "p90_median_of_seconds",
-                           "p99_median_of_seconds", "p99_worst_second", "mean_of_samples",
-                           "std_of_second_means", "min", "max"),
-    "latency-summary": ("median_of_samples", "p90_of_samples", "p99_of_samples",
-                        "mean_of_samples", "std_of_samples", "min", "max"),
-    "latency-slots": ("median_of_slot_medians", "median_of_samples", "p90_of_samples",
-                      "p99_of_samples", "p99_9_of_samples", "mean_of_samples",
-                      "std_of_slot_medians", "min", "max", "cpu_pct_ping", "cpu_pct_pong"),
-    "throughput-per-second": ("mean_rate_sps", "mean_mbps", "lost", "stalled_seconds"),
-    "throughput-summary": ("mean_rate_sps", "mean_mbps", "lost"),
-    "throughput-slots": ("median_of_slot_rates", "mean_rate_sps", "mean_mbps", "lost",
-                         "cpu_pct_ping", "cpu_pct_pong"),
-}.items()}
+# Per-repeat columns per row format: the figures it yields, named by results.figures.
+_REPEAT_COLUMNS = {name: [Column(k, FIGURES[k].titled(), FIGURES[k].kind) for k in fmt.figures]
+                   for name, fmt in stats.ROW_FORMATS.items()}
 _REPEAT_VALUES = {"latency-per-second": ("Measured per-second medians (µs), in time order",
                                          "us"),
                   "throughput-per-second": ("Measured per-second rates (samples/s), in time "
@@ -124,8 +127,10 @@ def build_report_model(doc: Any, source: str = RESULTS_NAME) -> ReportModel:
     """Validate a parsed results.json, recompute its figures from the raw rows and reduce
     it to what the report shows.
 
-    Raises GovkitError (exit 2) naming `source` and the first thing that is wrong.
+    Raises GovkitError (exit 2) naming `source` and the first thing that is wrong. Texts
+    longer than a page shows are shortened in `doc` itself (model.shorten_long_texts).
     """
+    shortened = shorten_long_texts(doc)
     try:
         check_results(doc)
         try:
@@ -133,18 +138,41 @@ def build_report_model(doc: Any, source: str = RESULTS_NAME) -> ReportModel:
         except WireMalformed as e:
             raise Malformed(str(e)) from None
         # the headline reuses its paired overheads; the bootstraps in one worker per CPU
-        summarizer = results.Summarizer(parallel=True)
+        summarizer = Summarizer(parallel=True)
+        summarizer.wire_verdicts = wire.verdicts if wire is not None else {}
         try:
-            summary = results.summarize(doc, summarizer)
+            summary = summarize(doc, summarizer)
         except (ArithmeticError, AttributeError, KeyError, TypeError, ValueError) as e:
             raise Malformed(f"cannot recompute the figures from the raw rows "
                              f"({type(e).__name__}: {e})") from None
         model = _build(doc, summary, summarizer.records)
+        model.shortened_texts = shortened
         model.wire = wire
         model.headline = headline(doc, summary, summarizer)
+        model.cost_models = cost_models(doc)["models"] if doc.get("rotation") else []
+        _add_floor_and_gates(model, doc, summary, summarizer.overheads)
         return model
     except Malformed as e:
         raise GovkitError(f"{source}: {e}", EXIT_USAGE) from None
+
+
+def _add_floor_and_gates(model: ReportModel, doc: dict, summary: list[dict],
+                         overheads: dict) -> None:
+    """The A/A rows' flags among the page's flags and in its advice, as the terminal's
+    closing lines and --fail-on-flag read them (results.flagged_points); the gates'
+    verdict recomputed (govkit.results.gates.run_gates), and said if the stored one
+    differs."""
+    floor = noise_floor(doc, overheads) + noise_floor(doc, overheads, mode="throughput")
+    model.floor_flagged = [FloorRow(r["mode"], r["size"], [
+        Flag(f["code"], f["severity"], f["reason"]) for f in r["flags"]],
+        f"floor-flags-{i}") for i, r in enumerate(floor) if r["flags"]]
+    points = [row for row in summary if row["mode"] != DISCOVERY]
+    model.advice = flag_advice(flagged_points(points, floor))
+    model.gates = run_gates(doc, summary, overheads)
+    stored = doc.get("gates")
+    if stored is not None and json.loads(json.dumps(model.gates)) != stored:
+        model.stored_summary.append("the gates' stored verdict "
+                                    f"({json_excerpt(stored)}) is not the recomputed one")
 
 
 def _build(doc: dict, summary: list[dict], records: list[dict]) -> ReportModel:
@@ -157,19 +185,22 @@ def _build(doc: dict, summary: list[dict], records: list[dict]) -> ReportModel:
     for r in repeats:
         if r.ok:
             figures_of.setdefault(r.key, []).append(r.figures)
+    stored, missing = _stored_differences(doc, summary, repeats)    # every row, discovery's
+    discovery = [row for row in summary if row["mode"] == DISCOVERY]
+    summary = [row for row in summary if row["mode"] != DISCOVERY]
     points = [_point(row, i, figures_of) for i, row in enumerate(summary)]
     by_key: dict[tuple, list[dict]] = {}
     for r in records:
-        by_key.setdefault(results.point_key(r), []).append(r)
+        by_key.setdefault(point_key(r), []).append(r)
     for name, *_ in by_key:
-        base = profiles.get(results.base_profile(name))
+        base = profiles.get(base_profile(name))
         if name not in profiles and base is not None and "@" in name:
             # a crypto variant's arm: its profile's governance, under the arm's name
             profiles[name] = ProfileInfo(name, f"{base.title} ({name.split('@', 1)[1]})",
                                          base.security, [], base.settings)
     for name, *_ in by_key:
         if name not in profiles:          # a result whose profile is not described
-            profiles[name] = ProfileInfo(name, "", name != results.BASELINE, [], {},
+            profiles[name] = ProfileInfo(name, "", name != BASELINE, [], {},
                                          listed=False)
     order = _profile_order(profiles)
     tables = {mode: _point_rows(mode, order, points, by_key, settings) for mode in MODES}
@@ -182,10 +213,10 @@ def _build(doc: dict, summary: list[dict], records: list[dict]) -> ReportModel:
     rank = {p.name: i for i, p in enumerate(order)}
     failures = sorted((_failure(r) for r in records if r["status"] != "ok"),
                       key=lambda f: (rank[f.profile], f.mode, f.size, f.repeat))
-    stored, missing = _stored_differences(doc, summary, repeats)
     env = doc.get("environment") or {}
-    environment = [(label, _setting_text(env[key])) for key, label in _ENV_LABELS.items()
-                   if env.get(key) is not None]
+    environment = [(label, crypto_text(env[key]) if key == "cpu_crypto"
+                    else _setting_text(env[key]))
+                   for key, label in _ENV_LABELS.items() if env.get(key) is not None]
     environment += [(key, _setting_text(v)) for key, v in env.items()
                     if key not in _ENV_LABELS and v is not None]
     return ReportModel(
@@ -209,8 +240,8 @@ def _build(doc: dict, summary: list[dict], records: list[dict]) -> ReportModel:
         stored_summary=stored, stored_summary_missing=missing, result_count=len(records),
         networks=[n.label for n in nets] or ["udp lo"],
         comparisons=[c for mode in MODES if (c := _comparison(mode, order, points, nets))],
-        path_text=_path_text(nets), discovery=discovery_rows(doc),
-        variants=results.variant_differences(summary),
+        path_text=_path_text(nets), discovery=discovery,
+        variants=variant_differences(summary),
         crypto_defaults=(settings.get("crypto") or {}).get("defaults") or "")
 
 
@@ -273,7 +304,7 @@ def _profile_order(profiles: dict[str, ProfileInfo]) -> list[ProfileInfo]:
     listed = {name: i for i, name in enumerate(profiles)}
 
     def key(p: ProfileInfo):    # a crypto variant's arm right after its profile
-        base = results.base_profile(p.name)
+        base = base_profile(p.name)
         return (not p.listed, catalog.get(base, 99),
                 listed[base] if base in listed else listed[p.name], p.name)
     return sorted(profiles.values(), key=key)
@@ -284,27 +315,28 @@ def _point(row: dict, index: int, figures_of: dict[tuple, list[dict]]) -> Point:
     vn = row.get("vs_network")
     extra = {}
     if row["mode"] == "throughput":   # summed over the point's completed repeats
-        mine = figures_of.get(results.point_key(row), [])
+        mine = figures_of.get(point_key(row), [])
         for key in ("stalled_seconds", "lost"):
             found = [f[key] for f in mine if f.get(key) is not None]
             extra[key] = int(sum(found)) if found else None
+        extra["cpu"] = row.get("cpu_per_sample")
     return Point(
         profile=row["profile"], mode=row["mode"], size=row["size"],
         statistic=row["statistic"], estimate=row["estimate"], ci95=_pair(row["ci95"]),
         repeats=row["repeats"], failed_repeats=row["failed_repeats"], seconds=row["seconds"],
         p99_median_of_seconds=tail.get("p99_median_of_seconds"),
         p99_worst_second=tail.get("p99_worst_second"),
-        vs_none=Overhead(vs["ratio"], _pair(vs["ratio_ci95"]), vs["difference"],
-                         _pair(vs["difference_ci95"])) if vs else None,
+        vs_none=Relative(vs["ratio"], _pair(vs["ratio_ci95"]), vs["added"],
+                         _pair(vs["added_ci95"])) if vs else None,
         rti=Published(rti["ratio"], rti["added_us"], rti["median_us"]) if rti else None,
         flags=[Flag(f["code"], f["severity"], f["reason"]) for f in row["flags"]],
         anchor=f"flags-{index}", network=Network.of(row).label,
-        vs_network=Overhead(vn["ratio"], _pair(vn["ratio_ci95"]), vn["difference"],
-                            _pair(vn["difference_ci95"])) if vn else None,
+        vs_network=Relative(vn["ratio"], _pair(vn["ratio_ci95"]), vn["added"],
+                            _pair(vn["added_ci95"])) if vn else None,
         loss=row.get("loss"), p99_of_samples=tail.get("p99_of_samples"), **extra)
 
 
-def headline(doc: dict, summary: list[dict], summarizer: results.Summarizer | None = None
+def headline(doc: dict, summary: list[dict], summarizer: Summarizer | None = None
              ) -> Headline | None:
     """The cost matrix of a rotating run (None for a per-repeat run): every profile's
     overhead ratio and added µs per size, with intervals, RTI's ratio, the A/A floor, the
@@ -314,31 +346,38 @@ def headline(doc: dict, summary: list[dict], summarizer: results.Summarizer | No
         return None
     rows = [r for r in summary if r.get("rounds") is not None and r["mode"] == "latency"]
     sizes = sorted({r["size"] for r in rows})
-    names = list(dict.fromkeys(r["profile"] for r in rows if r["profile"] != results.BASELINE))
+    names = list(dict.fromkeys(r["profile"] for r in rows if r["profile"] != BASELINE))
 
-    def cell(vs: dict | None, rti: dict | None, flags=()) -> CostCell | None:
+    tput = {(r["profile"], r["size"]): r for r in summary
+            if r.get("rounds") is not None and r["mode"] == "throughput"}
+
+    def cell(vs: dict | None, rti: dict | None, flags=(), key=None) -> CostCell | None:
         if not vs:
             return None
-        return CostCell(vs["ratio"], _pair(vs["ratio_ci95"]), vs["difference"],
-                        _pair(vs["difference_ci95"]), rti["ratio"] if rti else None,
-                        any(f["severity"] == "warning" for f in flags))
+        t = tput.get(key) or {}
+        tv, cv = t.get("vs_none"), (t.get("cpu_per_sample") or {}).get("vs_none")
+        return CostCell(vs["ratio"], _pair(vs["ratio_ci95"]), vs["added"],
+                        _pair(vs["added_ci95"]), rti["ratio"] if rti else None,
+                        any(f["severity"] == "warning" for f in (*flags, *t.get("flags", ()))),
+                        (tv["ratio"], _pair(tv["ratio_ci95"])) if tv else None,
+                        (cv["ratio"], _pair(cv["ratio_ci95"])) if cv else None)
     by = {(r["profile"], r["size"]): r for r in rows}
     match: dict[str, list[float]] = {}
     for pair in rot.get("pairs", []):
         if pair.get("status") == "ok" and pair.get("time_to_match_s") is not None:
             match.setdefault(pair["arm"], []).append(pair["time_to_match_s"])
-    table = [(name, [cell(by[(name, s)]["vs_none"], by[(name, s)]["rti"], by[(name, s)]["flags"])
-                     if (name, s) in by else None for s in sizes],
+    table = [(name, [cell(by[(name, s)]["vs_none"], by[(name, s)]["rti"], by[(name, s)]["flags"],
+                          (name, s)) if (name, s) in by else None for s in sizes],
               statistics.median(match[name]) if match.get(name) else None) for name in names]
     overheads = summarizer.overheads if summarizer is not None and summarizer.overheads \
-        else results.rotation_overheads(doc)      # (summarize's, when it has them)
-    floor = {f["size"]: f for f in results.noise_floor(doc, overheads)}
+        else rotation_overheads(doc)      # (summarize's, when it has them)
+    floor = {f["size"]: f for f in noise_floor(doc, overheads)}
     loads = doc.get("load") or []
     return Headline(
         sizes=sizes, rows=table,
         floor=[cell(floor.get(s), None, floor.get(s, {}).get("flags", ())) for s in sizes],
         floor_flags=list(dict.fromkeys(f["reason"] for x in floor.values() for f in x["flags"])),
-        load=results.load_line(doc) or "not recorded",
+        load=load_line(doc) or "not recorded",
         under_load=any(x.get("under_load") for x in loads),
         # the figures are recomputed from the raw slots by today's estimator: name that one,
         # not the one the run recorded
@@ -541,6 +580,16 @@ def _run_shape(settings: dict, rotation: dict | None = None) -> str:
     return "; ".join(parts) + "." if parts else ""
 
 
+def crypto_text(extensions: Any) -> str:
+    """results.json's environment.cpu_crypto (name → present) as the report says it:
+    "AES-NI, VAES, SHA (no AVX-512)"."""
+    if not isinstance(extensions, dict):
+        return _setting_text(extensions)
+    have = [str(k) for k, v in extensions.items() if v is True]
+    lack = [str(k) for k, v in extensions.items() if v is not True]
+    return (", ".join(have) or "none of them") + (f" (no {', '.join(lack)})" if lack else "")
+
+
 def _setting_text(v: Any) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
@@ -581,7 +630,8 @@ def report_environment(markdown: bool = False) -> Environment:
         filters = {name: _markdown_already(f) for name, f in filters.items()}
         filters.update(md=_markdown_already(md_cell), mdcode=_markdown_already(md_code))
     env.filters.update({**filters, "wbr": wbr, "size": fmt_size, "first_line": first_line})
-    env.globals.update(DASH=DASH, hints=_KEY_SETTINGS, repeat_rows=repeat_rows,
+    env.globals.update(DASH=DASH, hints=_KEY_SETTINGS, max_wire_rows=MAX_WIRE_ROWS,
+                       repeat_rows=repeat_rows,
                        run_rows=run_rows, max_repeat_rows=MAX_REPEAT_ROWS)
     return env
 
@@ -610,6 +660,23 @@ def render_summary_md(model: ReportModel) -> str:
     return render("summary.md.j2", m=model)
 
 
+def costs_at(results_dir: Path, sizes: list[int]) -> dict:
+    """`govkit report RUN --cost-at SIZES`: the run's cost model (checked and recomputed
+    from its raw slots) and each profile's modelled cost at each size, with intervals."""
+    source = Path(results_dir) / RESULTS_NAME
+    doc = load_results(source)
+    try:
+        check_results(doc)
+    except Malformed as e:
+        raise GovkitError(f"{source}: {e}", EXIT_USAGE) from None
+    models = cost_models(doc) if doc.get("rotation") else {"method": "", "models": []}
+    if not models["models"]:
+        raise GovkitError(f"{source}: no cost model: it needs a rotating run (the default "
+                          "runner) over two or more sizes", EXIT_USAGE)
+    return {"cost_model": stored(models),
+            "cost_at": [predict(m, size) for m in models["models"] for size in sizes]}
+
+
 def write_report(results_dir: Path) -> tuple[Path, Path]:
     """Read results_dir/results.json; write report.html and summary.md beside it (atomically).
 
@@ -620,7 +687,9 @@ def write_report(results_dir: Path) -> tuple[Path, Path]:
     source = results_dir / RESULTS_NAME
     with Plotter() as plotter:      # imports matplotlib while this process reads the run
         model = build_report_model(load_results(source), source=str(source))
-        model.figures = plotter.figures(model)
+        # the plots draw no wire part: the plotter is sent the model without it (20,000
+        # captured points took seconds to pickle and unpickle there; issue 37)
+        model.figures = plotter.figures(replace(model, wire=None))
     html = render("report.html.j2", model.figures, m=model)
     md = render_summary_md(model)
     html_path, md_path = results_dir / HTML_NAME, results_dir / SUMMARY_NAME

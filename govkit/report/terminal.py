@@ -7,6 +7,7 @@ from rich.text import Text
 
 from govkit.catalog.profiles import BASELINE
 from govkit.results import figures
+from govkit.results.discovery import DISCOVERY_MODE as DISCOVERY
 from govkit.results.figures import FIGURES
 from govkit.results.flags import short_label
 from govkit.runners.network import DEFAULT, Network, sort_key
@@ -56,8 +57,8 @@ def noise_floor_table(rows: list[dict]) -> Table | None:
         table.add_row(*((r.get("mode", "latency"),) if modes else ()), str(r["size"]),
                       f"{r['ratio']:.3f}", _ci(r["ratio_ci95"], "{:.3f}"),
                       f"{r['ratio_halfwidth_pct']:.1f}" if r["ratio_halfwidth_pct"] is not None
-                      else "–", f"{r['difference']:+.2f}" if not modes
-                      else f"{r['difference']:+,.2f}", str(r["rounds"]),
+                      else "–", f"{r['added']:+.2f}" if not modes
+                      else f"{r['added']:+,.2f}", str(r["rounds"]),
                       " ".join(short_label(f["code"]) for f in r["flags"]) or "–")
     return table
 
@@ -85,8 +86,8 @@ def latency_table(summary: list[dict]) -> Table | None:
             f"{p99:.0f}" if (p99 := tail_p99(tail)) is not None else "–",
             f"{vs['ratio']:.2f}" if vs and vs["ratio"] is not None else "–",
             _ci(vs and vs["ratio_ci95"], "{:.2f}"),
-            f"{vs['difference']:+.1f}" if vs else "–",
-            _ci(vs and vs["difference_ci95"], "{:+.1f}"),
+            f"{vs['added']:+.1f}" if vs else "–",
+            _ci(vs and vs["added_ci95"], "{:+.1f}"),
             f"{rti['ratio']:.2f}" if rti else "–",
             f"{rti['added_us']:+.0f}" if rti else "–", _flags(r))
     return table
@@ -98,12 +99,16 @@ def throughput_table(summary: list[dict]) -> Table | None:
         return None
     net = _with_network(rows)
     lossy = any(r.get("loss") for r in rows)
+    cpu = any(r.get("cpu_per_sample") for r in rows)
     table = Table(title=f"Throughput (samples/s): {rows[0]['statistic']}, with 95% "
                         "intervals; ratio over `none` (same network)"
                         + ("; bytes the publisher retransmitted (injected loss)" if lossy
-                           else ""), title_justify="left")
+                           else "")
+                        + ("; CPU µs per sample (ping + pong) written at the offered rate, "
+                           "and its ratio over `none`" if cpu else ""), title_justify="left")
     for col in ("profile", *(("network",) if net else ()), "B", "samples/s", "95% CI",
-                "× none", "95% CI", *(("rexmit B", "rexmit %") if lossy else ()), "flags"):
+                "× none", "95% CI", *(("rexmit B", "rexmit %") if lossy else ()),
+                *(("offered/s", "CPU µs", "× none", "95% CI") if cpu else ()), "flags"):
         table.add_column(col, justify="left" if col in ("profile", "network", "flags")
                          else "right", no_wrap=col != "flags")
     for r in rows:
@@ -116,7 +121,40 @@ def throughput_table(summary: list[dict]) -> Table | None:
                       _ci(vs and vs["ratio_ci95"], "{:.2f}"),
                       *((f"{rex:,}" if rex is not None else "–",
                          f"{share:.1f}" if share is not None else "–") if lossy else ()),
+                      *(_cpu_cells(r.get("cpu_per_sample")) if cpu else ()),
                       _flags(r))
+    return table
+
+
+def _cpu_cells(c: dict | None) -> tuple[str, str, str, str]:
+    if not c:
+        return ("–",) * 4
+    vs = c.get("vs_none") or {}
+    return (f"{c['offered_rate_sps']:,.0f}" if c.get("offered_rate_sps") else "–",
+            f"{c['both']:.2f}" if c.get("both") is not None else "–",
+            f"{vs['ratio']:.2f}" if vs.get("ratio") is not None else "–",
+            _ci(vs.get("ratio_ci95"), "{:.2f}"))
+
+
+def cost_table(costs: dict) -> Table:
+    """`govkit report RUN --cost-at SIZES`: each profile's modelled cost at each size."""
+    table = Table(title="Added cost at your sizes: the run's cost model, fixed + per KiB × "
+                        "size (a weighted line through the measured sizes), with 95% "
+                        "intervals; 'outside' marks a size beyond those measured "
+                        "(an extrapolation)", title_justify="left")
+    for col in ("profile", "figure", "B", "added", "95% CI", "fixed", "per KiB", "fit"):
+        table.add_column(col, justify="left" if col in ("profile", "figure", "fit")
+                         else "right", no_wrap=col != "fit")
+    models = {(m["profile"], m["figure"]): m for m in costs["cost_model"]["models"]}
+    for at in costs["cost_at"]:
+        m = models[(at["profile"], at["figure"])]
+        unit = "µs" if at["figure"] == "latency_added_us" else "µs/sample"
+        fit = " ".join(short_label(f["code"]) for f in m["flags"])
+        table.add_row(at["profile"], f"{'latency' if unit == 'µs' else 'CPU'} ({unit})",
+                      f"{at['size']:,}", f"{at['cost']:+.1f}", _ci(at["ci95"], "{:+.1f}"),
+                      f"{m['fixed']:+.2f}", f"{m['per_kib']:+.3f}",
+                      " ".join(x for x in (fit, "outside" if at["extrapolated"] else "") if x)
+                      or "–")
     return table
 
 
@@ -190,6 +228,31 @@ def wire_table(points: list[dict]) -> Table | None:
     return table
 
 
+def leak_table(profiles: dict) -> Table | None:
+    """What an eavesdropper reads, per profile (`--leaks`): how many things of each kind
+    (govkit.wire.leak_summary; `leak_sentences` says them in words, the report and --json
+    in full)."""
+    from govkit.wire.leak_entries import KINDS
+    rows = [(name, v["leaks"]) for name, v in profiles.items() if v.get("leaks")]
+    if not rows:
+        return None
+    table = Table(title="What an eavesdropper reads: things learned per kind, per profile "
+                        "(one captured repeat per point; --json lists each with its "
+                        "evidence and frames)", title_justify="left")
+    table.add_column("profile", no_wrap=True)
+    for kind in KINDS.values():
+        table.add_column(kind.title, justify="right")
+    for name, leaks in rows:
+        table.add_row(name, *(f"{leaks['entries'][k]:,}" if k in leaks["entries"] else
+                              "\u2013" for k in KINDS))
+    return table
+
+
+def leak_sentences(profiles: dict) -> list[str]:
+    """Each profile's sentence (`--leaks`), as the report and summary.md say it."""
+    return [v["leaks"]["sentence"] for v in profiles.values() if v.get("leaks")]
+
+
 def compare_table(model) -> Table | None:
     """`govkit report A B` in the terminal: per profile and size, each run's latency over
     `none` with its 95 % interval, RTI's published ratio last (govkit.report.compare)."""
@@ -219,9 +282,11 @@ def compare_table(model) -> Table | None:
     return table
 
 
-def discovery_table(rows: list[dict]) -> Table | None:
+def discovery_table(summary: list[dict]) -> Table | None:
     """`--mode discovery`: per profile, the time until every participant of a group had
-    matched every other, its interval, the median and first participant, the ratio."""
+    matched every other, its interval, the median and first participant, the ratio; the
+    summary's discovery rows as they are (govkit.results.discovery)."""
+    rows = [r for r in summary if r["mode"] == DISCOVERY]
     if not rows:
         return None
     table = Table(title=f"Discovery of {rows[0]['peers']} participants started together "

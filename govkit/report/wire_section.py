@@ -1,17 +1,29 @@
 """What the report shows of `govkit bench --wire`: per captured point and per profile, what
-the traffic carried against what the governance promises (issue 9, item 4).
+the traffic carried against what the governance promises (issue 9, item 4), and with
+`--leaks` what an eavesdropper reads, per profile (issue 34).
 
 Every point's verdict is judged again from its stored counts (govkit.wire.verdict.
 judge_again, against the catalog's profile where results.json names one), so a report never
 repeats a stored verdict its own counts contradict; a stored verdict that differs is said so.
+The eavesdropper's table and sentences are written again from the points' stored entries
+(govkit.wire.leak_summary), not taken from the stored per-profile summary.
+
+Linear in the points, and light per point (issue 37: 20,000 points took over 10 s): each is
+judged once, writing only its failing checks' texts (the report shows no other), and the
+summary reuses these verdicts; the per-point table shows every point that does not match
+and at most MAX_WIRE_ROWS others per profile, saying how many it leaves out.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from govkit.wire.leak_entries import KINDS, unescape
 from govkit.wire.verdict import headline, judge_again, level, profile_verdicts, readable
+
+MAX_WIRE_ROWS = 20           # matching points per profile in the per-point table
+MAX_LEAK_ROWS = 400          # entries listed per profile (results.json keeps them all)
 
 
 class WireMalformed(ValueError):
@@ -53,18 +65,65 @@ class WireProfile:
 
 
 @dataclass(frozen=True)
+class LeakEntry:
+    kind: str                    # the kind's title (govkit.wire.leak_entries.KINDS)
+    text: str
+    frames: int
+    first_frame: int
+    evidence: str                # as results.json keeps it (escaped), cut for the page
+    evidence_frame: int
+
+
+@dataclass(frozen=True)
+class LeakRow:
+    """One profile's row of "What an eavesdropper reads"."""
+    name: str
+    cells: dict[str, str]        # per kind name: what it shows ("" where nothing)
+    sentence: str
+    point: str                   # whose entries are listed: "latency 1024 B"
+    pcap: str | None             # the capture those frame numbers are of, if written
+    entries: list[LeakEntry]
+    left_out: int                # entries not listed (MAX_LEAK_ROWS)
+
+
+@dataclass(frozen=True)
+class LeakSection:
+    kinds: list[tuple[str, str]]            # (name, title) in table order
+    rows: list[LeakRow]
+
+
+@dataclass(frozen=True)
 class WireSection:
     method: str
     points: list[WirePoint]
     profiles: dict[str, WireProfile]
+    verdicts: dict = field(default_factory=dict)   # profile_verdicts of the judged points
+    leaks: LeakSection | None = None
 
     @property
     def mismatched(self) -> list[str]:
         return [p.name for p in self.profiles.values() if p.verdict != "match"]
 
+    @property
+    def shown_points(self) -> list[WirePoint]:
+        """Every point that is not a match, and up to MAX_WIRE_ROWS others per profile."""
+        kept: dict[str, int] = {}
+        out = []
+        for p in self.points:
+            if p.verdict != "match" or p.stored_verdict_differs:
+                out.append(p)
+            elif kept.get(p.profile, 0) < MAX_WIRE_ROWS:
+                kept[p.profile] = kept.get(p.profile, 0) + 1
+                out.append(p)
+        return out
+
+    @property
+    def hidden_points(self) -> int:
+        return len(self.points) - len(self.shown_points)
+
 
 def _point(stored: dict) -> tuple[WirePoint, dict]:
-    p = judge_again(stored)
+    p = judge_again(stored, full=False)
     if p["status"] != "ok":
         return WirePoint(p["profile"], p["profile"], p["mode"], int(p["size"]), False,
                          str(p.get("error") or "failed"), 0, "\u2013", "\u2013", "\u2013", 0,
@@ -100,15 +159,53 @@ def build_wire_section(doc: dict) -> WireSection | None:
     if not points:
         return None
     try:
-        return WireSection(str(wire.get("method") or ""), points, _profiles(judged))
+        verdicts = profile_verdicts(judged)
+        return WireSection(str(wire.get("method") or ""), points, _profiles(verdicts),
+                           verdicts, _leaks(judged, verdicts))
     except (AttributeError, KeyError, TypeError, ValueError) as e:
         raise WireMalformed(f"wire.points: cannot be summed per profile "
                             f"({type(e).__name__}: {e})") from None
 
 
-def _profiles(judged: list[dict]) -> dict[str, WireProfile]:
+def _leaks(judged: list[dict], verdicts: dict) -> LeakSection | None:
+    """The eavesdropper's table (`--leaks`): a row per profile whose points read it, its
+    first such point's entries listed."""
+    firsts: dict[str, dict] = {}
+    for p in judged:
+        if p.get("status") == "ok" and isinstance(p.get("leaks"), dict):
+            firsts.setdefault(p["profile"], p)
+    if not firsts:
+        return None
+    rows = []
+    for name, p in firsts.items():
+        summary = verdicts[name]["leaks"]
+        stored = p["leaks"].get("entries") or []
+        entries = [LeakEntry(KINDS[e["kind"]].title, str(e["text"]), int(e["frames"]),
+                             int(e["first_frame"]), _cut(str(e["evidence"])),
+                             int(e["evidence_frame"])) for e in stored[:MAX_LEAK_ROWS]]
+        rows.append(LeakRow(name, dict(summary["cells"]), str(summary["sentence"]),
+                            f"{p['mode']} {p['size']} B", p.get("pcap"), entries,
+                            max(0, len(stored) - MAX_LEAK_ROWS)))
+    return LeakSection([(k.name, k.title) for k in KINDS.values()], rows)
+
+
+def _cut(evidence: str, limit: int = 120) -> str:
+    """Stored evidence for the page: at most `limit` characters, never mid-escape
+    (ValueError for one that is not govkit's escaping)."""
+    unescape(evidence)
+    if len(evidence) <= limit:
+        return evidence
+    i = 0
+    while True:
+        step = 1 if evidence[i] != "\\" else 2 if evidence[i + 1] == "\\" else 4
+        if i + step > limit:
+            return evidence[:i] + "\u2026"
+        i += step
+
+
+def _profiles(verdicts: dict) -> dict[str, WireProfile]:
     profiles = {}
-    for name, v in profile_verdicts(judged).items():
+    for name, v in verdicts.items():
         o = v["observed"]
         if not o:
             profiles[name] = WireProfile(name, v["verdict"], v["points"], "the captured run "

@@ -22,24 +22,18 @@ import re
 from typing import Any
 
 from govkit.catalog.runners import MODES
-from govkit.results import stats
-from govkit.results import store as results
-from govkit.results.summary import ROTATION_FORMATS, point_key
+from govkit.results import stats, store
+from govkit.results.summary import point_key
 from govkit.runners.network import PATHS, TRANSPORTS
 
-SCHEMA = results.SCHEMA
+SCHEMA = store.SCHEMA
 OLD_SCHEMAS = ("govkit.bench/1",)      # per-repeat figures only, no raw rows
-# The numbers each raw row (or runner summary) must hold, per row format (govkit.results.stats).
-_ROW_KEYS = {
-    "latency-per-second": ("count", "mean", "min", "p50", "p90", "p99", "max"),
-    "throughput-per-second": ("count", "lost", "rate_sps", "mbps"),
-    "latency-summary": ("median_of_samples",),
-    "throughput-summary": ("mean_rate_sps",),
-}
-# The numbers a usable slot of a rotating run must hold (govkit.results.stats.slot_figures,
-# throughput_slot_figures), per mode.
-_SLOT_KEYS = {"latency": ("count", "mean", "min", "max", "p50", "p99"),
-              "throughput": ("count", "later_n", "span_us", "lost", "rate_sps")}
+# The numbers a usable slot of a rotating run must hold, per mode: its row format's, and
+# a CPU slot's (written at a fixed rate: govkit.bench.rotation).
+_SLOT_KEYS = {**{mode: stats.row_format(name).row_keys
+                 for mode, name in stats.ROTATION_FORMAT.items()},
+              "cpu": ("count", "rate_sps", "offered_rate_sps", "cpu_us_per_sample",
+                      "ping_us_per_sample", "pong_us_per_sample")}
 _CPU_KEYS = ("cpu_us", "wall_us", "pong_cpu_us")     # optional in a usable slot
 
 # Bounds. No run comes near them; they keep every computation on the numbers finite.
@@ -118,7 +112,7 @@ def _is_measured(v: Any) -> bool:
     return (t is float or t is int) and (v == 0 or MIN_VALUE <= v <= MAX_VALUE)
 
 
-def _measured_rows(rows: Any, keys: tuple[str, ...], optional: tuple[str, ...] = ()) -> bool:
+def measured_rows(rows: Any, keys: tuple[str, ...], optional: tuple[str, ...] = ()) -> bool:
     """Whether `rows` is a list of objects each holding a measured value under every one
     of `keys` (and, if anything, one under each of `optional`), in one pass that builds
     no path for a message (a long run holds tens of thousands of rows); False at anything
@@ -182,15 +176,17 @@ def _check_numbers(doc: Any) -> None:
                                                 f"run records (±2^64)")
 
 
-def _path(where: tuple) -> str:
-    """results[0].raw.rows[1].p50 from (((((), 'results'), 0), 'raw'), …)."""
+def _path(where: tuple, dotted: bool = False) -> str:
+    """results[0].raw.rows[1].p50 from (((((), 'results'), 0), 'raw'), …); `dotted`: with
+    a leading dot (to follow a path already written)."""
     keys = []
     while where:
         where, key = where
         keys.append(key)
     out = ""
     for key in reversed(keys):
-        out += f"[{key}]" if isinstance(key, int) else f".{key}" if out else str(key)
+        out += f"[{key}]" if isinstance(key, int) else f".{key}" if out or dotted \
+            else str(key)
     return out
 
 
@@ -228,26 +224,26 @@ def _check_result(here: str, r: dict) -> None:
     if name not in stats.ROW_FORMATS:
         raise _where(f"{here}.raw.format", f"unknown row format {name!r} (known: "
                                            f"{', '.join(stats.ROW_FORMATS)})")
-    if name in ROTATION_FORMATS:
+    fmt = stats.row_format(name)
+    if fmt.rotating:
         raise _where(f"{here}.raw.format", f"{name!r} rows are a rotating run's slots: "
                                            "they belong under rotation.slots")
-    fmt = stats.row_format(name)
     if fmt.mode != mode:
         raise _where(f"{here}.raw.format", f"{name!r} rows cannot make a {mode} result")
     if fmt.value_key is None:
         summary = _get(raw, "summary", f"{here}.raw", "an object")
-        for k in _ROW_KEYS[name]:
+        for k in fmt.row_keys:
             _measured(summary, k, f"{here}.raw.summary")
         for k in summary:
             _measured(summary, k, f"{here}.raw.summary", null=False)
         return
     optional = ("rexmit_bytes",) if fmt.mode == "throughput" else ()
     rows = raw.get("rows")
-    if not _measured_rows(rows, _ROW_KEYS[name], optional):   # then say where and why
+    if not measured_rows(rows, fmt.row_keys, optional):   # then say where and why
         rows = [row for _, row in _entries(raw, "rows", f"{here}.raw")]
         for i, row in enumerate(rows):
             where = f"{here}.raw.rows[{i}]"
-            for k in _ROW_KEYS[name]:
+            for k in fmt.row_keys:
                 _measured(row, k, where)
             for k in optional:
                 _measured(row, k, where, required=False)
@@ -312,14 +308,14 @@ def _check_rotation(doc: dict) -> None:
     slots = rot.get("slots")
     plain = type(slots) is list and all(type(s) is dict for s in slots)
     for i, slot in enumerate(slots) if plain else ():
-        if not _plain_slot(slot):         # then say where and why
+        if not plain_slot(slot):         # then say where and why
             _check_slot(f"rotation.slots[{i}]", slot)
     for here, slot in () if plain else _entries(rot, "slots", "rotation", required=False,
                                                 null=False):
         _check_slot(here, slot)
 
 
-def _plain_slot(slot: dict) -> bool:
+def plain_slot(slot: dict) -> bool:
     """Whether _check_slot accepts `slot`, in one pass that builds no path for a message (a
     run of thousands of rounds holds tens of thousands of slots); False wherever it may
     not (a crypto variant's slot, anything odd): _check_slot then says why, if it does."""
@@ -367,7 +363,7 @@ def _check_slot(here: str, slot: dict) -> None:
     _check_variant(slot, here)
     mode = _get(slot, "mode", here, "a string", required=False, default="latency")
     if mode not in _SLOT_KEYS:
-        raise _where(f"{here}.mode", f"expected latency or throughput, got "
+        raise _where(f"{here}.mode", f"expected {', '.join(_SLOT_KEYS)}, got "
                                      f"{json_excerpt(mode)}")
     _measured(slot, stats.slot_value_key(slot), here, required=False)
     if not stats.usable(slot):
@@ -413,22 +409,29 @@ def _check_load(doc: dict) -> None:
 
 def _check_wire_counts(doc: dict) -> None:
     """A captured point's counts are counts: whole, not negative, bounded (the wire part
-    is read by govkit.report.wire_section, which names any other problem in it)."""
+    is read by govkit.report.wire_section, which names any other problem in it). One pass,
+    a place named only for the message (20,000 points: issue 37)."""
     wire = doc.get("wire")
     points = wire.get("points") if isinstance(wire, dict) else None
     for i, point in enumerate(points if isinstance(points, list) else []):
         observed = point.get("observed") if isinstance(point, dict) else None
-        stack = [(observed, f"wire.points[{i}].observed")] if isinstance(observed, dict) \
+        stack: list[tuple[dict, tuple]] = [(observed, ())] if isinstance(observed, dict) \
             else []
         while stack:
-            obj, path = stack.pop()
+            obj, where = stack.pop()
             for k, v in obj.items():
-                if isinstance(v, dict):
-                    stack.append((v, f"{path}.{k}"))
-                elif isinstance(v, int | float) and not isinstance(v, bool) and not (
-                        isinstance(v, int) and 0 <= v <= MAX_COUNT):
-                    raise _where(f"{path}.{k}", f"expected a count (an integer from 0 to "
-                                                f"{MAX_COUNT:g}), got {json_excerpt(v)}")
+                t = type(v)
+                if t is int:
+                    if 0 <= v <= MAX_COUNT:
+                        continue
+                elif t is dict:
+                    stack.append((v, (where, k)))
+                    continue
+                elif t is not float:       # text, true/false, lists: not counted here
+                    continue
+                raise _where(f"wire.points[{i}].observed{_path((where, k), dotted=True)}",
+                             f"expected a count (an integer from 0 to {MAX_COUNT:g}), got "
+                             f"{json_excerpt(v)}")
 
 
 def check_results(doc: Any) -> None:
@@ -439,7 +442,7 @@ def check_results(doc: Any) -> None:
         raise Malformed(f"schema {schema!r} predates raw per-second rows, from which the "
                          f"report recomputes every figure; re-run `govkit bench` (it writes "
                          f"{SCHEMA!r})")
-    if schema not in results.READABLE_SCHEMAS:
+    if schema not in store.READABLE_SCHEMAS:
         raise Malformed(f"schema is {schema!r}, expected {SCHEMA!r}")
     _check_numbers(doc)
     for here, p in _entries(doc, "profiles"):

@@ -7,6 +7,11 @@ creation; secure handshakes included); also kept: the median and the smallest pa
 time. Per profile: the median over its groups with a 95 % bootstrap interval, and its
 ratio over `none` paired by round exactly as the rotating latency design pairs its slots
 (each group sits between two `none` groups of the same round; govkit.results.paired).
+
+Each profile's figures are one row of results.json's `summary` (mode `discovery`, shaped
+like every other point's row: estimate, ci95, repeats = groups, vs_none, flags), the one
+place the terminal's table, report.html and summary.md read them from (issue 37, item 9:
+the summary of a discovery run was empty and the terminal computed its own).
 """
 
 from __future__ import annotations
@@ -14,10 +19,12 @@ from __future__ import annotations
 import statistics
 
 from govkit.catalog.profiles import BASELINE, PROFILES
-from govkit.results import paired
+from govkit.results import paired, stats
+from govkit.runners.network import DEFAULT
 
 STATISTIC = ("median over groups of the time until every participant had matched every "
              "other (s)")
+DISCOVERY_MODE = "discovery"    # a discovery row's mode in the summary
 
 
 def _as_slot(group: dict) -> dict:
@@ -28,6 +35,7 @@ def _as_slot(group: dict) -> dict:
 
 
 def discovery_rows(doc: dict) -> list[dict]:
+    """One summary row per profile of a discovery run (summary.summarize adds them)."""
     section = doc.get("discovery") or {}
     groups = section.get("groups") or []
     if not groups:
@@ -39,15 +47,22 @@ def discovery_rows(doc: dict) -> list[dict]:
     for profile in sorted({g["profile"] for g in groups}, key=lambda n: (order.get(n, 99), n)):
         mine = [g for g in groups if g["profile"] == profile]
         ok = [g for g in mine if g["status"] == "ok"]
-        row = {"profile": profile, "peers": mine[0]["peers"], "groups": len(ok),
-               "failed_groups": len(mine) - len(ok), "statistic": STATISTIC,
-               "all_matched_s": None, "ci95": None, "median_participant_s": None,
-               "first_participant_s": None, "vs_none": None,
+        # no payload is sent: a row's `size` is None, its group size is `peers`
+        row = {"profile": profile, "mode": DISCOVERY_MODE, "size": None, **DEFAULT.to_json(),
+               "peers": mine[0]["peers"], "statistic": STATISTIC, "unit": "s",
+               "estimate": None, "ci95": None, "ci_halfwidth_pct": None,
+               "repeats": len(ok), "failed_repeats": len(mine) - len(ok), "seconds": None,
+               "repeat_estimates": [max(g["matched_s"]) for g in ok],
+               "groups": len(ok), "failed_groups": len(mine) - len(ok),
+               "all_matched_s": None, "median_participant_s": None,
+               "first_participant_s": None, "vs_none": None, "rti": None,
+               "vs_network": None, "flags": [],
                "errors": sorted({g.get("error", "") for g in mine if g["status"] != "ok"})}
         if ok:
             value, ci = paired.level([_as_slot(g) for g in ok],
                                      f"govkit/discovery/{profile}")
-            row.update(all_matched_s=value, ci95=list(ci) if ci else None,
+            row.update(estimate=value, all_matched_s=value, ci95=list(ci) if ci else None,
+                       ci_halfwidth_pct=stats.Estimate(value, ci, []).halfwidth_pct,
                        median_participant_s=statistics.median(
                            statistics.median(g["matched_s"]) for g in ok),
                        first_participant_s=statistics.median(min(g["matched_s"]) for g in ok))

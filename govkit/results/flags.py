@@ -52,6 +52,12 @@ FLAGS: dict[str, Flag] = {f.code: f for f in (
          "again on an idle machine"),
     Flag("aa_wide", "warning", "A/A wide",
          "the machine was too noisy for the target: a larger --budget adds rounds"),
+    Flag("cost_model_misfit", "note", "not linear",
+         "the cost does not grow linearly with size over the measured sizes: read the "
+         "measured sizes near your own (--sizes adds more), the line only between them"),
+    Flag("cpu_saturated", "warning", "CPU sat.",
+         "some CPU slots could not deliver the offered rate (the machine was busy, or the "
+         "profile saturates below it): run again on an idle machine"),
     Flag("wire_mismatch", "warning", "WIRE≠gov",
          "the profile's traffic does not match its governance (see the wire table and "
          "results.json's wire.profiles): fix the configuration; the figures are not the cost "

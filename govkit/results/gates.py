@@ -5,6 +5,11 @@ too noisy to say.
 A ratio gate compares the point estimate with the limit and says where the 95 % interval
 lies: a ratio above the limit whose interval still reaches below it fails too (the estimate
 is what the run found), but the message says the run could not tell them apart.
+
+The gates a run was given are one of its settings (`settings.gates`), and their verdict is
+results.json's `gates`, recomputed from the summary at every save (`run_gates`) and again
+by the report: the terminal, report.html, summary.md and results.json give one verdict,
+in the same words (`verdict_line`, and one line per failure).
 """
 
 from __future__ import annotations
@@ -12,7 +17,10 @@ from __future__ import annotations
 import math
 
 from govkit.common.errors import EXIT_USAGE, GovkitError
+from govkit.results.discovery import DISCOVERY_MODE as DISCOVERY
 from govkit.results.flags import ANY_WARNING, FLAGS
+from govkit.results.summary import flagged_points, noise_floor
+from govkit.runners.network import DEFAULT, Network
 
 
 def parse_fail_on_flags(values: list[str] | None) -> set[str]:
@@ -55,12 +63,25 @@ def parse_max_ratios(values: list[str] | None, profiles: list[str]) -> dict[str,
     return limits
 
 
+def point_label(row: dict) -> str:
+    """How a gate's line names a summary row: `rtps_sign latency 32 B` (over its network
+    when not udp lo), `rtps_sign discovery of 10 participants`, `A/A none latency 32 B`."""
+    if row["mode"] == DISCOVERY:
+        return f"{row['profile']} discovery of {row.get('peers', '?')} participants"
+    net = Network.of(row)
+    where = "" if net == DEFAULT else f" over {net.label}"
+    return f"{row['profile']} {row['mode']} {row['size']} B{where}"
+
+
 def gate_failures(summary: list[dict], fail_on: set[str], max_ratios: dict[str, float]
                   ) -> list[str]:
-    """One line per point that trips a gate (empty: the run passes)."""
+    """One line per point that trips a gate, and per --max-ratio no latency point of its
+    profile was measured for (empty: the run passes). `summary`: the run's rows and its
+    A/A rows (govkit.results.summary.flagged_points)."""
     lines = []
+    judged: set[str] = set()
     for row in summary:
-        point = f"{row['profile']} {row['mode']} {row['size']} B"
+        point = point_label(row)
         hit = sorted({f["code"] for f in row.get("flags", [])} & fail_on)
         if hit:
             lines.append(f"{point}: flagged {', '.join(hit)} (--fail-on-flag)")
@@ -69,6 +90,7 @@ def gate_failures(summary: list[dict], fail_on: set[str], max_ratios: dict[str, 
         vs = row.get("vs_none") or {}
         if limit is None or row["mode"] != "latency":
             continue
+        judged.add(name)
         ratio = vs.get("ratio")
         if ratio is None:
             lines.append(f"{point}: no ratio over none was measured, so --max-ratio "
@@ -82,4 +104,48 @@ def gate_failures(summary: list[dict], fail_on: set[str], max_ratios: dict[str, 
                             if ci[0] <= limit else ""))
             lines.append(f"{point}: costs {ratio:.2f}× none{where}, above --max-ratio "
                          f"{name}={limit:g}")
+    lines += [f"{name}: no latency point was measured, so --max-ratio {name}={limit:g} "
+              "cannot pass" for name, limit in max_ratios.items() if name not in judged]
     return lines
+
+
+def gate_settings(fail_on: set[str], max_ratios: dict[str, float]) -> dict | None:
+    """results.json's settings.gates: the flag codes that fail the run (`any` expanded) and
+    the ratio limits; None when no gate was given."""
+    if not fail_on and not max_ratios:
+        return None
+    return {"fail_on_flag": sorted(fail_on), "max_ratio": dict(max_ratios)}
+
+
+def run_gates(doc: dict, summary: list[dict], overheads: dict | None = None) -> dict | None:
+    """results.json's `gates`: the run's gates (settings.gates) and their verdict over
+    `summary` and the A/A rows (`overheads`: the summary's paired overheads, if at hand),
+    `passed` and one line per `failures`; None when the run has no gates."""
+    gates = (doc.get("settings") or {}).get("gates")
+    if not gates:
+        return None
+    floor = noise_floor(doc, overheads) + noise_floor(doc, overheads, mode="throughput")
+    failures = gate_failures(flagged_points(summary, floor), set(gates["fail_on_flag"]),
+                             gates["max_ratio"])
+    return {"fail_on_flag": gates["fail_on_flag"], "max_ratio": gates["max_ratio"],
+            "passed": not failures, "failures": failures}
+
+
+def gates_asked(verdict: dict) -> str:
+    """The gates as the command line gives them: `--max-ratio rtps_sign=2, --fail-on-flag
+    any` (`any` when every warning is asked)."""
+    warnings = sorted(f.code for f in FLAGS.values() if f.severity == "warning")
+    codes = verdict["fail_on_flag"]
+    asked = [f"--max-ratio {name}={limit:g}" for name, limit in verdict["max_ratio"].items()]
+    if codes:
+        shown = ANY_WARNING if sorted(codes) == warnings else ",".join(codes)
+        asked.append(f"--fail-on-flag {shown}")
+    return ", ".join(asked)
+
+
+def verdict_line(verdict: dict) -> str:
+    """The verdict in one line, the same in the terminal, report.html and summary.md."""
+    n = len(verdict["failures"])
+    if verdict["passed"]:
+        return f"gates passed ({gates_asked(verdict)})"
+    return f"gates FAILED ({n} reason{'s' if n > 1 else ''}; {gates_asked(verdict)})"

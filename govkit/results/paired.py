@@ -23,9 +23,9 @@ Terms, so that each figure says what it is:
   ignores them but wastes the quiet rounds (its intervals were the widest on a quiet host);
   the trimmed mean does neither: on the same raw slots of seven runs it reached ±3 % on
   more ratios than either (docs/background/method.md).
-- the 95 % interval is a hierarchical percentile bootstrap: resample the arm's process
-  instances (separate processes, separate address-space layouts), then its rounds within
-  each drawn instance (in moving blocks when successive rounds are correlated), 2000
+- the 95 % interval is a percentile bootstrap: each process instance's rounds resampled
+  (in moving blocks when successive rounds are correlated), plus the spread between
+  process instances (InstanceTerm: what a rerun with other processes would move), 2000
   resamples seeded by the point's name.
 """
 
@@ -52,14 +52,19 @@ AA_ARM = "none:aa"            # the A/A arm: an independent second `none`, paire
 BLOCK_LAG1 = 0.2
 
 PAIRED_INTERVAL_METHOD = (
-    "95% hierarchical percentile bootstrap over the paired rounds: resample the arm's "
-    "process instances with replacement, then its rounds within each drawn instance "
-    f"(moving blocks of ceil(n^(1/3)) rounds when the lag-1 autocorrelation exceeds "
-    f"{BLOCK_LAG1}); {BOOTSTRAP_RESAMPLES} resamples seeded by the point's name.")
+    "95% percentile bootstrap over the paired rounds: each process instance's rounds "
+    f"resampled (moving blocks of ceil(n^(1/3)) rounds when the lag-1 autocorrelation "
+    f"exceeds {BLOCK_LAG1}), plus a normal draw of the spread between process instances "
+    "(sigma² (1/arm instances + 1/none instances), sigma pooled over the run's points: "
+    "another set of processes reads a little faster or slower); "
+    f"{BOOTSTRAP_RESAMPLES} resamples seeded by the point's name. Where the run cannot "
+    "estimate that spread, the instances themselves are resampled.")
 # An arm's intervals resample at most this many paired rounds (thinned_rounds).
 MAX_RESAMPLED_ROUNDS = 1000
 # The share of rounds left out at each end by the trimmed mean (see the module docstring).
 TRIM = 0.2
+# An instance's rounds before it counts towards the run's InstanceTerm.
+MIN_INSTANCE_ROUNDS = 5
 ESTIMATOR = (
     "per round: the slot's median over the geometric mean of the two adjacent `none` "
     "slots' medians (ratio) and minus their mean (added µs); overhead = exp(20% trimmed "
@@ -85,11 +90,12 @@ class Pairing:
         return self.value - self.baseline_mean
 
 
-def pairings(slots: list[dict], mode: str = "latency"
+def pairings(slots: list[dict], mode: str = "latency", value_key: str | None = None
              ) -> dict[tuple[str, int], list[Pairing]]:
     """Per (arm, size), every round's pairing of one mode's slots (a slot without a mode is
     a latency slot), from the raw slot records (any order). The value paired is the slot's
-    median latency, or its receive rate (govkit.results.stats.slot_value_key)."""
+    median latency, its receive rate or its CPU per sample
+    (govkit.results.stats.slot_value_key), or `value_key` of every slot."""
     blocks: dict[tuple[int, int], list[dict]] = {}
     for s in slots:
         if s.get("mode", "latency") == mode:
@@ -99,7 +105,8 @@ def pairings(slots: list[dict], mode: str = "latency"
         block.sort(key=lambda s: s["position"])
         # each slot's value if it is a usable `none` slot (None if not), read once; one
         # mode's slots share the value's key
-        none = [s[slot_value_key(s)] if s["arm"] == BASELINE_ARM and usable(s) else None
+        none = [s[value_key or slot_value_key(s)] if s["arm"] == BASELINE_ARM and usable(s)
+                else None
                 for s in block]
         for i, s in enumerate(block):
             if s["arm"] == BASELINE_ARM or not usable(s):
@@ -114,7 +121,7 @@ def pairings(slots: list[dict], mode: str = "latency"
             n = len(around)
             logs = sum(math.log(v) for v in around)
             out.setdefault((s["arm"], size), []).append(Pairing(
-                rnd, s["instance"], s[slot_value_key(s)], math.exp(logs / n),
+                rnd, s["instance"], s[value_key or slot_value_key(s)], math.exp(logs / n),
                 sum(around) / n))
     return out
 
@@ -161,10 +168,13 @@ def trimmed_mean(values: Sequence[float]) -> float:
 
 
 def _resample_trimmed(groups: list[list[float]], seed: str, block: int,
-                      resamples: int = BOOTSTRAP_RESAMPLES) -> list[float]:
+                      resamples: int = BOOTSTRAP_RESAMPLES, stratified: bool = False
+                      ) -> list[float]:
     """_resample with the trimmed mean as statistic, vectorised (numpy): the rounds'
     stopping rule computes it for every arm after every round. Each resample's draws fill a
-    row (padded with NaN where the drawn instances hold fewer rounds than the widest row)."""
+    row (padded with NaN where the drawn instances hold fewer rounds than the widest row).
+    `stratified`: every instance once per resample (only its rounds are resampled), for
+    an estimate whose instances' spread is added apart (InstanceTerm)."""
     import hashlib
 
     import numpy as np
@@ -176,6 +186,8 @@ def _resample_trimmed(groups: list[list[float]], seed: str, block: int,
     width = max(len(a) for a in arrays)
     drawn = np.full((r, k * width), np.nan)
     chosen = rng.integers(0, k, size=(r, k))        # which instance fills draw d of row i
+    if stratified:
+        chosen = np.tile(np.arange(k), (r, 1))
     for d in range(k):
         for gi, values in enumerate(arrays):
             rows = np.nonzero(chosen[:, d] == gi)[0]
@@ -195,6 +207,65 @@ def _resample_trimmed(groups: list[list[float]], seed: str, block: int,
 
 
 @dataclass(frozen=True)
+class InstanceTerm:
+    """How far one process instance's level sits from its arm's, as the run shows it: the
+    spread the rounds cannot show. Each process (its address-space layout, its pages' cache
+    sets) runs a little faster or slower for its whole life: on the 2-core VM, 0.6-0.9 % (SD,
+    log scale) for latency (2026-12-04). A ratio is an arm's instances over `none`'s, so it
+    carries both sets' draws: var = sigma² (1/arm instances + 1/none instances). Resampling
+    an arm's two instances saw about half of its own share and none of `none`'s, and
+    reruns differed by more than the intervals said (issue 32: var(z) 2.0, 19 % of |z|
+    beyond 1.96). Estimated once per run and mode, pooled over every arm and size."""
+    sigma: float              # SD of an instance's log level around its arm's
+    groups: int               # (arm, size) points it was pooled over
+    none_instances: int       # `none`'s instances in the run
+
+    def log_sd(self, arm_instances: int) -> float:
+        return self.sigma * math.sqrt(1 / max(1, arm_instances)
+                                      + 1 / max(1, self.none_instances))
+
+    def to_json(self) -> dict:
+        return {"sigma_pct": 100 * self.sigma, "groups": self.groups,
+                "none_instances": self.none_instances}
+
+
+def instance_term(pairs: dict[tuple[str, int], list[Pairing]], none_instances: int
+                  ) -> InstanceTerm | None:
+    """The run's InstanceTerm from its pairings, per (arm, size) grouped by the arm's
+    instance: the spread of the instances' trimmed means of the log ratios less what their
+    own rounds explain (Tukey-McLaughlin: winsorized variance / ((1 - 2·TRIM)² n)),
+    pooled over the points with their degrees of freedom; None with no point of two
+    instances of MIN_INSTANCE_ROUNDS rounds each."""
+    num = den = 0.0
+    groups = 0
+    for point_pairs in pairs.values():
+        by: dict[int, list[float]] = {}
+        for p in point_pairs:
+            by.setdefault(p.instance, []).append(p.log_ratio)
+        kept = [v for v in by.values() if len(v) >= MIN_INSTANCE_ROUNDS]
+        if len(kept) < 2:
+            continue
+        means = [trimmed_mean(v) for v in kept]
+        within = statistics.fmean(_trimmed_mean_variance(v) for v in kept)
+        num += (len(kept) - 1) * (statistics.variance(means) - within)
+        den += len(kept) - 1
+        groups += 1
+    if not den:
+        return None
+    return InstanceTerm(math.sqrt(max(0.0, num / den)), groups, none_instances)
+
+
+def _trimmed_mean_variance(values: Sequence[float]) -> float:
+    """The variance of a TRIM-trimmed mean of `values` (winsorized variance over
+    (1 - 2·TRIM)² n)."""
+    ordered = sorted(values)
+    n = len(ordered)
+    k = int(TRIM * n)
+    wins = [ordered[k]] * k + ordered[k:n - k] + [ordered[n - k - 1]] * k
+    return statistics.variance(wins) / ((1 - 2 * TRIM) ** 2 * n)
+
+
+@dataclass(frozen=True)
 class Overhead:
     ratio: float
     ratio_ci95: tuple[float, float] | None
@@ -205,6 +276,7 @@ class Overhead:
     block: int
     lag1: float | None
     subsampled: str | None = None   # what the intervals resampled, if not every round
+    instance_sd_pct: float | None = None   # the InstanceTerm's share of the ratio (SD, %)
 
     @property
     def halfwidth_pct(self) -> float | None:
@@ -216,10 +288,12 @@ class Overhead:
     def to_json(self) -> dict:
         return {"ratio": self.ratio, "ratio_ci95": list(self.ratio_ci95) if self.ratio_ci95
                 else None, "ratio_halfwidth_pct": self.halfwidth_pct,
-                "difference": self.added,
-                "difference_ci95": list(self.added_ci95) if self.added_ci95 else None,
+                "added": self.added,
+                "added_ci95": list(self.added_ci95) if self.added_ci95 else None,
                 "rounds": self.rounds, "instances": self.instances, "block_rounds": self.block,
                 "lag1_autocorrelation": self.lag1,
+                **({"instance_sd_pct": self.instance_sd_pct}
+                   if self.instance_sd_pct is not None else {}),
                 **({"subsampled": self.subsampled} if self.subsampled else {})}
 
 
@@ -239,11 +313,19 @@ def block_length(series: Sequence[float]) -> tuple[int, float | None]:
 
 
 def overhead(pairs: list[Pairing], seed: str, ratio_only: bool = False,
-             resamples: int = BOOTSTRAP_RESAMPLES) -> Overhead:
+             resamples: int = BOOTSTRAP_RESAMPLES, term: InstanceTerm | None = None
+             ) -> Overhead:
     """The arm's overhead over `none` at one size, with its intervals (`ratio_only`: the
-    ratio's interval alone, the same one, for the rounds' stopping rule)."""
+    ratio's interval alone, the same one, for the rounds' stopping rule). With the run's
+    `term`, the rounds are resampled within each instance and the instances' spread is
+    added to every resample (a normal draw, seeded), so the interval covers what another
+    set of processes would give; without it, the instances themselves are resampled."""
+    scale = None
+    if term is not None and pairs:
+        scale = (statistics.fmean(p.value for p in pairs),
+                 statistics.fmean(p.baseline_mean for p in pairs))
     return _estimate([(p.round, p.instance, p.log_ratio, p.added) for p in pairs], seed,
-                     ratio_only, resamples)
+                     ratio_only, resamples, term, scale)
 
 
 def difference(pairs: list[Pairing], reference: list[Pairing], seed: str) -> Overhead | None:
@@ -260,8 +342,11 @@ def difference(pairs: list[Pairing], reference: list[Pairing], seed: str) -> Ove
 
 
 def _estimate(rows: list[tuple[int, int, float, float]], seed: str,
-              ratio_only: bool = False, resamples: int = BOOTSTRAP_RESAMPLES) -> Overhead:
-    """(round, instance, log ratio, added µs) per round → trimmed means and intervals."""
+              ratio_only: bool = False, resamples: int = BOOTSTRAP_RESAMPLES,
+              term: InstanceTerm | None = None, scale: tuple[float, float] | None = None
+              ) -> Overhead:
+    """(round, instance, log ratio, added µs) per round → trimmed means and intervals;
+    `term` and `scale` (the arm's and its baselines' mean level): see `overhead`."""
     ordered = sorted(rows)
     logs = [r[2] for r in ordered]
     adds = [r[3] for r in ordered]
@@ -272,16 +357,51 @@ def _estimate(rows: list[tuple[int, int, float, float]], seed: str,
         return Overhead(ratio, None, added, None, len(rows), instances, block, r1)
     resampled, note = thinned_rounds(ordered)
     note = with_fewer_resamples(note, resamples)
+    stratified = term is not None
     log_dist = _resample_trimmed(_by_instance(resampled, 2), seed + "/ratio", block,
-                                 resamples)
+                                 resamples, stratified)
+    sd = term.log_sd(instances) if term is not None else None
+    if sd:
+        log_dist = _with_spread(log_dist, sd, seed + "/ratio/instances")
     lo, hi = percentile_interval(log_dist)
+    shown = 100 * sd if sd is not None else None
     if ratio_only:
         return Overhead(ratio, (math.exp(lo), math.exp(hi)), added, None, len(rows), instances,
-                        block, r1, note)
+                        block, r1, note, shown)
     add_dist = _resample_trimmed(_by_instance(resampled, 3), seed + "/added", block,
-                                 resamples)
+                                 resamples, stratified)
+    if term is not None and scale is not None and term.sigma:
+        level, base = scale
+        add_dist = _with_spread(add_dist, term.sigma * math.sqrt(
+            level ** 2 / max(1, instances) + base ** 2 / max(1, term.none_instances)),
+            seed + "/added/instances")
     return Overhead(ratio, (math.exp(lo), math.exp(hi)), added, percentile_interval(add_dist),
-                    len(rows), instances, block, r1, note)
+                    len(rows), instances, block, r1, note, shown)
+
+
+def _with_spread(dist: list[float], sd: float, seed: str) -> list[float]:
+    """Each resample plus a seeded normal draw of SD `sd` (the InstanceTerm)."""
+    import hashlib
+
+    import numpy as np
+
+    rng = np.random.default_rng(int.from_bytes(hashlib.sha256(seed.encode()).digest()[:8],
+                                               "little"))
+    return [float(v) for v in np.asarray(dist) + rng.normal(0.0, sd, len(dist))]
+
+
+def added_distribution(pairs: list[Pairing], seed: str,
+                       resamples: int = BOOTSTRAP_RESAMPLES) -> list[float] | None:
+    """The bootstrap distribution of an arm's added µs (its trimmed mean per resample),
+    drawn exactly as `overhead` draws the interval it reports (same seed, same draws): the
+    cost model (govkit.results.cost_model) fits its line through these. None below 3
+    rounds."""
+    ordered = sorted((p.round, p.instance, p.log_ratio, p.added) for p in pairs)
+    if len(ordered) < 3:
+        return None
+    block, _ = block_length([r[2] for r in ordered])
+    resampled, _ = thinned_rounds(ordered)
+    return _resample_trimmed(_by_instance(resampled, 3), seed + "/added", block, resamples)
 
 
 def thinned_rounds(ordered: list[tuple]) -> tuple[list[tuple], str | None]:

@@ -31,9 +31,8 @@ def point_estimates(part: list[tuple[str, list[list[float]], str, int, int]]
             for fmt, groups, seed, cap, resamples in part]
 
 
-def overheads(part: list[tuple[list[paired.Pairing], str, bool, int]]
-              ) -> list[paired.Overhead]:
-    """paired.overhead of each (pairings, seed, ratio_only, resamples)."""
+def overheads(part: list[tuple]) -> list[paired.Overhead]:
+    """paired.overhead of each (pairings, seed, ratio_only, resamples, instance term)."""
     return [paired.overhead(*task) for task in part]
 
 

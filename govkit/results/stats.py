@@ -65,7 +65,7 @@ INTERVAL_METHOD = (
     "measured seconds within each drawn repeat, recompute the statistic; "
     f"{BOOTSTRAP_RESAMPLES} resamples, seeded by the point's name (the same raw rows always "
     "give the same interval). Overheads: the profile's and none's resamples paired by index "
-    "(independent runs), ratio and difference taken per resample. " + SUBSAMPLE_METHOD)
+    "(independent runs), ratio and added amount taken per resample. " + SUBSAMPLE_METHOD)
 
 # Flag thresholds (see `flags`): chosen so that pure per-second noise of the size seen on
 # a 2-core VM (about 10 % standard deviation between seconds) does not raise them.
@@ -80,38 +80,67 @@ TREND_SIGMAS = 2.0        # ... and by more than 2 standard errors over the repe
 
 @dataclass(frozen=True)
 class RowFormat:
-    """How to read one runner's rows: which per-row value the point statistic pools."""
+    """How to read one runner's rows: which per-row value the point statistic pools, the
+    numbers each row must hold, and the figures a repeat of them yields."""
     name: str
     mode: str                      # latency | throughput
     value_key: str | None          # per-row value pooled over seconds; None: summary only
     statistic: str                 # exact name of the point statistic
     pooled: Callable[[Sequence[float]], float]
     unit: str
+    # The numbers each raw row (a summary-only runner: its summary; a rotating run: each
+    # usable slot) must hold: what results.check requires before anything is computed.
+    row_keys: tuple[str, ...]
+    # The figures a repeat yields (repeat_figures' keys, named in results.figures), in the
+    # order the report's per-repeat table shows them.
+    figures: tuple[str, ...]
+    rotating: bool = False         # a rotating run's slots (rotation.slots), not a repeat's
 
 
 # Any runner uses one of these (its `method` says how the rows come about):
 # latency-per-second rows: t, count, mean, min, p50, p90, p99, max (µs, one second each);
 # throughput-per-second rows: t, count, lost, rate_sps, mbps (seconds without samples kept);
+# *-slots: a rotating run's slots (govkit.bench.rotation), one row per slot;
 # *-summary: no rows, the runner's own end-of-run sample statistics in `summary`.
 ROW_FORMATS = {f.name: f for f in (
     RowFormat("latency-per-second", "latency", "p50",
-              "median of per-second medians (one-way latency)", statistics.median, "us"),
+              "median of per-second medians (one-way latency)", statistics.median, "us",
+              row_keys=("count", "mean", "min", "p50", "p90", "p99", "max"),
+              figures=("median_of_second_medians", "p90_median_of_seconds",
+                       "p99_median_of_seconds", "p99_worst_second", "mean_of_samples",
+                       "std_of_second_means", "min", "max")),
     RowFormat("throughput-per-second", "throughput", "rate_sps",
               "mean of per-second rates (seconds without samples count as 0)",
-              statistics.fmean, "samples/s"),
+              statistics.fmean, "samples/s",
+              row_keys=("count", "lost", "rate_sps", "mbps"),
+              figures=("mean_rate_sps", "mean_mbps", "lost", "stalled_seconds")),
     RowFormat("latency-slots", "latency", "p50",
               "median of slot medians (one-way latency; each slot's median exact over its "
-              "round trips)", statistics.median, "us"),
+              "round trips)", statistics.median, "us",
+              row_keys=("count", "mean", "min", "max", "p50", "p99"),
+              figures=("median_of_slot_medians", "median_of_samples", "p90_of_samples",
+                       "p99_of_samples", "p99_9_of_samples", "mean_of_samples",
+                       "std_of_slot_medians", "min", "max", "cpu_pct_ping", "cpu_pct_pong"),
+              rotating=True),
     RowFormat("throughput-slots", "throughput", "rate_sps",
               "median of slot rates (samples/s received; each slot's rate: samples after the "
               "first arrival over the time from the first arrival to the last)",
-              statistics.median, "samples/s"),
+              statistics.median, "samples/s",
+              row_keys=("count", "later_n", "span_us", "lost", "rate_sps"),
+              figures=("median_of_slot_rates", "mean_rate_sps", "mean_mbps", "lost",
+                       "cpu_pct_ping", "cpu_pct_pong"),
+              rotating=True),
     RowFormat("latency-summary", "latency", None,
               "median over repeats of each run's sample median (one-way latency)",
-              statistics.median, "us"),
+              statistics.median, "us", row_keys=("median_of_samples",),
+              figures=("median_of_samples", "p90_of_samples", "p99_of_samples",
+                       "mean_of_samples", "std_of_samples", "min", "max")),
     RowFormat("throughput-summary", "throughput", None,
-              "mean over repeats of each run's average rate", statistics.fmean, "samples/s"),
+              "mean over repeats of each run's average rate", statistics.fmean, "samples/s",
+              row_keys=("mean_rate_sps",), figures=("mean_rate_sps", "mean_mbps", "lost")),
 )}
+# A rotating run's slots as a point's raw rows, per mode.
+ROTATION_FORMAT = {f.mode: f.name for f in ROW_FORMATS.values() if f.rotating}
 
 
 def row_format(name: str) -> RowFormat:
@@ -264,10 +293,8 @@ def repeat_figures(record: dict) -> tuple[dict, int | None]:
     rows = measured(raw["rows"], record["warmup_rows"], record["measured_rows"])
     if not rows:
         raise ValueError("no measured rows")
-    if fmt.name == "latency-slots":
-        figures = slot_figures(rows)
-    elif fmt.name == "throughput-slots":
-        figures = throughput_slot_figures(rows)
+    if fmt.rotating:
+        figures = slot_figures(rows) if fmt.mode == "latency" else throughput_slot_figures(rows)
     else:
         figures = latency_figures(rows) if fmt.mode == "latency" else throughput_figures(rows)
     return figures, sum(r["count"] for r in rows)
@@ -497,14 +524,15 @@ def with_fewer_resamples(note: str | None, resamples: int) -> str | None:
 
 
 def compare(mine: Estimate, base: Estimate) -> dict:
-    """Ratio and difference of two independent estimates, each with its interval."""
+    """`mine` over `base`, two independent estimates: the ratio and what `mine` adds
+    (mine − base; µs, or samples/s), each with its interval."""
     out = {"ratio": mine.value / base.value if base.value else None, "ratio_ci95": None,
-           "difference": mine.value - base.value, "difference_ci95": None}
+           "added": mine.value - base.value, "added_ci95": None}
     if mine.dist and base.dist:
         if out["ratio"] is not None and all(base.dist):
             out["ratio_ci95"] = list(percentile_interval(
                 [a / b for a, b in zip(mine.dist, base.dist, strict=True)]))
-        out["difference_ci95"] = list(percentile_interval(
+        out["added_ci95"] = list(percentile_interval(
             [a - b for a, b in zip(mine.dist, base.dist, strict=True)]))
     return out
 
@@ -557,9 +585,13 @@ def trend(groups: list[list[float]]) -> float | None:
 # ------------------------------------------------------------- slots (govkit.bench.rotation)
 
 
+SLOT_VALUE_KEYS = {"latency": "p50", "throughput": "rate_sps", "cpu": "cpu_us_per_sample"}
+
+
 def slot_value_key(slot: dict) -> str:
-    """What a rotating run's slot measured: its median latency, or its receive rate."""
-    return "rate_sps" if slot.get("mode") == "throughput" else "p50"
+    """What a rotating run's slot measured: its median latency, its receive rate, or (a CPU
+    slot, written at a fixed rate) both sides' CPU µs per sample."""
+    return SLOT_VALUE_KEYS.get(slot.get("mode", "latency"), "p50")
 
 
 def usable(slot: dict) -> bool:

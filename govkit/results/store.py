@@ -20,11 +20,13 @@ from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.common.fsutil import write_atomic
 from govkit.common.inputs import read_input
 from govkit.common.limits import MAX_RESULTS_BYTES
+from govkit.results.cost_model import cost_models, stored
+from govkit.results.gates import run_gates
 from govkit.results.perftest_csv import csv_name, to_csv
 from govkit.results.summary import Summarizer, all_records, point_key, repeat_key
 from govkit.runners.network import Network
 from govkit.wire.rtps import METHOD as WIRE_METHOD
-from govkit.wire.rtps import profile_verdicts
+from govkit.wire.verdict import profile_verdicts
 
 SCHEMA = "govkit.bench/3"
 RESULTS_NAME = "results.json"
@@ -38,7 +40,7 @@ RESUME_KEYS = {"runner": "--runner", "modes": "--mode", "sizes": "--sizes",
                "realtime": "--realtime/--no-realtime", "transports": "--transport",
                "paths": "--net", "loss_rates_pct": "--loss-rate", "hosts": "--hosts",
                "peer_addresses": "--peer-address", "cpus_kept_awake": "--allow-idle",
-               "throughput_by_rotation": "--rotate-throughput"}
+               "throughput_by_rotation": "--rotate-throughput/--per-repeat-throughput"}
 # What a run stored before a setting existed means (runs before the network dimension
 # were UDP over loopback without loss; before 2026-12-02's spinners, CPUs could halt).
 RESUME_DEFAULTS = {"transports": ["udp"], "paths": ["lo"], "loss_rates_pct": [0],
@@ -48,6 +50,11 @@ ROTATION_RESUME_KEYS = {"slot_ms": "--slot-ms", "settle_ms": "--settle-ms"}
 # Rotating runs rewrite results.json after a round only when this long has passed since the
 # last write (seconds).
 ROUND_SAVE_S = 2.0
+# Files written before 2026-12-04 name the overhead's second form `difference` in the summary
+# rows' `vs_none` and `vs_network`; it is `added` now, as results.paired.Overhead names it.
+# Read under the new name, so such a file's stored summary still compares with the
+# recomputed one (docs/reference/results-json.md, format history).
+RENAMED_IN_OVERHEADS = {"difference": "added", "difference_ci95": "added_ci95"}
 
 
 @dataclass
@@ -87,6 +94,23 @@ class ResultStore:
 
     def completed(self) -> set[tuple]:
         return {repeat_key(r) for r in self.doc["results"] if r.get("status") == "ok"}
+
+    def kept(self) -> str:
+        """What `--resume` continues from, in words: completed repeats, and a rotating
+        run's rounds and a discovery run's groups (a rotating run has no repeats: it said
+        "0 completed repeat(s) kept" while keeping every round)."""
+        parts = []
+        repeats = len(self.completed())
+        rotation = self.doc.get("rotation") or {}
+        rounds, slots = len(rotation.get("rounds") or []), len(rotation.get("slots") or [])
+        groups = len((self.doc.get("discovery") or {}).get("groups") or [])
+        if repeats or not (rounds or slots or groups):
+            parts.append(f"{repeats} completed repeat(s)")
+        if rounds or slots:
+            parts.append(f"{rounds} rotation round(s) ({slots} slot(s))")
+        if groups:
+            parts.append(f"{groups} discovery group(s)")
+        return f"{' and '.join(parts)} kept"
 
     def records(self, key: tuple) -> list[dict]:
         return [r for r in self.doc["results"] if point_key(r) == key]
@@ -156,6 +180,13 @@ class ResultStore:
         writes the summary and the CSVs, and `govkit report` recomputes all anyway)."""
         if summary or "summary" not in self.doc:
             self.doc["summary"] = self.summarizer.summarize(self.doc)
+            if self.doc.get("rotation"):
+                self.doc["cost_model"] = stored(cost_models(self.doc))
+            gates = run_gates(self.doc, self.doc["summary"], self.summarizer.overheads)
+            if gates is None:
+                self.doc.pop("gates", None)
+            else:
+                self.doc["gates"] = gates
         write_atomic(self.json_path, json.dumps(self.doc, indent=2) + "\n")
         self.saved_at = time.monotonic()
         if not summary:
@@ -195,6 +226,20 @@ def load_results(path: Path) -> Any:
     if deep:
         raise GovkitError(f"{path}: nested deeper than {MAX_DEPTH} levels; not a govkit "
                           "results file", EXIT_USAGE)
+    return with_current_names(doc)
+
+
+def with_current_names(doc: Any) -> Any:
+    """`doc` with the stored summary's overheads under today's names (RENAMED_IN_OVERHEADS);
+    anything not shaped like a summary is left for results.check to judge."""
+    summary = doc.get("summary") if isinstance(doc, dict) else None
+    for row in summary if isinstance(summary, list) else []:
+        for key in ("vs_none", "vs_network"):
+            vs = row.get(key) if isinstance(row, dict) else None
+            if isinstance(vs, dict) and not vs.keys() & RENAMED_IN_OVERHEADS.values():
+                for old, new in RENAMED_IN_OVERHEADS.items():
+                    if old in vs:
+                        vs[new] = vs.pop(old)
     return doc
 
 

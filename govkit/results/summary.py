@@ -11,14 +11,16 @@ reads a results document, never writes one.
 
 from __future__ import annotations
 
+import statistics
+
 from govkit.catalog.profiles import BASELINE, PROFILES
 from govkit.catalog.rti_published import published_cipher_pair, published_overhead
 from govkit.results import paired, parallel, stats
+from govkit.results.discovery import discovery_rows
 from govkit.results.flags import flag
 from govkit.runners.network import LOSS_MEANING, Network
 from govkit.runners.network import sort_key as network_order
-from govkit.wire.rtps import profile_verdicts
-from govkit.wire.verdict import judge_again
+from govkit.wire.verdict import judge_again, profile_verdicts
 
 
 def key_of(profile: str, mode: str, size: int, network: Network) -> tuple:
@@ -52,6 +54,9 @@ class Summarizer:
         # ... and its records (all_records): the report's tables read the same ones rather
         # than grouping every slot of the run again
         self.records: list[dict] = []
+        # The wire verdicts per profile when the caller has judged the points already (the
+        # report's wire section: 20,000 points judged once, not twice; issue 37)
+        self.wire_verdicts: dict | None = None
 
     def point_estimates(self, points: list[tuple[tuple, stats.RowFormat, list[list[float]]]],
                         cap: int, resamples: int) -> list[stats.Estimate]:
@@ -80,9 +85,10 @@ def _seed(key: tuple) -> str:
 
 def summarize(doc: dict, summarizer: Summarizer | None = None) -> list[dict]:
     """One row per point (profile, mode, size, network): its statistic over all ok repeats
-    with a 95 % interval, the overhead over `none` over the same network (ratio and
-    difference, with intervals), RTI's published figures (UDP over a LAN without injected
-    loss, so only beside such points), and flags saying what looks wrong and why."""
+    with a 95 % interval, the overhead over `none` over the same network (ratio and what it
+    adds, with intervals), RTI's published figures (UDP over a LAN without injected
+    loss, so only beside such points), and flags saying what looks wrong and why; then a
+    discovery run's rows (mode `discovery`: govkit.results.discovery)."""
     summarizer = summarizer or Summarizer()
     settings = doc.get("settings", {})
     target = settings.get("target_ci_pct")
@@ -112,7 +118,8 @@ def summarize(doc: dict, summarizer: Summarizer | None = None) -> list[dict]:
         estimates[key] = (fmt, est, groups)
 
     order = {p.name: i for i, p in enumerate(PROFILES)}
-    verdicts = wire_verdicts(doc)
+    verdicts = summarizer.wire_verdicts if summarizer.wire_verdicts is not None \
+        else wire_verdicts(doc)
     rot_target = ((doc.get("rotation") or {}).get("settings") or {}).get("target_ci_pct")
     # Transport (path, loss) comparison: every point against the same profile, mode and
     # size over the run's first network (udp lo without loss when measured), seed 003-like.
@@ -140,7 +147,7 @@ def summarize(doc: dict, summarizer: Summarizer | None = None) -> list[dict]:
             "seconds": sum(len(g) for g in groups) if fmt.value_key else None,
             "repeat_estimates": [fmt.pooled(g) for g in groups],
         }
-        rotated = fmt.name in ROTATION_FORMATS
+        rotated = fmt.rotating
         if fmt.mode == "latency" and fmt.value_key and not rotated:
             measured = [x for r in ok for x in stats.measured(
                 r["raw"]["rows"], r["warmup_rows"], r["measured_rows"])]
@@ -161,6 +168,7 @@ def summarize(doc: dict, summarizer: Summarizer | None = None) -> list[dict]:
                 row["tail"] = _slot_tail(slots, figures)
             else:
                 figures = stats.throughput_slot_figures(slots)
+                row["cpu_per_sample"] = cpu_per_sample(doc, profile, size, paired_overheads)
             row["cpu_pct"] = {"ping": figures["cpu_pct_ping"], "pong": figures["cpu_pct_pong"]}
             paired = paired_overheads.get((profile, mode, size))
             row["vs_none"] = paired.to_json() if paired is not None else None
@@ -181,9 +189,52 @@ def summarize(doc: dict, summarizer: Summarizer | None = None) -> list[dict]:
             thinned.append(f"the overhead's: {row['vs_none']['subsampled']}")
         if thinned:
             row["flags"].append(flag("subsampled_interval", "; ".join(thinned)))
+        saturated = (row.get("cpu_per_sample") or {}).get("saturated_slots")
+        if saturated:
+            row["flags"].append(flag("cpu_saturated", f"{saturated} CPU slot(s) delivered "
+                                     f"under 95% of the offered rate: left out of its CPU "
+                                     f"per sample"))
         rows.append(row)
     add_variant_differences(rows, doc, summarizer, pairs.get("latency"))
-    return [_rounded(row) for row in rows]
+    # --mode discovery: its rows as they are (seconds, not rounded to 0.1 ms)
+    return [_rounded(row) for row in rows] + discovery_rows(doc)
+
+
+CPU_STATISTIC = (
+    "median of CPU slots' µs of CPU per sample written (each side's CPU time over the "
+    "slot's samples, at the one offered rate of that size); × none: the paired rounds' "
+    "ratio, as for latency")
+
+
+def cpu_per_sample(doc: dict, arm: str, size: int, overheads: dict) -> dict | None:
+    """A throughput point's second cost figure, from its CPU slots (written at a fixed rate
+    below every arm's saturation: govkit.bench.rotation): per side and both, the median
+    over slots of µs of CPU per sample, and each over `none`'s as a paired ratio with its
+    interval (both sides: the run's paired overheads; each side: paired here)."""
+    slots = [s for s in (doc.get("rotation") or {}).get("slots", [])
+             if s.get("mode") == CPU and s["arm"] == arm and s["size"] == size]
+    ok = [s for s in slots if stats.usable(s)]
+    if not ok:
+        return None
+    out = {"statistic": CPU_STATISTIC, "unit": "us/sample",
+           "offered_rate_sps": ok[0].get("offered_rate_sps"), "slots": len(ok),
+           "saturated_slots": sum(1 for s in slots if s.get("status") == "saturated")}
+    for side, key in (("both", "cpu_us_per_sample"), ("ping", "ping_us_per_sample"),
+                      ("pong", "pong_us_per_sample")):
+        values = [s[key] for s in ok if s.get(key, 0) > 0]
+        out[side] = statistics.median(values) if values else None
+    if arm == BASELINE:
+        return out
+    both = overheads.get((arm, CPU, size))
+    out["vs_none"] = both.to_json() if both is not None else None
+    cpu_slots = [s for s in (doc.get("rotation") or {}).get("slots", [])
+                 if s.get("mode") == CPU and s["size"] == size]
+    for side, key in (("ping", "ping_us_per_sample"), ("pong", "pong_us_per_sample")):
+        usable_side = [s for s in cpu_slots if s.get(key, 0) > 0]
+        mine = paired.pairings(usable_side, CPU, key).get((arm, size))
+        out[f"{side}_vs_none"] = paired.overhead(
+            mine, f"govkit/paired/{arm}/{size}/cpu/{side}").to_json() if mine else None
+    return out
 
 
 def resample_cap(points: int) -> int:
@@ -195,9 +246,11 @@ def resample_cap(points: int) -> int:
 
 # ------------------------------------------------------------ the rotating design's figures
 
-# A rotating run's slots as a point's raw rows, per mode (govkit.results.stats.ROW_FORMATS).
-ROTATION_FORMAT = {"latency": "latency-slots", "throughput": "throughput-slots"}
-ROTATION_FORMATS = tuple(ROTATION_FORMAT.values())
+# The slots paired with their `none` neighbours: the points' modes (stats.ROTATION_FORMAT),
+# and the CPU slots (govkit.bench.rotation), whose figures belong to their size's
+# throughput point.
+CPU = "cpu"
+PAIRED_MODES = (*stats.ROTATION_FORMAT, CPU)
 
 
 def all_records(doc: dict) -> list[dict]:
@@ -213,7 +266,7 @@ def rotation_records(doc: dict) -> list[dict]:
     pairs = {(p["arm"], p["instance"]): p for p in rot.get("pairs", [])}
     groups: dict[tuple, list[dict]] = {}
     for s in rot.get("slots", []):
-        if s.get("arm") == paired.AA_ARM:
+        if s.get("arm") == paired.AA_ARM or s.get("mode") == CPU:
             continue
         # by arm: a profile measured under several crypto variants is one point per
         # variant, named like its arm (`rtps_encrypt@aes128`)
@@ -233,7 +286,7 @@ def rotation_records(doc: dict) -> list[dict]:
                   "error": None if ok else "; ".join(dict.fromkeys(
                       s.get("error") or s.get("status", "?") for s in slots))}
         if ok:
-            record.update(raw={"format": ROTATION_FORMAT[mode], "rows": ok}, warmup_rows=0,
+            record.update(raw={"format": stats.ROTATION_FORMAT[mode], "rows": ok}, warmup_rows=0,
                           measured_rows=len(ok))
         out.append(record)
     return out
@@ -243,7 +296,7 @@ def _pairings_by_mode(doc: dict) -> dict[str, dict]:
     """A rotating run's pairings (govkit.results.paired.pairings) per mode."""
     rot = doc.get("rotation")
     slots = rot.get("slots", []) if rot else []
-    return {mode: paired.pairings(slots, mode) for mode in ROTATION_FORMAT} if rot else {}
+    return {mode: paired.pairings(slots, mode) for mode in PAIRED_MODES} if rot else {}
 
 
 def rotation_overheads(doc: dict, summarizer: Summarizer | None = None,
@@ -261,28 +314,44 @@ def rotation_overheads(doc: dict, summarizer: Summarizer | None = None,
     slots = rot.get("slots", [])
     todo = []                                 # not cached: (point, key, signature, ...)
     cache = summarizer._cache if summarizer else {}
-    arms = [(mode, arm, size, pairs) for mode in ROTATION_FORMAT
+    arms = [(mode, arm, size, pairs) for mode in PAIRED_MODES
             for (arm, size), pairs in (paired.pairings(slots, mode)
                                        if (pairs_by_mode or {}).get(mode) is None
                                        else pairs_by_mode[mode]).items()]
     resamples = stats.resamples_for(len(arms))      # a run of hundreds of arms: fewer
+    terms = instance_terms(slots, arms)
     for mode, arm, size, pairs in arms:
         # (latency keeps its seed of before throughput slots: same figures as then)
         seed = f"govkit/paired/{arm}/{size}" + ("" if mode == "latency" else f"/{mode}")
         key = ("paired", arm, mode, size, ratio_only)
-        signature = (resamples, tuple((p.round, p.instance, p.value, p.baseline)
-                                      for p in pairs))
+        term = terms.get(mode)
+        signature = (resamples, term, tuple((p.round, p.instance, p.value, p.baseline)
+                                            for p in pairs))
         hit = cache.get(key)
         out[(arm, mode, size)] = None if hit is None or hit[0] != signature else hit[1]
         if out[(arm, mode, size)] is None:
-            todo.append(((arm, mode, size), key, signature, pairs, seed))
-    tasks = [(pairs, seed, ratio_only, resamples) for *_, pairs, seed in todo]
+            todo.append(((arm, mode, size), key, signature, pairs, seed, term))
+    tasks = [(pairs, seed, ratio_only, resamples, term) for *_, pairs, seed, term in todo]
     found = parallel.in_workers(parallel.overheads, tasks, [
         min(len(t[0]), paired.MAX_RESAMPLED_ROUNDS) for t in tasks]) \
         if summarizer and summarizer.parallel else parallel.overheads(tasks)
     for (point, key, signature, *_), overhead in zip(todo, found, strict=True):
         cache[key] = (signature, overhead)
         out[point] = overhead
+    return out
+
+
+def instance_terms(slots: list[dict], arms: list[tuple]) -> dict[str, paired.InstanceTerm]:
+    """Per mode, the run's spread between process instances (paired.InstanceTerm), pooled
+    over every arm and size of that mode (the A/A arm's included)."""
+    out = {}
+    for mode in dict.fromkeys(m for m, *_ in arms):
+        none = {s["instance"] for s in slots if s.get("arm") == paired.BASELINE_ARM
+                and s.get("mode", "latency") == mode}
+        term = paired.instance_term({(arm, size): pairs for m, arm, size, pairs in arms
+                                     if m == mode}, len(none))
+        if term is not None:
+            out[mode] = term
     return out
 
 
@@ -342,12 +411,17 @@ def add_variant_differences(rows: list[dict], doc: dict,
         if diff is None:
             continue
         ci = diff.ratio_ci95
+        # A contrast of two secured arms is their difference (arm − reference), as RTI's
+        # published AES-128/AES-256 pair names it, not an overhead over `none`.
+        contrast = diff.to_json()
+        contrast["difference"] = contrast.pop("added")
+        contrast["difference_ci95"] = contrast.pop("added_ci95")
         row["vs_variant"].append({
             "dimension": dimension, "reference": ref_arm,
             "reference_variant": ref["variant"]["name"],
             "reference_us": ref["estimate"], "reference_ci95": ref["ci95"],
             "figure_us": row["estimate"], "figure_ci95": row["ci95"],
-            **diff.to_json(), "difference_pct": 100 * (diff.ratio - 1),
+            **contrast, "difference_pct": 100 * (diff.ratio - 1),
             "difference_pct_ci95": [100 * (ci[0] - 1), 100 * (ci[1] - 1)] if ci else None,
             "rti": published_cipher_pair(base_profile(arm), size)
             if dimension == "cipher" and row["variant"].get("cipher") == "aes128" else None})
@@ -456,6 +530,9 @@ def load_line(doc: dict) -> str | None:
         f"load average {before[0]:.2f} before the run" if before else "load average unknown")
     if steal:
         text += f", CPU steal {max(steal):.1f}%"
+    other = [x["other_cpu_share"] for x in loads if x.get("other_cpu_share") is not None]
+    if other:
+        text += f"; others used {100 * max(other):.0f}% of a CPU"
     if busy:
         text += "; other busy processes: " + ", ".join(
             f"{name} {100 * share:.0f}% of a CPU" for name, share in list(busy.items())[:4])
@@ -519,7 +596,7 @@ def _flags(row: dict, groups: list[list[float]], ok: list[dict], secured: bool,
            target: float | None, fmt: stats.RowFormat) -> list[dict]:
     flags = []
     unit = "µs" if fmt.unit == "us" else fmt.unit
-    rotated = fmt.name in ROTATION_FORMATS
+    rotated = fmt.rotating
     if row["failed_repeats"]:
         total = row["failed_repeats"] + row["repeats"]
         flags.append(flag("failed_repeats",

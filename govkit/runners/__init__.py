@@ -1,10 +1,26 @@
-"""Benchmark runners: small adapters behind one interface (govkit.runners.base.Runner).
+"""Benchmark runners: small adapters behind one interface (govkit.runners.base.Runner), where
+a point's processes run, and govkit's native programs with their builds.
 
 A runner is one module here, whose class it exports as `RUNNER`, plus one row in the runner
 table (govkit.catalog.runners), which names the module: the CLI reads the table, never this
-directory, so listing runners imports none of them. Where the processes run (`network`,
-`netpath`) and govkit's native programs (`native/`, `cyclone_build`, `fastdds_build`) live
-here too.
+directory, so listing runners imports none of them. `get_runner` below makes one by name.
+
+- `base`: the runner interface (and what a rotating runner offers), the point and bundle it
+  is given;
+- `cyclone`: Cyclone DDS through govkit's own program, latency by rotation (the default);
+- `ddsperf`: Cyclone DDS's `ddsperf`;
+- `fastdds`: Fast DDS 2.9 through govkit's own program;
+- `perftest`: RTI Perftest, the method of RTI's secure-performance pages;
+- `crypto`: a secured arm's crypto variant (AES key size, rekeying) and who allows it;
+- `network`: the network a point is measured over: transport, path, injected loss;
+- `netpath`: where the two processes run: loopback, two namespaces, or two hosts;
+- `cyclone_build`, `fastdds_build`: the native programs built once and cached;
+- `cyclone_refusal`, `fastdds_refusal`: why an implementation refused a participant;
+- `native/`: the programs' sources (`cyclone_perf.c`, `fastdds_perf.cpp`).
+- `processes`: where every benchmark process is started, read and ended;
+- `pair`: a long-lived ping/pong pair of govkit's programs and the line protocol of its slots;
+- `group`: a discovery group of participants started together;
+- `topic_refusal`: why an implementation refused a writer or reader on one topic;
 
 May import: every stage up to govkit.smime and govkit.wire.
 """
@@ -12,58 +28,14 @@ May import: every stage up to govkit.smime and govkit.wire.
 import importlib
 import inspect
 
-from govkit.catalog.runners import RUNNERS, runner_info
+from govkit.catalog.runners import runner_info
 from govkit.common.errors import GovkitError
-from govkit.common.faces import lazy_face
 from govkit.runners.base import Runner
-
-_EXPORTS = {
-    "BenchPoint": "base",
-    "Bundle": "base",
-    "CIPHERS": "crypto",
-    "CRYPTO_DEFAULTS": "crypto",
-    "CryptoVariant": "crypto",
-    "DEFAULT": "network",
-    "ForeignParticipant": "base",
-    "LOSS_MEANING": "network",
-    "MAX_REKEY": "crypto",
-    "NetPaths": "netpath",
-    "Network": "network",
-    "PATHS": "network",
-    "ParticipantFiles": "base",
-    "ProcessSpec": "base",
-    "ROLES": "network",
-    "RunnerError": "base",
-    "TRANSPORTS": "network",
-    "command_line": "base",
-    "crypto_refusal": "crypto",
-    "csv_prefix": "network",
-    "csv_suffix": "network",
-    "dies_with_govkit": "base",
-    "explain_cyclone_refusal": "cyclone_refusal",
-    "launch_argv": "base",
-    "networks": "network",
-    "parse_hosts": "network",
-    "parse_loss_rates": "network",
-    "parse_paths": "network",
-    "parse_peer_addresses": "network",
-    "parse_transports": "network",
-    "prepare": "base",
-    "process_placement": "base",
-    "run_processes": "base",
-    "shown_path": "network",
-    "sort_key": "network",
-    "variants_of": "crypto",
-}
-__all__ = ["Runner", "get_runner", "runner_names", *sorted(_EXPORTS)]
-__getattr__ = lazy_face(__name__, _EXPORTS)
-
-
-def runner_names() -> tuple[str, ...]:
-    return tuple(RUNNERS)
 
 
 def get_runner(name: str, **options) -> Runner:
+    """The runner `name` of the runner table, made with `options` (a usage error if one does
+    not apply to it)."""
     cls = importlib.import_module(f"govkit.runners.{runner_info(name).module}").RUNNER
     try:
         inspect.signature(cls).bind(**options)

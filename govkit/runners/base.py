@@ -2,19 +2,15 @@
 
 A runner never signs or validates anything: it receives a `Bundle` of already signed,
 verified files (govkit.generate.bundle) and turns one `BenchPoint` into configuration files
-(`configs`, pure) and `ProcessSpec`s (`commands`, pure), which the shared `run_processes`
-executes; the runner then parses their output into a `PointResult` that holds the raw rows
-it read. Statistics are not the runner's business: govkit.results.stats computes every figure from
-those rows, the same way for every runner.
+(`configs`, pure) and `ProcessSpec`s (`commands`, pure), which the shared
+govkit.runners.processes.run_processes executes; the runner then parses their output into a
+`PointResult` that holds the raw rows it read. Statistics are not the runner's business:
+govkit.results.stats computes every figure from those rows, the same way for every runner.
 """
 
 from __future__ import annotations
 
-import os
 import shlex
-import signal
-import subprocess
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +18,7 @@ from typing import Protocol
 
 from govkit.catalog.profiles import Profile
 from govkit.common.fsutil import write_atomic
-from govkit.common.workers import dies_with_parent
+from govkit.runners.crypto import CryptoVariant
 from govkit.runners.network import DEFAULT, LOOPBACK, Endpoint, Network
 
 
@@ -100,6 +96,7 @@ class ProcessOutput:
     timed_out: bool = False            # stopped because the point's timeout expired
     cpus_allowed: str | None = None    # the affinity the process really ran with (/proc)
     policy: str | None = None          # the scheduling policy it really ran with (/proc)
+    autogroup: str | None = None       # its CFS autogroup (govkit.runners.processes)
     env: dict[str, str] = field(default_factory=dict)   # what govkit added (its config file)
 
     @property
@@ -137,8 +134,14 @@ class ForeignParticipant(RunnerError):
 
 
 class Runner(Protocol):
+    """What every runner offers. What it can do beyond running per-repeat points (rotate,
+    keys in a token) is a column of its row in the runner table
+    (govkit.catalog.runners.RunnerInfo), read without importing the runner."""
     name: str
     per_second: bool        # True: rows per second (warm-up applies); False: one summary
+    # The byte the runner's samples are filled with (ddsperf's 0xee), which the wire check
+    # looks for in clear (govkit.wire.verdict); None: not known, the check is skipped.
+    wire_filler: bytes | None
 
     def method(self) -> str:
         """What the runner measures and prints (stored with every result)."""
@@ -160,6 +163,29 @@ class Runner(Protocol):
 
     def timeout(self, point: BenchPoint) -> float:
         """Seconds after which a point's processes are killed and the point fails."""
+
+
+class RotatingRunner(Runner, Protocol):
+    """A runner whose row says `rotates`: its own program serves long-lived pairs in slots
+    (govkit.runners.pair, govkit.bench.rotation) and groups of participants for
+    `--mode discovery` (govkit.runners.group)."""
+
+    def pair_specs(self, bundle: Bundle, domain_id: int, cpus: tuple[int, int] | None,
+                   realtime: bool, workdir: Path, wait_s: float = 30.0,
+                   variant: CryptoVariant | None = None) -> list[ProcessSpec]:
+        """pong ("sub") then ping ("pub") of one long-lived pair on `domain_id`; the
+        configuration files are the per-repeat ones (`configs`, written by the caller)."""
+
+    def discovery_specs(self, bundle: Bundle, domain_id: int, peers: int, wait_s: float,
+                        workdir: Path) -> list[ProcessSpec]:
+        """`peers` participants started together, each printing `matched T`."""
+
+    def crypto_applied(self, variant: CryptoVariant | None) -> dict:
+        """What a crypto variant's pair was given, for results.json."""
+
+    def explain_refusal(self, env: dict[str, str], stderr: str, domain_id: int) -> str:
+        """One line naming the file, the rule and the fix when a side refused to start or
+        to match ("" when the output says nothing govkit knows)."""
 
 
 def prepare(runner: Runner, point: BenchPoint, bundle: Bundle, workdir: Path,
@@ -208,166 +234,3 @@ def command_line(spec: ProcessSpec) -> str:
         return shlex.join(launch_argv(spec))      # the environment is inside the ssh command
     env = " ".join(f"{k}={shlex.quote(v)}" for k, v in spec.env.items())
     return f"{env + ' ' if env else ''}{shlex.join(launch_argv(spec))}"
-
-
-def dies_with_govkit():
-    """A preexec function: the child asks the kernel for SIGKILL when govkit dies, even by
-    SIGKILL or the OOM killer (prctl PR_SET_PDEATHSIG; kept across the exec of chrt,
-    taskset, `ip netns exec` and the runner). Without it a killed govkit left its runners
-    orphaned in their own sessions: a ddsperf ping whose pong died waits for a match
-    forever. The signal follows the thread that started the child; run_processes starts,
-    waits for and stops its processes in one thread. None where prctl is unavailable.
-    The mechanism is the worker pools' (govkit.common.workers.dies_with_parent)."""
-    return dies_with_parent()
-
-
-def run_processes(specs: list[ProcessSpec], timeout: float, grace: float = 0.5
-                  ) -> dict[str, ProcessOutput]:
-    """Start the processes in order, wait for the primary one, stop the rest.
-
-    Every process gets its own session so a timeout kills its whole group. Output goes to
-    temp files (not pipes) so a chatty process can never block on a full pipe.
-    """
-    import tempfile
-
-    procs: list[tuple[ProcessSpec, subprocess.Popen, object, object]] = []
-    deadline = time.monotonic() + timeout
-    timed_out = False
-    stopped: set[int] = set()   # pids we signalled: their exit status is ours, not theirs
-    placement: dict[int, dict] = {}
-    preexec = dies_with_govkit()
-    try:
-        for spec in specs:
-            if spec.start_delay:
-                time.sleep(spec.start_delay)
-            out = tempfile.TemporaryFile()
-            err = tempfile.TemporaryFile()
-            env = {**os.environ, **spec.env}
-            remote = spec.endpoint is not None and spec.endpoint.remote
-            # ssh: stdin stays open while the remote process should run (remote_script)
-            p = subprocess.Popen(launch_argv(spec), stdout=out, stderr=err,
-                                 stdin=subprocess.PIPE if remote else subprocess.DEVNULL,
-                                 env=env, start_new_session=True, preexec_fn=preexec)
-            procs.append((spec, p, out, err))
-        pspec, primary, pout, _ = next((x for x in procs if x[0].primary), procs[-1])
-        timed_out = not _wait_primary(primary, pout, pspec.stop_when, deadline)
-        # Read while they still run: the affinity and policy each process really had
-        # (chrt and taskset have exec'd into the runner by now).
-        placement = {p.pid: REMOTE_PLACEMENT if s.endpoint is not None and s.endpoint.remote
-                     else process_placement(p.pid) for s, p, _, _ in procs}
-        _stop_remote(procs, stopped, deadline)
-        if primary.poll() is None:
-            _signal_all(procs, signal.SIGINT, stopped)   # done (or timed out): ask politely
-        # The primary holds the numbers: give the others a moment to finish, then stop them.
-        for _, p, _, _ in procs:
-            try:
-                p.wait(timeout=max(0.1, min(grace, deadline - time.monotonic())))
-            except subprocess.TimeoutExpired:
-                pass
-    finally:
-        _close_stdin(procs)
-        results: dict[str, ProcessOutput] = {}
-        for spec, p, out, err in procs:
-            killed = p.poll() is None or p.pid in stopped
-            if p.poll() is None:
-                _kill_group(p)
-            out.seek(0)
-            err.seek(0)
-            results[spec.role] = ProcessOutput(
-                spec.role, spec.argv, None if killed else p.returncode,
-                out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace"),
-                pid=p.pid, timed_out=timed_out and killed, env=dict(spec.env),
-                **placement.get(p.pid, {}))
-            out.close()
-            err.close()
-    return results
-
-
-# govkit pins and prioritises only the processes it starts here: a remote host's CPUs are
-# not known to it (docs/guide/across-machines.md).
-REMOTE_PLACEMENT = {"cpus_allowed": "remote (not pinned)", "policy": "remote (normal)"}
-
-
-def _stop_remote(procs, stopped: set[int], deadline: float) -> None:
-    """Close the remote processes' ssh stdin (their watcher stops them, remote_script) and
-    give their ssh a moment to end by itself: a remote process that ends while its ssh
-    session is still open is reaped by sshd instead of being orphaned."""
-    remote = [p for s, p, _, _ in procs if p.stdin is not None and p.poll() is None]
-    stopped.update(p.pid for p in remote)
-    _close_stdin(procs)
-    for p in remote:
-        try:
-            p.wait(timeout=max(0.1, min(3.0, deadline - time.monotonic())))
-        except subprocess.TimeoutExpired:
-            pass
-
-
-def _close_stdin(procs) -> None:
-    for _, p, _, _ in procs:
-        if p.stdin is not None and not p.stdin.closed:
-            try:
-                p.stdin.close()
-            except OSError:
-                pass
-
-
-_POLICIES = {0: "normal", 1: "fifo", 2: "rr", 3: "batch", 5: "idle", 6: "deadline"}
-
-
-def process_placement(pid: int) -> dict:
-    """The CPU list and scheduling policy a running process has (Linux /proc); {} if
-    unknown."""
-    found = {}
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("Cpus_allowed_list:"):
-                    found["cpus_allowed"] = line.split(":", 1)[1].strip()
-        with open(f"/proc/{pid}/stat") as f:
-            # fields after the command name (which may hold spaces) start after ") "
-            fields = f.read().rsplit(")", 1)[1].split()
-            found["policy"] = _POLICIES.get(int(fields[38]), fields[38])  # field 41
-    except (OSError, IndexError, ValueError):
-        pass
-    return found
-
-
-def _wait_primary(p: subprocess.Popen, out, stop_when, deadline: float) -> bool:
-    """Wait until the primary exits or its stop condition holds (True), or the deadline
-    passes (False). Wakes ten times a second and re-reads the output only when it grew:
-    negligible CPU beside the runner processes."""
-    seen = 0
-    while time.monotonic() < deadline:
-        time.sleep(min(0.1, max(0.0, deadline - time.monotonic())))
-        if p.poll() is not None:
-            return True
-        if stop_when is not None:
-            size = os.fstat(out.fileno()).st_size
-            if size != seen:
-                seen = size
-                if stop_when(os.pread(out.fileno(), size, 0).decode("utf-8", "replace")):
-                    return True
-    return p.poll() is not None
-
-
-def _signal_all(procs, sig, stopped: set[int]) -> None:
-    for _, p, _, _ in procs:
-        if p.poll() is None:
-            stopped.add(p.pid)
-            try:
-                os.killpg(p.pid, sig)
-            except ProcessLookupError:
-                pass
-
-
-def _kill_group(p: subprocess.Popen) -> None:
-    for sig in (signal.SIGINT, signal.SIGKILL):
-        try:
-            os.killpg(p.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            p.wait(timeout=2)
-            return
-        except subprocess.TimeoutExpired:
-            continue

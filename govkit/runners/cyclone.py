@@ -17,6 +17,7 @@ from pathlib import Path
 
 from govkit.runners.base import BenchPoint, Bundle, ProcessSpec
 from govkit.runners.crypto import CRYPTO_DEFAULTS, CryptoVariant
+from govkit.runners.cyclone_refusal import explain_cyclone_refusal
 from govkit.runners.ddsperf import METHOD as DDSPERF_METHOD
 from govkit.runners.ddsperf import DdsperfRunner
 
@@ -47,9 +48,8 @@ METHOD = (f"{SLOT_METHOD} {THROUGHPUT_SLOT_METHOD} {DISCOVERY_METHOD} Throughput
 
 
 class CycloneRunner(DdsperfRunner):
+    """A RotatingRunner (its row in govkit.catalog.runners says what it rotates)."""
     name = "cyclone"
-    rotates = True          # latency points: govkit.bench.rotation, not per-repeat processes
-    rotates_throughput = True   # ... and throughput points (cyclone_perf's `tput` slots)
 
     def __init__(self, ddsperf: str | None = None):
         super().__init__(ddsperf)
@@ -87,6 +87,11 @@ class CycloneRunner(DdsperfRunner):
     def crypto_applied(variant: CryptoVariant | None) -> dict:
         """What a variant's pair was given, for results.json: nothing (see pair_specs)."""
         return {"properties": {}, "where": "nothing set: " + CRYPTO_DEFAULTS["cyclone"]}
+
+    @staticmethod
+    def explain_refusal(env: dict[str, str], stderr: str, domain_id: int) -> str:
+        """Cyclone's refusal mapped to the file, the rule and the fix."""
+        return explain_cyclone_refusal(env, stderr, domain_id)
 
     def discovery_specs(self, bundle: Bundle, domain_id: int, peers: int, wait_s: float,
                         workdir: Path) -> list[ProcessSpec]:

@@ -96,11 +96,13 @@ def fastdds_package_version() -> str:
 
 
 class FastddsRunner:
+    """A RotatingRunner (its row in govkit.catalog.runners says what it rotates) with
+    `fastdds_perf -S`."""
     name = "fastdds"
     per_second = True
-    rotates = True          # latency points: govkit.bench.rotation with `fastdds_perf -S`
-    rotates_throughput = True   # ... and throughput points (its `tput` slots)
-    pkcs11_keys = True    # private keys in a token, by pkcs11: URI (govkit.pki.hsm)
+    # The wire check does not look for filler bytes in Fast DDS's traffic (fastdds_perf
+    # fills with ddsperf's 0xee too): it judges the submessages alone (govkit.wire.rtps).
+    wire_filler = None
     init_wait_s = 10      # -w: how long a process waits for its peer to match
     # govkit stops both processes as soon as the seconds it needs are in; the program's
     # own -D (counted from the match) is only a backstop this much later.
@@ -219,6 +221,12 @@ class FastddsRunner:
         return {"properties": variant.properties(),
                 "where": "fastdds_perf -k/-r: on both participants (RTPS-level key) and on "
                          "every writer and reader (submessage and payload keys)"}
+
+    @staticmethod
+    def explain_refusal(env: dict[str, str], stderr: str, domain_id: int) -> str:
+        """Nothing yet: a rotating Fast DDS pair's refusal is told by its own stderr (the
+        per-repeat road explains it: refusal_message)."""
+        return ""
 
     def timeout(self, point: BenchPoint) -> float:
         return self.init_wait_s + point.warmup + point.duration + self.backstop_s

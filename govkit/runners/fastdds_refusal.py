@@ -25,10 +25,10 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from lxml import etree
 
-from govkit import smime
 from govkit.catalog.targets import TARGETS
 from govkit.pki.names import cyclone_accepts, fastdds_subjects_equal, openssl_rfc2253
 from govkit.pki.revocation import Crl, explain_revocation
+from govkit.smime.verify import verify_file
 
 # Fast DDS computes a participant's UDP ports as 7400 + 250 × domain + offsets (up to 11 +
 # 2 × participant index): above domain 232 they pass 65535 and creation fails. The limit
@@ -106,7 +106,7 @@ def check_files(given: dict[str, str | None], settings: dict[str, str], crl: str
     if crl is not None:
         reasons += _crl_checks(crl, files, now)
     for kind in ("governance", "permissions"):
-        check = smime.verify_file(files.paths[kind], files.paths["permissions_ca"], now)
+        check = verify_file(files.paths[kind], files.paths["permissions_ca"], now)
         reasons += [f"{kind} {files.paths[kind].name}: {p}" for p in check.problems]
     gov, perm = _document(files.paths["governance"]), _document(files.paths["permissions"])
     if gov is not None and not any(_domain_in(r.find("domains"), domain_id)

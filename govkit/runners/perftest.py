@@ -53,6 +53,7 @@ THROUGHPUT_KEYS = ("samples_per_s", "mbps", "lost")
 class PerftestRunner:
     name = "perftest"
     per_second = False       # one end-of-run summary; perftest discards its own warm-up
+    wire_filler = None       # perftest's payload bytes are its own: none is looked for
     pub_delay = 1.0  # seconds between starting the subscriber and the publisher
 
     def __init__(self, perftest: str | Path | None = None, nic: str = "127.0.0.1") -> None:

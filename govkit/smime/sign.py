@@ -24,7 +24,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.hazmat.primitives.serialization import pkcs7
 
 from govkit.catalog.targets import DEFAULT_TARGET
-from govkit.check import validate as schema
+from govkit.check import validate
 from govkit.common.errors import EXIT_INVALID, EXIT_USAGE, GovkitError
 from govkit.common.findings import Finding, one_line
 from govkit.common.fsutil import collect_files, write_atomic
@@ -159,8 +159,8 @@ def signable_text(content: bytes, xml_path: Path, validated: bool = False,
     problem = _encoding_problem(content)
     if problem:
         raise _refusal(xml_path, problem)
-    check = None if validated else schema.check_bytes(content, str(xml_path),
-                                                      allow_smime=False, target=target)
+    check = None if validated else validate.check_bytes(content, str(xml_path),
+                                                        allow_smime=False, target=target)
     if check is not None and check.findings:
         raise GovkitError("\n".join(map(str, check.findings)) +
                           f"\n{one_line(xml_path)}: not signed: the document is invalid",

@@ -15,8 +15,9 @@ from govkit.common.errors import GovkitError
 from govkit.common.fsutil import collect_files
 from govkit.pki.names import certificate_grants
 from govkit.pki.revocation import crl_path, revoked_certificates
-from govkit.pki.status import DEFAULT_WARN_DAYS, GrantDates, SignedDates, Status, pki_status
+from govkit.pki.status import GrantDates, SignedDates, Status, pki_status
 from govkit.pki.testpki import TestPKI
+from govkit.pki.vocabulary import DEFAULT_WARN_DAYS
 from govkit.smime.verify import Verification, verify_file
 
 

@@ -34,7 +34,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes
 
 from govkit.catalog.targets import PORTABLE_TARGET, VENDOR_TARGETS
-from govkit.check import validate as schema
+from govkit.check import validate
 from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.common.inputs import read_input
 from govkit.common.limits import MAX_PEM_BYTES, MAX_SMIME_BYTES
@@ -202,6 +202,16 @@ def _check_signer_info(si, sd: _SignedData, content: bytes, trusted: list[x509.C
         return
     result.signer = result.signer or cert.subject.rfc4514_string()
     problems += chain.check_signer(cert, sd.certificates, trusted, now)
+    for t in VENDOR_TARGETS:     # a later release that takes the Permissions CA alone
+        later = t.later
+        if later and later.permissions_signer == "ca" and t.permissions_signer != "ca" \
+                and trusted and cert != trusted[0]:
+            note = (f"signed by {cert.subject.rfc4514_string()}, not by the Permissions CA "
+                    f"certificate itself: {later.version} accepts only that one as the "
+                    f"signer (PKCS7_NOINTERN) and refuses it; this verdict is {t.title}'s "
+                    f"and OpenSSL's")
+            if note not in result.warnings:
+                result.warnings.append(note)
     for c in (cert, *trusted):
         note = chain.weak_key_warning(c)
         if note and note not in result.warnings:
@@ -264,9 +274,9 @@ def check_signed_document(content: bytes, filename: str, result: Verification,
                                "not a governance or permissions document")
         return
     where = "line" if line_offset is not None else "line of the signed content"
-    check = schema.check_bytes(document, filename, allow_smime=False,
-                               line_offset=(line_offset or 0) + content.count(b"\n", 0, start),
-                               target=target or PORTABLE_TARGET)
+    check = validate.check_bytes(document, filename, allow_smime=False,
+                                 line_offset=(line_offset or 0) + content.count(b"\n", 0, start),
+                                 target=target or PORTABLE_TARGET)
     def at(f) -> str:   # line and column: two findings on one line stay two lines
         return f"({where} {f.line}" + (f", column {f.column})" if f.column else ")")
     result.problems += [f"signed document is invalid: {f.message} {at(f)}"

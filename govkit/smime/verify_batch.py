@@ -48,9 +48,10 @@ from govkit.documents.compiled import PARTICIPANT, SUBJECT
 from govkit.smime import chain, pkcs7, sign
 from govkit.smime.verify import Verification, check_signed_document, verify_bytes
 
-# sign.smime_message's layout, restated only to find a file's parts quickly: _parts then
-# re-renders the file with smime_message itself and compares the bytes, so if the two ever
-# disagree a file merely misses the fast path; the verdict is unchanged.
+# sign.smime_message's layout, restated only to find a file's parts quickly: message_parts
+# takes a file only if smime_message would write it so byte for byte (a test holds the two
+# together), so if they ever disagree a file merely misses the fast path; the verdict is
+# unchanged.
 _HEAD = (b'MIME-Version: 1.0\nContent-Type: multipart/signed; '
          b'protocol="application/x-pkcs7-signature"; micalg="sha-256"; boundary="')
 _BOUNDARY_RE = re.compile(rb"----[0-9A-F]{32}")
@@ -69,7 +70,7 @@ class _Layout:
     signer: str
 
 
-def _parts(data: bytes) -> tuple[bytes, bytes, bytes] | None:
+def message_parts(data: bytes) -> tuple[bytes, bytes, bytes] | None:
     """(boundary, signed part, DER) of a file exactly as `smime_message` lays it out,
     whose signed part OpenSSL reads back unchanged; None for anything else."""
     if not data.startswith(_HEAD) or b"\0" in data:
@@ -140,7 +141,7 @@ class Verifier:
     def verify(self, data: bytes, filename: str) -> Verification:
         if self.paranoid:
             return verify_bytes(data, filename, self.ca, self.now, self.target)
-        parts = _parts(data)
+        parts = message_parts(data)
         parsed, canonical = None, False
         if parts is not None:
             parsed = self._sliced(parts[2])
@@ -208,8 +209,8 @@ class Verifier:
         result = Verification(filename, ok=False, signer=layout.signer,
                               trusted=list(self._trusted))
         # The signed part is TEXT_HEADER and a document whose lines all end in CRLF
-        # (_parts): what PKCS7_TEXT hands on is that document, which XML reads exactly as
-        # its LF form (line ends are normalised before anything else).
+        # (message_parts): what PKCS7_TEXT hands on is that document, which XML reads
+        # exactly as its LF form (line ends are normalised before anything else).
         document = signed_part[len(sign.TEXT_HEADER):] \
             if signed_part.startswith(sign.TEXT_HEADER) else None
         found = None if document is None else \

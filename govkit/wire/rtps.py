@@ -53,6 +53,7 @@ PAD, ACKNACK, HEARTBEAT, GAP, INFO_TS = 0x01, 0x06, 0x07, 0x08, 0x09
 INFO_SRC, INFO_REPLY_IP4, INFO_DST, INFO_REPLY = 0x0C, 0x0D, 0x0E, 0x0F
 NACK_FRAG, HEARTBEAT_FRAG, DATA, DATA_FRAG = 0x12, 0x13, 0x15, 0x16
 SEC_BODY, SEC_PREFIX, SEC_POSTFIX, SRTPS_PREFIX, SRTPS_POSTFIX = 0x30, 0x31, 0x32, 0x33, 0x34
+VENDOR = 0x80         # and above: vendor-specific submessages (RTPS 2.x 9.4.5.1.1)
 NAMES = {PAD: "PAD", ACKNACK: "ACKNACK", HEARTBEAT: "HEARTBEAT", GAP: "GAP",
          INFO_TS: "INFO_TS", INFO_SRC: "INFO_SRC", INFO_REPLY_IP4: "INFO_REPLY_IP4",
          INFO_DST: "INFO_DST", INFO_REPLY: "INFO_REPLY", NACK_FRAG: "NACK_FRAG",
@@ -64,7 +65,6 @@ ENTITY = {ACKNACK, HEARTBEAT, GAP, NACK_FRAG, HEARTBEAT_FRAG, DATA, DATA_FRAG}
 SECURITY = {SEC_BODY, SEC_PREFIX, SEC_POSTFIX, SRTPS_PREFIX, SRTPS_POSTFIX}
 # DDS Security 1.1, 9.5.2.1.1: the last octet of CryptoTransformKind.
 TRANSFORMS = {0: "null", 1: "gmac", 2: "gcm", 3: "gmac", 4: "gcm"}
-ALGORITHMS = {0: "NONE", 1: "AES128_GMAC", 2: "AES128_GCM", 3: "AES256_GMAC", 4: "AES256_GCM"}
 # RTPS 2.x 10.2: CDR, PL_CDR (BE/LE), XML, XCDR2 variants: a plaintext serialized payload.
 ENCAPSULATIONS = {0x0000, 0x0001, 0x0002, 0x0003, 0x0004, 0x0006, 0x0007, 0x0008, 0x0009,
                   0x000A, 0x000B}
@@ -175,6 +175,18 @@ def receiver_macs(msg: bytes, s: Submessage) -> int:
     raise Malformed(f"{s.name}: receiver-specific MAC count does not fit its {s.length} bytes")
 
 
+def protected_end(subs: list[Submessage]) -> int:
+    """Where an RTPS-protected message's protected part ends: after its SRTPS_POSTFIX,
+    before any vendor-specific submessages (ids 0x80-0xff, RTPS 2.x 9.4.5.1.1) appended
+    after it. Fast DDS 2.9 (Debian's build, with statistics) appends its statistics
+    submessage (0x80) to every message it sends, after the SRTPS_POSTFIX and so outside
+    the protection; Cyclone DDS 0.10 appends nothing."""
+    end = len(subs)
+    while end > 1 and subs[end - 1].id >= VENDOR:
+        end -= 1
+    return end
+
+
 def _writer_id(msg: bytes, s: Submessage) -> bytes:
     """The writer's EntityId (DATA*: after extraFlags/octetsToInlineQos and readerId;
     the others: after readerId)."""
@@ -269,10 +281,11 @@ def classify(msg: bytes, filler: bytes | None = None) -> Message:
         if subs and subs[0].id == SRTPS_PREFIX:
             m.rtps = "unknown"                  # until its CryptoHeader says otherwise
             m.rtps = transform(msg, subs[0])
-            inner = subs[1:]
-            if subs[-1].id == SRTPS_POSTFIX and len(subs) > 1:
-                m.rtps_origin = receiver_macs(msg, subs[-1]) > 0
-                inner = subs[1:-1]
+            end = protected_end(subs)
+            inner = subs[1:end]
+            if end > 1 and subs[end - 1].id == SRTPS_POSTFIX:
+                m.rtps_origin = receiver_macs(msg, subs[end - 1]) > 0
+                inner = subs[1:end - 1]
             else:
                 unclosed = True
             if len(inner) == 1 and inner[0].id == SEC_BODY:       # the whole message

@@ -15,9 +15,10 @@ peer that is already leaving), except that no readable payload is allowed there 
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 from govkit.catalog.profiles import PROFILES, Profile
+from govkit.wire.leak_summary import profile_leaks
 
 # governance ProtectionKind -> (transform class, origin authentication)
 PROTECTION = {"NONE": ("none", False), "SIGN": ("gmac", False),
@@ -58,7 +59,12 @@ class Expectation:
         return "gcm" in (self.rtps, self.submessage, self.payload)
 
     def to_json(self) -> dict:
-        return {**asdict(self), "readable_payload": not self.encrypted}
+        # by hand, not dataclasses.asdict: that deep-copies recursively, and a report
+        # judges every one of 20,000 stored points again (issue 37)
+        return {"profile": self.profile, "security": self.security, "rtps": self.rtps,
+                "rtps_origin": self.rtps_origin, "submessage": self.submessage,
+                "submessage_origin": self.submessage_origin, "payload": self.payload,
+                "governance": dict(self.governance), "readable_payload": not self.encrypted}
 
 
 def _pct(k: int, n: int) -> str:
@@ -99,35 +105,39 @@ def readable(observed: dict) -> int:
     return sum(t["readable"] for t in observed.values() if isinstance(t, dict))
 
 
-def checks(e: Expectation, observed: dict) -> list[dict]:
+def checks(e: Expectation, observed: dict, full: bool = True) -> list[dict]:
+    """Every check of `observed` against `e`. Each check's `observed` text is written by a
+    function, called for every check when `full`, else only for a mismatch (whose reason
+    needs it): a report judging 20,000 stored points again needs only those (issue 37)."""
     u, d = observed["user"], observed["discovery"]
     every = [t for t in observed.values() if isinstance(t, dict)]
     n = u["messages"]
     out = []
 
     def add(check, ok, expected, seen, unobservable=False, info=False):
-        out.append({"check": check, "status": "info" if info else "unobservable"
-                    if unobservable else "ok" if ok else "mismatch", "expected": expected,
-                    "observed": seen})
+        status = "info" if info else "unobservable" if unobservable else \
+            "ok" if ok else "mismatch"
+        out.append({"check": check, "status": status, "expected": expected,
+                    "observed": seen() if full or status == "mismatch" else None})
 
     add("user traffic", n > 0, "RTPS user-traffic messages captured",
-        f"{n:,} user-traffic messages, {u['bytes']:,} bytes")
+        lambda: f"{n:,} user-traffic messages, {u['bytes']:,} bytes")
     add("rtps protection", n > 0 and u["rtps"].get(e.rtps, 0) == n,
         f"{LABELS[e.rtps]} on every user-traffic message",
-        f"{distribution(u['rtps'], n)} user-traffic messages")
+        lambda: f"{distribution(u['rtps'], n)} user-traffic messages")
     if e.rtps != "none":
         signed = sum(u["rtps_origin_auth"].values())
         yes = u["rtps_origin_auth"].get("yes", 0)
         add("rtps origin authentication", yes == (signed if e.rtps_origin else 0),
             ("receiver-specific MACs in every" if e.rtps_origin else "no receiver-specific "
              "MACs in any") + " SRTPS_POSTFIX",
-            f"receiver-specific MACs in {yes:,} of {signed:,} SRTPS_POSTFIX",
+            lambda: f"receiver-specific MACs in {yes:,} of {signed:,} SRTPS_POSTFIX",
             unobservable=signed == 0)
     vis = _visible(u["submessage"])
     hidden = u["submessage"].get("hidden", 0)
     add("submessage protection", set(vis) == {e.submessage},
         f"{LABELS[e.submessage]} on the entity submessages of every user-traffic message",
-        f"{distribution(vis)} messages with visible entity submessages"
+        lambda: f"{distribution(vis)} messages with visible entity submessages"
         + (f"; hidden in {hidden:,}" if hidden else ""), unobservable=not vis and hidden > 0)
     if e.submessage != "none" and vis:
         origin = _visible(u["submessage_origin_auth"])
@@ -135,62 +145,63 @@ def checks(e: Expectation, observed: dict) -> list[dict]:
             set(origin) == {"yes" if e.submessage_origin else "no"},
             ("receiver-specific MACs in every" if e.submessage_origin else
              "no receiver-specific MACs in any") + " SEC_POSTFIX",
-            f"receiver-specific MACs: {distribution(origin)} messages")
+            lambda: f"receiver-specific MACs: {distribution(origin)} messages")
     vis = _visible(u["payload"])
     hidden = u["payload"].get("hidden", 0)
     add("payload protection", set(vis) == {e.payload},
         f"every user payload {LABELS[e.payload]}",
-        f"{distribution(vis, prep='in')} messages with a visible user payload"
+        lambda: f"{distribution(vis, prep='in')} messages with a visible user payload"
         + (f"; hidden in {hidden:,}" if hidden else ""), unobservable=not vis and hidden > 0)
     anywhere = readable(observed)
     total = sum(t["messages"] for t in every)
     if e.encrypted:
         add("readable payload", anywhere == 0,
             "no readable user payload anywhere (something encrypts it)",
-            f"readable payload in {anywhere:,} of {total:,} messages")
+            lambda: f"readable payload in {anywhere:,} of {total:,} messages")
     else:
         add("readable payload", u["readable"] > 0,
             "user payload readable (nothing encrypts it)",
-            f"readable payload in {u['readable']:,} of {n:,} user-traffic messages")
+            lambda: f"readable payload in {u['readable']:,} of {n:,} user-traffic messages")
     protected = {k: v for k, v in d["rtps"].items() if k != "none" and v}
     add("discovery rtps protection",
         not protected if e.rtps == "none" else set(protected) <= {e.rtps},
         "no RTPS-level protection on discovery" if e.rtps == "none" else
         f"discovery protected at the RTPS level with {LABELS[e.rtps]} only (the handshake "
         "and participant announcements are sent before keys exist)",
-        f"{distribution(d['rtps'], d['messages'])} discovery messages")
+        lambda: f"{distribution(d['rtps'], d['messages'])} discovery messages")
     if e.security:
         shakes = sum(t["handshake"] for t in every)
         add("authentication handshake", shakes > 0, "the authentication handshake on the wire",
-            f"{shakes:,} handshake messages")
+            lambda: f"{shakes:,} handshake messages")
     else:
         secured = sum(t["secured"] for t in every)
         add("no security plugins", secured == 0, "no DDS Security submessage in any message",
-            f"security submessages in {secured:,} of {total:,} messages")
+            lambda: f"security submessages in {secured:,} of {total:,} messages")
     down = observed["shutdown"]
     if down["messages"]:
         add("shutdown", True, "not judged, except that no payload may be readable (above)",
-            f"{down['messages']:,} messages after govkit stopped the processes: rtps "
+            lambda: f"{down['messages']:,} messages after govkit stopped the processes: rtps "
             f"{distribution(down['rtps'], down['messages'])}", info=True)
     lost = observed.get("not_captured", 0)
     if lost:
         kept = sum(t["messages"] for t in every)
         add("capture", True, "every frame of the point classified",
-            f"{lost:,} frames went by unclassified (the capture fell behind or hit its memory "
-            f"cap); the checks cover the {kept:,} captured messages", info=True)
+            lambda: f"{lost:,} frames went by unclassified (the capture fell behind or hit "
+            f"its memory cap); the checks cover the {kept:,} captured messages", info=True)
     if observed.get("other_senders"):
         add("other senders", True, "only the point's own two processes on its domain",
-            f"{observed['other_senders']:,} datagrams to the domain's ports came from other "
+            lambda: f"{observed['other_senders']:,} datagrams to the domain's ports came from "
+            "other "
             "processes (another run on the same domain id) and were left out", info=True)
     if not observed.get("attributed", True):
         add("other senders", True, "the point's own sockets known",
-            "the point's sockets could not be read from /proc: every datagram on the "
+            lambda: "the point's sockets could not be read from /proc: every datagram on the "
             "domain's ports was taken as the point's own", info=True)
     bad = sum(t["malformed"] for t in every)
     reasons = sorted({r for t in every for r in t["errors"]})
     add("parsing", bad == 0 and not observed["ip_fragmented"],
         "every RTPS message parsed (none malformed, none IP-fragmented)",
-        f"{bad:,} malformed" + (f" (first: {reasons[0]})" if reasons else "")
+        lambda: f"{bad:,} malformed" + (f" (first: {reasons[0]})" if reasons else "")
         + f", {observed['ip_fragmented']:,} IP-fragmented")
     return out
 
@@ -232,40 +243,53 @@ def profile_verdicts(points: list[dict]) -> dict:
             v["mismatched"] += 1
             v["verdict"] = "mismatch"
             v["reasons"] += [f"{name}: {r}" for r in p["reasons"]]
+    if any("leaks" in p for p in points):     # --leaks: what an eavesdropper reads
+        for name, leaks in profile_leaks(points).items():
+            out[name]["leaks"] = leaks
     return out
 
 
 def _add_counts(total: dict, more: dict) -> None:
-    for k, v in more.items():
-        if isinstance(v, dict):
-            _add_counts(total.setdefault(k, {}), v)
-        elif isinstance(v, int) and not isinstance(v, bool):
-            total[k] = total.get(k, 0) + v
+    """Sum `more`'s counts into `total` (nested dicts of counts; booleans and anything
+    else are not counts). One pass over each dict, no recursion per leaf."""
+    stack = [(total, more)]
+    while stack:
+        into, add = stack.pop()
+        get = into.get
+        for k, v in add.items():
+            kind = type(v)
+            if kind is int:
+                into[k] = get(k, 0) + v
+            elif kind is dict:
+                stack.append((into.setdefault(k, {}), v))
 
 
-def judgement(expect: Expectation, observed: dict) -> dict:
-    """Every check of `observed` against `expect`, the verdict, the reasons and a headline."""
-    judged = checks(expect, observed)
+def judgement(expect: Expectation, observed: dict, full: bool = True) -> dict:
+    """Every check of `observed` against `expect`, the verdict, the reasons and a headline
+    (without `full`: the checks' texts only where they fail, and no headline)."""
+    judged = checks(expect, observed, full)
     failing = [c for c in judged if c["status"] == "mismatch"]
     return {"expected": expect.to_json(), "checks": judged,
             "verdict": "mismatch" if failing else "match",
             "reasons": [f"{c['check']}: expected {c['expected']}; observed {c['observed']}"
                         for c in failing],
-            "headline": headline(observed)}
+            "headline": headline(observed) if full else None}
 
 
 _CATALOG = {p.name: p for p in PROFILES}
 
 
-def judge_again(record: dict) -> dict:
+def judge_again(record: dict, full: bool = True) -> dict:
     """A stored wire point (results.json's `wire.points[i]`) with its verdict, reasons and
     headline judged again from its own counts, against the catalog's profile where the
     record names one: a reader (summary, report) never repeats a stored verdict that the
-    stored counts contradict. Raises KeyError/TypeError/ValueError on a malformed record."""
+    stored counts contradict (without `full`: no headline, and only the failing checks'
+    texts: what a report reads). Raises KeyError/TypeError/ValueError on a malformed
+    record."""
     if record["status"] != "ok":
         return record
     stored = record["expected"]
     expect = Expectation.of(_CATALOG[stored["profile"]]) if stored["profile"] in _CATALOG \
         else Expectation(**{k: stored[k] for k in Expectation.__dataclass_fields__})
-    return {**record, **judgement(expect, record["observed"]),
+    return {**record, **judgement(expect, record["observed"], full),
             "stored_verdict": record.get("verdict")}

@@ -233,6 +233,21 @@ def test_killed_peer_fails_one_point_keeps_the_rest_and_resume_finishes(tmp_path
     assert {r["size"]: r["started"] for r in doc["results"] if r["size"] != killed} == kept
 
 
+@needs_cyclone
+@pytest.mark.parametrize("dry_run", [(), ("--dry-run",)])
+def test_a_rotation_without_none_is_refused_before_any_work(tmp_path, dry_run):
+    """issue 37, item 12: refused only after the PKI, the signed files and an empty
+    results.json were written."""
+    r = subprocess.run([GOVKIT, "bench", "--profile", "rtps_sign", "--out", "res", *dry_run],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                       stdin=subprocess.DEVNULL)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert r.stderr.strip().splitlines() == [
+        "govkit: the rotating latency design pairs every profile with `none`: add --profile "
+        "none (or use --all-profiles)"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == []      # no pki/, build/, res/
+
+
 def test_bench_refuses_unknown_profile_and_bad_sizes(tmp_path):
     r = _govkit("bench", "--profile", "nope", cwd=tmp_path)
     assert r.returncode == 2 and "valid profiles: none, no_protection" in r.stderr

@@ -22,8 +22,7 @@ from govkit.bench.rotation import arms_of, round_plan
 from govkit.catalog.profiles import get_profile
 from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.report.run import write_report
-from govkit.results import paired
-from govkit.results import summary as results
+from govkit.results import paired, summary
 from govkit.runners.crypto import CryptoVariant, variants_of
 
 GOVKIT = str(Path(sys.executable).with_name("govkit"))
@@ -113,7 +112,7 @@ def variant_doc() -> dict:
 
 def test_results_hold_each_variant_as_a_point_and_the_difference_with_its_interval():
     doc = variant_doc()
-    rows = {r["profile"]: r for r in results.summarize(doc)}
+    rows = {r["profile"]: r for r in summary.summarize(doc)}
     assert set(rows) == {"none", "rtps_sign@aes128", "rtps_sign@aes256"}
     aes128 = rows["rtps_sign@aes128"]
     assert aes128["variant"]["cipher"] == "aes128" and aes128["vs_none"]["rounds"] == 8
@@ -138,9 +137,9 @@ def test_the_rounds_go_on_while_a_variant_difference_is_wider_than_the_target():
     whose own ratio is narrow keeps its slots (in an acceptance run, AES-256 at 1024 B
     left after 6 rounds and its difference to AES-128 rested on 12 of 98)."""
     doc = variant_doc()
-    widths = results.rotation_widths(doc)
-    own = {k: o.halfwidth_pct for k, o in results.rotation_overheads(doc).items()}
-    (d,) = next(r for r in results.summarize(doc) if r["profile"] == "rtps_sign@aes128"
+    widths = summary.rotation_widths(doc)
+    own = {k: o.halfwidth_pct for k, o in summary.rotation_overheads(doc).items()}
+    (d,) = next(r for r in summary.summarize(doc) if r["profile"] == "rtps_sign@aes128"
                 )["vs_variant"]
     for arm in ("rtps_sign@aes128", "rtps_sign@aes256"):
         key = (arm, "latency", 32)
@@ -151,7 +150,7 @@ def test_the_report_shows_the_cipher_table_as_results_computes_it(tmp_path):
     doc = variant_doc()
     (tmp_path / "results.json").write_text(json.dumps(doc))
     html_path, md_path = write_report(tmp_path)
-    (d,) = results.variant_differences(results.summarize(doc))
+    (d,) = summary.variant_differences(summary.summarize(doc))
     page = lxml.html.fromstring(html_path.read_bytes())
     (row,) = page.xpath('//table[@id="cipher-table"]/tbody/tr')
     assert row.get("data-arm") == "rtps_sign@aes128" and row.get("data-size") == "32"
@@ -203,6 +202,10 @@ def _refused(*args: str, cwd: Path) -> str:
      "only with --mode latency"),
     (("--runner", "fastdds", "--cipher", "aes128", "--wire"), "without --wire"),
     (("--runner", "fastdds", "--cipher", "aes512"), "invalid --cipher 'aes512'"),
+    # "²".isdigit() holds and int("²") raises: was exit 3 (issue 37, item 15)
+    (("--runner", "fastdds", "--rekey", "²"), "invalid --rekey '²'"),
+    (("--runner", "fastdds", "--rekey", "\u0663"), "invalid --rekey '\u0663'"),
+    (("--budget", "\u0663m"), "--budget"),
 ])
 def test_what_a_runtime_cannot_apply_is_refused_in_one_line(tmp_path, args, reason):
     assert reason in _refused(*args, cwd=tmp_path)

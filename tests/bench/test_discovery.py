@@ -15,6 +15,7 @@ from helpers.dds import needs_cyclone
 
 from govkit.results.check import Malformed, check_results
 from govkit.results.discovery import discovery_rows
+from govkit.results.summary import summarize
 
 GOVKIT = str(Path(sys.executable).with_name("govkit"))
 
@@ -44,6 +45,17 @@ def test_groups_match_and_security_costs_time(run):
     assert all(g["status"] == "ok" and len(g["matched_s"]) == 4 for g in groups)
     assert all(0 < t < 60 for g in groups for t in g["matched_s"])
     rows = {x["profile"]: x for x in discovery_rows(doc)}
+    # every printed figure is in results.json's summary, computed once (issue 37, item 9)
+    assert doc["summary"] == list(rows.values()) == summarize(doc)
+    for row in doc["summary"]:
+        assert row["mode"] == "discovery" and row["estimate"] == row["all_matched_s"]
+        shown = next(x for x in r.stdout.splitlines() if f"│ {row['profile']} " in x)
+        cells = [c.strip() for c in shown.split("│")[1:-1]]
+        assert cells[:6] == [row["profile"], str(row["groups"]),
+                             f"{row['all_matched_s']:.3f}",
+                             f"{row['ci95'][0]:.3f}…{row['ci95'][1]:.3f}",
+                             f"{row['median_participant_s']:.3f}",
+                             f"{row['first_participant_s']:.3f}"], shown
     secured = rows["sign_origin_data_encrypt"]
     assert secured["groups"] == 3 and secured["vs_none"]["ratio"] > 1.2
     assert secured["all_matched_s"] >= secured["median_participant_s"] \
@@ -51,6 +63,7 @@ def test_groups_match_and_security_costs_time(run):
     assert "Discovery of 4 participants" in r.stdout and "sign_origin_data_encrypt" in r.stdout
     html = (tmp / "res/report.html").read_text()
     assert 'id="discovery-table"' in html and "Discovery only" in html
+    assert 'id="stored-summary"' not in html      # the stored rows are the recomputed ones
     md = (tmp / "res/summary.md").read_text()
     assert "### Discovery: 4 participants started together" in md
     left = subprocess.run(["pgrep", "-f", "cyclone_perf discover"], capture_output=True,

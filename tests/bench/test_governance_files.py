@@ -125,8 +125,9 @@ def test_bench_measures_an_unseen_governance_beside_none(tmp_path):
 
 
 def test_the_bundle_signs_a_plain_file_and_takes_a_signed_one_that_verifies(tmp_path):
-    from govkit import smime
     from govkit.generate.bundle import BundleLog, ensure_bundle, ensure_pki
+    from govkit.smime.sign import sign_document
+    from govkit.smime.verify import verify_file
     log = BundleLog()
     pki = ensure_pki(tmp_path / "pki", log)
     plain = tmp_path / "mine.xml"
@@ -135,7 +136,7 @@ def test_the_bundle_signs_a_plain_file_and_takes_a_signed_one_that_verifies(tmp_
     bundle = ensure_bundle(profile, pki, tmp_path / "build", "cyclone", log)
     gov = bundle.participants["pub"].governance
     assert gov == (tmp_path / "build/governance/mine.p7s").resolve()
-    assert smime.verify_file(gov, pki.permissions_ca).ok
+    assert verify_file(gov, pki.permissions_ca).ok
     assert (tmp_path / "build/governance/mine.xml").read_bytes() == plain.read_bytes()
     # signed with the test PKI: used as it is
     signed = tmp_path / "signed.p7s"
@@ -145,7 +146,7 @@ def test_the_bundle_signs_a_plain_file_and_takes_a_signed_one_that_verifies(tmp_
         .participants["pub"].governance == signed.resolve()
     # signed by another Permissions CA: refused, the plain XML is what to give
     other = ensure_pki(tmp_path / "other", log)
-    smime.sign_document(plain, other.permissions_ca, other.permissions_ca_key)
+    sign_document(plain, other.permissions_ca, other.permissions_ca_key)
     foreign = tmp_path / "foreign.p7s"
     (tmp_path / "mine.p7s").rename(foreign)
     profile = governance_point(foreign, "cyclone", set()).profile

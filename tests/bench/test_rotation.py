@@ -12,18 +12,13 @@ from pathlib import Path
 
 import pytest
 from helpers.dds import needs_cyclone
+from helpers.procs import left_running, marked_env
 
-from govkit.bench.rotation import (
-    PairFailed,
-    arms_of,
-    budget_stop_note,
-    parse_count,
-    parse_slot,
-    parse_tslot,
-    round_plan,
-)
+from govkit.bench.defaults import DEFAULT_INSTANCES
+from govkit.bench.rotation import arms_of, budget_stop_note, round_plan
 from govkit.catalog.profiles import get_profile
-from govkit.results import paired, stats
+from govkit.results import paired
+from govkit.results.gates import verdict_line
 from govkit.results.perftest_csv import csv_name
 
 GOVKIT = str(Path(sys.executable).with_name("govkit"))
@@ -100,40 +95,50 @@ def test_round_plan_puts_none_between_every_arm_and_narrows_to_active_points():
     assert [lane for lane, _ in narrowed] == [("throughput", 1024)]
     assert [a.name for a, _ in narrowed[0][1]][1::2] in (["rtps_sign", paired.AA_ARM],
                                                          [paired.AA_ARM, "rtps_sign"])
+    # only the A/A arm still wide: its lane goes on (none A/A none) while the budget lasts,
+    # not a stop with budget left that then advises a larger one (issue 37, item 7)
+    floor_only = round_plan(arms, lanes, 2, seed=7, rnd=9,
+                            active={(paired.AA_ARM, "latency", 1024)})
+    assert [(lane, [a.name for a, _ in seq]) for lane, seq in floor_only] == [
+        (("latency", 1024), ["none", paired.AA_ARM, "none"])]
+    assert round_plan(arms, lanes, 2, seed=7, rnd=9, active=set()) == []
     with pytest.raises(Exception, match="--profile none"):
         arms_of([get_profile("rtps_sign")], aa=True)
-
-
-def test_slot_line_is_parsed_whole():
-    row = parse_slot("slot 32 n 100 settle_n 5 mean 12.5 min 10.0 p50 12.0 p90 14.0 p99 20.0 "
-                     "max 30.0 cpu_us 900 wall_us 110000 peers 1 tl 12.1,12.0 hist 930:60,940:40")
-    assert row["p50"] == 12.0 and row["n"] == row["count"] == 100 and row["peers"] == 1
-    pooled = stats.pooled_percentiles([{**row, "status": "ok"}])
-    assert pooled["samples"] == 100
-    assert pooled["p50"] == pytest.approx(1.01 ** 930.5 / 1e3)
-    assert pooled["p90"] == pytest.approx(1.01 ** 940.5 / 1e3)
 
 
 @needs_cyclone
 @pytest.mark.cyclone
 def test_rotating_run_end_to_end(tmp_path):
+    env, mark = marked_env()
     # a CI gate no signed profile can pass: exit 1, one line per point, nothing lost
     r = subprocess.run([GOVKIT, "bench", "--profile", "none", "--profile", "rtps_sign",
                         "--sizes", "32,1024", "--rounds", "3", "--budget", "1", "--out", "res",
                         "--max-ratio", "rtps_sign=1.01"],
                        cwd=tmp_path, capture_output=True, text=True, timeout=300,
-                       stdin=subprocess.DEVNULL)
+                       stdin=subprocess.DEVNULL, env=env)
     assert r.returncode == 1, r.stdout + r.stderr
     gates = [x for x in r.stderr.splitlines() if x.startswith("govkit: gate: ")]
     assert len(gates) == 2 and all("above --max-ratio rtps_sign=1.01" in x for x in gates)
     assert "(at least 3, and 20 per arm)" in r.stderr, r.stderr    # the run's first line
     doc = json.loads((tmp_path / "res/results.json").read_text())
+    # the verdict reads the same on stderr, in results.json, report.html and summary.md
+    # (issue 37, item 7: it was on stderr only)
+    assert doc["settings"]["gates"] == {"fail_on_flag": [], "max_ratio": {"rtps_sign": 1.01}}
+    assert doc["gates"]["passed"] is False
+    assert [x.removeprefix("govkit: gate: ") for x in gates] == doc["gates"]["failures"]
+    verdict = verdict_line(doc["gates"])
+    assert f"govkit: {verdict}" in r.stderr.splitlines()
+    assert verdict in (tmp_path / "res/report.html").read_text()
+    assert verdict in (tmp_path / "res/summary.md").read_text()
     assert doc["schema"] == "govkit.bench/3" and doc["runner"] == "cyclone"
+    # the machine the ratios are of: CPU, its crypto extensions, OpenSSL (issue 37, item 10)
+    machine = doc["environment"]
+    assert machine["cpu"] and machine["openssl"].startswith("OpenSSL") and "cpu_crypto" in machine
     assert doc["rotation"]["settings"]["min_arm_rounds"] == 20
     rot = doc["rotation"]
-    # none, rtps_sign and the A/A arm, two pairs each, every one matched and timed
+    # none, rtps_sign and the A/A arm, DEFAULT_INSTANCES pairs each, every one matched, timed
     assert sorted((p["arm"], p["instance"]) for p in rot["pairs"]) == sorted(
-        (a, i) for a in ("none", "rtps_sign", paired.AA_ARM) for i in (0, 1))
+        (a, i) for a in ("none", "rtps_sign", paired.AA_ARM) for i in range(DEFAULT_INSTANCES))
     assert all(p["status"] == "ok" and 0 < p["time_to_match_s"] < 30 for p in rot["pairs"])
     # the minimum rounds always run: 3 rounds × 2 sizes × (none X none Y none)
     assert len(rot["rounds"]) == 3 and len(rot["slots"]) == 3 * 2 * 5
@@ -144,6 +149,11 @@ def test_rotating_run_end_to_end(tmp_path):
     rows = {(x["profile"], x["size"]): x for x in doc["summary"]}
     assert all(10 < v < 200 for v in rows[("rtps_sign", 32)]["cpu_pct"].values())
     assert {p["placement"]["pub"].get("policy") for p in rot["pairs"]} <= {"fifo", "normal"}
+    # every pair shares govkit's CFS autogroup, as its SCHED_IDLE spinners do: in groups of
+    # their own the spinners took half of each CPU from normally scheduled runners
+    if doc["settings"]["autogroup"] is not None:
+        assert {p["placement"][role]["autogroup"] for p in rot["pairs"]
+                for role in ("pub", "sub")} == {doc["settings"]["autogroup"]}
     sign = rows[("rtps_sign", 32)]
     assert sign["rounds"] == 3 and sign["vs_none"]["ratio"] > 1.05   # signing costs
     assert sign["statistic"].startswith("median of slot medians")
@@ -175,40 +185,38 @@ def test_rotating_run_end_to_end(tmp_path):
         resumed = subprocess.run([GOVKIT, "bench", "--profile", "none", "--profile", "rtps_sign",
                                   "--sizes", "32,1024", "--out", "res", "--resume", option,
                                   value], cwd=tmp_path, capture_output=True, text=True,
-                                 timeout=120, stdin=subprocess.DEVNULL)
+                                 timeout=120, stdin=subprocess.DEVNULL, env=env)
         assert resumed.returncode == 2, resumed.stderr
         assert f"--resume: {option} is {value} but the run" in resumed.stderr, resumed.stderr
     assert (tmp_path / "res/results.json").read_text() == before
-    left = subprocess.run(["pgrep", "-f", "cyclone_perf"], capture_output=True, text=True)
-    assert left.stdout.strip() == "", "cyclone_perf processes outlived the run"
-    # the measured CPUs were kept awake, said so, and the spinners are gone
+    # resumed with the same settings, it says what it keeps: the rounds, not "0 completed
+    # repeat(s)" (issue 37, item 12), and keeps every one of them
+    resumed = subprocess.run([GOVKIT, "bench", "--profile", "none", "--profile", "rtps_sign",
+                              "--sizes", "32,1024", "--rounds", "3", "--budget", "1", "--out",
+                              "res", "--resume", "--no-report"], cwd=tmp_path,
+                             capture_output=True, text=True, timeout=300,
+                             stdin=subprocess.DEVNULL)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert "resuming res: 3 rotation round(s) (30 slot(s)) kept" in resumed.stderr, \
+        resumed.stderr
+    assert "completed repeat(s)" not in resumed.stderr
+    again = json.loads((tmp_path / "res/results.json").read_text())["rotation"]
+    assert again["slots"][:len(rot["slots"])] == rot["slots"]
+    # no cyclone_perf process and no CPU spinner of these runs outlived them
+    assert left_running(mark) == []
+    # the measured CPUs were kept awake, said so
     assert doc["settings"]["cpus_kept_awake"] is True and "SCHED_IDLE" in doc["settings"]["idle"]
     assert "SCHED_IDLE spinner" in html
-    left = subprocess.run(["pgrep", "-f", "while :; do :; done"], capture_output=True, text=True)
-    assert left.stdout.strip() == "", "a CPU spinner outlived the run"
-
-
-def test_throughput_lines_are_parsed_and_a_missing_end_is_an_error():
-    row = parse_tslot("tslot 1024 sent 5000 settle_sent 300 cpu_us 90000 wall_us 112000 "
-                      "peers 1")
-    assert row == {"size": 1024, "mode": "throughput", "sent": 5000, "settle_sent": 300,
-                   "cpu_us": 90000, "wall_us": 112000, "peers": 1}
-    counted = parse_count("count 7 n 5000 later_n 4990 span_us 99800 lost 0", 7)
-    assert counted["rate_sps"] == pytest.approx(4990 / 0.0998)
-    assert counted["n"] == counted["count"] == 5000
-    with pytest.raises(PairFailed, match="end of throughput slot 7"):
-        parse_count("count 7 missing", 7)
-    with pytest.raises(PairFailed, match="unexpected answer"):
-        parse_count("count 8 n 1 later_n 0 span_us 0 lost 0", 7)    # another slot's count
 
 
 @needs_cyclone
 @pytest.mark.cyclone
 def test_throughput_rotates_beside_latency(tmp_path):
-    # --mode both: one lane per mode in every round, the same long-lived pairs
+    # --mode both (throughput by rotation is the default): one lane per mode and a CPU
+    # lane in every round, the same long-lived pairs
     r = subprocess.run([GOVKIT, "bench", "--profile", "none", "--profile", "rtps_encrypt",
                         "--mode", "both", "--sizes", "4096", "--rounds", "3", "--budget", "1",
-                        "--out", "res", "--allow-idle", "--rotate-throughput"],
+                        "--out", "res", "--allow-idle"],
                        cwd=tmp_path, capture_output=True, text=True, timeout=300,
                        stdin=subprocess.DEVNULL)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -216,19 +224,38 @@ def test_throughput_rotates_beside_latency(tmp_path):
     assert doc["results"] == []         # nothing ran as fresh per-repeat processes
     assert doc["settings"]["cpus_kept_awake"] is False and "--allow-idle" in doc["settings"]["idle"]
     slots = doc["rotation"]["slots"]
-    tput = [s for s in slots if s["mode"] == "throughput"]
-    assert len(tput) == len(slots) - len(tput) == 3 * 5
+    by_mode = {m: [s for s in slots if s["mode"] == m] for m in ("latency", "throughput", "cpu")}
+    assert [len(v) for v in by_mode.values()] == [3 * 5] * 3
+    tput, cpu = by_mode["throughput"], by_mode["cpu"]
+    # latency slots ran SCHED_FIFO, throughput and CPU slots normally scheduled (as ddsperf)
+    assert {s["policy"] for s in by_mode["latency"]} == {"fifo"}
+    assert {s["policy"] for s in tput + cpu} == {"normal"}
     # reliable, and every slot waits for its acknowledgements: pong counted every sample
     # ping wrote after the settle time, none lost, and none leaked into another slot
     assert all(s["status"] == "ok" and s["n"] == s["sent"] > 100 and s["lost"] == 0
                for s in tput), tput
     assert all(s["rate_sps"] * s["span_us"] / 1e6 == pytest.approx(s["later_n"]) for s in tput)
+    # arrivals per 5 ms from the first, and the writer's protocol counters (ddsperf -X)
+    assert all(sum(s["bins"]) == s["n"] and s["bin_us"] == 5000 for s in tput)
+    assert all(s["rexmit_bytes"] >= 0 and s["throttle_count"] >= 0 for s in tput)
+    # CPU slots: one offered rate per size, half the slowest warm-up rate, delivered
+    offered = doc["rotation"]["settings"]["cpu_offered_rate_sps"]["4096"]
+    assert {s["offered_rate_sps"] for s in cpu} == {offered}
+    assert all(s["status"] == "ok" and s["rate_sps"] >= 0.95 * offered for s in cpu), cpu
+    assert all(s["cpu_us_per_sample"] == pytest.approx(
+        s["ping_us_per_sample"] + s["pong_us_per_sample"], abs=1e-3) for s in cpu)
     rows = {(x["profile"], x["mode"]): x for x in doc["summary"]}
     enc = rows[("rtps_encrypt", "throughput")]
     assert enc["statistic"].startswith("median of slot rates") and enc["rounds"] == 3
     assert enc["vs_none"]["ratio"] < 0.97       # encrypting every message costs throughput
     assert rows[("rtps_encrypt", "latency")]["vs_none"]["ratio"] > 1.03
     assert all(v > 0 for v in enc["cpu_pct"].values())
+    # the second cost figure: CPU per sample at that rate, each side, over `none`'s
+    cps = enc["cpu_per_sample"]
+    assert cps["offered_rate_sps"] == offered and cps["both"] > 0
+    assert cps["vs_none"]["ratio"] > 1.0 and cps["vs_none"]["ratio_ci95"] is not None
+    assert cps["ping_vs_none"]["ratio"] > 0 and cps["pong_vs_none"]["ratio"] > 0
+    assert rows[("none", "throughput")]["cpu_per_sample"].get("vs_none") is None
     assert "Throughput (samples/s)" in r.stdout
     again = subprocess.run([GOVKIT, "report", "res"], cwd=tmp_path, capture_output=True,
                            text=True, timeout=120)
@@ -258,26 +285,6 @@ def test_an_arm_is_not_done_before_it_has_enough_rounds():
     assert trusted_widths(widths, slots)[("rtps_sign", "latency", 32)] == 1.5
 
 
-def test_a_refusal_is_read_line_by_line(tmp_path):
-    """Cyclone may print a remote participant's refusal before its own local one; read as
-    one joined line, the remote's word "Remote" made the local refusal look like the
-    peer's (the runner then blamed the wrong side's files)."""
-    import tempfile
-
-    from govkit.bench.rotation import Arm, Pair
-
-    pair = Pair(Arm("rtps_sign", get_profile("rtps_sign")), 0, 7, [], tmp_path)
-    err = tempfile.TemporaryFile()
-    err.write(b"one\nRemote secure participant x not allowed\n"
-              b"Error occurred while validating local permissions: Subject name is invalid\n")
-    pair.errs["pub"] = err
-    assert pair.stderr_lines("pub", 2).splitlines() == [
-        "Remote secure participant x not allowed",
-        "Error occurred while validating local permissions: Subject name is invalid"]
-    assert pair.stderr_tail("pub", 2) == " | ".join(pair.stderr_lines("pub", 2).splitlines())
-    assert pair.stderr_lines("sub", 5) == ""
-
-
 def test_a_budget_stop_names_the_widest_interval_the_report_gives():
     """The note a budget-stopped run ends with names the widest ratio interval over every
     round, as the summary (profiles) and the A/A floor give it: the stopping rule's widths
@@ -296,3 +303,41 @@ def test_a_budget_stop_names_the_widest_interval_the_report_gives():
     assert budget_stop_note(doc, None, 3 * n, 300) == (
         f"stopped after {3 * n} rounds: another would pass the 300 s budget (--budget); "
         f"widest ratio interval ±{max(widths):.1f}%")
+
+
+def test_slots_grow_to_hold_enough_samples_and_keep_their_length_on_resume():
+    """A 4 MiB round trip takes ~10 ms: a 30 ms slot would rest on 3 of them. Each lane's
+    slots are as long as its mode needs for MIN_SLOT_SAMPLES (from the slowest warm-up),
+    capped, and a resumed run keeps the stored lengths."""
+    from govkit.bench.rotation import (
+        CPU,
+        LATENCY,
+        MAX_SLOT_US,
+        MIN_SLOT_SAMPLES,
+        RotationSettings,
+        measure_lengths,
+    )
+    from govkit.runners.pair import THROUGHPUT
+
+    rs = RotationSettings()
+    lanes = [(LATENCY, 32), (LATENCY, 1 << 22), (THROUGHPUT, 32), (THROUGHPUT, 1 << 22),
+             (CPU, 32), (CPU, 1 << 22)]
+    warm = {(LATENCY, 32): [{"p50": 25.0}, {"p50": 40.0}],
+            (LATENCY, 1 << 22): [{"p50": 4600.0}, {"p50": 6500.0}],
+            (THROUGHPUT, 32): [{"rate_sps": 900_000.0}],
+            (THROUGHPUT, 1 << 22): [{"rate_sps": 240.0}, {"rate_sps": 128.0}]}
+    settings: dict = {}
+    got = measure_lengths(settings, lanes, warm, {32: 70_000.0, 1 << 22: 60.0}, rs)
+    assert got[(LATENCY, 32)] == rs.slot_ms * 1000                 # plenty of round trips
+    assert got[(LATENCY, 1 << 22)] == MIN_SLOT_SAMPLES[LATENCY] * 2 * 6500
+    assert got[(THROUGHPUT, 32)] == rs.throughput_slot_ms * 1000
+    assert got[(THROUGHPUT, 1 << 22)] == 781_250                   # 100 at 128/s
+    assert got[(CPU, 32)] == rs.cpu_slot_ms * 1000
+    assert got[(CPU, 1 << 22)] == 833_333                          # 50 at 60/s
+    slow = measure_lengths({}, [(THROUGHPUT, 1 << 26)], {(THROUGHPUT, 1 << 26): [
+        {"rate_sps": 7.0}]}, {}, rs)
+    assert slow[(THROUGHPUT, 1 << 26)] == MAX_SLOT_US               # capped
+    assert settings["measure_us"]["latency/4194304"] == got[(LATENCY, 1 << 22)]
+    # resumed: the stored lengths win over what a new warm-up says
+    again = measure_lengths(settings, lanes, {}, {}, rs)
+    assert again == got

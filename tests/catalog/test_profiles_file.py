@@ -12,7 +12,7 @@ import pytest
 from helpers.dds import needs_cyclone
 from typer.testing import CliRunner
 
-from govkit.catalog import profiles as catalog
+from govkit.catalog import profiles
 from govkit.catalog.profiles_file import parse_profiles, read_profiles
 from govkit.check.validate import validate_bytes
 from govkit.cli.main import app
@@ -42,7 +42,7 @@ data_protection_kind = "SIGN"
 @pytest.fixture(autouse=True)
 def _forget_user_profiles():
     yield
-    catalog.use_profiles([])
+    profiles.use_profiles([])
 
 
 def _errors(text: str) -> list[str]:
@@ -54,8 +54,8 @@ def _errors(text: str) -> list[str]:
 
 def test_a_good_file_gives_profiles_that_render_valid_governance():
     mine, signed = parse_profiles(GOOD, "p.toml")
-    assert mine == catalog.Profile("sros2_kinds", "sros2_kinds", "false", "ENCRYPT", "ENCRYPT",
-                                   "ENCRYPT", None, "RTPS, metadata and data encrypted")
+    assert mine == profiles.Profile("sros2_kinds", "sros2_kinds", "false", "ENCRYPT", "ENCRYPT",
+                                    "ENCRYPT", None, "RTPS, metadata and data encrypted")
     assert signed.alias == "sd" and signed.title == "signed_data" and signed.security
     assert signed.allow_unauthenticated_participants == "true"
     for p in (mine, signed):
@@ -64,13 +64,13 @@ def test_a_good_file_gives_profiles_that_render_valid_governance():
 
 def test_once_used_they_answer_wherever_a_catalog_name_does():
     with pytest.raises(GovkitError, match="unknown profile 'sd'"):
-        catalog.get_profile("sd")
+        profiles.get_profile("sd")
     mine, signed = parse_profiles(GOOD, "p.toml")
-    catalog.use_profiles([mine, signed])
-    assert catalog.get_profile("sd") is signed
-    assert [p.name for p in catalog.select_profiles(["sd,none"], False)] == ["none",
-                                                                            "signed_data"]
-    assert catalog.select_profiles(None, True)[-2:] == [mine, signed]
+    profiles.use_profiles([mine, signed])
+    assert profiles.get_profile("sd") is signed
+    assert [p.name for p in profiles.select_profiles(["sd,none"], False)] == ["none",
+                                                                             "signed_data"]
+    assert profiles.select_profiles(None, True)[-2:] == [mine, signed]
 
 
 @pytest.mark.parametrize(("text", "expected"), [
@@ -139,7 +139,7 @@ def test_cli_lists_them_and_refuses_a_bad_file_with_exit_2(tmp_path, monkeypatch
     listed = CliRunner().invoke(app, ["profiles", "--profiles", "p.toml", "--json"])
     assert listed.exit_code == 0, listed.output
     names = [p["name"] for p in json.loads(listed.stdout)["profiles"]]
-    assert names[:7] == [p.name for p in catalog.PROFILES]
+    assert names[:7] == [p.name for p in profiles.PROFILES]
     assert names[7:] == ["sros2_kinds", "signed_data"]
     (tmp_path / "bad.toml").write_text(GOOD.replace('"ENCRYPT"\n\n', '"ENCRYPTED"\n\n'))
     bad = CliRunner().invoke(app, ["generate", "--profiles", "bad.toml", "--profile", "sd"])

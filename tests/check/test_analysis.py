@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from govkit import smime
 from govkit.catalog.profiles import SECURED_PROFILES, get_profile
 from govkit.check.diff import diff_documents
 from govkit.check.identify import claimed_profile, identify_paths
@@ -20,6 +19,7 @@ from govkit.check.loaded import load_document
 from govkit.cli.main import app
 from govkit.documents.render import GovernanceDocument
 from govkit.pki.testpki import TestPKI
+from govkit.smime.sign import sign_bytes
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 SEED = DATA / "identify" / "seed000"
@@ -141,7 +141,7 @@ def test_identify_says_each_outcome_once_however_many_rules(tmp_path):
     lines (issue 23's second adversarial pass): one line per outcome now, with the first
     pairs by line, and --json lists every pair with its lines."""
     from govkit.catalog.profiles import get_profile
-    from govkit.documents import GovernanceDocument
+    from govkit.documents.render import GovernanceDocument
     text = GovernanceDocument(get_profile("rtps_sign")).render().decode()
     rule = re.search(r"<topic_rule>.*?</topic_rule>", text, re.S)[0]
     many = "".join(rule.replace("<topic_expression>*<", f"<topic_expression>{'[a-c]?*' * 12}"
@@ -312,8 +312,8 @@ def test_diff_of_catalog_profiles_lists_exactly_the_differing_settings(profiles_
 def test_diff_same_signed_or_not(profiles_dir, pki_dir, tmp_path):
     xml = profiles_dir / "rtps_sign.xml"
     signed = tmp_path / "rtps_sign.p7s"
-    signed.write_bytes(smime.sign_bytes(xml.read_bytes(),
-                                        *TestPKI(pki_dir).key_pair("permissions_ca")))
+    signed.write_bytes(sign_bytes(xml.read_bytes(),
+                                  *TestPKI(pki_dir).key_pair("permissions_ca")))
     result = run("diff", str(xml), str(signed))
     assert result.exit_code == 0 and result.stdout.strip() == "no semantic difference"
     text = run("diff", str(signed), str(profiles_dir / "rtps_encrypt.xml")).stdout
@@ -394,7 +394,7 @@ def test_identify_names_every_profile_as_near_as_the_nearest(tmp_path):
     kind of ENCRYPT_WITH_ORIGIN_AUTHENTICATION is one setting from rtps_sign and one from
     rtps_encrypt, and identify named rtps_sign alone."""
     from govkit.catalog.profiles import get_profile
-    from govkit.documents import GovernanceDocument
+    from govkit.documents.render import GovernanceDocument
     doc = tmp_path / "origin.xml"
     doc.write_text(GovernanceDocument(get_profile("rtps_sign")).render().decode().replace(
         "<rtps_protection_kind>SIGN<",

@@ -20,14 +20,16 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 from typer.testing import CliRunner
 
-from govkit import smime
+from govkit.catalog.targets import TARGETS
 from govkit.check.lint import LintOptions, lint_bytes
-from govkit.check.rules import lint_findings, registry, selected_rules
+from govkit.check.rules import registry
+from govkit.check.rules.engine import lint_findings, selected_rules
 from govkit.check.rules.registry import RULES
 from govkit.check.validate import check_bytes
 from govkit.cli.main import app
 from govkit.pki.names import load_identities
 from govkit.pki.testpki import TestPKI
+from govkit.smime.sign import sign_bytes
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "lint"
 NOW = dt.datetime(2030, 1, 1, tzinfo=dt.UTC)
@@ -140,9 +142,9 @@ def test_rules_are_data_with_a_why_and_an_example():
     assert len({r.name for r in RULES.values()}) == len(RULES)
 
 
-def test_validate_runs_its_five_rules_from_the_registry():
+def test_validate_runs_its_six_rules_from_the_registry():
     assert {r.id for r in RULES.values() if r.validate} == {
-        "GK010", "GK011", "GK100", "GK200", "GK201"}
+        "GK010", "GK011", "GK100", "GK200", "GK201", "GK303"}
     data = (DATA / "GK010.bad.xml").read_bytes()
     check = check_bytes(data, "p.xml", target="cyclone")
     why = ("its access-control parser refuses any domain id above 230 in a governance or "
@@ -242,6 +244,12 @@ def test_lenient_booleans_and_extensions_are_schema_errors_for_omg():
                  "GK301")
     assert _only(lint_text(text.replace(">TRUE<", ">tRuE<"), "g.xml", target="fastdds"),
                  "GK002")
+    # ... and integers, in ASCII digits only: "²".isdigit() holds, int("²") raised (exit 3,
+    # issue 37 item 15)
+    assert _only(lint_text(text.replace(">TRUE<", ">2<"), "g.xml", target="fastdds"), "GK301")
+    for odd in ("\u00b2", "+\u00b2", "\u0663"):
+        assert _only(lint_text(text.replace(">TRUE<", f">{odd}<"), "g.xml", target="fastdds"),
+                     "GK002")
 
 
 def test_errors_after_an_extension_are_still_found():
@@ -280,7 +288,7 @@ def test_select_and_ignore():
 def test_signed_file_positions_point_into_the_p7s(tmp_path, pki_dir):
     xml = (DATA / "GK101.bad.xml").read_bytes()
     cert, key = TestPKI(pki_dir).key_pair("permissions_ca")
-    signed = smime.sign_bytes(xml, cert, key)
+    signed = sign_bytes(xml, cert, key)
     path = tmp_path / "g.p7s"
     path.write_bytes(signed)
     report = lint_text(signed.decode(), str(path))
@@ -398,3 +406,47 @@ def test_lint_counts_days_as_explain_and_pki_status_do(tmp_path):
     path.write_text(expired)
     statuses = {g["status"] for g in explain_document(load_document(path), now=NOW)["grants"]}
     assert statuses == {"expired 3 days ago"}
+
+
+def test_vendor_facts_of_2026_are_the_target_tables():
+    """issue 37: Fast DDS before its 2026 fixes (2.9.1 included) crashes on an empty
+    topic_expression, <dds> or not_after (CVE-2026-45094/5/6); signed payloads unpadded
+    until 2026-08 (eProsima/Fast-DDS#6498); keeps a peer past its certificate's expiry
+    (CVE-2025-67108); Cyclone DDS 11 trims subject tokens and takes the Permissions CA
+    alone as signer. Each is a row's data (govkit.catalog.targets), read by the rules."""
+    fast, cyclone = TARGETS["fastdds"], TARGETS["cyclone"]
+    assert fast.crashes_on_empty == {"topic_expression", "dds", "not_after"}
+    assert "CVE-2026-45094" in fast.crash_source and "6498" in fast.unpadded_payload_sign
+    assert "CVE-2025-67108" in fast.keeps_expired_peers
+    assert cyclone.permissions_signer == "chain" and cyclone.later.permissions_signer == "ca"
+    assert cyclone.later.subject_trims and "1552" in cyclone.later.source
+    assert not any(t.crashes_on_empty or t.unpadded_payload_sign or t.keeps_expired_peers
+                   for t in TARGETS.values() if t.name != "fastdds")
+    perm = (DATA / "GK210.ok.xml").read_text().replace(
+        "<not_after>2034-01-01T00:00:00Z</not_after>", "<not_after> </not_after>")
+    for target, severity in (("fastdds", "error"), ("omg", "warning"), ("cyclone", None)):
+        got = _only(lint_text(perm, "p.xml", target=target), "GK303")
+        assert [f.severity for f in got] == ([severity] if severity else []), target
+        if severity:
+            assert "<not_after> is empty: Fast DDS crashes reading it (CVE-2026-45094" \
+                in got[0].message
+    # validate and sign say it under --target fastdds, as lint does (of a schema-valid
+    # document: an empty not_after is no xs:dateTime, refused before)
+    check = check_bytes((DATA / "GK303.bad.xml").read_bytes(), "g.xml", target="fastdds")
+    assert any("GK303 error: <topic_expression> is empty" in f.message
+               for f in check.findings)
+    empty = lint_text('<?xml version="1.0"?>\n<dds/>\n', "e.xml", target="cyclone")
+    assert "empty, it crashes eProsima Fast DDS 2.9 (CVE-2026-45094" in \
+        empty.findings[0].message and empty.findings[0].rule == "GK001"
+    spaced = (DATA / "GK205.bad.xml").read_text()
+    (hit,) = _only(lint_text(spaced, "p.xml", target="cyclone"), "GK205")
+    assert hit.message.endswith("(Cyclone DDS 11 trims the spaces and accepts it)")
+
+
+def test_fast_dds_2_9_keeps_a_peer_past_its_certificate(identities):
+    text = (DATA / "GK209.bad.xml").read_text()
+    for target, said in (("fastdds", True), ("omg", True), ("cyclone", False)):
+        got = [f for f in _only(lint_text(text, "p.xml", identities, target=target),
+                                "GK209") if "not_after" in f.message]
+        assert got and all(("keeps a participant matched past its certificate's notAfter"
+                            in f.message) == said for f in got), target

@@ -15,8 +15,8 @@ import pytest
 from jsonschema import Draft4Validator
 from typer.testing import CliRunner
 
-from govkit.check.output_formats import OUTPUT_FORMATS
-from govkit.check.rules import rules_table
+from govkit.check.rules.engine import rules_table
+from govkit.check.vocabulary import OUTPUT_FORMATS
 from govkit.cli import check as cli_check
 from govkit.cli.main import app
 
@@ -45,7 +45,6 @@ def files(tmp_path) -> list[str]:
 
 def test_the_cli_offers_exactly_the_formats_there_are():
     assert typing.get_args(cli_check.OutputFormat) == OUTPUT_FORMATS
-    assert cli_check.OUTPUT_FORMATS == OUTPUT_FORMATS
 
 
 def _reference(files: list[str]) -> dict:

@@ -21,23 +21,16 @@ from cryptography.x509.oid import NameOID
 from lxml import etree
 
 from govkit.check import xsd
-from govkit.check.validate import (
-    MAX_DOCUMENT_BYTES,
-    DocumentError,
-    DocumentKind,
-    Finding,
-    document_kind,
-    signed_document,
-    validate_bytes,
-    validate_file,
-)
+from govkit.check.validate import check_file, document_kind, signed_document, validate_bytes
 from govkit.common.errors import GovkitError
-from govkit.documents import parse as xmlsource
+from govkit.common.findings import DocumentError, DocumentKind, Finding
+from govkit.common.limits import MAX_DOCUMENT_BYTES
+from govkit.documents import parse
 
 
 def parse_document(data: bytes, filename: str):
     """The root of a plain XML document, parsed the safe way (DocumentError otherwise)."""
-    return xmlsource.parse_xml(data, filename).root
+    return parse.parse_xml(data, filename).root
 
 
 def unwrap_smime(data: bytes) -> tuple[bytes, int] | None:
@@ -172,7 +165,7 @@ def test_seed_uppercase_booleans_and_missing_liveliness():
 ])
 def test_valid_documents(name):
     assert validate_bytes(read(name), name) == []
-    assert validate_file(DATA / name) == []
+    assert check_file(DATA / name).findings == []
 
 
 # --------------------------------------------------------------------------- schema rules
@@ -357,7 +350,7 @@ def test_dtds_are_refused_quickly_and_offline(name, monkeypatch):
 def test_dtds_are_refused_even_if_the_text_scan_misses_them(name, monkeypatch):
     """Defence in depth: the parser itself is configured safely and the tree is checked."""
     no_network(monkeypatch)
-    monkeypatch.setattr(xmlsource, "decode_source", lambda data: "")
+    monkeypatch.setattr(parse, "decode_source", lambda data: "")
     start = time.monotonic()
     findings = validate_bytes(read(name), name)
     assert time.monotonic() - start < 1.0
@@ -386,7 +379,7 @@ def test_oversize_input(tmp_path):
     path = tmp_path / "big.xml"
     path.write_bytes(big)
     with pytest.raises(GovkitError) as e:
-        validate_file(path)
+        check_file(path)
     assert e.value.exit_code == 2
 
 
@@ -416,12 +409,12 @@ def test_syntax_error_position():
     assert f.line == 3 and f.message.startswith("not well-formed XML: ")
 
 
-def test_validate_file_errors(tmp_path):
+def test_check_file_errors(tmp_path):
     with pytest.raises(GovkitError) as e:
-        validate_file(tmp_path / "missing.xml")
+        check_file(tmp_path / "missing.xml")
     assert e.value.exit_code == 2 and "missing.xml" in str(e.value)
     with pytest.raises(GovkitError) as e:
-        validate_file(tmp_path)
+        check_file(tmp_path)
     assert e.value.exit_code == 2
 
 
@@ -438,7 +431,7 @@ def test_smime_valid_document(tmp_path):
     assert validate_bytes(wrapped, "p.p7s") == []
     path = tmp_path / "p.p7s"
     path.write_bytes(wrapped)
-    assert validate_file(path) == []
+    assert check_file(path).findings == []
 
 
 @pytest.mark.parametrize("newline", [b"\r\n", b"\n", b"\r\r\n"])
@@ -447,7 +440,7 @@ def test_smime_invalid_document_lines_point_into_the_p7s(tmp_path, newline):
     wrapped = smime_sign(xml).replace(b"\r\n", b"\n").replace(b"\n", newline)
     path = tmp_path / "gov.p7s"
     path.write_bytes(wrapped)
-    findings = validate_file(path)
+    findings = check_file(path).findings
     offset = body_offset(wrapped)
     assert offset > 0
     assert [(f.line, f.column) for f in findings] == [

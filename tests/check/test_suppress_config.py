@@ -9,8 +9,6 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from govkit.check import config
-from govkit.cli import check as cli_check
 from govkit.cli.main import app
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "lint"
@@ -124,6 +122,3 @@ def test_a_config_that_is_not_a_regular_file_is_not_read(here):
     (here / "govkit.toml").mkdir()          # a directory: not a config, keep looking
     assert CliRunner().invoke(app, ["lint", name]).exit_code == 0
 
-
-def test_the_cli_and_the_config_agree_on_limits():
-    assert cli_check.MAX_WARN_DAYS == config.MAX_WARN_DAYS

@@ -538,6 +538,30 @@ def test_shell_completion_script_and_answers():
     assert bad.returncode == 2 and "unknown shell 'tcsh'" in bad.stderr
 
 
+@pytest.mark.parametrize("env, said", [
+    ({"COMP_WORDS": "govkit bench --profile"}, "COMP_CWORD not set"),
+    ({"COMP_CWORD": "1"}, "COMP_WORDS not set"),
+    ({"COMP_WORDS": "govkit x", "COMP_CWORD": "abc"}, "COMP_CWORD must be a word index"),
+    ({"COMP_WORDS": "govkit x", "COMP_CWORD": "\u00b2"}, "COMP_CWORD must be a word index"),
+    ({"COMP_WORDS": "govkit x", "COMP_CWORD": "9" * 5000}, "COMP_CWORD must be a word index"),
+    ({"COMP_WORDS": b"govkit \xff", "COMP_CWORD": "1"}, "COMP_WORDS is not UTF-8 text"),
+    ({"COMP_WORDS": "govkit " + "x " * 40000, "COMP_CWORD": "1"}, "COMP_WORDS is 80007 chara"),
+    ({"_GOVKIT_COMPLETE": b"complete_\xff"}, "_GOVKIT_COMPLETE is not UTF-8 text"),
+    ({"_GOVKIT_COMPLETE": "complete_zsh", "_TYPER_COMPLETE_ARGS": b"govkit \xfe"},
+     "_TYPER_COMPLETE_ARGS is not UTF-8 text"),
+])
+def test_hostile_completion_variables_are_one_line_and_exit_2(env, said):
+    """Variables no shell's script sends were KeyError/ValueError, exit 3 (issue 37, 15)."""
+    govkit = str(Path(sys.executable).with_name("govkit"))
+    environ = {b"PATH": b"/usr/bin:/bin", b"_GOVKIT_COMPLETE": b"complete_bash"}
+    environ.update({k.encode(): v if isinstance(v, bytes) else v.encode()
+                    for k, v in env.items()})
+    done = subprocess.run([govkit], env=environ, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("govkit: completion: ") and said in done.stderr
+    assert done.stderr.count("\n") == 1 and done.stdout == ""
+
+
 def test_messages_say_what_happened(tmp_path):
     """issue 23: `lint` of an unreadable file does not say "no findings"; `sign` before
     `generate` names what to do; `generate --profile none` says why no governance."""

@@ -113,3 +113,35 @@ def test_results_json_schema_refuses_what_the_checker_refuses():
         bad = copy.deepcopy(doc)
         mutate(bad)
         assert not validator("bench").is_valid(bad)
+
+
+def test_a_file_name_that_is_not_utf8_gives_strict_utf8_json(tmp_path, pki_dir):
+    """A name's non-UTF-8 byte was written as the lone surrogate escape "\\udcff", which a
+    strict JSON reader refuses (issue 37, item 15); it is the text \\xff, as the terminal
+    shows it, in every --json output and in SARIF."""
+    import os
+    import re
+    import subprocess
+    import sys
+    shutil.copytree(pki_dir, tmp_path / "pki")
+    govkit = str(Path(sys.executable).with_name("govkit"))
+    run = lambda *args: subprocess.run([govkit, *args], cwd=tmp_path, capture_output=True,  # noqa: E731
+                                       timeout=120)
+    assert run("generate", "-p", "rtps_sign").returncode == 0
+    assert run("sign").returncode == 0
+    odd = os.fsencode(tmp_path) + b"/odd\xff"
+    shutil.copy(DATA / "lint" / "GK106.bad.xml", odd + b".xml")        # with findings
+    shutil.copy(tmp_path / "build/governance/rtps_sign.p7s", odd + b".p7s")
+    name, signed = os.fsdecode(odd + b".xml"), os.fsdecode(odd + b".p7s")
+    for args in (("lint", "--json", name), ("lint", "--output-format", "sarif", name),
+                 ("identify", "--json", name), ("validate", "--json", name),
+                 ("explain", "--json", name), ("diff", "--json", name, name),
+                 ("verify", "--json", signed)):
+        done = run(*args)
+        assert done.returncode in (0, 1), (args, done.stderr)
+        text = done.stdout.decode("utf-8")                  # valid UTF-8
+        assert not re.search(r"\\ud[89a-f][0-9a-f]{2}", text, re.I), args   # no lone surrogate
+        doc = json.loads(text)
+        assert "odd\\\\xff" in text or "odd%FF" in text, args   # JSON: the text odd\\xff
+        if args[1] == "--json":
+            assert_valid(doc, args[0])

@@ -14,6 +14,7 @@ import pytest
 from govkit.common import staging
 from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.common.fsutil import write_atomic
+from govkit.pki.lock import LOCK_NAME
 
 
 def _fail(code: int):
@@ -70,7 +71,7 @@ def test_refusing_to_replace_names_the_target(tmp_path):
 def test_the_next_write_removes_a_killed_writers_temporary(tmp_path):
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                           capture_output=True, text=True, check=True)
-    orphan = tmp_path / (f".report.html.{int(dead.stdout)}-1-{staging._place()}-0a0b0c0d"
+    orphan = tmp_path / (f".report.html.{int(dead.stdout)}-1-{staging.pid_place()}-0a0b0c0d"
                          f"{staging.TMP_SUFFIX}")
     orphan.write_text("half")
     write_atomic(tmp_path / "report.html", "new")
@@ -94,4 +95,5 @@ def test_the_cli_says_one_line_naming_the_target_on_enospc(tmp_path):
     assert len(lines) == 1 and lines[0].startswith("govkit: pki/"), done.stderr
     assert lines[0].endswith(": cannot write: No space left on device")
     assert "tmp" not in lines[0]
-    assert [p.name for p in (tmp_path / "pki").iterdir() if p.name.startswith(".")] == []
+    assert [p.name for p in (tmp_path / "pki").iterdir() if p.name.startswith(".")
+            and p.name != LOCK_NAME] == []   # (the PKI's write lock stays, on purpose)

@@ -14,13 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from govkit import smime
-from govkit.check import validate as schema
+from govkit.check import validate
 from govkit.common import staging
 from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.common.fsutil import collect_files
 from govkit.documents import mime
-from govkit.pki.testpki import init_pki, load_certificate
+from govkit.pki.issuance import init_pki
+from govkit.pki.testpki import load_certificate
+from govkit.smime.verify import verify_bytes
 
 GOVKIT = str(Path(sys.executable).with_name("govkit"))
 
@@ -92,7 +93,7 @@ def test_remove_orphans_only_touches_old_temporaries_of_dead_writers(tmp_path):
 
 
 def _tag(pid: int, start: str) -> str:
-    return f"{pid}-{start}-{staging._place()}-0a0b0c0d"
+    return f"{pid}-{start}-{staging.pid_place()}-0a0b0c0d"
 
 
 def _start_of(pid: int) -> str:
@@ -124,14 +125,14 @@ def test_remove_orphans_removes_a_gone_owners_temporaries_at_once(tmp_path):
         }
         for name in names.values():
             (tmp_path / name).write_bytes(b"x")
-        old = time.time() - 2 * staging._FOREIGN_AGE_S
+        old = time.time() - 2 * staging.FOREIGN_AGE_S
         os.utime(tmp_path / names["elsewhere-old"], (old, old))
         assert staging.remove_orphans(tmp_path) == 4
     finally:
         zombie.wait()
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
         [names["alive"], names["elsewhere-new"]])
-    assert staging.Stager().token.startswith(f"{os.getpid()}-{me}-{staging._place()}-")
+    assert staging.Stager().token.startswith(f"{os.getpid()}-{me}-{staging.pid_place()}-")
 
 
 def _token(part):
@@ -197,7 +198,7 @@ def test_a_commit_error_names_the_file_and_removes_every_temporary(tmp_path, mon
         raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), *args[:1])
     if failing == "fsync":
         monkeypatch.setattr(os, "fsync", denied)
-        monkeypatch.setattr(staging, "_sync_data", lambda ds: denied(ds[0]))
+        monkeypatch.setattr(staging, "sync_data", lambda ds: denied(ds[0]))
         where = str(tmp_path) if many else str(tmp_path / "a.xml")
     else:
         monkeypatch.setattr(os, "rename", denied)
@@ -270,9 +271,9 @@ def test_sigkill_mid_batch_leaves_every_file_complete_old_or_complete_new(tmp_pa
             if name.endswith(".xml"):
                 assert data == new_xml[name], f"{name} is neither the old nor the new one"
             else:   # a new signature: complete, and over the new document
-                v = smime.verify_bytes(data, name, load_certificate(ca))
+                v = verify_bytes(data, name, load_certificate(ca))
                 assert v.ok, (name, v.problems)
-                signed = schema.signed_document(data, name).data
+                signed = validate.signed_document(data, name).data
                 assert signed == mime.signed_text(new_xml[name.replace(".p7s", ".xml")])
         temporaries = [p.name for p in directory.iterdir()
                        if p.name.endswith(staging.TMP_SUFFIX)]

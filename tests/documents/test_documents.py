@@ -10,13 +10,14 @@ from lxml import etree
 
 from govkit.catalog.profiles import PROFILES, SECURED_PROFILES, get_profile
 from govkit.catalog.runners import RUNNERS, runner_info
-from govkit.check import validate as schema
+from govkit.check import validate
 from govkit.common.errors import GovkitError
 from govkit.common.limits import MAX_DOMAIN_ID
 from govkit.documents.render import DomainSet, GovernanceDocument, PermissionsDocument
 from govkit.generate import fleet
 from govkit.generate.fleet import write_document
-from govkit.pki.testpki import TestPKI, init_pki
+from govkit.pki.issuance import init_pki
+from govkit.pki.testpki import TestPKI
 
 XSI = "http://www.w3.org/2001/XMLSchema-instance"
 GOV_XSD = "http://www.omg.org/spec/DDS-SECURITY/20170901/omg_shared_ca_governance.xsd"
@@ -122,7 +123,7 @@ def test_governance_form(name):
     assert b"TRUE" not in data and b"FALSE" not in data
     assert len(root.findall("domain_access_rules/domain_rule")) == 1
     assert len(root.findall(".//topic_rule")) == 1
-    assert schema.validate_bytes(data, f"{name}.xml") == []
+    assert validate.validate_bytes(data, f"{name}.xml") == []
 
 
 def test_baseline_has_no_governance():
@@ -151,7 +152,7 @@ def test_domain_set_parse_and_render(text, ranges, xml):
             assert [c.tag for c in item] == ["min", "max"]  # always an explicit max
             items.append(("id_range", (item.findtext("min"), item.findtext("max"))))
     assert items == xml
-    assert schema.validate_bytes(data, "governance.xml") == []
+    assert validate.validate_bytes(data, "governance.xml") == []
 
 
 def test_domain_set_membership_and_default():
@@ -216,8 +217,8 @@ def test_permissions_document(pki, runner, topics, participant):
         assert [p.text for p in el.findall("partitions/partition")] == ["*"]
     assert grant.findtext("default") == "DENY"
     assert root.find(".//deny_rule") is None
-    assert schema.validate_bytes(data, f"{participant}.xml") == []
-    assert schema.check_bytes(data, "p.xml").kind is schema.DocumentKind.PERMISSIONS
+    assert validate.validate_bytes(data, f"{participant}.xml") == []
+    assert validate.check_bytes(data, "p.xml").kind is validate.DocumentKind.PERMISSIONS
 
 
 def test_permissions_explicit_validity_and_domains(pki):
@@ -240,9 +241,9 @@ def test_every_rendered_document_validates():
     docs = render_all()
     assert len(docs) >= len(SECURED_PROFILES) + 2
     for name, data in docs:
-        assert schema.validate_bytes(data, name) == [], name
+        assert validate.validate_bytes(data, name) == [], name
         expected = "governance" if name.startswith("governance/") else "permissions"
-        assert schema.check_bytes(data, name).kind.value == expected
+        assert validate.check_bytes(data, name).kind.value == expected
 
 
 # ------------------------------------------------------------------ generate / write
@@ -266,7 +267,7 @@ def test_generate_writes_one_file_per_profile_and_participant(pki, tmp_path):
     assert sorted(p for p in (tmp_path / "build").rglob("*") if p.is_file()) == sorted(expected)
     assert not (tmp_path / "build" / "governance" / "none.xml").exists()
     for path in written:
-        assert schema.validate_file(path) == [], path
+        assert validate.check_file(path).findings == [], path
     for p in SECURED_PROFILES:
         path = tmp_path / "build" / "governance" / f"{p.name}.xml"
         assert path.read_bytes() == GovernanceDocument(p).render()
@@ -319,7 +320,7 @@ def test_invalid_governance_is_never_written(monkeypatch, tmp_path, pki):
     assert sorted(p.name for p in target.parent.iterdir()) == ["rtps_sign.xml"]
     written = sorted((tmp_path / "permissions").iterdir())
     assert [p.name for p in written] == ["pub.xml", "sub.xml"]
-    assert all(schema.validate_file(p) == [] for p in written)
+    assert all(validate.check_file(p).findings == [] for p in written)
 
 
 def test_invalid_permissions_is_never_written(monkeypatch, tmp_path, pki):
@@ -353,7 +354,7 @@ def test_a_file_name_that_is_not_utf8_does_not_make_a_document_malformed(pki, tm
     import sys
     from pathlib import Path
 
-    from govkit.smime import sign_document
+    from govkit.smime.sign import sign_document
     govkit = os.fsencode(Path(sys.executable).with_name("govkit"))
     name = tmp_path / os.fsdecode(b"g\xff.xml")
     name.write_bytes(GovernanceDocument(get_profile("rtps_sign")).render())

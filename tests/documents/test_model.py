@@ -23,9 +23,9 @@ from govkit.common.findings import DocumentKind
 from govkit.documents import model
 from govkit.documents.model import Instant, datetime_key
 from govkit.documents.render import PermissionsDocument
-from govkit.pki.testpki import init_pki
+from govkit.pki.issuance import init_pki
 
-NOT_BEFORE = model._P + "/validity/not_before"
+NOT_BEFORE = "dds/permissions/grant/validity/not_before"
 
 
 @pytest.mark.parametrize("text", [
@@ -34,7 +34,7 @@ NOT_BEFORE = model._P + "/validity/not_before"
     "-0001-12-31T00:00:00", "-0100-03-01T00:00:00Z"])
 def test_the_reader_agrees_with_xmlschema_to_the_microsecond(text):
     import xmlschema  # noqa: F401 - the reference
-    xsd_type = model._xsd_type(DocumentKind.PERMISSIONS, NOT_BEFORE)
+    xsd_type = model.schema_type(DocumentKind.PERMISSIONS, NOT_BEFORE)
     reference = xsd_type.text_decode(text, validation="strict").todelta()
     ours = Instant.from_text(text)
     assert ours.since_epoch == reference

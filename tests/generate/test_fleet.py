@@ -1,5 +1,5 @@
 """One pass over many documents: the same documents, layout and verdicts as the per-file
-path (write_document per document, smime.sign_document), checked by OpenSSL."""
+path (write_document per document, smime.sign.sign_document), checked by OpenSSL."""
 
 from __future__ import annotations
 
@@ -17,19 +17,21 @@ import pytest
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.serialization import pkcs7 as crypto_pkcs7
 
-from govkit import smime
 from govkit.catalog.profiles import PROFILES, get_profile
 from govkit.catalog.runners import runner_info
-from govkit.check import validate as schema
+from govkit.check import validate
 from govkit.common import staging
 from govkit.common.errors import GovkitError
 from govkit.common.fsutil import collect_files
 from govkit.documents import mime
 from govkit.documents.render import DomainSet, GovernanceDocument, PermissionsDocument
 from govkit.generate import fleet
+from govkit.pki.issuance import init_pki
 from govkit.pki.participants import Grants, Participant
-from govkit.pki.testpki import TestPKI, init_pki
+from govkit.pki.testpki import TestPKI
 from govkit.smime import pkcs7
+from govkit.smime.sign import TEXT_HEADER, sign_bytes, sign_document, sign_paths, smime_message
+from govkit.smime.verify import verify_bytes, verify_file
 
 VALID = GovernanceDocument(get_profile("rtps_sign")).render()
 GOVKIT = str(Path(sys.executable).with_name("govkit"))
@@ -86,10 +88,10 @@ def test_generate_sign_output_verifies_with_openssl_and_govkit(pki, tmp_path, pr
         run = openssl_verify(p7s, pki.permissions_ca)
         assert run.returncode == 0, run.stderr
     for p7s in signed:
-        v = smime.verify_file(p7s, pki.permissions_ca)
+        v = verify_file(p7s, pki.permissions_ca)
         assert v.ok, (p7s, v.problems)
         # the signed document is the .xml written beside it
-        assert schema.signed_document(p7s.read_bytes(), str(p7s)).data == \
+        assert validate.signed_document(p7s.read_bytes(), str(p7s)).data == \
             mime.signed_text(p7s.with_suffix(".xml").read_bytes())
 
 
@@ -112,7 +114,7 @@ def test_signing_again_leaves_unchanged_documents_in_place(pki, tmp_path):
     assert (perms / "sub.xml").read_bytes() != b"changed"
     assert (perms / "n00.xml").stat().st_mode & 0o777 == 0o644
     for p7s in perms.glob("*.p7s"):
-        assert smime.verify_file(p7s, pki.permissions_ca).ok
+        assert verify_file(p7s, pki.permissions_ca).ok
 
 
 def test_without_a_der_template_the_builder_signs(pki, tmp_path, monkeypatch):
@@ -122,7 +124,7 @@ def test_without_a_der_template_the_builder_signs(pki, tmp_path, monkeypatch):
     (tmp_path / "d.xml").write_bytes(VALID)
     signed, errors = fleet.sign_files([tmp_path], pki.permissions_ca, pki.permissions_ca_key,
                                       processes=1)
-    assert not errors and smime.verify_file(signed[0], pki.permissions_ca).ok
+    assert not errors and verify_file(signed[0], pki.permissions_ca).ok
 
 
 def test_participants_get_their_own_grants_and_subjects(tmp_path):
@@ -149,8 +151,8 @@ def test_participants_get_their_own_grants_and_subjects(tmp_path):
     gamma = (tmp_path / "build/permissions/gamma.xml").read_text()
     assert "<topic>DDSPerfRDataKS</topic>" in gamma   # no grants: the runner's topics
     for name in ("alpha", "beta", "gamma"):
-        assert smime.verify_file(tmp_path / f"build/permissions/{name}.p7s",
-                                 pki.permissions_ca).ok
+        assert verify_file(tmp_path / f"build/permissions/{name}.p7s",
+                           pki.permissions_ca).ok
 
 
 def test_listed_participants_must_be_current_identities(pki, tmp_path):
@@ -189,14 +191,14 @@ def test_one_pass_layout_is_sign_document_s(pki, tmp_path):
         (tmp_path / "b").mkdir(exist_ok=True)
         (tmp_path / "a" / name).write_bytes(data)
         (tmp_path / "b" / name).write_bytes(data)
-        per_file = smime.sign_document(tmp_path / "a" / name, pki.permissions_ca,
-                                       pki.permissions_ca_key).read_bytes()
+        per_file = sign_document(tmp_path / "a" / name, pki.permissions_ca,
+                                 pki.permissions_ca_key).read_bytes()
         signed, errors = fleet.sign_files([tmp_path / "b" / name], pki.permissions_ca,
                                           pki.permissions_ca_key)
         assert not errors
         one_pass = signed[0].read_bytes()
         assert _normalised(one_pass) == _normalised(per_file)
-        assert smime.verify_bytes(one_pass, name, pki.certificate("permissions_ca")).ok
+        assert verify_bytes(one_pass, name, pki.certificate("permissions_ca")).ok
 
 
 def _builder_der(signed_part: bytes, cert, key) -> bytes:
@@ -214,21 +216,21 @@ def test_der_template_is_the_builder_s_signature(tmp_path, key_type):
     pki, _ = init_pki(tmp_path, participants=[], key_type=key_type)
     cert, key = pki.key_pair("permissions_ca")
     template = pkcs7.SignerTemplate.for_signer(cert, key)
-    signed_part = smime.TEXT_HEADER + mime.signed_text(VALID)
+    signed_part = TEXT_HEADER + mime.signed_text(VALID)
     theirs = _builder_der(signed_part, cert, key)
     when = pkcs7.SignerTemplate.parse(theirs).when   # the builder's signing time
     ours = template.sign(signed_part, when)
     boundary = "----" + "0123456789ABCDEF" * 2
     if key_type == "rsa-2048":
         assert ours == theirs
-        assert smime.smime_message(signed_part, ours, boundary) == \
-            smime.smime_message(signed_part, theirs, boundary)
+        assert smime_message(signed_part, ours, boundary) == \
+            smime_message(signed_part, theirs, boundary)
     else:
         a, b = pkcs7.SignerTemplate.parse(ours), pkcs7.SignerTemplate.parse(theirs)
         assert a.template.layout == b.template.layout
         assert (a.when, a.digest, a.attributes) == (b.when, b.digest, b.attributes)
         assert a.signature != b.signature
-    assert smime.verify_bytes(smime.smime_message(signed_part, ours), "x.p7s", cert).ok
+    assert verify_bytes(smime_message(signed_part, ours), "x.p7s", cert).ok
 
 
 def test_signing_time_encoding():
@@ -283,7 +285,7 @@ def test_sign_gives_the_per_file_verdicts_on_hostile_inputs(pki, tmp_path, proce
     per_file, one_pass = tmp_path / "per-file", tmp_path / "one-pass"
     _hostile_inputs(per_file)
     _hostile_inputs(one_pass)
-    a = smime.sign_paths([per_file], pki.permissions_ca, pki.permissions_ca_key)
+    a = sign_paths([per_file], pki.permissions_ca, pki.permissions_ca_key)
     b = fleet.sign_files([one_pass], pki.permissions_ca, pki.permissions_ca_key, processes)
     assert _verdicts(*b, one_pass) == _verdicts(*a, per_file)
     signed = _verdicts(*b, one_pass)[0]
@@ -291,7 +293,7 @@ def test_sign_gives_the_per_file_verdicts_on_hostile_inputs(pki, tmp_path, proce
     assert len(_verdicts(*b, one_pass)[1]) >= 12
     ca = pki.certificate("permissions_ca")
     for name in signed:
-        assert smime.verify_file(one_pass / name, ca).ok, name
+        assert verify_file(one_pass / name, ca).ok, name
         run = openssl_verify(one_pass / name, pki.permissions_ca)
         assert run.returncode == 0, (name, run.stderr)
 
@@ -305,7 +307,7 @@ def test_a_ca_that_cannot_sign_is_refused_for_every_document_with_its_reason(tmp
         (tmp_path / run).mkdir()
         for i in range(3):
             (tmp_path / run / f"d{i}.xml").write_bytes(VALID)
-    a = smime.sign_paths([tmp_path / "a"], old.permissions_ca, old.permissions_ca_key)
+    a = sign_paths([tmp_path / "a"], old.permissions_ca, old.permissions_ca_key)
     b = fleet.sign_files([tmp_path / "b"], old.permissions_ca, old.permissions_ca_key)
     assert _verdicts(*b, tmp_path / "b") == _verdicts(*a, tmp_path / "a")
     assert len(b[1]) == 3 and not b[0]
@@ -340,7 +342,7 @@ def test_paranoid_writes_the_same_documents_checked_in_full(pki, tmp_path):
     for name, data in a.items():
         if name.endswith(".p7s"):
             assert _normalised(data) == _normalised(b[name]), name
-            assert smime.verify_bytes(data, name, ca).ok
+            assert verify_bytes(data, name, ca).ok
 
 
 def test_a_fresh_directory_is_committed_whole_and_nothing_is_left_beside_it(pki, tmp_path):
@@ -411,7 +413,7 @@ def test_sigkill_into_a_fresh_directory_leaves_it_absent_or_complete(tmp_path):
             if name.endswith(".xml"):
                 assert data == complete[name]
             else:
-                assert smime.verify_bytes(data, name, ca).ok, name
+                assert verify_bytes(data, name, ca).ok, name
         seen["complete"] += 1
     print(f"after the kills: {seen}")
     assert seen["absent"] >= 2   # the kills while the staging directory filled up
@@ -437,12 +439,12 @@ def test_verify_of_a_fleet_gives_the_full_verdicts_with_and_without_paranoid(pki
                                  b"<not_after>2030-02-30T00:00:00Z</not_after>", good),
     }
     for name, data in odd.items():
-        (tmp_path / name).write_bytes(smime.sign_bytes(data, cert, key))
+        (tmp_path / name).write_bytes(sign_bytes(data, cert, key))
         files.append(tmp_path / name)
     tampered = tmp_path / "tampered.p7s"
     tampered.write_bytes(files[1].read_bytes().replace(b"<default>DENY", b"<default>ALLOW"))
     files.append(tampered)
-    full = [smime.verify_file(f, cert) for f in files]
+    full = [verify_file(f, cert) for f in files]
     verifier = verify_batch.Verifier(cert)
     fast = [verifier.verify(f.read_bytes(), str(f)) for f in files]
     paranoid = verify_batch.verify_files(files, cert, processes=2, paranoid=True)

@@ -19,10 +19,11 @@ from govkit.catalog.profiles import get_profile
 from govkit.cli.main import app
 from govkit.documents.render import DomainSet
 from govkit.generate import fleet
+from govkit.pki.issuance import init_pki
 from govkit.pki.manifest import KEY_NAME, check_certificate, manifest_path, read_manifest
 from govkit.pki.renewal import rekey, renew
 from govkit.pki.revocation import crl_path, load_crl, revoke, revoke_all
-from govkit.pki.testpki import TestPKI, init_pki
+from govkit.pki.testpki import TestPKI
 
 NAMES = ("pub", "sub", "other", *(f"n{i}" for i in range(5)))
 

@@ -15,7 +15,6 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from typer.testing import CliRunner
 
 from govkit.cli.main import app
-from govkit.generate.sros2 import ENCLAVE_FILES
 
 ENCLAVES = ("/talker_listener/talker", "/talker_listener/listener")
 # `generate` without --participants also makes sure of pub and sub: plain names, whose
@@ -68,8 +67,10 @@ def test_the_layout_rmw_reads(made, tmp_path):
     expected = {"public/identity_ca.cert.pem", "public/permissions_ca.cert.pem",
                 "private/identity_ca.key.pem", "private/permissions_ca.key.pem",
                 "enclaves/governance.p7s"}
-    for enclave in EXPORTED:
-        expected |= {f"enclaves{enclave}/{f}" for f in ENCLAVE_FILES}
+    for enclave in EXPORTED:   # what sros2's create_enclave writes, and rmw reads
+        expected |= {f"enclaves{enclave}/{f}" for f in (
+            "cert.pem", "key.pem", "identity_ca.cert.pem", "permissions_ca.cert.pem",
+            "governance.p7s", "permissions.p7s")}
     assert files == expected
     # copies, never symlinks; keys 0600, the CA keys' directory 0700; nothing left beside
     assert not [p for p in ks.rglob("*") if p.is_symlink()]
@@ -223,5 +224,8 @@ def test_several_governance_documents_need_a_profile(made, tmp_path):
     assert "2 signed governance documents (rtps_encrypt, rtps_sign)" in result.output
     chosen = _export(root, tmp_path / "ks", "--profile", "rtps_sign")
     assert chosen.exit_code == 0, chosen.output
+    # rtps_sign's governance with access control turned on (the catalog's turns it off)
     assert (tmp_path / "ks/enclaves/talker_listener/talker/governance.p7s").read_bytes() == \
-        (root / "build/governance/rtps_sign.p7s").read_bytes()
+        (root / "build/governance/enforced/rtps_sign.p7s").read_bytes()
+    assert b"<rtps_protection_kind>SIGN<" in \
+        (root / "build/governance/enforced/rtps_sign.xml").read_bytes()

@@ -1,2 +1,3 @@
 """Helpers the tests share: real processes (dds, fastdds, sshd), documents, signers,
-S/MIME variants, HTML reading, and required prerequisites (require)."""
+S/MIME variants, HTML reading, required prerequisites (require), and the docs build's
+generator of reference pages (docs_reference)."""

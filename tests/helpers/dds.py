@@ -6,6 +6,7 @@ import itertools
 import os
 import shutil
 import subprocess
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -13,8 +14,15 @@ import pytest
 
 from govkit.catalog.profiles import get_profile
 from govkit.generate.bundle import BundleLog, ensure_bundle, ensure_pki
-from govkit.runners.base import BenchPoint, Bundle, ProcessOutput, prepare, run_processes
+from govkit.runners.base import (
+    BenchPoint,
+    Bundle,
+    ParticipantFiles,
+    ProcessOutput,
+    prepare,
+)
 from govkit.runners.ddsperf import DdsperfRunner, find_security_plugins
+from govkit.runners.processes import run_processes
 from helpers.require import missing
 
 needs_cyclone = pytest.mark.skipif(
@@ -70,3 +78,88 @@ def cyclone_loads(bundle: Bundle, participant: str, workdir: Path, seconds: int 
                              "sub"], env={**os.environ, "CYCLONEDDS_URI": config.as_uri()},
                             capture_output=True, text=True, timeout=30 + seconds)
     return result.returncode == 0, result.stdout + result.stderr
+
+
+# ---------------------------------------------------------------- one named topic (ROS 2)
+
+
+def cyclone_program() -> str:
+    """govkit's Cyclone program (built once, cached); skips (or with GOVKIT_REQUIRE=cyclone
+    fails) where it cannot be built."""
+    from govkit.common.errors import GovkitError
+    from govkit.runners.cyclone_build import ensure_built
+    try:
+        return str(ensure_built())
+    except GovkitError as e:
+        pytest.skip(missing("cyclone", f"Cyclone program not available ({e})"))
+
+
+def _config(files: ParticipantFiles, workdir: Path) -> Path:
+    """A Cyclone configuration with `files` (as govkit's runners write it)."""
+    bundle = Bundle(get_profile("rtps_sign"), {"pub": files})
+    workdir.mkdir(parents=True, exist_ok=True)
+    path = workdir / "cyclone.xml"
+    path.write_text(DdsperfRunner().config_text(bundle, "pub"))
+    return path
+
+
+def start_topic(argv: list[str], env: dict | None = None) -> subprocess.Popen:
+    return subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})})
+
+
+def finish(proc: subprocess.Popen, timeout: float = 30) -> tuple[int | None, str]:
+    """Close its stdin (the programs stop there), and its exit code and output."""
+    try:
+        out, err = proc.communicate(input="", timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        return None, out + err
+    return proc.returncode, out + err
+
+
+def wait_for_line(proc: subprocess.Popen, word: str, timeout: float = 60) -> list[str]:
+    """Lines of proc's stdout until one starts with `word` (or the process ends, or the
+    timeout): the event the caller waits on."""
+    import selectors
+    seen: list[str] = []
+    with selectors.DefaultSelector() as sel:
+        sel.register(proc.stdout, selectors.EVENT_READ)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if not sel.select(timeout=max(0.0, deadline - time.monotonic())):
+                break
+            line = proc.stdout.readline()
+            if not line:
+                break
+            seen.append(line)
+            if line.startswith(word):
+                break
+    return seen
+
+
+def cyclone_topic_pair(pub: ParticipantFiles, sub: ParticipantFiles, topic: str,
+                       workdir: Path, domain: int, wait_s: int = 30) -> dict[str, tuple]:
+    """A real Cyclone DDS writer (pub's files) and reader (sub's files) on `topic`, each its
+    own process with only that endpoint; returns role -> (exit code, output, received)."""
+    exe = cyclone_program()
+    procs = {}
+    for role, files in (("sub", sub), ("pub", pub)):
+        env = {"CYCLONEDDS_URI": _config(files, workdir / role).as_uri()}
+        procs[role] = start_topic([exe, role, str(domain), str(wait_s), topic], env)
+    lines = wait_for_line(procs["sub"], "received 10", timeout=wait_s + 30)
+    results = {}
+    for role in ("pub", "sub"):
+        code, text = finish(procs[role])
+        results[role] = (code, (''.join(lines) if role == "sub" else "") + text)
+    results["received"] = any(x.startswith("received 10") for x in lines)
+    return results
+
+
+def cyclone_topic_alone(files: ParticipantFiles, role: str, topic: str, workdir: Path,
+                        domain: int) -> tuple[int | None, str]:
+    """One endpoint and no peer: what access control says when it is created."""
+    env = {"CYCLONEDDS_URI": _config(files, workdir).as_uri()}
+    proc = start_topic([cyclone_program(), role, str(domain), "3", topic], env)
+    return finish(proc)

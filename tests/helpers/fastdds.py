@@ -7,15 +7,28 @@ so that CI cannot go green without having run them.
 
 from __future__ import annotations
 
+import os
+import re
+import selectors
+import subprocess
+import time
 from functools import cache
 from pathlib import Path
 
 import pytest
 
+from govkit.catalog.profiles import get_profile
 from govkit.common.errors import GovkitError
-from govkit.runners.base import BenchPoint, Bundle, ProcessOutput, prepare, run_processes
+from govkit.runners.base import (
+    BenchPoint,
+    Bundle,
+    ParticipantFiles,
+    ProcessOutput,
+    prepare,
+)
 from govkit.runners.fastdds import FastddsRunner
 from govkit.runners.fastdds_build import ensure_built
+from govkit.runners.processes import run_processes
 from helpers.dds import next_domain
 from helpers.require import missing
 
@@ -72,3 +85,73 @@ def measure(bundle: Bundle, workdir: Path, **kwargs):
 
 def everything(outputs: dict[str, ProcessOutput]) -> str:
     return "\n".join(o.stdout + o.stderr for o in outputs.values())
+
+
+# ---------------------------------------------------------------- one named topic (ROS 2)
+
+
+def _properties(files: ParticipantFiles, workdir: Path) -> Path:
+    bundle = Bundle(get_profile("rtps_sign"), {"pub": files})
+    workdir.mkdir(parents=True, exist_ok=True)
+    path = workdir / "fastdds.properties"
+    path.write_text(FastddsRunner().properties_text(bundle, "pub"))
+    return path
+
+
+def fastdds_topic_pair(pub: ParticipantFiles, sub: ParticipantFiles, topic: str,
+                       workdir: Path, domain: int, seconds: int = 2) -> dict[str, tuple]:
+    """A real Fast DDS writer (pub's files) and reader (sub's files) on `topic`
+    (fastdds_perf pub/sub -t TOPIC, only that endpoint each, default partition); returns
+    role -> (exit code, output), and the samples the reader counted."""
+    exe = require_fastdds()
+    procs = {}
+    for role, files in (("sub", sub), ("pub", pub)):
+        argv = [exe, "-i", str(domain), "-w", "30", "-D", str(seconds), "-s",
+                str(_properties(files, workdir / role)), "-t", topic, role]
+        procs[role] = subprocess.Popen(argv + (["64"] if role == "pub" else []),
+                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                       text=True)
+    results: dict[str, tuple] = {}
+    for role in ("sub", "pub"):
+        try:
+            out, err = procs[role].communicate(timeout=seconds + 60)
+        except subprocess.TimeoutExpired:
+            procs[role].kill()
+            out, err = procs[role].communicate()
+        results[role] = (procs[role].returncode, out + err)
+    counts = [int(m) for m in re.findall(r"throughput t \S+ size \d+ count (\d+)",
+                                         results["sub"][1])]
+    results["received"] = sum(counts)
+    return results
+
+
+def fastdds_topic_alone(files: ParticipantFiles, role: str, topic: str, workdir: Path,
+                        domain: int) -> tuple[int | None, str]:
+    exe = require_fastdds()
+    argv = [exe, "-i", str(domain), "-w", "3", "-D", "1", "-s",
+            str(_properties(files, workdir)), "-t", topic, role] + \
+        (["64"] if role == "pub" else [])
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    return done.returncode, done.stdout + done.stderr
+
+
+def read_until(stream, text: str, timeout: float) -> str:
+    """What a child process writes to `stream` (its stdout or stderr pipe), up to and
+    including the first chunk holding `text`: the event a test waits for, never a sleep.
+    `timeout` only bounds a failure (AssertionError with what was read); the stream's own
+    buffer is bypassed, so communicate() reads on from there."""
+    fd, got, wanted = stream.fileno(), b"", text.encode()
+    deadline = time.monotonic() + timeout
+    with selectors.DefaultSelector() as sel:
+        sel.register(fd, selectors.EVENT_READ)
+        while wanted not in got:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"no {text!r} within {timeout:g} s; read {got[-2000:]!r}")
+            if sel.select(left):
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    raise AssertionError(f"the stream ended before {text!r}; read "
+                                         f"{got[-2000:]!r}")
+                got += chunk
+    return got.decode(errors="replace")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import random
+from pathlib import Path
 
 from govkit.catalog.profiles import PROFILES
 
@@ -131,6 +132,67 @@ def rotating(profiles: list[str], sizes: list[int], rounds: int, instances: int 
     return doc
 
 
+def with_wire_points(doc: dict, n: int) -> dict:
+    """`doc` with n captured points under `wire` (what `--wire --leaks` stores), one per
+    catalog profile and size in turn: the counts a profile's traffic gives, and the
+    verdict, reasons and headline govkit.wire.verdict writes from them; every 997th point a
+    mismatch (readable payload where the governance encrypts it). The first point of `none`
+    and of `rtps_encrypt` carry what the eavesdropper read in the real captures of
+    tests/data/wire/leaks/. (The per-check texts are left out, as a file of 20,000 points
+    with them would pass results.json's size limit.)"""
+    from govkit.wire.leaks import capture_file_point
+    from govkit.wire.verdict import Expectation, judgement, profile_verdicts
+    data = Path(__file__).resolve().parent.parent / "data" / "wire" / "leaks"
+    readings = {name: capture_file_point(data / f"cyclone-{name}.pcap")["leaks"]
+                for name in ("none", "rtps_encrypt")}
+
+    def point(profile, readable: int | None = None) -> dict:
+        e = Expectation.of(profile)
+        messages = 20_000
+        readable = (0 if e.encrypted else messages) if readable is None else readable
+        hidden = "gcm" in (e.rtps, e.submessage)
+        user = {"messages": messages, "bytes": messages * 1100, "rtps": {e.rtps: messages},
+                "rtps_origin_auth": {} if e.rtps == "none" else
+                {"yes" if e.rtps_origin else "no": messages},
+                "submessage": {"hidden" if e.rtps == "gcm" else e.submessage: messages},
+                "submessage_origin_auth": {"yes" if e.submessage_origin else "no": messages}
+                if e.submessage != "none" and e.rtps != "gcm" else {"absent": messages},
+                "payload": {"hidden" if hidden else e.payload: messages},
+                "readable": readable, "filler": readable,
+                "secured": messages if e.security and e.rtps != "none" or hidden else 0,
+                "handshake": 0, "malformed": 0, "submessages": {"DATA": messages},
+                "errors": {}}
+        discovery = {**user, "messages": 120, "bytes": 50_000, "rtps": {"none": 120},
+                     "rtps_origin_auth": {}, "submessage": {"none": 120},
+                     "submessage_origin_auth": {"absent": 120}, "payload": {"absent": 120},
+                     "readable": 0, "filler": 0, "secured": 8 if e.security else 0,
+                     "handshake": 6 if e.security else 0, "submessages": {"DATA": 120}}
+        shutdown = {**discovery, "messages": 0, "bytes": 0, "rtps": {}, "submessage": {},
+                    "submessage_origin_auth": {}, "payload": {}, "secured": 0,
+                    "handshake": 0, "submessages": {}}
+        observed = {"non_rtps": 2, "ip_fragmented": 0, "user": user,
+                    "discovery": discovery, "shutdown": shutdown, "not_captured": 0,
+                    "other_senders": 0, "attributed": True}
+        judged = judgement(e, observed)
+        del judged["checks"]
+        return {"profile": profile.name, "mode": "latency", "status": "ok", "error": None,
+                "commands": ["synthetic"], "pcap": None, "observed": observed, **judged}
+
+    templates = {p.name: point(p) for p in PROFILES}
+    points = []
+    for i in range(n):
+        profile = PROFILES[i % len(PROFILES)]
+        base = point(profile, 3) if i % 997 == 996 and Expectation.of(profile).encrypted \
+            else templates[profile.name]
+        one = {**base, "size": 16 + i // len(PROFILES), "domain_id": 1 + i % 230}
+        if i < len(PROFILES) and profile.name in readings:
+            one["leaks"] = readings[profile.name]
+        points.append(one)
+    doc["wire"] = {"method": "synthetic: tests/helpers/large_results.py", "points": points,
+                   "profiles": profile_verdicts(points)}
+    return doc
+
+
 def catalog(n: int) -> list[str]:
     """`none` first, then the catalog's secured profiles, then made-up ones up to n."""
     names = [p.name for p in PROFILES]
@@ -162,4 +224,7 @@ def shapes(scale: float = 1.0) -> dict[str, dict]:
         # the older per-repeat design (schema /2), throughput, many seconds
         "throughput_v2": per_repeat(catalog(3), [1024], 3, n(3000), modes=("throughput",),
                                     schema="govkit.bench/2"),
+        # 20,000 captured points of `--wire --leaks` (issue 37: over 10 s)
+        "many_wire_points": with_wire_points(per_repeat(catalog(7), [1024], 2, 5),
+                                             n(20_000)),
     }

@@ -22,12 +22,13 @@ from helpers.dds import run_pair as cyclone_pair
 from helpers.fastdds import everything, require_fastdds
 from helpers.fastdds import run_pair as fastdds_pair
 
-from govkit import smime
 from govkit.catalog.profiles import SECURED_PROFILES
 from govkit.pki.testpki import TestPKI, x509_name
-from govkit.runners.base import ProcessSpec, run_processes
+from govkit.runners.base import ProcessSpec
 from govkit.runners.ddsperf import DdsperfRunner
 from govkit.runners.fastdds import FastddsRunner
+from govkit.runners.processes import run_processes
+from govkit.smime.sign import sign_document
 
 pytestmark = [needs_cyclone, pytest.mark.cyclone, pytest.mark.fastdds]
 
@@ -168,7 +169,7 @@ def test_the_only_subject_form_both_accept_is_rfc2253_without_spaces(tmp_path, f
     path = tmp_path / "form.xml"
     path.write_bytes(changed)
     pki = TestPKI(tmp_path / "pki")
-    signed = smime.sign_document(path, pki.permissions_ca, pki.permissions_ca_key)
+    signed = sign_document(path, pki.permissions_ca, pki.permissions_ca_key)
     varied = with_file(bundle, "pub", permissions=signed)
     _, _, cy = cyclone_pair(varied, tmp_path / "cy")
     _, _, fd = fastdds_pair(varied, tmp_path / "fd")

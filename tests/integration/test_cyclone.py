@@ -13,11 +13,12 @@ import re
 import pytest
 from helpers.dds import make_bundle, needs_cyclone, next_domain, run_pair, with_file
 
-from govkit import smime
 from govkit.catalog.profiles import SECURED_PROFILES
 from govkit.catalog.runners import runner_info
-from govkit.documents import render as documents
-from govkit.pki.testpki import init_pki
+from govkit.documents import render
+from govkit.pki.issuance import init_pki
+from govkit.smime.sign import sign_document
+from govkit.smime.verify import verify_file
 
 pytestmark = [needs_cyclone, pytest.mark.cyclone]
 
@@ -50,7 +51,7 @@ def _resign(tmp_path, xml: bytes, pki_dir, name: str):
     pki = TestPKI(pki_dir)
     path = tmp_path / f"{name}.xml"
     path.write_bytes(xml)
-    return smime.sign_document(path, pki.permissions_ca, pki.permissions_ca_key)
+    return sign_document(path, pki.permissions_ca, pki.permissions_ca_key)
 
 
 def test_governance_altered_after_signing_is_refused(tmp_path):
@@ -60,7 +61,7 @@ def test_governance_altered_after_signing_is_refused(tmp_path):
     tampered.write_bytes(signed.replace(b"<rtps_protection_kind>SIGN<",
                                         b"<rtps_protection_kind>NONE<"))
     assert tampered.read_bytes() != signed
-    assert not smime.verify_file(tampered, bundle.participants["pub"].permissions_ca).ok
+    assert not verify_file(tampered, bundle.participants["pub"].permissions_ca).ok
     _, _, outputs = run_pair(with_file(bundle, "pub", governance=tampered), tmp_path / "cfg")
     assert outputs["pub"].returncode not in (0, None)
     assert "PKCS7_signatureVerify:digest failure" in _refusals(outputs)
@@ -70,7 +71,7 @@ def test_permissions_signed_by_another_ca_are_refused(tmp_path):
     bundle = make_bundle(tmp_path, "rtps_sign")
     other, _ = init_pki(tmp_path / "other-pki")
     xml = bundle.participants["pub"].permissions.with_suffix(".xml")
-    foreign = smime.sign_document(xml, other.permissions_ca, other.permissions_ca_key)
+    foreign = sign_document(xml, other.permissions_ca, other.permissions_ca_key)
     _, _, outputs = run_pair(with_file(bundle, "pub", permissions=foreign), tmp_path / "cfg")
     assert outputs["pub"].returncode not in (0, None)
     text = _refusals(outputs)
@@ -94,7 +95,7 @@ def test_expired_permissions_are_refused(tmp_path):
     from govkit.pki.testpki import TestPKI
     pki = TestPKI(tmp_path / "pki")
     now = dt.datetime.now(dt.UTC)
-    doc = documents.PermissionsDocument.for_participant(
+    doc = render.PermissionsDocument.for_participant(
         pki, "pub", runner_info("ddsperf"),
         validity=(now - dt.timedelta(days=3), now - dt.timedelta(days=1)))
     signed = _resign(tmp_path, doc.render(), tmp_path / "pki", "expired")
@@ -157,8 +158,8 @@ def test_cyclone_accepts_only_rsa2048_and_p256_identities(tmp_path):
             .sign(ca_key, hashes.SHA256()))
     pki.path("p384").write_bytes(certificate_pem(cert))
     pki.path("p384", ".key").write_bytes(private_key_pem(key))
-    doc = documents.PermissionsDocument.for_participant(pki, "p384",
-                                                        runner_info("ddsperf"))
+    doc = render.PermissionsDocument.for_participant(pki, "p384",
+                                                     runner_info("ddsperf"))
     signed = _resign(tmp_path, doc.render(), tmp_path / "pki", "p384")
     p384 = with_file(bundle, "pub", certificate=pki.path("p384").resolve(),
                      private_key=pki.path("p384", ".key").resolve(), permissions=signed)

@@ -1,7 +1,7 @@
 """Why Cyclone DDS 0.10 refused: real ddsperf processes refuse a broken bundle, and govkit
 says in one line which file, which rule and the fix (govkit.runners.cyclone_refusal), from
 Cyclone's own log line and govkit's checks of the files the process was given. The same
-explanation reaches the rotating design's pairs (govkit.bench.rotation.Pair)."""
+explanation reaches the rotating design's pairs (govkit.runners.pair.Pair)."""
 
 from __future__ import annotations
 
@@ -11,15 +11,16 @@ from pathlib import Path
 import pytest
 from helpers.dds import make_bundle, needs_cyclone, next_domain, run_pair, with_file
 
-from govkit import smime
 from govkit.catalog.profiles import get_profile
 from govkit.catalog.runners import runner_info
-from govkit.documents import render as documents
+from govkit.documents import render
 from govkit.generate.bundle import BundleLog, ensure_bundle
+from govkit.pki.issuance import init_pki
 from govkit.pki.revocation import revoke
-from govkit.pki.testpki import TestPKI, init_pki
+from govkit.pki.testpki import TestPKI
 from govkit.runners.base import RunnerError
 from govkit.runners.cyclone_refusal import explain_cyclone_refusal, read_config
+from govkit.smime.sign import sign_document
 
 pytestmark = [needs_cyclone, pytest.mark.cyclone]
 
@@ -40,7 +41,7 @@ def _resign(tmp_path, xml: bytes, name: str, pki: TestPKI | None = None) -> Path
     pki = pki or TestPKI(tmp_path / "pki")
     path = tmp_path / f"{name}.xml"
     path.write_bytes(xml)
-    return smime.sign_document(path, pki.permissions_ca, pki.permissions_ca_key)
+    return sign_document(path, pki.permissions_ca, pki.permissions_ca_key)
 
 
 def test_governance_altered_after_signing(tmp_path):
@@ -59,7 +60,7 @@ def test_permissions_signed_by_another_ca(tmp_path):
     bundle = make_bundle(tmp_path, "rtps_sign")
     other, _ = init_pki(tmp_path / "other-pki")
     xml = bundle.participants["pub"].permissions.with_suffix(".xml")
-    foreign = smime.sign_document(xml, other.permissions_ca, other.permissions_ca_key)
+    foreign = sign_document(xml, other.permissions_ca, other.permissions_ca_key)
     message = _refused(with_file(bundle, "pub", permissions=foreign), tmp_path / "cfg")
     assert "certificate verify error" in message            # Cyclone's own words
     assert f"{foreign}:" in message and "Permissions CA" in message, message
@@ -79,7 +80,7 @@ def test_expired_permissions(tmp_path):
     bundle = make_bundle(tmp_path, "rtps_sign")
     pki = TestPKI(tmp_path / "pki")
     now = dt.datetime.now(dt.UTC)
-    doc = documents.PermissionsDocument.for_participant(
+    doc = render.PermissionsDocument.for_participant(
         pki, "pub", runner_info("ddsperf"),
         validity=(now - dt.timedelta(days=3), now - dt.timedelta(days=1)))
     signed = _resign(tmp_path, doc.render(), "expired", pki)
@@ -127,11 +128,11 @@ def test_the_configuration_is_read_back_as_written(tmp_path):
 
 
 def test_a_rotating_pair_that_cannot_start_says_why(tmp_path):
-    """The default runner's latency pairs (govkit.bench.rotation): cyclone_perf refused."""
-    from govkit.bench.rotation import Arm, Pair, PairFailed
+    """The default runner's latency pairs (govkit.runners.pair): cyclone_perf refused."""
     from govkit.common.fsutil import write_atomic
     from govkit.runners.base import BenchPoint
     from govkit.runners.cyclone import CycloneRunner
+    from govkit.runners.pair import Pair, PairFailed
 
     bundle = make_bundle(tmp_path, "rtps_sign")
     xml = bundle.participants["pub"].permissions.with_suffix(".xml").read_bytes()
@@ -145,8 +146,9 @@ def test_a_rotating_pair_that_cannot_start_says_why(tmp_path):
     point = BenchPoint(bundle.profile, "latency", 32, 1, domain_id=domain)
     for path, text in runner.configs(point, bundle, workdir).items():
         write_atomic(Path(path), text.encode())
-    pair = Pair(Arm("rtps_sign", bundle.profile), 0, domain,
-                runner.pair_specs(bundle, domain, None, False, workdir, wait_s=5), workdir)
+    pair = Pair("rtps_sign", "rtps_sign", 0, domain,
+                runner.pair_specs(bundle, domain, None, False, workdir, wait_s=5),
+                runner.explain_refusal)
     try:
         with pytest.raises(PairFailed) as e:
             pair.start(timeout=20)

@@ -21,21 +21,23 @@ from pathlib import Path
 import pytest
 from cryptography.hazmat.primitives import serialization
 from helpers.dds import make_bundle, next_domain, with_file
-from helpers.fastdds import everything, measure, require_fastdds, run_pair
+from helpers.fastdds import everything, measure, read_until, require_fastdds, run_pair
 from helpers.signers import SignerVariant, make_cert
 
-from govkit import smime
 from govkit.catalog.profiles import SECURED_PROFILES, get_profile
-from govkit.catalog.runners import runner_info
+from govkit.catalog.runners import RUNNERS, runner_info
 from govkit.catalog.targets import TARGETS
 from govkit.common.errors import GovkitError
-from govkit.documents import render as documents
+from govkit.documents import render
+from govkit.pki.issuance import init_pki
 from govkit.pki.names import fastdds_accepts, fastdds_subjects_equal
-from govkit.pki.testpki import TestPKI, init_pki
-from govkit.runners import fastdds_build, get_runner, runner_names
+from govkit.pki.testpki import TestPKI
+from govkit.runners import fastdds_build, get_runner
 from govkit.runners.base import BenchPoint, Bundle, ProcessOutput, RunnerError
 from govkit.runners.fastdds import FastddsRunner
 from govkit.runners.fastdds_refusal import explain, fastdds_local_time
+from govkit.smime.sign import sign_document
+from govkit.smime.verify import verify_file
 
 DATA = Path(__file__).parent.parent / "data" / "fastdds"
 LATENCY_PUB = "sign_submsg_encrypt_origin_data_encrypt-latency-1024-pub.out"
@@ -55,7 +57,7 @@ def _pair():
 # ---------------------------------------------------------------- parsing (no Fast DDS)
 
 def test_runner_is_found_by_name():
-    assert "fastdds" in runner_names()
+    assert "fastdds" in RUNNERS
     assert isinstance(get_runner("fastdds"), FastddsRunner)
 
 
@@ -182,7 +184,7 @@ def _resign(tmp_path, xml: bytes, name: str) -> Path:
     pki = TestPKI(tmp_path / "pki")
     path = tmp_path / f"{name}.xml"
     path.write_bytes(xml)
-    return smime.sign_document(path, pki.permissions_ca, pki.permissions_ca_key)
+    return sign_document(path, pki.permissions_ca, pki.permissions_ca_key)
 
 
 def _properties(tmp_path, bundle, participant="pub") -> Path:
@@ -249,7 +251,7 @@ def test_explanation_of_a_validity_that_only_holds_in_utc(tmp_path, zone):
     bundle = make_bundle(tmp_path, "rtps_sign")
     pki = TestPKI(tmp_path / "pki")
     now = dt.datetime.now(dt.UTC)
-    doc = documents.PermissionsDocument.for_participant(
+    doc = render.PermissionsDocument.for_participant(
         pki, "pub", runner_info("ddsperf"),
         validity=(now - dt.timedelta(hours=1), now + dt.timedelta(days=1)))
     props = _properties(tmp_path, with_file(bundle, "pub", permissions=_resign(
@@ -375,7 +377,7 @@ def test_permissions_signed_by_another_ca_are_refused_and_explained(tmp_path):
     bundle = make_bundle(tmp_path, "rtps_sign")
     other, _ = init_pki(tmp_path / "other-pki")
     xml = bundle.participants["pub"].permissions.with_suffix(".xml")
-    foreign = smime.sign_document(xml, other.permissions_ca, other.permissions_ca_key)
+    foreign = sign_document(xml, other.permissions_ca, other.permissions_ca_key)
     why = _refused(tmp_path, bundle, permissions=foreign)
     assert "permissions pub.p7s: signer " in why and "is not the Permissions CA" in why
 
@@ -399,7 +401,7 @@ def test_a_ca_file_of_an_intermediate_then_its_root_is_trusted_whole(tmp_path):
                                     tmp_path / f"{name}-{kind}.p7s")
                   for kind in ("governance", "permissions")}
         for p in signed.values():
-            v = smime.verify_file(p, ca_file)
+            v = verify_file(p, ca_file)
             assert v.ok and v.targets() == {"openssl": True, "fastdds": True,
                                             "cyclone": False}, v.problems
         bundle = with_file(bundle, name, permissions_ca=ca_file, **signed)
@@ -423,7 +425,7 @@ def test_expired_permissions_are_refused_and_explained(tmp_path):
     bundle = make_bundle(tmp_path, "rtps_sign")
     pki = TestPKI(tmp_path / "pki")
     now = dt.datetime.now(dt.UTC)
-    doc = documents.PermissionsDocument.for_participant(
+    doc = render.PermissionsDocument.for_participant(
         pki, "pub", runner_info("ddsperf"),
         validity=(now - dt.timedelta(days=3), now - dt.timedelta(days=1)))
     why = _refused(tmp_path, bundle, permissions=_resign(tmp_path, doc.render(), "expired"))
@@ -520,7 +522,7 @@ def test_a_validity_backdated_one_hour_is_refused_west_of_utc(tmp_path, zone):
     zone("America/New_York")
     bundle = make_bundle(tmp_path, "rtps_sign")
     now = dt.datetime.now(dt.UTC)
-    doc = documents.PermissionsDocument.for_participant(
+    doc = render.PermissionsDocument.for_participant(
         TestPKI(tmp_path / "pki"), "pub", runner_info("ddsperf"),
         validity=(now - dt.timedelta(hours=1), now + dt.timedelta(days=1)))
     signed = _resign(tmp_path, doc.render(), "one-hour")
@@ -576,8 +578,8 @@ def test_slot_mode_speaks_cyclone_perfs_protocol(tmp_path):
     """fastdds_perf -S: `ready T` from both, then one parsable line per slot command (the
     settle time kept apart, percentiles ordered, the histogram holding every sample);
     closing standard input ends both with exit 0."""
-    from govkit.bench.rotation import parse_slot
     from govkit.results.stats import histogram
+    from govkit.runners.pair import parse_slot
     bundle = make_bundle(tmp_path, "rtps_sign")
     domain = str(next_domain())
     procs = {role: subprocess.Popen(
@@ -626,11 +628,19 @@ def test_a_stop_signal_deletes_the_participant_and_exits_0(tmp_path, sig):
     p = subprocess.Popen([require_fastdds(), "-i", str(next_domain()), "-w", "30", "-s",
                           str(props), "pong"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True)
-    time.sleep(1.5)
-    p.send_signal(sig)
-    out, err = p.communicate(timeout=15)
+    try:
+        # the signal once the participant exists (its line is out), not after a guess of
+        # 1.5 s: at load 4-5 the program was still starting, and SIGTERM found it before
+        # it created its participant (issue 37, item 16)
+        first = read_until(p.stdout, "new (self)", timeout=120)
+        p.send_signal(sig)
+        rest, err = p.communicate(timeout=120)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
     assert p.returncode == 0, err
-    assert "new (self)" in out and "error" not in err
+    assert "new (self)" in first + rest and "error" not in err
 
 
 @real

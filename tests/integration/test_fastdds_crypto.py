@@ -23,15 +23,20 @@ from helpers.dds import make_bundle, next_domain
 from helpers.fastdds import require_fastdds, runner
 from helpers.require import missing
 
-from govkit.bench.rotation import Arm, Pair
 from govkit.results.perftest_csv import csv_name
 from govkit.runners.base import BenchPoint
 from govkit.runners.crypto import CryptoVariant
+from govkit.runners.pair import Pair
 from govkit.wire import rtps
 from govkit.wire.capture import Capture, udp_datagrams
 
 GOVKIT = str(Path(sys.executable).with_name("govkit"))
 real = pytest.mark.fastdds
+# A captured pair's traffic: at least this many round trips (each puts a protected ping
+# and pong on the wire, so sessions of 32 messages fill up), in at most MAX_SLOTS slots of
+# 100 ms. A quiet machine needs 2 slots.
+ROUND_TRIPS = 300
+MAX_SLOTS = 600
 
 
 def _capture_ok() -> None:
@@ -44,9 +49,10 @@ def _capture_ok() -> None:
 def _crypto_headers(tmp_path: Path, profile: str, variant: CryptoVariant | None
                     ) -> dict[str, list[tuple[int, int, bytes, bytes]]]:
     """One real fastdds_perf -S pair of `profile` with `variant` (through the rotation's
-    own Pair), three 32-byte slots, captured on lo: per kind of CryptoHeader ('rtps': an
-    SRTPS_PREFIX's, 'payload': a DATA's serialized payload), (destination port,
-    transformation kind, key id, session id) of every one sent to a user-traffic port."""
+    own Pair, govkit.runners.pair), 32-byte slots until ROUND_TRIPS round trips, captured on
+    lo: per kind of CryptoHeader ('rtps': an SRTPS_PREFIX's, 'payload': a DATA's serialized
+    payload), (destination port, transformation kind, key id, session id) of every one sent
+    to a user-traffic port."""
     r = runner()
     bundle = make_bundle(tmp_path, profile)
     work = tmp_path / "work"
@@ -56,15 +62,24 @@ def _crypto_headers(tmp_path: Path, profile: str, variant: CryptoVariant | None
         path.write_text(text)
     domain = next_domain()
     name = profile if variant is None else f"{profile}@{variant.name}"
-    pair = Pair(Arm(name, bundle.profile, variant), 0, domain,
+    pair = Pair(name, name, 0, domain,
                 r.pair_specs(bundle, domain, None, False, work,
-                             **({"variant": variant} if variant else {})), work)
+                             **({"variant": variant} if variant else {})), r.explain_refusal)
     with Capture("lo", rtps.PORTS.ports(domain)) as cap:
         try:
             pair.start(timeout=60)
-            for _ in range(3):
+            # Slots until ROUND_TRIPS round trips were seen, not a number of slots: how many
+            # fit in a 100 ms slot is the machine's (at load 4-5 on 2 CPUs, fewer than the
+            # 50 per slot this once asserted; issue 37, item 16). The pair's own slot
+            # timeout bounds each slot; MAX_SLOTS bounds the whole.
+            seen = 0
+            for _ in range(MAX_SLOTS):
                 row = pair.slot(32, 0, 100_000)
-                assert row["n"] > 50 and row["peers"] == 1, row
+                assert row["peers"] == 1, row
+                seen += row["n"]
+                if seen >= ROUND_TRIPS:
+                    break
+            assert seen >= ROUND_TRIPS, f"{seen} round trips in {MAX_SLOTS} slots"
         finally:
             pair.close()
     found: dict[str, list] = {"rtps": [], "payload": []}

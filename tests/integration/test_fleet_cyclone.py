@@ -8,14 +8,14 @@ import re
 import pytest
 from helpers.dds import cyclone_loads, needs_cyclone, run_pair, with_file
 
-from govkit import smime
 from govkit.catalog.profiles import get_profile
 from govkit.documents.render import DomainSet
 from govkit.generate import fleet
 from govkit.generate.bundle import participant_files
+from govkit.pki.issuance import init_pki
 from govkit.pki.participants import parse_participants
-from govkit.pki.testpki import init_pki
 from govkit.runners.base import Bundle
+from govkit.smime.sign import sign_document
 
 pytestmark = [needs_cyclone, pytest.mark.cyclone]
 
@@ -43,7 +43,7 @@ def test_fleet_participants_are_accepted_and_least_privilege_is_enforced(tmp_pat
     assert enforced.count(b"_access_control>true<") == 2
     governance = governance.with_name("enforced.xml")
     governance.write_bytes(enforced)
-    governance = smime.sign_document(governance, pki.permissions_ca, pki.permissions_ca_key)
+    governance = sign_document(governance, pki.permissions_ca, pki.permissions_ca_key)
     files = {p.name: participant_files(pki, p.name, governance,
                                         tmp_path / f"build/permissions/{p.name}.p7s")
              for p in participants}

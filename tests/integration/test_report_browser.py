@@ -293,13 +293,13 @@ COMPARE_FACTS = """(() => {
 
 def test_compare_renders_in_chromium(browser, tmp_path):
     """`govkit report A B`: the comparison page of a ddsperf and a Fast DDS run."""
-    from govkit.report.compare import write_comparison
+    from govkit.report.compare import write_reports
     runs = []
     for name in ("ddsperf", "fastdds"):
         (tmp_path / name).mkdir()
         shutil.copy(COMPARE / name / "results.json", tmp_path / name / "results.json")
         runs.append(tmp_path / name)
-    html, _ = write_comparison(runs)
+    html, _, _ = write_reports(runs)
     browser.navigate(html.as_uri())
     facts = browser.evaluate(COMPARE_FACTS)
     browser.screenshot(ARTIFACTS / "compare.png")

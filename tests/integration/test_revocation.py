@@ -21,9 +21,9 @@ from helpers.dds import needs_cyclone, run_pair, with_file
 
 from govkit.catalog.profiles import get_profile
 from govkit.generate.bundle import BundleLog, ensure_bundle
+from govkit.pki.issuance import init_pki
 from govkit.pki.renewal import renew
 from govkit.pki.revocation import crl_path, revoke, revoked_participants
-from govkit.pki.testpki import init_pki
 from govkit.runners.base import Bundle, RunnerError
 from govkit.runners.ddsperf import DdsperfRunner
 from govkit.runners.fastdds import FastddsRunner

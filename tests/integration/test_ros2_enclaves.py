@@ -13,14 +13,15 @@ from helpers.dds import run_pair as cyclone_pair
 from helpers.fastdds import everything, measure
 from helpers.fastdds import run_pair as fastdds_pair
 
-from govkit import smime
 from govkit.catalog.profiles import get_profile
 from govkit.documents.render import DomainSet
 from govkit.generate.fleet import generate
 from govkit.generate.sros2 import export_sros2
+from govkit.pki.issuance import init_pki
 from govkit.pki.participants import Participant
-from govkit.pki.testpki import TestPKI, init_pki
+from govkit.pki.testpki import TestPKI
 from govkit.runners.base import Bundle, ParticipantFiles, RunnerError
+from govkit.smime.sign import sign_document
 
 TALKER, LISTENER = "/talker_listener/talker", "/talker_listener/listener"
 PROFILE = "sign_submsg_encrypt_origin_data_encrypt"
@@ -71,7 +72,7 @@ def _resigned(keystore, tmp_path, old: str, new: str) -> Path:
     changed = tmp_path / f"{new.replace('/', '_')}.xml"
     changed.write_text(xml.replace(f"CN={old}<", f"CN={new}<"))
     assert f"CN={new}<" in changed.read_text()
-    return smime.sign_document(changed, pki.permissions_ca, pki.permissions_ca_key).resolve()
+    return sign_document(changed, pki.permissions_ca, pki.permissions_ca_key).resolve()
 
 
 @pytest.mark.fastdds

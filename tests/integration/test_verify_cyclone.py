@@ -24,8 +24,9 @@ from helpers.dds import cyclone_loads, make_bundle, needs_cyclone, with_file
 from helpers.signers import SignerVariant, make_cert, signer_variants
 from helpers.variants import Wrapper, wrapper_variants
 
-from govkit import smime
 from govkit.pki.testpki import TestPKI
+from govkit.smime.sign import sign_bytes
+from govkit.smime.verify import verify_file
 
 pytestmark = [needs_cyclone, pytest.mark.cyclone]
 
@@ -40,7 +41,7 @@ def _judge(cases, tmp_path):
     Cyclone participant; also the verdict counts."""
     def run(case):
         name, bundle, signed, anchor = case
-        ours = all(smime.verify_file(p, anchor).ok for p in signed)
+        ours = all(verify_file(p, anchor).ok for p in signed)
         loaded, text = cyclone_loads(bundle, "pub", tmp_path / "cfg" / name)
         if not loaded:  # refused for the documents, not for something else
             assert "validating local permissions" in text, (name, text[-500:])
@@ -98,8 +99,8 @@ def test_wrapper_and_signing_variants_get_cyclone_s_verdict(tmp_path):
     # The governance signed again, text-wrapped: OpenSSL's signature check passes, but
     # the document Cyclone gets is an S/MIME message.
     nested = tmp_path / "nested.p7s"
-    nested.write_bytes(smime.sign_bytes(signed_gov, pki.certificate("permissions_ca"),
-                                        pki.private_key("permissions_ca")))
+    nested.write_bytes(sign_bytes(signed_gov, pki.certificate("permissions_ca"),
+                                  pki.private_key("permissions_ca")))
     cases.append(("nested", with_file(bundle, "pub", governance=nested), [nested],
                   pki.permissions_ca))
     assert Wrapper.parse(signed_gov).render() == signed_gov
@@ -126,7 +127,7 @@ def test_of_a_ca_file_of_several_certificates_cyclone_trusts_the_first(tmp_path)
         signer = SignerVariant(name, inter, inter, inter_key)
         signed = [signer.sign(f.with_suffix(".xml"), tmp_path / f"{name}-{f.stem}.p7s")
                   for f in (files.governance, files.permissions)]
-        ours = [smime.verify_file(p, ca_file) for p in signed]
+        ours = [verify_file(p, ca_file) for p in signed]
         assert all(v.ok for v in ours)   # OpenSSL's verdict, and Fast DDS 2.9's
         loads[name], text = cyclone_loads(
             with_file(bundle, "pub", governance=signed[0], permissions=signed[1],

@@ -21,10 +21,11 @@ from typer.testing import CliRunner
 
 from govkit.cli.main import app
 from govkit.common.errors import EXIT_USAGE, GovkitError
+from govkit.pki.issuance import init_pki
 from govkit.pki.renewal import renew
 from govkit.pki.revocation import crl_path, load_crl, revoke, revoked_participants
 from govkit.pki.status import pki_status
-from govkit.pki.testpki import TestPKI, init_pki
+from govkit.pki.testpki import TestPKI
 
 GOVKIT = str(Path(sys.executable).with_name("govkit"))
 
@@ -314,7 +315,7 @@ def test_status_refuses_documents_that_are_not_there(pki, tmp_path):
 @needs_cyclone
 def test_bench_with_a_revoked_participant_stops_before_measuring(pki, tmp_path):
     revoke(pki, "sub")
-    r = subprocess.run([GOVKIT, "bench", "--profile", "rtps_sign", "--duration", "1",
+    r = subprocess.run([GOVKIT, "bench", "--profile", "none,rtps_sign", "--duration", "1",
                         "--ca", str(pki.directory), "--build", str(tmp_path / "build"),
                         "--out", str(tmp_path / "res")], capture_output=True, text=True,
                        timeout=120, stdin=subprocess.DEVNULL)
@@ -337,7 +338,7 @@ def test_a_key_left_without_its_certificate_is_certified_not_replaced(tmp_path):
     writes its certificate; `generate` can use the participant again."""
     from cryptography.hazmat.primitives import serialization
 
-    from govkit.pki.testpki import init_pki as init
+    from govkit.pki.issuance import init_pki as init
     pki, _ = init(tmp_path / "pki", participants=("pub", "sub"))
     key_before = (tmp_path / "pki" / "sub.key").read_bytes()
     (tmp_path / "pki" / "sub.pem").unlink()

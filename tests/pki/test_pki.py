@@ -18,8 +18,9 @@ from typer.testing import CliRunner
 from govkit.cli.main import app
 from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.common.fsutil import write_atomic
+from govkit.pki.issuance import init_pki
 from govkit.pki.lock import LOCK_NAME
-from govkit.pki.testpki import CLOCK_SKEW, TestPKI, init_pki, max_days
+from govkit.pki.testpki import CLOCK_SKEW, TestPKI, max_days
 
 CA_STEMS = ("identity_ca", "permissions_ca")
 FORBIDDEN_IN_VALUES = ",/|+"  # Cyclone DDS 0.10 splits subject names on these

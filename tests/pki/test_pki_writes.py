@@ -17,8 +17,9 @@ from govkit.cli.main import app
 from govkit.common import limits
 from govkit.common.errors import GovkitError
 from govkit.pki import revocation
+from govkit.pki.issuance import init_pki
 from govkit.pki.revocation import crl_path, load_crl, revoke, revoke_all
-from govkit.pki.testpki import TestPKI, init_pki
+from govkit.pki.testpki import TestPKI
 
 
 def _revoke_when_both_are_ready(barrier, directory, name, results) -> None:
@@ -123,6 +124,19 @@ def test_a_crl_of_thousands_of_revocations_is_read_back_by_every_command(crowded
     assert r.exit_code == 0, r.output
     r = _run("lint", "--ca", ca, str(tmp / "build" / "permissions" / "n2099.xml"))
     assert r.exit_code == 0, r.output
+
+
+def test_export_sros2_gives_every_enclave_a_crl_of_thousands_of_revocations(crowded, tmp_path):
+    """export read the CRL it copies with the certificates' limit, MAX_PEM_BYTES: past
+    1,887 revocations every export of the PKI stopped at "too large"."""
+    pki, tmp = crowded
+    ks = tmp_path / "ks"
+    r = _run("export", "sros2", str(ks), "--ca", str(pki.directory), "--build",
+             str(tmp / "build"), "--no-enforce")
+    assert r.exit_code == 0, r.output
+    copied = (ks / "enclaves" / "n2099" / "crl.pem").read_bytes()
+    assert len(copied) > limits.MAX_PEM_BYTES
+    assert copied == crl_path(pki).read_bytes()
 
 
 def test_revoke_refuses_past_the_most_a_crl_holds_and_revokes_nothing(tmp_path, monkeypatch):

@@ -48,6 +48,11 @@ def test_wheel_installs_and_runs_generate_sign_verify(tmp_path):
     metadata = next(n for n in names if n.endswith(".dist-info/METADATA"))
     meta = zipfile.ZipFile(wheel).read(metadata).decode()
     assert "License-Expression: Apache-2.0" in meta and "Requires-Dist: markupsafe" in meta
+    # the plotting and statistics stack only with the bench extra (a lint-only install)
+    assert 'Requires-Dist: numpy>=1.24; extra == "bench"' in meta, meta
+    assert 'Requires-Dist: matplotlib>=3.8; extra == "bench"' in meta
+    assert not [x for x in meta.splitlines() if x.startswith("Requires-Dist: numpy")
+                and "extra" not in x]
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
     for expected in ("govkit/templates/governance.xml.j2", "govkit/templates/permissions.xml.j2",
                      "govkit/templates/cyclonedds.xml.j2", "govkit/templates/report.html.j2",
@@ -87,3 +92,48 @@ def test_wheel_installs_and_runs_generate_sign_verify(tmp_path):
     assert verified.stdout.count(": OK (") == 2, verified.stdout
     assert _run(govkit, "validate", "build/governance/rtps_sign.xml", cwd=work).stdout \
         .strip() == "build/governance/rtps_sign.xml: valid"
+
+
+# numpy and matplotlib absent, as in `pip install govkit` (no bench extra): a finder that
+# refuses them, loaded at start-up (sitecustomize) in the checks below.
+_WITHOUT_BENCH_EXTRA = """
+import sys
+class _Absent:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("numpy", "matplotlib"):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+sys.meta_path.insert(0, _Absent())
+"""
+
+
+def test_without_the_bench_extra_lint_validate_sign_verify_run(tmp_path):
+    """issue 37: a lint-only install for CI. Without numpy and matplotlib (pyproject.toml's
+    `bench` extra) the checking and signing commands run; bench and report refuse at once
+    with one line saying what to install (they were exit 3 after the work)."""
+    import os
+    blocker = tmp_path / "blocker"
+    blocker.mkdir()
+    (blocker / "sitecustomize.py").write_text(_WITHOUT_BENCH_EXTRA)
+    govkit = Path(sys.executable).with_name("govkit")
+    env = {**os.environ, "PYTHONPATH": str(blocker)}
+
+    def run(*args, code=0):
+        done = subprocess.run([str(govkit), *args], cwd=tmp_path, capture_output=True,
+                              text=True, timeout=120, env=env)
+        assert done.returncode == code, (args, done.stdout, done.stderr)
+        return done
+    gone = run("report", str(ROOT / "tests/data/report/full"), code=2)
+    assert "No module named 'numpy'" not in gone.stderr    # the finder is in force:
+    assert gone.stderr.strip() == (                        # report needs both
+        "govkit: govkit report needs numpy (the statistics) and matplotlib (the report's "
+        "plots), which a lint-only install leaves out: pip install 'govkit[bench]'")
+    run("generate", "--profile", "rtps_sign")
+    run("sign")
+    assert run("verify", "build/governance/rtps_sign.p7s").stdout.count(": OK (") == 1
+    run("validate", "build/governance/rtps_sign.xml")
+    run("lint", "--output-format", "sarif", "build/governance/rtps_sign.p7s")
+    run("pki", "status")
+    run("bench", "--profile", "none", "--dry-run")        # prints, measures nothing
+    said = run("bench", "--profile", "none", "--no-report", code=2).stderr
+    assert "govkit bench needs numpy (the statistics), which" in said
+    assert not (tmp_path / "results").exists()

@@ -21,12 +21,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from govkit import smime
 from govkit.catalog.profiles import get_profile
 from govkit.catalog.runners import runner_info
 from govkit.cli.main import app
 from govkit.documents.render import GovernanceDocument, PermissionsDocument
-from govkit.pki.testpki import TestPKI, init_pki
+from govkit.pki.issuance import init_pki
+from govkit.pki.testpki import TestPKI
+from govkit.smime.sign import sign_document
 
 CPU_LIMIT_S = 1.0
 TOKENS = [b"<!--", b"-->", b"<?", b"?>", b"<![CDATA[", b"]]>", b"<!DOCTYPE x>", b"<", b">",
@@ -50,8 +51,8 @@ class Corpus:
         perm.write_bytes(PermissionsDocument.for_participant(
             TestPKI(self.root / "pki"), "pub", runner_info("ddsperf")).render())
         self.documents = [gov.read_bytes(), perm.read_bytes()]
-        self.signed = [smime.sign_document(p, self.pki.permissions_ca,
-                                           self.pki.permissions_ca_key).read_bytes()
+        self.signed = [sign_document(p, self.pki.permissions_ca,
+                                     self.pki.permissions_ca_key).read_bytes()
                        for p in (gov, perm)]
 
 

@@ -30,12 +30,13 @@ from helpers.signers import key_usage, make_cert
 from helpers.variants import Wrapper
 from typer.testing import CliRunner
 
-from govkit import smime
 from govkit.catalog.profiles import get_profile
 from govkit.cli.main import app
 from govkit.common.limits import MAX_DOCUMENT_BYTES, MAX_SMIME_BYTES
 from govkit.documents.render import GovernanceDocument
-from govkit.pki.testpki import TestPKI, init_pki
+from govkit.pki.issuance import init_pki
+from govkit.pki.testpki import TestPKI
+from govkit.smime.sign import sign_bytes, sign_document
 
 DOC = MAX_DOCUMENT_BYTES
 CPU_LIMIT_S = 1.0
@@ -49,8 +50,8 @@ def _make_base() -> Path:
     atexit.register(shutil.rmtree, root, ignore_errors=True)
     init_pki(root / "pki")
     (root / "g.xml").write_bytes(GOVERNANCE)
-    smime.sign_document(root / "g.xml", root / "pki/permissions_ca.pem",
-                        root / "pki/permissions_ca.key")
+    sign_document(root / "g.xml", root / "pki/permissions_ca.pem",
+                  root / "pki/permissions_ca.key")
     return root
 
 
@@ -104,7 +105,7 @@ def _signed_by(base: Path, **cert_args) -> Callable[[Path], None]:
                           **cert_args)
 
     def make(path: Path) -> None:
-        path.write_bytes(smime.sign_bytes(GOVERNANCE, cert, key))
+        path.write_bytes(sign_bytes(GOVERNANCE, cert, key))
     return make
 
 
@@ -231,9 +232,9 @@ def cases(base: Path) -> dict[str, Case]:
         "verify-duplicate-content-type": Case(ver + ["f.p7s"], {"f.p7s": Wrapper(
             **{**w.__dict__, "headers": [b"Content-Type: text/plain", *w.headers]}).render()},
             1, "MIME type text/plain"),
-        "verify-nested-smime": Case(ver + ["f.p7s"], {"f.p7s": smime.sign_bytes(
+        "verify-nested-smime": Case(ver + ["f.p7s"], {"f.p7s": sign_bytes(
             signed, *_ca(base))}, 1, "itself a MIME message"),
-        "verify-utf16-signed": Case(ver + ["f.p7s"], {"f.p7s": smime.sign_bytes(
+        "verify-utf16-signed": Case(ver + ["f.p7s"], {"f.p7s": sign_bytes(
             GOVERNANCE.decode().replace("UTF-8", "UTF-16").encode("utf-16"), *_ca(base))}, 1,
             "NUL byte"),
         "verify-signer-without-digital-signature": Case(ver + ["f.p7s"], {

@@ -25,8 +25,9 @@ from helpers.documents import render_all
 from helpers.require import missing, shared_dir
 from lxml import etree
 
-from govkit.check import validate as schema
-from govkit.check.validate import DocumentError, DocumentKind, signed_document, validate_bytes
+from govkit.check import validate
+from govkit.check.validate import signed_document, validate_bytes
+from govkit.common.findings import DocumentError, DocumentKind
 from govkit.common.paths import SCHEMAS_DIR
 from govkit.documents import mime
 
@@ -81,7 +82,7 @@ def parse_or_none(data: bytes):
 
 def kinds_of(tree) -> tuple[DocumentKind, ...]:
     try:
-        return (schema.document_kind(tree.getroot()),)
+        return (validate.document_kind(tree.getroot()),)
     except DocumentError:
         return KINDS  # undetectable: the two schemas must agree under both kinds
 

@@ -9,7 +9,7 @@ certificates) is judged twice:
   (-no-CApath -no-CAstore), and then the document OpenSSL extracts must be a valid
   governance/permissions document (Cyclone would not load it otherwise; govkit's
   validator judges that part, on OpenSSL's output, cut at a NUL as Cyclone reads it);
-* ``govkit verify`` (smime.verify_bytes).
+* ``govkit verify`` (smime.verify.verify_bytes).
 
 The verdicts must be equal for every variant, and when both accept, the document govkit
 validated must be byte for byte the one OpenSSL extracted.
@@ -25,13 +25,14 @@ from cryptography.hazmat.primitives import serialization
 from helpers.signers import DAY, NOW, SignerVariant, key_usage, make_cert, signer_variants
 from helpers.variants import Wrapper, craft_pkcs7, mutants, with_signature, wrapper_variants
 
-from govkit import smime
 from govkit.catalog.profiles import get_profile
 from govkit.catalog.runners import runner_info
-from govkit.check import validate as schema
+from govkit.check import validate
 from govkit.documents import mime
 from govkit.documents.render import GovernanceDocument, PermissionsDocument
 from govkit.pki.testpki import TestPKI
+from govkit.smime.sign import sign_document
+from govkit.smime.verify import load_trusted, verify_bytes
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +64,7 @@ class Judge:
 
     def __init__(self, ca_path: Path, work: Path):
         self.ca_path = ca_path
-        self.ca = smime.load_trusted(ca_path)   # every certificate, as -CAfile reads them
+        self.ca = load_trusted(ca_path)   # every certificate, as -CAfile reads them
         self.work = work
         self.disagreements: list[str] = []
         self.verdicts: list[bool] = []
@@ -78,18 +79,18 @@ class Judge:
         if r.returncode != 0:
             return False, b""
         document = out.read_bytes().split(b"\0", 1)[0]  # Cyclone reads a C string
-        return schema.check_bytes(document, "out.xml", allow_smime=False).valid, document
+        return validate.check_bytes(document, "out.xml", allow_smime=False).valid, document
 
     def check(self, name: str, data: bytes) -> bool:
         assert b"\0" not in data, f"{name}: NUL bytes are a Cyclone-only rule, not tested here"
         openssl_ok, document = self.openssl(data)
-        ours = smime.verify_bytes(data, name, self.ca)
+        ours = verify_bytes(data, name, self.ca)
         if openssl_ok != ours.ok:
             self.disagreements.append(f"{name}: OpenSSL {'accepts' if openssl_ok else 'refuses'}"
                                       f", govkit {'accepts' if ours.ok else 'refuses'} "
                                       f"{ours.problems[:2]}")
         elif ours.ok:
-            extracted = schema.signed_document(data, name).data
+            extracted = validate.signed_document(data, name).data
             if extracted != document:
                 self.disagreements.append(f"{name}: both accept, different documents")
         self.verdicts.append(ours.ok)
@@ -105,7 +106,7 @@ class Judge:
 
 def test_wrapper_variants_get_openssl_s_verdict(pki, work, governance):
     judge = Judge(pki.permissions_ca, work)
-    ours = smime.sign_document(governance, pki.permissions_ca, pki.permissions_ca_key)
+    ours = sign_document(governance, pki.permissions_ca, pki.permissions_ca_key)
     theirs = openssl_sign(governance, pki, work / "openssl.p7s", "-text")
     variants = wrapper_variants(ours.read_bytes()) + [
         (f"openssl-{name}", data) for name, data in wrapper_variants(theirs)]
@@ -117,7 +118,7 @@ def test_wrapper_variants_get_openssl_s_verdict(pki, work, governance):
 
 def test_random_line_edits_get_openssl_s_verdict(pki, work, governance):
     judge = Judge(pki.permissions_ca, work)
-    signed = smime.sign_document(governance, pki.permissions_ca, pki.permissions_ca_key)
+    signed = sign_document(governance, pki.permissions_ca, pki.permissions_ca_key)
     for name, data in mutants(signed.read_bytes(), count=150, seed=8):
         judge.check(name, data)
     judge.assert_agreement(min_accepted=10, min_refused=40)
@@ -125,7 +126,7 @@ def test_random_line_edits_get_openssl_s_verdict(pki, work, governance):
 
 def test_nesting_and_encodings_get_openssl_s_verdict(pki, work, governance):
     judge = Judge(pki.permissions_ca, work)
-    signed = smime.sign_document(governance, pki.permissions_ca, pki.permissions_ca_key)
+    signed = sign_document(governance, pki.permissions_ca, pki.permissions_ca_key)
     xml = governance.read_bytes()
 
     def sign(name: str, content: bytes, *extra: str) -> bytes:
@@ -171,8 +172,8 @@ def test_nesting_and_encodings_get_openssl_s_verdict(pki, work, governance):
     perm = work / "pub.xml"
     perm.write_bytes(PermissionsDocument.for_participant(pki, "pub", runner_info("ddsperf"))
                      .render())
-    cases["permissions"] = smime.sign_document(perm, pki.permissions_ca,
-                                               pki.permissions_ca_key).read_bytes()
+    cases["permissions"] = sign_document(perm, pki.permissions_ca,
+                                         pki.permissions_ca_key).read_bytes()
     for name, data in cases.items():
         judge.check(name, data)
     judge.assert_agreement(min_accepted=8, min_refused=8)
@@ -180,8 +181,8 @@ def test_nesting_and_encodings_get_openssl_s_verdict(pki, work, governance):
 
 def test_crafted_signatures_get_openssl_s_verdict(pki, work, governance):
     judge = Judge(pki.permissions_ca, work)
-    base = Wrapper.parse(smime.sign_document(governance, pki.permissions_ca,
-                                             pki.permissions_ca_key).read_bytes())
+    base = Wrapper.parse(sign_document(governance, pki.permissions_ca,
+                                       pki.permissions_ca_key).read_bytes())
     # the part as OpenSSL digests it (its last line break belongs to the delimiter)
     signed_part = mime.canonical(b"\n".join(base.content) + b"\n")
     cert, key = pki.certificate("permissions_ca"), pki.private_key("permissions_ca")
@@ -273,7 +274,7 @@ def test_ca_files_with_several_certificates_get_openssl_s_verdict(pki, work, gov
         judge = Judge(ca_file, work)
         verdicts[name] = judge.check(name, signed)
         assert not judge.disagreements, judge.disagreements
-        ours = smime.verify_bytes(signed, name, judge.ca)
+        ours = verify_bytes(signed, name, judge.ca)
         firsts[name] = Judge(first_file, work).openssl(signed)[0]
         first_ok = ours.ok if ours.first_only is None else not ours.first_only
         assert first_ok == firsts[name], (name, ours.first_only)

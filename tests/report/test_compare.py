@@ -28,13 +28,12 @@ from govkit.report.compare import (
     build_compare_model,
     render_compare_html,
     render_compare_md,
-    write_comparison,
     write_reports,
 )
 from govkit.report.model import DASH
-from govkit.results import summary as results
 from govkit.results.flags import FLAGS
-from govkit.results.store import READABLE_SCHEMAS
+from govkit.results.store import READABLE_SCHEMAS, with_current_names
+from govkit.results.summary import summarize
 
 DATA = Path(__file__).parent.parent / "data" / "compare"
 RUNS = ("ddsperf", "fastdds")
@@ -59,7 +58,7 @@ def runs_in(tmp_path: Path, *docs: dict) -> list[Path]:
 
 def compare(tmp_path: Path, *docs: dict) -> tuple[lxml.html.HtmlElement, str, list[Path]]:
     dirs = runs_in(tmp_path, *docs)
-    html, md = write_comparison(dirs)
+    html, md, _ = write_reports(dirs)
     assert (html, md) == (dirs[0] / HTML_NAME, dirs[0] / MD_NAME)
     return lxml.html.fromstring(html.read_bytes()), md.read_text(), dirs
 
@@ -87,7 +86,7 @@ def check_interval(shown: str, ci: list | None, digits: int) -> None:
 
 def latency(doc: dict) -> list[dict]:
     """What the page must show for a run: its summary recomputed from the raw rows, here."""
-    return [s for s in results.summarize(doc) if s["mode"] == "latency"]
+    return [s for s in summarize(doc) if s["mode"] == "latency"]
 
 
 def row_of(page, profile: str, size: int):
@@ -117,10 +116,10 @@ def check_run_cells(page, column: int, summary: list[dict]) -> None:
         check_interval(cell(row, column, "estimate-ci"), s["ci95"], 1)
         vs = s["vs_none"]
         check_value(cell(row, column, "ratio"), vs and vs["ratio"], 2)
-        check_value(cell(row, column, "added"), vs and vs["difference"], 1)
+        check_value(cell(row, column, "added"), vs and vs["added"], 1)
         if vs:
             check_interval(cell(row, column, "ratio-ci"), vs["ratio_ci95"], 2)
-            check_interval(cell(row, column, "added-ci"), vs["difference_ci95"], 1)
+            check_interval(cell(row, column, "added-ci"), vs["added_ci95"], 1)
         else:
             assert not row.xpath(f'./td[@data-column="{column}"]//*[@data-kind="ratio-ci"]')
         assert flag_codes(row, column) == [f["code"] for f in s["flags"]]
@@ -138,7 +137,8 @@ def test_fixtures_are_what_the_tests_assume():
         assert {r["profile"] for r in doc["results"]} == set(PROFILES)
         assert {r["size"] for r in doc["results"]} == {32}
         assert all(r["status"] == "ok" for r in doc["results"]) and len(doc["results"]) == 6
-        assert doc["summary"] == results.summarize(doc)       # as the bench stored it
+        # as the bench stored it (before 2026-12-04: the overhead's `added` as `difference`)
+        assert with_current_names(copy.deepcopy(doc))["summary"] == summarize(doc)
     assert ddsperf["settings"]["method"].startswith("Eclipse Cyclone DDS ddsperf")
     assert fastdds["settings"]["method"].startswith("eProsima Fast DDS")
 
@@ -216,8 +216,8 @@ def test_summary_md_table_equals_each_runs_recomputed_summary(both):
             check_value(value, vs and vs["ratio"], 2)
             check_interval(ci or DASH, vs and vs["ratio_ci95"], 2)
             value, ci = _md_value(added)
-            check_value(value, vs and vs["difference"], 1)
-            check_interval(ci or DASH, vs and vs["difference_ci95"], 1)
+            check_value(value, vs and vs["added"], 1)
+            check_interval(ci or DASH, vs and vs["added_ci95"], 1)
             assert flags == " ".join(("⚠ " if f["severity"] == "warning" else "ℹ ")
                                      + FLAGS[f["code"]].short for f in s["flags"])
     for profile in PROFILES:
@@ -494,14 +494,14 @@ def test_everything_is_escaped_and_never_mathtext(tmp_path):
 
 def test_writing_is_deterministic_and_in_the_first_run_by_default(tmp_path):
     dirs = runs_in(tmp_path, load("ddsperf"), load("fastdds"))
-    html, md = write_comparison(dirs)
+    html, md, _ = write_reports(dirs)
     first = (html.read_bytes(), md.read_bytes())
-    write_comparison(dirs)
+    write_reports(dirs)
     assert (html.read_bytes(), md.read_bytes()) == first
     assert sorted(p.name for p in dirs[0].iterdir()) == [HTML_NAME, MD_NAME, "results.json"]
     assert sorted(p.name for p in dirs[1].iterdir()) == ["results.json"]
     out = tmp_path / "elsewhere" / "cmp"
-    assert write_comparison(dirs, out) == (out / HTML_NAME, out / MD_NAME)
+    assert write_reports(dirs, out)[:2] == (out / HTML_NAME, out / MD_NAME)
     assert (out / HTML_NAME).read_bytes() == first[0]
 
 
@@ -610,7 +610,7 @@ def test_govkit_report_compares_two_runs(tmp_path):
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines()[-2:] == [f"wrote {a / HTML_NAME}", f"wrote {a / MD_NAME}"]
     # the comparison in the terminal too: each run's ratio with its interval, per point
-    both = results.summarize(load("ddsperf")), results.summarize(load("fastdds"))
+    both = summarize(load("ddsperf")), summarize(load("fastdds"))
     assert "1: ddsperf · Cyclone DDS" in r.stdout and "2: fastdds · Fast DDS" in r.stdout
     line = next(x for x in r.stdout.splitlines() if "rtps_sign" in x and " 32 " in x)
     for summary in both:
@@ -645,3 +645,21 @@ def test_govkit_report_refusals_exit_2_with_one_line(tmp_path, case):
     assert r.stderr.count("\n") == 1 and r.stderr.startswith("govkit: "), r.stderr
     assert "Traceback" not in r.stderr and r.stdout == ""
     assert not (a / HTML_NAME).exists()
+
+
+def test_refuses_a_copy_of_a_rotating_run(tmp_path):
+    """A rotating run keeps its rows in `rotation`, and `results` is empty: the same-run
+    check read `results` alone, so a copy compared with itself undetected (issue 37,
+    item 12). A different run of the same shape still compares."""
+    rotation = Path(__file__).parent.parent / "data" / "report" / "rotation" / "results.json"
+    doc = json.loads(rotation.read_text())
+    assert doc["results"] == [] and doc["rotation"]["slots"]
+    a, b = runs_in(tmp_path, doc, doc)
+    assert _refused([a, b]) == (f"cannot compare {a} with {b}: the same run given twice "
+                                "(identical raw rows)")
+    doc["rotation"]["slots"][0]["p50"] += 0.5
+    c = tmp_path / "other"
+    c.mkdir()
+    (c / "results.json").write_text(json.dumps(doc))
+    html, _, _ = write_reports([a, c])
+    assert html.exists()

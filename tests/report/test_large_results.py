@@ -2,13 +2,14 @@
 per-second rows or repeats, hundreds of profiles or sizes, a 200,000-character profile
 name, thousands of rotation rounds (tests/helpers/large_results.py makes them). The report's
 work is bounded (benchmarks/bench_report.py measures it); here, what it shows is checked:
-every point in the tables under its full name, plots within their limits and saying what
-they left out, intervals from a subsample saying so, and the vectorised bootstrap giving
-exactly what the loop it replaced gave.
+every point in the tables under its name (up to MAX_SHOWN_CHARS), plots within their
+limits and saying what they left out, intervals from a subsample saying so, and the
+vectorised bootstrap giving exactly what the loop it replaced gave.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 import statistics
@@ -19,7 +20,7 @@ import pytest
 from helpers.html import text
 from helpers.large_results import catalog, per_repeat, shapes
 
-from govkit.report.model import MAX_REPEAT_ROWS
+from govkit.report.model import MAX_REPEAT_ROWS, MAX_SHOWN_CHARS, md_cell, shortened
 from govkit.report.plots import MAX_LABEL, MAX_PROFILES_DRAWN, MAX_SIZES_DRAWN, short_name
 from govkit.report.run import write_report
 from govkit.results import stats
@@ -195,18 +196,55 @@ def test_many_sizes_every_one_in_the_tables_some_in_the_plots(reports):
         _caption(page, "fig-overhead")
 
 
-def test_long_profile_name_whole_in_tables_short_in_plots(reports):
+def test_long_profile_name_shortened_in_tables_shorter_in_plots(reports):
+    """A page shows at most MAX_SHOWN_CHARS of a text (issue 37, item 15: a 50 MB string
+    made a 100 MB report), saying so; results.json keeps it whole."""
     doc, page, md = reports("long_name")
     name = doc["profiles"][1]["name"]
     assert len(name) == 200_000
-    assert page.xpath(f'//table[@id="headline-table"]/tbody/tr[@data-profile="{name}"]')
-    assert name in md
+    shown = shortened(name)
+    assert len(shown) == MAX_SHOWN_CHARS and shown.startswith("p" * 9000)
+    assert shown.endswith("more characters, sha256 "
+                          f"{hashlib.sha256(name.encode()).hexdigest()[:16]}; results.json "
+                          "holds the whole text]")
+    assert page.xpath(f'//table[@id="headline-table"]/tbody/tr[@data-profile="{shown}"]')
+    assert name not in md and (shown in md or md_cell(shown) in md)
+    assert "text(s) of results.json longer than 10,000 characters are shortened" in \
+        text(page.xpath('//section[@id="shortened-texts"]')[0])
     for key in ("fig-latency", "fig-overhead", "fig-throughput"):
         texts = _svg_texts(page, key)
-        assert short_name(name) in texts, key
+        assert short_name(shown) in texts, key
         assert max(map(len, texts)) <= MAX_LABEL + 40, key     # titles, not the name
-    assert len(short_name(name)) == MAX_LABEL and short_name(name).startswith("ppp")
+    assert len(short_name(shown)) == MAX_LABEL and short_name(shown).startswith("ppp")
     assert "\u2026" in short_name(name) and short_name("rtps_sign") == "rtps_sign"
+
+
+def test_a_50_mb_string_does_not_make_a_100_mb_report(tmp_path):
+    """issue 37, item 15: a command of 50 MB (and an error of 10 MB) was written whole into
+    report.html (twice) and summary.md; a page now shows MAX_SHOWN_CHARS of each and says
+    so, for one run and for two side by side."""
+    from govkit.report.compare import write_reports
+    doc = json.loads((Path(__file__).parent.parent / "data" / "report" / "full" /
+                      "results.json").read_text())
+    doc["command"] = "govkit bench " + "x" * 50_000_000
+    failed = next(r for r in doc["results"] if r["status"] != "ok")
+    for d in ("a", "b"):
+        (tmp_path / d).mkdir()
+        failed["error"] = d.upper() * 10_000_000     # two runs, not one given twice
+        (tmp_path / d / "results.json").write_text(json.dumps(doc))
+    html, md = write_report(tmp_path / "a")
+    assert html.stat().st_size < 1_000_000 and md.stat().st_size < 200_000
+    page = lxml.html.fromstring(html.read_bytes())
+    assert "2 text(s) of results.json longer than 10,000 characters" in \
+        text(page.xpath('//section[@id="shortened-texts"]')[0])
+    assert "x" * MAX_SHOWN_CHARS not in html.read_text()
+    assert "A" * MAX_SHOWN_CHARS not in html.read_text()
+    assert "2 text(s) of results.json longer than 10,000 characters" in md.read_text()
+    assert len(json.loads((tmp_path / "a" / "results.json").read_text())["command"]) \
+        == 50_000_013                      # results.json keeps it whole
+    chtml, cmd, _ = write_reports([tmp_path / "a", tmp_path / "b"])
+    assert chtml.stat().st_size < 1_000_000 and cmd.stat().st_size < 200_000
+    assert "longer than 10,000 characters are shortened" in cmd.read_text()
 
 
 def test_many_rounds_rotation(reports):
@@ -395,3 +433,29 @@ def test_every_drawn_profile_looks_different():
     assert len(set(looks)) == 64
     # the first 8 unchanged: a profile keeps its look from earlier reports
     assert profile_style(0)["color"] == "#000000" and profile_style(1)["linestyle"] == "--"
+
+
+def test_many_wire_points(reports):
+    """20,000 captured points (issue 37): every point is judged again, the table lists every
+    one that does not match and MAX_WIRE_ROWS others per profile (saying how many it leaves
+    out), the eavesdropper's table comes from the points' own entries."""
+    from govkit.report.wire_section import MAX_WIRE_ROWS
+    doc, page, md = reports("many_wire_points")
+    points = doc["wire"]["points"]
+    mismatched = [p for p in points if p["verdict"] != "match"]
+    assert len(points) == 20_000 and len(mismatched) == 11
+    rows = page.xpath('//table[@id="wire-table"]/tbody/tr')
+    shown = len(mismatched) + 7 * MAX_WIRE_ROWS
+    assert len(rows) == shown
+    assert len([r for r in rows if r.get("data-verdict") == "mismatch"]) == 11
+    hidden = text(page.get_element_by_id("wire-hidden"))
+    assert f"{20_000 - shown:,} more matching points not listed" in hidden
+    assert f"{20_000 - shown:,} more matching points not listed" in md
+    bad = len({p["profile"] for p in mismatched})
+    assert f"{7 - bad} of 7 match their governance on the wire" in text(
+        page.get_element_by_id("wire-count"))
+    leak_rows = page.xpath('//table[@id="leak-table"]/tbody/tr/@data-profile')
+    assert leak_rows == ["none", "rtps_encrypt"]
+    sentences = [text(li) for li in page.xpath('//ul[@id="leak-sentences"]/li')]
+    assert sentences[1].startswith("rtps_encrypt hides the data; it does not hide the topic")
+    assert "| `rtps_encrypt` |" in md and sentences[1] in md.replace("\\_", "_")

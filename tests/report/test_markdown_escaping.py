@@ -18,7 +18,7 @@ from pathlib import Path
 import lxml.html
 import pytest
 
-from govkit.report.compare import write_comparison
+from govkit.report.compare import write_reports
 from govkit.report.model import md_cell, md_code
 from govkit.report.run import write_report
 
@@ -103,8 +103,21 @@ def poison(doc: dict, salt: int = 0) -> dict:
             point["observed"]["user"]["rtps"][hostile(next(n))] = 7
     wire_points = (doc.get("wire") or {}).get("points", [])
     if wire_points:
+        wire_points[0]["leaks"] = hostile_leaks(n)
         wire_points[-1].update(status="failed", error=hostile(next(n)) + "\n" + SCRIPT)
     return doc
+
+
+def hostile_leaks(n) -> dict:
+    """A `--leaks` record whose every free string is hostile: what it names (`about`),
+    says (`text`) and shows (`evidence`), and the runtimes (`vendors`) a sentence names."""
+    from govkit.wire.leak_entries import KINDS, escape
+    return {"entries": [{"kind": kind, "about": hostile(next(n)), "value": hostile(next(n)),
+                         "text": hostile(next(n)), "message": hostile(next(n)),
+                         "evidence": escape(hostile(next(n)).encode()), "evidence_frame": 2,
+                         "frames": 3, "first_frame": 1, "field": None} for kind in KINDS],
+            "vendors": [hostile(next(n))], "protection_started": {"frame": 5, "after_s": 0.1},
+            "participants": 2, "endpoints": 4}
 
 
 def rendered_html(md: str) -> lxml.html.HtmlElement:
@@ -203,7 +216,7 @@ def test_compare_md_shows_hostile_strings_as_text(tmp_path):
         d.mkdir()
         (d / "results.json").write_text(json.dumps(doc))
         dirs.append(d)
-    _, md_path = write_comparison(dirs, tmp_path)
+    _, md_path, _ = write_reports(dirs, tmp_path)
     md = md_path.read_text()
     page = assert_inert(md)
     assert_tables_intact(md)
@@ -277,7 +290,7 @@ def test_controls_and_bidi_characters_are_shown_in_every_report_file(tmp_path):
         run.mkdir()
         (run / "results.json").write_text(json.dumps(doc))
         runs.append(run)
-    files = [*write_report(runs[0]), *write_comparison(runs, tmp_path)]
+    files = [*write_report(runs[0]), *write_reports(runs, tmp_path)[:2]]
     for path in files:
         text = path.read_text()
         assert not any(c in text for c in "\x00\x1b\u202e\u2066"), path

@@ -25,11 +25,12 @@ import pytest
 from helpers.html import interval, num, text, words
 
 from govkit.common.errors import EXIT_USAGE, GovkitError
-from govkit.report.model import DASH
+from govkit.report.model import DASH, md_cell
 from govkit.report.run import build_report_model, render_html, render_summary_md, write_report
 from govkit.results import stats
-from govkit.results import summary as results
 from govkit.results.flags import FLAGS, flag_advice
+from govkit.results.store import with_current_names
+from govkit.results.summary import point_key, summarize
 
 DATA = Path(__file__).parent.parent / "data" / "report"
 FIXTURES = ("full", "throughput", "no_baseline")
@@ -64,7 +65,7 @@ def full(tmp_path_factory):
 
 def summary_of(doc: dict) -> list[dict]:
     """What the report must show: the summary recomputed from the raw rows, here."""
-    return results.summarize(doc)
+    return summarize(doc)
 
 
 def point_row(page, table: str, profile: str, size: int):
@@ -112,7 +113,8 @@ def test_fixtures_are_what_the_tests_assume():
     for doc in (full, thr, nob):
         assert doc["schema"] == "govkit.bench/2"
         assert all(r["raw"]["rows"] for r in doc["results"] if r["status"] == "ok")
-        assert doc["summary"] == summary_of(doc)          # as the bench stored it
+        # as the bench stored it (before 2026-12-04: the overhead's `added` as `difference`)
+        assert with_current_names(copy.deepcopy(doc))["summary"] == summary_of(doc)
     assert {p["name"] for p in full["profiles"]} == {"none", "rtps_sign", "no_protection"}
     assert full["settings"]["sizes"] == [32, 1024] and len(full["results"]) == 12
     assert [r["status"] for r in full["results"]].count("failed") == 1
@@ -137,10 +139,10 @@ def test_latency_table_equals_recomputed_summary(rendered):
         check_value(cell(row, "p99-worst"), s["tail"]["p99_worst_second"], 1)
         vs = s["vs_none"]
         check_value(cell(row, "ratio"), vs and vs["ratio"], 2)
-        check_value(cell(row, "added"), vs and vs["difference"], 1)
+        check_value(cell(row, "added"), vs and vs["added"], 1)
         if vs:
             check_interval(cell(row, "ratio-ci"), vs["ratio_ci95"], 2)
-            check_interval(cell(row, "added-ci"), vs["difference_ci95"], 1)
+            check_interval(cell(row, "added-ci"), vs["added_ci95"], 1)
         else:
             assert not row.xpath('.//*[@data-kind="ratio-ci"]')
         rti = s["rti"]
@@ -227,8 +229,8 @@ def test_summary_md_latency_table_equals_recomputed_summary(rendered):
         vs = s["vs_none"]
         check_value(ratio, vs and vs["ratio"], 2)
         check_interval(ratio_ci, vs and vs["ratio_ci95"], 2)
-        check_value(added, vs and vs["difference"], 1)
-        check_interval(added_ci, vs and vs["difference_ci95"], 1)
+        check_value(added, vs and vs["added"], 1)
+        check_interval(added_ci, vs and vs["added_ci95"], 1)
         check_value(rti, s["rti"] and s["rti"]["ratio"], 2)
         check_value(rti_added, s["rti"] and s["rti"]["added_us"], 0)
         assert flags == " ".join(("⚠ " if f["severity"] == "warning" else "ℹ ")
@@ -258,7 +260,7 @@ def test_throughput_table_equals_recomputed_summary(tmp_path):
     for s in rows:
         row = point_row(page, "throughput-table", s["profile"], s["size"])
         figures = [stats.repeat_figures(r)[0] for r in doc["results"]
-                   if r["status"] == "ok" and results.point_key(r) == results.point_key(s)]
+                   if r["status"] == "ok" and point_key(r) == point_key(s)]
         stalled = sum(f["stalled_seconds"] for f in figures)
         lost = sum(f["lost"] for f in figures)
         vs = s["vs_none"]
@@ -345,6 +347,34 @@ def test_raw_rows_alone_give_the_same_report(tmp_path, name):
     assert "Warning" not in md2
     assert not page.xpath('//*[@id="stored-summary"]')
     assert "equal to the figures stored in it" in text(page.xpath("//footer")[0])
+
+
+def test_a_summary_stored_under_the_old_overhead_names_is_read(tmp_path):
+    """results.json written before 2026-12-04 names the overhead's added µs `difference`
+    (summary rows' vs_none and vs_network): `govkit report` reads it under today's name,
+    `added`, finds the stored figures equal to the recomputed ones, and shows them; the
+    same file under today's names gives the same page."""
+    doc = load("full")
+    stored = [s["vs_none"] for s in doc["summary"] if s.get("vs_none")]
+    assert stored and all("difference" in vs and "added" not in vs for vs in stored)
+    (tmp_path / "old").mkdir()
+    (tmp_path / "old" / "results.json").write_text(json.dumps(doc))
+    done = subprocess.run([GOVKIT, "report", str(tmp_path / "old")], capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    page = lxml.html.fromstring((tmp_path / "old" / "report.html").read_bytes())
+    assert not page.xpath('//*[@id="stored-summary"]')
+    fresh = next(s for s in summary_of(doc) if (s["profile"], s["size"]) == ("rtps_sign", 32))
+    row = point_row(page, "headline-table", "rtps_sign", 32)
+    check_value(cell(row, "added"), fresh["vs_none"]["added"], 1)
+    for s in doc["summary"]:
+        if s.get("vs_none"):
+            vs = s["vs_none"]
+            vs["added"], vs["added_ci95"] = vs.pop("difference"), vs.pop("difference_ci95")
+    (tmp_path / "new").mkdir()
+    page2, _, _ = report(tmp_path / "new", doc)
+    assert _numbers(page2) == _numbers(page)
+    assert not page2.xpath('//*[@id="stored-summary"]')
 
 
 def test_tampered_summary_is_reported_and_the_recomputed_figures_shown(tmp_path):
@@ -445,8 +475,8 @@ def test_notes_are_shown_but_not_alarmed(tmp_path):
     notes stay."""
     doc = load("full")
     doc["settings"]["target_ci_pct"] = 100.0
-    failed = {results.point_key(r) for r in doc["results"] if r["status"] != "ok"}
-    doc["results"] = [r for r in doc["results"] if results.point_key(r) not in failed]
+    failed = {point_key(r) for r in doc["results"] if r["status"] != "ok"}
+    doc["results"] = [r for r in doc["results"] if point_key(r) not in failed]
     summary = summary_of(doc)
     assert {f["severity"] for s in summary for f in s["flags"]} == {"note"}
     page, md, _ = report(tmp_path, doc)
@@ -719,6 +749,23 @@ def test_environment_commands_and_hashes(full):
         assert f["sha256"] in env and f["path"] in env
 
 
+def test_the_machine_its_crypto_extensions_and_openssl_open_the_report(tmp_path):
+    """issue 37, item 10: ratios are the machine's (rtps_sign 1.25× on one host, 1.74× on
+    another): the report and summary.md say on which CPU, with which crypto extensions and
+    which OpenSSL, at the top."""
+    doc = load("full")
+    doc["environment"]["cpu_crypto"] = {"AES-NI": True, "PCLMULQDQ": True, "VAES": False,
+                                        "SHA": True, "AVX-512": False}
+    page, md, _ = report(tmp_path, doc)
+    machine = text(page.get_element_by_id("machine"))
+    said = "AES-NI, PCLMULQDQ, SHA (no VAES, AVX-512)"
+    assert said in machine and doc["environment"]["openssl"] in machine
+    assert doc["environment"]["cpu"] in machine and "ratios are this machine's" in machine
+    env = text(page.get_element_by_id("environment-table"))
+    assert f"CPU crypto extensions{said}" in env
+    assert said in md and "ratios are this machine's" in md
+
+
 # --------------------------------------------------------------------- self-contained, safe
 
 
@@ -755,6 +802,25 @@ def test_everything_is_escaped(tmp_path):
     assert evil in body and "govkit bench <b>x</b>" in body and "<i>enc</i>" in body
     raw = (out / "report.html").read_text()
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in raw
+
+
+def test_the_eavesdropper_table_escapes_everything(tmp_path):
+    """--leaks: every string of a stored leaks record (what it names, says, shows, the
+    runtime a sentence names) reaches report.html as text."""
+    from test_markdown_escaping import hostile_leaks
+    doc = load("wire")
+    doc["wire"]["points"][3]["leaks"] = hostile_leaks(iter(range(1000)))
+    page, md, out = report(tmp_path, doc)
+    assert not page.xpath("//script") and not page.xpath("//img")
+    assert not page.xpath("//b[.='bold']") and not page.xpath("//i[.='x']")
+    (row,) = page.xpath('//table[@id="leak-table"]/tbody/tr')
+    assert row.get("data-profile") == doc["wire"]["points"][3]["profile"]
+    body = text(page)
+    assert "<script>alert(1)</script>" in body and "<img src=x onerror=alert(1)>" in body
+    raw = (out / "report.html").read_text()
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in raw
+    evidence = page.xpath('//details[@class="leak-entries"]//code[@class="evidence"]/text()')
+    assert len(evidence) == 9 and "<script>alert(1)</script>" in evidence
 
 
 def test_summary_md_escapes_table_breakers(tmp_path):
@@ -1058,9 +1124,81 @@ def test_a_flagged_a_a_floor_is_in_the_banner_too():
         page = lxml.html.fromstring(render_html(m))
         assert text(page.get_element_by_id("floor-flagged")) == "A/A floor flagged"
         assert text(page.get_element_by_id("flagged-count")) == f"{len(m.warned)} flagged"
-    m = replace(m, headline=replace(model.headline, floor_flags=[]))
+    m = replace(m, headline=replace(model.headline, floor_flags=[]), floor_flagged=[])
     assert 'id="flag-banner"' not in render_html(m)
     assert 'id="floor-flagged"' not in render_html(m)
+
+
+def test_the_flags_section_lists_the_a_a_floor_it_is_flagged_for(tmp_path):
+    """issue 37, item 7: report.html's Flags section said "No point is flagged" beside the
+    "A/A floor flagged" fact at the top; the floor's flags are listed there now, with their
+    advice, as the terminal's closing lines and --fail-on-flag read them, and summary.md
+    lists them too."""
+    doc = load("rotation")
+    page, md, _ = report(tmp_path, doc)
+    assert text(page.get_element_by_id("floor-flagged")) == "A/A floor flagged"
+    flags = page.get_element_by_id("flags")
+    assert not flags.xpath('.//*[@id="no-flags"]')
+    row = flags.xpath('.//tbody[@data-profile="none (A/A)"]/tr')
+    assert [r.get("data-code") for r in row] == ["aa_wide"]
+    assert "A/A: none vs none latency 32 B" in text(flags)
+    assert flags.xpath('.//dt[@data-code="aa_wide"]')                 # and what to do
+    advice = [text(li) for li in page.xpath('//*[@id="flag-banner"]//li')]
+    assert advice[0].startswith("aa_wide on 1 point(s): ")       # as the terminal says it
+    assert "- A/A `none` vs `none` latency 32 B — ⚠ `aa_wide`: the A/A interval" in md
+    assert "aa_wide on 1 point(s): " in md
+
+
+def test_gates_read_the_same_in_results_json_report_and_summary(tmp_path):
+    """issue 37, item 7: --max-ratio/--fail-on-flag verdicts were said on stderr only. The
+    run's gates are a setting; their verdict is results.json's `gates` (written at every
+    save), recomputed by the report, and report.html and summary.md say it in the same
+    words as the terminal (govkit.results.gates.verdict_line, one line per failure)."""
+    from govkit.results.gates import gate_settings, verdict_line
+    from govkit.results.store import ResultStore
+    doc = load("rotation")
+    doc["settings"]["gates"] = gate_settings({"aa_wide", "wide_interval"},
+                                             {"rtps_sign": 1.01, "rtps_encrypt": 3})
+    store = ResultStore(tmp_path, doc)
+    store.save()
+    stored = json.loads((tmp_path / "results.json").read_text())["gates"]
+    assert stored == {
+        "fail_on_flag": ["aa_wide", "wide_interval"],
+        "max_ratio": {"rtps_sign": 1.01, "rtps_encrypt": 3}, "passed": False,
+        "failures": [
+            "rtps_sign latency 32 B: costs 1.86× none [1.84, 1.88], above --max-ratio "
+            "rtps_sign=1.01",
+            "A/A none latency 32 B: flagged aa_wide (--fail-on-flag)",
+            "rtps_encrypt: no latency point was measured, so --max-ratio rtps_encrypt=3 "
+            "cannot pass"]}
+    line = verdict_line(stored)
+    assert line == ("gates FAILED (3 reasons; --max-ratio rtps_sign=1.01, --max-ratio "
+                    "rtps_encrypt=3, --fail-on-flag aa_wide,wide_interval)")
+    html, md_path = write_report(tmp_path)
+    page = lxml.html.fromstring(html.read_bytes())
+    gates = page.get_element_by_id("gates")
+    assert text(gates.xpath(".//h2")[0]) == f"✗ {line}"
+    assert [text(li) for li in gates.xpath(".//li[@data-gate]")] == stored["failures"]
+    assert text(page.get_element_by_id("gates-fact")) == "gates FAILED"
+    assert 'id="stored-summary"' not in html.read_text() or "gates" not in text(
+        page.get_element_by_id("stored-summary"))
+    md = md_path.read_text()
+    assert f"> **✗ {md_cell(line)}**" in md
+    for failure in stored["failures"]:
+        assert f"> - {md_cell(failure)}" in md
+    # a stored verdict that is not the recomputed one is said, like a stored figure
+    tampered = json.loads((tmp_path / "results.json").read_text())
+    tampered["gates"]["passed"] = True
+    page, _, _ = report(tmp_path, tampered)
+    assert "the gates' stored verdict" in text(page.get_element_by_id("stored-summary"))
+    # gates that pass say so, in green; no gates, no section
+    doc["settings"]["gates"] = gate_settings(set(), {"rtps_sign": 2})
+    page, md, _ = report(tmp_path, {**doc, "gates": None})
+    assert text(page.get_element_by_id("gates").xpath(".//h2")[0]) == \
+        "✓ gates passed (--max-ratio rtps_sign=2)"
+    doc["settings"].pop("gates")
+    page, md, _ = report(tmp_path, {k: v for k, v in doc.items() if k != "gates"})
+    assert not page.xpath('//*[@id="gates"]') and "gates" not in md
 
 
 def test_a_rotating_run_states_its_intervals_once(tmp_path):
@@ -1080,3 +1218,42 @@ def _intervals_once(tmp_path, doc):
     interval = text(page.get_element_by_id("interval"))
     assert "hierarchical percentile bootstrap over the paired rounds" in interval
     assert "Other points" not in interval and "two-stage" not in interval
+
+
+def test_a_rotating_run_with_throughput_shows_cpu_per_sample_and_its_cost_model(tmp_path):
+    """Throughput rotated beside latency (tests/data/report/rotation_both): the cost matrix
+    carries the throughput and CPU-per-sample ratios, the throughput table CPU per sample at
+    the offered rate, and `govkit report --cost-at --json` the cost model, read at the
+    user's own size (valid against govkit/schemas/json/report.schema.json)."""
+    import json
+    import shutil
+    import subprocess
+    import sys
+
+    from helpers.json_schemas import assert_valid
+
+    run = tmp_path / "run"
+    shutil.copytree(Path(__file__).parent.parent / "data" / "report" / "rotation_both", run)
+    govkit = str(Path(sys.executable).with_name("govkit"))
+    r = subprocess.run([govkit, "report", str(run), "--cost-at", "2048", "--cost-at",
+                        "1048576", "--json"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert_valid(doc, "report")
+    at = {(c["profile"], c["figure"], c["size"]): c for c in doc["cost_at"]}
+    assert set(at) == {("rtps_sign", f, s) for f in ("latency_added_us", "cpu_added_us_per_sample")
+                       for s in (2048, 1048576)}
+    inside = at[("rtps_sign", "latency_added_us", 2048)]
+    assert inside["extrapolated"] is False
+    assert inside["ci95"][0] <= inside["cost"] <= inside["ci95"][1]
+    assert at[("rtps_sign", "latency_added_us", 1048576)]["extrapolated"] is True
+    html = (run / "report.html").read_text()
+    assert 'id="cost-model-table"' in html and 'data-kind="cpu-per-sample"' in html
+    assert 'data-kind="throughput-ratio"' in html and 'data-kind="cpu-ratio"' in html
+    assert "Cost at any size" in (run / "summary.md").read_text()
+    table = subprocess.run([govkit, "report", str(run), "--cost-at", "2048"],
+                           capture_output=True, text=True, timeout=120)
+    assert table.returncode == 0 and "Added cost at your sizes" in table.stdout
+    one = subprocess.run([govkit, "report", str(run), str(run), "--cost-at", "2048"],
+                         capture_output=True, text=True, timeout=120)
+    assert one.returncode == 2 and "read one run" in one.stderr

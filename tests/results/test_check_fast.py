@@ -29,8 +29,8 @@ SLOT_KEYS = ["arm", "profile", "size", "round", "position", "instance", "status"
 def _verdict(doc, monkeypatch, one_pass: bool) -> str | None:
     with monkeypatch.context() as m:
         if not one_pass:
-            m.setattr(check, "_plain_slot", lambda slot: False)
-            m.setattr(check, "_measured_rows", lambda rows, keys, optional=(): False)
+            m.setattr(check, "plain_slot", lambda slot: False)
+            m.setattr(check, "measured_rows", lambda rows, keys, optional=(): False)
         try:
             check.check_results(doc)
         except check.Malformed as e:

@@ -70,3 +70,17 @@ def test_an_arm_of_thousands_of_rounds_resamples_a_thinned_series_and_says_so():
     row = next(r for r in summarize(small) if r["profile"] == "rtps_sign")
     assert "subsampled" not in row["vs_none"]
     assert "subsampled_interval" not in [f["code"] for f in row["flags"]]
+
+
+def test_what_a_resume_keeps_is_said_for_every_design(tmp_path):
+    """issue 37, item 12: a rotating run has no repeats; --resume said "0 completed
+    repeat(s) kept" while keeping every round."""
+    doc = json.loads(RUN.read_text())
+    assert ResultStore(tmp_path, doc).kept() == "8 rotation round(s) (40 slot(s)) kept"
+    doc["results"] = [{"profile": "none", "mode": "latency", "size": 32, "status": "ok"}]
+    doc["discovery"] = {"groups": [{}, {}]}
+    assert ResultStore(tmp_path, doc).kept() == (
+        "1 completed repeat(s) and 8 rotation round(s) (40 slot(s)) and 2 discovery "
+        "group(s) kept")
+    empty = {"results": [], "summary": []}
+    assert ResultStore(tmp_path, empty).kept() == "0 completed repeat(s) kept"

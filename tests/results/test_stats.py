@@ -119,15 +119,15 @@ def test_one_value_has_no_interval():
     assert est.interval is None and est.halfwidth_pct is None
 
 
-def test_overhead_ratio_and_difference_carry_intervals():
+def test_overhead_ratio_and_added_carry_intervals():
     none = stats.estimate([[20.0, 21.0], [20.5, 19.5], [21.0, 20.0]], statistics.median, "a")
     sign = stats.estimate([[40.0, 42.0], [41.0, 39.0], [42.0, 40.0]], statistics.median, "b")
     c = stats.compare(sign, none)
     assert c["ratio"] == pytest.approx(sign.value / none.value)
-    assert c["difference"] == pytest.approx(sign.value - none.value)
+    assert c["added"] == pytest.approx(sign.value - none.value)
     assert c["ratio_ci95"][0] <= c["ratio"] <= c["ratio_ci95"][1]
-    assert c["difference_ci95"][0] <= c["difference"] <= c["difference_ci95"][1]
-    assert c["ratio_ci95"][0] > 1.7 and c["difference_ci95"][0] > 15
+    assert c["added_ci95"][0] <= c["added"] <= c["added_ci95"][1]
+    assert c["ratio_ci95"][0] > 1.7 and c["added_ci95"][0] > 15
 
 
 # ---------------------------------------------------------------------- flags
@@ -286,3 +286,30 @@ def test_pstdev_is_statistics_pstdev_to_the_bit():
     for values in cases:
         got, want = stats.pstdev(values), statistics.pstdev(values)
         assert got == want and type(got) is float, (values, got, want)
+
+
+def test_each_row_format_states_the_figures_its_repeats_yield():
+    """RowFormat.figures (the report's per-repeat columns) and .row_keys (what
+    results.check requires of every row) are what a repeat of that format really has."""
+    from helpers.large_results import rotating
+
+    from govkit.results.figures import FIGURES
+    from govkit.results.summary import all_records
+    slots = all_records(rotating(["none", "rtps_sign"], [32], 3))
+    records = {
+        "latency-per-second": record("rtps_sign",
+                                     "sign_origin_data_encrypt-latency-1024-pub.out"),
+        "throughput-per-second": record("none", "stall-sub.out", mode="throughput",
+                                        size=1024, warmup=0),
+        "latency-slots": next(r for r in slots if r["raw"]["format"] == "latency-slots"),
+    }
+    for fmt in stats.ROW_FORMATS.values():
+        assert set(fmt.figures) <= set(FIGURES), fmt.name
+        assert fmt.rotating == (fmt.name in stats.ROTATION_FORMAT.values()), fmt.name
+        if fmt.name in records:
+            figures, _ = stats.repeat_figures(records[fmt.name])
+            assert set(fmt.figures) <= set(figures), fmt.name
+            rows = records[fmt.name]["raw"]["rows"]
+            assert all(set(fmt.row_keys) <= set(row) for row in rows), fmt.name
+    assert stats.ROTATION_FORMAT == {"latency": "latency-slots",
+                                     "throughput": "throughput-slots"}

@@ -22,9 +22,9 @@ from govkit.catalog.profiles import get_profile
 from govkit.common.errors import GovkitError
 from govkit.generate.bundle import BundleLog, ensure_pki, ensure_tls
 from govkit.report.run import write_report
-from govkit.results import summary as results
 from govkit.results.perftest_csv import csv_name
 from govkit.results.store import check_resumable
+from govkit.results.summary import point_key, repeat_key, summarize
 from govkit.runners.base import (
     BenchPoint,
     Bundle,
@@ -34,7 +34,6 @@ from govkit.runners.base import (
     launch_argv,
     prepare,
     remote_script,
-    run_processes,
 )
 from govkit.runners.ddsperf import DdsperfRunner, add_retransmissions
 from govkit.runners.netpath import NetPaths, SshHost, refuse_foreign_keys, resolve_host
@@ -47,6 +46,7 @@ from govkit.runners.network import (
     parse_peer_addresses,
     parse_transports,
 )
+from govkit.runners.processes import run_processes
 
 GOVKIT = str(Path(sys.executable).with_name("govkit"))
 NS = "{https://cdds.io/config}"
@@ -177,22 +177,30 @@ def test_cli_refuses_bad_network_options_with_exit_2(tmp_path):
         assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
 
 
-def test_netns_without_privileges_is_one_line(monkeypatch):
-    import govkit.runners.netpath as netpath
-    monkeypatch.setattr(netpath, "_capabilities", lambda: 0)
-    with pytest.raises(GovkitError, match="--net netns needs root") as e:
-        NetPaths(["netns"]).check()
-    assert e.value.exit_code == 2
+def test_netns_without_privileges_is_one_line():
+    """Checked in a process without capabilities: a user's, or root's with an empty bounding
+    set (setpriv, util-linux), whose effective capabilities are then none."""
+    code = ("from govkit.common.errors import GovkitError\n"
+            "from govkit.runners.netpath import NetPaths\n"
+            "try:\n    NetPaths(['netns']).check()\n"
+            "except GovkitError as e:\n    print(e.exit_code, e)\n")
+    argv = [sys.executable, "-c", code]
+    if os.geteuid() == 0:
+        argv = ["setpriv", "--bounding-set=-all", "--inh-caps=-all", *argv]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=True)
+    code, _, message = done.stdout.partition(" ")
+    assert "--net netns needs root" in message
+    assert int(code) == 2
 
 
 # ---------------------------------------------------------------- point identity
 
 def test_a_record_from_before_is_udp_over_lo_without_loss():
     old = {"profile": "none", "mode": "latency", "size": 32, "repeat": 1}
-    assert results.point_key(old) == ("none", "latency", 32, "udp", "lo", 0)
-    assert results.repeat_key(old) == ("none", "latency", 32, "udp", "lo", 0, 1)
+    assert point_key(old) == ("none", "latency", 32, "udp", "lo", 0)
+    assert repeat_key(old) == ("none", "latency", 32, "udp", "lo", 0, 1)
     new = {**old, "transport": "tls", "path": "netns", "loss_pct": 1}
-    assert results.point_key(new) == ("none", "latency", 32, "tls", "netns", 1)
+    assert point_key(new) == ("none", "latency", 32, "tls", "netns", 1)
 
 
 def test_csv_names_follow_the_seeds():
@@ -231,7 +239,7 @@ def two_networks() -> dict:
     doc = json.loads((DATA / "full" / "results.json").read_text())
     doc["results"] += _as_network(doc, Network("tls"), 2.0)
     doc["settings"]["transports"] = ["udp", "tls"]
-    doc["summary"] = results.summarize(doc)
+    doc["summary"] = summarize(doc)
     return doc
 
 

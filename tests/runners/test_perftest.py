@@ -15,8 +15,7 @@ import pytest
 from govkit.catalog.profiles import PROFILES, get_profile
 from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.results.perftest_csv import csv_name
-from govkit.runners import get_runner
-from govkit.runners import perftest as pt
+from govkit.runners import get_runner, perftest
 from govkit.runners.base import (
     BenchPoint,
     Bundle,
@@ -361,7 +360,7 @@ def test_unknown_options_are_refused():
 
 # -- parsing: latency ---------------------------------------------------------------------
 
-_SHORT = {honest: short for short, honest in pt.LATENCY_NAMES.items()}
+_SHORT = {honest: short for short, honest in perftest.LATENCY_NAMES.items()}
 
 
 def lat(r) -> dict:

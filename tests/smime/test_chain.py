@@ -72,7 +72,7 @@ def test_generate_s_identity_check_is_the_chain_s_signature_check(tmp_path):
     from cryptography.exceptions import InvalidSignature
 
     from govkit.generate.fleet import issued_check
-    from govkit.pki.testpki import init_pki
+    from govkit.pki.issuance import init_pki
     for key_type in ("ec-p256", "rsa-2048"):
         pki, _ = init_pki(tmp_path / key_type, participants=("a",), key_type=key_type)
         other, _ = init_pki(tmp_path / f"{key_type}-other", participants=("a",),

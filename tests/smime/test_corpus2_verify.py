@@ -18,8 +18,8 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from helpers.corpus2 import corpus2_dir, deadline, index_rows
 
-from govkit import smime
 from govkit.check.validate import check_bytes, read_document
+from govkit.smime.verify import load_trusted, verify_file
 
 CHAINED = "fastdds/permissions_signed_by_chained_ca.smime"
 
@@ -44,9 +44,9 @@ def test_verify_agrees_with_openssl_on_every_signed_file(signed):
     for row in rows:
         path, ca = root / row["file"], root / row["ca_file"]
         with deadline(f"verify {row['file']}"):
-            v = smime.verify_file(path, ca)
+            v = verify_file(path, ca)
         assert v.signature_ok == _openssl(path, ca, "-text"), (row["file"], v.problems)
-        assert v.trusted == [c.subject.rfc4514_string() for c in smime.load_trusted(ca)]
+        assert v.trusted == [c.subject.rfc4514_string() for c in load_trusted(ca)]
         now = _openssl(path, ca)
         if now == (row["openssl_verify"] == "ok"):
             agreed += 1
@@ -72,9 +72,9 @@ def test_a_ca_file_with_an_intermediate_and_its_root_is_trusted_whole(signed, tm
     root, rows = signed
     (row,) = [r for r in rows if r["file"] == CHAINED]
     path, ca = root / CHAINED, root / row["ca_file"]
-    certs = smime.load_trusted(ca)
+    certs = load_trusted(ca)
     assert len(certs) == 2 and certs[0].issuer == certs[1].subject   # intermediate, root
-    v = smime.verify_file(path, ca)
+    v = verify_file(path, ca)
     # OpenSSL and Fast DDS 2.9 trust both: the signer is the intermediate, under the root
     assert v.ok and _openssl(path, ca, "-text")
     assert v.signer == certs[0].subject.rfc4514_string()
@@ -87,7 +87,7 @@ def test_a_ca_file_with_an_intermediate_and_its_root_is_trusted_whole(signed, tm
     assert line.startswith("Cyclone DDS 0.10 trusts only the first certificate of the CA "
                            f"file ({v.signer}), so it refuses it: ")
     assert "is itself trusted, but is not self-signed" in line
-    assert smime.verify_file(path, first).problems == v.first_only
+    assert verify_file(path, first).problems == v.first_only
 
 
 def test_verify_command_per_ca_never_crashes_and_says_what_it_trusts(signed):

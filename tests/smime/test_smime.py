@@ -12,13 +12,15 @@ from pathlib import Path
 import pytest
 from asn1crypto import cms
 
-from govkit import smime
 from govkit.catalog.profiles import get_profile
 from govkit.catalog.runners import runner_info
 from govkit.common.errors import EXIT_INVALID, EXIT_USAGE, GovkitError
 from govkit.documents import mime
 from govkit.documents.render import GovernanceDocument, PermissionsDocument
-from govkit.pki.testpki import CLOCK_SKEW, TestPKI, init_pki
+from govkit.pki.issuance import init_pki
+from govkit.pki.testpki import CLOCK_SKEW, TestPKI
+from govkit.smime.sign import sign_bytes, sign_document, sign_paths
+from govkit.smime.verify import load_trusted, verify_bytes, verify_file
 
 # The bad governance of seed 000 ("Submessage Encrypt with Original Auth"): not a valid enum.
 INVALID_GOVERNANCE = GovernanceDocument(
@@ -47,7 +49,7 @@ def governance_xml(tmp_path) -> Path:
 
 @pytest.fixture
 def signed(governance_xml, pki) -> Path:
-    return smime.sign_document(governance_xml, pki.permissions_ca, pki.permissions_ca_key)
+    return sign_document(governance_xml, pki.permissions_ca, pki.permissions_ca_key)
 
 
 def openssl_verify(p7s: Path, ca: Path, out: Path | None = None) -> subprocess.CompletedProcess:
@@ -66,7 +68,7 @@ def openssl_sign(xml: Path, cert: Path, key: Path, out: Path, *extra: str) -> Pa
 
 
 def _sign_raw(data: bytes, pki: TestPKI, stem: str = "permissions_ca") -> bytes:
-    return smime.sign_bytes(data, pki.certificate(stem), pki.private_key(stem))
+    return sign_bytes(data, pki.certificate(stem), pki.private_key(stem))
 
 
 def _structure(data: bytes) -> list[bytes]:
@@ -113,7 +115,7 @@ def test_signed_by_govkit_verifies_with_openssl(signed, governance_xml, pki, tmp
     # what openssl extracts is the document (OpenSSL writes the canonical CRLF line ends)
     assert out.read_bytes().replace(b"\r\n", b"\n") == governance_xml.read_bytes()
 
-    v = smime.verify_file(signed, pki.permissions_ca)
+    v = verify_file(signed, pki.permissions_ca)
     assert v.ok, v.problems
     assert v.problems == []
     assert v.kind == "governance"
@@ -129,9 +131,9 @@ def test_signed_permissions_verify(pki, tmp_path):
     xml = tmp_path / "pub.xml"
     xml.write_bytes(PermissionsDocument.for_participant(pki, "pub", runner_info("ddsperf"))
                     .render())
-    p7s = smime.sign_document(xml, pki.permissions_ca, pki.permissions_ca_key)
+    p7s = sign_document(xml, pki.permissions_ca, pki.permissions_ca_key)
     assert openssl_verify(p7s, pki.permissions_ca).returncode == 0
-    v = smime.verify_file(p7s, pki.permissions_ca)
+    v = verify_file(p7s, pki.permissions_ca)
     assert v.ok, v.problems
     assert v.kind == "permissions"
 
@@ -162,7 +164,7 @@ def test_layout_matches_openssl(signed, governance_xml, pki, tmp_path):
 def test_signed_by_openssl_verifies_with_govkit(governance_xml, pki, tmp_path):
     p7s = openssl_sign(governance_xml, pki.permissions_ca, pki.permissions_ca_key,
                        tmp_path / "openssl.p7s")
-    v = smime.verify_file(p7s, pki.permissions_ca)
+    v = verify_file(p7s, pki.permissions_ca)
     assert v.ok, v.problems
     assert v.kind == "governance"
 
@@ -172,7 +174,7 @@ def test_signed_by_openssl_verifies_with_govkit(governance_xml, pki, tmp_path):
 def test_openssl_variants_get_openssl_s_verdict(governance_xml, pki, tmp_path, extra):
     p7s = openssl_sign(governance_xml, pki.permissions_ca, pki.permissions_ca_key,
                        tmp_path / "v.p7s", *extra)
-    v = smime.verify_file(p7s, pki.permissions_ca)
+    v = verify_file(p7s, pki.permissions_ca)
     openssl_ok = openssl_verify(p7s, pki.permissions_ca).returncode == 0
     assert v.ok == openssl_ok, v.problems
     if extra == ["-nocerts"]:  # PKCS7_verify finds the signer only inside the signature
@@ -184,12 +186,12 @@ def test_openssl_variants_get_openssl_s_verdict(governance_xml, pki, tmp_path, e
 def test_document_without_final_newline(pki, tmp_path, governance_xml):
     xml = tmp_path / "nonl.xml"
     xml.write_bytes(governance_xml.read_bytes().rstrip(b"\n"))
-    ours = smime.sign_document(xml, pki.permissions_ca, pki.permissions_ca_key)
+    ours = sign_document(xml, pki.permissions_ca, pki.permissions_ca_key)
     theirs = openssl_sign(xml, pki.permissions_ca, pki.permissions_ca_key, tmp_path / "o.p7s")
     assert _signed_part(ours.read_bytes()) == _signed_part(theirs.read_bytes())
     assert openssl_verify(ours, pki.permissions_ca).returncode == 0
-    assert smime.verify_file(ours, pki.permissions_ca).ok
-    assert smime.verify_file(theirs, pki.permissions_ca).ok
+    assert verify_file(ours, pki.permissions_ca).ok
+    assert verify_file(theirs, pki.permissions_ca).ok
 
 
 def test_signed_part_without_text_header_refused(governance_xml, pki, tmp_path):
@@ -201,7 +203,7 @@ def test_signed_part_without_text_header_refused(governance_xml, pki, tmp_path):
     # `-text` makes OpenSSL verify the way Cyclone does (PKCS7_TEXT): it refuses
     refused = openssl_verify(p7s, pki.permissions_ca)
     assert refused.returncode != 0 and b"SMIME_text" in refused.stderr
-    v = smime.verify_file(p7s, pki.permissions_ca)
+    v = verify_file(p7s, pki.permissions_ca)
     assert not v.ok
 
 
@@ -213,19 +215,19 @@ def test_sha1_is_accepted_like_openssl_with_a_warning(governance_xml, pki, tmp_p
                     str(pki.permissions_ca), "-inkey", str(pki.permissions_ca_key), "-in",
                     str(governance_xml), "-out", str(p7s)], check=True, capture_output=True)
     assert openssl_verify(p7s, pki.permissions_ca).returncode == 0
-    v = smime.verify_file(p7s, pki.permissions_ca)
+    v = verify_file(p7s, pki.permissions_ca)
     assert v.ok, v.problems
     assert any("SHA1" in w for w in v.warnings), v.warnings
 
 
 def test_rsa_pki_round_trip(tmp_path, governance_xml):
     pki, _ = init_pki(tmp_path / "rsa", participants=[], key_type="rsa-2048")
-    ours = smime.sign_document(governance_xml, pki.permissions_ca, pki.permissions_ca_key)
+    ours = sign_document(governance_xml, pki.permissions_ca, pki.permissions_ca_key)
     assert openssl_verify(ours, pki.permissions_ca).returncode == 0
-    assert smime.verify_file(ours, pki.permissions_ca).ok
+    assert verify_file(ours, pki.permissions_ca).ok
     theirs = openssl_sign(governance_xml, pki.permissions_ca, pki.permissions_ca_key,
                           tmp_path / "theirs.p7s")
-    v = smime.verify_file(theirs, pki.permissions_ca)
+    v = verify_file(theirs, pki.permissions_ca)
     assert v.ok, v.problems
 
 
@@ -237,7 +239,7 @@ def test_tampered_content_refused_by_both(signed, pki, tmp_path):
     assert data.count(b"<min>0</min>") == 1
     tampered = tmp_path / "tampered.p7s"
     tampered.write_bytes(data.replace(b"<min>0</min>", b"<min>1</min>"))  # still a valid doc
-    v = smime.verify_file(tampered, pki.permissions_ca)
+    v = verify_file(tampered, pki.permissions_ca)
     assert not v.ok
     assert any("content digest mismatch" in p for p in v.problems)
     assert not any("invalid" in p for p in v.problems)
@@ -251,8 +253,8 @@ def test_tampered_signature_refused(signed, pki):
     sig = bytearray(si["signature"].native)
     sig[-1] ^= 1
     si["signature"] = bytes(sig)
-    v = smime.verify_bytes(_replace_der(data, sd.dump(force=True)), "x.p7s",
-                           pki.certificate("permissions_ca"))
+    v = verify_bytes(_replace_der(data, sd.dump(force=True)), "x.p7s",
+                     pki.certificate("permissions_ca"))
     assert not v.ok
     assert any("signature does not verify" in p for p in v.problems)
 
@@ -263,8 +265,8 @@ def test_other_pkis_permissions_ca_refused_by_both(governance_xml, pki, other_pk
         pki.certificate("permissions_ca").subject
     p7s = tmp_path / "foreign.p7s"
     p7s.write_bytes(_sign_raw(governance_xml.read_bytes(), other_pki))
-    assert smime.verify_file(p7s, other_pki.permissions_ca).ok  # fine for its own CA
-    v = smime.verify_file(p7s, pki.permissions_ca)
+    assert verify_file(p7s, other_pki.permissions_ca).ok  # fine for its own CA
+    v = verify_file(p7s, pki.permissions_ca)
     assert not v.ok
     assert any("is not the Permissions CA" in p for p in v.problems)
     assert not any("digest" in p for p in v.problems)
@@ -275,7 +277,7 @@ def test_other_pki_without_embedded_certificate_refused(governance_xml, pki, oth
                                                         tmp_path):
     p7s = openssl_sign(governance_xml, other_pki.permissions_ca, other_pki.permissions_ca_key,
                        tmp_path / "nocerts.p7s", "-nocerts")
-    v = smime.verify_file(p7s, pki.permissions_ca)
+    v = verify_file(p7s, pki.permissions_ca)
     assert not v.ok
     assert v.problems
 
@@ -284,14 +286,14 @@ def test_other_pki_without_embedded_certificate_refused(governance_xml, pki, oth
 def test_signed_by_identity_side_refused(governance_xml, pki, tmp_path, stem):
     p7s = tmp_path / f"by_{stem}.p7s"
     p7s.write_bytes(_sign_raw(governance_xml.read_bytes(), pki, stem))
-    v = smime.verify_file(p7s, pki.permissions_ca)
+    v = verify_file(p7s, pki.permissions_ca)
     assert not v.ok
     assert any("is not the Permissions CA" in p for p in v.problems)
     assert openssl_verify(p7s, pki.permissions_ca).returncode != 0
     # Against the identity CA, the CA itself is a fine S/MIME signer, but a participant is
     # not: its extendedKeyUsage (clientAuth, serverAuth) lacks emailProtection, and
     # OpenSSL's smime_sign purpose check refuses it. govkit agrees with OpenSSL both ways.
-    by_id = smime.verify_file(p7s, pki.identity_ca)
+    by_id = verify_file(p7s, pki.identity_ca)
     assert by_id.ok == (stem == "identity_ca"), by_id.problems
     assert by_id.ok == (openssl_verify(p7s, pki.identity_ca).returncode == 0)
     if stem == "pub":
@@ -303,14 +305,14 @@ def test_expired_signer_refused(governance_xml, tmp_path):
     old, _ = init_pki(tmp_path / "old", participants=[], days=1, now=past)
     p7s = tmp_path / "old.p7s"
     p7s.write_bytes(_sign_raw(governance_xml.read_bytes(), old))
-    v = smime.verify_file(p7s, old.permissions_ca)
+    v = verify_file(p7s, old.permissions_ca)
     assert not v.ok
     assert any("expired" in p for p in v.problems), v.problems
     assert not any("digest" in p or "not the Permissions CA" in p for p in v.problems)
     # within its validity it was fine: expiry is the only problem
-    assert smime.verify_file(p7s, old.permissions_ca, now=past).ok
-    early = smime.verify_file(p7s, old.permissions_ca,
-                              now=past - CLOCK_SKEW - dt.timedelta(hours=1))
+    assert verify_file(p7s, old.permissions_ca, now=past).ok
+    early = verify_file(p7s, old.permissions_ca,
+                        now=past - CLOCK_SKEW - dt.timedelta(hours=1))
     assert not early.ok and any("not valid before" in p for p in early.problems)
     assert openssl_verify(p7s, old.permissions_ca).returncode != 0
 
@@ -321,7 +323,7 @@ def test_signed_invalid_document_refused(pki, tmp_path):
     # the signature itself is fine (OpenSSL says so) ...
     assert openssl_verify(p7s, pki.permissions_ca).returncode == 0
     # ... but the signed document is not a valid governance document
-    v = smime.verify_file(p7s, pki.permissions_ca)
+    v = verify_file(p7s, pki.permissions_ca)
     assert not v.ok
     assert any("invalid" in p and "ENCRYPT_WITH_ORIGINAL_AUTHENTICATION" in p
                for p in v.problems), v.problems
@@ -334,7 +336,7 @@ def test_sign_document_refuses_invalid_xml_and_writes_nothing(pki, tmp_path):
         xml = tmp_path / name
         xml.write_bytes(data)
         with pytest.raises(GovkitError) as info:
-            smime.sign_document(xml, pki.permissions_ca, pki.permissions_ca_key)
+            sign_document(xml, pki.permissions_ca, pki.permissions_ca_key)
         assert info.value.exit_code == EXIT_INVALID
         assert "not signed" in str(info.value)
         assert not xml.with_suffix(".p7s").exists()
@@ -343,7 +345,7 @@ def test_sign_document_refuses_invalid_xml_and_writes_nothing(pki, tmp_path):
 
 def test_sign_document_missing_file(pki, tmp_path):
     with pytest.raises(GovkitError) as info:
-        smime.sign_document(tmp_path / "nope.xml", pki.permissions_ca, pki.permissions_ca_key)
+        sign_document(tmp_path / "nope.xml", pki.permissions_ca, pki.permissions_ca_key)
     assert info.value.exit_code == EXIT_USAGE
     assert list(tmp_path.iterdir()) == []
 
@@ -355,12 +357,12 @@ def test_sign_paths_skips_invalid(pki, tmp_path):
     bad = tmp_path / "d" / "bad.xml"
     bad.write_bytes(INVALID_GOVERNANCE)
     (tmp_path / "d" / "notes.txt").write_text("not a document")
-    signed, errors = smime.sign_paths([tmp_path / "d"], pki.permissions_ca,
-                                      pki.permissions_ca_key)
+    signed, errors = sign_paths([tmp_path / "d"], pki.permissions_ca,
+                                pki.permissions_ca_key)
     assert signed == [good.with_suffix(".p7s")]
     assert len(errors) == 1 and "bad.xml" in str(errors[0]) and errors[0].exit_code == 1
     assert not bad.with_suffix(".p7s").exists()
-    assert smime.verify_file(signed[0], pki.permissions_ca).ok
+    assert verify_file(signed[0], pki.permissions_ca).ok
 
 
 # ------------------------------------------------------------------ malformed input
@@ -372,7 +374,7 @@ def test_sign_paths_skips_invalid(pki, tmp_path):
     b'MIME-Version: 1.0\nContent-Type: multipart/signed; boundary="b"\n\n--b\nx\n--b--\n',
 ], ids=["empty", "binary", "plain-xml", "not-multipart", "one-part"])
 def test_non_smime_input_is_malformed(pki, data):
-    v = smime.verify_bytes(data, "x.p7s", pki.certificate("permissions_ca"))
+    v = verify_bytes(data, "x.p7s", pki.certificate("permissions_ca"))
     assert not v.ok
     assert len(v.problems) == 1 and v.problems[0].startswith("malformed S/MIME")
 
@@ -387,12 +389,12 @@ def test_broken_signature_part_is_malformed(signed, pki):
         else:
             head, _, _ = data.partition(b'filename="smime.p7s"\n\n')
             broken = head + b'filename="smime.p7s"\n\n' + bad + b"\n"
-        v = smime.verify_bytes(broken, "x.p7s", ca)
+        v = verify_bytes(broken, "x.p7s", ca)
         assert not v.ok
         assert any(p.startswith("malformed S/MIME") for p in v.problems), v.problems
     # DER that is CMS, but not SignedData
     data_ci = cms.ContentInfo({"content_type": "data", "content": b"x"}).dump()
-    v = smime.verify_bytes(_replace_der(data, data_ci), "x.p7s", ca)
+    v = verify_bytes(_replace_der(data, data_ci), "x.p7s", ca)
     assert not v.ok and "malformed" in v.problems[0]
 
 
@@ -419,7 +421,7 @@ def _corrupt(der: bytes, case: str) -> bytes:
 def test_corrupt_cms_never_raises(signed, pki, case):
     data = signed.read_bytes()
     broken = _replace_der(data, _corrupt(_der(data), case))
-    v = smime.verify_bytes(broken, "x.p7s", pki.certificate("permissions_ca"))
+    v = verify_bytes(broken, "x.p7s", pki.certificate("permissions_ca"))
     assert not v.ok
     assert v.problems
 
@@ -431,7 +433,7 @@ def test_crlf_outer_lines_still_verify(signed, pki, tmp_path):
     crlf = tmp_path / "crlf.p7s"
     crlf.write_bytes(re.sub(rb"\r?\n", b"\r\n", signed.read_bytes()))
     assert b"\n" not in crlf.read_bytes().replace(b"\r\n", b"")
-    v = smime.verify_file(crlf, pki.permissions_ca)
+    v = verify_file(crlf, pki.permissions_ca)
     assert v.ok, v.problems
     assert openssl_verify(crlf, pki.permissions_ca).returncode == 0
 
@@ -441,7 +443,7 @@ def test_lf_only_file_still_verifies(signed, pki, tmp_path):
     lf = tmp_path / "lf.p7s"
     lf.write_bytes(signed.read_bytes().replace(b"\r\n", b"\n"))
     assert b"\r" not in lf.read_bytes()
-    v = smime.verify_file(lf, pki.permissions_ca)
+    v = verify_file(lf, pki.permissions_ca)
     assert v.ok, v.problems
     assert openssl_verify(lf, pki.permissions_ca).returncode == 0
 
@@ -458,7 +460,7 @@ def test_cr_cr_lf_verifies_like_openssl(signed, pki, tmp_path, where):
     p7s = tmp_path / "crcrlf.p7s"
     p7s.write_bytes(data)
     assert openssl_verify(p7s, pki.permissions_ca).returncode == 0  # OpenSSL accepts it
-    v = smime.verify_file(p7s, pki.permissions_ca)
+    v = verify_file(p7s, pki.permissions_ca)
     assert v.ok, v.problems
 
 
@@ -467,14 +469,14 @@ def test_cr_cr_lf_verifies_like_openssl(signed, pki, tmp_path, where):
 
 def test_verify_file_errors(signed, pki, tmp_path):
     with pytest.raises(GovkitError) as info:
-        smime.verify_file(tmp_path / "missing.p7s", pki.permissions_ca)
+        verify_file(tmp_path / "missing.p7s", pki.permissions_ca)
     assert info.value.exit_code == EXIT_USAGE
     with pytest.raises(GovkitError, match="cannot read"):
-        smime.verify_file(signed, tmp_path / "missing_ca.pem")
+        verify_file(signed, tmp_path / "missing_ca.pem")
     not_pem = tmp_path / "ca.pem"
     not_pem.write_text("hello")
     with pytest.raises(GovkitError, match="not a PEM certificate"):
-        smime.verify_file(signed, not_pem)
+        verify_file(signed, not_pem)
 
 
 # ------------------------------------------------------------------ real-world corpus
@@ -499,7 +501,7 @@ def test_corpus_signed_files_parse_without_exceptions(shared, pki):
     files = _corpus_signed_files(shared)
     assert len(files) >= 10
     for path, row in files:
-        v = smime.verify_file(path, pki.permissions_ca)  # must not raise
+        v = verify_file(path, pki.permissions_ca)  # must not raise
         assert not v.ok, path  # signed by foreign CAs
         assert v.problems, path
         if row.get("signed") == "n":
@@ -513,7 +515,7 @@ def test_corpus_good_signatures_have_no_digest_mismatch(shared, pki):
         if not row.get("signature_check", "").startswith("signature ok") or rel in CR_CR_LF:
             continue
         checked += 1
-        v = smime.verify_file(path, pki.permissions_ca)
+        v = verify_file(path, pki.permissions_ca)
         assert not any("content digest mismatch" in p for p in v.problems), (rel, v.problems)
         assert not any("signature does not verify" in p for p in v.problems), (rel, v.problems)
         assert not any(p.startswith("malformed") for p in v.problems), (rel, v.problems)
@@ -524,7 +526,7 @@ def test_corpus_good_signatures_have_no_digest_mismatch(shared, pki):
 @pytest.mark.parametrize("rel", sorted(CR_CR_LF))
 def test_corpus_cr_cr_lf_signatures_have_no_digest_mismatch(shared, pki, rel):
     path = shared / "reference" / "corpus" / rel
-    v = smime.verify_file(path, pki.permissions_ca)
+    v = verify_file(path, pki.permissions_ca)
     assert not any("content digest mismatch" in p for p in v.problems), v.problems
     assert not any("MIME message of type text/plain" in p for p in v.problems), v.problems
 
@@ -532,7 +534,7 @@ def test_corpus_cr_cr_lf_signatures_have_no_digest_mismatch(shared, pki, rel):
 def test_corpus_bad_signature_is_a_digest_mismatch(shared, pki):
     # INDEX.tsv: "Test_Permissions_unknown_ca.p7s: the S/MIME signature itself does not verify"
     path = shared / "reference" / "corpus" / "cyclonedds" / "Test_Permissions_unknown_ca.p7s"
-    v = smime.verify_file(path, pki.permissions_ca)
+    v = verify_file(path, pki.permissions_ca)
     assert not v.ok
     assert any("content digest mismatch" in p or "signature does not verify" in p
                for p in v.problems)
@@ -548,13 +550,13 @@ def test_many_files_against_a_ca_file_of_two_certificates_get_the_full_verdicts(
     files = []
     for i in range(4):
         files.append(tmp_path / f"p{i}.p7s")
-        files[-1].write_bytes(smime.sign_document(xml, pki.permissions_ca,
-                                                  pki.permissions_ca_key).read_bytes())
+        files[-1].write_bytes(sign_document(xml, pki.permissions_ca,
+                                            pki.permissions_ca_key).read_bytes())
     for order in (("identity_ca", "permissions_ca"), ("permissions_ca", "identity_ca")):
         ca_file = tmp_path / f"{order[0]}-first.pem"
         ca_file.write_bytes(b"".join((pki.directory / f"{n}.pem").read_bytes() for n in order))
-        got = verify_files(files, smime.load_trusted(ca_file), processes=1)
-        want = [smime.verify_file(f, ca_file) for f in files]
+        got = verify_files(files, load_trusted(ca_file), processes=1)
+        want = [verify_file(f, ca_file) for f in files]
         assert [g.to_json() for g in got] == [w.to_json() for w in want]
         assert all(w.ok for w in want)   # openssl -CAfile trusts both
         assert {w.targets()["cyclone"] for w in want} == {order[0] == "permissions_ca"}

@@ -12,7 +12,6 @@ import pytest
 from helpers.signers import signer_variants
 from helpers.variants import Wrapper, craft_pkcs7, mutants, with_signature, wrapper_variants
 
-from govkit import smime
 from govkit.catalog.profiles import get_profile
 from govkit.catalog.runners import runner_info
 from govkit.catalog.targets import TARGETS
@@ -20,8 +19,11 @@ from govkit.check.validate import check_bytes
 from govkit.common.errors import GovkitError
 from govkit.documents import mime
 from govkit.documents.render import DomainSet, GovernanceDocument, PermissionsDocument
-from govkit.pki.testpki import TestPKI, init_pki
+from govkit.pki.issuance import init_pki
+from govkit.pki.testpki import TestPKI
 from govkit.smime import pkcs7, verify_batch
+from govkit.smime.sign import TEXT_HEADER, sign_bytes, sign_document, smime_message
+from govkit.smime.verify import verify_file
 
 NOW = dt.datetime.now(dt.UTC)
 
@@ -41,14 +43,14 @@ def governance(tmp_path_factory) -> Path:
 def _template_signed(pki: TestPKI, document: bytes, when: bytes | None = None) -> bytes:
     """Signed as `govkit generate --sign` signs, optionally with a chosen signing time."""
     cert, key = pki.key_pair("permissions_ca")
-    signed_part = smime.TEXT_HEADER + mime.signed_text(document)
+    signed_part = TEXT_HEADER + mime.signed_text(document)
     when = when or pkcs7.signing_time(NOW)
-    return smime.smime_message(signed_part,
-                               pkcs7.SignerTemplate.for_signer(cert, key).sign(signed_part, when))
+    return smime_message(signed_part,
+                         pkcs7.SignerTemplate.for_signer(cert, key).sign(signed_part, when))
 
 
 def _variants(pki: TestPKI, governance: Path, work: Path) -> list[tuple[str, bytes]]:
-    ours = smime.sign_document(governance, pki.permissions_ca, pki.permissions_ca_key)
+    ours = sign_document(governance, pki.permissions_ca, pki.permissions_ca_key)
     theirs = work / "openssl.p7s"
     subprocess.run(["openssl", "smime", "-sign", "-text", "-md", "sha256", "-signer",
                     str(pki.permissions_ca), "-inkey", str(pki.permissions_ca_key), "-in",
@@ -122,7 +124,7 @@ def test_batch_verdicts_are_verify_file_s(pki, governance, tmp_path, processes):
     accepted = 0
     for path, got in zip(paths, batch, strict=True):
         try:
-            expected = smime.verify_file(path, ca, NOW)
+            expected = verify_file(path, ca, NOW)
         except GovkitError as e:
             assert isinstance(got, GovkitError) and str(got) == str(e), path
             assert got.exit_code == e.exit_code
@@ -162,15 +164,15 @@ def test_signer_variants_get_verify_file_s_verdicts(pki, governance, tmp_path):
     for variant in signer_variants(pki):
         signed = [variant.sign(governance, tmp_path / f"{variant.name}-{i}.p7s")
                   for i in range(2)]
-        signed_part = smime.TEXT_HEADER + mime.signed_text(governance.read_bytes())
+        signed_part = TEXT_HEADER + mime.signed_text(governance.read_bytes())
         template = pkcs7.SignerTemplate.for_signer(variant.signer, variant.key)
         ours = tmp_path / f"{variant.name}-template.p7s"
-        ours.write_bytes(smime.smime_message(signed_part, template.sign(
+        ours.write_bytes(smime_message(signed_part, template.sign(
             signed_part, pkcs7.signing_time(NOW))))
         files = [*signed, ours, *signed]
         batch = verify_batch.verify_files(files, variant.anchor, NOW)
         for path, got in zip(files, batch, strict=True):
-            expected = smime.verify_file(path, variant.anchor, NOW)
+            expected = verify_file(path, variant.anchor, NOW)
             assert got.to_json() == expected.to_json(), (variant.name, path.name)
 
 
@@ -192,7 +194,7 @@ def test_the_target_reaches_every_worker_and_the_fast_path(pki, tmp_path, proces
     for target in TARGETS:
         batch = verify_batch.verify_files(files, ca, NOW, processes, target=target)
         for path, got in zip(files, batch, strict=True):
-            assert got.to_json() == smime.verify_file(path, ca, NOW, target).to_json()
+            assert got.to_json() == verify_file(path, ca, NOW, target).to_json()
             top = int(path.stem.split("-")[1])
             check = check_bytes(docs[top], "p.xml", target=target)
             assert got.ok == (not check.findings), (target, top, got.problems)
@@ -203,23 +205,23 @@ def test_the_target_reaches_every_worker_and_the_fast_path(pki, tmp_path, proces
 
 
 def test_the_fast_path_takes_a_file_only_if_smime_message_writes_it_so(pki, governance):
-    """`_parts` checks the layout `sign.smime_message` writes without writing it again: on
-    a file and thousands of its near misses (every byte of the MIME frame and of the
+    """`message_parts` checks the layout `sign.smime_message` writes without writing it
+    again: on a file and thousands of its near misses (every byte of the MIME frame and of the
     base64 changed, lines re-wrapped, padding bits set, the boundary's quote dropped), it
     takes exactly those that rendering the parts again gives back byte for byte."""
     import random
     cert, key = pki.key_pair("permissions_ca")
     for _ in range(50):   # one whose base64 ends in padding (ECDSA signatures vary in size)
-        data = smime.sign_bytes(governance.read_bytes(), cert, key)
+        data = sign_bytes(governance.read_bytes(), cert, key)
         if data.rstrip(b"\n-").rsplit(b"\n\n", 1)[0].endswith(b"="):
             break
-    parts = verify_batch._parts(data)
+    parts = verify_batch.message_parts(data)
     assert parts is not None
 
     def agrees(candidate: bytes) -> bool:
-        found = verify_batch._parts(candidate)
+        found = verify_batch.message_parts(candidate)
         again = found is not None and \
-            smime.smime_message(found[1], found[2], found[0].decode()) == candidate
+            smime_message(found[1], found[2], found[0].decode()) == candidate
         rendered_equal = found is not None and again
         return (found is None) or rendered_equal
 
@@ -243,4 +245,25 @@ def test_the_fast_path_takes_a_file_only_if_smime_message_writes_it_so(pki, gove
     near += layouts + [bytes(rng.choice(data) if rng.random() < 0.001 else c for c in data)
                        for _ in range(200)]
     assert all(agrees(c) for c in near)
-    assert all(verify_batch._parts(c) is None for c in layouts)
+    assert all(verify_batch.message_parts(c) is None for c in layouts)
+
+
+def test_a_leaf_signer_is_cyclone_0_10_s_verdict_and_cyclone_11_refuses_it(pki, governance,
+                                                                          tmp_path):
+    """issue 37: Cyclone DDS 11 takes the Permissions CA certificate itself as the only
+    signer (PKCS7_NOINTERN, eclipse-cyclonedds/cyclonedds#1552); 0.10 and OpenSSL accept a
+    leaf the CA issued. verify gives 0.10's verdict and says what 11 does; the CA's own
+    signature draws no such line."""
+    variants = {v.name: v for v in signer_variants(pki)}
+    leaf = next(v for n, v in variants.items() if v.signer != v.anchor
+                and n.startswith("leaf") and not v.chain)
+    by_leaf = verify_file(leaf.sign(governance, tmp_path / "leaf.p7s"),
+                                pki.permissions_ca)
+    assert by_leaf.ok, by_leaf.problems
+    (note,) = [w for w in by_leaf.warnings if "Cyclone DDS 11" in w]
+    assert note.startswith(f"signed by {leaf.signer.subject.rfc4514_string()}, not by the "
+                           "Permissions CA certificate itself: Cyclone DDS 11 accepts only "
+                           "that one as the signer (PKCS7_NOINTERN) and refuses it")
+    by_ca = verify_file(variants["permissions-ca"].sign(governance, tmp_path / "ca.p7s"),
+                              pki.permissions_ca)
+    assert by_ca.ok and not [w for w in by_ca.warnings if "Cyclone DDS 11" in w]

@@ -16,7 +16,7 @@ from govkit.catalog.profiles import PROFILES, get_profile
 from govkit.report.terminal import wire_table
 from govkit.results.summary import summarize
 from govkit.runners.ddsperf import DdsperfRunner
-from govkit.wire import rtps as wire
+from govkit.wire import rtps
 from govkit.wire.capture import bpf_program, pcap_bytes, udp_datagrams
 from govkit.wire.verdict import Expectation, profile_verdicts
 
@@ -70,11 +70,11 @@ def test_every_recorded_message_is_described():
 @pytest.mark.parametrize("name", RECORDED)
 def test_recorded_message(name):
     msg = load(name)
-    subs, error = wire.submessages(msg)
+    subs, error = rtps.submessages(msg)
     assert error is None
     assert [s.name for s in subs] == INDEX[name]["submessages"]
     assert subs[-1].offset + subs[-1].length == len(msg)       # the walk covers it all
-    m = wire.classify(msg, EE)
+    m = rtps.classify(msg, EE)
     assert m.error is None
     assert (m.rtps, m.rtps_origin, m.submessage, m.submessage_origin, m.payload, m.readable,
             m.handshake) == WHAT[name]
@@ -84,24 +84,24 @@ def test_recorded_message(name):
 def test_filler_alone_makes_a_payload_readable():
     """No structure needed: ddsperf's filler anywhere in the clear is a readable sample."""
     later = load("none-user-frag-later")
-    assert wire.classify(later, EE).readable
-    assert not wire.classify(later, None).readable      # a runner without a known filler
-    assert not wire.classify(load("rtps_encrypt-user-data"), EE).filler
+    assert rtps.classify(later, EE).readable
+    assert not rtps.classify(later, None).readable      # a runner without a known filler
+    assert not rtps.classify(load("rtps_encrypt-user-data"), EE).filler
 
 
 def test_crypto_header_and_footer_fields():
     msg = load("sign_origin_data_encrypt-user-data")
-    subs, _ = wire.submessages(msg)
-    assert wire.transform(msg, subs[0]) == "gmac"
+    subs, _ = rtps.submessages(msg)
+    assert rtps.transform(msg, subs[0]) == "gmac"
     assert msg[subs[0].offset:subs[0].offset + 4] == b"\0\0\0\x03"    # AES256_GMAC
-    assert wire.receiver_macs(msg, subs[-1]) == 1                      # origin auth
-    data = next(s for s in subs if s.id == wire.DATA)
+    assert rtps.receiver_macs(msg, subs[-1]) == 1                      # origin auth
+    data = next(s for s in subs if s.id == rtps.DATA)
     assert data.flags & 0x02                            # inline QoS (key hash) then payload
-    assert wire.payload_kind(msg, data) == "gcm"
+    assert rtps.payload_kind(msg, data) == "gcm"
     enc = load("rtps_encrypt-user-data")
-    subs, _ = wire.submessages(enc)
+    subs, _ = rtps.submessages(enc)
     assert enc[subs[0].offset:subs[0].offset + 4] == b"\0\0\0\x04"    # AES256_GCM
-    assert wire.receiver_macs(enc, subs[-1]) == 0
+    assert rtps.receiver_macs(enc, subs[-1]) == 0
 
 
 # ------------------------------------------------------------------- malformed input
@@ -123,13 +123,13 @@ WHERE = {
 def test_hand_truncated_message_is_malformed_not_a_crash(name):
     msg = load(name)
     assert len(msg) == INDEX[name]["bytes"]
-    m = wire.classify(msg, EE)
+    m = rtps.classify(msg, EE)
     assert m.error and WHERE[name] in m.error, m.error
     assert m.rtps != "none" or not msg[20:21] == b"\x33"     # a broken SRTPS is not "none"
 
 
 def test_cut_plaintext_is_still_readable():
-    assert wire.classify(load("malformed/cut-data"), EE).readable
+    assert rtps.classify(load("malformed/cut-data"), EE).readable
 
 
 def test_every_truncation_and_random_damage_never_crashes():
@@ -137,22 +137,22 @@ def test_every_truncation_and_random_damage_never_crashes():
     for name in RECORDED:
         msg = load(name)
         for cut in range(0, len(msg) + 1, max(1, len(msg) // 300)):
-            wire.classify(msg[:cut], EE)
+            rtps.classify(msg[:cut], EE)
         for _ in range(150):
             damaged = bytearray(msg)
             for _ in range(rng.randint(1, 6)):
                 damaged[rng.randrange(len(damaged))] = rng.randrange(256)
-            m = wire.classify(bytes(damaged), EE)
+            m = rtps.classify(bytes(damaged), EE)
             assert isinstance(m.error, str | None)
     for _ in range(3000):
-        wire.classify(b"RTPS\x02\x01" + rng.randbytes(rng.randint(0, 120)), EE)
+        rtps.classify(b"RTPS\x02\x01" + rng.randbytes(rng.randint(0, 120)), EE)
 
 
 def test_many_tiny_submessages_are_one_linear_walk():
     msg = b"RTPS\x02\x01\x01\x10" + bytes(12) + b"\x01\x01\x00\x00" * 16000   # 64 KB of PAD
-    subs, error = wire.submessages(msg)
+    subs, error = rtps.submessages(msg)
     assert len(subs) == 16000 and error is None
-    assert wire.classify(msg).submessage == "absent"
+    assert rtps.classify(msg).submessage == "absent"
 
 
 # --------------------------------------------------- hand-built: kinds Cyclone did not send
@@ -169,71 +169,71 @@ def sub(sid: int, body: bytes, flags: int = 1, length: int | None = None) -> byt
 def data(writer=USER_WRITER, payload=b"\x00\x01\x00\x00" + EE * 20, flags=0x05,
          inline_qos=b"") -> bytes:
     body = b"\0\0" + struct.pack("<H", 16) + USER_READER + writer + struct.pack("<iI", 0, 1)
-    return sub(wire.DATA, body + inline_qos + payload, flags | (0x02 if inline_qos else 0))
+    return sub(rtps.DATA, body + inline_qos + payload, flags | (0x02 if inline_qos else 0))
 
 
 @pytest.mark.parametrize("sid,body", [
-    (wire.PAD, b""),
-    (wire.PAD, bytes(8)),
-    (wire.GAP, USER_READER + USER_WRITER + struct.pack("<iIiII", 0, 5, 0, 6, 0)),
-    (wire.NACK_FRAG, USER_READER + USER_WRITER + struct.pack("<iIII", 0, 1, 1, 0) +
+    (rtps.PAD, b""),
+    (rtps.PAD, bytes(8)),
+    (rtps.GAP, USER_READER + USER_WRITER + struct.pack("<iIiII", 0, 5, 0, 6, 0)),
+    (rtps.NACK_FRAG, USER_READER + USER_WRITER + struct.pack("<iIII", 0, 1, 1, 0) +
      struct.pack("<I", 1)),
-    (wire.INFO_REPLY, struct.pack("<I", 0)),
-    (wire.INFO_REPLY_IP4, struct.pack("<II", 0x7F000001, 7411)),
+    (rtps.INFO_REPLY, struct.pack("<I", 0)),
+    (rtps.INFO_REPLY_IP4, struct.pack("<II", 0x7F000001, 7411)),
     (0x80, b"vendor"),                           # vendor-specific: skipped by length
 ], ids=["pad-empty", "pad", "gap", "nack-frag", "info-reply", "info-reply-ip4", "vendor"])
 def test_hand_built_submessages_parse(sid, body):
     msg = HEADER + sub(sid, body) + data()
-    subs, error = wire.submessages(msg)
-    assert error is None and [s.id for s in subs] == [sid, wire.DATA]
-    m = wire.classify(msg, EE)
+    subs, error = rtps.submessages(msg)
+    assert error is None and [s.id for s in subs] == [sid, rtps.DATA]
+    m = rtps.classify(msg, EE)
     assert m.error is None and m.payload == "plain" and m.readable
-    if sid in (wire.GAP, wire.NACK_FRAG):
+    if sid in (rtps.GAP, rtps.NACK_FRAG):
         assert m.submessage == "none"
 
 
 def test_big_endian_submessages_and_info_ts_invalidate():
-    msg = HEADER + sub(wire.INFO_TS, b"", flags=0x02, length=0) + \
-        sub(wire.HEARTBEAT, USER_READER + USER_WRITER + bytes(20), flags=0x00)
-    subs, error = wire.submessages(msg)
-    assert error is None and [s.id for s in subs] == [wire.INFO_TS, wire.HEARTBEAT]
+    msg = HEADER + sub(rtps.INFO_TS, b"", flags=0x02, length=0) + \
+        sub(rtps.HEARTBEAT, USER_READER + USER_WRITER + bytes(20), flags=0x00)
+    subs, error = rtps.submessages(msg)
+    assert error is None and [s.id for s in subs] == [rtps.INFO_TS, rtps.HEARTBEAT]
     assert subs[1].length == 28 and not subs[1].little
 
 
 def test_zero_length_last_submessage_runs_to_the_end():
     msg = HEADER + data()[:2] + b"\0\0" + data()[4:]
-    subs, error = wire.submessages(msg)
+    subs, error = rtps.submessages(msg)
     assert error is None and subs[0].offset + subs[0].length == len(msg)
-    assert wire.classify(msg, EE).payload == "plain"
+    assert rtps.classify(msg, EE).payload == "plain"
 
 
 @pytest.mark.parametrize("msg,reason", [
-    (HEADER + sub(wire.SEC_BODY, bytes(24)), "SEC_BODY without SEC_PREFIX"),
-    (HEADER + sub(wire.SEC_PREFIX, b"\0\0\0\x02" + bytes(16)) + data(),
+    (HEADER + sub(rtps.SEC_BODY, bytes(24)), "SEC_BODY without SEC_PREFIX"),
+    (HEADER + sub(rtps.SEC_PREFIX, b"\0\0\0\x02" + bytes(16)) + data(),
      "SEC_PREFIX without SEC_POSTFIX"),
-    (HEADER + sub(wire.SEC_POSTFIX, bytes(20)), "SEC_POSTFIX without SEC_PREFIX"),
-    (HEADER + data() + sub(wire.SRTPS_PREFIX, bytes(20)), "SRTPS_PREFIX inside"),
-    (HEADER + sub(wire.SRTPS_PREFIX, b"\0\0\0\x01" + bytes(16)) + data(),
+    (HEADER + sub(rtps.SEC_POSTFIX, bytes(20)), "SEC_POSTFIX without SEC_PREFIX"),
+    (HEADER + data() + sub(rtps.SRTPS_PREFIX, bytes(20)), "SRTPS_PREFIX inside"),
+    (HEADER + sub(rtps.SRTPS_PREFIX, b"\0\0\0\x01" + bytes(16)) + data(),
      "SRTPS_PREFIX without SRTPS_POSTFIX"),
     (b"RTPX" + HEADER[4:] + data(), "no RTPS magic"),
     (b"RTPS\x01\x00" + HEADER[6:] + data(), "protocol version 1.0"),
-    (HEADER + sub(wire.DATA, bytes(8)), "DATA of 8 bytes"),
+    (HEADER + sub(rtps.DATA, bytes(8)), "DATA of 8 bytes"),
     (HEADER + data(inline_qos=struct.pack("<HH", 0x70, 200)), "inline QoS runs past"),
-    (HEADER + sub(wire.HEARTBEAT, bytes(4)), "no writerId"),
+    (HEADER + sub(rtps.HEARTBEAT, bytes(4)), "no writerId"),
 ])
 def test_malformed_hand_built_messages(msg, reason):
-    m = wire.classify(msg, EE)
+    m = rtps.classify(msg, EE)
     assert m.error and reason in m.error, m.error
 
 
 def test_payload_kinds():
-    assert wire.classify(HEADER + data(payload=b"\0\0\0\x04" + bytes(60))).payload == "gcm"
-    assert wire.classify(HEADER + data(payload=b"\0\0\0\x03" + bytes(60))).payload == "gmac"
-    assert wire.classify(HEADER + data(payload=b"\x12\x34" + bytes(60))).payload == "unknown"
-    assert wire.classify(HEADER + data(flags=0x01)).payload == "absent"      # no D/K flag
-    builtin = wire.classify(HEADER + data(writer=BUILTIN_WRITER), EE)
+    assert rtps.classify(HEADER + data(payload=b"\0\0\0\x04" + bytes(60))).payload == "gcm"
+    assert rtps.classify(HEADER + data(payload=b"\0\0\0\x03" + bytes(60))).payload == "gmac"
+    assert rtps.classify(HEADER + data(payload=b"\x12\x34" + bytes(60))).payload == "unknown"
+    assert rtps.classify(HEADER + data(flags=0x01)).payload == "absent"      # no D/K flag
+    builtin = rtps.classify(HEADER + data(writer=BUILTIN_WRITER), EE)
     assert builtin.payload == "absent" and builtin.readable          # builtin: not user data
-    signed = wire.classify(HEADER + data(payload=b"\0\0\0\x03" + bytes(60)))
+    signed = rtps.classify(HEADER + data(payload=b"\0\0\0\x03" + bytes(60)))
     assert signed.readable                                           # GMAC: signed, readable
 
 
@@ -259,7 +259,7 @@ DOMAIN = 3
 
 
 def stream(*names, traffic="user", repeat=5, t=0):
-    base = wire.PORTS.ports(DOMAIN).start
+    base = rtps.PORTS.ports(DOMAIN).start
     port = base + (11 if traffic == "user" else 10)
     return [(t, port, load(n), False) for n in names for _ in range(repeat)]
 
@@ -275,19 +275,19 @@ def own_traffic(profile: str) -> list:
                                   "sign_submsg_encrypt_origin_data_encrypt"])
 def test_recorded_traffic_matches_its_own_governance_only(name):
     for other in PROFILES:
-        result = wire.analyse(own_traffic(name), DOMAIN, Expectation.of(other), EE)
+        result = rtps.analyse(own_traffic(name), DOMAIN, Expectation.of(other), EE)
         assert (result["verdict"] == "match") == (other.name == name), \
             (other.name, result["reasons"])
 
 
 def test_plain_traffic_against_an_encrypting_governance_names_the_readable_payload():
     traffic = stream("none-user-data", "none-user-acknack")
-    result = wire.analyse(traffic, DOMAIN, Expectation.of(get_profile("rtps_encrypt")), EE)
+    result = rtps.analyse(traffic, DOMAIN, Expectation.of(get_profile("rtps_encrypt")), EE)
     assert result["verdict"] == "mismatch"
     text = "\n".join(result["reasons"])
     assert "readable payload in 5 of 10 messages" in text
     assert "expected GCM on every user-traffic message" in text
-    ok = wire.analyse(traffic, DOMAIN, Expectation.of(get_profile("none")), EE)
+    ok = rtps.analyse(traffic, DOMAIN, Expectation.of(get_profile("none")), EE)
     assert ok["verdict"] == "match", ok["reasons"]
     assert ok["headline"].startswith("rtps: none on 100 % of 10 user-traffic messages")
 
@@ -296,49 +296,49 @@ def test_shutdown_traffic_is_reported_but_only_readability_is_judged():
     run = stream("rtps_encrypt-user-data", t=1)
     late_ack = stream("none-user-acknack", repeat=1, t=9)       # after govkit's stop
     e = Expectation.of(get_profile("rtps_encrypt"))
-    judged = wire.analyse(run + late_ack + stream("no_protection-handshake", traffic="discovery"),
+    judged = rtps.analyse(run + late_ack + stream("no_protection-handshake", traffic="discovery"),
                           DOMAIN, e, EE, stop_ns=5)
     assert judged["verdict"] == "match", judged["reasons"]
     assert judged["observed"]["shutdown"]["rtps"] == {"none": 1}
     assert any(c["check"] == "shutdown" and c["status"] == "info" for c in judged["checks"])
-    leak = wire.analyse(run + stream("none-user-data", repeat=1, t=9), DOMAIN, e, EE,
+    leak = rtps.analyse(run + stream("none-user-data", repeat=1, t=9), DOMAIN, e, EE,
                         stop_ns=5)
     assert leak["verdict"] == "mismatch"
     assert "readable payload in 1 of" in "\n".join(leak["reasons"])
-    unstopped = wire.analyse(run + late_ack, DOMAIN, e, EE)         # no stop time known
+    unstopped = rtps.analyse(run + late_ack, DOMAIN, e, EE)         # no stop time known
     assert unstopped["verdict"] == "mismatch"
 
 
 def test_malformed_and_fragmented_datagrams_fail_the_parsing_check():
     e = Expectation.of(get_profile("none"))
     good = stream("none-user-data")
-    bad = wire.analyse(good + stream("malformed/cut-data", repeat=1), DOMAIN, e, EE)
+    bad = rtps.analyse(good + stream("malformed/cut-data", repeat=1), DOMAIN, e, EE)
     assert bad["verdict"] == "mismatch"
     assert "1 malformed (first: DATA at byte 32 claims" in "\n".join(bad["reasons"])
-    frag = wire.analyse(good + [(0, wire.PORTS.ports(DOMAIN).start + 11, b"RTPS", True)],
+    frag = rtps.analyse(good + [(0, rtps.PORTS.ports(DOMAIN).start + 11, b"RTPS", True)],
                         DOMAIN, e, EE)
     assert frag["observed"]["ip_fragmented"] == 1 and frag["verdict"] == "mismatch"
-    other = wire.analyse(good + [(0, 1, b"\x00", False)], DOMAIN, e, EE)
+    other = rtps.analyse(good + [(0, 1, b"\x00", False)], DOMAIN, e, EE)
     assert other["observed"]["non_rtps"] == 1 and other["verdict"] == "match"
 
 
 def test_no_traffic_is_no_proof():
-    result = wire.analyse([], DOMAIN, Expectation.of(get_profile("rtps_encrypt")), EE)
+    result = rtps.analyse([], DOMAIN, Expectation.of(get_profile("rtps_encrypt")), EE)
     assert result["verdict"] == "mismatch"
     assert result["reasons"][0].startswith("user traffic: expected RTPS user-traffic")
 
 
 def test_lost_frames_are_said():
-    result = wire.analyse(stream("none-user-data"), DOMAIN, Expectation.of(get_profile("none")),
+    result = rtps.analyse(stream("none-user-data"), DOMAIN, Expectation.of(get_profile("none")),
                           EE, lost=7)
     capture = next(c for c in result["checks"] if c["check"] == "capture")
     assert capture["status"] == "info" and capture["observed"].startswith("7 frames")
 
 
 def test_port_mapping():
-    ports = wire.PORTS.ports(DOMAIN)
+    ports = rtps.PORTS.ports(DOMAIN)
     assert (ports.start, ports.stop) == (7400 + 750, 7400 + 1000)
-    kinds = {off: wire.PORTS.traffic(DOMAIN, ports.start + off) for off in range(0, 16)}
+    kinds = {off: rtps.PORTS.traffic(DOMAIN, ports.start + off) for off in range(0, 16)}
     assert [o for o, k in kinds.items() if k == "discovery"] == [0, 10, 12, 14]
     assert [o for o, k in kinds.items() if k == "user"] == [1, 11, 13, 15]
     assert kinds[5] == "other"
@@ -349,7 +349,7 @@ def test_port_mapping():
 def record(profile="rtps_encrypt", expect="rtps_encrypt", traffic=None):
     e = Expectation.of(get_profile(expect))
     rec = {"profile": profile, "mode": "latency", "size": 1024, "status": "ok",
-           "error": None, **wire.analyse(traffic or own_traffic(profile), DOMAIN, e, EE)}
+           "error": None, **rtps.analyse(traffic or own_traffic(profile), DOMAIN, e, EE)}
     return rec
 
 
@@ -449,3 +449,44 @@ def test_bpf_program_jumps_stay_inside_it(loopback):
     jgt = next(i for i, (code, _, _, k) in enumerate(insns) if code == 0x25 and k == 7649)
     assert jge + 1 + insns[jge][2] == drop and jgt + 1 + insns[jgt][1] == drop   # out: drop
     assert (insns[0] == (0x20, 0, 0, 0xFFFFF004)) == loopback    # skb pkttype, lo only
+
+
+# ------------------------------------------------------------- Fast DDS 2.9 datagrams
+
+FASTDDS = DATA / "fastdds"
+FASTDDS_INDEX = json.loads((FASTDDS / "index.json").read_text())
+# name: (rtps, rtps origin MACs, submessage, submessage origin MACs, payload, readable)
+FASTDDS_WHAT = {
+    "rtps_encrypt-user-data": ("gcm", False, "hidden", "absent", "hidden", False),
+    "sign_submsg_encrypt_origin_data_encrypt-user": ("gmac", False, "gcm", "yes", "hidden",
+                                                     False),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FASTDDS_INDEX))
+def test_fastdds_statistics_submessage_stays_outside_the_protection(name):
+    """Fast DDS 2.9 appends a vendor-specific statistics submessage (0x80) after the
+    SRTPS_POSTFIX of every message: the protected part ends at the SRTPS_POSTFIX, so the
+    message is classified by it (it was 'SEC_BODY without SEC_PREFIX', malformed)."""
+    msg = (FASTDDS / f"{name}.bin").read_bytes()
+    assert len(msg) == FASTDDS_INDEX[name]["bytes"]
+    subs, error = rtps.submessages(msg)
+    assert error is None and [s.name for s in subs] == FASTDDS_INDEX[name]["submessages"]
+    assert subs[-1].id == rtps.VENDOR and msg[6:8] == b"\x01\x0f"     # eProsima
+    assert rtps.protected_end(subs) == len(subs) - 1
+    m = rtps.classify(msg, EE)
+    assert m.error is None, m.error
+    assert (m.rtps, m.rtps_origin, m.submessage, m.submessage_origin, m.payload,
+            m.readable) == FASTDDS_WHAT[name]
+    # without the vendor submessage: the same classification (it adds nothing protected)
+    cut = msg[:subs[-1].offset - 4]
+    assert (rtps.classify(cut, EE).rtps, rtps.classify(cut, EE).error) == (m.rtps, None)
+
+
+def test_vendor_submessages_only_trail_the_protection():
+    """Only vendor submessages after the SRTPS_POSTFIX are left outside: anything else
+    after it leaves the protected part unclosed, a malformed message."""
+    msg = (FASTDDS / "rtps_encrypt-user-data.bin").read_bytes()
+    tail = sub(rtps.HEARTBEAT, USER_READER + USER_WRITER + bytes(20))
+    m = rtps.classify(msg + tail, EE)
+    assert m.error and m.rtps_origin is None

@@ -23,7 +23,7 @@ from govkit.documents import domainsets
 from govkit.documents.globs import covers, matches, matches_everything
 from govkit.documents.model import AccessRule, Criteria, Grant, Instant, datetime_key
 from govkit.documents.parse import text_value
-from govkit.pki import names as dn
+from govkit.pki import names
 
 # --------------------------------------------------------------------------- tree reading
 
@@ -136,9 +136,15 @@ def validity_outside_certificate(ctx: Context) -> Iterator[Hit]:
                 f"not_before {g.not_before.shown()} is before {identity.path.name}'s "
                 f"notBefore {identity.not_before:%Y-%m-%dT%H:%M:%SZ}"))
         if na is not None and na.since_epoch > cert_na.since_epoch:
+            keeping = ctx.refusing(lambda t: bool(t.keeps_expired_peers))
+            kept = "; ".join(f"{t.title} keeps a participant matched past its "
+                             f"certificate's notAfter, checking it at the handshake only "
+                             f"({t.keeps_expired_peers}: a fixed one unmatches it)"
+                             for t in keeping)
             yield Hit(g.not_after.elem, (
                 f"not_after {g.not_after.shown()} is after {identity.path.name}'s "
-                f"notAfter {identity.not_after:%Y-%m-%dT%H:%M:%SZ}"))
+                f"notAfter {identity.not_after:%Y-%m-%dT%H:%M:%SZ}"
+                + (f"; {kept}" if kept else "")))
 
 
 @rule("GK210", "validity-local-time", "warning", [PERM],
@@ -281,8 +287,8 @@ def duplicate_subject(ctx: Context) -> Iterator[Hit]:
         if subject is None:
             continue
         try:
-            key: object = dn.parse_subject(subject)
-        except dn.SubjectSyntaxError:
+            key: object = names.parse_subject(subject)
+        except names.SubjectSyntaxError:
             key = subject.strip()
         if key in seen:
             first = seen[key]

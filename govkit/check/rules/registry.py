@@ -1,7 +1,7 @@
 """The lint rule registry: every rule is data (id, name, severity, document kinds, why it
 matters, an example) plus one small function, registered with :func:`rule`. Adding a rule
 is writing one decorated function in one of this package's rule modules (``common``,
-``governance``, ``permissions``, ``subjects``, ``targets``); `govkit lint --rules`,
+``governance``, ``permissions``, ``subjects``, ``targets``, ``ros``); `govkit lint --rules`,
 `--select`/`--ignore` and the generated rule reference (docs/) all come from here.
 
 A rule function takes a :class:`Context` and yields :class:`Hit` s (an element and a
@@ -17,17 +17,20 @@ from functools import cached_property
 from typing import Any, Literal
 
 from govkit.catalog.targets import VENDOR_TARGETS, Target
+from govkit.check.vocabulary import SEVERITIES
 from govkit.common.findings import DocumentKind
 from govkit.documents.parse import ParsedDocument
+from govkit.pki.vocabulary import DEFAULT_WARN_DAYS
 
-Severity = Literal["error", "warning", "info"]
+Severity = Literal[SEVERITIES]
 # Comparisons of rules with each other (pattern inclusions, domain set operations) one
 # document may cost before the structural rules stop; real documents need a few hundred,
 # a hostile one of 50,000 nodes could ask for billions. Reaching it is reported (GK003).
 WORK_BUDGET = 200_000
-SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
+SEVERITY_RANK = {s: rank for rank, s in enumerate(reversed(SEVERITIES))}   # info 0 .. error 2
 GOV, PERM = DocumentKind.GOVERNANCE, DocumentKind.PERMISSIONS
 BOTH = (GOV, PERM)
+POLICY, PROTECTION = DocumentKind.POLICY, DocumentKind.PROTECTION
 
 
 @dataclass(frozen=True)
@@ -47,12 +50,15 @@ class Context:
     kind: DocumentKind
     target: Target
     now: dt.datetime
-    warn_days: int = 30
+    warn_days: int = DEFAULT_WARN_DAYS
     identities: list | None = None    # govkit.pki.names.Identity list from --ca, or None
     ca_label: str = ""
     valid: bool = True                # schema-valid for the target
     budget: int = field(default_factory=lambda: WORK_BUDGET)
     exhausted: bool = False
+    # POLICY and PROTECTION: the checked policy and protection (govkit.check.ros_policy's
+    # RosInput; `doc` then places elements of every file they were read from)
+    ros: object | None = None
 
     def spend(self, cost: int) -> bool:
         """Charge `cost` comparisons; False (and `exhausted`) once the budget is spent:

@@ -12,31 +12,31 @@ from govkit.catalog.targets import VENDOR_TARGETS, Target
 from govkit.check.rules.registry import PERM, Context, Hit, rule, vendor_names
 from govkit.common.findings import quote_value
 from govkit.documents.model import Grant
-from govkit.pki import names as dn
+from govkit.pki import names
 
 
 def subject_of(g: Grant) -> str | None:
     return g.subject.value if isinstance(g.subject.value, str) else None
 
 
-def match(ctx: Context, g: Grant) -> dn.Identity | None:
+def match(ctx: Context, g: Grant) -> names.Identity | None:
     """The --ca identity whose subject equals the grant's as a distinguished name."""
     try:
-        rdns = dn.parse_subject(subject_of(g) or "")
-    except dn.SubjectSyntaxError:
+        rdns = names.parse_subject(subject_of(g) or "")
+    except names.SubjectSyntaxError:
         return None
     return next((i for i in ctx.identities or () if i.rdns == rdns), None)
 
 
-def accepts(t: Target, subject: str, identity: dn.Identity) -> bool:
+def accepts(t: Target, subject: str, identity: names.Identity) -> bool:
     """Whether implementation `t` finds `identity`'s grant in `subject`."""
     if t.subject_match == "tokens":
-        return dn.cyclone_accepts(subject, identity.cert)
+        return names.cyclone_accepts(subject, identity.cert)
     if t.subject_match == "ordered":
-        return dn.fastdds_accepts(subject, identity.cert)
+        return names.fastdds_accepts(subject, identity.cert)
     try:
-        return dn.parse_subject(subject) == identity.rdns
-    except dn.SubjectSyntaxError:
+        return names.parse_subject(subject) == identity.rdns
+    except names.SubjectSyntaxError:
         return False
 
 
@@ -52,8 +52,8 @@ def subject_unknown(ctx: Context) -> Iterator[Hit]:
         if subject is None:
             continue
         try:
-            rdns = dn.parse_subject(subject)
-        except dn.SubjectSyntaxError:
+            rdns = names.parse_subject(subject)
+        except names.SubjectSyntaxError:
             continue   # GK204
         if ctx.portable:
             if match(ctx, g) is not None:
@@ -114,15 +114,16 @@ def subject_syntax(ctx: Context) -> Iterator[Hit]:
         if subject is None:
             continue
         try:
-            dn.parse_subject(subject)
-        except dn.SubjectSyntaxError as e:
+            names.parse_subject(subject)
+        except names.SubjectSyntaxError as e:
             yield Hit(g.subject.elem, f"subject {quote_value(subject)} is not a "
                                       f"distinguished name: {e}")
 
 
 @rule("GK205", "subject-whitespace", "warning", [PERM],
-      "Cyclone DDS compares subject names token by token without trimming, so a space "
-      "around ',' or '=' (fine in RFC 4514) makes it refuse the grant",
+      "Cyclone DDS 0.10 compares subject names token by token without trimming, so a space "
+      "around ',' or '=' (fine in RFC 4514) makes it refuse the grant (Cyclone DDS 11 "
+      "trims them)",
       "<subject_name>CN=pub, O=Org</subject_name>",
       note="checked without --ca (with it, GK203 compares against the certificate); an "
            "error under --target cyclone")
@@ -138,10 +139,13 @@ def subject_whitespace(ctx: Context) -> Iterator[Hit]:
             part != part.strip() for part in t.split("=", 1))]
         refusers = ctx.refusing(lambda t: t.subject_match == "tokens")
         if spaced and refusers:
+            later = [t.later for t in refusers if t.later and t.later.subject_trims]
             yield Hit(g.subject.elem, (
                 f"subject {quote_value(subject)} has spaces around a separator "
                 f"({quote_value(spaced[0])}): {vendor_names(refusers)} compares it verbatim "
-                "and refuses the grant"), None if ctx.portable else "error")
+                "and refuses the grant" + "".join(
+                    f" ({v.version} trims the spaces and accepts it)" for v in later)),
+                None if ctx.portable else "error")
 
 
 @rule("GK216", "subject-revoked", "error", [PERM],

@@ -1,4 +1,6 @@
-"""Rules about reading a document as a --target does (GK301, GK302), and the rewrite itself.
+"""Rules about reading a document as a --target does (GK301, GK302), and the rewrite itself;
+what an implementation does with a document beyond the specification (GK303, GK304: the
+facts are data of govkit.catalog.targets, with their sources).
 
 A target that reads some non-standard spellings leniently (Cyclone's booleans, Connext's
 extension elements) gets the document rewritten as it would read it before the schema is
@@ -7,8 +9,10 @@ checked again; each rewrite is a finding of its own, so nothing lenient passes u
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from govkit.catalog.targets import Target
-from govkit.check.rules.registry import BOTH, GOV, declare
+from govkit.check.rules.registry import BOTH, GOV, Context, Hit, declare, rule, vendor_names
 from govkit.check.xsd import schema_facts
 from govkit.common.findings import quote_value
 from govkit.documents.parse import ParsedDocument, local_name, text_value
@@ -25,6 +29,47 @@ declare("GK302", "vendor-extension", "info", BOTH,
 
 
 
+
+
+@rule("GK303", "parser-crash", "error", BOTH,
+      "Fast DDS before its 2026 fixes (2.9.1 included) crashes, rather than refuses, reading "
+      "an empty topic_expression, dds or not_after (CVE-2026-45094/5/6): every participant "
+      "given the document dies at start", "<not_after></not_after>", validate=True,
+      note="an error under a target that crashes, a warning under --target omg; the "
+           "sources are govkit/catalog/targets.py's crash_source")
+def parser_crash(ctx: Context) -> Iterator[Hit]:
+    for elem in ctx.doc.root.iter():
+        if not isinstance(elem.tag, str):
+            continue
+        name = local_name(elem)
+        crashing = ctx.refusing(lambda t, name=name: name in t.crashes_on_empty)
+        if not crashing:
+            continue
+        empty = not any(isinstance(c.tag, str) for c in elem) if name == "dds" \
+            else not text_value(elem).strip()
+        if empty:
+            sources = "; ".join(dict.fromkeys(t.crash_source for t in crashing))
+            yield Hit(elem, f"<{name}> is empty: {vendor_names(crashing)} "
+                            f"{'crashes' if len(crashing) == 1 else 'crash'} reading it "
+                            f"({sources})", "warning" if ctx.portable else None)
+
+
+@rule("GK304", "unpadded-payload-sign", "warning", [GOV],
+      "Fast DDS signed a payload without its padding (payload-only SIGN) until its 2026-08 "
+      "fix, so it and a reader that includes the padding disagree on the signature of a "
+      "padded payload and drop its samples", "<data_protection_kind>SIGN</...>",
+      note="under a target that does it and under --target omg; the source is "
+           "govkit/catalog/targets.py's unpadded_payload_sign")
+def unpadded_payload_sign(ctx: Context) -> Iterator[Hit]:
+    signing = ctx.refusing(lambda t: bool(t.unpadded_payload_sign))
+    if not signing:
+        return
+    sources = "; ".join(dict.fromkeys(t.unpadded_payload_sign for t in signing))
+    for elem in ctx.doc.root.iter("data_protection_kind"):
+        if text_value(elem).strip() == "SIGN":
+            yield Hit(elem, f"data_protection_kind SIGN: {vendor_names(signing)} signs the "
+                            "payload without its padding, so it and a reader that includes "
+                            f"the padding drop each other's padded samples ({sources})")
 
 
 def read_as_target(doc: ParsedDocument, target: Target) -> list[tuple[str, object, str]]:

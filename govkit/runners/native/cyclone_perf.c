@@ -24,26 +24,38 @@
 //
 //   cyclone_perf ping|pong DOMAIN [WAIT_S]        configuration from CYCLONEDDS_URI
 //   cyclone_perf discover DOMAIN WAIT_S PEERS     (govkit bench --mode discovery)
+//   cyclone_perf pub|sub DOMAIN WAIT_S TOPIC      one named topic (topic_main below)
 //
 // Both print `ready T` (seconds from the participant's creation until this side's writer
 // and reader each matched the peer: discovery plus the secure handshake) and then serve.
 // pong serves until standard input closes or SIGINT/SIGTERM, and answers `cpu` with
 // `cpu_us U` (the CPU time it has used, user + system, µs) and `count TAG` with what it
 // received of throughput slot TAG, once that slot's end marker has arrived:
-//   `count TAG n N later_n M span_us S lost L` (N samples sent after the settle time,
-//   M of them arriving after the first of those, S µs from that first arrival to the
-//   last; the receive rate is M / S: what ddsperf's `sub` reports, per slot).
+//   `count TAG n N later_n M span_us S lost L discarded_total D bin_us W bins C1,C2,…`
+//   (N samples sent after the settle time, M of them arriving after the first of those,
+//   S µs from that first arrival to the last; the receive rate is M / S: what ddsperf's
+//   `sub` reports, per slot; D the reader's discarded bytes so far (ddsperf -X; read here,
+//   never in the listener, where refreshing the reader's statistics would deadlock); Ck
+//   the samples that arrived in the k-th W µs after the first, so govkit can see the rate
+//   settle).
 // ping reads commands:
 //   slot SIZE SETTLE_US MEASURE_US   ping-pong for SETTLE_US + MEASURE_US microseconds;
 //                                    the first round trips (those sent in the settle time)
 //                                    are kept apart; then one `slot …` line (below)
-//   tput SIZE SETTLE_US MEASURE_US TAG   throughput: write SIZE-byte samples on ddsperf's
-//                                    data topic as fast as the reliable writer lets it
-//                                    for SETTLE_US + MEASURE_US, then an end marker, then
-//                                    wait until pong has acknowledged all of them; then
-//                                    `tslot SIZE sent N settle_sent K cpu_us U wall_us W
-//                                    peers P`
+//   tput SIZE SETTLE_US MEASURE_US TAG [RATE]   throughput: write SIZE-byte samples on
+//                                    ddsperf's data topic for SETTLE_US + MEASURE_US, as
+//                                    fast as the reliable writer lets it (RATE 0 or absent)
+//                                    or paced at RATE samples/s (ddsperf's `pub R`), then
+//                                    an end marker, then wait until pong has acknowledged
+//                                    all of them; then `tslot SIZE sent N settle_sent K
+//                                    cpu_us U wall_us W peers P rexmit_bytes B
+//                                    time_rexmit_ns T throttle_count C time_throttle_ns H`
+//                                    (the writer's protocol counters during the slot, as
+//                                    ddsperf -X prints them)
 //   quit                             (or end of input) delete the participant and exit
+// Both sides also take `sched fifo|normal`: every thread of the process to SCHED_FIFO
+// priority 1 or to normal scheduling (govkit runs latency slots real-time and throughput
+// slots as ddsperf runs, normally); the answer is `sched ok` or `sched failed ERRNO`.
 // Slot line (one line, latencies in µs, percentiles exact: nearest rank over the samples
 // sent after the settle time):
 //   slot SIZE n N settle_n K mean M min A p50 B p90 C p99 D max E cpu_us U wall_us W
@@ -65,17 +77,21 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <dirent.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/select.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "dds/dds.h"
+#include "dds/ddsc/dds_statistics.h"
 #include "cyclone_perf_types.h"
 
 enum { EXIT_DONE = 0, EXIT_USAGE = 2, EXIT_PARTICIPANT = 3, EXIT_NO_MATCH = 4, EXIT_DDS = 5,
@@ -118,6 +134,46 @@ static int64_t cpu_us(void)
     getrusage(RUSAGE_SELF, &ru);
     return (int64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000LL
         + ru.ru_utime.tv_usec + ru.ru_stime.tv_usec;
+}
+
+// The protocol counters ddsperf -X prints (Cyclone's entity statistics), read per slot.
+static struct dds_statistics *g_stats;    // ping: the data writer's; pong: the reader's
+
+static uint64_t stat_value(const char *name)
+{
+    if (g_stats == NULL)
+        return 0;
+    const struct dds_stat_keyvalue *kv = dds_lookup_statistic(g_stats, name);
+    if (kv == NULL)
+        return 0;
+    return kv->kind == DDS_STAT_KIND_UINT32 ? kv->u.u32
+        : kv->kind == DDS_STAT_KIND_UINT64 ? kv->u.u64 : kv->u.lengthtime;
+}
+
+// Every thread of this process to SCHED_FIFO 1 or SCHED_OTHER (chrt set only the first
+// thread's policy; the others inherited it when Cyclone created them).
+static void set_policy(const char *which)
+{
+    const int fifo = strncmp(which, "fifo", 4) == 0;
+    struct sched_param param = {.sched_priority = fifo ? 1 : 0};
+    int err = 0;
+    DIR *dir = opendir("/proc/self/task");
+    if (dir == NULL)
+        err = errno;
+    for (struct dirent *e; dir != NULL && (e = readdir(dir)) != NULL;) {
+        if (e->d_name[0] == '.')
+            continue;
+        if (sched_setscheduler((pid_t)atol(e->d_name), fifo ? SCHED_FIFO : SCHED_OTHER,
+                               &param) != 0 && errno != ESRCH)
+            err = errno;
+    }
+    if (dir != NULL)
+        closedir(dir);
+    if (err)
+        printf("sched failed %d\n", err);
+    else
+        printf("sched ok\n");
+    fflush(stdout);
 }
 
 // ------------------------------------------------------------------------- a slot's state
@@ -346,17 +402,36 @@ static void run_slot(uint32_t size, int64_t settle_us, int64_t measure_us)
 
 static KeyedSeq g_tput;          // the sample ping writes in throughput slots
 
-static void run_tput(uint32_t size, int64_t settle_us, int64_t measure_us, uint32_t tag)
+static void run_tput(uint32_t size, int64_t settle_us, int64_t measure_us, uint32_t tag,
+                     double rate)
 {
     size_baggage(&g_tput, size);
     g_tput.keyval = 0;
+    if (g_stats)
+        dds_refresh_statistics(g_stats);
+    const uint64_t rexmit0 = stat_value("rexmit_bytes"), trexmit0 = stat_value("time_rexmit");
+    const uint64_t nthrottle0 = stat_value("throttle_count");
+    const uint64_t tthrottle0 = stat_value("time_throttle");
     const int64_t cpu0 = cpu_us();
     const int64_t start = now_ns();
     const int64_t measure_from = start + settle_us * 1000;
     const int64_t end = measure_from + measure_us * 1000;
+    // paced: sample k is due at start + k / rate; ahead of that, flush what is batched and
+    // sleep (ddsperf's `pub R` does the same in bursts)
+    const double ns_per_sample = rate > 0 ? 1e9 / rate : 0;
     uint64_t sent = 0, settle_sent = 0;
     uint32_t ctr = 0;
     for (int64_t t = start; t < end && !g_stop; t = now_ns()) {
+        if (rate > 0) {
+            const int64_t due = start + (int64_t)((double)(sent + settle_sent) * ns_per_sample);
+            if (t < due) {
+                dds_write_flush(g_data);
+                struct timespec ts = {.tv_sec = (due - t) / 1000000000LL,
+                                      .tv_nsec = (due - t) % 1000000000LL};
+                nanosleep(&ts, NULL);
+                continue;
+            }
+        }
         const uint32_t phase = t < measure_from ? PH_SETTLE : PH_MEASURE;
         g_tput.seq = (tag << TAG_SHIFT) | (phase << PHASE_SHIFT) | (ctr++ & CTR_MASK);
         dds_return_t rc = dds_write(g_data, &g_tput);
@@ -365,8 +440,10 @@ static void run_tput(uint32_t size, int64_t settle_us, int64_t measure_us, uint3
                 "process stopped?)", size);
         if (rc < 0)
             die(EXIT_DDS, "dds_write (data): %s", dds_strretcode(rc));
-        sent++;
-        settle_sent += phase == PH_SETTLE;
+        if (phase == PH_SETTLE)
+            settle_sent++;
+        else
+            sent++;
     }
     // the end marker; then every sample acknowledged, so that no retransmission of this
     // slot runs into the next one (which may be another pair's)
@@ -382,20 +459,30 @@ static void run_tput(uint32_t size, int64_t settle_us, int64_t measure_us, uint3
     if (rc < 0)
         die(EXIT_DDS, "throughput slot end: %s", dds_strretcode(rc));
     const int64_t wall = now_ns() - start;
+    const int64_t cpu = cpu_us() - cpu0;
+    if (g_stats)
+        dds_refresh_statistics(g_stats);
     printf("tslot %" PRIu32 " sent %" PRIu64 " settle_sent %" PRIu64 " cpu_us %" PRId64
-           " wall_us %" PRId64 " peers %d\n", size, sent - settle_sent, settle_sent,
-           cpu_us() - cpu0, wall / 1000, peers(1));
+           " wall_us %" PRId64 " peers %d rexmit_bytes %" PRIu64 " time_rexmit_ns %" PRIu64
+           " throttle_count %" PRIu64 " time_throttle_ns %" PRIu64 "\n", size, sent,
+           settle_sent, cpu, wall / 1000, peers(1), stat_value("rexmit_bytes") - rexmit0,
+           stat_value("time_rexmit") - trexmit0, stat_value("throttle_count") - nthrottle0,
+           stat_value("time_throttle") - tthrottle0);
     fflush(stdout);
 }
 
 // pong's count of the current throughput slot (one slot at a time: a new tag resets it)
 static pthread_mutex_t g_count_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_count_done = PTHREAD_COND_INITIALIZER;
+#define BIN_NS 5000000LL           // arrivals counted per 5 ms from the first
+#define MAX_BINS 4096
 static struct {
     uint32_t tag, next;
     int any, ended;
     uint64_t n, first_n, lost;
     int64_t first, last;
+    uint32_t nbins;
+    uint32_t bins[MAX_BINS];
 } g_count = {.tag = UINT32_MAX};
 
 // The samples on_data takes into: a loan kept from one take to the next, never returned
@@ -435,6 +522,12 @@ static void on_data(dds_entity_t rd, void *arg)
             if (t == g_count.first)
                 g_count.first_n++;      // arrived with the first: not inside the span
             g_count.last = t;
+            const int64_t bin = (t - g_count.first) / BIN_NS;
+            if (bin < MAX_BINS) {
+                g_count.bins[bin]++;
+                if ((uint32_t)bin + 1 > g_count.nbins)
+                    g_count.nbins = (uint32_t)bin + 1;
+            }
         } else if (phase == PH_END) {
             g_count.ended = 1;
             pthread_cond_broadcast(&g_count_done);
@@ -453,11 +546,19 @@ static void answer_count(uint32_t tag)
         if (pthread_cond_timedwait(&g_count_done, &g_count_lock, &deadline) == ETIMEDOUT)
             break;
     }
-    if (g_count.tag == tag && g_count.ended)
+    if (g_count.tag == tag && g_count.ended) {
+        if (g_stats)
+            dds_refresh_statistics(g_stats);
         printf("count %" PRIu32 " n %" PRIu64 " later_n %" PRIu64 " span_us %" PRId64
-               " lost %" PRIu64 "\n", tag, g_count.n, g_count.n - g_count.first_n,
-               (g_count.last - g_count.first) / 1000, g_count.lost);
-    else
+               " lost %" PRIu64 " discarded_total %" PRIu64 " bin_us %lld bins ", tag,
+               g_count.n, g_count.n - g_count.first_n, (g_count.last - g_count.first) / 1000,
+               g_count.lost, stat_value("discarded_bytes"), BIN_NS / 1000);
+        for (uint32_t k = 0; k < g_count.nbins; k++)
+            printf("%s%" PRIu32, k ? "," : "", g_count.bins[k]);
+        if (g_count.nbins == 0)
+            printf("-");
+        printf("\n");
+    } else
         printf("count %" PRIu32 " missing\n", tag);
     pthread_mutex_unlock(&g_count_lock);
     fflush(stdout);
@@ -477,14 +578,120 @@ static void check(dds_entity_t e, const char *what)
         die(EXIT_DDS, "%s: %s", what, dds_strretcode(e));
 }
 
+// ------------------------------------------------------------------------- one named topic
+
+// `cyclone_perf pub|sub DOMAIN WAIT_S TOPIC`: one writer (pub) or one reader (sub) on TOPIC
+// (ddsperf's type) in the default partition, nothing else: what a ROS 2 node's endpoint is
+// under an sros2 policy's grants (govkit generate --policy; rt/chatter and the like). Prints
+// `ready T` once it matched a peer (discovery and the secure handshake), then pub writes
+// one sample every 10 ms and sub prints `received N` after every 10 samples, until stdin
+// closes or a signal. An endpoint that access control refuses (a topic the grant denies)
+// ends the process at once with "writer on TOPIC: ..." (exit 5), after Cyclone's own log
+// line saying why.
+static int topic_main(char **argv)
+{
+    const int pub = strcmp(argv[1], "pub") == 0;
+    char *end;
+    long domain = strtol(argv[2], &end, 10);
+    if (*end || domain < 0 || domain > 230) {
+        fprintf(stderr, "cyclone_perf: domain %s: use 0 .. 230\n", argv[2]);
+        return EXIT_USAGE;
+    }
+    double wait_s = strtod(argv[3], &end);
+    if (*end || wait_s <= 0) {
+        fprintf(stderr, "cyclone_perf: wait %s: use a positive number of seconds\n", argv[3]);
+        return EXIT_USAGE;
+    }
+    const char *name = argv[4];
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    signal(SIGPIPE, SIG_IGN);
+    const int64_t t0 = now_ns();
+    g_pp = dds_create_participant((dds_domainid_t)domain, NULL, NULL);
+    if (g_pp < 0) {
+        fprintf(stderr, "[%ld] error: participant on domain %ld not created: %s (see Cyclone's "
+                "log lines above)\n", g_pid, domain, dds_strretcode(g_pp));
+        return EXIT_PARTICIPANT;
+    }
+    dds_entity_t tp = dds_create_topic(g_pp, &KeyedSeq_desc, name, NULL, NULL);
+    if (tp < 0)
+        die(EXIT_DDS, "topic %s: %s", name, dds_strretcode(tp));
+    dds_qos_t *qos = dds_create_qos();
+    dds_qset_reliability(qos, DDS_RELIABILITY_RELIABLE, DDS_SECS(10));
+    dds_qset_history(qos, DDS_HISTORY_KEEP_LAST, 10);
+    dds_entity_t ep = pub ? dds_create_writer(g_pp, tp, qos, NULL)
+                          : dds_create_reader(g_pp, tp, qos, NULL);
+    dds_delete_qos(qos);
+    if (ep < 0)
+        die(EXIT_DDS, "%s on %s: %s", pub ? "writer" : "reader", name, dds_strretcode(ep));
+    for (;;) {
+        int32_t matched = 0;
+        if (pub) {
+            dds_publication_matched_status_t st;
+            if (dds_get_publication_matched_status(ep, &st) == 0)
+                matched = st.current_count;
+        } else {
+            dds_subscription_matched_status_t st;
+            if (dds_get_subscription_matched_status(ep, &st) == 0)
+                matched = st.current_count;
+        }
+        if (matched > 0)
+            break;
+        if (g_stop)
+            die(EXIT_DONE, "stopped before a peer matched");
+        if (now_ns() - t0 > (int64_t)(wait_s * 1e9))
+            die(EXIT_NO_MATCH, "no peer matched on %s within %g s (refused by the peer's "
+                "security, or no peer on domain %ld)", name, wait_s, domain);
+        dds_sleepfor(DDS_MSECS(1));
+    }
+    printf("ready %.6f\n", (double)(now_ns() - t0) / 1e9);
+    fflush(stdout);
+    KeyedSeq sample;
+    memset(&sample, 0, sizeof sample);
+    long received = 0;
+    while (!g_stop) {
+        fd_set in;
+        FD_ZERO(&in);
+        FD_SET(0, &in);
+        struct timeval tv = { 0, 10000 };
+        if (select(1, &in, NULL, NULL, &tv) > 0) {
+            char buf[256];
+            if (read(0, buf, sizeof buf) <= 0)
+                break;   // stdin closed: govkit is done
+        }
+        if (pub) {
+            sample.seq++;
+            dds_return_t rc = dds_write(ep, &sample);
+            if (rc < 0)
+                die(EXIT_DDS, "dds_write on %s: %s", name, dds_strretcode(rc));
+            continue;
+        }
+        void *samples[1] = { NULL };
+        dds_sample_info_t info[1];
+        int n;
+        while ((n = dds_take(ep, samples, info, 1, 1)) > 0) {
+            if (info[0].valid_data && ++received % 10 == 0) {
+                printf("received %ld\n", received);
+                fflush(stdout);
+            }
+            dds_return_loan(ep, samples, n);
+        }
+    }
+    dds_delete(g_pp);
+    return EXIT_DONE;
+}
+
 int main(int argc, char **argv)
 {
     g_pid = (long)getpid();
     setvbuf(stdout, NULL, _IOLBF, 0);
+    if (argc == 5 && (strcmp(argv[1], "pub") == 0 || strcmp(argv[1], "sub") == 0))
+        return topic_main(argv);
     const int discover = argc == 5 && strcmp(argv[1], "discover") == 0;
     if (!discover && (argc < 3 || argc > 4 || (strcmp(argv[1], "ping") && strcmp(argv[1], "pong")))) {
         fprintf(stderr, "usage: cyclone_perf ping|pong DOMAIN [WAIT_S]\n"
-                        "       cyclone_perf discover DOMAIN WAIT_S PEERS\n");
+                        "       cyclone_perf discover DOMAIN WAIT_S PEERS\n"
+                        "       cyclone_perf pub|sub DOMAIN WAIT_S TOPIC\n");
         return EXIT_USAGE;
     }
     const int ping = strcmp(argv[1], "ping") == 0;
@@ -586,6 +793,7 @@ int main(int argc, char **argv)
     }
     check(g_data, ping ? "throughput writer" : "throughput reader");
     dds_delete_qos(qos);
+    g_stats = dds_create_statistics(g_data);     // NULL: the counters read as 0
 
     // ready: this side's writer and reader both matched (the secure handshake is done)
     while (peers(0) < 1) {
@@ -608,6 +816,8 @@ int main(int argc, char **argv)
                 fflush(stdout);
             } else if (sscanf(buf, "count %u", &tag) == 1) {
                 answer_count(tag);
+            } else if (strncmp(buf, "sched ", 6) == 0) {
+                set_policy(buf + 6);
             }
         }
         dds_delete(g_pp);
@@ -619,16 +829,24 @@ int main(int argc, char **argv)
         unsigned long size;
         long long settle, measure;
         unsigned tag;
+        double rate;
+        int fields;
         if (sscanf(line, "slot %lu %lld %lld", &size, &settle, &measure) == 3) {
             if (size > 64ul * 1024 * 1024 || settle < 0 || measure <= 0
                     || settle + measure > 3600LL * 1000000)
                 die(EXIT_USAGE, "bad slot command: %s", line);
             run_slot((uint32_t)size, settle, measure);
-        } else if (sscanf(line, "tput %lu %lld %lld %u", &size, &settle, &measure, &tag) == 4) {
+        } else if ((fields = sscanf(line, "tput %lu %lld %lld %u %lf", &size, &settle, &measure,
+                                    &tag, &rate)) >= 4) {
+            if (fields == 4)
+                rate = 0;
             if (size > 64ul * 1024 * 1024 || settle < 0 || measure <= 0
-                    || settle + measure > 3600LL * 1000000 || tag > 255)
+                    || settle + measure > 3600LL * 1000000 || tag > 255 || !(rate >= 0)
+                    || rate > 1e9)
                 die(EXIT_USAGE, "bad tput command: %s", line);
-            run_tput((uint32_t)size, settle, measure, tag);
+            run_tput((uint32_t)size, settle, measure, tag, rate);
+        } else if (strncmp(line, "sched ", 6) == 0) {
+            set_policy(line + 6);
         } else if (strncmp(line, "quit", 4) == 0) {
             break;
         } else {
@@ -638,5 +856,7 @@ int main(int argc, char **argv)
     dds_delete(g_pp);
     free(g_samples);
     free(g_tput.baggage._buffer);
+    if (g_stats)
+        dds_delete_statistics(g_stats);
     return EXIT_DONE;
 }

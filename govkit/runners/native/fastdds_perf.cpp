@@ -39,18 +39,30 @@
 //                                    and print one line
 //   slot SIZE n N settle_n K mean M min A p50 B p90 C p99 D max E cpu_us U wall_us W
 //        peers P tl X,Y,... hist B:C,...
-//   tput SIZE SETTLE_US MEASURE_US TAG   throughput: write SIZE-byte samples on the data
-//                                    topic (reliable, keep-all) for SETTLE_US + MEASURE_US,
-//                                    then an end marker, then wait until pong acknowledged
-//                                    all; then `tslot SIZE sent N settle_sent K cpu_us U
-//                                    wall_us W peers P`; pong answers `count TAG` with
-//                                    `count TAG n N later_n M span_us S lost L` once the
-//                                    slot's end marker has arrived (cyclone_perf's protocol)
+//   tput SIZE SETTLE_US MEASURE_US TAG [RATE]   throughput: write SIZE-byte samples on the
+//                                    data topic (reliable, keep-all) for SETTLE_US +
+//                                    MEASURE_US, as fast as the writer takes them or paced at
+//                                    RATE samples/s, then an end marker, then wait until pong
+//                                    acknowledged all; then `tslot SIZE sent N settle_sent K
+//                                    cpu_us U wall_us W peers P` (no protocol counters: Fast
+//                                    DDS publishes its statistics on DDS topics of its own,
+//                                    which this program does not read);
+//                                    pong answers `count TAG` with `count TAG n N later_n M
+//                                    span_us S lost L` (no arrival bins) once the slot's end
+//                                    marker has arrived (cyclone_perf's protocol)
 //   quit                             (or end of input) delete the participant and exit
+// Both sides take `sched fifo|normal` (every thread to SCHED_FIFO 1 or normal scheduling;
+// answer `sched ok` or `sched failed ERRNO`).
 // Round trips sent in the settle time are kept apart; percentiles are exact (nearest rank,
 // µs); tl: the median of each 25 ms, settle included; hist: the measured samples in 1 %
 // bins (bin b: [1.01^b, 1.01^(b+1)) ns); peers: the most remote endpoints matched by the
 // ping writer or the pong reader (above 1: a stranger joined the domain).
+//
+// -t NAME names the data topic (pub, sub) NAME instead of DDSPerfRDataKS: a ROS 2 name such
+// as rt/chatter, so that a pair runs under an sros2 policy's grants (govkit generate
+// --policy); pub and sub sit in the default partition, as rmw's endpoints do. A writer or
+// reader that access control refuses (a topic the grant denies) ends the process at once
+// (exit 5) after Fast DDS's own "[SECURITY ...]" log line.
 //
 // Crypto variants (govkit bench --cipher, --rekey; govkit.runners.crypto): -k 128|256 sets
 // dds.sec.crypto.keysize and -r N dds.sec.crypto.maxblockspersession on the participant
@@ -82,7 +94,9 @@
 #include <fastrtps/utils/IPLocator.h>
 #include <fastrtps/utils/md5.h>
 
+#include <dirent.h>
 #include <poll.h>
+#include <sched.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -349,6 +363,7 @@ struct Options
     bool slots = false;               // -S: serve govkit's slot commands (ping/pong only)
     int keysize = 0;            // -k 128|256: dds.sec.crypto.keysize (0: Fast DDS's default)
     long rekey = 0;             // -r N: dds.sec.crypto.maxblockspersession (0: default)
+    std::string topic;          // -t NAME: the data topic's name (default DDSPerfRDataKS)
 };
 
 // -k / -r: DDS Security properties set on the participant and on every writer and reader
@@ -900,7 +915,7 @@ static void usage()
 {
     std::fprintf(stderr,
             "usage: fastdds_perf [-i DOMAIN] [-w WAIT_S] [-D DURATION_S] [-s PROPERTIES_FILE] [-E] "
-            "[-k 128|256] [-r BLOCKS] (ping SIZE | pong | pub SIZE | sub)\n"
+            "[-k 128|256] [-r BLOCKS] [-t TOPIC] (ping SIZE | pong | pub SIZE | sub)\n"
             "       fastdds_perf -S [-i DOMAIN] [-w WAIT_S] [-s PROPERTIES_FILE] [-k 128|256] "
             "[-r BLOCKS] (ping | pong)\n");
 }
@@ -937,6 +952,10 @@ static bool parse_args(int argc, char** argv, Options& o)
         if (flag == "-s")
         {
             o.security = value;
+        }
+        else if (flag == "-t" && value[0] != '\0')
+        {
+            o.topic = value;
         }
         else if (flag == "-i" && parse_number(value, number) && number == std::floor(number))
         {
@@ -1063,7 +1082,8 @@ static bool create_endpoints(DomainParticipant* dp, const Options& o, Endpoints&
     }
     Topic* ping_topic = dp->create_topic(PING_TOPIC, "KeyedSeq", TOPIC_QOS_DEFAULT);
     ep.pong_topic = dp->create_topic(PONG_TOPIC, "KeyedSeq", TOPIC_QOS_DEFAULT);
-    Topic* data_topic = dp->create_topic(DATA_TOPIC, "KeyedSeq", TOPIC_QOS_DEFAULT);
+    Topic* data_topic = dp->create_topic(o.topic.empty() ? DATA_TOPIC : o.topic.c_str(),
+                                         "KeyedSeq", TOPIC_QOS_DEFAULT);
     Publisher* pub = dp->create_publisher(PUBLISHER_QOS_DEFAULT);
     Subscriber* sub = dp->create_subscriber(SUBSCRIBER_QOS_DEFAULT);
     SubscriberQos sq = dp->get_default_subscriber_qos();
@@ -1286,10 +1306,52 @@ static bool read_command(std::string& line, const std::function<bool()>& idle = 
     return false;
 }
 
-// One throughput slot (-S ping, `tput`): write for settle + measure, then the end marker,
-// then wait for every acknowledgement, so no slot's traffic runs into the next one.
+// `sched fifo|normal`: every thread of this process to SCHED_FIFO 1 or normal scheduling
+// (govkit runs latency slots real-time, throughput slots as ddsperf runs: normally); the
+// answer is `sched ok` or `sched failed ERRNO`. As cyclone_perf's.
+static void set_policy(const std::string& which)
+{
+    const bool fifo = which.rfind("fifo", 0) == 0;
+    sched_param param{};
+    param.sched_priority = fifo ? 1 : 0;
+    int err = 0;
+    DIR* dir = opendir("/proc/self/task");
+    if (dir == nullptr)
+    {
+        err = errno;
+    }
+    for (dirent* e; dir != nullptr && (e = readdir(dir)) != nullptr;)
+    {
+        if (e->d_name[0] == '.')
+        {
+            continue;
+        }
+        if (sched_setscheduler(static_cast<pid_t>(std::atol(e->d_name)),
+                               fifo ? SCHED_FIFO : SCHED_OTHER, &param) != 0 && errno != ESRCH)
+        {
+            err = errno;
+        }
+    }
+    if (dir != nullptr)
+    {
+        closedir(dir);
+    }
+    if (err)
+    {
+        std::printf("sched failed %d\n", err);
+    }
+    else
+    {
+        std::printf("sched ok\n");
+    }
+    std::fflush(stdout);
+}
+
+// One throughput slot (-S ping, `tput SIZE SETTLE MEASURE TAG [RATE]`): write for settle +
+// measure, as fast as the writer takes samples or paced at RATE samples/s, then the end
+// marker, then wait for every acknowledgement, so no slot's traffic runs into the next one.
 static int run_tput(DataWriter* writer, uint32_t size, long long settle_us,
-                    long long measure_us, uint32_t tag, int peers_of_pings)
+                    long long measure_us, uint32_t tag, int peers_of_pings, double rate)
 {
     KeyedSeq s;
     s.keyval = 0;
@@ -1316,6 +1378,16 @@ static int run_tput(DataWriter* writer, uint32_t size, long long settle_us,
     };
     for (auto t = start; t < end && !g_stop; t = SteadyClock::now())
     {
+        if (rate > 0)       // sample k is due at start + k / rate
+        {
+            const auto due = start + std::chrono::nanoseconds(
+                static_cast<int64_t>(static_cast<double>(sent) * 1e9 / rate));
+            if (t < due)
+            {
+                std::this_thread::sleep_until(due);
+                continue;
+            }
+        }
         const uint32_t phase = t < measure_from ? PH_SETTLE : PH_MEASURE;
         if (!write(phase))
         {
@@ -1352,17 +1424,24 @@ static int serve_slots(Pinger& pinger, const void* writer, const void* reader,
         unsigned long size = 0;
         long long settle = 0, measure = 0;
         unsigned tag = 0;
-        if (std::sscanf(line.c_str(), "tput %lu %lld %lld %u", &size, &settle, &measure, &tag)
-                == 4)
+        double rate = 0;
+        const int fields = std::sscanf(line.c_str(), "tput %lu %lld %lld %u %lf", &size,
+                                       &settle, &measure, &tag, &rate);
+        if (fields >= 4)
         {
+            if (fields == 4)
+            {
+                rate = 0;
+            }
             if (size < KS_FIXED || size > (1ul << 26) || settle < 0 || measure <= 0 ||
-                    settle + measure > 3600LL * 1000000 || tag > 255 || data_writer == nullptr)
+                    settle + measure > 3600LL * 1000000 || tag > 255 || data_writer == nullptr
+                    || !(rate >= 0) || rate > 1e9)
             {
                 fail("bad tput command: %s", line.c_str());
                 return EXIT_USAGE;
             }
             const int rc = run_tput(data_writer, static_cast<uint32_t>(size), settle, measure,
-                                    tag, most_matches(writer, reader));
+                                    tag, most_matches(writer, reader), rate);
             if (rc != EXIT_DONE)
             {
                 return rc;
@@ -1387,6 +1466,10 @@ static int serve_slots(Pinger& pinger, const void* writer, const void* reader,
             }
             report_slot(static_cast<uint32_t>(size), samples, settle * 1000, cpu_us() - cpu0,
                         ns_between(start, SteadyClock::now()), most_matches(writer, reader));
+        }
+        else if (line.rfind("sched ", 0) == 0)
+        {
+            set_policy(line.substr(6));
         }
         else if (line.rfind("quit", 0) == 0)
         {
@@ -1421,6 +1504,10 @@ static int serve_pongs(DomainParticipant* dp, Topic* pong_topic, WriterEvents& e
         {
             std::printf("%s\n", slot_counter.answer(tag).c_str());
             std::fflush(stdout);
+        }
+        else if (line.rfind("sched ", 0) == 0)
+        {
+            set_policy(line.substr(6));
         }
     }
     return dds_ok ? EXIT_DONE : EXIT_DDS;

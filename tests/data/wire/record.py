@@ -22,7 +22,7 @@ sys.path.insert(0, str(HERE.parents[1]))          # tests/ (for _dds)
 
 from _dds import make_bundle, next_domain, run_pair  # noqa: E402
 
-from govkit.wire import rtps as wire  # noqa: E402
+from govkit.wire import rtps  # noqa: E402
 from govkit.wire.capture import Capture, udp_datagrams  # noqa: E402
 
 # name: (profile, mode, size, traffic, submessage names in order (a final "..." allows
@@ -94,7 +94,7 @@ CUTS = {
 def cut(payload: bytes, length: int, to_end: bool) -> bytes:
     data = bytearray(payload[:length])
     if to_end:
-        for s in wire.submessages(payload)[0]:
+        for s in rtps.submessages(payload)[0]:
             if s.offset <= len(data) < s.offset + s.length:
                 data[s.offset - 2:s.offset] = b"\0\0"
     return bytes(data)
@@ -102,13 +102,13 @@ def cut(payload: bytes, length: int, to_end: bool) -> bytes:
 
 def _data(payload: bytes) -> dict:
     """The first DATA/DATA_FRAG: writer entity id (hex), inline QoS, first fragment?"""
-    for s in wire.submessages(payload)[0]:
-        if s.id in (wire.DATA, wire.DATA_FRAG) and s.length >= 24:
+    for s in rtps.submessages(payload)[0]:
+        if s.id in (rtps.DATA, rtps.DATA_FRAG) and s.length >= 24:
             return {"writer": payload[s.offset + 8:s.offset + 12].hex(),
                     "inline_qos": bool(s.flags & 0x02),
                     "first_fragment": int.from_bytes(payload[s.offset + 20:s.offset + 24],
                                                      "little" if s.flags & 1 else "big") == 1
-                    if s.id == wire.DATA_FRAG else None}
+                    if s.id == rtps.DATA_FRAG else None}
     return {}
 
 
@@ -124,15 +124,15 @@ def record(root: Path) -> dict:
     for profile, mode, size in runs:
         bundle = make_bundle(root, profile)
         domain = next_domain()
-        with Capture("lo", wire.PORTS.ports(domain)) as cap:
+        with Capture("lo", rtps.PORTS.ports(domain)) as cap:
             runner, point, outputs = run_pair(bundle, root / "cfg", mode=mode, size=size,
                                               domain=domain, duration=1)
         runner.parse(point, outputs)
         for _, port, payload, _ in udp_datagrams(cap.frames):
             if payload[:4] != b"RTPS":
                 continue
-            traffic = wire.PORTS.traffic(domain, port)
-            names = [s.name for s in wire.submessages(payload)[0]]
+            traffic = rtps.PORTS.traffic(domain, port)
+            names = [s.name for s in rtps.submessages(payload)[0]]
             for name, (p, m, s, want_traffic, want_names, *data) in WANTED.items():
                 if name in found or (p, m, s) != (profile, mode, size) or \
                         not _matches(names, want_names) or traffic != want_traffic:
@@ -156,7 +156,7 @@ def main() -> None:
         profile, mode, size, traffic, names, *_ = WANTED[name]
         (HERE / f"{name}.bin").write_bytes(payload)
         index[name] = {"profile": profile, "mode": mode, "size": size, "traffic": traffic,
-                       "submessages": [s.name for s in wire.submessages(payload)[0]],
+                       "submessages": [s.name for s in rtps.submessages(payload)[0]],
                        "bytes": len(payload)}
     (HERE / "malformed").mkdir(exist_ok=True)
     for name, (source, length, to_end, where) in CUTS.items():

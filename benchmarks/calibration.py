@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""Do a run's intervals cover what a rerun shows? N runs back to back, then every pair of
+runs compared ratio by ratio. Prints var(z) and the share of |z| beyond 1.96.
+
+Each run is `govkit bench` with the arguments given after `--` (default: the README's
+`--all-profiles`, latency). For every secured point (profile, mode, size) and every pair of
+runs (a, b), z is the difference of the two log ratios over its standard error, each run's
+standard error read off its own 95 % interval (half-width of the log interval / 1.96):
+
+    z = (ln r_a - ln r_b) / sqrt(se_a^2 + se_b^2)
+
+If the intervals are honest, z is about standard normal over all pairs: var(z) near 1 and
+5 % of |z| beyond 1.96. Intervals too narrow give var(z) above 1 (issue 32: 2.0 and 19 %
+with the design of 2026-12-03). The goal: var(z) ≤ 1.3 and ≤ 8 % beyond 1.96. The A/A
+arm's ratio per run (should cover 1) and each run's load are printed too.
+
+    .venv/bin/python benchmarks/calibration.py [--runs 8] [--out DIR] [-- BENCH ARGS]
+    .venv/bin/python benchmarks/calibration.py --read DIR    # the runs already in DIR
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import math
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+GOVKIT = str(Path(sys.executable).with_name("govkit"))
+DEFAULT_ARGS = ["--all-profiles"]
+
+
+def run_all(out: Path, runs: int, args: list[str]) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    for i in range(runs):
+        target = out / f"run{i}"
+        if (target / "results.json").exists():
+            continue
+        t0 = time.monotonic()
+        r = subprocess.run([GOVKIT, "bench", *args, "--out", str(target), "--no-report"],
+                           capture_output=True, text=True)
+        print(f"run {i}: exit {r.returncode}, {time.monotonic() - t0:.0f} s, load "
+              f"{open('/proc/loadavg').read().split()[0]}", flush=True)
+
+
+def ratios(doc: dict) -> dict[tuple, tuple[float, float]]:
+    """(profile, mode, size) -> (log ratio, standard error) of every secured point."""
+    out = {}
+    for row in doc["summary"]:
+        vs = row.get("vs_none") or {}
+        ci = vs.get("ratio_ci95")
+        if vs.get("ratio") and ci and ci[0] > 0:
+            se = (math.log(ci[1]) - math.log(ci[0])) / (2 * 1.96)
+            if se > 0:
+                out[(row["profile"], row["mode"], row["size"])] = (math.log(vs["ratio"]), se)
+    return out
+
+
+def main() -> None:
+    argv = sys.argv[1:]
+    extra = argv[argv.index("--") + 1:] if "--" in argv else DEFAULT_ARGS
+    argv = argv[:argv.index("--")] if "--" in argv else argv
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=8)
+    ap.add_argument("--out", type=Path, default=Path("calibration"))
+    ap.add_argument("--read", type=Path, help="only read the runs already in this directory")
+    a = ap.parse_args(argv)
+    where = a.read or a.out
+    if a.read is None:
+        run_all(a.out, a.runs, extra)
+    docs = [json.loads(p.read_text()) for p in sorted(where.glob("run*/results.json"))]
+    per_run = [ratios(d) for d in docs]
+    zs: list[float] = []
+    for x, y in itertools.combinations(per_run, 2):
+        for key in x.keys() & y.keys():
+            (la, sa), (lb, sb) = x[key], y[key]
+            zs.append((la - lb) / math.sqrt(sa * sa + sb * sb))
+    if not zs:
+        raise SystemExit("fewer than two runs with overhead ratios")
+    var = statistics.fmean(z * z for z in zs)      # mean 0 by construction of the pairs
+    beyond = sum(abs(z) > 1.96 for z in zs) / len(zs)
+    print(f"{len(docs)} runs, {len(zs)} run pairs × points: var(z) {var:.2f}, "
+          f"|z| > 1.96: {100 * beyond:.1f} % (honest: about 1 and 5 %; goal ≤ 1.3 and ≤ 8 %)")
+    widths = [100 * (math.exp(1.96 * se) - 1) for r in per_run for _, se in r.values()]
+    print(f"median stated half-width ±{statistics.median(widths):.2f} %")
+    for i, d in enumerate(docs):
+        floor = [r for r in d.get("summary", []) if False]    # (the A/A rows are below)
+        aa = [row for row in _noise_floor(d)]
+        load = (d.get("load") or [{}])[0].get("loadavg_before")
+        print(f"run {i}: A/A " + ", ".join(
+            f"{r['size']} B {r['ratio']:.3f} [{r['ratio_ci95'][0]:.3f}, "
+            f"{r['ratio_ci95'][1]:.3f}]" for r in aa if r.get("ratio_ci95"))
+            + f"; load before {load}" + ("" if not floor else ""))
+    by_point: dict[tuple, list[float]] = {}
+    for r in per_run:
+        for key, (lr, _) in r.items():
+            by_point.setdefault(key, []).append(lr)
+    spread = [100 * statistics.stdev(v) for v in by_point.values() if len(v) > 1]
+    if spread:
+        print(f"run-to-run SD of the log ratios: median {statistics.median(spread):.2f} %, "
+              f"max {max(spread):.2f} %")
+
+
+def _noise_floor(doc: dict) -> list[dict]:
+    from govkit.results.summary import noise_floor
+    return noise_floor(doc)
+
+
+if __name__ == "__main__":
+    main()

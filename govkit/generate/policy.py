@@ -1,0 +1,105 @@
+"""`govkit generate --policy`: the documents of an sros2 policy, and its test PKI.
+
+One participant per enclave: its certificate's CN is the enclave path, its files are named
+as every enclave participant's are (`+robot+driver.pem`); the test PKI is created, or
+extended with the enclaves it lacks. Then, into --out:
+    governance/ros2_<policy>.xml      one governance for the keystore (the protection's
+                                      classes; without one, sros2's default: everything
+                                      encrypted), govkit.documents.protection
+    permissions/+robot+driver.xml     per enclave, its grants exactly as sros2 writes them
+                                      (govkit.documents.ros_policy)
+and with `sign` the .p7s beside each, signed by the Permissions CA. Every document is
+validated before it is written; nothing is written from a policy that does not check
+(govkit.check.ros_policy refuses it first).
+
+An enclave whose certificate the PKI's CRL revokes, or that an earlier Identity CA issued,
+gets no permissions (a revoked certificate is never granted): it is left out, and said.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from govkit.check.ros_policy import RosInput
+from govkit.common.errors import EXIT_INVALID, GovkitError
+from govkit.common.fsutil import write_atomic
+from govkit.documents.protection import SROS2_DEFAULT
+from govkit.documents.render import DomainSet
+from govkit.documents.ros_render import render_governance, render_permissions
+from govkit.generate.fleet import check_generated, ensure_identities
+from govkit.pki.participants import Participant
+from govkit.pki.revocation import revoked_participants
+from govkit.pki.ros import enclave_stem
+from govkit.pki.testpki import TestPKI
+from govkit.smime.sign import load_signer, sign_document
+
+
+@dataclass
+class PolicyDocuments:
+    """What `generate_policy` wrote: the governance, enclave -> participant stem (those
+    with permissions), and the enclaves left out with the reason."""
+    governance: Path
+    enclaves: dict[str, str] = field(default_factory=dict)
+    left_out: list[tuple[str, str]] = field(default_factory=list)
+    written: list[Path] = field(default_factory=list)
+    pki: TestPKI | None = None
+
+
+def governance_name(policy_path: Path | str) -> str:
+    """The name of a policy's governance (and of its `export --profile`): ros2_ and the
+    policy file's name without .xml and .policy."""
+    stem = Path(policy_path).name.removesuffix(".xml").removesuffix(".policy")
+    return f"ros2_{stem}"
+
+
+def _write(path: Path, data: bytes, signer, written: list[Path]) -> None:
+    write_atomic(path, data)
+    written.append(path)
+    if signer is not None:
+        written.append(sign_document(path, signer.cert_path, None, signer=signer))
+
+
+def generate_policy(ros: RosInput, ca_dir: Path, out_dir: Path, domains: DomainSet,
+                    sign: bool, log, validity: tuple[dt.datetime, dt.datetime] | None = None
+                    ) -> PolicyDocuments:
+    """The policy's governance and permissions (module docstring). GovkitError: exit 2
+    for an unusable PKI, exit 1 for a document govkit rendered invalid (a govkit bug)."""
+    out_dir = Path(out_dir)
+    participants = [Participant(e.path) for e in ros.policy.enclaves]
+    pki = ensure_identities(Path(ca_dir), participants, log)
+    stems = [p.name for p in participants]
+    stale = set(pki.stale_participants(stems))
+    revoked = revoked_participants(pki, [s for s in stems if s not in stale])
+    signer = load_signer(pki.permissions_ca, pki.permissions_ca_key) if sign else None
+    protection = ros.protection or SROS2_DEFAULT
+    gov_path = out_dir / "governance" / f"{governance_name(ros.source)}.xml"
+    result = PolicyDocuments(gov_path, pki=pki)
+    planned: list[tuple[Path, bytes]] = [(gov_path, render_governance(
+        protection, domains, ros.source, ros.protection_source))]
+    for enclave in ros.policy.enclaves:
+        stem = enclave_stem(enclave.path)
+        if stem in stale:
+            result.left_out.append((enclave.path, f"{pki.path(stem)} was not issued by the "
+                                                  f"current Identity CA (reissue it with "
+                                                  f"`govkit pki init {pki.directory} "
+                                                  f"--force`)"))
+            continue
+        if stem in revoked:
+            result.left_out.append((enclave.path, revoked[stem]))
+            continue
+        cert = pki.certificate(stem)
+        planned.append((out_dir / "permissions" / f"{stem}.xml",
+                        render_permissions(enclave, cert, domains, ros.source, validity)))
+        result.enclaves[enclave.path] = stem
+    for path, data in planned:   # all rendered and checked before the first is written
+        check_generated(data, path)
+    for path, data in planned:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _write(path, data, signer, result.written)
+    if not result.enclaves:
+        raise GovkitError(f"{ros.source}: no enclave got permissions ("
+                          + "; ".join(f"{e}: {why}" for e, why in result.left_out[:3]) + ")",
+                          EXIT_INVALID)
+    return result
