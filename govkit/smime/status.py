@@ -65,12 +65,18 @@ def _grants(path: Path) -> list[tuple[str | None, str | None]]:
         loaded = load_document(path)
     except GovkitError:
         return []
+    return grant_subjects(loaded.model)
+
+
+def grant_subjects(model) -> list[tuple[str | None, str | None]]:
+    """(name, subject) of every grant of a document's model (none for a governance)."""
     return [(g.name, g.subject.value if isinstance(g.subject.value, str) else None)
-            for g in getattr(loaded.model, "grants", ())]
+            for g in getattr(model, "grants", ())]
 
 
-def _revoked_grant_lines(grants, revoked: list[tuple]) -> list[str]:
-    """A line per grant that names a revoked certificate (`revoked`: (matcher, line))."""
+def revoked_grant_lines(grants, revoked: list[tuple]) -> list[str]:
+    """A line per grant that names a revoked certificate (`revoked`: (matcher, line), the
+    matcher names.certificate_grants of the certificate)."""
     return [f"grant {name!r} is for a revoked certificate: {line}"
             for name, subject in grants for grants_it, line in revoked if grants_it(subject)]
 
@@ -84,7 +90,7 @@ def revoked_grants(path: Path, pki: TestPKI) -> list[str]:
     """The grants of signed permissions `path` that name a participant of `pki` whose
     certificate its CRL revokes, one line each ([] when there is no CRL)."""
     revoked = _revoked(pki)
-    return _revoked_grant_lines(_grants(path), revoked) if revoked else []
+    return revoked_grant_lines(_grants(path), revoked) if revoked else []
 
 
 def add_revocation_problems(results: list[Verification], ca: Path) -> list[str]:
@@ -104,6 +110,6 @@ def add_revocation_problems(results: list[Verification], ca: Path) -> list[str]:
         for r in results:
             if r.ok and r.kind == "permissions":
                 grants = r.grants if r.grants is not None else _grants(Path(r.file))
-                r.problems += _revoked_grant_lines(grants, revoked)
+                r.problems += revoked_grant_lines(grants, revoked)
                 r.ok = not r.problems
     return unreadable
