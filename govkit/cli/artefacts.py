@@ -330,7 +330,8 @@ def sign(paths: Annotated[list[Path] | None, typer.Argument(
                              "touched.")] = False,
          valid_from: ValidFromOpt = None, valid_for: ValidForOpt = None):
     """S/MIME-sign documents with the Permissions CA (writes NAME.p7s beside NAME.xml);
-    only documents `govkit validate --target` calls valid are signed."""
+    only documents `govkit validate --target` calls valid are signed, and none that grants
+    a certificate the PKI's CRL revokes."""
     from govkit.check.config import lint_target
     from govkit.generate.fleet import sign_files
     from govkit.pki.testpki import permissions_ca_paths
@@ -351,7 +352,7 @@ def sign(paths: Annotated[list[Path] | None, typer.Argument(
     else:
         warnings: list[str] = []
         signed, errors = sign_files(paths or [Path("build")], cert, key, jobs, target,
-                                    warnings)
+                                    warnings, ca)   # (a grant of a revoked certificate: error)
         for line in warnings:   # signed all the same: another implementation refuses it
             err.print(line, markup=False)
     print_lines(f"signed {one_line(p)}" for p in signed)

@@ -48,14 +48,18 @@ from govkit.catalog.targets import DEFAULT_TARGET
 from govkit.check import construct
 from govkit.check.validate import portable_findings
 from govkit.common import staging, workers
-from govkit.common.errors import EXIT_USAGE, GovkitError
+from govkit.common.errors import EXIT_INVALID, EXIT_USAGE, GovkitError
+from govkit.common.findings import DocumentKind, one_line
 from govkit.common.fsutil import collect_files, write_atomic
 from govkit.common.inputs import read_input
 from govkit.common.limits import MAX_DOCUMENT_BYTES, MAX_PEM_BYTES
+from govkit.documents.model import build_model
 from govkit.documents.render import GovernanceDocument, PermissionsDocument
 from govkit.pki.manifest import read_manifest
+from govkit.pki.names import certificate_grants
 from govkit.pki.participants import Participant
-from govkit.pki.revocation import load_crl
+from govkit.pki.revocation import load_crl, revoked_certificates
+from govkit.pki.testpki import TestPKI
 from govkit.smime import chain, pkcs7
 from govkit.smime.sign import (
     TEXT_HEADER,
@@ -63,10 +67,11 @@ from govkit.smime.sign import (
     check_signable,
     load_signer,
     sign_bytes,
-    signable_text,
+    signable_check,
     signed_path,
     smime_message,
 )
+from govkit.smime.status import grant_subjects, revoked_grant_lines
 
 _MAX_PIECE = 1022   # longest line OpenSSL reads back in one piece (1023 with its LF)
 
@@ -108,6 +113,9 @@ class Settings:
     # serials the Identity CA's CRL revokes
     manifest: dict | None = None
     revoked: frozenset = frozenset()
+    # `sign`: (DER, one line) of every participant certificate the signing PKI's CRL
+    # revokes; a permissions document granting one of them is not signed
+    revoked_grants: tuple[tuple[bytes, str], ...] = ()
 
 
 @dataclass
@@ -197,6 +205,8 @@ class _Worker:
         self.checked = False       # one signed document of this worker verified in full
         self.check_all = settings.paranoid   # (or that check failed): every one in full
         self.dirs = settings.staging_dirs or {}
+        self.revoked_grants = [(certificate_grants(x509.load_der_x509_certificate(der)), line)
+                               for der, line in settings.revoked_grants]
         self._stamp: tuple[int, bytes] = (-1, b"")
 
     def run(self, index: int, job) -> Outcome:
@@ -284,9 +294,30 @@ class _Worker:
 
     def _sign_file(self, index: int, xml: Path) -> Outcome:
         content = read_input(xml, MAX_DOCUMENT_BYTES, "document")
-        text, warnings = signable_text(content, xml, False, self.settings.target)
+        text, check = signable_check(content, xml, False, self.settings.target)
+        if self.revoked_grants and check.kind is DocumentKind.PERMISSIONS:
+            self._refuse_revoked_grants(xml, check.document)
         return Outcome(index, (self._sign_text(text, content, xml),),
-                       warnings=tuple(map(str, warnings)))
+                       warnings=tuple(map(str, check.warnings)))
+
+    def _refuse_revoked_grants(self, xml: Path, document) -> None:
+        """A document granting a revoked certificate is not signed (a revoked certificate
+        is never granted): one line, exit 1, and the .p7s signed for it earlier removed,
+        as generate removes a revoked participant's (the .xml, the user's, stays)."""
+        grants = grant_subjects(build_model(document.root, DocumentKind.PERMISSIONS))
+        lines = revoked_grant_lines(grants, self.revoked_grants)
+        if not lines:
+            return
+        p7s = signed_path(xml)
+        try:
+            removed = stat.S_ISREG(os.lstat(p7s).st_mode)
+            if removed:
+                p7s.unlink()
+        except FileNotFoundError:
+            removed = False
+        gone = f", and {one_line(p7s)} signed for it earlier removed" if removed else ""
+        more = f" (and {len(lines) - 1} more such grant(s))" if len(lines) > 1 else ""
+        raise GovkitError(f"{one_line(xml)}: not signed{gone}: {lines[0]}{more}", EXIT_INVALID)
 
     def _signing_time(self) -> bytes:
         second = int(time.time())
@@ -429,17 +460,36 @@ def signer_pem(cert_path: Path, key_path: Path) -> tuple[bytes, bytes]:
 
 def sign_files(paths: list[Path], cert_path: Path, key_path: Path,
                processes: int | None = None, target: str = DEFAULT_TARGET,
-               warnings: list[str] | None = None) -> tuple[list[Path], list[GovkitError]]:
+               warnings: list[str] | None = None, pki_dir: Path | None = None
+               ) -> tuple[list[Path], list[GovkitError]]:
     """`smime.sign.sign_paths` in one pass: (signed .p7s paths, errors), the same verdicts
     under `target` (`sign --target`); what validation warns about (signed all the same)
-    is appended to `warnings`."""
+    is appended to `warnings`. With `pki_dir`, the test PKI the Permissions CA is from,
+    a permissions document granting a certificate its CRL revokes is an error, not
+    signed (a CRL that cannot be read: refused, as generate refuses it)."""
     settings = Settings(dt.datetime.now(dt.UTC), signer_pem(cert_path, key_path),
-                        write_xml=False, target=target)
+                        write_xml=False, target=target,
+                        revoked_grants=_revoked_grants(pki_dir, warnings))
     files = collect_files(paths, ".xml")
     result = collect(run_jobs([FileJob(str(f)) for f in files], settings, processes))
     if warnings is not None:
         warnings += result.warnings
     return result.written, result.errors
+
+
+def _revoked_grants(pki_dir: Path | None, warnings: list[str] | None
+                    ) -> tuple[tuple[bytes, str], ...]:
+    """(DER, line) of every participant certificate of `pki_dir` its CRL revokes; one
+    that cannot be read is a warning (whether it is revoked is not known)."""
+    if pki_dir is None:
+        return ()
+    pki = TestPKI(Path(pki_dir))
+    unreadable: list[str] = []
+    found = revoked_certificates(pki, pki.identities(), unreadable)
+    if warnings is not None:
+        warnings += [f"govkit: warning: {line}" for line in unreadable]
+    return tuple((cert.public_bytes(serialization.Encoding.DER), line)
+                 for cert, line in found.values())
 
 
 def write_document(doc: GovernanceDocument | PermissionsDocument, path: Path) -> Path:

@@ -20,7 +20,7 @@ from helpers.json_schemas import assert_valid
 from typer.testing import CliRunner
 
 from govkit.cli.main import app
-from govkit.common.errors import EXIT_USAGE, GovkitError
+from govkit.common.errors import EXIT_INVALID, EXIT_USAGE, GovkitError
 from govkit.pki.issuance import init_pki
 from govkit.pki.renewal import renew
 from govkit.pki.revocation import crl_path, load_crl, revoke, revoked_participants
@@ -224,6 +224,28 @@ def test_verify_finds_a_grant_for_a_revoked_certificate(pki, signed):
     # the Permissions CA certificate alone: no PKI, no CRL, only the signature is judged
     r = _run("verify", str(perms / "sub.p7s"), "--ca", str(pki.permissions_ca))
     assert r.exit_code == 0, r.output
+
+
+def test_sign_refuses_a_document_granting_a_revoked_certificate(pki, signed):
+    """Plain `govkit sign` re-signed build/permissions/sub.xml after `pki revoke sub`, and
+    said nothing. It refuses it in one line (exit 1), removes the .p7s signed for it
+    before the revocation (as generate does), keeps the .xml, and signs the rest."""
+    perms = signed / "permissions"
+    revoke(pki, "sub")
+    before = (perms / "sub.xml").read_bytes()
+    r = _run("sign", str(signed), "--ca", str(pki.directory))
+    assert r.exit_code == EXIT_INVALID, r.output
+    (line,) = [line for line in r.stderr.splitlines() if "sub" in line]
+    assert line.startswith(f"{perms / 'sub.xml'}: not signed, and {perms / 'sub.p7s'} "
+                           f"signed for it earlier removed: grant 'sub' is for a revoked "
+                           f"certificate: certificate {pki.path('sub')} ("), line
+    assert not (perms / "sub.p7s").exists() and (perms / "sub.xml").read_bytes() == before
+    assert f"signed {perms / 'pub.p7s'}" in r.stdout
+    assert f"signed {signed / 'governance' / 'rtps_sign.p7s'}" in r.stdout
+    # the certificate renewed under a new key: the grant names a valid identity again
+    assert _run("pki", "renew", "sub", "--new-key", "--ca", str(pki.directory)).exit_code == 0
+    r = _run("sign", str(perms / "sub.xml"), "--ca", str(pki.directory))
+    assert r.exit_code == 0 and (perms / "sub.p7s").exists(), r.output
 
 
 def test_lint_with_the_pki_finds_the_revoked_grant(pki, signed):
