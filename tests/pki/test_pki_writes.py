@@ -11,9 +11,8 @@ import shutil
 import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
-from typer.testing import CliRunner
+from helpers.cli import govkit
 
-from govkit.cli.main import app
 from govkit.common import limits
 from govkit.common.errors import GovkitError
 from govkit.pki import revocation
@@ -83,14 +82,6 @@ def test_the_largest_crl_entry_govkit_writes_fits_the_derived_limit():
         len(der[0]) + limits.MAX_REVOCATIONS * limits.CRL_ENTRY_DER_BYTES)
 
 
-def _run(*args: str):
-    result = CliRunner().invoke(app, list(args))
-    assert "Traceback" not in result.output, result.output
-    assert result.exception is None or isinstance(result.exception, SystemExit), \
-        repr(result.exception)
-    return result
-
-
 @pytest.fixture(scope="module")
 def crowded(tmp_path_factory):
     """A PKI with 2,100 participants, 2,050 of them revoked by the real `revoke_all` (in
@@ -102,7 +93,7 @@ def crowded(tmp_path_factory):
     for part in (names[:1000], names[1000:2000], names[2000:]):
         revoke_all(pki, part, reason="cessationOfOperation")
     (tmp / "fleet.txt").write_text("n2099\n")
-    r = _run("generate", "--profile", "rtps_sign", "--participants", str(tmp / "fleet.txt"),
+    r = govkit("generate", "--profile", "rtps_sign", "--participants", str(tmp / "fleet.txt"),
              "--ca", str(pki.directory), "--out", str(tmp / "build"), "--sign")
     assert r.exit_code == 0, r.output
     return pki, tmp
@@ -113,16 +104,16 @@ def test_a_crl_of_thousands_of_revocations_is_read_back_by_every_command(crowded
     assert crl_path(pki).stat().st_size > 100_000
     assert len(load_crl(pki).entries()) == 2050
     ca = str(pki.directory)
-    r = _run("pki", "revoke", "n2051", "--ca", ca)
+    r = govkit("pki", "revoke", "n2051", "--ca", ca)
     assert r.exit_code == 0 and "revoked on" in r.output, r.output
     assert "number 4," in r.output
-    r = _run("pki", "renew", "n2060", "--ca", ca)
+    r = govkit("pki", "renew", "n2060", "--ca", ca)
     assert r.exit_code == 0, r.output
-    r = _run("pki", "status", ca, "--documents", str(tmp / "build"), "--json")
+    r = govkit("pki", "status", ca, "--documents", str(tmp / "build"), "--json")
     assert r.exit_code == 0, r.output
-    r = _run("verify", "--ca", ca, str(tmp / "build" / "permissions" / "n2099.p7s"))
+    r = govkit("verify", "--ca", ca, str(tmp / "build" / "permissions" / "n2099.p7s"))
     assert r.exit_code == 0, r.output
-    r = _run("lint", "--ca", ca, str(tmp / "build" / "permissions" / "n2099.xml"))
+    r = govkit("lint", "--ca", ca, str(tmp / "build" / "permissions" / "n2099.xml"))
     assert r.exit_code == 0, r.output
 
 
@@ -131,7 +122,7 @@ def test_export_sros2_gives_every_enclave_a_crl_of_thousands_of_revocations(crow
     1,887 revocations every export of the PKI stopped at "too large"."""
     pki, tmp = crowded
     ks = tmp_path / "ks"
-    r = _run("export", "sros2", str(ks), "--ca", str(pki.directory), "--build",
+    r = govkit("export", "sros2", str(ks), "--ca", str(pki.directory), "--build",
              str(tmp / "build"), "--no-enforce")
     assert r.exit_code == 0, r.output
     copied = (ks / "enclaves" / "n2099" / "crl.pem").read_bytes()
