@@ -1,44 +1,49 @@
 #!/usr/bin/env python3
-"""How fast is a fleet? govkit against an `openssl smime -sign` loop, and against the floor.
+"""How fast is a fleet? govkit against its own full path, its per-file path, an `openssl
+smime` loop, the code before (optional), and the per-document floor, in one run.
 
-For N participants (default 1,000 and 10,000) of one test PKI this times, alternated per
-round so a drifting machine hits every side alike:
+For a PKI of N participants (default 10,000; made once, not timed) this times, alternated
+per round so a drifting machine hits every side alike:
 
-* `govkit generate --participants FILE --sign` into a fresh directory (render, validate,
-  sign, write; the PKI exists already, as in the issue), the same again over its output
-  (re-signing: the .xml files are unchanged, the .p7s all new), and `govkit verify` over
-  the N files it wrote;
-* the same with `--paranoid`: govkit's full path in the same engine (every document
-  rendered by Jinja, validated in full, every signature verified; `verify` checks every
-  file in full), so the ratio is what validation by construction saves;
+* `govkit generate --participants FILE --all-profiles --sign` into a fresh directory (N
+  permissions and the six governance documents, rendered, validated, signed and durably
+  written) and `govkit verify` of the N + 6 files it wrote;
+* the same with `--paranoid`: govkit's full path (every certificate verified against the
+  Identity CA instead of the PKI manifest's hash, every document rendered by Jinja and
+  validated in full, every signature verified; `verify` checks every file in full);
+* with `--old DIR`, the same two commands from another govkit checkout (the code before
+  this one: PYTHONPATH=DIR, this venv), on the very same PKI and files;
 * govkit's per-file path, what `generate` + `sign` and `verify` did before the one-pass
-  engine (`write_document`, `sign_document`, `verify_file` per file, one process);
-* the loop people run today: one `openssl smime -sign -text` process per file (and one
-  `openssl smime -verify` per file), over the very same files.
+  engine (`write_document`, `sign_document`, `verify_file` per file, one process), on a
+  sample of --sample participants a round, extrapolated;
+* the loop people run today: one `openssl smime -sign -text` process per file and one
+  `openssl smime -verify` per file, on a sample of --sample files a round, extrapolated.
 
-The per-file path and the loop run on a sample of --sample files per round, extrapolated
-to N (they scale linearly; 10,000 would take minutes per round);
-* the floor of the work itself on one core, measured here in the same process: the
-  permissions template rendered, its parsed tree validated by the XSD, and a DER PKCS#7
-  signature made with cryptography's builder (µs per document);
-* what the fast path spends per document, stage by stage, on one core: reading and
-  checking the participant's certificate, rendering and admitting its values, signing
-  with the DER template, the MIME, creating and writing the two files; and for `verify`
-  reading, the layout checks, the signature check and recognizing the document.
+Each command's wall time and CPU time (user + system, its worker processes included) are
+recorded, with how busy the machine was meanwhile: the load average, and the share of
+both CPUs's time spent by anything (/proc/stat), so a run on a shared machine says how
+shared it was. Then, on one core, in this process:
 
-It prints medians over the rounds, the others' times as ratios of govkit's, and govkit's
-µs per document (wall time × CPUs / N: the CPU time it occupies) beside the floor.
-`govkit --help` start-up is timed against `python -c pass` too. Timings on a shared
-machine are noisy: read the ratios, and the load averages printed with them.
+* the floor of the work per document: what no design can leave out (an ECDSA P-256
+  signature, the SHA-256 of the document, creating and writing its two files in the
+  output's file system, reading its certificate and hashing it; for verify an ECDSA
+  verification, reading the file, hashing the document);
+* what govkit's fast path spends on each stage (generate and verify).
 
-    .venv/bin/python benchmarks/bench_fleet.py [--sizes 1000,10000] [--rounds 3]
-        [--sample 100] [--keep DIR]
+It prints the medians over the rounds, the ratios of the others to govkit, govkit's CPU
+per document against the floor, and checks a random sample of govkit's files with
+`openssl smime -verify` (every one must pass).
+
+    .venv/bin/python benchmarks/bench_fleet.py [--sizes 10000] [--rounds 3]
+        [--sample 100] [--old /path/to/old/govkit] [--keep DIR] [--quick]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import random
+import resource
 import shutil
 import statistics
 import subprocess
@@ -48,13 +53,51 @@ import time
 from pathlib import Path
 
 BIN = Path(sys.executable).parent
-GOVKIT = str(BIN / "govkit")
+GOVKIT = [str(BIN / "govkit")]
+CPUS = os.cpu_count() or 1   # /proc/stat counts every CPU of the machine
 
 
-def wall(cmd: list[str], **kw) -> float:
+def _cpu_times() -> tuple[int, int]:
+    """(busy, total) jiffies of all CPUs, from /proc/stat."""
+    with open("/proc/stat") as f:
+        fields = [int(x) for x in f.readline().split()[1:]]
+    idle = fields[3] + fields[4]   # idle, iowait
+    return sum(fields) - idle, sum(fields)
+
+
+class Measured:
+    """One command's wall time, CPU time and the machine's state meanwhile."""
+
+    def __init__(self, wall: float, cpu: float, user: float, system: float, busy: float,
+                 load: float):
+        self.wall, self.cpu, self.user, self.system = wall, cpu, user, system
+        self.busy, self.load = busy, load   # share of the machine's CPU time, load average
+
+    @property
+    def others(self) -> float:
+        """The share of the machine's CPU time others took meanwhile (busy less ours)."""
+        return max(0.0, self.busy - self.cpu / (self.wall * CPUS))
+
+    def __str__(self) -> str:
+        return (f"{self.wall:.2f} s wall, {self.cpu:.2f} s CPU ({self.user:.2f} user + "
+                f"{self.system:.2f} sys), machine {self.busy:.0%} busy ({self.others:.0%} "
+                f"by others), load {self.load:.1f}")
+
+
+def measure(cmd: list[str], env: dict | None = None, check: bool = True) -> Measured:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    busy0, total0 = _cpu_times()
     start = time.perf_counter()
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, **kw)
-    return time.perf_counter() - start
+    done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    wall = time.perf_counter() - start
+    busy1, total1 = _cpu_times()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if check and done.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd[:6])} …: exit {done.returncode}: "
+                         f"{done.stderr.decode()[-2000:]}")
+    user, system = after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime
+    return Measured(wall, user + system, user, system,
+                    (busy1 - busy0) / max(1, total1 - total0), os.getloadavg()[0])
 
 
 def openssl_loop(files: list[Path], pki: Path, verify: bool) -> float:
@@ -108,132 +151,125 @@ def per_file(names: list[str], pki: Path, out: Path, verify: bool) -> float:
     return float(done.stdout)
 
 
-def _best_us(steps: dict, count: int = 300, rounds: int = 7) -> dict[str, float]:
+def openssl_sample(files: list[Path], pki: Path, count: int, seed: int) -> tuple[int, int]:
+    """(passed, checked): `openssl smime -verify` on a random sample of govkit's files."""
+    sample = random.Random(seed).sample(files, min(count, len(files)))
+    ok = sum(subprocess.run(
+        ["openssl", "smime", "-verify", "-text", "-CAfile", str(pki / "permissions_ca.pem"),
+         "-no-CApath", "-no-CAstore", "-in", str(f), "-out", os.devnull],
+        capture_output=True).returncode == 0 for f in sample)
+    return ok, len(sample)
+
+
+def _best_us(steps: dict, count: int = 400, rounds: int = 5) -> dict[str, float]:
+    """µs of CPU per call of each step: the least of `rounds` (the floor of the machine)."""
     out = {}
     for name, step in steps.items():
         best = []
         for _ in range(rounds):
-            start = time.perf_counter()
+            start = time.process_time()
             for _ in range(count):
                 step()
-            best.append((time.perf_counter() - start) / count * 1e6)
-        out[name] = min(best)   # the floor: the least the machine took
+            best.append((time.process_time() - start) / count * 1e6)
+        out[name] = min(best)
     return out
 
 
-def stages_us(pki: Path, work: Path) -> tuple[dict[str, float], dict[str, float]]:
-    """µs per document of each stage of the fast path (generate, verify), one core."""
+def per_document(pki: Path, work: Path) -> tuple[dict, dict, dict, dict]:
+    """(generate's floor, generate's fast path, verify's floor, verify's fast path): µs of
+    CPU per document on one core, each stage alone."""
     import datetime as dt
+    import hashlib
     import itertools
 
-    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import ec
 
     from govkit.catalog.runners import runner_info
     from govkit.check import construct
     from govkit.common import staging
     from govkit.common.inputs import read_input
     from govkit.common.limits import MAX_PEM_BYTES, MAX_SMIME_BYTES
-    from govkit.documents.render import PermissionsDocument
-    from govkit.generate.fleet import issued_check
+    from govkit.documents.render import DomainSet, PermissionsDocument
+    from govkit.pki.manifest import read_manifest
     from govkit.pki.testpki import TestPKI
     from govkit.smime import pkcs7, verify_batch
     from govkit.smime.sign import TEXT_HEADER, smime_message
 
     t = TestPKI(pki)
-    name = sorted(t.identities())[0]
+    manifest, why = read_manifest(t)
+    assert manifest is not None, why
+    name = sorted(manifest.entries)[0]
+    entry = manifest.entries[name]
+    cert_path = str(t.path(name))
     cert, key = t.key_pair("permissions_ca")
-    identity_ca = t.certificate("identity_ca")
     template = pkcs7.SignerTemplate.for_signer(cert, key)
     when = pkcs7.signing_time(dt.datetime.now(dt.UTC))
-    scope = runner_info("ddsperf")
-    participant = x509.load_pem_x509_certificate(t.path(name).read_bytes())
-    doc = PermissionsDocument.for_certificate(participant, name, scope)
+    scope, domains = runner_info("ddsperf"), DomainSet.parse("0-230")
+    doc = PermissionsDocument.for_subject(name, entry.subject, entry.not_before,
+                                          entry.not_after, scope, domains)
     data = construct.render_proven(doc)
     part = TEXT_HEADER + data.replace(b"\n", b"\r\n")
     der = template.sign(part, when)
     signed = smime_message(part, der)
-    scratch = staging.StagingDir(work / "stage-bench")
-    scratch.create()
-    counter = itertools.count()
     (work / "one.p7s").write_bytes(signed)
     verifier = verify_batch.Verifier(cert)
     assert verifier.verify(signed, "first").ok   # learns the layout and the shape
+    attributes = pkcs7.tlv(0x31, b"\0" * 200)
+    ecdsa = key.sign(attributes, ec.ECDSA(hashes.SHA256()))
+    public = cert.public_key()
+    counter = itertools.count()
+    scratch = staging.StagingDir(work / "stage-bench")   # the output's file system
+    scratch.create()
 
-    issued = issued_check(identity_ca)
+    def two_files():
+        scratch.write(f"{next(counter)}.xml", data)
+        scratch.write(f"{next(counter)}.p7s", signed)
 
-    def certificate():
-        pem = read_input(t.path(name), MAX_PEM_BYTES, "certificate")
-        c = x509.load_pem_x509_certificate(pem)
-        issued(c)
-        return PermissionsDocument.for_certificate(c, name, scope)
-
-    generate = {
-        "certificate read": lambda: read_input(t.path(name), MAX_PEM_BYTES, "certificate"),
-        "certificate read+issuer's signature checked+subject": certificate,
-        "render+admit": lambda: construct.render_proven(doc),
-        "DER sign": lambda: template.sign(part, when),
-        "MIME": lambda: smime_message(part, der),
-        "2 files create+write": lambda: (scratch.write(f"{next(counter)}.xml", data),
-                                         scratch.write(f"{next(counter)}.p7s", signed)),
-    }
-    verify = {
-        "read": lambda: read_input(work / "one.p7s", MAX_SMIME_BYTES, "signed document"),
-        "verify (fast path, all)": lambda: verifier.verify(signed, "x"),
-        "of which recognize": lambda: verifier._documents.recognize(data),
-    }
     try:
-        return _best_us(generate, 200, 5), _best_us(verify, 200, 5)
+        gen_floor = _best_us({
+            "ECDSA P-256 sign": lambda: key.sign(attributes, ec.ECDSA(hashes.SHA256())),
+            "SHA-256 of the document": lambda: hashlib.sha256(part).digest(),
+            "read+hash the certificate": lambda: hashlib.sha256(
+                read_input(cert_path, MAX_PEM_BYTES, "certificate")).digest(),
+            "create+write 2 files": two_files,
+        })
+        gen_fast = _best_us({
+            "certificate read+hash, manifest entry": lambda: (hashlib.sha256(read_input(
+                cert_path, MAX_PEM_BYTES, "certificate")).digest() == entry.sha256),
+            "render+admit": lambda: construct.render_proven(PermissionsDocument.for_subject(
+                name, entry.subject, entry.not_before, entry.not_after, scope, domains)),
+            "DER sign": lambda: template.sign(part, when),
+            "MIME": lambda: smime_message(part, der),
+            "create+write 2 files": two_files,
+        })
+        ver_floor = _best_us({
+            "ECDSA P-256 verify": lambda: public.verify(ecdsa, attributes,
+                                                        ec.ECDSA(hashes.SHA256())),
+            "read the file": lambda: read_input(work / "one.p7s", MAX_SMIME_BYTES, "x"),
+            "SHA-256 of the document": lambda: hashlib.sha256(part).digest(),
+        })
+        ver_fast = _best_us({
+            "read the file": lambda: read_input(work / "one.p7s", MAX_SMIME_BYTES, "x"),
+            "verify (fast path, all)": lambda: verifier.verify(signed, "x"),
+            "of which recognize the document": lambda: verifier._documents.recognize(data),
+        })
     finally:
         staging.discard_dirs([scratch])
-
-
-def floor_us(pki: Path) -> dict[str, float]:
-    """The work itself on one core: render, XSD-validate a parsed tree, DER PKCS#7 sign."""
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.serialization import pkcs7
-    from lxml import etree
-
-    from govkit import __version__
-    from govkit.catalog.runners import runner_info
-    from govkit.check.xsd import xsd_schema
-    from govkit.common.findings import DocumentKind
-    from govkit.common.templating import get_template
-    from govkit.documents.render import PermissionsDocument
-    from govkit.pki.testpki import TestPKI
-
-    t = TestPKI(pki)
-    cert, key = t.key_pair("permissions_ca")
-    doc = PermissionsDocument.for_participant(t, sorted(t.identities())[0],
-                                              runner_info("ddsperf"))
-    template = get_template("permissions.xml.j2")
-    data = doc.render()
-    tree = etree.fromstring(data)
-    schema = xsd_schema(DocumentKind.PERMISSIONS)
-    options = [pkcs7.PKCS7Options.DetachedSignature, pkcs7.PKCS7Options.Binary]
-    steps = {
-        "render": lambda: template.render(doc=doc, domains=doc.domains, version=__version__),
-        "xsd validate": lambda: schema.validate(tree),
-        "DER PKCS#7 sign": lambda: pkcs7.PKCS7SignatureBuilder().set_data(data).add_signer(
-            cert, key, hashes.SHA256()).sign(serialization.Encoding.DER, options),
-    }
-    return _best_us(steps)
-
-
-def startup(rounds: int = 15) -> tuple[float, float]:
-    """Median ms of `govkit --help` and of `python -c pass`, alternated."""
-    helps, passes = [], []
-    for _ in range(rounds):
-        helps.append(wall([GOVKIT, "--help"]) * 1e3)
-        passes.append(wall([sys.executable, "-c", "pass"]) * 1e3)
-    return statistics.median(helps), statistics.median(passes)
+    return gen_floor, gen_fast, ver_floor, ver_fast
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sizes", default="1000,10000")
+    ap.add_argument("--sizes", default="10000")
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--sample", type=int, default=100, help="openssl runs per round")
+    ap.add_argument("--sample", type=int, default=100,
+                    help="files a round of the openssl loop and of the per-file path")
+    ap.add_argument("--check", type=int, default=50,
+                    help="govkit files openssl verifies, per size")
+    ap.add_argument("--old", type=Path, help="a govkit checkout to alternate with")
     ap.add_argument("--keep", type=Path, help="work directory to keep (default: a temp one)")
+    ap.add_argument("--quick", action="store_true", help="no --paranoid side")
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     cpus = len(os.sched_getaffinity(0))
@@ -242,93 +278,114 @@ def main() -> None:
     pki = work / "pki"
     print(f"load average {os.getloadavg()[0]:.2f} at the start; {cpus} CPUs; {work}",
           flush=True)
-    if not (pki / "permissions_ca.pem").exists():
-        took = wall([GOVKIT, "pki", "init", str(pki), "--count", str(max(sizes)), "--prefix",
-                     "p"])
-        print(f"pki init of {max(sizes)} participants: {took:.1f} s (not counted)", flush=True)
+    if not (pki / "manifest").exists():
+        took = measure([*GOVKIT, "pki", "init", str(pki), "--count", str(max(sizes)),
+                        "--prefix", "p"])
+        print(f"pki init of {max(sizes)} participants (not counted): {took}", flush=True)
     names = sorted(p.stem for p in pki.glob("p*.key"))
-    times: dict[tuple[int, str], list[float]] = {}
+    old_env = {**os.environ, "PYTHONPATH": str(args.old)} if args.old else None
+    # -P: not the current directory first (from a checkout it would be this govkit)
+    old_govkit = [sys.executable, "-P", "-c", "from govkit.cli.main import main; main()"]
+    if args.old:
+        where = subprocess.run(
+            [sys.executable, "-P", "-c", "import govkit; print(govkit.__file__)"],
+            env=old_env, capture_output=True, text=True).stdout.strip()
+        print(f"the old side runs {where}", flush=True)
+        assert Path(where).resolve().is_relative_to(args.old.resolve()), where
+    sides = ["govkit", "openssl", "per-file"] + ([] if args.quick else ["paranoid"]) + \
+        (["old"] if args.old else [])
+    runs: dict[tuple[int, str], list[Measured]] = {}
+    sampled: dict[tuple[int, str, str], list[float]] = {}   # (N, side, task): seconds
     for n in sizes:
         (work / f"fleet-{n}.txt").write_text("\n".join(names[:n]) + "\n")
     for r in range(args.rounds):
         for n in sizes:
-            out = work / f"build-{n}-round{r}"   # a fresh directory: every file written
             fleet = work / f"fleet-{n}.txt"
-            sides = ["govkit", "paranoid", "per-file", "openssl"]
-            sides = sides if r % 2 == 0 else sides[::-1]
-            for side in sides:
-                if side == "govkit":
-                    command = [GOVKIT, "generate", "--participants", str(fleet), "--sign",
-                               "--ca", str(pki), "--out", str(out)]
-                    if (out / "permissions").exists():   # openssl went first and made them
-                        shutil.rmtree(out)
-                    gen = wall(command)
-                    again = wall(command)   # re-signing: the documents are unchanged
-                    files = sorted((out / "permissions").glob("*.p7s"))
-                    ver = wall([GOVKIT, "verify", "--ca", str(pki), *map(str, files)])
-                    times.setdefault((n, "govkit sign"), []).append(gen)
-                    times.setdefault((n, "govkit re-sign"), []).append(again)
-                    times.setdefault((n, "govkit verify"), []).append(ver)
-                elif side == "paranoid":
-                    full = work / f"paranoid-{n}-round{r}"
-                    command = [GOVKIT, "generate", "--participants", str(fleet), "--sign",
-                               "--paranoid", "--ca", str(pki), "--out", str(full)]
-                    times.setdefault((n, "paranoid sign"), []).append(wall(command))
-                    files = sorted((full / "permissions").glob("*.p7s"))
-                    times.setdefault((n, "paranoid verify"), []).append(wall(
-                        [GOVKIT, "verify", "--paranoid", "--ca", str(pki), *map(str, files)]))
-                    shutil.rmtree(full)
-                elif side == "per-file":
-                    sample = names[:n][:: max(1, n // args.sample)][:args.sample]
-                    scratch = work / f"per-file-{n}"
-                    times.setdefault((n, "per-file sign"), []).append(
-                        per_file(sample, pki, scratch, verify=False) * n)
-                    times.setdefault((n, "per-file verify"), []).append(
-                        per_file(sample, pki, scratch, verify=True) * n)
-                else:
-                    xmls = sorted((out / "permissions").glob("*.xml"))
-                    if not xmls:   # the first round starts with openssl: make the files
-                        wall([GOVKIT, "generate", "--participants", str(fleet), "--sign",
-                              "--ca", str(pki), "--out", str(out)])
-                        xmls = sorted((out / "permissions").glob("*.xml"))
+            for side in sides if r % 2 == 0 else sides[::-1]:
+                out = work / f"{side}-{n}-round{r}"   # a fresh directory: every file written
+                if side == "per-file":
+                    chosen = names[:n][:: max(1, n // args.sample)][:args.sample]
+                    for task in ("generate", "verify"):
+                        sampled.setdefault((n, side, task), []).append(
+                            per_file(chosen, pki, out, task == "verify") * (n + 6))
+                    shutil.rmtree(out)
+                    continue
+                if side == "openssl":
+                    base = work / f"govkit-{n}-round{r}"
+                    if not (base / "permissions").exists():
+                        measure([*GOVKIT, "generate", "--participants", str(fleet),
+                                 "--all-profiles", "--sign", "--ca", str(pki), "--out",
+                                 str(base)])
+                    xmls = sorted((base / "permissions").glob("*.xml"))
                     sample = xmls[:: max(1, len(xmls) // args.sample)][:args.sample]
-                    times.setdefault((n, "openssl sign"), []).append(
-                        openssl_loop(sample, pki, verify=False) * n)
-                    times.setdefault((n, "openssl verify"), []).append(
-                        openssl_loop(sample, pki, verify=True) * n)
-            print(f"round {r + 1}, N={n}: " + ", ".join(
-                f"{k[1]} {v[-1]:.2f} s" for k, v in times.items() if k[0] == n), flush=True)
-    floor = floor_us(pki)
-    generate_us, verify_us = stages_us(pki, work)
-    help_ms, pass_ms = startup()
-    load = os.getloadavg()[0]
-    print(f"\nmedians of {args.rounds} rounds (per-file and openssl: {args.sample} files a "
-          f"round, extrapolated); load average {load:.2f} at the end")
-    print(f"{'N':>6}  {'task':7} {'govkit s':>9} {'paranoid s':>11} {'per-file s':>11} "
-          f"{'openssl s':>10} {'paranoid/govkit':>16} {'per-file/govkit':>16} "
-          f"{'openssl/govkit':>15}  govkit us/doc x {cpus} CPUs")
-    floor_total = sum(floor.values())
+                    for task in ("generate", "verify"):
+                        sampled.setdefault((n, side, task), []).append(
+                            openssl_loop(sample, pki, task == "verify") * (n + 6))
+                    for f in sample:
+                        f.with_suffix(".ossl").unlink(missing_ok=True)
+                    continue
+                command = old_govkit if side == "old" else GOVKIT
+                env = old_env if side == "old" else None
+                extra = ["--paranoid"] if side == "paranoid" else []
+                if (out / "permissions").exists():
+                    shutil.rmtree(out)
+                gen = measure([*command, "generate", "--participants", str(fleet),
+                               "--all-profiles", "--sign", "--ca", str(pki), "--out",
+                               str(out), *extra], env)
+                files = sorted(map(str, (out / "permissions").glob("*.p7s"))) + \
+                    sorted(map(str, (out / "governance").glob("*.p7s")))
+                assert len(files) == n + 6, len(files)
+                ver = measure([*command, "verify", "--ca", str(pki), *extra, *files], env)
+                runs.setdefault((n, f"{side} generate"), []).append(gen)
+                runs.setdefault((n, f"{side} verify"), []).append(ver)
+                print(f"round {r + 1}, N={n}, {side}: generate {gen}; verify {ver}",
+                      flush=True)
+                if side != "govkit":
+                    shutil.rmtree(out)
+            if r > 0:   # the first round's files stay, for openssl's check below
+                shutil.rmtree(work / f"govkit-{n}-round{r}", ignore_errors=True)
+    checked = {n: openssl_sample(sorted((work / f"govkit-{n}-round0").rglob("*.p7s")), pki,
+                                 args.check, n) for n in sizes}
+    gen_floor, gen_fast, ver_floor, ver_fast = per_document(pki, work)
+
+    def median(values, attr):
+        return statistics.median(getattr(v, attr) for v in values)
+
+    print(f"\nmedians of {args.rounds} alternated rounds; load average "
+          f"{os.getloadavg()[0]:.2f} at the end; per-file path and openssl loop: "
+          f"{args.sample} files a round, extrapolated")
     for n in sizes:
-        for task in ("sign", "re-sign", "verify"):
-            g = statistics.median(times[(n, f"govkit {task}")])
-            us = g / n * 1e6 * cpus
-            if task == "re-sign":   # the same files again: compared with the same others
-                task, note = "sign", " (re-sign: documents unchanged)"
-            else:
-                note = f" ({us / floor_total:.1f}x the floor)" if task == "sign" else ""
-            f, p, o = (statistics.median(times[(n, f"{side} {task}")])
-                       for side in ("paranoid", "per-file", "openssl"))
-            print(f"{n:>6}  {task:7} {g:9.2f} {f:11.2f} {p:11.2f} {o:10.2f} {f / g:15.1f}x "
-                  f"{p / g:15.1f}x {o / g:14.1f}x  {us:6.0f}{note}")
-    print("floor of the work on one core: " + " + ".join(
-        f"{k} {v:.1f}" for k, v in floor.items()) + f" = {floor_total:.1f} us/document")
-    print("generate's fast path per document, one core: " + ", ".join(
-        f"{k} {v:.1f}" for k, v in generate_us.items())
-        + f"; in all {sum(v for k, v in generate_us.items() if k != 'certificate read'):.1f} us")
-    print("verify's fast path per file, one core: " + ", ".join(
-        f"{k} {v:.1f}" for k, v in verify_us.items()) + " us")
-    print(f"start-up: govkit --help {help_ms:.0f} ms, python -c pass {pass_ms:.0f} ms "
-          f"(medians of 15)")
+        for task in ("generate", "verify"):
+            g = runs[(n, f"govkit {task}")]
+            gw, gc = median(g, "wall"), median(g, "cpu")
+            line = (f"N={n} + 6 {task}: govkit {gw:.2f} s wall, {gc:.2f} s CPU ("
+                    f"{median(g, 'user'):.2f} user + {median(g, 'system'):.2f} sys; machine "
+                    f"{median(g, 'busy'):.0%} busy, {median(g, 'others'):.0%} by others, load "
+                    f"{median(g, 'load'):.1f}), "
+                    f"{gc / (n + 6) * 1e6:.0f} us CPU/document")
+            for side in ("paranoid", "old"):
+                if (n, f"{side} {task}") in runs:
+                    o = runs[(n, f"{side} {task}")]
+                    line += (f"; {side} {median(o, 'wall'):.2f} s wall = "
+                             f"{median(o, 'wall') / gw:.1f}x, {median(o, 'cpu'):.2f} s CPU = "
+                             f"{median(o, 'cpu') / gc:.1f}x")
+            for side, what in (("per-file", "per-file path"), ("openssl", "openssl loop")):
+                o = statistics.median(sampled[(n, side, task)])
+                line += f"; {what} {o:.1f} s wall = {o / gw:.0f}x"
+            print(line)
+        ok, count = checked[n]
+        print(f"N={n}: openssl smime -verify passed {ok} of {count} random files of govkit's")
+    for title, floor, fast, task in (("generate", gen_floor, gen_fast, "generate"),
+                                     ("verify", ver_floor, ver_fast, "verify")):
+        total = sum(floor.values())
+        print(f"{title}: floor per document on one core: " + " + ".join(
+            f"{k} {v:.1f}" for k, v in floor.items()) + f" = {total:.1f} us")
+        print(f"{title}: fast path per document on one core: " + ", ".join(
+            f"{k} {v:.1f}" for k, v in fast.items()) + " us")
+        for n in sizes:
+            gc = median(runs[(n, f"govkit {task}")], "cpu") / (n + 6) * 1e6
+            print(f"  N={n}: govkit {gc:.0f} us CPU per document (all of it: start-up, "
+                  f"workers, the file system) = {gc / total:.1f}x the floor")
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from helpers.require import ENV, missing, prerequisite_of, required, shared_dir
 
-from govkit.pki.testpki import init_pki
+from govkit.pki.issuance import init_pki
 
 SHARED_SKIP_REASON = missing("shared", "../shared not found: reference corpus/seeds only exist "
                                        "in the project's CI/dev workspace")

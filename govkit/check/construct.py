@@ -213,12 +213,18 @@ class Recognizer:
     def recognize(self, data: bytes) -> DocumentKind | None:
         """The kind of `data` (a document with LF line ends) if it is a document of a
         learned shape whose values are admitted: valid without a full check."""
+        found = self.recognize_values(data)
+        return found[0] if found else None
+
+    def recognize_values(self, data: bytes) -> tuple[DocumentKind, tuple[str, ...]] | None:
+        """`recognize`, with the document's values (compiled.values_of's order: the one
+        grant's name and subject are values[PARTICIPANT] and values[SUBJECT])."""
         for proven in self.shapes.get(self._key(data), ()):
             values = proven.shape.parse(data)   # `data` is the shape's with these values
             if values is not None:
                 admitted = proven.admits(values) and \
                     len(data) + data.count(b"\n") <= MAX_DOCUMENT_BYTES
-                return proven.kind if admitted else None
+                return (proven.kind, values) if admitted else None
         return None
 
     def learn(self, data: bytes) -> None:

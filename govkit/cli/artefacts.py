@@ -159,7 +159,8 @@ def pki_init(
              "only: Cyclone DDS 0.10 cannot use a pkcs11: key.")] = None,
 ):
     """Create a TEST PKI: identity CA, separate permissions CA, participant identities."""
-    from govkit.pki.testpki import DEFAULT_PARTICIPANTS, init_pki
+    from govkit.pki.issuance import init_pki
+    from govkit.pki.testpki import DEFAULT_PARTICIPANTS
     if hsm is not None and hsm not in HSM_KINDS:
         raise GovkitError(f"--hsm {hsm}: unknown; the one supported is softhsm (SoftHSM2)")
     if hsm:
@@ -217,6 +218,28 @@ def _warn_stale(pki, names=None) -> None:
     if len(names) > SAME_ERROR_SHOWN:
         err.print(f"govkit: warning: … and {len(names) - SAME_ERROR_SHOWN} more participant(s) "
                   f"of an earlier Identity CA ({fix})", markup=False)
+
+
+def _say_some(lines: list[str], what: str) -> None:
+    """The first SAME_ERROR_SHOWN lines on stderr, then how many more."""
+    for line in lines[:SAME_ERROR_SHOWN]:
+        err.print(line, markup=False)
+    if len(lines) > SAME_ERROR_SHOWN:
+        err.print(f"govkit: … and {len(lines) - SAME_ERROR_SHOWN} more {what}", markup=False)
+
+
+def _say_checked_in_full(pki, result) -> None:
+    """One line when the PKI manifest was not used, else one per certificate checked in
+    full (the first few)."""
+    if result.manifest_note:
+        err.print(f"govkit: {result.manifest_note}: every certificate checked in full",
+                  markup=False)
+        return
+    why = {"changed": "is not the certificate the PKI manifest lists (changed since govkit "
+                      "wrote the PKI)", "unlisted": "is not in the PKI manifest"}
+    _say_some([f"govkit: {one_line(pki.path(name))}: {why[reason]}: checked in full"
+               for name, reason in result.unproven],
+              "certificate(s) checked in full for the same reasons")
 
 
 def generate(profile: ProfileOpt = None, all_profiles: AllOpt = False,
@@ -280,11 +303,15 @@ def generate(profile: ProfileOpt = None, all_profiles: AllOpt = False,
     print_lines(log.messages)
     result = generate_documents(chosen, pki, out_dir, domains, runner, fleet, sign, jobs,
                                 window, paranoid)
+    _say_checked_in_full(pki, result)
+    if fleet is None:   # (listed participants: errors, printed below)
+        _say_some([f"govkit: warning: {line}" for line in result.revoked.values()],
+                  "revoked participant(s) left out")
     _warn_stale(pki, result.stale if fleet is None else [])
     for stem, why in pki.stray_identities():
         err.print(f"govkit: {str(pki.path(stem))!r}: ignored, no permissions written: {why}",
                   markup=False)
-    print_lines(f"wrote {one_line(path)}" for path in result.written)
+    print_lines(f"wrote {one_line(path)}" for path in result.files)
     for p in chosen:
         if not p.security:      # said, not silently skipped: there is nothing to write
             err.print(f"govkit: {p.name}: no governance document (the baseline runs without "
@@ -303,7 +330,8 @@ def sign(paths: Annotated[list[Path] | None, typer.Argument(
                              "touched.")] = False,
          valid_from: ValidFromOpt = None, valid_for: ValidForOpt = None):
     """S/MIME-sign documents with the Permissions CA (writes NAME.p7s beside NAME.xml);
-    only documents `govkit validate --target` calls valid are signed."""
+    only documents `govkit validate --target` calls valid are signed, and none that grants
+    a certificate the PKI's CRL revokes."""
     from govkit.check.config import lint_target
     from govkit.generate.fleet import sign_files
     from govkit.pki.testpki import permissions_ca_paths
@@ -324,7 +352,7 @@ def sign(paths: Annotated[list[Path] | None, typer.Argument(
     else:
         warnings: list[str] = []
         signed, errors = sign_files(paths or [Path("build")], cert, key, jobs, target,
-                                    warnings)
+                                    warnings, ca)   # (a grant of a revoked certificate: error)
         for line in warnings:   # signed all the same: another implementation refuses it
             err.print(line, markup=False)
     print_lines(f"signed {one_line(p)}" for p in signed)
@@ -354,7 +382,9 @@ def verify(files: Annotated[list[Path], typer.Argument(help="Signed .p7s files."
     results, code, lines = [], EXIT_OK, []
     verdicts = verify_files(files, ca_cert, None, jobs, paranoid, target)
     # --ca a test PKI with a CRL: a grant for a revoked certificate is a problem
-    add_revocation_problems([r for r in verdicts if isinstance(r, Verification)], ca)
+    for line in add_revocation_problems([r for r in verdicts if isinstance(r, Verification)],
+                                        ca):
+        err.print(f"govkit: warning: {line}", markup=False)
     for f, r in zip(files, verdicts, strict=True):
         if isinstance(r, GovkitError):  # unreadable: said on stderr, and exit 2 at the end
             print_lines(lines)

@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from govkit.cli.common import choices, json_document, out, print_lines
+from govkit.cli.common import choices, err, json_document, out, print_lines
 from govkit.pki.vocabulary import (
     DEFAULT_CERT_DAYS,
     DEFAULT_CRL_DAYS,
@@ -26,7 +26,9 @@ PkiDirOpt = Annotated[Path, typer.Option(
 
 
 def pki_revoke(
-    name: Annotated[str, typer.Argument(help="The participant whose certificate to revoke.")],
+    names: Annotated[list[str], typer.Argument(
+        help="The participants whose certificates to revoke (one new CRL for all of "
+             "them).")],
     ca: PkiDirOpt = Path("pki"),
     reason: Annotated[str | None, typer.Option(
         "--reason", metavar=choices(REASON_NAMES),
@@ -36,37 +38,61 @@ def pki_revoke(
                                   "CA's expiry); past it every certificate is refused.")
     ] = DEFAULT_CRL_DAYS,
 ):
-    """Revoke a participant's certificate: (re)write the Identity CA's CRL, which every
+    """Revoke participants' certificates: (re)write the Identity CA's CRL, which every
     configuration govkit writes from then on names."""
-    from govkit.pki.revocation import crl_path, revoke
+    from govkit.pki.revocation import crl_path, revoke_all
     from govkit.pki.testpki import TestPKI
     pki = TestPKI(ca)
-    line, new = revoke(pki, name, reason, crl_days)
-    if new:
+    notes: list[str] = []
+    done = revoke_all(pki, names, reason, crl_days, notes=notes)
+    if any(new for _, new in done) or notes:
         out.print(f"wrote {crl_path(pki)}", markup=False)
-        out.print(line, markup=False)
-    else:
-        out.print(f"already revoked: {line}", markup=False)
+    print_lines(line if new else f"already revoked: {line}" for line, new in done)
+    for note in notes:
+        err.print(f"govkit: note: {note}", markup=False)
 
 
 def pki_renew(
     name: Annotated[str, typer.Argument(help="The participant whose certificate to renew.")],
     ca: PkiDirOpt = Path("pki"),
     days: Annotated[int, typer.Option("--days", help="Validity of the new certificate in "
-                                                     "days.")] = DEFAULT_CERT_DAYS,
+                                                     "days (never past the Identity CA's "
+                                                     "expiry).")] = DEFAULT_CERT_DAYS,
+    new_key: Annotated[bool, typer.Option(
+        "--new-key", help="Re-key a revoked participant: a new key and certificate; the "
+                          "revoked ones stay on the CRL and move to PKI/retired/.")] = False,
 ):
     """Issue a new certificate for a participant's existing key (same public key, new
-    serial and validity); the key file is never written."""
-    from govkit.pki.renewal import renew
+    serial and validity; the key file is never written), or with --new-key a new key and
+    certificate for a revoked participant."""
+    import shlex
+
+    from govkit.pki.renewal import rekey, renew
     from govkit.pki.testpki import TestPKI
     pki = TestPKI(ca)
-    old, new = renew(pki, name, days)
-    out.print(f"wrote {pki.path(name)}: serial {new.serial_number:#x}, valid "
-              f"{new.not_valid_before_utc:%Y-%m-%d} to {new.not_valid_after_utc:%Y-%m-%d} "
-              f"(was serial {old.serial_number:#x}, to {old.not_valid_after_utc:%Y-%m-%d}); "
-              f"same key {pki.path(name, '.key')}", markup=False)
-    out.print(f"permissions signed for the old certificate keep its validity: regenerate "
-              f"them (`govkit generate --ca {ca} --sign`)", markup=False)
+    notes: list[str] = []
+    if new_key:
+        old, new, moved = rekey(pki, name, days, notes=notes)
+        stem = pki.participant_stem(name)
+        out.print(f"wrote {pki.path(stem, '.key')} and {pki.path(stem)}: a new key and "
+                  f"certificate, serial {new.serial_number:#x}, valid "
+                  f"{new.not_valid_before_utc:%Y-%m-%d} to {new.not_valid_after_utc:%Y-%m-%d}"
+                  f"; the revoked certificate (serial {old.serial_number:#x}, still on the "
+                  f"CRL) and its key moved to {', '.join(moved)}", markup=False)
+    else:
+        old, new = renew(pki, name, days, notes=notes)
+        stem = pki.participant_stem(name)
+        out.print(f"wrote {pki.path(stem)}: serial {new.serial_number:#x}, valid "
+                  f"{new.not_valid_before_utc:%Y-%m-%d} to {new.not_valid_after_utc:%Y-%m-%d}"
+                  f" (was serial {old.serial_number:#x}, to "
+                  f"{old.not_valid_after_utc:%Y-%m-%d}); same key {pki.path(stem, '.key')}",
+                  markup=False)
+    for note in notes:
+        err.print(f"govkit: note: {pki.path(stem)}: {note}", markup=False)
+    what = "permissions signed for the old certificate name its key, which is revoked" \
+        if new_key else "permissions signed for the old certificate keep its validity"
+    out.print(f"{what}: regenerate them (`govkit generate --ca {shlex.quote(str(ca))} "
+              f"--all-profiles --sign`, with your --out and --participants)", markup=False)
 
 
 def pki_status(

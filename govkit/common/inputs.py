@@ -32,7 +32,6 @@ def too_large_message(size: int, limit: int, what: str) -> str:
 
 def read_input(path: Path, limit: int, what: str = "document") -> bytes:
     """The bytes of a regular file of at most `limit` bytes; GovkitError (exit 2) otherwise."""
-    path = Path(path)
     try:
         before = os.stat(path)
     except OSError as e:

@@ -49,3 +49,34 @@ MAX_TOPICS_PER_ACTION = MAX_CHILDREN
 # Worker processes one command may start (--jobs): each holds a Python interpreter and the
 # crypto stack (~40 MB); beyond a few per CPU they only compete for the same cores.
 MAX_JOBS = 64
+
+# Revocations on the Identity CA's CRL: every participant of the largest fleet. The CRL
+# govkit reads is bounded by what `pki revoke` writes, derived here, never by a guess:
+# a CRL of 1,887 revocations once passed MAX_PEM_BYTES, and from then on every command
+# that reads the CRL refused the PKI govkit itself had written (issue 37). `revoke`
+# refuses to write more entries, or more bytes, than these.
+MAX_REVOCATIONS = MAX_FLEET
+# DER bytes of one CRL entry as govkit writes it: SEQUENCE (2) of the serial (at most 20
+# octets, RFC 5280 4.1.2.2: 2 + 20), the revocation date (GeneralizedTime: 2 + 15) and
+# the reasonCode extension (SEQUENCE of SEQUENCE: 2 + 2 + OID 5 + OCTET STRING 2 +
+# ENUMERATED 3) (tests/pki/test_lifecycle.py builds the largest one and checks it).
+CRL_ENTRY_DER_BYTES = 56
+# Everything else in a CRL: the issuer (the Identity CA's subject), the dates, the CRL
+# number, the authority key identifier, the algorithms, an RSA-2048 or ECDSA signature,
+# and the length octets of the list of entries.
+CRL_FRAME_DER_BYTES = 8192
+
+
+def pem_bytes(der_bytes: int, label: str = "X509 CRL") -> int:
+    """The size of the PEM encoding of `der_bytes` of DER: base64 in lines of 64."""
+    b64 = 4 * -(-der_bytes // 3)
+    return len(f"-----BEGIN {label}-----\n-----END {label}-----\n") + b64 + -(-b64 // 64)
+
+
+MAX_CRL_BYTES = pem_bytes(CRL_FRAME_DER_BYTES + MAX_REVOCATIONS * CRL_ENTRY_DER_BYTES)
+
+# Participants the PKI manifest lists (govkit.pki.manifest), and its size: each entry is
+# at most 1 KiB (its writer leaves longer ones out), and a PKI of more participants gets a
+# manifest saying so (each certificate is then checked in full, as before manifests).
+MAX_MANIFEST_PARTICIPANTS = 100_000
+MAX_MANIFEST_BYTES = 4096 + MAX_MANIFEST_PARTICIPANTS * 1024

@@ -131,7 +131,9 @@ class Shape:
         for i, v in zip(present, got, strict=True):
             values[i] = v if plain else unescape(v)
         values = tuple(values)
-        return values if self.render(values, plain=plain) == data else None
+        if plain:   # the text is the parts and these very values: rendering gives it back
+            return values
+        return values if self.render(values) == data else None
 
 
 @lru_cache(maxsize=4096)

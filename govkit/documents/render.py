@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
-from functools import lru_cache
 
 from govkit import __version__
 from govkit.catalog.profiles import Profile
@@ -18,6 +17,7 @@ from govkit.common.errors import GovkitError
 from govkit.common.findings import quote_value
 from govkit.common.limits import MAX_DOMAIN_ID
 from govkit.common.templating import get_template
+from govkit.pki.manifest import xml_datetime
 from govkit.pki.participants import Grants
 from govkit.pki.testpki import TestPKI, subject_rfc2253
 
@@ -47,11 +47,6 @@ class DomainSet:
 
     def __contains__(self, domain_id: int) -> bool:
         return any(lo <= domain_id <= hi for lo, hi in self.ranges)
-
-
-@lru_cache(maxsize=256)   # a fleet's certificates share a few validity periods
-def _xml_datetime(t: dt.datetime) -> str:
-    return t.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @dataclass(frozen=True)
@@ -119,9 +114,21 @@ class PermissionsDocument:
                         domains: DomainSet = DomainSet(),
                         validity: tuple[dt.datetime, dt.datetime] | None = None,
                         grants: Grants | None = None):
-        nb, na = validity or (cert.not_valid_before_utc, cert.not_valid_after_utc)
-        return cls(participant, subject_rfc2253(cert), _xml_datetime(nb), _xml_datetime(na),
-                   scope, domains, grants)
+        return cls.for_subject(participant, subject_rfc2253(cert),
+                               xml_datetime(cert.not_valid_before_utc),
+                               xml_datetime(cert.not_valid_after_utc), scope, domains,
+                               validity, grants)
+
+    @classmethod
+    def for_subject(cls, participant: str, subject: str, not_before: str, not_after: str,
+                    scope: RunnerInfo, domains: DomainSet = DomainSet(),
+                    validity: tuple[dt.datetime, dt.datetime] | None = None,
+                    grants: Grants | None = None):
+        """`for_certificate` from what the PKI manifest states of the certificate (its
+        subject and its validity as xs:dateTimes: govkit.pki.manifest)."""
+        if validity is not None:
+            not_before, not_after = map(xml_datetime, validity)
+        return cls(participant, subject, not_before, not_after, scope, domains, grants)
 
     def render(self) -> bytes:
         return get_template("permissions.xml.j2").render(

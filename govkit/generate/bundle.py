@@ -21,8 +21,9 @@ from govkit.common.limits import MAX_DOCUMENT_BYTES, MAX_SMIME_BYTES
 from govkit.documents.render import GovernanceDocument, PermissionsDocument
 from govkit.generate.fleet import write_document
 from govkit.pki.hsm import key_uri, softhsm_conf
+from govkit.pki.issuance import init_pki
 from govkit.pki.revocation import crl_path
-from govkit.pki.testpki import DEFAULT_PARTICIPANTS, TestPKI, init_pki, init_tls, tls_paths
+from govkit.pki.testpki import DEFAULT_PARTICIPANTS, TestPKI, init_tls, tls_paths
 from govkit.runners.base import Bundle, ParticipantFiles
 from govkit.smime.sign import sign_document, signed_path
 from govkit.smime.verify import verify_file

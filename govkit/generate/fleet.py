@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import hashlib
 import os
 import stat
 import time
@@ -40,7 +41,6 @@ from pathlib import Path
 from cryptography import x509
 from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
 
 from govkit.catalog.profiles import get_profile
 from govkit.catalog.runners import RunnerInfo, runner_info
@@ -48,23 +48,30 @@ from govkit.catalog.targets import DEFAULT_TARGET
 from govkit.check import construct
 from govkit.check.validate import portable_findings
 from govkit.common import staging, workers
-from govkit.common.errors import EXIT_USAGE, GovkitError
+from govkit.common.errors import EXIT_INVALID, EXIT_USAGE, GovkitError
+from govkit.common.findings import DocumentKind, one_line
 from govkit.common.fsutil import collect_files, write_atomic
 from govkit.common.inputs import read_input
 from govkit.common.limits import MAX_DOCUMENT_BYTES, MAX_PEM_BYTES
+from govkit.documents.model import build_model
 from govkit.documents.render import GovernanceDocument, PermissionsDocument
+from govkit.pki.manifest import read_manifest
+from govkit.pki.names import certificate_grants
 from govkit.pki.participants import Participant
-from govkit.smime import pkcs7
+from govkit.pki.revocation import load_crl, revoked_certificates
+from govkit.pki.testpki import TestPKI
+from govkit.smime import chain, pkcs7
 from govkit.smime.sign import (
     TEXT_HEADER,
     check_own_signature,
     check_signable,
     load_signer,
     sign_bytes,
-    signable_text,
+    signable_check,
     signed_path,
     smime_message,
 )
+from govkit.smime.status import grant_subjects, revoked_grant_lines
 
 _MAX_PIECE = 1022   # longest line OpenSSL reads back in one piece (1023 with its LF)
 
@@ -102,6 +109,13 @@ class Settings:
     target: str = DEFAULT_TARGET                    # `sign --target`: whose verdict
     stage_dirs: bool = False                        # write through StagingDirs (generate)
     staging_dirs: dict | None = None                # final directory -> its StagingDir
+    # The PKI manifest's entries (name -> pki.manifest.Entry), None without one, and the
+    # serials the Identity CA's CRL revokes
+    manifest: dict | None = None
+    revoked: frozenset = frozenset()
+    # `sign`: (DER, one line) of every participant certificate the signing PKI's CRL
+    # revokes; a permissions document granting one of them is not signed
+    revoked_grants: tuple[tuple[bytes, str], ...] = ()
 
 
 @dataclass
@@ -109,16 +123,33 @@ class Outcome:
     index: int
     written: tuple[str, ...] = ()
     stale: bool = False
+    revoked: bool = False                           # its certificate is revoked: nothing
     error: tuple[str, int] | None = None            # message, exit code
     warnings: tuple[str, ...] = ()                  # validation's, under the target
+    # why its certificate got the full check although there is a manifest: "changed"
+    # (the file is not the one the manifest lists) or "unlisted"
+    unproven: str | None = None
 
 
 @dataclass
 class Result:
-    written: list[Path] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)   # written, as the jobs named them
     stale: list[str] = field(default_factory=list)
     errors: list[GovkitError] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    # participants left out because their certificates are revoked: name -> why (a line)
+    revoked: dict[str, str] = field(default_factory=dict)
+    removed: list[Path] = field(default_factory=list)   # their earlier files, removed
+    # why the PKI manifest was not used (every certificate checked in full), or None
+    manifest_note: str | None = None
+    # (participant, "changed" | "unlisted"): certificates checked in full, and why
+    unproven: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def written(self) -> list[Path]:
+        """The files written (`files`, as paths: 20,000 Path objects cost 0.1 s, so the
+        command line prints `files`)."""
+        return list(map(Path, self.files))
 
 
 # ---------------------------------------------------------------- in a worker
@@ -167,10 +198,15 @@ class _Worker:
         self.identity_ca = x509.load_pem_x509_certificate(settings.identity_ca_pem) \
             if settings.identity_ca_pem else None
         self.issued = issued_check(self.identity_ca) if self.identity_ca else None
+        # name -> manifest.Entry; None: no manifest (or --paranoid): every certificate
+        # checked in full
+        self.manifest = None if settings.paranoid else settings.manifest
         self.pki_prefix = os.path.join(settings.pki_dir or "", "")
         self.checked = False       # one signed document of this worker verified in full
         self.check_all = settings.paranoid   # (or that check failed): every one in full
         self.dirs = settings.staging_dirs or {}
+        self.revoked_grants = [(certificate_grants(x509.load_der_x509_certificate(der)), line)
+                               for der, line in settings.revoked_grants]
         self._stamp: tuple[int, bytes] = (-1, b"")
 
     def run(self, index: int, job) -> Outcome:
@@ -188,20 +224,41 @@ class _Worker:
         return self._generated(doc.render(), Path(job.xml))
 
     def _permissions(self, index: int, job: PermissionsJob) -> Outcome:
-        p = job.participant
-        try:   # as TestPKI.stale_participants decides: the current Identity CA issued it
+        p, settings = job.participant, self.settings
+        try:
             pem = read_input(f"{self.pki_prefix}{p.name}.pem", MAX_PEM_BYTES, "certificate")
-            cert = x509.load_pem_x509_certificate(pem)
-            self.issued(cert)
-        except (GovkitError, ValueError, TypeError, InvalidSignature, UnsupportedAlgorithm):
+        except GovkitError:
             return Outcome(index, stale=True)
-        doc = PermissionsDocument.for_certificate(cert, p.name, self.settings.scope,
-                                                  self.settings.domains,
-                                                  self.settings.validity, grants=p.grants)
-        data = None if self.settings.paranoid else construct.render_proven(doc)
+        entry = self.manifest.get(p.name) if self.manifest is not None else None
+        unproven = None
+        if entry is not None and entry.sha256 == hashlib.sha256(pem).digest():
+            # the file the full check passed when the PKI wrote it (govkit.pki.manifest)
+            if not entry.issued:
+                return Outcome(index, stale=True)
+            if entry.revoked or entry.serial in settings.revoked:
+                return Outcome(index, revoked=True)
+            doc = PermissionsDocument.for_subject(p.name, entry.subject, entry.not_before,
+                                                  entry.not_after, settings.scope,
+                                                  settings.domains, settings.validity,
+                                                  p.grants)
+        else:
+            if self.manifest is not None:
+                unproven = "changed" if entry is not None else "unlisted"
+            try:   # as TestPKI.stale_participants decides: the current Identity CA issued it
+                cert = x509.load_pem_x509_certificate(pem)
+                self.issued(cert)
+            except (ValueError, TypeError, InvalidSignature, UnsupportedAlgorithm):
+                return Outcome(index, stale=True, unproven=unproven)
+            if cert.serial_number in settings.revoked:   # (an issued one: the CRL's issuer)
+                return Outcome(index, revoked=True, unproven=unproven)
+            doc = PermissionsDocument.for_certificate(cert, p.name, settings.scope,
+                                                      settings.domains, settings.validity,
+                                                      grants=p.grants)
+        data = None if settings.paranoid else construct.render_proven(doc)
         if data is None:   # not proven valid by construction: rendered and checked in full
-            return Outcome(index, self._generated(doc.render(), Path(job.xml)))
-        return Outcome(index, self._proven(data, job.xml))
+            return Outcome(index, self._generated(doc.render(), Path(job.xml)),
+                           unproven=unproven)
+        return Outcome(index, self._proven(data, job.xml), unproven=unproven)
 
     def _write(self, path: Path | str, data: bytes, reuse: bool = True) -> None:
         """Into the final directory's StagingDir if it has one, else a temporary beside
@@ -237,9 +294,30 @@ class _Worker:
 
     def _sign_file(self, index: int, xml: Path) -> Outcome:
         content = read_input(xml, MAX_DOCUMENT_BYTES, "document")
-        text, warnings = signable_text(content, xml, False, self.settings.target)
+        text, check = signable_check(content, xml, False, self.settings.target)
+        if self.revoked_grants and check.kind is DocumentKind.PERMISSIONS:
+            self._refuse_revoked_grants(xml, check.document)
         return Outcome(index, (self._sign_text(text, content, xml),),
-                       warnings=tuple(map(str, warnings)))
+                       warnings=tuple(map(str, check.warnings)))
+
+    def _refuse_revoked_grants(self, xml: Path, document) -> None:
+        """A document granting a revoked certificate is not signed (a revoked certificate
+        is never granted): one line, exit 1, and the .p7s signed for it earlier removed,
+        as generate removes a revoked participant's (the .xml, the user's, stays)."""
+        grants = grant_subjects(build_model(document.root, DocumentKind.PERMISSIONS))
+        lines = revoked_grant_lines(grants, self.revoked_grants)
+        if not lines:
+            return
+        p7s = signed_path(xml)
+        try:
+            removed = stat.S_ISREG(os.lstat(p7s).st_mode)
+            if removed:
+                p7s.unlink()
+        except FileNotFoundError:
+            removed = False
+        gone = f", and {one_line(p7s)} signed for it earlier removed" if removed else ""
+        more = f" (and {len(lines) - 1} more such grant(s))" if len(lines) > 1 else ""
+        raise GovkitError(f"{one_line(xml)}: not signed{gone}: {lines[0]}{more}", EXIT_INVALID)
 
     def _signing_time(self) -> bytes:
         second = int(time.time())
@@ -278,31 +356,22 @@ class _Worker:
         return out
 
 
-_ECDSA_OIDS = {"1.2.840.10045.4.3.2", "1.2.840.10045.4.3.3", "1.2.840.10045.4.3.4"}
-_RSA_OIDS = {"1.2.840.113549.1.1.11", "1.2.840.113549.1.1.12", "1.2.840.113549.1.1.13"}
-
-
 def issued_check(ca: x509.Certificate):
     """A function that raises unless the Identity CA `ca` issued a certificate, as
     `verify_directly_issued_by` decides: the issuer is its subject and its key verifies
-    the signature. The CA's key is taken out of its certificate once (that function does
-    it for every certificate); signatures of other algorithms go to that function."""
+    the signature (govkit's one signature check, smime.chain.signed_with). The CA's key
+    is taken out of its certificate once (that function does it for every certificate);
+    an algorithm the check leaves to cryptography goes to that function."""
     key, subject = ca.public_key(), ca.subject
 
     def issued(cert: x509.Certificate) -> None:
-        oid = cert.signature_algorithm_oid.dotted_string
-        if oid in _ECDSA_OIDS and isinstance(key, ec.EllipticCurvePublicKey):
-            if cert.issuer != subject:
-                raise ValueError("issuer name mismatch")
-            key.verify(cert.signature, cert.tbs_certificate_bytes,
-                       ec.ECDSA(cert.signature_hash_algorithm))
-        elif oid in _RSA_OIDS and isinstance(key, rsa.RSAPublicKey):
-            if cert.issuer != subject:
-                raise ValueError("issuer name mismatch")
-            key.verify(cert.signature, cert.tbs_certificate_bytes, padding.PKCS1v15(),
-                       cert.signature_hash_algorithm)
-        else:
+        if cert.issuer != subject:
+            raise ValueError("issuer name mismatch")
+        verdict = chain.signed_with(cert, key)
+        if verdict is None:
             cert.verify_directly_issued_by(ca)
+        elif not verdict:
+            raise InvalidSignature
     return issued
 
 
@@ -366,9 +435,13 @@ def _xml(job) -> str:
 def collect(outcomes: list[Outcome], names: list[str] | None = None) -> Result:
     result = Result()
     for o in outcomes:
-        result.written += map(Path, o.written)
+        result.files += o.written
         if o.stale and names is not None:
             result.stale.append(names[o.index])
+        if o.revoked and names is not None:
+            result.revoked[names[o.index]] = ""
+        if o.unproven and names is not None:
+            result.unproven.append((names[o.index], o.unproven))
         if o.error is not None:
             result.errors.append(GovkitError(*o.error))
         result.warnings += o.warnings
@@ -387,17 +460,36 @@ def signer_pem(cert_path: Path, key_path: Path) -> tuple[bytes, bytes]:
 
 def sign_files(paths: list[Path], cert_path: Path, key_path: Path,
                processes: int | None = None, target: str = DEFAULT_TARGET,
-               warnings: list[str] | None = None) -> tuple[list[Path], list[GovkitError]]:
+               warnings: list[str] | None = None, pki_dir: Path | None = None
+               ) -> tuple[list[Path], list[GovkitError]]:
     """`smime.sign.sign_paths` in one pass: (signed .p7s paths, errors), the same verdicts
     under `target` (`sign --target`); what validation warns about (signed all the same)
-    is appended to `warnings`."""
+    is appended to `warnings`. With `pki_dir`, the test PKI the Permissions CA is from,
+    a permissions document granting a certificate its CRL revokes is an error, not
+    signed (a CRL that cannot be read: refused, as generate refuses it)."""
     settings = Settings(dt.datetime.now(dt.UTC), signer_pem(cert_path, key_path),
-                        write_xml=False, target=target)
+                        write_xml=False, target=target,
+                        revoked_grants=_revoked_grants(pki_dir, warnings))
     files = collect_files(paths, ".xml")
     result = collect(run_jobs([FileJob(str(f)) for f in files], settings, processes))
     if warnings is not None:
         warnings += result.warnings
     return result.written, result.errors
+
+
+def _revoked_grants(pki_dir: Path | None, warnings: list[str] | None
+                    ) -> tuple[tuple[bytes, str], ...]:
+    """(DER, line) of every participant certificate of `pki_dir` its CRL revokes; one
+    that cannot be read is a warning (whether it is revoked is not known)."""
+    if pki_dir is None:
+        return ()
+    pki = TestPKI(Path(pki_dir))
+    unreadable: list[str] = []
+    found = revoked_certificates(pki, pki.identities(), unreadable)
+    if warnings is not None:
+        warnings += [f"govkit: warning: {line}" for line in unreadable]
+    return tuple((cert.public_bytes(serialization.Encoding.DER), line)
+                 for cert, line in found.values())
 
 
 def write_document(doc: GovernanceDocument | PermissionsDocument, path: Path) -> Path:
@@ -436,20 +528,27 @@ def generate(profiles: list, pki, out_dir: Path, domains, runner: str,
         _require_identities(pki, participants)
     identity_ca = read_input(pki.identity_ca, MAX_PEM_BYTES, "certificate")
     pki.certificate("identity_ca")   # a clean error now rather than in every worker
+    manifest, manifest_note = read_manifest(pki)
+    crl = load_crl(pki)   # a CRL that cannot be read: refused (who is revoked is unknown)
     settings = Settings(dt.datetime.now(dt.UTC),
                         signer_pem(pki.permissions_ca, pki.permissions_ca_key) if sign else None,
                         True, str(pki.directory), identity_ca, scope, domains, validity,
-                        paranoid=paranoid, stage_dirs=True)
+                        paranoid=paranoid, stage_dirs=True,
+                        manifest=manifest.entries if manifest else None,
+                        revoked=crl.serials if crl else frozenset())
     out_dir = Path(out_dir)
     jobs: list = [GovernanceJob(p.name, str(out_dir / "governance" / f"{p.name}.xml"))
                   for p in profiles if p.security]
     first_permission = len(jobs)
-    jobs += [PermissionsJob(p, str(out_dir / "permissions" / f"{p.name}.xml"))
-             for p in participants]
+    permissions = os.path.join(out_dir, "permissions", "")   # (a Path per job: 10 µs)
+    jobs += [PermissionsJob(p, f"{permissions}{p.name}.xml") for p in participants]
     if not participants:
         raise _no_identities(pki)
     names = [""] * first_permission + [p.name for p in participants]
     result = collect(run_jobs(jobs, settings, processes), names)
+    result.manifest_note = None if paranoid else manifest_note
+    if result.revoked:
+        _left_out(pki, crl, manifest, result, out_dir / "permissions", explicit)
     if explicit:
         result.errors += [GovkitError(
             f"{pki.path(name)}: not issued by the current Identity CA (left from an earlier "
@@ -458,6 +557,44 @@ def generate(profiles: list, pki, out_dir: Path, domains, runner: str,
     elif len(result.stale) == len(participants):
         raise _no_identities(pki)
     return result
+
+
+def _left_out(pki, crl, manifest, result: Result, directory: Path, explicit: bool) -> None:
+    """Say why each revoked participant got no permissions, and remove what an earlier
+    run wrote for it there (a signed grant of a revoked certificate is never left to be
+    shipped); with `explicit` participants each is an error."""
+    from govkit.pki.revocation import explain_revocation
+    for name in result.revoked:
+        why = None
+        try:
+            cert = pki.certificate(name)
+            found = crl.revocation(cert) if crl is not None else None
+            if found is not None:
+                why = explain_revocation(pki.path(name), cert, crl, found)
+        except GovkitError:
+            pass
+        recorded = manifest.entries[name].revoked if manifest and name in manifest.entries \
+            else None
+        if why is None and recorded:
+            why = (f"certificate {pki.path(name)} (serial {recorded['serial']}) revoked on "
+                   f"{recorded['at']} by CRL number {recorded['crl_number']}, as the PKI "
+                   f"manifest {manifest.path} records (the CRL no longer says so: "
+                   f"`govkit pki revoke` puts it back)")
+        removed = []
+        for suffix in (".p7s", ".xml"):
+            path = directory / f"{name}{suffix}"
+            try:
+                if stat.S_ISREG(os.lstat(path).st_mode):
+                    path.unlink()
+                    removed.append(path)
+            except FileNotFoundError:
+                pass
+        result.removed += removed
+        gone = f"; removed {' and '.join(map(str, removed))}, written for it earlier" \
+            if removed else ""
+        result.revoked[name] = f"{name} is revoked: no permissions written{gone}: {why}"
+        if explicit:
+            result.errors.append(GovkitError(result.revoked[name]))
 
 
 def _no_identities(pki) -> GovkitError:
@@ -483,7 +620,8 @@ def ensure_identities(ca_dir: Path, participants: list[Participant], log,
     """The PKI in `ca_dir` with an identity for every participant: a test PKI is created
     there if it has none, missing participants are added (and `log` says so). Whether
     the current Identity CA issued each one is checked by `generate`, in its workers."""
-    from govkit.pki.testpki import TestPKI, init_pki
+    from govkit.pki.issuance import init_pki
+    from govkit.pki.testpki import TestPKI
     pki = TestPKI(Path(ca_dir))
     created = not pki.exists()
     present = set(os.listdir(pki.directory)) if pki.directory.is_dir() else set()

@@ -62,6 +62,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cryptography.hazmat.primitives import serialization
 from lxml import etree
 
 from govkit.check.loaded import load_document
@@ -261,8 +262,11 @@ def _plan(pki: TestPKI, build: Path, profile: str | None, ca_keys: bool,
         else:
             result.enforcing = False
     plan.add("enclaves/governance.p7s", governance)
-    crl = load_crl(pki)   # refused if not the current Identity CA's
-    crl_pem = read_input(crl_path(pki), MAX_PEM_BYTES, "CRL") if crl is not None else None
+    # The CRL read once, capped at MAX_CRL_BYTES and refused if not the current Identity
+    # CA's (load_crl); the enclaves get that very CRL, so who is left out below and what
+    # every node refuses cannot differ (a second read could meet a newer file).
+    crl = load_crl(pki)
+    crl_pem = crl.crl.public_bytes(serialization.Encoding.PEM) if crl is not None else None
     result.crl = crl_pem is not None
     stale = set(pki.stale_participants())
     wanted = None if selection is None else set(selection.enclaves.values())

@@ -30,6 +30,7 @@ from cryptography.hazmat.primitives import serialization
 
 from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.common.fsutil import write_atomic
+from govkit.pki.lock import pki_lock
 from govkit.pki.testpki import TOKEN_SUFFIX, TestPKI
 
 TOKEN_LABEL = "govkit"
@@ -104,6 +105,11 @@ def token_uri(object_id: str, pin: str) -> str:
 def move_keys_to_softhsm(pki: TestPKI, names: list[str] | None = None) -> list[str]:
     """Move the private keys of `names` (default: every participant with a key file) into
     the PKI's SoftHSM2 token; returns the `<name>.pkcs11` files written."""
+    with pki_lock(pki.directory):
+        return _move_locked(pki, names)
+
+
+def _move_locked(pki: TestPKI, names: list[str] | None) -> list[str]:
     names = [n for n in (pki.identities() if names is None else names)
              if pki.path(n, ".key").exists()]
     if not names:

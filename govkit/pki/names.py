@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.common.inputs import read_input
 from govkit.common.limits import MAX_PEM_BYTES
+from govkit.pki.participants import CRL_STEM
 
 if TYPE_CHECKING:
     from cryptography import x509
@@ -215,6 +216,45 @@ def fastdds_accepts(grant_subject: str, cert: x509.Certificate) -> bool:
     return fastdds_subjects_equal(grant_subject, openssl_rfc2253(cert))
 
 
+def grants_certificate(grant_subject: str | None, cert: x509.Certificate) -> bool:
+    """A grant with this subject is `cert`'s under some reading: the same distinguished
+    name, or the grant Cyclone DDS 0.10 or Fast DDS 2.9 would find for it."""
+    if not grant_subject:
+        return False
+    try:
+        rdns = parse_subject(grant_subject)
+    except SubjectSyntaxError:
+        rdns = None
+    return rdns == certificate_rdns(cert) or cyclone_accepts(grant_subject, cert) \
+        or fastdds_accepts(grant_subject, cert)
+
+
+def certificate_grants(cert: x509.Certificate):
+    """`grants_certificate` for one certificate and many subjects: a function of a grant
+    subject. A subject that cannot name the certificate under any reading is passed over
+    without parsing it: every reading needs each piece of the CN's value in the subject
+    (DN equality compares normalised values; Cyclone compares the tokens between ',' '/'
+    '|' byte for byte, so CN=/ns/node is the tokens ns and node; Fast DDS compares bytes),
+    so a subject without escapes or quotes whose normalised text lacks the CN's longest
+    piece, normalised, names it under none (a test compares the two on thousands of
+    subjects)."""
+    import re
+
+    from cryptography.x509.oid import NameOID
+    cns = cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)
+    pieces = re.split(r"[,/|+=;<>#\s\"\\]+", str(cns[0].value)) if len(cns) == 1 else []
+    needle = normalise(max(pieces, key=len)) if pieces else None
+
+    def grants(subject: str | None) -> bool:
+        if not subject:
+            return False
+        if needle and "\\" not in subject and '"' not in subject and \
+                needle not in normalise(subject):
+            return False
+        return grants_certificate(subject, cert)
+    return grants
+
+
 # --------------------------------------------------------------------------- identities
 
 
@@ -259,7 +299,9 @@ def load_identities(where: Path) -> list[Identity]:
     from cryptography import x509
     where = Path(where)
     if where.is_dir():
-        files = sorted(p for p in where.iterdir() if p.suffix in (".pem", ".crt"))
+        # not the CRL (identity_ca.crl.pem): no certificate, and far larger than one
+        files = sorted(p for p in where.iterdir() if p.suffix in (".pem", ".crt")
+                       and p.name != f"{CRL_STEM}.pem")
     elif where.exists():
         files = [where]
     else:
@@ -281,7 +323,7 @@ def load_identities(where: Path) -> list[Identity]:
 def _with_revocations(where: Path, identities: list[Identity]) -> list[Identity]:
     """The identities, those the directory's CRL revokes marked (a test PKI directory)."""
     from govkit.pki.revocation import explain_revocation, load_crl
-    from govkit.pki.testpki import CRL_STEM, TestPKI
+    from govkit.pki.testpki import TestPKI
     pki = TestPKI(where)
     if not pki.path(CRL_STEM).exists() or not pki.identity_ca.exists():
         return identities

@@ -54,6 +54,9 @@ from govkit.pki.ros import (
 # most 63 characters.
 _NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
 CA_STEMS = ("identity_ca", "permissions_ca")
+# The Identity CA's certificate revocation list (govkit.pki.revocation), beside the CAs: a
+# .pem file that is no certificate.
+CRL_STEM = "identity_ca.crl"
 # Subject values: the same separators are refused, spaces only inside (Cyclone compares
 # the text verbatim, and RFC 4514 would escape a space at either end); 64 is X.520's bound.
 _SUBJECT_RE = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9 ._-]{0,62}[A-Za-z0-9._-])?")

@@ -22,10 +22,12 @@ from pathlib import Path
 from cryptography import x509
 
 from govkit.common.errors import GovkitError
-from govkit.pki import names
+from govkit.pki.names import grants_certificate
 from govkit.pki.revocation import Crl, explain_revocation, load_crl
 from govkit.pki.testpki import TestPKI
 from govkit.pki.vocabulary import DEFAULT_WARN_DAYS
+
+_DAY = dt.timedelta(days=1)
 
 
 @dataclass(frozen=True)
@@ -95,7 +97,7 @@ def _dates_problems(item: Item, now: dt.datetime, warn_days: int, what: str = ""
         return
     if now > item.not_after:
         item.problems.append(f"{what}expired on {_day(item.not_after)}")
-    elif item.not_after - now <= dt.timedelta(days=warn_days):
+    elif (item.not_after - now) / _DAY <= warn_days:   # any warn_days: no timedelta of it
         item.problems.append(f"{what}expires on {_day(item.not_after)}, within {warn_days} "
                              f"days")
 
@@ -116,17 +118,8 @@ def _certificate_item(kind: str, name: str, path: Path, cert: x509.Certificate,
 def _grant_owner(subject: str | None, certs: dict[str, x509.Certificate]) -> str | None:
     """The participant whose certificate the grant names (as a distinguished name, or as
     Cyclone or Fast DDS would match it)."""
-    if not subject:
-        return None
-    try:
-        rdns = names.parse_subject(subject)
-    except names.SubjectSyntaxError:
-        rdns = None
-    for name, cert in certs.items():
-        if rdns == names.certificate_rdns(cert) or names.cyclone_accepts(subject, cert) \
-                or names.fastdds_accepts(subject, cert):
-            return name
-    return None
+    return next((name for name, cert in certs.items()
+                 if grants_certificate(subject, cert)), None)
 
 
 def pki_status(pki: TestPKI, documents: list[SignedDates] = (), warn_days: int =
@@ -145,7 +138,13 @@ def pki_status(pki: TestPKI, documents: list[SignedDates] = (), warn_days: int =
     certs: dict[str, x509.Certificate] = {}
     participants: dict[str, Item] = {}
     for name in pki.identities():
-        cert = pki.certificate(name)
+        try:
+            cert = pki.certificate(name)
+        except GovkitError as e:   # one bad file: said on its row, every other one listed
+            item = Item("participant", name, str(pki.path(name)), None, None)
+            item.problems.append(f"cannot read: {str(e).removeprefix(f'{pki.path(name)}: ')}")
+            items.append(item)
+            continue
         item = _certificate_item("participant", name, pki.path(name), cert, crl)
         if name in stale:
             item.notes.append("not issued by the current Identity CA (left from an earlier "

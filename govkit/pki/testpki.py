@@ -6,7 +6,8 @@ its own permissions document (sros2 issue #282). RTI Perftest can only take one 
 
 Files are flat in the PKI directory:
   identity_ca.pem/.key, permissions_ca.pem/.key, <participant>.pem/.key
-Keys are written atomically with mode 0600 and never overwritten unless `force`; with
+govkit.pki.issuance writes them (this module reads them and makes certificates). Keys
+are written atomically with mode 0600 and never overwritten unless `force`; with
 `force` the CAs are replaced and every participant already there is reissued by the new
 Identity CA, so the directory always holds one consistent PKI. Every file is read with a
 size limit, and a file that is not what it should be is one clean error, never a crash.
@@ -32,7 +33,6 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from govkit.common import staging, workers
 from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.common.fsutil import write_atomic
 from govkit.common.inputs import read_input
@@ -47,8 +47,6 @@ DEFAULT_PARTICIPANTS = ("pub", "sub")
 CLOCK_SKEW = dt.timedelta(days=1)
 ORGANIZATION = "govkit test PKI"
 _CA_FILES = CA_STEMS
-# The Identity CA's certificate revocation list (govkit.pki.revocation), beside the CAs.
-CRL_STEM = "identity_ca.crl"
 # <name>.pkcs11 in place of <name>.key: the key is in a PKCS#11 token (govkit.pki.hsm).
 TOKEN_SUFFIX = ".pkcs11"
 # The last instant an X.509 certificate can state (GeneralizedTime 99991231235959Z).
@@ -78,7 +76,7 @@ def max_days(now: dt.datetime) -> int:
     return (LAST_VALID_TIME - now).days
 
 
-def _new_key(key_type: str):
+def new_key(key_type: str):
     if key_type == "ec-p256":
         return ec.generate_private_key(ec.SECP256R1())
     if key_type == "rsa-2048":
@@ -98,17 +96,17 @@ def x509_name(common_name: str, organization: str | None = None, unit: str | Non
 
 
 def _builder(subject: x509.Name, issuer: x509.Name, public_key, days: int,
-             now: dt.datetime) -> x509.CertificateBuilder:
+             now: dt.datetime, until: dt.datetime | None = None) -> x509.CertificateBuilder:
     return (x509.CertificateBuilder()
             .subject_name(subject).issuer_name(issuer).public_key(public_key)
             .serial_number(x509.random_serial_number())
             .not_valid_before(now - CLOCK_SKEW)
-            .not_valid_after(now + dt.timedelta(days=days))
+            .not_valid_after(min(now + dt.timedelta(days=days), until or LAST_VALID_TIME))
             .add_extension(x509.SubjectKeyIdentifier.from_public_key(public_key), critical=False))
 
 
-def _make_ca(common_name: str, key_type: str, days: int, now: dt.datetime):
-    key = _new_key(key_type)
+def make_ca(common_name: str, key_type: str, days: int, now: dt.datetime):
+    key = new_key(key_type)
     name = x509_name(common_name)
     cert = (_builder(name, name, key.public_key(), days, now)
             .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
@@ -123,8 +121,8 @@ def _make_ca(common_name: str, key_type: str, days: int, now: dt.datetime):
     return cert, key
 
 
-def _make_leaf(who: Participant, ca_cert, ca_key, key_type: str, days: int, now: dt.datetime):
-    key = _new_key(key_type)
+def make_leaf(who: Participant, ca_cert, ca_key, key_type: str, days: int, now: dt.datetime):
+    key = new_key(key_type)
     subject = x509_name(who.common_name, who.organization, who.unit, who.country)
     return leaf_certificate(subject, key.public_key(), ca_cert, ca_key, days, now), key
 
@@ -132,10 +130,13 @@ def _make_leaf(who: Participant, ca_cert, ca_key, key_type: str, days: int, now:
 def leaf_certificate(subject: x509.Name, public_key, ca_cert, ca_key, days: int,
                      now: dt.datetime) -> x509.Certificate:
     """A participant certificate for `public_key` (EC P-256 or RSA-2048), issued by the CA:
-    a new serial, valid from `now` (less CLOCK_SKEW) for `days`."""
+    a new serial, valid from `now` (less CLOCK_SKEW) for `days`, but never after the CA
+    itself (OpenSSL refuses such a chain at depth 1 from the CA's expiry on: the
+    certificate would only seem to last longer; `renew` says when it is cut short)."""
     ec_key = isinstance(public_key, ec.EllipticCurvePublicKey)
     ski = ca_cert.extensions.get_extension_for_class(x509.SubjectKeyIdentifier).value
-    return (_builder(subject, ca_cert.subject, public_key, days, now)
+    return (_builder(subject, ca_cert.subject, public_key, days, now,
+                     ca_cert.not_valid_after_utc)
             .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
             .add_extension(x509.KeyUsage(
                 digital_signature=True, key_agreement=ec_key,
@@ -169,7 +170,7 @@ def subject_rfc2253(cert: x509.Certificate) -> str:
 
 @dataclass(frozen=True)
 class TestPKI:
-    """A PKI directory on disk; `init_pki` creates or extends one."""
+    """A PKI directory on disk; `issuance.init_pki` creates or extends one."""
     directory: Path
 
     def __post_init__(self):
@@ -211,8 +212,18 @@ class TestPKI:
         return [(s, problem) for s in self._pairs() if (problem := name_problem(s))]
 
     def _pairs(self) -> list[str]:
-        return sorted(p.stem for p in self.directory.glob("*.pem")
-                      if p.stem not in _CA_FILES and self.has_key(p.stem))
+        """The stems with a certificate and a key, from one listing of the directory (a
+        stat per participant cost 0.1 s for 10,000); what glob("*.pem") and has_key
+        decide: no hidden names, and a symbolic link counts only if it leads somewhere."""
+        with os.scandir(self.directory) as entries:
+            present = {e.name: e for e in entries if not e.name.startswith(".")}
+
+        def there(name: str) -> bool:
+            entry = present.get(name)
+            return entry is not None and (not entry.is_symlink() or os.path.exists(entry.path))
+        return sorted(stem for name in present if name.endswith(".pem")
+                      and (stem := name[:-4]) not in _CA_FILES and there(name)
+                      and (there(f"{stem}.key") or there(f"{stem}{TOKEN_SUFFIX}")))
 
     def has_key(self, stem: str) -> bool:
         return self.path(stem, ".key").exists() or self.path(stem, TOKEN_SUFFIX).exists()
@@ -279,173 +290,6 @@ def permissions_ca_paths(ca: Path, command: str, need_key: bool) -> tuple[Path, 
     return pki.permissions_ca, pki.permissions_ca_key if need_key else None
 
 
-def _existing_participants(pki: TestPKI) -> list[str]:
-    """Participant names with a key or a certificate in the directory."""
-    return sorted({p.stem for p in pki.directory.iterdir() if p.suffix in (".pem", ".key")
-                   and p.stem != CRL_STEM and name_problem(p.stem) is None})
-
-
-GITIGNORE = ("# govkit's test PKI: its private keys are written unencrypted; keep them out of\n"
-             "# version control (written by `govkit pki init`, never overwritten).\n"
-             "*.key\nsofthsm/\n")
-
-
-def _write_gitignore(pki: TestPKI) -> None:
-    path = pki.directory / ".gitignore"
-    if not path.exists():
-        write_atomic(path, GITIGNORE.encode(), mode=0o644)
-
-
-def _certify_orphan_keys(pki: TestPKI, wanted: dict[str, Participant], present: set[str],
-                         id_cert, id_key, days: int, now: dt.datetime) -> list[str]:
-    """A participant's key without its certificate (govkit was killed between writing the
-    one and the other): the key is kept, never replaced, and gets its certificate now."""
-    repaired = []
-    for p in wanted.values():
-        if f"{p.name}.key" in present and f"{p.name}.pem" not in present:
-            key = load_private_key(pki.path(p.name, ".key"))
-            subject = x509_name(p.common_name, p.organization, p.unit, p.country)
-            cert = leaf_certificate(subject, key.public_key(), id_cert, id_key, days, now)
-            write_atomic(pki.path(p.name), certificate_pem(cert), mode=0o644)
-            repaired.append(p.name)
-    return repaired
-
-
-def _write_pair(pki: TestPKI, stem: str, cert, key, force: bool) -> None:
-    # Key first, refusing to replace an existing one unless forced; then the certificate.
-    write_atomic(pki.path(stem, ".key"), private_key_pem(key), mode=0o600, overwrite=force)
-    write_atomic(pki.path(stem), certificate_pem(cert), mode=0o644, overwrite=True)
-
-
-def init_pki(directory: Path,
-             participants: tuple[str | Participant, ...] | list[str | Participant]
-             = DEFAULT_PARTICIPANTS,
-             key_type: str = "ec-p256", days: int = DEFAULT_CERT_DAYS, force: bool = False,
-             single_ca: bool = False, now: dt.datetime | None = None,
-             processes: int | None = None) -> tuple[TestPKI, list[str]]:
-    """Create (or extend) a test PKI. Returns it and the list of files created.
-
-    Without `force` an existing CA is reused and existing participants are kept as they
-    are: nothing with a key is replaced. With `force` both CAs are new and every
-    participant, named or already present, is reissued by the new Identity CA.
-    Participants are names or `Participant`s (with subject fields); many of them are
-    issued in worker processes and written together (`staging`).
-    """
-    wanted = {}
-    for p in participants:
-        p = p if isinstance(p, Participant) else Participant(p)
-        wanted.setdefault(p.name, p)
-    if key_type not in KEY_TYPES:
-        raise GovkitError(f"unknown key type {key_type!r}; Cyclone DDS 0.10 accepts only "
-                          f"{', '.join(KEY_TYPES)}")
-    now = now or dt.datetime.now(dt.UTC)
-    if not 1 <= days <= max_days(now):
-        raise GovkitError(f"--days must be between 1 and {max_days(now)} (no certificate can "
-                          f"be valid after {LAST_VALID_TIME.date()})")
-    for name in wanted:
-        problem = name_problem(name)
-        if problem:
-            raise GovkitError(problem)
-    pki = TestPKI(Path(directory))
-    if pki.directory.exists() and not pki.directory.is_dir():
-        raise GovkitError(f"{directory}: exists and is not a directory")
-    pki.directory.mkdir(parents=True, exist_ok=True)
-    created: list[str] = []
-    if force or not pki.exists():
-        if not force:
-            # New CAs would not have issued any identity already here: refuse to mix.
-            for key in sorted(pki.directory.glob("*.key")):
-                raise GovkitError(f"{key}: a key exists but the PKI is incomplete; refusing "
-                                  f"to overwrite or mix it with new CAs (use --force, or "
-                                  f"another directory)")
-        id_cert, id_key = _make_ca("govkit Identity CA", key_type, days, now)
-        if single_ca:
-            perm_cert, perm_key = id_cert, id_key
-        else:
-            perm_cert, perm_key = _make_ca("govkit Permissions CA", key_type, days, now)
-        _write_pair(pki, "identity_ca", id_cert, id_key, force)
-        # A CRL here was signed by the CA just replaced: the new one has revoked nothing.
-        pki.path(CRL_STEM).unlink(missing_ok=True)
-        _write_pair(pki, "permissions_ca", perm_cert, perm_key, force)
-        created += ["identity_ca", "permissions_ca"]
-    elif single_ca and not pki.single_ca:
-        raise GovkitError(f"{directory}: has separate identity and permissions CAs; use another "
-                          f"directory for a single-CA PKI (or --force to replace it)")
-    id_cert, id_key = pki.key_pair("identity_ca")
-    _write_gitignore(pki)
-    repaired: list[str] = []
-    if force:  # the old participants' certificates are from the old Identity CA: reissue
-        for name in _existing_participants(pki):
-            wanted.setdefault(name, Participant(name))
-        todo = [wanted[n] for n in sorted(wanted)]
-    else:
-        present = set(os.listdir(pki.directory))   # one listing, not a stat per participant
-        todo = [p for p in wanted.values() if f"{p.name}.key" not in present
-                and f"{p.name}{TOKEN_SUFFIX}" not in present]
-        repaired = _certify_orphan_keys(pki, wanted, present, id_cert, id_key, days, now)
-    _issue(pki, todo, id_cert, id_key, key_type, days, now, force, processes)
-    for p in todo:      # a new key file: a key a token held for the name is not its key now
-        pki.path(p.name, TOKEN_SUFFIX).unlink(missing_ok=True)
-    created += [p.name for p in todo]
-    return pki, [str(pki.path(s, x)) for s in created for x in (".pem", ".key")] + [
-        str(pki.path(s)) for s in repaired]
-
-
-@dataclass(frozen=True)
-class _Issuer:
-    """What a worker needs to issue identities (plain data: it may be pickled)."""
-    directory: str
-    ca_pem: bytes
-    ca_key_pem: bytes
-    key_type: str
-    days: int
-    now: dt.datetime
-    force: bool
-
-
-_issuer: tuple[_Issuer, x509.Certificate, object] | None = None
-
-
-def _init_issuer(issuer: _Issuer) -> None:
-    global _issuer
-    _issuer = (issuer, x509.load_pem_x509_certificate(issuer.ca_pem),
-               serialization.load_pem_private_key(issuer.ca_key_pem, None))
-
-
-def _issue_chunk(todo: list[Participant]) -> list[staging.Staged]:
-    issuer, ca_cert, ca_key = _issuer
-    stager = staging.Stager()
-    try:
-        for p in todo:
-            cert, key = _make_leaf(p, ca_cert, ca_key, issuer.key_type, issuer.days, issuer.now)
-            base = os.path.join(issuer.directory, p.name)
-            # Key first, never replacing one unless forced; then its certificate.
-            stager.write(base + ".key", private_key_pem(key), mode=0o600, overwrite=issuer.force)
-            stager.write(base + ".pem", certificate_pem(cert), mode=0o644)
-    except BaseException:
-        stager.discard()
-        raise
-    return stager.staged
-
-
-def _issue(pki: TestPKI, todo: list[Participant], id_cert, id_key, key_type: str, days: int,
-           now: dt.datetime, force: bool, processes: int | None) -> None:
-    """Issue and write identities for `todo`, in worker processes when there are many."""
-    if not todo:
-        return
-    issuer = _Issuer(str(pki.directory), certificate_pem(id_cert), private_key_pem(id_key),
-                     key_type, days, now, force)
-    count, parts = workers.plan(todo, processes)
-    staged: list[staging.Staged] = []
-    try:
-        for chunk in workers.run(_issue_chunk, parts, _init_issuer, (issuer,), count):
-            staged += chunk
-        staging.commit(staged)
-    except BaseException:
-        staging.discard(staged)
-        raise
-
-
 # ------------------------------------------------------------------ TLS transport material
 # Kept apart from the DDS Security PKI above (nothing above calls it): `govkit bench
 # --transport tls` needs one TLS key pair per participant for Cyclone's <SSL> (DDSI over
@@ -484,7 +328,7 @@ def init_tls(pki: TestPKI, participants: tuple[str, ...] | list[str] = DEFAULT_P
             if cert.issuer == id_cert.subject and cert.not_valid_after_utc > now:
                 continue
         id_key = id_key or pki.private_key("identity_ca")
-        cert, key = _make_leaf(Participant(f"{name}-tls"), id_cert, id_key, "ec-p256", days, now)
+        cert, key = make_leaf(Participant(f"{name}-tls"), id_cert, id_key, "ec-p256", days, now)
         write_atomic(key_path, private_key_pem(key), mode=0o600)
         write_atomic(cert_path, certificate_pem(cert), mode=0o644)
         written += [str(cert_path), str(key_path)]

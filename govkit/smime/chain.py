@@ -255,17 +255,28 @@ def signature_ok(key, signature: bytes, data: bytes, hash_cls) -> bool:
         return False
 
 
+def signed_with(cert: x509.Certificate, key) -> bool | None:
+    """Whether `cert`'s own signature verifies with the issuer's public `key`, by
+    `signature_ok` and the algorithm table above; None for an algorithm the table leaves
+    to cryptography (RSASSA-PSS, EdDSA: `verify_directly_issued_by`) or does not know.
+    The certificate-signature check of `_signed_by` and of `generate`'s identity check
+    (govkit.generate.fleet.issued_check), which takes its CA's key out once."""
+    entry = _SIGNATURE_ALGORITHMS.get(cert.signature_algorithm_oid.dotted_string)
+    if entry is None or entry[1] is None:
+        return None
+    return signature_ok(key, cert.signature, cert.tbs_certificate_bytes, entry[1])
+
+
 def _signed_by(c: _Cert, issuer: _Cert) -> bool:
     """The certificate's signature verifies with the issuer's key."""
-    entry = _SIGNATURE_ALGORITHMS.get(c.cert.signature_algorithm_oid.dotted_string)
     try:
-        if entry is None or entry[1] is None:   # PSS, EdDSA: cryptography knows them
+        verdict = signed_with(c.cert, issuer.cert.public_key())
+        if verdict is None:   # PSS, EdDSA: cryptography knows them
             c.cert.verify_directly_issued_by(issuer.cert)
             return True
-        key = issuer.cert.public_key()
     except (ValueError, TypeError, InvalidSignature, UnsupportedAlgorithm):
         return False
-    return signature_ok(key, c.cert.signature, c.cert.tbs_certificate_bytes, entry[1])
+    return verdict
 
 
 def check_signer(signer: x509.Certificate, untrusted: list[x509.Certificate],

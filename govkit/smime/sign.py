@@ -153,6 +153,15 @@ def signable_text(content: bytes, xml_path: Path, validated: bool = False,
                   target: str = DEFAULT_TARGET) -> tuple[bytes, list[Finding]]:
     """check_signable, and the warnings validation gave under `target` (what another
     implementation refuses: signed all the same, as `validate` calls it valid)."""
+    text, check = signable_check(content, xml_path, validated, target)
+    return text, check.warnings if check is not None else []
+
+
+def signable_check(content: bytes, xml_path: Path, validated: bool = False,
+                   target: str = DEFAULT_TARGET
+                   ) -> tuple[bytes, validate.DocumentCheck | None]:
+    """signable_text, with validation's whole verdict: the document's kind and parsed
+    tree besides the warnings (None when `validated`: nothing was checked here)."""
     if mime.looks_like_mime(content):
         raise _refusal(xml_path, "this is already a MIME (S/MIME) message, not a plain XML "
                                  "document")
@@ -169,7 +178,7 @@ def signable_text(content: bytes, xml_path: Path, validated: bool = False,
     if len(text) > MAX_DOCUMENT_BYTES:
         raise _refusal(xml_path, f"with CRLF line ends the document exceeds "
                                  f"{MAX_DOCUMENT_BYTES} bytes")
-    return text, check.warnings if check is not None else []
+    return text, check
 
 
 def check_own_signature(signed: bytes, xml_path: Path, signer_cert: x509.Certificate,

@@ -13,7 +13,8 @@ from pathlib import Path
 
 from govkit.common.errors import GovkitError
 from govkit.common.fsutil import collect_files
-from govkit.pki.revocation import crl_path, revoked_participants
+from govkit.pki.names import certificate_grants
+from govkit.pki.revocation import crl_path, revoked_certificates
 from govkit.pki.status import GrantDates, SignedDates, Status, pki_status
 from govkit.pki.testpki import TestPKI
 from govkit.pki.vocabulary import DEFAULT_WARN_DAYS
@@ -56,25 +57,59 @@ def lifecycle_status(pki_dir: Path, documents: list[Path] | None = None,
     return pki_status(pki, [signed_dates(f, pki) for f in files], warn_days, now)
 
 
+def _grants(path: Path) -> list[tuple[str | None, str | None]]:
+    """(name, subject) of every grant of a signed permissions document, read as `pki
+    status` reads them."""
+    from govkit.check.loaded import load_document  # the typed model: only when needed
+    try:
+        loaded = load_document(path)
+    except GovkitError:
+        return []
+    return grant_subjects(loaded.model)
+
+
+def grant_subjects(model) -> list[tuple[str | None, str | None]]:
+    """(name, subject) of every grant of a document's model (none for a governance)."""
+    return [(g.name, g.subject.value if isinstance(g.subject.value, str) else None)
+            for g in getattr(model, "grants", ())]
+
+
+def revoked_grant_lines(grants, revoked: list[tuple]) -> list[str]:
+    """A line per grant that names a revoked certificate (`revoked`: (matcher, line), the
+    matcher names.certificate_grants of the certificate)."""
+    return [f"grant {name!r} is for a revoked certificate: {line}"
+            for name, subject in grants for grants_it, line in revoked if grants_it(subject)]
+
+
+def _revoked(pki: TestPKI, unreadable: list[str] | None = None) -> list[tuple]:
+    return [(certificate_grants(cert), line) for cert, line in
+            revoked_certificates(pki, pki.identities(), unreadable).values()]
+
+
 def revoked_grants(path: Path, pki: TestPKI) -> list[str]:
     """The grants of signed permissions `path` that name a participant of `pki` whose
     certificate its CRL revokes, one line each ([] when there is no CRL)."""
-    revoked = revoked_participants(pki, pki.identities())
-    if not revoked:
-        return []
-    status = pki_status(pki, [signed_dates(path, pki)], warn_days=0)
-    return [f"grant {i.name.split(':', 1)[1]!r} is for a revoked certificate: {i.revoked}"
-            for i in status.items if i.kind == "grant" and i.revoked]
+    revoked = _revoked(pki)
+    return revoked_grant_lines(_grants(path), revoked) if revoked else []
 
 
-def add_revocation_problems(results: list[Verification], ca: Path) -> None:
+def add_revocation_problems(results: list[Verification], ca: Path) -> list[str]:
     """`verify --ca PKI_DIR`: a verified permissions document that grants a certificate the
     PKI's CRL revokes is not OK (each such grant is one problem). Nothing to do when `ca`
-    is a certificate file or the PKI has no CRL."""
+    is a certificate file or the PKI has no CRL. Returns a warning per participant
+    certificate that cannot be read (its grants are not checked; every other one is).
+
+    The revoked certificates are found once; each document's grants are those the fast
+    path of `verify` read (govkit.smime.verify_batch), else read here."""
     pki = TestPKI(Path(ca))
     if not Path(ca).is_dir() or not crl_path(pki).exists():
-        return
-    for r in results:
-        if r.ok and r.kind == "permissions":
-            r.problems += revoked_grants(Path(r.file), pki)
-            r.ok = not r.problems
+        return []
+    unreadable: list[str] = []
+    revoked = _revoked(pki, unreadable)
+    if revoked:
+        for r in results:
+            if r.ok and r.kind == "permissions":
+                grants = r.grants if r.grants is not None else _grants(Path(r.file))
+                r.problems += revoked_grant_lines(grants, revoked)
+                r.ok = not r.problems
+    return unreadable

@@ -59,6 +59,9 @@ class Verification:
     # The problems when only the first certificate of the CA file is trusted, as Cyclone
     # DDS 0.10 does; None when the file holds one certificate
     first_only: list[str] | None = None
+    # (name, subject) of each grant of a permissions document, where verify read them
+    # on the way (a document of a proven shape); None: not read (smime.status reads them)
+    grants: list[tuple[str | None, str | None]] | None = None
 
     def targets(self) -> dict[str, bool]:
         """The verdict per implementation (catalog.targets names) and OpenSSL's."""

@@ -20,7 +20,7 @@ from govkit.catalog.targets import RTPS_MAX_DOMAIN_ID, TARGETS
 from govkit.cli.main import app
 from govkit.common.limits import MAX_DOMAIN_ID
 from govkit.documents.render import DomainSet, GovernanceDocument, PermissionsDocument
-from govkit.pki.testpki import init_pki
+from govkit.pki.issuance import init_pki
 
 DOMAINS = (230, 231, 232, 233)
 

@@ -61,6 +61,7 @@ FREE = {
     "--max-ratio": "PROFILE=X",
     "--rekey": "protected messages per session key",
     "NAME": "a participant's name",
+    "NAMES": "participants' names",
 }
 
 

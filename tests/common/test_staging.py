@@ -19,7 +19,8 @@ from govkit.common import staging
 from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.common.fsutil import collect_files
 from govkit.documents import mime
-from govkit.pki.testpki import init_pki, load_certificate
+from govkit.pki.issuance import init_pki
+from govkit.pki.testpki import load_certificate
 from govkit.smime.verify import verify_bytes
 
 GOVKIT = str(Path(sys.executable).with_name("govkit"))

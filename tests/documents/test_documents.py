@@ -16,7 +16,8 @@ from govkit.common.limits import MAX_DOMAIN_ID
 from govkit.documents.render import DomainSet, GovernanceDocument, PermissionsDocument
 from govkit.generate import fleet
 from govkit.generate.fleet import write_document
-from govkit.pki.testpki import TestPKI, init_pki
+from govkit.pki.issuance import init_pki
+from govkit.pki.testpki import TestPKI
 
 XSI = "http://www.w3.org/2001/XMLSchema-instance"
 GOV_XSD = "http://www.omg.org/spec/DDS-SECURITY/20170901/omg_shared_ca_governance.xsd"

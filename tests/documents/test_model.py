@@ -23,7 +23,7 @@ from govkit.common.findings import DocumentKind
 from govkit.documents import model
 from govkit.documents.model import Instant, datetime_key
 from govkit.documents.render import PermissionsDocument
-from govkit.pki.testpki import init_pki
+from govkit.pki.issuance import init_pki
 
 NOT_BEFORE = "dds/permissions/grant/validity/not_before"
 

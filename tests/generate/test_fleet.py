@@ -26,8 +26,9 @@ from govkit.common.fsutil import collect_files
 from govkit.documents import mime
 from govkit.documents.render import DomainSet, GovernanceDocument, PermissionsDocument
 from govkit.generate import fleet
+from govkit.pki.issuance import init_pki
 from govkit.pki.participants import Grants, Participant
-from govkit.pki.testpki import TestPKI, init_pki
+from govkit.pki.testpki import TestPKI
 from govkit.smime import pkcs7
 from govkit.smime.sign import TEXT_HEADER, sign_bytes, sign_document, sign_paths, smime_message
 from govkit.smime.verify import verify_bytes, verify_file

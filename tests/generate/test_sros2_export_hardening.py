@@ -75,6 +75,37 @@ def test_a_revoked_enclave_is_left_out_and_every_enclave_gets_the_crl(copy, tmp_
     assert bad.returncode != 0 and "revoked" in bad.stdout + bad.stderr
 
 
+def test_the_manifest_key_and_the_retired_keys_are_never_exported(copy, tmp_path):
+    """Two things a PKI holds that no keystore may: the manifest's key (whoever holds it can
+    forge a manifest that clears any certificate) and the revoked key and certificate
+    `pki renew --new-key` moved to retired/. The re-keyed enclave goes out with its new
+    certificate and key, the CRL naming the old one."""
+    pki = copy / "pki"
+    talker = "/talker_listener/talker"
+    for args in (("pki", "revoke", talker, "--ca", str(pki)),
+                 ("pki", "renew", talker, "--new-key", "--ca", str(pki)),
+                 ("generate", "--profile", "rtps_encrypt", "--ca", str(pki), "--out",
+                  str(copy / "build"), "--sign")):
+        done = govkit(*args)
+        assert done.exit_code == 0, done.output
+    secrets = [pki / "manifest-key", *sorted((pki / "retired").iterdir())]
+    assert len(secrets) == 3, secrets   # the key, and the retired certificate and key
+    ks = tmp_path / "ks"
+    result = _export(copy, ks)
+    assert result.exit_code == 0, result.output
+    exported = [p for p in ks.rglob("*") if p.is_file()]
+    assert not {p.read_bytes() for p in exported} & {p.read_bytes() for p in secrets}
+    assert not [p for p in ks.rglob("*") if "manifest" in p.name or "retired" in p.name]
+    enclave = ks / "enclaves/talker_listener/talker"
+    for name, source in (("cert.pem", ".pem"), ("key.pem", ".key")):
+        assert (enclave / name).read_bytes() == \
+            (pki / f"+talker_listener+talker{source}").read_bytes()
+    old = next(p for p in secrets if p.suffix == ".pem")
+    bad = _openssl("verify", "-crl_check", "-CAfile", str(enclave / "identity_ca.cert.pem"),
+                   "-CRLfile", str(enclave / "crl.pem"), str(old))
+    assert bad.returncode != 0 and "revoked" in bad.stdout + bad.stderr
+
+
 def test_without_revocations_no_crl_is_written(made, tmp_path):
     ks = tmp_path / "ks"
     assert _export(made, ks).exit_code == 0

@@ -16,7 +16,7 @@ from helpers.dds import make_bundle, needs_cyclone, next_domain, run_pair, with_
 from govkit.catalog.profiles import SECURED_PROFILES
 from govkit.catalog.runners import runner_info
 from govkit.documents import render
-from govkit.pki.testpki import init_pki
+from govkit.pki.issuance import init_pki
 from govkit.smime.sign import sign_document
 from govkit.smime.verify import verify_file
 

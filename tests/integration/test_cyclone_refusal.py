@@ -15,8 +15,9 @@ from govkit.catalog.profiles import get_profile
 from govkit.catalog.runners import runner_info
 from govkit.documents import render
 from govkit.generate.bundle import BundleLog, ensure_bundle
+from govkit.pki.issuance import init_pki
 from govkit.pki.revocation import revoke
-from govkit.pki.testpki import TestPKI, init_pki
+from govkit.pki.testpki import TestPKI
 from govkit.runners.base import RunnerError
 from govkit.runners.cyclone_refusal import explain_cyclone_refusal, read_config
 from govkit.smime.sign import sign_document

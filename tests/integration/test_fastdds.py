@@ -29,8 +29,9 @@ from govkit.catalog.runners import RUNNERS, runner_info
 from govkit.catalog.targets import TARGETS
 from govkit.common.errors import GovkitError
 from govkit.documents import render
+from govkit.pki.issuance import init_pki
 from govkit.pki.names import fastdds_accepts, fastdds_subjects_equal
-from govkit.pki.testpki import TestPKI, init_pki
+from govkit.pki.testpki import TestPKI
 from govkit.runners import fastdds_build, get_runner
 from govkit.runners.base import BenchPoint, Bundle, ProcessOutput, RunnerError
 from govkit.runners.fastdds import FastddsRunner

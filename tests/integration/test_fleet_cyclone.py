@@ -12,8 +12,8 @@ from govkit.catalog.profiles import get_profile
 from govkit.documents.render import DomainSet
 from govkit.generate import fleet
 from govkit.generate.bundle import participant_files
+from govkit.pki.issuance import init_pki
 from govkit.pki.participants import parse_participants
-from govkit.pki.testpki import init_pki
 from govkit.runners.base import Bundle
 from govkit.smime.sign import sign_document
 

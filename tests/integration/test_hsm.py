@@ -20,8 +20,8 @@ from govkit.cli.main import app
 from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.generate.bundle import BundleLog, ensure_bundle
 from govkit.pki.hsm import key_uri, move_keys_to_softhsm, softhsm_conf
+from govkit.pki.issuance import init_pki
 from govkit.pki.renewal import renew
-from govkit.pki.testpki import init_pki
 from govkit.runners.ddsperf import DdsperfRunner
 from govkit.runners.fastdds import FastddsRunner
 

@@ -17,8 +17,9 @@ from govkit.catalog.profiles import get_profile
 from govkit.documents.render import DomainSet
 from govkit.generate.fleet import generate
 from govkit.generate.sros2 import export_sros2
+from govkit.pki.issuance import init_pki
 from govkit.pki.participants import Participant
-from govkit.pki.testpki import TestPKI, init_pki
+from govkit.pki.testpki import TestPKI
 from govkit.runners.base import Bundle, ParticipantFiles, RunnerError
 from govkit.smime.sign import sign_document
 

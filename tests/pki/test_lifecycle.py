@@ -20,11 +20,12 @@ from helpers.json_schemas import assert_valid
 from typer.testing import CliRunner
 
 from govkit.cli.main import app
-from govkit.common.errors import EXIT_USAGE, GovkitError
+from govkit.common.errors import EXIT_INVALID, EXIT_USAGE, GovkitError
+from govkit.pki.issuance import init_pki
 from govkit.pki.renewal import renew
 from govkit.pki.revocation import crl_path, load_crl, revoke, revoked_participants
 from govkit.pki.status import pki_status
-from govkit.pki.testpki import TestPKI, init_pki
+from govkit.pki.testpki import TestPKI
 
 GOVKIT = str(Path(sys.executable).with_name("govkit"))
 
@@ -121,16 +122,19 @@ def test_a_crl_of_another_ca_is_refused_and_init_force_drops_it(pki, tmp_path):
 # ------------------------------------------------------------------ renew
 
 
-def test_renew_keeps_the_key_and_moves_the_validity(pki):
+def test_renew_keeps_the_key_and_moves_the_validity(tmp_path):
+    pki, _ = init_pki(tmp_path / "pki", participants=("pub",), days=3650)
     key_before = pki.path("pub", ".key").read_bytes()
     old = pki.certificate("pub")
     r = _run("pki", "renew", "pub", "--ca", str(pki.directory), "--days", "800")
     assert r.exit_code == 0, r.output
+    assert "note" not in r.output   # well within the Identity CA's life
     new = pki.certificate("pub")
     assert pki.path("pub", ".key").read_bytes() == key_before
     assert new.public_key() == old.public_key()
     assert new.serial_number != old.serial_number
-    assert new.not_valid_after_utc > old.not_valid_after_utc
+    expected = dt.datetime.now(dt.UTC) + dt.timedelta(days=800)
+    assert abs(new.not_valid_after_utc - expected) < dt.timedelta(minutes=5)
     assert new.subject == old.subject and new.issuer == old.issuer
     assert new.extensions.get_extension_for_class(x509.KeyUsage).value == \
         old.extensions.get_extension_for_class(x509.KeyUsage).value
@@ -222,6 +226,28 @@ def test_verify_finds_a_grant_for_a_revoked_certificate(pki, signed):
     assert r.exit_code == 0, r.output
 
 
+def test_sign_refuses_a_document_granting_a_revoked_certificate(pki, signed):
+    """Plain `govkit sign` re-signed build/permissions/sub.xml after `pki revoke sub`, and
+    said nothing. It refuses it in one line (exit 1), removes the .p7s signed for it
+    before the revocation (as generate does), keeps the .xml, and signs the rest."""
+    perms = signed / "permissions"
+    revoke(pki, "sub")
+    before = (perms / "sub.xml").read_bytes()
+    r = _run("sign", str(signed), "--ca", str(pki.directory))
+    assert r.exit_code == EXIT_INVALID, r.output
+    (line,) = [line for line in r.stderr.splitlines() if "sub" in line]
+    assert line.startswith(f"{perms / 'sub.xml'}: not signed, and {perms / 'sub.p7s'} "
+                           f"signed for it earlier removed: grant 'sub' is for a revoked "
+                           f"certificate: certificate {pki.path('sub')} ("), line
+    assert not (perms / "sub.p7s").exists() and (perms / "sub.xml").read_bytes() == before
+    assert f"signed {perms / 'pub.p7s'}" in r.stdout
+    assert f"signed {signed / 'governance' / 'rtps_sign.p7s'}" in r.stdout
+    # the certificate renewed under a new key: the grant names a valid identity again
+    assert _run("pki", "renew", "sub", "--new-key", "--ca", str(pki.directory)).exit_code == 0
+    r = _run("sign", str(perms / "sub.xml"), "--ca", str(pki.directory))
+    assert r.exit_code == 0 and (perms / "sub.p7s").exists(), r.output
+
+
 def test_lint_with_the_pki_finds_the_revoked_grant(pki, signed):
     revoke(pki, "sub")
     r = _run("lint", str(signed / "permissions" / "sub.p7s"), "--ca", str(pki.directory))
@@ -235,8 +261,8 @@ def test_lint_with_the_pki_finds_the_revoked_grant(pki, signed):
 
 def test_renewed_certificate_keeps_permissions_verifying(pki, signed):
     old_after = pki.certificate("pub").not_valid_after_utc
-    renew(pki, "pub", days=700)
-    assert pki.certificate("pub").not_valid_after_utc > old_after
+    renew(pki, "pub", days=700)   # cut at the Identity CA's expiry
+    assert pki.certificate("pub").not_valid_after_utc >= old_after
     r = _run("verify", str(signed / "permissions" / "pub.p7s"), "--ca", str(pki.directory))
     assert r.exit_code == 0, r.output
     # the old grant's validity is now within a longer certificate: still fine
@@ -334,7 +360,7 @@ def test_a_key_left_without_its_certificate_is_certified_not_replaced(tmp_path):
     writes its certificate; `generate` can use the participant again."""
     from cryptography.hazmat.primitives import serialization
 
-    from govkit.pki.testpki import init_pki as init
+    from govkit.pki.issuance import init_pki as init
     pki, _ = init(tmp_path / "pki", participants=("pub", "sub"))
     key_before = (tmp_path / "pki" / "sub.key").read_bytes()
     (tmp_path / "pki" / "sub.pem").unlink()
@@ -364,3 +390,147 @@ def test_revoke_and_renew_take_participant_names_only(pki, tmp_path, command, na
     assert r.output.count("\n") == 1
     assert {p: p.read_bytes() for p in (*other.iterdir(), *pki.directory.iterdir())} == before
     assert not crl_path(pki).exists()
+
+
+# ------------------------------------------------------------------ hostile input (issue 37, 15)
+
+
+def _one_line_error(r, *words):
+    assert r.exit_code == EXIT_USAGE, r.output
+    lines = r.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("govkit: "), r.output
+    assert all(w in lines[0] for w in words), r.output
+
+
+def test_days_beyond_the_calendar_are_one_line_errors_not_crashes(pki, signed):
+    before = pki.directory.joinpath("sub.pem").read_bytes()
+    _one_line_error(_run("pki", "revoke", "sub", "--ca", str(pki.directory), "--crl-days",
+                         "3000000"), "--crl-days", "between 1 and")
+    assert not crl_path(pki).exists() and pki.path("sub").read_bytes() == before
+    r = _run("pki", "status", str(pki.directory), "--documents", str(signed), "--warn-days",
+             "1000000000")
+    assert r.exit_code == 1, r.output   # everything expires within a billion days
+    assert r.output.strip().splitlines()[-1].endswith(
+        "expiring within 1000000000 days, not yet valid, or revoked yet granted)")
+
+
+def test_status_json_with_one_corrupt_certificate_reports_every_other_one(pki, signed):
+    pki.path("other").write_bytes(b"-----BEGIN CERTIFICATE-----\nnot base64\n")
+    r = _run("pki", "status", str(pki.directory), "--documents", str(signed), "--json")
+    assert r.exit_code == 1, r.output
+    doc = json.loads(r.output)
+    assert_valid(doc, "pki-status")
+    rows = {i["name"]: i for i in doc["items"]}
+    assert {"identity_ca", "permissions_ca", "pub", "sub", "other", "pub.p7s:pub",
+            "sub.p7s:sub", "rtps_sign.p7s"} <= set(rows)
+    assert rows["other"]["problems"] == ["cannot read: not a PEM certificate"]
+    assert not rows["pub"]["problems"] and rows["pub"]["days_left"] >= 363
+
+
+def test_one_unreadable_certificate_does_not_make_verify_refuse_the_batch(pki, signed):
+    revoke(pki, "sub")
+    pki.path("other").write_bytes(b"garbage")
+    perms = signed / "permissions"
+    r = _run("verify", "--ca", str(pki.directory), str(perms / "pub.p7s"),
+             str(perms / "sub.p7s"), str(signed / "governance" / "rtps_sign.p7s"))
+    assert r.exit_code == 1, r.output   # sub's grant is refused; nothing else
+    assert f"{perms / 'pub.p7s'}: OK" in r.output
+    assert "rtps_sign.p7s: OK" in r.output and "grant 'sub' is for a revoked" in r.output
+    assert f"govkit: warning: {pki.path('other')}: not a PEM certificate; whether it is " \
+           f"revoked is not known" in r.output
+
+
+def test_verify_of_a_fleet_finds_revoked_grants_on_its_fast_path_as_in_full(tmp_path):
+    """verify reads the grants of a document of a proven shape on its fast path: the same
+    revoked grants as the full path, which reads every document."""
+    from govkit.smime.status import add_revocation_problems
+    from govkit.smime.verify_batch import verify_files
+    names = [f"m{i:02d}" for i in range(12)]
+    pki, _ = init_pki(tmp_path / "pki", participants=names)
+    r = _run("generate", "--ca", str(pki.directory), "--out", str(tmp_path / "b"), "--sign",
+             "--profile", "rtps_sign")
+    assert r.exit_code == 0, r.output
+    revoke(pki, "m03")
+    revoke(pki, "m07")
+    files = sorted((tmp_path / "b" / "permissions").glob("*.p7s"))
+    ca = pki.certificate("permissions_ca")
+    fast = verify_files(files, ca, processes=1)
+    full = verify_files(files, ca, processes=1, paranoid=True)
+    assert sum(v.grants is not None for v in fast) >= 10 and all(v.grants is None
+                                                                 for v in full)
+    for results in (fast, full):
+        assert add_revocation_problems(results, pki.directory) == []
+    assert [(v.ok, v.problems) for v in fast] == [(v.ok, v.problems) for v in full]
+    assert [Path(v.file).stem for v in fast if not v.ok] == ["m03", "m07"]
+
+
+# ------------------------------------------------------------------ renew, re-key (issue 37, 5)
+
+
+def test_renew_past_the_identity_ca_is_cut_at_its_expiry_and_says_so(tmp_path, monkeypatch):
+    pki, _ = init_pki(tmp_path / "pki", participants=("pub",), days=100)
+    ca_end = pki.certificate("identity_ca").not_valid_after_utc
+    monkeypatch.chdir(tmp_path)
+    r = _run("pki", "renew", "pub", "--days", "730")
+    assert r.exit_code == 0, r.output
+    new = pki.certificate("pub")
+    assert new.not_valid_after_utc == ca_end
+    assert f"valid to the Identity CA's own expiry, {ca_end:%Y-%m-%d %H:%M} UTC, not for " \
+           f"730 days" in r.output
+    chain = subprocess.run(["openssl", "verify", "-CAfile", str(pki.identity_ca),
+                            str(pki.path("pub"))], capture_output=True, text=True, timeout=30)
+    assert chain.returncode == 0, chain.stdout + chain.stderr
+    # under an expired Identity CA nothing is issued
+    later = dt.datetime.now(dt.UTC) + dt.timedelta(days=101)
+    with pytest.raises(GovkitError, match="the Identity CA expired on"):
+        renew(pki, "pub", now=later)
+    assert pki.certificate("pub") == new
+
+
+def _follow_up(output: str) -> list[str]:
+    import re
+    import shlex
+    command = re.search(r"`(govkit generate [^`]*)`", output)[1]
+    return shlex.split(command)[1:]
+
+
+@pytest.mark.parametrize("ca", ["pki", "my pki"])
+def test_the_command_renew_prints_next_works(tmp_path, monkeypatch, ca):
+    monkeypatch.chdir(tmp_path)
+    init_pki(tmp_path / ca, participants=("pub", "sub"))
+    assert _run("generate", "--ca", ca, "-p", "rtps_sign", "--sign").exit_code == 0
+    r = _run("pki", "renew", "pub", "--ca", ca)
+    assert r.exit_code == 0, r.output
+    again = _run(*_follow_up(r.output))
+    assert again.exit_code == 0, again.output
+    assert f"wrote {Path('build/permissions/pub.p7s')}" in again.output
+    assert _run("verify", "--ca", ca, "build/permissions/pub.p7s").exit_code == 0
+
+
+def test_a_revoked_participant_is_re_keyed_and_its_old_certificate_stays_revoked(pki, tmp_path,
+                                                                                 monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    ca = str(pki.directory)
+    r = _run("pki", "renew", "sub", "--ca", ca, "--new-key")
+    assert r.exit_code == EXIT_USAGE and "sub is not revoked" in r.output, r.output
+    old_key, old = pki.path("sub", ".key").read_bytes(), pki.certificate("sub")
+    revoke(pki, "sub", reason="keyCompromise")
+    r = _run("pki", "renew", "sub", "--ca", ca)
+    assert r.exit_code == EXIT_USAGE and "--new-key" in r.output, r.output
+    r = _run("pki", "renew", "sub", "--ca", ca, "--new-key")
+    assert r.exit_code == 0, r.output
+    new = pki.certificate("sub")
+    assert new.public_key() != old.public_key() and new.subject == old.subject
+    assert pki.key_pair("sub")[0] == new
+    retired = pki.directory / "retired"
+    assert (retired / f"sub.{old.serial_number:x}.key").read_bytes() == old_key
+    assert x509.load_pem_x509_certificate(
+        (retired / f"sub.{old.serial_number:x}.pem").read_bytes()) == old
+    assert stat.S_IMODE(pki.path("sub", ".key").stat().st_mode) == 0o600
+    assert _openssl_crl_check(pki, "sub").returncode == 0       # the new one: not revoked
+    assert load_crl(pki).revocation(old) is not None             # the old one: still is
+    assert pki.participants() == ["other", "pub", "sub"]
+    again = _run(*_follow_up(r.output))
+    assert again.exit_code == 0, again.output
+    r = _run("verify", "--ca", ca, "build/permissions/sub.p7s")
+    assert r.exit_code == 0, r.output

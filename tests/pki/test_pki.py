@@ -18,7 +18,9 @@ from typer.testing import CliRunner
 from govkit.cli.main import app
 from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.common.fsutil import write_atomic
-from govkit.pki.testpki import CLOCK_SKEW, TestPKI, init_pki, max_days
+from govkit.pki.issuance import init_pki
+from govkit.pki.lock import LOCK_NAME
+from govkit.pki.testpki import CLOCK_SKEW, TestPKI, max_days
 
 CA_STEMS = ("identity_ca", "permissions_ca")
 FORBIDDEN_IN_VALUES = ",/|+"  # Cyclone DDS 0.10 splits subject names on these
@@ -43,7 +45,8 @@ def _issued_by(cert: x509.Certificate, issuer: x509.Certificate) -> bool:
 
 
 def _files(directory: Path) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in sorted(directory.iterdir())}
+    """Every file but the write lock (empty, and made by any command that may write)."""
+    return {p.name: p.read_bytes() for p in sorted(directory.iterdir()) if p.name != LOCK_NAME}
 
 
 # ------------------------------------------------------------------ the CAs
@@ -203,7 +206,8 @@ def test_file_modes(pki):
 
 def test_file_layout_and_participants(pki):
     assert sorted(p.name for p in pki.directory.iterdir()) == sorted(
-        [".gitignore", *(f"{s}{x}" for s in (*CA_STEMS, "pub", "sub") for x in (".pem", ".key"))])
+        [".gitignore", LOCK_NAME, "manifest", "manifest-key",
+         *(f"{s}{x}" for s in (*CA_STEMS, "pub", "sub") for x in (".pem", ".key"))])
     assert pki.participants() == ["pub", "sub"]
 
 
@@ -227,7 +231,7 @@ def test_no_temp_files_left(tmp_path):
     init_pki(tmp_path, participants=["a", "c"])
     init_pki(tmp_path, participants=["a"], force=True)
     leftovers = [p.name for p in tmp_path.iterdir() if p.name.startswith(".")
-                 and p.name != ".gitignore" or p.name.endswith(".tmp")]
+                 and p.name not in (".gitignore", LOCK_NAME) or p.name.endswith(".tmp")]
     assert leftovers == []
 
 
@@ -262,8 +266,10 @@ def test_extending_keeps_existing_identities(tmp_path):
     pki, created = init_pki(tmp_path, participants=["pub", "third"])
     assert sorted(Path(f).name for f in created) == ["third.key", "third.pem"]
     after = _files(tmp_path)
-    assert {k: after[k] for k in before} == before
+    assert {k: after[k] for k in before if k != "manifest"} == {
+        k: v for k, v in before.items() if k != "manifest"}
     pki.certificate("third").verify_directly_issued_by(pki.certificate("identity_ca"))
+    assert b'"third": {"sha256": ' in after["manifest"]
 
 
 def test_force_replaces_keys(tmp_path):
@@ -273,7 +279,7 @@ def test_force_replaces_keys(tmp_path):
     after = _files(tmp_path)
     assert len(created) == 8
     for name in before:
-        if name != ".gitignore":          # the one file init never rewrites
+        if name not in (".gitignore", "manifest-key"):   # what init never rewrites
             assert after[name] != before[name], name
     for name in ("pub", "sub"):
         pki.certificate(name).verify_directly_issued_by(pki.certificate("identity_ca"))
@@ -522,3 +528,37 @@ def test_a_rerun_over_participants_of_an_earlier_ca_says_the_pki_is_not_complete
     r = CliRunner().invoke(app, ["pki", "init", str(pki.directory), "--force"])
     assert r.exit_code == 0 and pki.stale_participants() == []
     assert {f"p{i:02d}" for i in range(12)} <= set(pki.identities())
+
+
+def test_the_grant_prefilter_never_differs_from_the_three_readings(tmp_path):
+    """names.certificate_grants passes over a subject without parsing it only where every
+    reading (DN equality, Cyclone's, Fast DDS's) would say it names another certificate:
+    on a few thousand variants of the certificate's own subject and of others."""
+    import itertools
+    import random
+
+    from govkit.pki.names import certificate_grants, grants_certificate, openssl_rfc2253
+    from govkit.pki.participants import Participant
+    pki, _ = init_pki(tmp_path, participants=[
+        Participant("Robot-7", "Acme Corp", "Unit  A", "DE"), Participant("/ns/node"), "p1"])
+    rng = random.Random(37)
+    for name in ("Robot-7", "+ns+node", "p1"):
+        cert = pki.certificate(name)
+        base = [openssl_rfc2253(cert), cert.subject.rfc4514_string(),
+                "/" + "/".join(reversed(openssl_rfc2253(cert).split(","))), "CN=p1",
+                "CN=Robot-7", "CN=/ns/node", "CN=robot-7,O=acme corp,OU=unit a,C=de"]
+        variants = set(base)
+        for s in base:
+            for _ in range(300):
+                t = list(s)
+                for _ in range(rng.randint(1, 3)):
+                    at = rng.randrange(len(t) + 1)
+                    t.insert(at, rng.choice([" ", "  ", "\\", '"', "\\52", ",", "+", "/",
+                                             "=", "O", "x", "\u00a0", "\u212a"]))
+                variants.add("".join(t))
+            variants.update({s.upper(), s.lower(), s.replace(",", " , "),
+                             s.replace("=", " = ")})
+        variants.update(",".join(p) for p in itertools.permutations(base[0].split(",")))
+        grants = certificate_grants(cert)
+        for subject in variants:
+            assert grants(subject) == grants_certificate(subject, cert), (name, subject)

@@ -25,7 +25,8 @@ from govkit.catalog.profiles import get_profile
 from govkit.catalog.runners import runner_info
 from govkit.cli.main import app
 from govkit.documents.render import GovernanceDocument, PermissionsDocument
-from govkit.pki.testpki import TestPKI, init_pki
+from govkit.pki.issuance import init_pki
+from govkit.pki.testpki import TestPKI
 from govkit.smime.sign import sign_document
 
 CPU_LIMIT_S = 1.0

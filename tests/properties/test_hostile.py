@@ -34,7 +34,8 @@ from govkit.catalog.profiles import get_profile
 from govkit.cli.main import app
 from govkit.common.limits import MAX_DOCUMENT_BYTES, MAX_SMIME_BYTES
 from govkit.documents.render import GovernanceDocument
-from govkit.pki.testpki import TestPKI, init_pki
+from govkit.pki.issuance import init_pki
+from govkit.pki.testpki import TestPKI
 from govkit.smime.sign import sign_bytes, sign_document
 
 DOC = MAX_DOCUMENT_BYTES

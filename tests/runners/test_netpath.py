@@ -160,8 +160,8 @@ def test_hosts_run_a_secured_profile_over_ssh(tmp_path, sshd):
 def test_hosts_ship_the_crl_the_remote_configuration_names(tmp_path, sshd):
     """Once the PKI has a CRL every configuration names it: the remote side gets it too
     (and, checking it, still matches the unrevoked local side)."""
+    from govkit.pki.issuance import init_pki
     from govkit.pki.revocation import revoke
-    from govkit.pki.testpki import init_pki
     pki, _ = init_pki(tmp_path / "pki", participants=("pub", "sub", "other"))
     revoke(pki, "other")
     r = _govkit("bench", "--profile", "rtps_sign", "--hosts", f"pub=local,sub={sshd.alias}",

@@ -13,6 +13,7 @@ import pytest
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import dsa, ec, ed25519, padding, rsa
 
+from govkit.smime import chain
 from govkit.smime.chain import signature_ok
 
 DATA = b"<dds>the signed attributes</dds>\r\n"
@@ -62,3 +63,28 @@ def test_a_key_of_another_kind_is_a_failed_check():
     signature = _sign(rsa_key, DATA, hashes.SHA256)
     assert not signature_ok(KEYS["ec-p256"]().public_key(), signature, DATA, hashes.SHA256)
     assert not signature_ok(ed_key.public_key(), ed_key.sign(DATA), DATA, hashes.SHA256)
+
+
+def test_generate_s_identity_check_is_the_chain_s_signature_check(tmp_path):
+    """generate.fleet.issued_check decides as verify_directly_issued_by: a certificate of
+    the CA passes; one signed by another key under the CA's very name, or by another CA,
+    does not (review 2026-12 §3(b): one signature check, smime.chain.signed_with)."""
+    from cryptography.exceptions import InvalidSignature
+
+    from govkit.generate.fleet import issued_check
+    from govkit.pki.issuance import init_pki
+    for key_type in ("ec-p256", "rsa-2048"):
+        pki, _ = init_pki(tmp_path / key_type, participants=("a",), key_type=key_type)
+        other, _ = init_pki(tmp_path / f"{key_type}-other", participants=("a",),
+                            key_type=key_type)   # same CA names, other keys
+        issued = issued_check(pki.certificate("identity_ca"))
+        issued(pki.certificate("a"))
+        forged = other.certificate("a")
+        assert forged.issuer == pki.certificate("identity_ca").subject
+        with pytest.raises(InvalidSignature):
+            issued(forged)
+        with pytest.raises(ValueError):
+            issued(pki.certificate("permissions_ca"))
+        for cert in (pki.certificate("a"), forged):
+            verdict = chain.signed_with(cert, pki.certificate("identity_ca").public_key())
+            assert verdict is (cert is not forged)

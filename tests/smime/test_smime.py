@@ -17,7 +17,8 @@ from govkit.catalog.runners import runner_info
 from govkit.common.errors import EXIT_INVALID, EXIT_USAGE, GovkitError
 from govkit.documents import mime
 from govkit.documents.render import GovernanceDocument, PermissionsDocument
-from govkit.pki.testpki import CLOCK_SKEW, TestPKI, init_pki
+from govkit.pki.issuance import init_pki
+from govkit.pki.testpki import CLOCK_SKEW, TestPKI
 from govkit.smime.sign import sign_bytes, sign_document, sign_paths
 from govkit.smime.verify import load_trusted, verify_bytes, verify_file
 

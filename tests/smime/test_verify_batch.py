@@ -19,9 +19,10 @@ from govkit.check.validate import check_bytes
 from govkit.common.errors import GovkitError
 from govkit.documents import mime
 from govkit.documents.render import DomainSet, GovernanceDocument, PermissionsDocument
-from govkit.pki.testpki import TestPKI, init_pki
+from govkit.pki.issuance import init_pki
+from govkit.pki.testpki import TestPKI
 from govkit.smime import pkcs7, verify_batch
-from govkit.smime.sign import TEXT_HEADER, sign_document, smime_message
+from govkit.smime.sign import TEXT_HEADER, sign_bytes, sign_document, smime_message
 from govkit.smime.verify import verify_file
 
 NOW = dt.datetime.now(dt.UTC)
@@ -201,6 +202,50 @@ def test_the_target_reaches_every_worker_and_the_fast_path(pki, tmp_path, proces
             verdicts.add((target, top, got.ok))
     assert {("omg", 231, True), ("cyclone", 231, False), ("fastdds", 232, True),
             ("omg", 233, False)} <= verdicts
+
+
+def test_the_fast_path_takes_a_file_only_if_smime_message_writes_it_so(pki, governance):
+    """`message_parts` checks the layout `sign.smime_message` writes without writing it
+    again: on a file and thousands of its near misses (every byte of the MIME frame and of the
+    base64 changed, lines re-wrapped, padding bits set, the boundary's quote dropped), it
+    takes exactly those that rendering the parts again gives back byte for byte."""
+    import random
+    cert, key = pki.key_pair("permissions_ca")
+    for _ in range(50):   # one whose base64 ends in padding (ECDSA signatures vary in size)
+        data = sign_bytes(governance.read_bytes(), cert, key)
+        if data.rstrip(b"\n-").rsplit(b"\n\n", 1)[0].endswith(b"="):
+            break
+    parts = verify_batch.message_parts(data)
+    assert parts is not None
+
+    def agrees(candidate: bytes) -> bool:
+        found = verify_batch.message_parts(candidate)
+        again = found is not None and \
+            smime_message(found[1], found[2], found[0].decode()) == candidate
+        rendered_equal = found is not None and again
+        return (found is None) or rendered_equal
+
+    head = data.index(b"\r\n")                       # the frame before the signed part
+    b64_from = data.index(b"\n\n", data.index(b"Content-Disposition")) + 2
+    positions = [*range(head), *range(b64_from, len(data))]
+    rng = random.Random(35)
+    near = [data[:i] + bytes([b]) + data[i + 1:] for i in positions
+            for b in {data[i] ^ 1, ord("\n"), ord(" "), ord("A"), ord("=")}]
+    b64 = data[b64_from:data.rindex(b"\n\n--")]
+    flat = b64.replace(b"\n", b"")
+    rewrapped = b"\n".join(flat[i:i + 76] for i in range(0, len(flat), 76))
+    layouts = [data.replace(b64, rewrapped), data.replace(b64, flat),
+               data.replace(b64, b64 + b"\n"), data.replace(b'"\n\nThis is', b'\n\nThis is')]
+    assert flat.endswith(b"=")
+    if flat.endswith(b"="):   # a padding bit set: OpenSSL decodes it; smime_message never
+        alphabet = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+        at = len(b64.rstrip(b"=")) - 1
+        layouts.append(data.replace(b64, b64[:at] + bytes([alphabet[
+            alphabet.index(b64[at]) | 1]]) + b64[at + 1:]))
+    near += layouts + [bytes(rng.choice(data) if rng.random() < 0.001 else c for c in data)
+                       for _ in range(200)]
+    assert all(agrees(c) for c in near)
+    assert all(verify_batch.message_parts(c) is None for c in layouts)
 
 
 def test_a_leaf_signer_is_cyclone_0_10_s_verdict_and_cyclone_11_refuses_it(pki, governance,
