@@ -147,8 +147,18 @@ def protects(profile: Profile) -> bool:
         profile.data_protection_kind))
 
 
+def baseline_instances(arms: list[Arm], instances: int) -> int:
+    """How many process pairs `none` gets: as many per other arm as each arm has, so that a
+    `none` pair takes part in as few slots as any other pair. `none` has a slot beside every
+    other arm's; with the arms' count it took several slots per lane and round where an
+    arm's pair took one every few rounds, and a pair kept that busy reads slower: at 32 B
+    its throughput was 6-8 % below the A/A arm's, two identical `none` arms (2026-12-04)."""
+    return instances * max(1, len([a for a in arms if a.name != BASELINE_ARM]))
+
+
 def round_plan(arms: list[Arm], lanes: list[tuple[str, int]], instances: int, seed: int,
-               rnd: int, active: set[tuple[str, str, int]] | None = None
+               rnd: int, active: set[tuple[str, str, int]] | None = None,
+               base_instances: int | None = None
                ) -> list[tuple[tuple[str, int], list[tuple[Arm, int]]]]:
     """Round `rnd`: per lane (mode, size; in this round's own order) the slot sequence
     `none X1 none X2 … none`, the other arms shuffled, each arm's instance taken in turn
@@ -158,6 +168,7 @@ def round_plan(arms: list[Arm], lanes: list[tuple[str, int]], instances: int, se
     a lane where only the A/A arm is still wide gets `none A/A none` (a run stopped at round
     20 with budget left and a wide A/A arm, then advised a larger budget: issue 37)."""
     rand = random.Random(f"govkit/{seed}/rotation/{rnd}")
+    base_n = base_instances or instances
     order = list(lanes)
     rand.shuffle(order)
     base = next(a for a in arms if a.name == BASELINE_ARM)
@@ -171,11 +182,11 @@ def round_plan(arms: list[Arm], lanes: list[tuple[str, int]], instances: int, se
             others = [a for a in others if a.name in wanted or a.name == AA_ARM]
         rand.shuffle(others)
         seq: list[tuple[Arm, int]] = []
-        n0 = rand.randrange(instances)
+        n0 = rand.randrange(base_n)
         for i, arm in enumerate(others):
-            seq.append((base, (n0 + i) % instances))
+            seq.append((base, (n0 + i) % base_n))
             seq.append((arm, (rnd + arms.index(arm)) % instances))
-        seq.append((base, (n0 + len(others)) % instances))
+        seq.append((base, (n0 + len(others)) % base_n))
         plan.append((lane, seq))
     return plan
 
@@ -240,15 +251,16 @@ def run_rotation(runner: RotatingRunner, arms: list[Arm], bundles: dict[str, Bun
                                                           budget))
                     break
             t0 = time.monotonic()
-            plan = round_plan(arms, lanes, rs.instances, seed, rnd, active)
+            plan = round_plan(arms, lanes, rs.instances, seed, rnd, active,
+                              baseline_instances(arms, rs.instances))
             if not plan:
                 outcome.notes.append(f"no interval left to narrow after {done} rounds")
                 break
             for (mode, size), seq in plan:
                 rows = []
                 for position, (arm, k) in enumerate(seq):
-                    pair = _pick(pairs, arm, rot["next_instance"] + k, rs.instances,
-                                 rot["next_instance"])
+                    pair = _pick(pairs, arm, rot["next_instance"] + k,
+                                 instances_of(arm, arms, rs), rot["next_instance"])
                     if pair is None:
                         continue
                     base = {"round": rnd, "position": position, "arm": arm.name,
@@ -295,10 +307,10 @@ def start_pairs(runner: RotatingRunner, arms: list[Arm], bundles: dict[str, Bund
         for path, text in runner.configs(BenchPoint(arm.profile, "latency", 32, 1),
                                          bundles[arm.profile.name], workdir).items():
             write_atomic(path, text)
-    domains = iter(distinct_domains(len(arms) * rs.instances, set()))
+    domains = iter(distinct_domains(sum(instances_of(a, arms, rs) for a in arms), set()))
     pairs: dict[tuple[str, int], Pair] = {}
     for arm in arms:
-        for i in range(rs.instances):
+        for i in range(instances_of(arm, arms, rs)):
             domain = next(domains)
             extra = {"variant": arm.variant} if arm.variant is not None else {}
             pair = Pair(arm.name, arm.label, first_instance + i, domain,
@@ -326,6 +338,12 @@ def start_pairs(runner: RotatingRunner, arms: list[Arm], bundles: dict[str, Bund
                             "pong_time_to_match_s": pair.ready_s.get("sub"),
                             "start_to_ready_s": round(pair.start_to_ready_s, 4)})
     return pairs
+
+
+def instances_of(arm: Arm, arms: list[Arm], rs: RotationSettings) -> int:
+    """An arm's process pairs: --instances, `none` more (baseline_instances)."""
+    return baseline_instances(arms, rs.instances) if arm.name == BASELINE_ARM \
+        else rs.instances
 
 
 class SlotTags:

@@ -31,7 +31,13 @@ from govkit.bench.loadwatch import LoadWatch
 from govkit.bench.machine import Pinning, environment, pinning, realtime_note
 from govkit.bench.options import BenchOptions, BenchOutcome, Cell
 from govkit.bench.repeat import build_dir, make_bundles, point, run_point
-from govkit.bench.rotation import CPU, MIN_ARM_ROUNDS, arms_of, run_rotation
+from govkit.bench.rotation import (
+    CPU,
+    MIN_ARM_ROUNDS,
+    arms_of,
+    baseline_instances,
+    run_rotation,
+)
 from govkit.bench.wire_phase import check_wire_networks, wire_key, wire_phase
 from govkit.catalog.runners import runner_info
 from govkit.common.errors import GovkitError
@@ -272,7 +278,8 @@ def _rotate(opts: BenchOptions, runner, store: ResultStore, cells: list[Cell],
     arms = arms_of(profiles, rs.aa, opts.variants)
     store.set_rotation_method({"settings": rs.to_json(), "method": runner.method(),
                                "estimator": ESTIMATOR, "interval": PAIRED_INTERVAL_METHOD})
-    console.print(f"{len(arms)} arms × {rs.instances} process pairs; rounds of "
+    console.print(f"{len(arms)} arms × {rs.instances} process pairs (none "
+                  f"{baseline_instances(arms, rs.instances)}, one per slot beside it); rounds of "
                   f"{_lanes_text(lanes)} × {2 * len(arms) - 1} slots of "
                   f"{rs.settle_ms} ms settle + {rs.slot_ms} ms"
                   f"{_tput_slot_text(lanes, rs)}; {pin.note}; order seed "

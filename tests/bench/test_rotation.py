@@ -136,9 +136,11 @@ def test_rotating_run_end_to_end(tmp_path):
     assert machine["cpu"] and machine["openssl"].startswith("OpenSSL") and "cpu_crypto" in machine
     assert doc["rotation"]["settings"]["min_arm_rounds"] == 20
     rot = doc["rotation"]
-    # none, rtps_sign and the A/A arm, DEFAULT_INSTANCES pairs each, every one matched, timed
+    # rtps_sign and the A/A arm, DEFAULT_INSTANCES pairs each, `none` as many per other arm
+    # (a none pair takes part in as few slots as any other), every one matched and timed
     assert sorted((p["arm"], p["instance"]) for p in rot["pairs"]) == sorted(
-        (a, i) for a in ("none", "rtps_sign", paired.AA_ARM) for i in range(DEFAULT_INSTANCES))
+        [(a, i) for a in ("rtps_sign", paired.AA_ARM) for i in range(DEFAULT_INSTANCES)]
+        + [("none", i) for i in range(2 * DEFAULT_INSTANCES)])
     assert all(p["status"] == "ok" and 0 < p["time_to_match_s"] < 30 for p in rot["pairs"])
     # the minimum rounds always run: 3 rounds × 2 sizes × (none X none Y none)
     assert len(rot["rounds"]) == 3 and len(rot["slots"]) == 3 * 2 * 5
@@ -343,3 +345,28 @@ def test_slots_grow_to_hold_enough_samples_and_keep_their_length_on_resume():
     # resumed: the stored lengths win over what a new warm-up says
     again = measure_lengths(settings, lanes, {}, {}, rs)
     assert again == got
+
+
+def test_a_none_pair_takes_part_in_as_few_slots_as_any_other_pair():
+    """`none` has a slot beside every other arm's: with as many pairs as the arms it took
+    several slots per lane and round where an arm's pair took one every few rounds, and a
+    pair kept that busy read slower (32 B throughput 6-8 % below the A/A arm's, two
+    identical `none` arms; 2026-12-04). With baseline_instances, per round and lane each
+    `none` pair is used about as often as an arm's."""
+    import collections
+
+    from govkit.bench.rotation import baseline_instances
+    profiles = [get_profile(p) for p in ("none", "rtps_sign", "rtps_encrypt",
+                                         "sign_origin_data_encrypt")]
+    arms = arms_of(profiles, aa=True)
+    base_n = baseline_instances(arms, 3)
+    assert base_n == 3 * (len(arms) - 1)
+    uses = collections.Counter()
+    rounds = 60
+    for rnd in range(rounds):
+        for _, seq in round_plan(arms, [("throughput", 32)], 3, 7, rnd, None, base_n):
+            uses.update((a.name, k) for a, k in seq)
+    per_none = [uses[("none", k)] / rounds for k in range(base_n)]
+    per_arm = [uses[(a.name, k)] / rounds for a in arms[1:] for k in range(3)]
+    assert max(per_none) < 2.5 * max(per_arm), (per_none, per_arm)
+    assert min(per_none) > 0                       # every none pair serves
