@@ -113,4 +113,14 @@ def environment(extra: dict | None = None) -> dict:
             "cpu": cpu, "cpu_crypto": facts["cpu_crypto"], "cores": os.cpu_count(),
             "usable_cpus": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
             else os.cpu_count(),
-            "kernel": f"{uname.system} {uname.release} {uname.machine}", **(extra or {})}
+            "kernel": f"{uname.system} {uname.release} {uname.machine}",
+            # the most a socket buffer may be (a runner asks more for large samples: 1 MiB)
+            "socket_buffers": {k: _sysctl(f"net/core/{k}") for k in ("rmem_max", "wmem_max")},
+            **(extra or {})}
+
+
+def _sysctl(name: str) -> int | None:
+    try:
+        return int(Path(f"/proc/sys/{name}").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None

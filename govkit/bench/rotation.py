@@ -19,10 +19,11 @@ a fragmented, reliable exchange (the `slot` command of cyclone_perf and `fastdds
 
 Lanes: a round has one sandwich per lane, a (mode, size). Latency slots ping-pong, under
 SCHED_FIFO where permitted. Throughput slots (runners with `rotates_throughput`:
-cyclone_perf's `tput`) write as fast as the reliable writer lets them, end with a marker and
-wait until every sample is acknowledged, so that no slot's traffic runs into the next; the
-pong counts what arrived (`count TAG`, with its arrivals per 5 ms). CPU slots (a `cpu` lane
-beside each throughput lane) write the same way but paced at one fixed rate per size, the
+cyclone_perf's `tput`) write as fast as the reliable writer lets them and end with a marker;
+pong answers `count TAG` (what arrived, with its arrivals per 5 ms) once the marker, behind
+every sample of the slot, has arrived, so that no slot's data runs into the next (cyclone_perf
+no longer waits for the acknowledgements: they come on the next heartbeat, 100 ms later).
+CPU slots (a `cpu` lane beside each throughput lane) write the same way but paced at one fixed rate per size, the
 same for every arm and below the heaviest arm's saturation (offered_rates), and give each
 side's CPU time per sample (RTI Perftest's -cpu, at a rate every profile sustains).
 Throughput and CPU slots run normally scheduled, as ddsperf does: each pair is switched
@@ -457,7 +458,7 @@ def slot_policy(mode: str, realtime: bool) -> str:
 
 def cpu_per_sample(row: dict, written: int) -> dict:
     """A CPU slot's µs of CPU per sample written, each side and both (the slot's whole CPU
-    time over its whole count: settle time, end and acknowledgement wait included)."""
+    time over its whole count: settle time and end included)."""
     if not written:
         return {"cpu_us_per_sample": 0.0}
     ping, pong = row.get("cpu_us", 0) / written, row.get("pong_cpu_us", 0) / written

@@ -30,14 +30,19 @@ SLOT_METHOD = (
     "apart, every other one is a sample; per slot the exact mean, min, 50/90/99 % "
     "(nearest rank), max and a 1 % histogram of all its samples.")
 THROUGHPUT_SLOT_METHOD = (
-    "Throughput with --rotate-throughput: the same long-lived pairs, in throughput slots: "
-    "ping writes on ddsperf's "
-    "data topic (reliable, KEEP_ALL, at most 10000 samples) as fast as the writer lets it, "
-    "unflushed (ddsperf's `pub` at no rate), then an end marker, then waits until pong has "
-    "acknowledged every sample, so no slot's traffic runs into the next; pong takes in its "
-    "data-available listener (ddsperf's `sub`) and counts the samples written after the "
-    "settle time: the slot's rate is those arriving after the first of them over the time "
-    "from the first arrival to the last (samples/s; Mbit/s counts the payload, as ddsperf).")
+    "Throughput (by rotation, the default): the same long-lived pairs, in throughput slots, "
+    "normally scheduled: ping writes on ddsperf's data topic (reliable, KEEP_ALL, at most "
+    "10000 samples) as fast as the writer lets it, batched (ddsperf's `pub` at no rate), then "
+    "an end marker; pong takes in its data-available listener (ddsperf's `sub`), counts the "
+    "samples written after the settle time and answers once the end marker, behind every "
+    "sample of the slot, has arrived, so no slot's data runs into the next: the slot's rate "
+    "is those arriving after the first of them over the time from the first arrival to the "
+    "last (samples/s; Mbit/s counts the payload, as ddsperf); per slot also the writer's "
+    "protocol counters (ddsperf -X) and the arrivals per 5 ms. CPU slots write the same way "
+    "paced at one rate per size (half the slowest arm's warm-up rate): each side's CPU time "
+    "over the samples written. Samples above 1344 B travel as fragments (Cyclone 0.10's "
+    "defaults: FragmentSize 1344 B, MaxMessageSize 14720 B, a 1 MiB socket receive buffer "
+    "requested, at most net.core.rmem_max granted).")
 DISCOVERY_METHOD = (
     "Discovery (--mode discovery): N 'cyclone_perf discover' processes started together, "
     "each with a writer and a reader on ddsperf's ping topic (reliable, KEEP_LAST 1), taking "
