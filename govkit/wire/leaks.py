@@ -187,6 +187,7 @@ class Eavesdropper:
         self.participants: set[bytes] = set()
         self.endpoints: set[bytes] = set()
         self.topics: dict[bytes, str] = {}             # endpoint GUID: topic name
+        self.payload_facts: dict[bytes, tuple[str, int]] = {}   # readable writer: how, size
         self.vendor_tail: list = []                      # [count, protected, first]
         self.first_dport: tuple[int, int] | None = None
         self.vendors: dict[bytes, str] = {}
@@ -385,14 +386,21 @@ class Eavesdropper:
             readable_at = at if at >= 0 else None
         if readable_at is None:
             return kind == "gcm"
-        topic = self.topics.get(guid)
-        on = f" of topic {topic!r}" if topic else ""
         how = "signed, not encrypted" if crypto else "in clear"
         self.leaks.add("payload", "writer", f"writer {guid.hex()}",
-                       f"the data{on} from writer {guid.hex()} is readable ({how}): e.g. "
-                       f"{size:,}-byte serialized samples", "user DATA",
+                       payload_text(guid, self.topics.get(guid), how, size), "user DATA",
                        (msg[readable_at:min(end, readable_at + 32)], d.frame), [d.frame])
+        if len(self.payload_facts) < MAX_SEEN:
+            self.payload_facts.setdefault(guid, (how, size))
         return False
+
+    def _name_payload_topics(self) -> None:
+        """A writer's topic learned after its first readable sample (its SEDP announcement
+        re-sent after the capture began, as Fast DDS does under load) still names it."""
+        for guid, (how, size) in self.payload_facts.items():
+            entry = self.leaks.entries.get(("payload", f"writer {guid.hex()}"))
+            if entry is not None and guid in self.topics:
+                entry.text = payload_text(guid, self.topics[guid], how, size)
 
     def _builtin(self, sample: Sample, wid: int, src: bytes, vendor: bytes) -> bool:
         """A builtin writer's sample: read what it says; True when its payload is encrypted."""
@@ -453,6 +461,7 @@ class Eavesdropper:
     # ------------------------------------------------------------------- result
     def result(self) -> dict:
         self._totals()
+        self._name_payload_topics()
         return {"method": LEAK_METHOD, "entries": self.leaks.to_json(),
                 "kinds": {k: n for k, n in self.leaks.per_kind.items() if n},
                 "vendors": sorted(self.vendors.values()),
@@ -525,6 +534,12 @@ class Eavesdropper:
         if entry is not None:
             entry.text, entry.count, entry.first_frame = text, count, first
         return entry
+
+
+def payload_text(guid: bytes, topic: str | None, how: str, size: int) -> str:
+    on = f" of topic {topic!r}" if topic else ""
+    return (f"the data{on} from writer {guid.hex()} is readable ({how}): e.g. {size:,}-byte "
+            "serialized samples")
 
 
 def find_leaks(datagrams: Iterable[Datagram], domain: int | None = None,
