@@ -671,9 +671,12 @@ def test_throughput_rotates_on_fastdds(tmp_path):
     doc = json.loads((tmp_path / "res" / "results.json").read_text())
     assert doc["results"] == []               # nothing per repeat
     slots = doc["rotation"]["slots"]
-    assert len(slots) == 3 * 5 and {s["mode"] for s in slots} == {"throughput"}
+    # each round: a throughput lane and its CPU lane (the offered rate), 5 slots each
+    assert len(slots) == 3 * 2 * 5
+    assert {s["mode"] for s in slots} == {"throughput", "cpu"}
     assert all(s["status"] == "ok" and s["n"] == s["sent"] > 100 and s["lost"] == 0
                for s in slots), slots
+    assert all(s["cpu_us_per_sample"] > 0 for s in slots if s["mode"] == "cpu")
     row = next(r for r in doc["summary"] if r["profile"] == "rtps_encrypt")
     assert row["mode"] == "throughput" and row["statistic"].startswith("median of slot rates")
     assert 0 < row["vs_none"]["ratio"] < 1.5 and row["rounds"] == 3
