@@ -19,7 +19,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from govkit.bench.defaults import DEFAULT_PEERS, budget_note
-from govkit.bench.rotation import Arm, distinct_domains, round_plan
+from govkit.bench.domains import random_domain
+from govkit.bench.rotation import Arm, round_plan
 from govkit.catalog.profiles import BASELINE, Profile
 from govkit.common.errors import GovkitError
 from govkit.common.fsutil import write_atomic
@@ -102,7 +103,7 @@ def _round(runner, arms, bundles, ds, store, seed, rnd, workdir, console, outcom
     section = store.doc["discovery"]
     for _, seq in round_plan(arms, [("discovery", ds.peers)], 1, seed, rnd):
         for position, (arm, _) in enumerate(seq):
-            domain = distinct_domains(1, set())[0]
+            domain = random_domain(arm.profile)
             specs = runner.discovery_specs(bundles[arm.profile.name], domain, ds.peers,
                                            WAIT_S, workdir)
             record = {"round": rnd, "position": position, "arm": arm.name,

@@ -9,11 +9,13 @@ report, the settings of the rules the runner's topics fall under (`file_settings
 a title that says which rule that is, and the nearest profile. Permissions for the
 runner's topics are generated as for every profile.
 
-The rule: in the first domain_rule (bench picks its domain ids from 1..230 at random, so
-a file meant for it holds them all), the first topic_rule whose expression matches each
+The rule: in the first domain_rule, the first topic_rule whose expression matches each
 of the runner's topics, as DDS Security 1.1 9.4.1.2.6 applies them. When none matches,
 Cyclone and Fast DDS refuse to create the topic: the point will fail, and govkit says so
-before it runs.
+before it runs. The point runs on the domain ids that first domain_rule covers
+(`Profile.domain_ids`, an open id_range read as the runner's implementation reads it):
+a file written for one domain is measured there (govkit.bench.domains); a rule covering
+no id govkit can use (0..230) is refused (exit 2).
 """
 
 from __future__ import annotations
@@ -22,14 +24,22 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from govkit.catalog.profiles import Profile, known_profiles, select_profiles, use_profiles
+from govkit.catalog.profiles import (
+    Profile,
+    domain_ids_text,
+    known_profiles,
+    select_profiles,
+    use_profiles,
+)
 from govkit.catalog.runners import runner_info
+from govkit.catalog.targets import TARGETS
 from govkit.check.explain import explain_document, explanation_text
 from govkit.check.identify import identification_text, identify_paths
 from govkit.check.lint import LintOptions, lint_paths
 from govkit.check.loaded import load_document
 from govkit.common.errors import EXIT_INVALID, EXIT_USAGE, GovkitError
 from govkit.common.findings import quote_value
+from govkit.common.limits import MAX_DOMAIN_ID
 from govkit.documents.globs import matches
 
 _TARGETS = {"cyclone": "cyclone", "ddsperf": "cyclone", "fastdds": "fastdds"}
@@ -63,6 +73,17 @@ def _rule_for(model, topics: tuple[str, ...]):
         found.append(next((t for t in d.topic_rules if isinstance(t.expression.value, str)
                            and matches(t.expression.value, topic)), None))
     return d, found
+
+
+def rule_domains(d, target: str) -> tuple[int, ...]:
+    """The ids 0..MAX_DOMAIN_ID a domain_rule covers, an open id_range as `target` reads it
+    (Cyclone DDS 0.10 and Fast DDS 2.9: its <min> alone; the spec: <min> and up)."""
+    ids: set[int] = set()
+    for span in d.domains:
+        bounds = span.bounds(TARGETS[target].open_range)
+        if bounds is not None and bounds[0] <= MAX_DOMAIN_ID:
+            ids.update(range(max(0, bounds[0]), int(min(bounds[1], MAX_DOMAIN_ID)) + 1))
+    return tuple(sorted(ids))
 
 
 def governance_point(path: Path, runner: str, taken: set[str]) -> GovernancePoint:
@@ -107,6 +128,16 @@ def governance_point(path: Path, runner: str, taken: set[str]) -> GovernancePoin
         if any(expr == "*" for _, expr in used) and len(d.topic_rules) > 1:
             rule_text += (" — the catch-all '*', not a rule written for named topics: your "
                           "own topics may get another rule")
+    domain_ids = None
+    if d is not None:
+        domain_ids = rule_domains(d, target)
+        if not domain_ids:
+            row, col = loaded.where(d.elem)
+            raise GovkitError(f"{path}:{row}:{col}: its first domain_rule covers no domain id "
+                              f"0..{MAX_DOMAIN_ID}, the ids govkit's runners join; add one "
+                              "(e.g. <id>0</id>), then `govkit sign`", EXIT_USAGE)
+        if len(domain_ids) <= MAX_DOMAIN_ID:
+            rule_text += f"; measured on domain {domain_ids_text(domain_ids)}, as it allows"
     said.append(f"{path}: {rule_text}")
     said.append(explanation_text(explain_document(loaded)))
     # the nearest profile of the rule the runner's topics fall under (identify names one
@@ -137,7 +168,7 @@ def governance_point(path: Path, runner: str, taken: set[str]) -> GovernancePoin
                       settings.get("metadata_protection_kind"),
                       settings.get("data_protection_kind"), None, title,
                       governance_file=str(path.resolve()),
-                      file_settings=tuple(settings.items()))
+                      file_settings=tuple(settings.items()), domain_ids=domain_ids)
     return GovernancePoint(profile, said, covered)
 
 

@@ -16,11 +16,11 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
+from govkit.bench.domains import random_domain
 from govkit.bench.machine import Pinning
 from govkit.bench.options import BenchOptions, Cell
 from govkit.catalog.runners import runner_info
 from govkit.common.errors import EXIT_USAGE, GovkitError
-from govkit.common.limits import MAX_DOMAIN_ID
 from govkit.generate.bundle import BundleLog, ensure_bundle, ensure_pki, ensure_tls
 from govkit.pki.revocation import revoked_participants
 from govkit.pki.testpki import DEFAULT_PARTICIPANTS
@@ -37,9 +37,9 @@ from govkit.runners.netpath import NetPaths
 from govkit.runners.network import Network
 from govkit.runners.processes import run_processes
 
-# Domains come from the system's randomness, not from --seed: two runs with the same seed
+# Ports come from the system's randomness, not from --seed: two runs with the same seed
 # at the same time (two users, two CI jobs) must not share them.
-_domains = random.SystemRandom()
+_ports = random.SystemRandom()
 
 
 def point(cell: Cell, opts: BenchOptions, repeat: int, pin: Pinning,
@@ -49,7 +49,7 @@ def point(cell: Cell, opts: BenchOptions, repeat: int, pin: Pinning,
     net = cell.network
     endpoints = paths.endpoints(net.path, planned) if paths else None
     return BenchPoint(cell.profile, cell.mode, cell.size, opts.duration, repeat,
-                      domain_id=_domains.randint(1, MAX_DOMAIN_ID), cpus=pin.cpus,
+                      domain_id=random_domain(cell.profile), cpus=pin.cpus,
                       warmup=opts.warmup, realtime=pin.realtime and cell.mode == "latency",
                       network=net, endpoints=endpoints,
                       tcp_port=_tcp_port(net, planned) if net.transport != "udp" else None)
@@ -64,7 +64,7 @@ def _tcp_port(net: Network, planned: bool) -> int:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             return s.getsockname()[1]
-    return _domains.randint(20000, 29999)
+    return _ports.randint(20000, 29999)
 
 
 def make_bundles(opts: BenchOptions, runner, console) -> dict[str, Bundle]:
@@ -130,7 +130,7 @@ def run_point(runner, point: BenchPoint, bundle: Bundle, workdir: Path, order: i
         if result.get("error_kind") != "foreign_participant":
             break
         strangers.append(result["error"])
-        point = replace(point, domain_id=_domains.randint(1, MAX_DOMAIN_ID))
+        point = replace(point, domain_id=random_domain(point.profile, point.domain_id))
     else:
         result, failure = _run_once(runner, point, bundle, workdir, order, paths, around)
     if strangers:

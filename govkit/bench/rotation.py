@@ -23,9 +23,10 @@ cyclone_perf's `tput`) write as fast as the reliable writer lets them and end wi
 pong answers `count TAG` (what arrived, with its arrivals per 5 ms) once the marker, behind
 every sample of the slot, has arrived, so that no slot's data runs into the next (cyclone_perf
 no longer waits for the acknowledgements: they come on the next heartbeat, 100 ms later).
-CPU slots (a `cpu` lane beside each throughput lane) write the same way but paced at one fixed rate per size, the
-same for every arm and below the heaviest arm's saturation (offered_rates), and give each
-side's CPU time per sample (RTI Perftest's -cpu, at a rate every profile sustains).
+CPU slots (a `cpu` lane beside each throughput lane) write the same way but paced at one
+fixed rate per size, the same for every arm and below the heaviest arm's saturation
+(offered_rates), and give each side's CPU time per sample (RTI Perftest's -cpu, at a rate
+every profile sustains).
 Throughput and CPU slots run normally scheduled, as ddsperf does: each pair is switched
 between SCHED_FIFO and normal scheduling as its slots need (slot_policy).
 
@@ -51,11 +52,11 @@ from govkit.bench.defaults import (
     MIN_THROUGHPUT_SLOT_MS,
     budget_note,
 )
+from govkit.bench.domains import distinct_domains, usable_domains
 from govkit.bench.loadwatch import LoadWatch
-from govkit.catalog.profiles import Profile
-from govkit.common.errors import GovkitError
+from govkit.catalog.profiles import Profile, domain_ids_text
+from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.common.fsutil import write_atomic
-from govkit.common.limits import MAX_DOMAIN_ID
 from govkit.results.paired import AA_ARM, BASELINE_ARM
 from govkit.runners.base import BenchPoint, Bundle, RotatingRunner
 from govkit.runners.crypto import CryptoVariant
@@ -202,15 +203,6 @@ class RotationOutcome:
     notes: list[str] = field(default_factory=list)
 
 
-def distinct_domains(n: int, taken: set[int]) -> list[int]:
-    """n domain ids no other pair of this run uses (from the system's randomness: two runs
-    at once must not share them)."""
-    free = [d for d in range(1, MAX_DOMAIN_ID + 1) if d not in taken]
-    if len(free) < n:
-        raise GovkitError(f"{n} process pairs need {n} domains; only {len(free)} are free")
-    return random.SystemRandom().sample(free, n)
-
-
 def run_rotation(runner: RotatingRunner, arms: list[Arm], bundles: dict[str, Bundle],
                  lanes: list[tuple[str, int]],
                  rs: RotationSettings, store, seed: int, pin, console, started: float,
@@ -308,11 +300,10 @@ def start_pairs(runner: RotatingRunner, arms: list[Arm], bundles: dict[str, Bund
         for path, text in runner.configs(BenchPoint(arm.profile, "latency", 32, 1),
                                          bundles[arm.profile.name], workdir).items():
             write_atomic(path, text)
-    domains = iter(distinct_domains(sum(instances_of(a, arms, rs) for a in arms), set()))
+    domains = pair_domains(arms, rs, console)
     pairs: dict[tuple[str, int], Pair] = {}
     for arm in arms:
-        for i in range(instances_of(arm, arms, rs)):
-            domain = next(domains)
+        for i, domain in enumerate(domains[arm.name]):
             extra = {"variant": arm.variant} if arm.variant is not None else {}
             pair = Pair(arm.name, arm.label, first_instance + i, domain,
                         runner.pair_specs(bundles[arm.profile.name], domain, pin.cpus,
@@ -339,6 +330,33 @@ def start_pairs(runner: RotatingRunner, arms: list[Arm], bundles: dict[str, Bund
                             "pong_time_to_match_s": pair.ready_s.get("sub"),
                             "start_to_ready_s": round(pair.start_to_ready_s, 4)})
     return pairs
+
+
+def pair_domains(arms: list[Arm], rs: RotationSettings, console) -> dict[str, list[int]]:
+    """Each arm's pairs' domains, all distinct; a governance file's arm first, on the ids
+    it allows, with fewer pairs where it allows fewer (said; the rounds take the pairs
+    there are). GovkitError (exit 2) when another arm of the same file took them all."""
+    taken: set[int] = set()
+    found: dict[str, list[int]] = {}
+    for arm in sorted(arms, key=lambda a: a.profile.domain_ids is None):
+        want = instances_of(arm, arms, rs)
+        usable = usable_domains(arm.profile)
+        if arm.profile.domain_ids is not None:
+            free = [d for d in usable if d not in taken]
+            allowed = domain_ids_text(arm.profile.domain_ids)
+            if not free:
+                raise GovkitError(f"{arm.label}: its governance allows domain {allowed} only, "
+                                  "already taken by another arm of this run (one pair per "
+                                  "domain): measure one --cipher/--rekey variant at a time, "
+                                  "or allow more domains in the file", EXIT_USAGE)
+            if len(free) < want:
+                console.print(f"{arm.label}: its governance allows domain {allowed}: "
+                              f"{len(free)} process pair(s), not {want}", markup=False,
+                              highlight=False)
+                want = len(free)
+        found[arm.name] = distinct_domains(want, taken, usable)
+        taken.update(found[arm.name])
+    return found
 
 
 def instances_of(arm: Arm, arms: list[Arm], rs: RotationSettings) -> int:

@@ -36,9 +36,11 @@ from govkit.bench.rotation import (
     MIN_ARM_ROUNDS,
     arms_of,
     baseline_instances,
+    instances_of,
     run_rotation,
 )
 from govkit.bench.wire_phase import check_wire_networks, wire_key, wire_phase
+from govkit.catalog.profiles import domain_ids_text
 from govkit.catalog.runners import runner_info
 from govkit.common.errors import GovkitError
 from govkit.generate.bundle import bundle_hashes, planned_bundle, tls_keystore_path
@@ -360,7 +362,11 @@ def _rotation_plan(opts: BenchOptions, runner, cells: list[Cell], bundles: dict[
         extra = {"variant": arm.variant} if arm.variant is not None else {}
         specs = runner.pair_specs(bundles[arm.profile.name], DOMAIN_SHOWN, pin.cpus,
                                   pin.realtime, workdir, **extra)
-        lines.append(f"# {arm.label}: {rs.instances} pair(s) of")
+        n, where = instances_of(arm, arms, rs), ""
+        if arm.profile.domain_ids is not None:     # a governance file's: where it allows
+            n = min(n, len(arm.profile.domain_ids))
+            where = f", DOMAIN one of {domain_ids_text(arm.profile.domain_ids)}"
+        lines.append(f"# {arm.label}: {n} pair(s) of{where}")
         lines += [command_line(s).replace(str(DOMAIN_SHOWN), "DOMAIN") for s in specs]
     return lines
 

@@ -49,6 +49,17 @@ _TABLE = (
 )
 
 
+def domain_ids_text(ids) -> str:
+    """Domain ids as ranges: '4', '0-9,12'."""
+    ranges: list[list[int]] = []
+    for d in sorted(set(ids)):
+        if ranges and d == ranges[-1][1] + 1:
+            ranges[-1][1] = d
+        else:
+            ranges.append([d, d])
+    return ",".join(str(lo) if lo == hi else f"{lo}-{hi}" for lo, hi in ranges)
+
+
 @dataclass(frozen=True)
 class Profile:
     name: str
@@ -63,6 +74,9 @@ class Profile:
     # settings of its rules that the runner's topics fall under (what the report shows).
     governance_file: str | None = None
     file_settings: tuple[tuple[str, str], ...] | None = None
+    # The domain ids such a file's first domain_rule covers (0..MAX_DOMAIN_ID, as the
+    # runner reads an open id_range): bench runs it there (govkit.bench.domains).
+    domain_ids: tuple[int, ...] | None = None
 
     @property
     def security(self) -> bool:
@@ -92,6 +106,9 @@ class Profile:
         d.pop("file_settings")
         if d["governance_file"] is None:
             d.pop("governance_file")
+        ids = d.pop("domain_ids")
+        if ids is not None:
+            d["domain_ids"] = domain_ids_text(ids)
         settings = self.governance_settings()
         # The seven per-profile settings always appear (None for the baseline).
         for key in ("enable_join_access_control", "discovery_protection_kind",
