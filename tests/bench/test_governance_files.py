@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from helpers.dds import needs_cyclone
+from helpers.json_schemas import assert_valid
 
 from govkit.bench.governance_files import governance_point, point_name
 from govkit.catalog.profiles import PROFILES
@@ -114,7 +115,7 @@ def test_a_point_runs_on_the_domains_its_first_domain_rule_allows(tmp_path, doma
     f.write_text(_governance(("*", "ENCRYPT"), domains=domains))
     point = governance_point(f, runner, set())
     assert point.profile.domain_ids == ids
-    assert (f"measured on domain" in "\n".join(point.said)) == (len(ids) < 231)
+    assert ("measured on domain" in "\n".join(point.said)) == (len(ids) < 231)
 
 
 def test_a_rule_for_no_domain_govkit_can_join_is_refused_with_its_place(tmp_path):
@@ -200,6 +201,7 @@ def test_bench_runs_a_one_domain_governance_on_its_domain(tmp_path):
     pairs = [p for p in doc["rotation"]["pairs"] if p["arm"] == "G4"]
     assert [(p["domain_id"], p["status"]) for p in pairs] == [(4, "ok")]
     assert next(p for p in doc["profiles"] if p["name"] == "G4")["domain_ids"] == "4"
+    assert_valid(doc, "bench")
     assert {s["arm"] for s in doc["rotation"]["slots"]} >= {"G4", "none"}
     row = next(x for x in doc["summary"] if x["profile"] == "G4")
     assert row["vs_none"]["ratio"] > 1.0
