@@ -43,6 +43,7 @@ def run_all(out: Path, runs: int, args: list[str]) -> None:
         t0 = time.monotonic()
         r = subprocess.run([GOVKIT, "bench", *args, "--out", str(target), "--no-report"],
                            capture_output=True, text=True)
+        (out / f"run{i}.log").write_text(r.stdout + r.stderr)     # what the user saw
         print(f"run {i}: exit {r.returncode}, {time.monotonic() - t0:.0f} s, load "
               f"{open('/proc/loadavg').read().split()[0]}", flush=True)
 
@@ -88,13 +89,11 @@ def main() -> None:
     widths = [100 * (math.exp(1.96 * se) - 1) for r in per_run for _, se in r.values()]
     print(f"median stated half-width ±{statistics.median(widths):.2f} %")
     for i, d in enumerate(docs):
-        floor = [r for r in d.get("summary", []) if False]    # (the A/A rows are below)
-        aa = [row for row in _noise_floor(d)]
         load = (d.get("load") or [{}])[0].get("loadavg_before")
         print(f"run {i}: A/A " + ", ".join(
             f"{r['size']} B {r['ratio']:.3f} [{r['ratio_ci95'][0]:.3f}, "
-            f"{r['ratio_ci95'][1]:.3f}]" for r in aa if r.get("ratio_ci95"))
-            + f"; load before {load}" + ("" if not floor else ""))
+            f"{r['ratio_ci95'][1]:.3f}]" for r in _noise_floor(d) if r.get("ratio_ci95"))
+            + f"; load before {load}")
     by_point: dict[tuple, list[float]] = {}
     for r in per_run:
         for key, (lr, _) in r.items():
