@@ -5,11 +5,13 @@ phase, latency by rotation, discovery, the machine's load, the defaults.
   start-up);
 - `options`: what `bench` and `wire-check` are asked, and what they answer;
 - `governance_files`: `bench --governance FILE`: your governance, measured as a point;
+- `domains`: the domain ids a run's processes join (a governance file's own);
 - `machine`: where the two processes run, and whether the machine can pin them;
 - `awake`: the measured CPUs kept awake while a run measures;
 - `loadwatch`: how quiet the machine was while a run measured;
 - `repeat`: one repeat of a point;
-- `rotation`: latency by rotation: long-lived pairs, short slots, paired rounds;
+- `rotation`: latency, throughput and CPU by rotation: long-lived pairs, short slots,
+  paired rounds;
 - `discovery`: how long N participants started together take to match;
 - `wire_phase`: one extra repeat of every point with its traffic captured;
 - `schedule`: `govkit bench`: every point's repeats, in a shuffled order.
