@@ -51,6 +51,13 @@ MIN_THROUGHPUT_SLOT_MS = 100
 # samples written, exact over any length; this is the shortest that still holds hundreds of
 # samples at the large sizes' rates.
 DEFAULT_CPU_SLOT_MS = 50
+# CPU slots offer one fixed rate per size, as RTI Perftest's -cpu is read at a rate the user
+# fixes: CPU per sample depends on the rate (the writer batches more at higher rates), so a
+# rate measured per run made two runs' figures disagree by 8 % (46,000 against 51,000
+# samples/s, 2026-12-04). The rate is the 1-2-5 step at or below both caps; a machine whose
+# slowest arm cannot sustain it at twice that in its warm-up gets a lower step, and is told.
+CPU_RATE_MAX_SPS = 20_000            # samples/s, small payloads
+CPU_RATE_MAX_BYTES_PER_S = 64_000_000  # payload bytes/s, large payloads (1000/s at 63000 B)
 DEFAULT_SETTLE_MS = 10         # round trips sent before this are kept apart
 DEFAULT_INSTANCES = 3          # process pairs per arm (paired.InstanceTerm: fewer, wider)
 DEFAULT_MIN_ROUNDS = 6
@@ -66,3 +73,21 @@ def budget_note(spent_s: float, budget_s: float, left_s: float | None = None) ->
     left = "at most" if left_s is None else "about"
     return (f"({spent_s:.0f} s of the {budget_s:.0f} s budget; {left} "
             f"{rest if left_s is None else min(left_s, rest):.0f} s left)")
+
+
+def step_at_or_below(x: float) -> float:
+    """The largest of 1, 2, 5 × 10^k not above `x` (x > 0): rates a reader recognises, the
+    same from one run to the next."""
+    import math
+
+    k = math.floor(math.log10(x))
+    for m in (5, 2, 1):
+        if m * 10.0 ** k <= x * (1 + 1e-12):
+            return m * 10.0 ** k
+    return 10.0 ** (k - 1) * 5
+
+
+def cpu_rate(size: int) -> float:
+    """The offered rate of CPU slots at `size` payload bytes (samples/s), before the
+    machine's warm-up is consulted (govkit.bench.rotation.offered_rates)."""
+    return step_at_or_below(min(CPU_RATE_MAX_SPS, CPU_RATE_MAX_BYTES_PER_S / max(1, size)))

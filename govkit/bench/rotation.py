@@ -24,9 +24,9 @@ pong answers `count TAG` (what arrived, with its arrivals per 5 ms) once the mar
 every sample of the slot, has arrived, so that no slot's data runs into the next (cyclone_perf
 no longer waits for the acknowledgements: they come on the next heartbeat, 100 ms later).
 CPU slots (a `cpu` lane beside each throughput lane) write the same way but paced at one
-fixed rate per size, the same for every arm and below the heaviest arm's saturation
-(offered_rates), and give each side's CPU time per sample (RTI Perftest's -cpu, at a rate
-every profile sustains).
+fixed rate per size, the same for every arm, every run and every machine fast enough,
+below the heaviest arm's saturation (offered_rates), and give each side's CPU time per
+sample (RTI Perftest's -cpu, at a rate every profile sustains).
 Throughput and CPU slots run normally scheduled, as ddsperf does: each pair is switched
 between SCHED_FIFO and normal scheduling as its slots need (slot_policy).
 
@@ -51,6 +51,8 @@ from govkit.bench.defaults import (
     DEFAULT_SLOT_MS,
     MIN_THROUGHPUT_SLOT_MS,
     budget_note,
+    cpu_rate,
+    step_at_or_below,
 )
 from govkit.bench.domains import distinct_domains, usable_domains
 from govkit.bench.loadwatch import LoadWatch
@@ -66,7 +68,7 @@ SLOT_FORMAT = "latency-slots"
 LATENCY = "latency"
 CPU = "cpu"                       # a throughput slot paced at a fixed rate: CPU per sample
 FIFO, NORMAL = "fifo", "normal"   # a pair's scheduling policy (slot_policy)
-CPU_LOAD_SHARE = 0.5              # CPU slots offer this share of the slowest warm-up rate
+CPU_LOAD_SHARE = 0.5              # CPU slots offer at most this share of the slowest warm-up rate
 CPU_DELIVERED = 0.95              # ... and a slot that delivers less of it is "saturated"
 # Fewest samples a slot's figure rests on (round trips, arrivals, paced writes), and the
 # longest a slot may become to hold them (measure_lengths)
@@ -218,6 +220,7 @@ def run_rotation(runner: RotatingRunner, arms: list[Arm], bundles: dict[str, Bun
         tags = SlotTags()
         warm = warm_up(pairs, lanes, tags, pin.realtime, outcome, console)
         offered = offered_rates(rot["settings"], lanes, warm)
+        outcome.notes += rot["settings"].get("cpu_offered_rate_lowered", {}).values()
         lengths = measure_lengths(rot["settings"], lanes, warm, offered, rs)
         load.start()
         last_round_s = None
@@ -400,10 +403,12 @@ def warm_up(pairs: dict[tuple[str, int], Pair], lanes: list[tuple[str, int]],
 
 def offered_rates(settings: dict, lanes: list[tuple[str, int]],
                   warm: dict[tuple[str, int], list[dict]]) -> dict[int, float]:
-    """Per size of a CPU lane, the fixed rate every arm's paced slots offer: CPU_LOAD_SHARE
-    of the slowest warm-up rate of any arm at that size (so even the heaviest profile is
-    below saturation), to two significant figures; kept in the rotation's settings, so a
-    resumed run offers the same."""
+    """Per size of a CPU lane, the fixed rate every arm's paced slots offer: the size's
+    fixed rate (govkit.bench.defaults.cpu_rate), the same in every run and on every machine
+    fast enough for it; where CPU_LOAD_SHARE of the slowest warm-up rate of any arm at that
+    size is below it (the heaviest profile would saturate), the 1-2-5 step below that
+    share instead, said in `cpu_offered_rate_lowered`. Kept in the rotation's settings, so
+    a resumed run offers the same."""
     kept = settings.setdefault("cpu_offered_rate_sps", {})
     for mode, size in lanes:
         if mode != CPU or str(size) in kept:
@@ -412,8 +417,16 @@ def offered_rates(settings: dict, lanes: list[tuple[str, int]],
         if not rates:
             raise GovkitError(f"no pair reached any throughput at {size} B in its warm-up: "
                               "nothing to pace the CPU slots by")
-        rate = CPU_LOAD_SHARE * min(rates)
-        kept[str(size)] = float(f"{rate:.2g}")
+        rate = cpu_rate(size)
+        room = CPU_LOAD_SHARE * min(rates)
+        if room < rate:
+            lowered = step_at_or_below(room)
+            settings.setdefault("cpu_offered_rate_lowered", {})[str(size)] = (
+                f"CPU slots at {size} B offer {lowered:,.0f} samples/s, not the usual "
+                f"{rate:,.0f}: the slowest arm reached {min(rates):,.0f} in its warm-up "
+                "(CPU per sample depends on the rate: compare runs at the same one)")
+            rate = lowered
+        kept[str(size)] = float(rate)
     return {int(k): v for k, v in kept.items()}
 
 

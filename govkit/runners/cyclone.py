@@ -39,7 +39,8 @@ THROUGHPUT_SLOT_METHOD = (
     "is those arriving after the first of them over the time from the first arrival to the "
     "last (samples/s; Mbit/s counts the payload, as ddsperf); per slot also the writer's "
     "protocol counters (ddsperf -X) and the arrivals per 5 ms. CPU slots write the same way "
-    "paced at one rate per size (half the slowest arm's warm-up rate): each side's CPU time "
+    "paced at one fixed rate per size (lower where the slowest arm could not sustain it): "
+    "each side's CPU time "
     "over the samples written. Samples above 1344 B travel as fragments (Cyclone 0.10's "
     "defaults: FragmentSize 1344 B, MaxMessageSize 14720 B, a 1 MiB socket receive buffer "
     "requested, at most net.core.rmem_max granted).")

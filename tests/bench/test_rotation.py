@@ -240,8 +240,12 @@ def test_throughput_rotates_beside_latency(tmp_path):
     # arrivals per 5 ms from the first, and the writer's protocol counters (ddsperf -X)
     assert all(sum(s["bins"]) == s["n"] and s["bin_us"] == 5000 for s in tput)
     assert all(s["rexmit_bytes"] >= 0 and s["throttle_count"] >= 0 for s in tput)
-    # CPU slots: one offered rate per size, half the slowest warm-up rate, delivered
-    offered = doc["rotation"]["settings"]["cpu_offered_rate_sps"]["4096"]
+    # CPU slots: one offered rate per size, fixed (10,000/s at 4096 B) unless this machine's
+    # slowest warm-up could not sustain it, which the run then says
+    settings = doc["rotation"]["settings"]
+    offered = settings["cpu_offered_rate_sps"]["4096"]
+    lowered = settings.get("cpu_offered_rate_lowered", {}).get("4096")
+    assert offered == 10_000 or (lowered and offered < 10_000 and lowered in r.stdout + r.stderr)
     assert {s["offered_rate_sps"] for s in cpu} == {offered}
     # (delivered, or said not to be: a busy machine may hold a slot below the offered rate)
     assert all((s["status"] == "ok") == (s["rate_sps"] >= 0.95 * offered) for s in cpu), cpu
@@ -264,6 +268,32 @@ def test_throughput_rotates_beside_latency(tmp_path):
     again = subprocess.run([GOVKIT, "report", "res"], cwd=tmp_path, capture_output=True,
                            text=True, timeout=120)
     assert again.returncode == 0, again.stderr
+
+
+def test_cpu_slots_offer_one_fixed_rate_per_size_and_a_lower_step_only_when_told():
+    from govkit.bench.defaults import cpu_rate, step_at_or_below
+    from govkit.bench.rotation import CPU, THROUGHPUT, offered_rates
+    assert [cpu_rate(s) for s in (32, 1024, 4096, 63000, 1 << 20, 4 << 20)] == [
+        20_000, 20_000, 10_000, 1_000, 50, 10]
+    assert [step_at_or_below(x) for x in (46_000, 51_000, 20_000, 19_999, 0.3)] == [
+        20_000, 50_000, 20_000, 10_000, 0.2]
+    lanes = [(CPU, 1024), (CPU, 63000)]
+
+    def warm(slowest_1024, slowest_63000):
+        return {(THROUGHPUT, 1024): [{"rate_sps": slowest_1024}, {"rate_sps": 9e5}],
+                (THROUGHPUT, 63000): [{"rate_sps": slowest_63000}]}
+    # two runs whose warm-ups differ (92,000 and 102,000/s at 1024 B) offer the same rate
+    first, second = {}, {}
+    assert offered_rates(first, lanes, warm(92_000, 7_000)) == {1024: 20_000, 63000: 1_000}
+    assert offered_rates(second, lanes, warm(102_000, 9_000)) == {1024: 20_000, 63000: 1_000}
+    assert "cpu_offered_rate_lowered" not in first | second
+    # a machine too slow for it: the step below half its slowest arm, and why
+    slow = {}
+    assert offered_rates(slow, lanes, warm(30_000, 7_000))[1024] == 10_000
+    assert "not the usual 20,000" in slow["cpu_offered_rate_lowered"]["1024"]
+    assert "63000" not in slow["cpu_offered_rate_lowered"]
+    # kept: a resumed run offers what the run offered
+    assert offered_rates(slow, lanes, warm(900_000, 90_000))[1024] == 10_000
 
 
 def test_the_default_budget_grows_with_the_sizes_up_to_the_seeds_matrix():
