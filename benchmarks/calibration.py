@@ -10,7 +10,11 @@ standard error read off its own 95 % interval (half-width of the log interval / 
     z = (ln r_a - ln r_b) / sqrt(se_a^2 + se_b^2)
 
 If the intervals are honest, z is about standard normal over all pairs: var(z) near 1 and
-5 % of |z| beyond 1.96. Intervals too narrow give var(z) above 1 (issue 32: 2.0 and 19 %
+5 % of |z| beyond 1.96. It also estimates the machine's run-to-run term
+(govkit.results.paired.RunTerm: the values `govkit bench --rerun-kappa` and `--rerun-floor`
+take) from the runs' widths without it.
+`--mode throughput` compares the throughput ratios of runs given `-- --all-profiles --mode
+both`. Intervals too narrow give var(z) above 1 (issue 32: 2.0 and 19 %
 with the design of 2026-12-03). The goal: var(z) ≤ 1.3 and ≤ 8 % beyond 1.96. The A/A
 arm's ratio per run (should cover 1) and each run's load are printed too.
 
@@ -32,6 +36,7 @@ from pathlib import Path
 
 GOVKIT = str(Path(sys.executable).with_name("govkit"))
 DEFAULT_ARGS = ["--all-profiles"]
+MODE = "latency"                    # the mode whose ratios are compared
 
 
 def run_all(out: Path, runs: int, args: list[str]) -> None:
@@ -54,7 +59,7 @@ def ratios(doc: dict) -> dict[tuple, tuple[float, float]]:
     for row in doc["summary"]:
         vs = row.get("vs_none") or {}
         ci = vs.get("ratio_ci95")
-        if vs.get("ratio") and ci and ci[0] > 0:
+        if row["mode"] == MODE and vs.get("ratio") and ci and ci[0] > 0:
             se = (math.log(ci[1]) - math.log(ci[0])) / (2 * 1.96)
             if se > 0:
                 out[(row["profile"], row["mode"], row["size"])] = (math.log(vs["ratio"]), se)
@@ -69,7 +74,12 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=8)
     ap.add_argument("--out", type=Path, default=Path("calibration"))
     ap.add_argument("--read", type=Path, help="only read the runs already in this directory")
+    ap.add_argument("--mode", choices=("latency", "throughput"), default="latency",
+                    help="whose ratios to compare (throughput: give `-- --all-profiles "
+                         "--mode both`)")
     a = ap.parse_args(argv)
+    global MODE
+    MODE = a.mode
     where = a.read or a.out
     if a.read is None:
         run_all(a.out, a.runs, extra)
@@ -102,6 +112,46 @@ def main() -> None:
     if spread:
         print(f"run-to-run SD of the log ratios: median {statistics.median(spread):.2f} %, "
               f"max {max(spread):.2f} %")
+    kappa, floor = rerun_terms([within(d) for d in docs])
+    if kappa is not None:
+        carried = docs[-1]["rotation"]["settings"]
+        print(f"this machine's run-to-run term ({MODE}): kappa {100 * kappa:.2f} % if it "
+              f"grows with the share security adds (--rerun-kappa {MODE}="
+              f"{100 * kappa:.2g}), or floor {100 * floor:.2f} % if every ratio moves alike "
+              f"(--rerun-floor {MODE}={100 * floor:.2g}); the runs carried kappa "
+              f"{carried.get('rerun_kappa_pct', {}).get(MODE, 0)} %, floor "
+              f"{carried.get('rerun_floor_pct', {}).get(MODE, 0)} %")
+
+
+def within(doc: dict) -> dict[tuple, tuple[float, float]]:
+    """(profile, mode, size) -> (log ratio, standard error without the run-to-run term)."""
+    out = {}
+    for row in doc["summary"]:
+        vs = row.get("vs_none") or {}
+        width = vs.get("ratio_halfwidth_within_pct", vs.get("ratio_halfwidth_pct"))
+        if row["mode"] == MODE and vs.get("ratio") and width and row["profile"] != "none":
+            out[(row["profile"], row["mode"], row["size"])] = (
+                math.log(vs["ratio"]), math.log(1 + width / 100) / 1.96)
+    return out
+
+
+def rerun_terms(per_run: list[dict[tuple, tuple[float, float]]]
+                ) -> tuple[float | None, float]:
+    """govkit.results.paired.RunTerm's two forms by the method of moments, over every pair
+    of runs and point, se the runs' own widths without the term: E[(d_a - d_b)²] - se_a² -
+    se_b² = 2 kappa² s² (s = 1 - 1/r, the share of the work security adds) or 2 floor²."""
+    num = share2 = pairs = 0.0
+    for x, y in itertools.combinations(per_run, 2):
+        for key in x.keys() & y.keys():
+            (la, sa), (lb, sb) = x[key], y[key]
+            share = 1 - math.exp(-abs((la + lb) / 2))
+            num += (la - lb) ** 2 - sa * sa - sb * sb
+            share2 += 2 * share * share
+            pairs += 2
+    if not pairs:
+        return None, 0.0
+    return (math.sqrt(max(0.0, num / share2)) if share2 else 0.0,
+            math.sqrt(max(0.0, num / pairs)))
 
 
 def _noise_floor(doc: dict) -> list[dict]:

@@ -58,6 +58,14 @@ DEFAULT_CPU_SLOT_MS = 50
 # slowest arm cannot sustain it at twice that in its warm-up gets a lower step, and is told.
 CPU_RATE_MAX_SPS = 20_000            # samples/s, small payloads
 CPU_RATE_MAX_BYTES_PER_S = 64_000_000  # payload bytes/s, large payloads (1000/s at 63000 B)
+# What a rerun moves a ratio by, beyond its own rounds (govkit.results.paired.RunTerm), in %
+# (log scale): latency ratios move together, by kappa · (1 - 1/r) (the share of the work
+# security adds changes from run to run); throughput ratios by about `floor` whatever the
+# profile. Measured on the 2-core VM with the Cyclone runner by benchmarks/calibration.py
+# (docs/background/method.md, 2026-12-05); --rerun-kappa and --rerun-floor MODE=PCT give a
+# machine's own. CPU per sample at a fixed rate needed neither.
+RERUN_KAPPA_PCT = {"latency": 1.4, "throughput": 0.0, "cpu": 0.0}
+RERUN_FLOOR_PCT = {"latency": 0.0, "throughput": 1.5, "cpu": 0.0}
 DEFAULT_SETTLE_MS = 10         # round trips sent before this are kept apart
 DEFAULT_INSTANCES = 3          # process pairs per arm (paired.InstanceTerm: fewer, wider)
 DEFAULT_MIN_ROUNDS = 6

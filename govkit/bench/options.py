@@ -25,6 +25,8 @@ from govkit.bench.defaults import (
     DEFAULT_WARMUP_S,
     DISCOVERY,
     MODE_CHOICES,
+    RERUN_FLOOR_PCT,
+    RERUN_KAPPA_PCT,
 )
 from govkit.bench.discovery import DiscoverySettings
 from govkit.bench.rotation import RotationSettings, protects
@@ -100,6 +102,25 @@ def parse_modes(text: str) -> list[str]:
         raise GovkitError(f"invalid --mode {text!r}: use {', '.join(MODE_CHOICES[:-1])} or "
                           f"{MODE_CHOICES[-1]}")
     return [text]
+
+
+def parse_rerun_term(values, option: str = "--rerun-kappa"
+                     ) -> tuple[tuple[str, float], ...]:
+    """--rerun-kappa / --rerun-floor MODE=PCT (repeatable or a comma list): a part of the
+    run-to-run term per mode (govkit.results.paired.RunTerm) over its default
+    (RERUN_KAPPA_PCT, RERUN_FLOOR_PCT); 0 leaves it out."""
+    known = dict(RERUN_KAPPA_PCT if option == "--rerun-kappa" else RERUN_FLOOR_PCT)
+    for item in values or []:
+        mode, eq, pct = item.partition("=")
+        try:
+            value = float(pct) if eq else -1.0
+        except ValueError:
+            value = -1.0
+        if mode not in known or not 0 <= value <= 100:
+            raise GovkitError(f"invalid {option} {item!r}: use MODE=PCT with MODE one of "
+                              f"{', '.join(known)} and PCT from 0 to 100 (e.g. latency=1.4)")
+        known[mode] = value
+    return tuple(known.items())
 
 
 _DURATION_RE = re.compile(r"(\d{1,9})(s|m|h)?", re.ASCII)

@@ -50,6 +50,8 @@ from govkit.bench.defaults import (
     DEFAULT_SETTLE_MS,
     DEFAULT_SLOT_MS,
     MIN_THROUGHPUT_SLOT_MS,
+    RERUN_FLOOR_PCT,
+    RERUN_KAPPA_PCT,
     budget_note,
     cpu_rate,
     step_at_or_below,
@@ -88,6 +90,9 @@ class RotationSettings:
     max_rounds: int = 400
     target_ci: float = DEFAULT_ROTATION_TARGET_PCT   # % half-width of every ratio's interval
     aa: bool = True
+    # per mode, what a rerun moves a ratio by (govkit.results.paired.RunTerm), in %
+    rerun_kappa: tuple[tuple[str, float], ...] = tuple(RERUN_KAPPA_PCT.items())
+    rerun_floor: tuple[tuple[str, float], ...] = tuple(RERUN_FLOOR_PCT.items())
 
     @property
     def throughput_slot_ms(self) -> int:
@@ -106,7 +111,8 @@ class RotationSettings:
                 "instances": self.instances, "min_rounds": self.min_rounds,
                 "min_arm_rounds": MIN_ARM_ROUNDS,
                 "max_rounds": self.max_rounds, "target_ci_pct": self.target_ci,
-                "aa_arm": self.aa}
+                "aa_arm": self.aa, "rerun_kappa_pct": dict(self.rerun_kappa),
+                "rerun_floor_pct": dict(self.rerun_floor)}
 
 
 @dataclass(frozen=True)
@@ -240,7 +246,11 @@ def run_rotation(runner: RotatingRunner, arms: list[Arm], bundles: dict[str, Bun
                 active = active_lanes(widths, rs.target_ci)
                 if widths and all(w is not None and w <= rs.target_ci for w in widths.values()):
                     outcome.notes.append(f"every ratio within ±{rs.target_ci:g}% after "
-                                         f"{done} rounds")
+                                         f"{done} rounds" + (
+                                             " (before the run-to-run term, which more "
+                                             "rounds cannot narrow)"
+                                             if any(k for _, k in rs.rerun_kappa
+                                                    + rs.rerun_floor) else ""))
                     break
                 if last_round_s and time.monotonic() - started + last_round_s > budget:
                     outcome.notes.append(budget_stop_note(store.doc, store.summarizer, done,
@@ -534,7 +544,8 @@ def budget_stop_note(doc: dict, summarizer, done: int, budget: float) -> str:
     WIDTHS_EVERY_S old: a run of 0.2 s rounds said ±2.4% where its report said ±2.3%)."""
     from govkit.results.summary import rotation_widths
 
-    widths = trusted_widths(rotation_widths(doc, summarizer), doc["rotation"]["slots"])
+    widths = trusted_widths(rotation_widths(doc, summarizer, narrowable=False),
+                            doc["rotation"]["slots"])
     worst = max((w for w in widths.values() if w is not None), default=None)
     return (f"stopped after {done} rounds: another would pass the {budget:.0f} s budget "
             f"(--budget); widest ratio interval ±{worst:.1f}%" if worst is not None else

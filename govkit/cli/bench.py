@@ -130,6 +130,19 @@ def bench(
                         "(dds.sec.crypto.maxblockspersession; repeatable or a comma list). "
                         "Default: the runtime's (Fast DDS 32; Cyclone DDS 0.10 never renews, "
                         "so refused there).", show_default=False)] = None,
+    rerun_kappa: Annotated[list[str] | None, typer.Option(
+        "--rerun-kappa", callback=comma_list,
+        help="Rotation: what a rerun on this machine moves a ratio by, in proportion to the "
+             "share of the work security adds, per mode as MODE=PCT (repeatable or a comma "
+             "list; 0 leaves it out): every interval includes it. benchmarks/calibration.py "
+             "measures it. Default: the 2-core reference VM's (latency=1.4).",
+        show_default=False)] = None,
+    rerun_floor: Annotated[list[str] | None, typer.Option(
+        "--rerun-floor", callback=comma_list,
+        help="Rotation: what a rerun moves every ratio by, whatever the profile, per mode as "
+             "MODE=PCT (repeatable or a comma list). Default: the reference VM's "
+             "(throughput=1.5).",
+        show_default=False)] = None,
     instances: Annotated[int, typer.Option(
         "--instances", help="Rotation: separate process pairs per profile (and for the A/A "
                             "arm), taken in turn by round.")] = DEFAULT_INSTANCES,
@@ -217,6 +230,7 @@ def bench(
         parse_ciphers,
         parse_modes,
         parse_rekeys,
+        parse_rerun_term,
         parse_sizes,
     )
     from govkit.bench.rotation import RotationSettings
@@ -276,7 +290,9 @@ def bench(
         discovery=DiscoverySettings(peers=peers, min_rounds=rounds),
         rotation=RotationSettings(slot_ms=slot_ms, settle_ms=settle_ms, instances=instances,
                                   min_rounds=rounds, target_ci=DEFAULT_ROTATION_TARGET_PCT
-                                  if target_ci is None else target_ci),
+                                  if target_ci is None else target_ci,
+                                  rerun_kappa=parse_rerun_term(rerun_kappa),
+                                  rerun_floor=parse_rerun_term(rerun_floor, "--rerun-floor")),
         transports=parse_transports(transport), loss_rates=parse_loss_rates(loss_rate),
         paths=parse_paths(net, bool(host_map)), hosts=host_map,
         peer_addresses=parse_peer_addresses(peer_address), ssh_config=ssh_config,

@@ -28,6 +28,10 @@ FLAGS: dict[str, Flag] = {f.code: f for f in (
     Flag("wide_interval", "warning", "wide",
          "more rounds (or repeats) narrow it: a larger --budget (e.g. --budget 15m; for "
          "per-repeat runs also --max-repeat); --resume --out DIR continues this run"),
+    Flag("rerun_spread", "note", "rerun ±",
+         "more rounds cannot narrow what moves between runs: compare runs (govkit report A "
+         "B), or measure this machine's run-to-run term (benchmarks/calibration.py, "
+         "--rerun-kappa)"),
     Flag("no_interval", "warning", "no CI", "run at least two repeats (--repeat)"),
     Flag("one_repeat", "warning", "1 repeat", "run at least two repeats (--repeat)"),
     Flag("faster_than_none", "warning", "FASTER?",

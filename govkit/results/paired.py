@@ -58,7 +58,11 @@ PAIRED_INTERVAL_METHOD = (
     "(sigma² (1/arm instances + 1/none instances), sigma pooled over the run's points: "
     "another set of processes reads a little faster or slower); "
     f"{BOOTSTRAP_RESAMPLES} resamples seeded by the point's name. Where the run cannot "
-    "estimate that spread, the instances themselves are resampled.")
+    "estimate that spread, the instances themselves are resampled. Where the run carries "
+    "a run-to-run term (rotation.settings.rerun_kappa_pct and rerun_floor_pct, measured "
+    "across runs by benchmarks/calibration.py), a normal draw of SD sqrt(floor² + (kappa "
+    "(1 - 1/r))²) too: what a rerun on the machine moves a ratio r (the width without it "
+    "is what more rounds can narrow).")
 # An arm's intervals resample at most this many paired rounds (thinned_rounds).
 MAX_RESAMPLED_ROUNDS = 1000
 # The share of rounds left out at each end by the trimmed mean (see the module docstring).
@@ -229,6 +233,27 @@ class InstanceTerm:
                 "none_instances": self.none_instances}
 
 
+@dataclass(frozen=True)
+class RunTerm:
+    """How far a rerun moves a ratio, beyond what its own rounds and instances show: on the
+    2-core VM a run's secured ratios move together, by an amount set for the whole run
+    (one run's halves agree within 0.2 %, two runs a minute apart differ by up to 4 %),
+    in proportion to the share of the work that security adds, while the A/A arm does not
+    move (2026-12-04 and 2026-12-05, docs/background/method.md); throughput ratios move
+    from run to run whatever the profile, the A/A arm's too. No resampling within a run
+    can see either, so both are measured across runs (benchmarks/calibration.py) and
+    carried by the run: `kappa` is the SD of the share's relative change from run to run
+    (log scale), `floor` the SD every ratio moves by; a point of ratio r gets
+    sqrt(floor² + (kappa · (1 - 1/r))²) (1 - r below 1), added to its interval as the
+    InstanceTerm is. The stopping rule and the `wide` flag read the width without it
+    (more rounds cannot narrow it)."""
+    kappa: float
+    floor: float = 0.0
+
+    def log_sd(self, log_ratio: float) -> float:
+        return math.hypot(self.floor, self.kappa * (1 - math.exp(-abs(log_ratio))))
+
+
 def instance_term(pairs: dict[tuple[str, int], list[Pairing]], none_instances: int
                   ) -> InstanceTerm | None:
     """The run's InstanceTerm from its pairings, per (arm, size) grouped by the arm's
@@ -277,12 +302,24 @@ class Overhead:
     lag1: float | None
     subsampled: str | None = None   # what the intervals resampled, if not every round
     instance_sd_pct: float | None = None   # the InstanceTerm's share of the ratio (SD, %)
+    run_sd_pct: float | None = None        # the RunTerm's (SD, %), when the run carries one
+    within_ci95: tuple[float, float] | None = None   # the interval without the RunTerm
 
     @property
     def halfwidth_pct(self) -> float | None:
-        if self.ratio_ci95 is None:
+        return self._halfwidth(self.ratio_ci95)
+
+    @property
+    def within_halfwidth_pct(self) -> float | None:
+        """The half-width more rounds can narrow (the RunTerm left out): what the stopping
+        rule and the `wide` flag read."""
+        return self._halfwidth(self.within_ci95 if self.run_sd_pct is not None
+                               else self.ratio_ci95)
+
+    def _halfwidth(self, ci: tuple[float, float] | None) -> float | None:
+        if ci is None:
             return None
-        lo, hi = self.ratio_ci95
+        lo, hi = ci
         return 100 * max(hi - self.ratio, self.ratio - lo) / self.ratio
 
     def to_json(self) -> dict:
@@ -294,6 +331,9 @@ class Overhead:
                 "lag1_autocorrelation": self.lag1,
                 **({"instance_sd_pct": self.instance_sd_pct}
                    if self.instance_sd_pct is not None else {}),
+                **({"run_sd_pct": self.run_sd_pct,
+                    "ratio_halfwidth_within_pct": self.within_halfwidth_pct}
+                   if self.run_sd_pct is not None else {}),
                 **({"subsampled": self.subsampled} if self.subsampled else {})}
 
 
@@ -313,19 +353,21 @@ def block_length(series: Sequence[float]) -> tuple[int, float | None]:
 
 
 def overhead(pairs: list[Pairing], seed: str, ratio_only: bool = False,
-             resamples: int = BOOTSTRAP_RESAMPLES, term: InstanceTerm | None = None
-             ) -> Overhead:
+             resamples: int = BOOTSTRAP_RESAMPLES, term: InstanceTerm | None = None,
+             run: RunTerm | None = None) -> Overhead:
     """The arm's overhead over `none` at one size, with its intervals (`ratio_only`: the
     ratio's interval alone, the same one, for the rounds' stopping rule). With the run's
     `term`, the rounds are resampled within each instance and the instances' spread is
     added to every resample (a normal draw, seeded), so the interval covers what another
-    set of processes would give; without it, the instances themselves are resampled."""
+    set of processes would give; without it, the instances themselves are resampled. With
+    the run's RunTerm `run`, the reported intervals also cover what a rerun moves
+    (`within_ci95` keeps the ratio's interval without it)."""
     scale = None
-    if term is not None and pairs:
+    if (term is not None or run is not None) and pairs:
         scale = (statistics.fmean(p.value for p in pairs),
                  statistics.fmean(p.baseline_mean for p in pairs))
     return _estimate([(p.round, p.instance, p.log_ratio, p.added) for p in pairs], seed,
-                     ratio_only, resamples, term, scale)
+                     ratio_only, resamples, term, scale, run)
 
 
 def difference(pairs: list[Pairing], reference: list[Pairing], seed: str) -> Overhead | None:
@@ -343,10 +385,10 @@ def difference(pairs: list[Pairing], reference: list[Pairing], seed: str) -> Ove
 
 def _estimate(rows: list[tuple[int, int, float, float]], seed: str,
               ratio_only: bool = False, resamples: int = BOOTSTRAP_RESAMPLES,
-              term: InstanceTerm | None = None, scale: tuple[float, float] | None = None
-              ) -> Overhead:
+              term: InstanceTerm | None = None, scale: tuple[float, float] | None = None,
+              run: RunTerm | None = None) -> Overhead:
     """(round, instance, log ratio, added µs) per round → trimmed means and intervals;
-    `term` and `scale` (the arm's and its baselines' mean level): see `overhead`."""
+    `term`, `run` and `scale` (the arm's and its baselines' mean level): see `overhead`."""
     ordered = sorted(rows)
     logs = [r[2] for r in ordered]
     adds = [r[3] for r in ordered]
@@ -365,9 +407,16 @@ def _estimate(rows: list[tuple[int, int, float, float]], seed: str,
         log_dist = _with_spread(log_dist, sd, seed + "/ratio/instances")
     lo, hi = percentile_interval(log_dist)
     shown = 100 * sd if sd is not None else None
+    within, run_sd = None, None
+    if run is not None:
+        run_sd = run.log_sd(math.log(ratio))
+        within = (math.exp(lo), math.exp(hi))
+        if run_sd:
+            lo, hi = percentile_interval(_with_spread(log_dist, run_sd, seed + "/ratio/run"))
+    shown_run = 100 * run_sd if run_sd is not None else None
     if ratio_only:
         return Overhead(ratio, (math.exp(lo), math.exp(hi)), added, None, len(rows), instances,
-                        block, r1, note, shown)
+                        block, r1, note, shown, shown_run, within)
     add_dist = _resample_trimmed(_by_instance(resampled, 3), seed + "/added", block,
                                  resamples, stratified)
     if term is not None and scale is not None and term.sigma:
@@ -375,12 +424,16 @@ def _estimate(rows: list[tuple[int, int, float, float]], seed: str,
         add_dist = _with_spread(add_dist, term.sigma * math.sqrt(
             level ** 2 / max(1, instances) + base ** 2 / max(1, term.none_instances)),
             seed + "/added/instances")
+    if run_sd and scale is not None:
+        # a rerun moves the arm's level by that share, its baselines' not (the A/A arm
+        # stays): the added µs moves by the level times it
+        add_dist = _with_spread(add_dist, scale[0] * run_sd, seed + "/added/run")
     return Overhead(ratio, (math.exp(lo), math.exp(hi)), added, percentile_interval(add_dist),
-                    len(rows), instances, block, r1, note, shown)
+                    len(rows), instances, block, r1, note, shown, shown_run, within)
 
 
 def _with_spread(dist: list[float], sd: float, seed: str) -> list[float]:
-    """Each resample plus a seeded normal draw of SD `sd` (the InstanceTerm)."""
+    """Each resample plus a seeded normal draw of SD `sd` (the InstanceTerm, the RunTerm)."""
     import hashlib
 
     import numpy as np

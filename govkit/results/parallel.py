@@ -32,7 +32,8 @@ def point_estimates(part: list[tuple[str, list[list[float]], str, int, int]]
 
 
 def overheads(part: list[tuple]) -> list[paired.Overhead]:
-    """paired.overhead of each (pairings, seed, ratio_only, resamples, instance term)."""
+    """paired.overhead of each (pairings, seed, ratio_only, resamples, instance term,
+    run term)."""
     return [paired.overhead(*task) for task in part]
 
 

@@ -320,18 +320,20 @@ def rotation_overheads(doc: dict, summarizer: Summarizer | None = None,
                                        else pairs_by_mode[mode]).items()]
     resamples = stats.resamples_for(len(arms))      # a run of hundreds of arms: fewer
     terms = instance_terms(slots, arms)
+    runs = run_terms(rot)
     for mode, arm, size, pairs in arms:
         # (latency keeps its seed of before throughput slots: same figures as then)
         seed = f"govkit/paired/{arm}/{size}" + ("" if mode == "latency" else f"/{mode}")
         key = ("paired", arm, mode, size, ratio_only)
-        term = terms.get(mode)
-        signature = (resamples, term, tuple((p.round, p.instance, p.value, p.baseline)
-                                            for p in pairs))
+        term, run = terms.get(mode), runs.get(mode)
+        signature = (resamples, term, run, tuple((p.round, p.instance, p.value, p.baseline)
+                                                 for p in pairs))
         hit = cache.get(key)
         out[(arm, mode, size)] = None if hit is None or hit[0] != signature else hit[1]
         if out[(arm, mode, size)] is None:
-            todo.append(((arm, mode, size), key, signature, pairs, seed, term))
-    tasks = [(pairs, seed, ratio_only, resamples, term) for *_, pairs, seed, term in todo]
+            todo.append(((arm, mode, size), key, signature, pairs, seed, term, run))
+    tasks = [(pairs, seed, ratio_only, resamples, term, run)
+             for *_, pairs, seed, term, run in todo]
     found = parallel.in_workers(parallel.overheads, tasks, [
         min(len(t[0]), paired.MAX_RESAMPLED_ROUNDS) for t in tasks]) \
         if summarizer and summarizer.parallel else parallel.overheads(tasks)
@@ -339,6 +341,22 @@ def rotation_overheads(doc: dict, summarizer: Summarizer | None = None,
         cache[key] = (signature, overhead)
         out[point] = overhead
     return out
+
+
+def run_terms(rot: dict) -> dict[str, paired.RunTerm]:
+    """Per mode, the run-to-run term the run carries (rotation.settings.rerun_kappa_pct and
+    rerun_floor_pct, written by govkit bench; a run from before 2026-12-05 has none and
+    reads as it did)."""
+    settings = rot.get("settings") or {}
+    kappas, floors = (_percentages(settings.get(key)) for key in ("rerun_kappa_pct",
+                                                                  "rerun_floor_pct"))
+    return {mode: paired.RunTerm(kappas.get(mode, 0.0) / 100, floors.get(mode, 0.0) / 100)
+            for mode in sorted(kappas.keys() | floors.keys())}
+
+
+def _percentages(values) -> dict[str, float]:
+    return {k: float(v) for k, v in (values if isinstance(values, dict) else {}).items()
+            if isinstance(v, int | float) and not isinstance(v, bool) and 0 <= v <= 100}
 
 
 def instance_terms(slots: list[dict], arms: list[tuple]) -> dict[str, paired.InstanceTerm]:
@@ -447,15 +465,17 @@ def variant_differences(summary: list[dict]) -> list[dict]:
             for r in summary for d in r.get("vs_variant") or []]
 
 
-def rotation_widths(doc: dict, summarizer: Summarizer | None = None
-                    ) -> dict[tuple[str, str, int], float | None]:
-    """Every arm's ratio interval half-width (%), for the rounds' stopping rule. A crypto
+def rotation_widths(doc: dict, summarizer: Summarizer | None = None,
+                    narrowable: bool = True) -> dict[tuple[str, str, int], float | None]:
+    """Every arm's ratio interval half-width (%), for the rounds' stopping rule: what more
+    rounds can narrow (the run-to-run term left out; `narrowable` False: the whole width,
+    as the summary reports it). A crypto
     variant's arm, and its reference's, count the wider of their own and their paired
     difference's (an arm whose own ratio is narrow would otherwise stop getting slots, and
     the difference would rest on the rounds before that). With a `summarizer`, an arm whose
     pairings did not change since the last call (no slot since) is not resampled again."""
     by_mode = _pairings_by_mode(doc)
-    widths = {k: o.halfwidth_pct for k, o in
+    widths = {k: o.within_halfwidth_pct if narrowable else o.halfwidth_pct for k, o in
               rotation_overheads(doc, summarizer, by_mode, ratio_only=True).items()}
     slots = (doc.get("rotation") or {}).get("slots", [])
     variants = {(s["arm"], s["size"]): s["variant"] for s in slots if s.get("variant")}
@@ -609,11 +629,19 @@ def _flags(row: dict, groups: list[list[float]], ok: list[dict], secured: bool,
     if rotated:
         vs = row["vs_none"]
         width = vs.get("ratio_halfwidth_pct") if vs else None
-        if vs is not None and target is not None and (width is None or width > target):
+        # what more rounds can narrow: the width without the run-to-run term
+        within = vs.get("ratio_halfwidth_within_pct", width) if vs else None
+        if vs is not None and target is not None and (within is None or within > target):
             flags.append(flag("wide_interval",
                 f"the overhead ratio's 95% interval {pct_text(width, target)} is wider than the "
                 f"target ±{target:g}% after {vs['rounds']} paired rounds (a longer --budget "
                 "adds rounds)"))
+        elif vs is not None and target is not None and width is not None and width > target:
+            flags.append(flag("rerun_spread",
+                f"the overhead ratio's 95% interval {pct_text(width, target)} is wider than the "
+                f"target ±{target:g}% because a rerun on this machine moves this ratio by "
+                f"about ±{1.96 * vs['run_sd_pct']:.1f}% (95%); its rounds reached "
+                f"±{within:.1f}%"))
     elif row["ci95"] is None:
         flags.append(flag("no_interval",
             "too little data for an interval (one value); run more repeats"))

@@ -60,6 +60,8 @@ FREE = {
     "--peer-address": "IP addresses",
     "--max-ratio": "PROFILE=X",
     "--rekey": "protected messages per session key",
+    "--rerun-kappa": "MODE=PCT: a mode and a percentage",
+    "--rerun-floor": "MODE=PCT: a mode and a percentage",
     "NAME": "a participant's name",
     "NAMES": "participants' names",
 }
