@@ -400,3 +400,12 @@ def test_a_none_pair_takes_part_in_as_few_slots_as_any_other_pair():
     per_arm = [uses[(a.name, k)] / rounds for a in arms[1:] for k in range(3)]
     assert max(per_none) < 2.5 * max(per_arm), (per_none, per_arm)
     assert min(per_none) > 0                       # every none pair serves
+
+
+def test_a_cpu_lane_stops_on_its_own_width():
+    """CPU per sample at a fixed rate reaches the target long before throughput does: its
+    lane no longer rides with the throughput lane (a third of each round's time)."""
+    from govkit.bench.rotation import CPU, THROUGHPUT, active_lanes
+    widths = {("x", THROUGHPUT, 1024): 4.0, ("x", CPU, 1024): 1.1,
+              ("x", "latency", 1024): 1.5, ("y", CPU, 32): None}
+    assert active_lanes(widths, 2.0) == {("x", THROUGHPUT, 1024), ("y", CPU, 32)}
