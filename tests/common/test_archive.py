@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import gzip
 import subprocess
+import sys
 import tarfile
+import time
 
 import pytest
 from cryptography.hazmat.primitives import serialization
@@ -60,3 +62,33 @@ def test_a_large_archive_streams_and_its_checksum_is_sha256sums(tmp_path):
     assert written.files == 2000 and not written.private
     with tarfile.open(arc) as t:
         assert len(t.getmembers()) == 2001
+
+
+_WRITER = """
+import sys
+from pathlib import Path
+from govkit.common import archive
+members = [archive.Member(f"big/{i:05}", bytes([i % 251]) * 8192) for i in range(6000)]
+print("go", flush=True)
+archive.write_archive(Path(sys.argv[1]), members, force=True)
+"""
+
+
+@pytest.mark.parametrize("delay", [0.05, 0.3, 1.0, 3.0])   # before, while, after
+def test_sigkill_leaves_the_old_archive_or_the_new_one_never_a_torn_one(tmp_path, delay):
+    arc = tmp_path / "fleet.tar"
+    archive.write_archive(arc, [archive.Member("old/a", b"the old archive")])
+    old = arc.read_bytes()
+    proc = subprocess.Popen([sys.executable, "-c", _WRITER, str(arc)], stdout=subprocess.PIPE,
+                            text=True)
+    assert proc.stdout.readline() == "go\n"
+    time.sleep(delay)
+    proc.kill()
+    proc.wait()
+    data = arc.read_bytes()
+    if data != old:   # then it is the whole new one
+        with tarfile.open(arc) as t:
+            assert len(t.getmembers()) == 6001
+    # a later write over the directory removes what the killed one left
+    archive.write_archive(tmp_path / "other.tar", [archive.Member("x/y", b"y")])
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".govkit-tmp")]
