@@ -37,7 +37,8 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "pki revoke": ("govkit pki revoke sub --reason keyCompromise",),
     "pki renew": ("govkit pki renew pub --days 90",),
     "pki status": ("govkit pki status pki --documents build --warn-days 14",),
-    "export sros2": (f"govkit export sros2 keystore --profile {SIGNED} --no-ca-keys",),
+    "export sros2": (f"govkit export sros2 keystore --profile {SIGNED} --no-ca-keys "
+                     f"--archive keystore.tar.gz",),
 }
 
 # group (as typed after `govkit`; "" for govkit itself) -> its commands' examples, in the

@@ -42,8 +42,14 @@ def sros2(keystore: Annotated[Path, typer.Argument(help="The keystore directory 
                                       f"{', '.join(p.name for p in SECURED_PROFILES)}, or "
                                       "your own.")] = None,
           force: Annotated[bool, typer.Option(
-              "--force", help="Replace an existing keystore as a whole (never one holding "
-                              "a private key this export would not write again).")] = False,
+              "--force", help="Replace an existing keystore as a whole, and the --archive "
+                              "(never one holding a private key this export would not write "
+                              "again).")] = False,
+          archive: Annotated[Path | None, typer.Option(
+              "--archive", show_default=False,
+              help="Also write the keystore as one archive at this path (.tar, .tar.gz or "
+                   ".tgz), beside it, with its SHA-256 in PATH.sha256 (sha256sum -c): the "
+                   "same files, bytes and modes, byte-identical from run to run.")] = None,
           ca_keys: Annotated[bool, typer.Option(
               "--ca-keys/--no-ca-keys", help="Copy the CA keys into private/ (0600); "
                                              "--no-ca-keys for a keystore to deploy.")] = True,
@@ -62,6 +68,9 @@ def sros2(keystore: Annotated[Path, typer.Argument(help="The keystore directory 
     """Write an sros2 keystore (public/, private/, enclaves/<enclave>/) for ROS 2's rmw;
     with --policy, the policy's enclaves with its per-topic governance."""
     from govkit.generate.sros2 import export_sros2
+    if archive is not None:   # refused before --policy generates anything
+        from govkit.common.archive import refuse_destination
+        refuse_destination(archive, force)
     selection = None
     if policy is not None or protection is not None:
         if policy is None or profile is not None:
@@ -72,7 +81,8 @@ def sros2(keystore: Annotated[Path, typer.Argument(help="The keystore directory 
     elif domain is not None:
         raise GovkitError("--domain is for --policy (a profile's documents are signed "
                           "already)", EXIT_USAGE)
-    result = export_sros2(keystore, ca, build, profile, force, ca_keys, enforce, selection)
+    result = export_sros2(keystore, ca, build, profile, force, ca_keys, enforce, selection,
+                          archive)
     if result.cleaned:
         err.print(f"govkit: removed {result.cleaned} hidden staging director"
                   f"{'y' if result.cleaned == 1 else 'ies'} beside {one_line(keystore)} left "
@@ -98,11 +108,24 @@ def sros2(keystore: Annotated[Path, typer.Argument(help="The keystore directory 
     else:
         out.print("access control: enforced (the governance turns join, read and write "
                   "access control on)", markup=False)
+    if result.archived is not None:
+        _print_archive(result.archived, archive, keystore)
     first = min(result.enclaves)
     out.print(f"use it with: export ROS_SECURITY_KEYSTORE="
               f"{shlex.quote(str(keystore.absolute()))} ROS_SECURITY_ENABLE=true "
               f"ROS_SECURITY_STRATEGY=Enforce; then `ros2 run PKG NODE --ros-args --enclave "
               f"{shlex.quote(first)}`", markup=False)
+
+
+def _print_archive(written, given: Path, keystore: Path) -> None:
+    """Where the archive went, as the user named it, and its SHA-256 as sha256sum prints
+    it (what to compare on the machine it is shipped to)."""
+    out.print(f"wrote {one_line(given)}: the {written.files} files of {one_line(keystore)}/ "
+              f"in one archive{' (0600: it holds private keys)' if written.private else ''}",
+              markup=False)
+    out.print(f"{written.sha256}  {one_line(written.path.name)} (in "
+              f"{one_line(written.checksum.name)}: `sha256sum -c "
+              f"{shlex.quote(written.checksum.name)}` beside it checks it)", markup=False)
 
 
 def _policy_selection(policy: Path, protection: Path | None, ca: Path, build: Path,

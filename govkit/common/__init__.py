@@ -1,5 +1,5 @@
 """What every stage uses: errors and exit codes, size limits, reading untrusted input,
-findings, atomic writes and staging, worker pools, templates and resource paths.
+findings, atomic writes and staging, archives, worker pools, templates and resource paths.
 
 - `errors`: the exit codes and `GovkitError`, the one exception the CLI turns into one line;
 - `limits`: the size and count limits more than one stage enforces;
@@ -7,6 +7,7 @@ findings, atomic writes and staging, worker pools, templates and resource paths.
 - `findings`: `Finding`, `DocumentKind`, `DocumentError`, and quoting values in messages;
 - `fsutil`: atomic file writes, and collecting the files under the paths given;
 - `staging`: many files written durably without an fsync per file;
+- `archive`: files being shipped onward as one deterministic tar, with its SHA-256;
 - `workers`: work spread over the CPUs in a process pool that dies with govkit;
 - `templating`: the one Jinja2 environment, its compiled templates cached;
 - `paths`: where the templates, the schemas and the user's cache live;

@@ -38,6 +38,7 @@ import errno
 import os
 import secrets
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -79,26 +80,58 @@ class Stager:
         self.token = f"{_owner_tag()}-{secrets.token_hex(4)}"
         self.staged: list[Staged] = []
 
-    def write(self, final: Path | str, data: bytes, mode: int = 0o644,
-              overwrite: bool = True) -> None:
-        """`data` into a temporary beside `final`; GovkitError naming `final` if it cannot
-        be written (the temporary removed)."""
-        final = os.fspath(final)
+    def _tmp_name(self, final: str) -> str:
+        """The temporary's name beside `final`."""
         directory, name = os.path.split(final)
-        tmp = os.path.join(directory, f".{name}.{self.token}{TMP_SUFFIX}")
+        return os.path.join(directory, f".{name}.{self.token}{TMP_SUFFIX}")
+
+    def _open(self, final: str, tmp: str, mode: int) -> int:
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
                          | os.O_NOFOLLOW, mode)
         except OSError as e:
             raise write_error(final, e) from e
         try:
+            os.fchmod(fd, mode)   # exact whatever the umask
+        except OSError as e:
+            os.close(fd)
+            _unlink(tmp)
+            raise write_error(final, e) from e
+        return fd
+
+    def write(self, final: Path | str, data: bytes, mode: int = 0o644,
+              overwrite: bool = True) -> None:
+        """`data` into a temporary beside `final`; GovkitError naming `final` if it cannot
+        be written (the temporary removed)."""
+        final = os.fspath(final)
+        tmp = self._tmp_name(final)
+        fd = self._open(final, tmp, mode)
+        try:
             try:
-                os.fchmod(fd, mode)   # exact whatever the umask
+                # os.write, not a file object: a fleet's sign writes thousands of these
                 view = memoryview(data)
                 while view:
                     view = view[os.write(fd, view):]
             finally:
                 os.close(fd)
+        except BaseException as e:
+            _unlink(tmp)
+            if isinstance(e, OSError):
+                raise write_error(final, e) from e
+            raise
+        self.staged.append(Staged(tmp, final, overwrite))
+
+    @contextmanager
+    def stream(self, final: Path | str, mode: int = 0o644, overwrite: bool = True):
+        """A binary file writing into a temporary beside `final`, staged when the block
+        ends: for what is too large to hold in memory first (an archive). On an error the
+        temporary is removed, and an OSError is one GovkitError naming `final`."""
+        final = os.fspath(final)
+        tmp = self._tmp_name(final)
+        fd = self._open(final, tmp, mode)
+        try:
+            with os.fdopen(fd, "wb") as f:   # closes fd, also on an error
+                yield f
         except BaseException as e:
             _unlink(tmp)
             if isinstance(e, OSError):

@@ -39,6 +39,12 @@ parent directory (flock) while it works: a sibling of an export that was killed 
 private keys) is removed by the next export, which knows it is nobody's because it holds
 the lock.
 
+Shipped onward as one file (`archive_to`, `export sros2 --archive`): the same files,
+bytes and modes as one tar (govkit.common.archive: deterministic, with NAME.sha256),
+written after the keystore is in place and checked before anything is written (no
+existing archive replaced without `force`, never one holding a key this one does not).
+The keystore directory stays the output; the archive is offered beside it.
+
 Revocation: a participant whose certificate the PKI's CRL revokes is left out (and said),
 and the CRL is copied into every enclave as crl.pem, which rmw_dds_common hands to the
 security plugins (Cyclone's <CRL>, Fast DDS's identity_crl), so every node refuses a
@@ -67,7 +73,7 @@ from lxml import etree
 
 from govkit.check.loaded import load_document
 from govkit.check.validate import portable_findings, signed_document
-from govkit.common import staging
+from govkit.common import archive, staging
 from govkit.common.errors import EXIT_INVALID, EXIT_USAGE, GovkitError
 from govkit.common.findings import one_line
 from govkit.common.fsutil import write_atomic
@@ -82,7 +88,6 @@ from govkit.smime.sign import load_signer, sign_bytes
 from govkit.smime.verify import verify_bytes
 
 CRL_FILE = "crl.pem"   # optional in an enclave (rmw_dds_common reads it when present)
-_KEY_MARK = b"PRIVATE KEY-----"
 # The three settings that make the permissions' grants count (DDS Security 1.1, 9.4.1.2).
 ACCESS_CONTROL = ("enable_join_access_control", "enable_read_access_control",
                   "enable_write_access_control")
@@ -103,6 +108,7 @@ class Export:
     crl: bool = False
     cleaned: int = 0
     enforced: Path | None = None   # the enforcing governance govkit signed (`resigned`)
+    archived: archive.Written | None = None   # the keystore as one archive (`archive_to`)
 
 
 def _verified(path: Path, ca_cert, what: str, kind: str) -> bytes:
@@ -223,7 +229,13 @@ class _Plan:
         self.files[relative] = (data, mode)
 
     def keys(self) -> set[bytes]:
-        return {data for data, _ in self.files.values() if _KEY_MARK in data}
+        return {data for data, _ in self.files.values() if archive.KEY_MARK in data}
+
+    def members(self, top: str) -> list[archive.Member]:
+        """The files as archive members under `top`, the keystore's name: exactly what
+        _write_tree writes, so the archive and the directory cannot differ."""
+        return [archive.Member(f"{top}/{relative}", data, mode)
+                for relative, (data, mode) in self.files.items()]
 
 
 @dataclass(frozen=True)
@@ -336,7 +348,7 @@ def _foreign_keys(keystore: Path, ours: set[bytes]) -> list[Path]:
             except GovkitError:
                 data = None
             if data is None and "key" in name or data is not None and \
-                    _KEY_MARK in data and data not in ours:
+                    archive.KEY_MARK in data and data not in ours:
                 foreign.append(path)
     return sorted(foreign)
 
@@ -410,17 +422,26 @@ def _remove_stale(parent: Path, keystore: Path) -> int:
 
 def export_sros2(keystore: Path, ca_dir: Path, build_dir: Path, profile: str | None = None,
                  force: bool = False, ca_keys: bool = True, enforce: bool = True,
-                 selection: Selection | None = None) -> Export:
+                 selection: Selection | None = None, archive_to: Path | None = None) -> Export:
     """Write the sros2 keystore `keystore` from the test PKI in `ca_dir` and the signed
     documents in `build_dir` (module docstring); `selection`: only these enclaves, with
-    this governance (`export sros2 --policy`). GovkitError: exit 2 for missing input or a
-    keystore that exists (without `force`) or holds a foreign key; exit 1 for a document
-    that does not verify, is not of its kind, or does not grant its certificate's
-    subject."""
+    this governance (`export sros2 --policy`); `archive_to`: also the keystore's files as
+    one archive there (govkit.common.archive), once the keystore is in place.
+    GovkitError: exit 2 for missing input, a keystore or archive that exists (without
+    `force`) or holds a foreign key, or an archive destination that is not a regular file
+    or lies inside the keystore; exit 1 for a document that does not verify, is not of its
+    kind, or does not grant its certificate's subject."""
     keystore = Path(os.path.abspath(keystore))   # '.' and '..' named, for the renames
+    if archive_to is not None:
+        archive_to = Path(os.path.abspath(archive_to))
+        _refuse_archive_inside(archive_to, keystore)
+        archive.refuse_destination(archive_to, force)   # before any work
     result = Export(keystore)
     plan = _plan(TestPKI(Path(ca_dir)), Path(build_dir), profile, ca_keys, result, enforce,
                  selection)
+    members = plan.members(keystore.name) if archive_to is not None else None
+    if archive_to is not None:   # again with what it will hold: no key in it is lost
+        archive.refuse_destination(archive_to, force, members)
     parent = keystore.parent
     parent.mkdir(parents=True, exist_ok=True)
     lock = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
@@ -428,9 +449,31 @@ def export_sros2(keystore: Path, ca_dir: Path, build_dir: Path, profile: str | N
         fcntl.flock(lock, fcntl.LOCK_EX)   # one export per directory at a time
         result.cleaned = _remove_stale(parent, keystore)
         _replace(keystore, plan, force, result)
+        if archive_to is not None:
+            result.archived = _write_archive(archive_to, members, force, keystore)
     finally:
         os.close(lock)
     return result
+
+
+def _refuse_archive_inside(path: Path, keystore: Path) -> None:
+    """An archive inside the keystore would be swapped away with it, or make it a directory
+    that is no keystore (KEYSTORE_TOP)."""
+    if path == keystore or keystore in path.parents:
+        raise GovkitError(f"{one_line(path)}: is inside the keystore {one_line(keystore)}; "
+                          f"write the archive beside it", EXIT_USAGE)
+
+
+def _write_archive(path: Path, members: list, force: bool,
+                   keystore: Path) -> archive.Written:
+    """The archive of the keystore just written: its private/ 0700 as on disk. A failure
+    here says that the keystore itself is in place."""
+    try:
+        return archive.write_archive(path, members, force,
+                                     {f"{keystore.name}/private": 0o700})
+    except GovkitError as e:
+        raise GovkitError(f"{e} (the keystore {one_line(keystore)} is written; the archive "
+                          f"is not)", e.exit_code) from None
 
 
 def _replace(keystore: Path, plan: _Plan, force: bool, result: Export) -> None:

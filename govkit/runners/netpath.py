@@ -15,7 +15,6 @@ process stops by itself when its ssh connection closes (runners.base.remote_scri
 
 from __future__ import annotations
 
-import io
 import ipaddress
 import json
 import os
@@ -24,13 +23,14 @@ import re
 import shlex
 import signal
 import socket
+import stat
 import subprocess
-import tarfile
 from contextlib import contextmanager
 from dataclasses import replace
 from itertools import count
 from pathlib import Path, PurePosixPath
 
+from govkit.common.archive import Member, tar_bytes
 from govkit.common.errors import GovkitError
 from govkit.common.fsutil import write_atomic
 from govkit.runners.base import Bundle
@@ -217,21 +217,17 @@ class SshHost:
         return PurePosixPath(self.workdir) / "files" / local.parent.name / local.name
 
     def ship(self, files: list[Path]) -> None:
-        """Copy `files` into the work directory as one tar stream over ssh (keys 0600)."""
+        """Copy `files` into the work directory as one tar stream over ssh: govkit's one
+        archive (govkit.common.archive: relative names, no owner, keys 0600, nothing
+        writable by others), with each file's own bytes and mode."""
         new = [f for f in dict.fromkeys(files) if f not in self.shipped]
         if not new:
             return
-        buf = io.BytesIO()
-        with tarfile.open(fileobj=buf, mode="w") as tar:
-            for f in new:
-                info = tar.gettarinfo(str(f), arcname=str(self.remote_path(f).relative_to(
-                    self.workdir)))
-                info.uid = info.gid = 0
-                info.uname = info.gname = ""
-                with open(f, "rb") as fh:
-                    tar.addfile(info, fh)
+        members = [Member(str(self.remote_path(f).relative_to(self.workdir)),
+                          Path(f).read_bytes(), stat.S_IMODE(os.stat(f).st_mode))
+                   for f in new]
         self.run(f"tar -C {shlex.quote(self.workdir)} -xf -", "copying files",
-                 data=buf.getvalue())
+                 data=tar_bytes(members))
         self.shipped.update({f: self.remote_path(f) for f in new})
 
     def write(self, path: PurePosixPath, text: str) -> None:

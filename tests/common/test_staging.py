@@ -73,6 +73,28 @@ def test_discard_removes_the_temporaries(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+
+def test_a_streamed_file_is_staged_like_a_written_one_and_removed_on_an_error(tmp_path):
+    stager = staging.Stager()
+    old = os.umask(0o077)
+    try:
+        with stager.stream(tmp_path / "big.tar", 0o644) as f:
+            for _ in range(3):
+                f.write(b"x" * 100_000)
+    finally:
+        os.umask(old)
+    with pytest.raises(RuntimeError), stager.stream(tmp_path / "half.tar") as f:
+        f.write(b"half")
+        raise RuntimeError("the writer failed halfway")
+    staging.commit(stager.staged)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.tar"]   # no temporary
+    assert (tmp_path / "big.tar").read_bytes() == b"x" * 300_000
+    assert stat.S_IMODE((tmp_path / "big.tar").stat().st_mode) == 0o644
+    with pytest.raises(GovkitError, match=r"nowhere/x\.tar: cannot write"):
+        with stager.stream(tmp_path / "nowhere" / "x.tar"):
+            pass
+
+
 def test_remove_orphans_only_touches_old_temporaries_of_dead_writers(tmp_path):
     done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                           capture_output=True, text=True, check=True)

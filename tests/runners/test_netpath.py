@@ -175,6 +175,38 @@ def test_hosts_ship_the_crl_the_remote_configuration_names(tmp_path, sshd):
     assert all(res["status"] == "ok" for res in doc["results"]), doc["results"]
 
 
+
+def test_a_side_gets_its_files_as_govkits_one_archive(tmp_path, sshd):
+    """What ship sends is govkit.common.archive's tar: the remote copies are the files'
+    bytes, a private key arrives 0600 whatever its mode here, and nothing is writable by
+    others (the remote side is this machine, so its directory is read directly)."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    from govkit.runners.netpath import SshHost
+    (tmp_path / "pki").mkdir()
+    key, cert = tmp_path / "pki" / "sub.key", tmp_path / "pki" / "sub.pem"
+    key.write_bytes(ec.generate_private_key(ec.SECP256R1()).private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption()))
+    cert.write_bytes(b"not really a certificate\n")
+    os.chmod(key, 0o644)          # carelessly readable here: never so there
+    os.chmod(cert, 0o666)
+    host = SshHost("sub", sshd.alias, sshd.config)
+    host.open()
+    try:
+        host.ship([key, cert])
+        for local, mode in ((key, 0o600), (cert, 0o644)):
+            there = Path(host.shipped[local])
+            assert there.read_bytes() == local.read_bytes()
+            assert there.stat().st_mode & 0o7777 == mode, there
+        assert str(host.shipped[key]).endswith("/files/pki/sub.key")
+    finally:
+        workdir = host.workdir
+        host.close()
+    assert not Path(workdir).exists()
+
+
 def test_interrupting_a_hosts_run_removes_the_remote_directory(tmp_path, sshd):
     out = tmp_path / "res"
     proc = subprocess.Popen([GOVKIT, "bench", "--profile", "none", "--hosts",
