@@ -56,7 +56,9 @@ def run_pair(bundle: Bundle, workdir: Path, mode: str = "latency", size: int = 3
              ) -> tuple[DdsperfRunner, BenchPoint, dict[str, ProcessOutput]]:
     runner = DdsperfRunner()
     runner.check_installed()
-    runner.init_wait_s = 4   # refusals show up at once; don't wait long for a peer
+    # the runner's own wait for a peer (10 s), not a shorter one: at 4 s a secured pair
+    # under two busy loops missed its match once in ten (2026-12-05), and a refusal ends
+    # the refused process at once whatever the wait (the refusal tests took no longer)
     point = BenchPoint(bundle.profile, mode, size, duration,
                        domain_id=domain if domain is not None else next_domain())
     outputs = run_processes(prepare(runner, point, bundle, workdir), runner.timeout(point))
