@@ -9,7 +9,7 @@ missing or stale. Nothing is signed from a document that fails validation.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from govkit.catalog.profiles import Profile
@@ -154,10 +154,16 @@ def ensure_bundle(profile: Profile, pki: TestPKI, build_dir: Path, runner: str,
     else:
         gov = _ensure_signed(GovernanceDocument(profile),
                              build_dir / "governance" / f"{profile.name}.xml", pki, log)
+    perm_dir = build_dir / "permissions"
+    if profile.topics is not None:
+        # a protection class's point (`bench --policy`): permissions for exactly its names,
+        # apart from every other point's
+        scope = replace(scope, topics=tuple(dict.fromkeys(profile.topics)))
+        perm_dir = perm_dir / profile.name
     files = {}
     for name in participants:
         perm = _ensure_signed(PermissionsDocument.for_participant(pki, name, scope),
-                              build_dir / "permissions" / f"{name}.xml", pki, log)
+                              perm_dir / f"{name}.xml", pki, log)
         files[name] = participant_files(pki, name, gov, perm)
     return Bundle(profile, files)
 
