@@ -5,6 +5,7 @@ against `none` and proven on the wire by real Cyclone DDS and Fast DDS pairs (is
 from __future__ import annotations
 
 import json
+import re
 import socket
 import subprocess
 import sys
@@ -181,6 +182,12 @@ def test_bench_policy_wire_measures_and_proves_every_class(tmp_path, runner):
     assert "3 protection class(es)" in stderr
     _assert_classes(doc, CLASSES)
     assert doc["settings"]["runner"] == runner
+    # the bench permissions: exactly the class's names, for each side
+    for p in (p for p in doc["profiles"] if p["name"] in CLASSES):
+        for side in ("pub", "sub"):
+            xml = (tmp_path / "build" / runner / "permissions" / p["name"] /
+                   f"{side}.xml").read_text()
+            assert set(re.findall(r"<topic>([^<]*)</topic>", xml)) == set(p["topics"])
 
 
 @needs_cyclone
