@@ -5,6 +5,8 @@ phase, latency by rotation, discovery, the machine's load, the defaults.
   start-up);
 - `options`: what `bench` and `wire-check` are asked, and what they answer;
 - `governance_files`: `bench --governance FILE`: your governance, measured as a point;
+- `policy_points`: `bench --policy POLICY`: one point per protection class of an sros2
+  policy, on names its rule covers;
 - `domains`: the domain ids a run's processes join (a governance file's own);
 - `machine`: where the two processes run, and whether the machine can pin them;
 - `awake`: the measured CPUs kept awake while a run measures;

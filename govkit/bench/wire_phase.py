@@ -10,6 +10,9 @@ never touch.
 from __future__ import annotations
 
 import os
+import time
+from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 
 from govkit.bench.machine import Pinning, pinning
@@ -20,10 +23,14 @@ from govkit.common.fsutil import write_atomic
 from govkit.runners import get_runner
 from govkit.runners.base import BenchPoint, Bundle
 from govkit.runners.network import DEFAULT
+from govkit.runners.pair import Pair, PairFailed
 from govkit.wire import rtps
 from govkit.wire.capture import Capture, check_capture, pcap_bytes, udp_datagrams
 from govkit.wire.leaks import find_leaks
 from govkit.wire.pcapfile import captured_frames, datagrams
+
+# a class point's captured slot: its first round trips, kept apart as in every slot
+WIRE_SETTLE_US = 100_000
 
 
 def wire_key(record: dict) -> tuple:
@@ -55,10 +62,13 @@ def wire_phase(opts: BenchOptions, runner, cells: list[Cell], bundles: dict[str,
         expect = rtps.expectation(opts.wire_expect or cell.profile)
         console.print(f"wire: capturing {cell.profile.name} {cell.mode} {cell.size} B "
                       f"on {opts.wire_interface} (an extra repeat, not measured)", style="dim")
+        # a protection class's point (bench --policy) runs on its own topic names, which
+        # only the rotating programs take: its capture is of one of its pairs
+        run = run_pair_wire_point if cell.profile.topics else run_wire_point
         try:
-            rec = run_wire_point(runner, point(cell, opts, 0, pin), bundles[cell.profile.name],
-                                 workdir, expect, opts.wire_interface,
-                                 pcap_dir if opts.wire_pcap else None, opts.wire_leaks)
+            rec = run(runner, point(cell, opts, 0, pin), bundles[cell.profile.name],
+                      workdir, expect, opts.wire_interface,
+                      pcap_dir if opts.wire_pcap else None, opts.wire_leaks)
         except KeyboardInterrupt:
             return True
         verdict = rec["verdict"].upper() if rec["verdict"] != "match" else "match"
@@ -84,7 +94,48 @@ def run_wire_point(runner, point: BenchPoint, bundle: Bundle, workdir: Path,
         return cap
 
     result, failure = run_point(runner, point, bundle, workdir, around=capture)
-    cap = captures[-1]
+    return _judged(result, failure, captures[-1], runner, point, expect, pcap_dir, leaks)
+
+
+def run_pair_wire_point(runner, point: BenchPoint, bundle: Bundle, workdir: Path,
+                        expect: rtps.Expectation, interface: str, pcap_dir: Path | None,
+                        leaks: bool = False) -> dict:
+    """`run_wire_point` with one long-lived pair of the runner's own program (its
+    pair_specs: the profile's topic names), one slot of the point's mode and size lasting
+    its duration, captured from the pair's start to its end."""
+    for path, text in runner.configs(replace(point, mode="latency", size=32), bundle,
+                                     workdir).items():
+        write_atomic(path, text)
+    specs = runner.pair_specs(bundle, point.domain_id, point.cpus, False, workdir)
+    pair = Pair(point.profile.name, point.profile.name, 0, point.domain_id, specs,
+                runner.explain_refusal)
+    result = {"profile": point.profile.name, "mode": point.mode, "size": point.size,
+              "domain_id": point.domain_id, "commands": pair.commands(),
+              "started": datetime.now(UTC).isoformat(timespec="seconds")}
+    failure = None
+    t0 = time.monotonic()
+    measure_us = int(point.duration * 1e6)
+    with Capture(interface, rtps.PORTS.ports(point.domain_id)) as cap:
+        try:
+            pair.start(timeout=60)
+            if point.mode == "latency":
+                pair.slot(point.size, WIRE_SETTLE_US, measure_us)
+            else:
+                pair.tslot(point.size, WIRE_SETTLE_US, measure_us, 1)
+        except PairFailed as e:
+            failure = str(e)
+        finally:
+            cap.mark_stop()
+            pair.close()
+    result.update(status="failed" if failure else "ok", error=failure,
+                  finished=datetime.now(UTC).isoformat(timespec="seconds"),
+                  elapsed_s=round(time.monotonic() - t0, 2))
+    return _judged(result, failure, cap, runner, point, expect, pcap_dir, leaks)
+
+
+def _judged(result: dict, failure: str | None, cap: Capture, runner, point: BenchPoint,
+            expect: rtps.Expectation, pcap_dir: Path | None, leaks: bool) -> dict:
+    """The wire record of a captured repeat: its capture parsed and judged."""
     rec = {k: result.get(k) for k in ("profile", "mode", "size", "domain_id", "started",
                                       "finished", "elapsed_s", "commands", "status", "error")}
     rec["capture"] = cap.summary()

@@ -77,6 +77,10 @@ class Profile:
     # The domain ids such a file's first domain_rule covers (0..MAX_DOMAIN_ID, as the
     # runner reads an open id_range): bench runs it there (govkit.bench.domains).
     domain_ids: tuple[int, ...] | None = None
+    # A protection class's point (`bench --policy`): the DDS names its pairs run ping, pong
+    # and data on (names its rule covers; govkit.bench.policy_points), and its
+    # permissions grant exactly these. None: the runner's own topics.
+    topics: tuple[str, str, str] | None = None
 
     @property
     def security(self) -> bool:
@@ -106,6 +110,10 @@ class Profile:
         d.pop("file_settings")
         if d["governance_file"] is None:
             d.pop("governance_file")
+        if d["topics"] is None:
+            d.pop("topics")
+        else:
+            d["topics"] = list(d["topics"])
         ids = d.pop("domain_ids")
         if ids is not None:
             d["domain_ids"] = domain_ids_text(ids)

@@ -77,6 +77,15 @@ def bench(
                              "validated, linted, identified and measured as a point named "
                              "after it, beside --profile (give --profile none for its "
                              "baseline).")] = None,
+    policy: Annotated[Path | None, typer.Option(
+        "--policy", help="An sros2 policy: one point per protection class of its protection "
+                         "(--protection, else the <protection> in its metadata, else all "
+                         "encrypted), each on topics its class's first rule covers, under "
+                         "the governance `generate --policy` writes, paired against `none` "
+                         "(runners cyclone and fastdds).")] = None,
+    protection: Annotated[Path | None, typer.Option(
+        "--protection", help="With --policy: the policy's protection sidecar "
+                             "(schemas/protection.xsd).")] = None,
     runner: Annotated[RunnerName | None, typer.Option(
         "--runner", metavar=RUNNER_METAVAR,
         help=f"Benchmark program (default: {DEFAULT_RUNNER}, govkit's Cyclone DDS program "
@@ -271,7 +280,11 @@ def bench(
         require_bench_extra("govkit bench", ("numpy",) if no_report
                             else ("numpy", "matplotlib"))
     host_map = parse_hosts(hosts)
-    chosen = _chosen_profiles(profile, all_profiles, profiles_file, governance, runner)
+    if policy is not None or protection is not None:
+        _refuse_policy_options(policy, runner, mode, transport or net or hosts or loss_rate
+                               or not rotate_throughput)
+    chosen = _chosen_profiles(profile, all_profiles, profiles_file, governance, runner,
+                              policy, protection, build, dry_run)
     fail_on = parse_fail_on_flags(fail_on_flag)          # refused before the run starts
     max_ratios = parse_max_ratios(max_ratio, [p.name for p in chosen])
     chosen_sizes = parse_sizes(",".join(sizes)) if sizes else list(DEFAULT_SIZES)
@@ -355,13 +368,34 @@ def _print_wire_mismatches(outcome) -> None:
             err.print(f"  {reason}", markup=False)
 
 
-def _chosen_profiles(profile, all_profiles, profiles_file, governance, runner):
-    """The profiles to measure (bench.governance_files.bench_profiles); what each
-    --governance file is said on stderr before anything runs."""
+def _refuse_policy_options(policy, runner, mode, per_repeat) -> None:
+    """--policy runs on govkit's own rotating pairs only (one line, exit 2)."""
+    from govkit.bench.policy_points import PER_REPEAT_OPTIONS, refuse_runner
+    if policy is None:
+        raise GovkitError("--protection needs --policy", EXIT_USAGE)
+    refuse_runner(runner or DEFAULT_RUNNER)
+    if per_repeat:
+        raise GovkitError(f"--policy measures on the rotating pairs only: drop "
+                          f"{PER_REPEAT_OPTIONS}", EXIT_USAGE)
+    if mode == "discovery":
+        raise GovkitError("--policy: --mode discovery runs on the runner's own topics; use "
+                          "latency, throughput or both", EXIT_USAGE)
+
+
+def _chosen_profiles(profile, all_profiles, profiles_file, governance, runner, policy=None,
+                     protection=None, build=Path("build"), dry_run=False):
+    """The profiles to measure (bench.governance_files.bench_profiles, then one per
+    --policy protection class: bench.policy_points); what each --governance file and each
+    class is said on stderr before anything runs."""
     from govkit.bench.governance_files import bench_profiles
     own = use_profiles_file(profiles_file)
+    if policy is not None and not profile and not all_profiles:
+        profile = ["none"]          # every class is paired against it
     chosen, points = bench_profiles(profile, all_profiles, own, governance or [],
                                     runner or DEFAULT_RUNNER)
+    if policy is not None:
+        chosen += _policy_profiles(policy, protection, runner or DEFAULT_RUNNER, build,
+                                   dry_run, [*own, *(p.profile for p in points)])
     for point in points:
         for text in point.said:
             err.print(text, markup=False)
@@ -370,6 +404,24 @@ def _chosen_profiles(profile, all_profiles, profiles_file, governance, runner):
                       f"covers the runner's topics; its point will fail", style="bold red",
                       markup=False)
     return chosen
+
+
+def _policy_profiles(policy, protection, runner, build, dry_run, known) -> list:
+    """One profile per protection class (govkit.bench.policy_points), said on stderr,
+    known by name from here on beside `known`."""
+    from govkit.bench.policy_points import policy_points
+    from govkit.catalog.profiles import use_profiles
+    from govkit.catalog.runners import runner_info
+    from govkit.cli.artefacts import load_ros_input
+    ros = load_ros_input(policy, protection)
+    found = policy_points(ros, runner, build / runner_info(runner).build_subdir,
+                          write=not dry_run)
+    for text in found.said:
+        err.print(text, markup=False)
+    for text in found.skipped:
+        err.print(f"govkit: WARNING: {text}", style="bold red", markup=False)
+    use_profiles([*known, *found.profiles])
+    return found.profiles
 
 
 def wire_check(

@@ -9,7 +9,7 @@ missing or stale. Nothing is signed from a document that fails validation.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from govkit.catalog.profiles import Profile
@@ -137,8 +137,16 @@ def planned_bundle(profile: Profile, ca_dir: Path, build_dir: Path,
         return Bundle(profile)
     pki, build_dir = TestPKI(Path(ca_dir)), Path(build_dir)
     gov = build_dir / "governance" / f"{profile.name}.p7s"
+    perm_dir = _permissions_dir(profile, build_dir)
     return Bundle(profile, {name: participant_files(
-        pki, name, gov, build_dir / "permissions" / f"{name}.p7s") for name in participants})
+        pki, name, gov, perm_dir / f"{name}.p7s") for name in participants})
+
+
+def _permissions_dir(profile: Profile, build_dir: Path) -> Path:
+    """Where a profile's permissions go: a protection class's point (`bench --policy`)
+    has its own, for exactly its names; every other point shares the runner's."""
+    base = Path(build_dir) / "permissions"
+    return base / profile.name if profile.topics is not None else base
 
 
 def ensure_bundle(profile: Profile, pki: TestPKI, build_dir: Path, runner: str,
@@ -154,10 +162,13 @@ def ensure_bundle(profile: Profile, pki: TestPKI, build_dir: Path, runner: str,
     else:
         gov = _ensure_signed(GovernanceDocument(profile),
                              build_dir / "governance" / f"{profile.name}.xml", pki, log)
+    perm_dir = _permissions_dir(profile, build_dir)
+    if profile.topics is not None:
+        scope = replace(scope, topics=tuple(dict.fromkeys(profile.topics)))
     files = {}
     for name in participants:
         perm = _ensure_signed(PermissionsDocument.for_participant(pki, name, scope),
-                              build_dir / "permissions" / f"{name}.xml", pki, log)
+                              perm_dir / f"{name}.xml", pki, log)
         files[name] = participant_files(pki, name, gov, perm)
     return Bundle(profile, files)
 

@@ -39,6 +39,16 @@ class ParticipantFiles:
     token_conf: Path | None = None
 
 
+# The environment variable that names the ping, pong and data topics of govkit's own
+# programs (cyclone_perf.c, fastdds_perf.cpp): "PING,PONG,DATA"; unset, ddsperf's.
+TOPICS_ENV = "GOVKIT_PERF_TOPICS"
+
+
+def topics_env(profile: Profile) -> dict[str, str]:
+    """The environment that puts a pair on its profile's topics (`Profile.topics`)."""
+    return {TOPICS_ENV: ",".join(profile.topics)} if profile.topics else {}
+
+
 @dataclass(frozen=True)
 class Bundle:
     """Signed files for one profile; `participants` is empty for the `none` baseline."""

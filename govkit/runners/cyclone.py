@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from govkit.runners.base import BenchPoint, Bundle, ProcessSpec
+from govkit.runners.base import BenchPoint, Bundle, ProcessSpec, topics_env
 from govkit.runners.crypto import CRYPTO_DEFAULTS, CryptoVariant
 from govkit.runners.cyclone_refusal import explain_cyclone_refusal
 from govkit.runners.ddsperf import METHOD as DDSPERF_METHOD
@@ -85,7 +85,8 @@ class CycloneRunner(DdsperfRunner):
                                 ("pub", "ping", cpus[0] if cpus else None)):
             path = self.config_path(bundle, role, workdir, point)
             specs.append(ProcessSpec(role, [program, verb, str(domain_id), f"{wait_s:g}"],
-                                     {"CYCLONEDDS_URI": path.as_uri()}, cpu=cpu,
+                                     {"CYCLONEDDS_URI": path.as_uri(),
+                                      **topics_env(bundle.profile)}, cpu=cpu,
                                      realtime=realtime))
         return specs
 

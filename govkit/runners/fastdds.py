@@ -32,6 +32,7 @@ from govkit.runners.base import (
     ProcessOutput,
     ProcessSpec,
     RunnerError,
+    topics_env,
 )
 from govkit.runners.crypto import CRYPTO_DEFAULTS, CryptoVariant
 from govkit.runners.fastdds_build import cached_path, ensure_built, fastdds_version
@@ -209,8 +210,9 @@ class FastddsRunner:
                     args += ["-k", str(variant.key_bits)]
                 if variant is not None and variant.rekey is not None:
                     args += ["-r", str(variant.rekey)]
-            specs.append(ProcessSpec(role, [*args, verb], token_env(bundle, role), cpu=cpu,
-                                     realtime=realtime))
+            specs.append(ProcessSpec(role, [*args, verb],
+                                     {**token_env(bundle, role), **topics_env(bundle.profile)},
+                                     cpu=cpu, realtime=realtime))
         return specs
 
     @staticmethod

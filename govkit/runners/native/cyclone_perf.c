@@ -22,7 +22,9 @@
 // Unlike ddsperf it uses one fixed partition ("govkit") for both topics: every pair runs on
 // a domain of its own, so there is nobody to keep apart.
 //
-//   cyclone_perf ping|pong DOMAIN [WAIT_S]        configuration from CYCLONEDDS_URI
+//   cyclone_perf ping|pong DOMAIN [WAIT_S]        configuration from CYCLONEDDS_URI;
+//                                                 GOVKIT_PERF_TOPICS=PING,PONG,DATA names
+//                                                 the topics (topic_names below)
 //   cyclone_perf discover DOMAIN WAIT_S PEERS     (govkit bench --mode discovery)
 //   cyclone_perf pub|sub DOMAIN WAIT_S TOPIC      one named topic (topic_main below)
 //
@@ -580,6 +582,37 @@ static void check(dds_entity_t e, const char *what)
         die(EXIT_DDS, "%s: %s", what, dds_strretcode(e));
 }
 
+// ------------------------------------------------------------------------- topic names
+
+// GOVKIT_PERF_TOPICS=PING,PONG,DATA names the ping, pong and data topics of `ping`/`pong`
+// (govkit bench --policy: each protection class's point runs on names its rule covers);
+// unset, they are ddsperf's. Names may repeat: ping and pong on one topic work because
+// both sides' endpoints are ignore-local (a side never reads its own samples, so pong's
+// reader sees only pings and ping's only pongs; measured with a one-name class, issue 33);
+// the data endpoints then sit in a partition of their own. Returns 1 renamed, 0 not,
+// -1 malformed.
+#define TOPICS_ENV "GOVKIT_PERF_TOPICS"
+static int topic_names(char names[3][256])
+{
+    static const char *ddsperf[3] = { "DDSPerfRPingKS", "DDSPerfRPongKS", "DDSPerfRDataKS" };
+    const char *given = getenv(TOPICS_ENV);
+    if (given == NULL) {
+        for (int i = 0; i < 3; i++)
+            snprintf(names[i], 256, "%s", ddsperf[i]);
+        return 0;
+    }
+    const char *at = given;
+    for (int i = 0; i < 3; i++) {
+        const char *end = i < 2 ? strchr(at, ',') : at + strlen(at);
+        if (end == NULL || end == at || end - at >= 256 || (i == 2 && strchr(at, ',')))
+            return -1;
+        memcpy(names[i], at, (size_t)(end - at));
+        names[i][end - at] = 0;
+        at = end + 1;
+    }
+    return 1;
+}
+
 // ------------------------------------------------------------------------- one named topic
 
 // `cyclone_perf pub|sub DOMAIN WAIT_S TOPIC`: one writer (pub) or one reader (sub) on TOPIC
@@ -728,12 +761,22 @@ int main(int argc, char **argv)
     // every ping and pong) or a full packet sends it; throughput samples then share
     // packets as ddsperf's do (without it each went out alone: 4-8x fewer samples/s).
     dds_write_set_batch(true);
+    char names[3][256];
+    const int renamed = topic_names(names);
+    if (renamed < 0)
+        die(EXIT_USAGE, "%s: give PING,PONG,DATA (three topic names, none empty)", TOPICS_ENV);
     dds_qos_t *qos = dds_create_qos();
     dds_qset_reliability(qos, DDS_RELIABILITY_RELIABLE, DDS_SECS(10));
-    dds_entity_t tp_ping = dds_create_topic(g_pp, &KeyedSeq_desc, "DDSPerfRPingKS", qos, NULL);
-    check(tp_ping, "topic DDSPerfRPingKS");
-    dds_entity_t tp_pong = dds_create_topic(g_pp, &KeyedSeq_desc, "DDSPerfRPongKS", qos, NULL);
-    check(tp_pong, "topic DDSPerfRPongKS");
+    dds_entity_t tp_ping = dds_create_topic(g_pp, &KeyedSeq_desc, names[0], qos, NULL);
+    char what[300];
+    snprintf(what, sizeof what, "topic %s", names[0]);
+    check(tp_ping, what);
+    // One name for both (a protection rule naming one exact topic): the same topic entity;
+    // ignore-local keeps each side's own samples from its reader (module comment).
+    dds_entity_t tp_pong = strcmp(names[0], names[1]) == 0 ? tp_ping
+        : dds_create_topic(g_pp, &KeyedSeq_desc, names[1], qos, NULL);
+    snprintf(what, sizeof what, "topic %s", names[1]);
+    check(tp_pong, what);
     dds_delete_qos(qos);
     qos = dds_create_qos();
     dds_qset_partition1(qos, "govkit");
@@ -778,8 +821,23 @@ int main(int argc, char **argv)
     dds_delete_listener(listener);
     dds_delete_qos(qos);
     // throughput: ddsperf's data topic and QoS (keep-all, at most 10000 samples)
-    dds_entity_t tp_data = dds_create_topic(g_pp, &KeyedSeq_desc, "DDSPerfRDataKS", NULL, NULL);
-    check(tp_data, "topic DDSPerfRDataKS");
+    dds_entity_t tp_data = strcmp(names[2], names[0]) == 0 ? tp_ping
+        : strcmp(names[2], names[1]) == 0 ? tp_pong
+        : dds_create_topic(g_pp, &KeyedSeq_desc, names[2], NULL, NULL);
+    snprintf(what, sizeof what, "topic %s", names[2]);
+    check(tp_data, what);
+    if (renamed) {
+        // Renamed topics may share one name: the data endpoints get a partition of their
+        // own, so a ping reader never matches the data writer (nor the data reader a ping
+        // writer) on a shared topic.
+        qos = dds_create_qos();
+        dds_qset_partition1(qos, "govkit-data");
+        pub = dds_create_publisher(g_pp, qos, NULL);
+        check(pub, "data publisher");
+        sub = dds_create_subscriber(g_pp, qos, NULL);
+        check(sub, "data subscriber");
+        dds_delete_qos(qos);
+    }
     qos = dds_create_qos();
     dds_qset_reliability(qos, DDS_RELIABILITY_RELIABLE, DDS_SECS(10));
     dds_qset_history(qos, DDS_HISTORY_KEEP_ALL, 1);

@@ -1067,6 +1067,34 @@ struct Endpoints
     bool answers_pings = false;       // has a ping reader, so makes pong writers for peers
 };
 
+// GOVKIT_PERF_TOPICS=PING,PONG,DATA names the topics of -S ping/pong (govkit bench
+// --policy: each protection class's point runs on names its rule covers); unset, they are
+// ddsperf's. Names may repeat: ping and pong on one topic keep apart by partition as they
+// always do here (ping writes in the default partition, which pong's ping reader sits in;
+// pongs go to the pinging participant's own partition, which only its pong reader sits
+// in), and the data endpoints then get a partition of their own ("govkit-data"), so no
+// ping reader matches the data writer. Returns 1 renamed, 0 not, -1 malformed.
+static int perf_topics(std::string names[3])
+{
+    const char* given = std::getenv("GOVKIT_PERF_TOPICS");
+    if (given == nullptr)
+    {
+        return 0;
+    }
+    std::string text(given);
+    for (int i = 0; i < 3; i++)
+    {
+        size_t end = i < 2 ? text.find(',') : text.size();
+        if (end == std::string::npos || end == 0 || (i == 2 && text.find(',') != std::string::npos))
+        {
+            return -1;
+        }
+        names[i] = text.substr(0, end);
+        text = i < 2 ? text.substr(end + 1) : std::string();
+    }
+    return 1;
+}
+
 // The endpoints of a mode: ping = ping writer + pong reader; pong = ping reader (+ a pong
 // writer per peer); pub = data writer; sub = data reader. With -E also every other endpoint
 // ddsperf has (it refuses a peer that lacks one, 5 s after discovery), at the price of the
@@ -1080,12 +1108,38 @@ static bool create_endpoints(DomainParticipant* dp, const Options& o, Endpoints&
     {
         return false;
     }
-    Topic* ping_topic = dp->create_topic(PING_TOPIC, "KeyedSeq", TOPIC_QOS_DEFAULT);
-    ep.pong_topic = dp->create_topic(PONG_TOPIC, "KeyedSeq", TOPIC_QOS_DEFAULT);
-    Topic* data_topic = dp->create_topic(o.topic.empty() ? DATA_TOPIC : o.topic.c_str(),
-                                         "KeyedSeq", TOPIC_QOS_DEFAULT);
+    std::string names[3] = {PING_TOPIC, PONG_TOPIC, o.topic.empty() ? DATA_TOPIC : o.topic};
+    const int renamed = o.slots ? perf_topics(names) : 0;
+    if (renamed < 0)
+    {
+        fail("GOVKIT_PERF_TOPICS: give PING,PONG,DATA (three topic names, none empty)");
+        return false;
+    }
+    // Fast DDS 2.9 refuses a second topic of one name in a participant: a repeated name is
+    // the same Topic (see perf_topics for why the endpoints still keep apart).
+    Topic* ping_topic = dp->create_topic(names[0], "KeyedSeq", TOPIC_QOS_DEFAULT);
+    ep.pong_topic = names[1] == names[0] ? ping_topic
+        : dp->create_topic(names[1], "KeyedSeq", TOPIC_QOS_DEFAULT);
+    Topic* data_topic = names[2] == names[0] ? ping_topic
+        : names[2] == names[1] ? ep.pong_topic
+        : dp->create_topic(names[2], "KeyedSeq", TOPIC_QOS_DEFAULT);
     Publisher* pub = dp->create_publisher(PUBLISHER_QOS_DEFAULT);
     Subscriber* sub = dp->create_subscriber(SUBSCRIBER_QOS_DEFAULT);
+    Publisher* data_pub = pub;
+    Subscriber* data_sub = sub;
+    if (renamed)
+    {
+        PublisherQos dq = dp->get_default_publisher_qos();
+        dq.partition().push_back("govkit-data");
+        data_pub = dp->create_publisher(dq);
+        SubscriberQos ds = dp->get_default_subscriber_qos();
+        ds.partition().push_back("govkit-data");
+        data_sub = dp->create_subscriber(ds);
+        if (!data_pub || !data_sub)
+        {
+            return false;
+        }
+    }
     SubscriberQos sq = dp->get_default_subscriber_qos();
     sq.partition().push_back(guid_string(dp->guid()).c_str());
     Subscriber* pong_sub = dp->create_subscriber(sq);
@@ -1125,14 +1179,15 @@ static bool create_endpoints(DomainParticipant* dp, const Options& o, Endpoints&
     }
     if (o.slots && o.mode == "ping")      // throughput slots: the writer beside the pings
     {
-        ep.data_writer = pub->create_datawriter(data_topic, writer_qos(pub, true),
-                                                &writer_events);
+        ep.data_writer = data_pub->create_datawriter(data_topic, writer_qos(data_pub, true),
+                                                     &writer_events);
         ep.need_c = ep.data_writer;
         ok = ok && ep.data_writer;
     }
     if (o.slots && o.mode == "pong")
     {
-        data_reader = sub->create_datareader(data_topic, reader_qos(sub, true), &slot_counter);
+        data_reader = data_sub->create_datareader(data_topic, reader_qos(data_sub, true),
+                                                  &slot_counter);
         ep.need_c = data_reader;
         ok = ok && data_reader;
     }
