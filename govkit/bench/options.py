@@ -118,7 +118,7 @@ def parse_rerun_term(values, option: str = "--rerun-kappa"
             value = -1.0
         if mode not in known or not 0 <= value <= 100:
             raise GovkitError(f"invalid {option} {item!r}: use MODE=PCT with MODE one of "
-                              f"{', '.join(known)} and PCT from 0 to 100 (e.g. latency=1.4)")
+                              f"{', '.join(known)} and PCT from 0 to 100 (e.g. latency=2.6)")
         known[mode] = value
     return tuple(known.items())
 

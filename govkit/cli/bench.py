@@ -28,6 +28,8 @@ from govkit.bench.defaults import (
     DEFAULT_WARMUP_S,
     MAX_DEFAULT_BUDGET_S,
     MODE_CHOICES,
+    RERUN_FLOOR_PCT,
+    RERUN_KAPPA_PCT,
     default_budget,
 )
 from govkit.catalog.profiles import SECURED_PROFILES
@@ -144,13 +146,14 @@ def bench(
         help="Rotation: what a rerun on this machine moves a ratio by, in proportion to the "
              "share of the work security adds, per mode as MODE=PCT (repeatable or a comma "
              "list; 0 leaves it out): every interval includes it. benchmarks/calibration.py "
-             "measures it. Default: the 2-core reference VM's (latency=1.4).",
+             "measures it. Default: the 2-core reference VM's (latency="
+             f"{RERUN_KAPPA_PCT['latency']:g}).",
         show_default=False)] = None,
     rerun_floor: Annotated[list[str] | None, typer.Option(
         "--rerun-floor", callback=comma_list,
         help="Rotation: what a rerun moves every ratio by, whatever the profile, per mode as "
              "MODE=PCT (repeatable or a comma list). Default: the reference VM's "
-             "(throughput=1.5).",
+             f"(throughput={RERUN_FLOOR_PCT['throughput']:g}).",
         show_default=False)] = None,
     instances: Annotated[int, typer.Option(
         "--instances", help="Rotation: separate process pairs per profile (and for the A/A "
