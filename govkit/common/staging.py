@@ -103,10 +103,7 @@ class Stager:
               overwrite: bool = True) -> None:
         """`data` into a temporary beside `final`; GovkitError naming `final` if it cannot
         be written (the temporary removed)."""
-        final = os.fspath(final)
-        tmp = self._tmp_name(final)
-        fd = self._open(final, tmp, mode)
-        try:
+        with self._staging(final, mode, overwrite) as fd:
             try:
                 # os.write, not a file object: a fleet's sign writes thousands of these
                 view = memoryview(data)
@@ -114,24 +111,25 @@ class Stager:
                     view = view[os.write(fd, view):]
             finally:
                 os.close(fd)
-        except BaseException as e:
-            _unlink(tmp)
-            if isinstance(e, OSError):
-                raise write_error(final, e) from e
-            raise
-        self.staged.append(Staged(tmp, final, overwrite))
 
     @contextmanager
     def stream(self, final: Path | str, mode: int = 0o644, overwrite: bool = True):
         """A binary file writing into a temporary beside `final`, staged when the block
         ends: for what is too large to hold in memory first (an archive). On an error the
         temporary is removed, and an OSError is one GovkitError naming `final`."""
+        with self._staging(final, mode, overwrite) as fd, \
+                os.fdopen(fd, "wb") as f:   # closes fd, also on an error
+            yield f
+
+    @contextmanager
+    def _staging(self, final: Path | str, mode: int, overwrite: bool):
+        """The open temporary's descriptor for the block (which closes it); staged after
+        the block, removed on an error (an OSError raised as one naming `final`)."""
         final = os.fspath(final)
         tmp = self._tmp_name(final)
         fd = self._open(final, tmp, mode)
         try:
-            with os.fdopen(fd, "wb") as f:   # closes fd, also on an error
-                yield f
+            yield fd
         except BaseException as e:
             _unlink(tmp)
             if isinstance(e, OSError):

@@ -17,23 +17,15 @@ from pathlib import Path
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
-from helpers.cli import govkit
+from helpers.cli import enclave_project, govkit
 
 from govkit.common import archive
-
-ENCLAVES = ("/talker_listener/talker", "/talker_listener/listener")
 
 
 @pytest.fixture(scope="module")
 def made(tmp_path_factory) -> Path:
     """pki init with two enclave paths, generate, sign: what a user has before exporting."""
-    root = tmp_path_factory.mktemp("sros2-archive")
-    pki, build = str(root / "pki"), str(root / "build")
-    init = govkit("pki", "init", pki, *(a for e in ENCLAVES for a in ("--participant", e)))
-    assert init.exit_code == 0, init.output
-    gen = govkit("generate", "--profile", "rtps_encrypt", "--ca", pki, "--out", build, "--sign")
-    assert gen.exit_code == 0, gen.output
-    return root
+    return enclave_project(tmp_path_factory.mktemp("sros2-archive"))
 
 
 def _export(root: Path, keystore: Path, *extra: str):

@@ -15,22 +15,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers.cli import govkit
+from helpers.cli import enclave_project, govkit
 
 from govkit.generate.sros2 import staging_prefixes
-
-ENCLAVES = ("/talker_listener/talker", "/talker_listener/listener")
 
 
 @pytest.fixture(scope="module")
 def made(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("sros2-hard")
-    pki, build = str(root / "pki"), str(root / "build")
-    init = govkit("pki", "init", pki, *(a for e in ENCLAVES for a in ("--participant", e)))
-    assert init.exit_code == 0, init.output
-    gen = govkit("generate", "--profile", "rtps_encrypt", "--ca", pki, "--out", build, "--sign")
-    assert gen.exit_code == 0, gen.output
-    return root
+    return enclave_project(tmp_path_factory.mktemp("sros2-hard"))
 
 
 @pytest.fixture

@@ -15,3 +15,17 @@ def govkit(*args: str):
     assert result.exception is None or isinstance(result.exception, SystemExit), \
         repr(result.exception)
     return result
+
+
+ENCLAVES = ("/talker_listener/talker", "/talker_listener/listener")
+
+
+def enclave_project(root, enclaves=ENCLAVES):
+    """`root` holding what a ROS 2 user has before exporting: pki init with the enclave
+    paths as participants, then generate --sign (rtps_encrypt) into root/build."""
+    pki, build = str(root / "pki"), str(root / "build")
+    init = govkit("pki", "init", pki, *(a for e in enclaves for a in ("--participant", e)))
+    assert init.exit_code == 0, init.output
+    gen = govkit("generate", "--profile", "rtps_encrypt", "--ca", pki, "--out", build, "--sign")
+    assert gen.exit_code == 0, gen.output
+    return root
