@@ -261,7 +261,13 @@ def test_throughput_rotates_beside_latency(tmp_path):
     # the second cost figure: CPU per sample at that rate, each side, over `none`'s
     cps = enc["cpu_per_sample"]
     assert cps["offered_rate_sps"] == offered and cps["both"] > 0
-    assert cps["vs_none"]["ratio"] > 1.0 and cps["vs_none"]["ratio_ci95"] is not None
+    assert cps["vs_none"]["ratio"] > 1.0
+    # an interval from 3 paired rounds; a loaded machine may hold a CPU slot below its rate
+    # (saturated, left out), and with fewer than 3 pairings there is none (CI under two busy
+    # loops, 2026-12-05)
+    from govkit.results.paired import pairings
+    paired_rounds = pairings(slots, "cpu").get(("rtps_encrypt", 4096), [])
+    assert (cps["vs_none"]["ratio_ci95"] is not None) == (len(paired_rounds) >= 3), cpu
     assert cps["ping_vs_none"]["ratio"] > 0 and cps["pong_vs_none"]["ratio"] > 0
     assert rows[("none", "throughput")]["cpu_per_sample"].get("vs_none") is None
     assert "Throughput (samples/s)" in r.stdout
