@@ -59,7 +59,7 @@ MAX_REVOCATIONS = MAX_FLEET
 # DER bytes of one CRL entry as govkit writes it: SEQUENCE (2) of the serial (at most 20
 # octets, RFC 5280 4.1.2.2: 2 + 20), the revocation date (GeneralizedTime: 2 + 15) and
 # the reasonCode extension (SEQUENCE of SEQUENCE: 2 + 2 + OID 5 + OCTET STRING 2 +
-# ENUMERATED 3) (tests/pki/test_lifecycle.py builds the largest one and checks it).
+# ENUMERATED 3) (tests/pki/test_pki_writes.py builds the largest one and checks it).
 CRL_ENTRY_DER_BYTES = 56
 # Everything else in a CRL: the issuer (the Identity CA's subject), the dates, the CRL
 # number, the authority key identifier, the algorithms, an RSA-2048 or ECDSA signature,
