@@ -205,11 +205,15 @@ class CostCell:
     added: float | None
     added_ci95: Interval | None
     rti_ratio: float | None
-    warned: bool = False
+    warned: bool = False         # the latency point carries a warning
     # with throughput rotated too: the throughput ratio and the CPU-per-sample ratio at
-    # this size (paired over `none`, with intervals)
+    # this size (paired over `none`, with intervals), each with its own warning mark, so a
+    # ⚠ stands beside the figure it is about (a throughput flag once marked the latency
+    # ratio, and summary.md, which shows no throughput there, carried it unexplained)
     throughput: tuple[float, Interval | None] | None = None
     cpu: tuple[float, Interval | None] | None = None
+    throughput_warned: bool = False
+    cpu_warned: bool = False
 
 
 @dataclass(frozen=True)

@@ -72,7 +72,7 @@ from govkit.results.check import SCHEMA, Malformed, check_results, json_excerpt
 from govkit.results.cost_model import cost_models, predict, stored
 from govkit.results.discovery import DISCOVERY_MODE as DISCOVERY
 from govkit.results.figures import FIGURES
-from govkit.results.flags import flag_advice
+from govkit.results.flags import CPU_LANE_FLAGS, flag_advice
 from govkit.results.gates import run_gates
 from govkit.results.paired import ESTIMATOR
 from govkit.results.store import RESULTS_NAME, load_results
@@ -356,11 +356,15 @@ def headline(doc: dict, summary: list[dict], summarizer: Summarizer | None = Non
             return None
         t = tput.get(key) or {}
         tv, cv = t.get("vs_none"), (t.get("cpu_per_sample") or {}).get("vs_none")
+        # the throughput point's warnings are about its rate, except the CPU lane's own
+        t_warn = {f["code"] for f in t.get("flags", ()) if f["severity"] == "warning"}
         return CostCell(vs["ratio"], _pair(vs["ratio_ci95"]), vs["added"],
                         _pair(vs["added_ci95"]), rti["ratio"] if rti else None,
-                        any(f["severity"] == "warning" for f in (*flags, *t.get("flags", ()))),
+                        any(f["severity"] == "warning" for f in flags),
                         (tv["ratio"], _pair(tv["ratio_ci95"])) if tv else None,
-                        (cv["ratio"], _pair(cv["ratio_ci95"])) if cv else None)
+                        (cv["ratio"], _pair(cv["ratio_ci95"])) if cv else None,
+                        throughput_warned=bool(tv) and bool(t_warn - CPU_LANE_FLAGS),
+                        cpu_warned=bool(cv) and bool(t_warn & CPU_LANE_FLAGS))
     by = {(r["profile"], r["size"]): r for r in rows}
     match: dict[str, list[float]] = {}
     for pair in rot.get("pairs", []):

@@ -68,6 +68,10 @@ FLAGS: dict[str, Flag] = {f.code: f for f in (
          "of the protection it claims"),
 )}
 
+# Flags a throughput point carries about its CPU-per-sample figure, not its rate: the
+# report marks that figure, not the throughput ratio.
+CPU_LANE_FLAGS = frozenset({"cpu_saturated"})
+
 
 def flag(code: str, reason: str) -> dict:
     """A flag as results.json records it; KeyError for a code not in the table."""

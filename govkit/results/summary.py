@@ -546,13 +546,17 @@ def load_line(doc: dict) -> str | None:
         for b in x.get("busy_processes", []):
             busy[b["name"]] = busy.get(b["name"], 0) + b["cpu_share"]
     under = any(x.get("under_load") for x in loads)
-    text = ("MEASURED UNDER LOAD: " if under else "machine quiet: ") + (
-        f"load average {before[0]:.2f} before the run" if before else "load average unknown")
-    if steal:
-        text += f", CPU steal {max(steal):.1f}%"
     other = [x["other_cpu_share"] for x in loads if x.get("other_cpu_share") is not None]
-    if other:
-        text += f"; others used {100 * max(other):.0f}% of a CPU"
+    # What the verdict reads first: the others' CPU time (/proc/stat less govkit's own).
+    # The load average comes after and says whose it is: it counts govkit's own setup
+    # (signing, starting pairs), so a quiet run beside "load average 3.46" read as a
+    # contradiction.
+    parts = [f"others used {100 * max(other):.0f}% of a CPU"] if other else []
+    if steal:
+        parts.append(f"CPU steal {max(steal):.1f}%")
+    parts.append(f"load average {before[0]:.2f} before the run (govkit's own setup "
+                 "included)" if before else "load average unknown")
+    text = ("MEASURED UNDER LOAD: " if under else "machine quiet: ") + "; ".join(parts)
     if busy:
         text += "; other busy processes: " + ", ".join(
             f"{name} {100 * share:.0f}% of a CPU" for name, share in list(busy.items())[:4])

@@ -1257,3 +1257,51 @@ def test_a_rotating_run_with_throughput_shows_cpu_per_sample_and_its_cost_model(
     one = subprocess.run([govkit, "report", str(run), str(run), "--cost-at", "2048"],
                          capture_output=True, text=True, timeout=120)
     assert one.returncode == 2 and "read one run" in one.stderr
+
+
+def test_a_cost_matrix_warning_stands_beside_the_figure_it_is_about(tmp_path):
+    """A throughput point's flag marks the throughput ratio, its CPU lane's flag the CPU
+    ratio, and neither the latency ratio (both once marked the latency ratio, in
+    summary.md beside no throughput figure at all). The fixture stores the CPU overheads
+    under their names of 2026-12-04 (`difference`): read under today's, they equal the
+    recomputed ones, so the report says nothing differs."""
+    from govkit.report.run import headline
+
+    doc = json.loads((Path(__file__).parent.parent / "data" / "report" / "rotation_both"
+                      / "results.json").read_text())
+    summary = summarize(doc)
+    assert with_current_names(copy.deepcopy(doc))["summary"] == summary
+    row = {(r["profile"], r["mode"], r["size"]): r for r in summary}
+    warned = {key: {f["code"] for f in r["flags"] if f["severity"] == "warning"}
+              for key, r in row.items()}
+    # the fixture's case: the 4096 B latency point is clean, its throughput point is wide
+    assert not warned[("rtps_sign", "latency", 4096)]
+    assert warned[("rtps_sign", "throughput", 4096)] == {"wide_interval"}
+
+    page, md, _ = report(tmp_path, doc)
+    for size in (32, 4096):
+        cell = page.xpath(f'//table[@id="cost-matrix"]//tr[@data-profile="rtps_sign"]'
+                          f'/td[@data-size="{size}"]')[0]
+        lat, thr = warned[("rtps_sign", "latency", size)], warned[("rtps_sign", "throughput",
+                                                                   size)]
+        assert cell.get("data-warned") == ("yes" if lat else "no")
+        assert ("⚠" in (cell.xpath('span[@data-kind="ratio"]')[0].tail or "")) == bool(lat)
+        tspan, cspan = (cell.xpath(f'span[@data-kind="{k}"]')[0]
+                        for k in ("throughput-ratio", "cpu-ratio"))
+        assert tspan.get("data-warned") == ("yes" if thr - {"cpu_saturated"} else "no")
+        assert ("⚠" in text(tspan)) == bool(thr - {"cpu_saturated"})
+        assert cspan.get("data-warned") == ("yes" if "cpu_saturated" in thr else "no")
+    line = next(x for x in md.splitlines() if x.startswith("| `rtps_sign` |"))
+    at_4096 = line.split(" | ")[2]
+    assert "⚠" not in at_4096.split(" · throughput")[0]
+    assert re.search(r"throughput [\d.]+× \[[^]]+\] ⚠ · CPU/sample [\d.]+× \[[^]]+\]$", at_4096)
+    assert "differ from those recomputed" not in md
+
+    # a CPU slot that fell short marks the CPU ratio alone
+    short = copy.deepcopy(summary)
+    for r in short:
+        if (r["profile"], r["mode"], r["size"]) == ("rtps_sign", "throughput", 4096):
+            r["flags"] = [{"code": "cpu_saturated", "severity": "warning", "reason": "x"}]
+    cells = dict((name, c) for name, c, _ in headline(doc, short).rows)["rtps_sign"]
+    assert (cells[1].warned, cells[1].throughput_warned, cells[1].cpu_warned) == (
+        False, False, True)
