@@ -118,6 +118,10 @@ def summarize(doc: dict, summarizer: Summarizer | None = None) -> list[dict]:
         estimates[key] = (fmt, est, groups)
 
     order = {p.name: i for i, p in enumerate(PROFILES)}
+    # after the catalog's, the run's own profiles in the order it lists them (a policy's
+    # classes in their file's order), as the report's tables list them
+    listed = {p.get("name"): i for i, p in enumerate(doc.get("profiles") or [])
+              if isinstance(p, dict)}
     verdicts = summarizer.wire_verdicts if summarizer.wire_verdicts is not None \
         else wire_verdicts(doc)
     rot_target = ((doc.get("rotation") or {}).get("settings") or {}).get("target_ci_pct")
@@ -127,8 +131,9 @@ def summarize(doc: dict, summarizer: Summarizer | None = None) -> list[dict]:
     reference = nets[0] if len(nets) > 1 else None
     rows = []
     for key in sorted(points, key=lambda k: (network_order(Network(*k[3:])),
-                                             order.get(base_profile(k[0]), 99), k[0], k[1],
-                                             k[2])):
+                                             order.get(base_profile(k[0]), 99),
+                                             listed.get(base_profile(k[0]), len(listed)),
+                                             k[0], k[1], k[2])):
         profile, mode, size = key[:3]
         net = Network(*key[3:])
         if key not in estimates:

@@ -181,6 +181,10 @@ def test_bench_policy_wire_measures_and_proves_every_class(tmp_path, runner):
     stderr, doc = _bench(tmp_path, PROTECTION, "--runner", runner)
     assert "3 protection class(es)" in stderr
     _assert_classes(doc, CLASSES)
+    # every table lists the classes in their file's order (the summary once sorted them by
+    # name, so the cost matrix and the terminal read encrypt, none, sign_origin)
+    assert [x["profile"] for x in doc["summary"] if x["mode"] == "latency"] == [
+        "none", *CLASSES]
     assert doc["settings"]["runner"] == runner
     # the bench permissions: exactly the class's names, for each side
     for p in (p for p in doc["profiles"] if p["name"] in CLASSES):
