@@ -343,6 +343,12 @@ def bench(
         err.print("govkit: flagged (see the flags column; the figures are kept):", markup=False)
         for line in advice:
             err.print(f"  {line}", markup=False)
+    # notes the flags column shows in a word ("rerun ±") explained once, as warnings are
+    noted = flag_advice(outcome.summary, "note")
+    if noted:
+        err.print("govkit: noted (read the figures with these in mind):", markup=False)
+        for line in noted:
+            err.print(f"  {line}", markup=False)
     if outcome.interrupted:
         err.print(f"govkit: interrupted; completed repeats are kept. Continue with "
                   f"`govkit bench ... --resume --out {outcome.out}`")

@@ -88,8 +88,10 @@ def advice(code: str) -> str:
     return known.advice if known else ""
 
 
-def flag_advice(summary: list[dict]) -> list[str]:
-    """One line per kind of warning in the run, with what to do about it."""
-    warnings = Counter(f["code"] for r in summary for f in r["flags"]
-                       if f["severity"] == "warning")
-    return [f"{code} on {n} point(s): {advice(code)}" for code, n in sorted(warnings.items())]
+def flag_advice(summary: list[dict], severity: str = "warning") -> list[str]:
+    """One line per kind of flag of `severity` in the run, with what to do about it (a
+    note without advice, such as "≈none", needs no line)."""
+    found = Counter(f["code"] for r in summary for f in r["flags"]
+                    if f["severity"] == severity)
+    return [f"{code} on {n} point(s): {advice(code)}" for code, n in sorted(found.items())
+            if severity == "warning" or advice(code)]

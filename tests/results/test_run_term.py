@@ -128,6 +128,15 @@ def test_a_run_carries_its_term_and_flags_say_which_width_is_wide():
         assert ("rerun_spread" in codes) == (vs["ratio_halfwidth_pct"] > 50.0)
     assert any("rerun_spread" in {f["code"] for f in after[k]["flags"]} for k in secured) \
         or all(after[k]["vs_none"]["ratio_halfwidth_pct"] <= 50 for k in secured)
+    # the terminal explains a note that has advice once, as it does warnings; a note
+    # without advice ("≈none") gets no line
+    from govkit.results.flags import flag_advice
+    noted_doc = copy.deepcopy(doc)
+    noted_doc["rotation"]["settings"]["target_ci_pct"] = 5.0   # its point: within ±1.2 %
+    noted = summarize(noted_doc)
+    assert [x.split(":")[0] for x in flag_advice(noted, "note")] == [
+        "rerun_spread on 1 point(s)"]
+    assert not flag_advice(summarize(copy.deepcopy(doc)), "note")
     narrow = rotation_widths(doc)
     whole = rotation_widths(doc, narrowable=False)
     # (the A/A arm's term is ~0: its two widths differ by the draws' noise alone)
