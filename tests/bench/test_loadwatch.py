@@ -63,3 +63,28 @@ def test_short_lived_processes_are_other_load_too():
     subprocess.run(["sh", "-c", script], check=True)
     mine = watch.finish()
     assert mine["other_cpu_share"] < load["other_cpu_share"], (mine, load)
+
+
+def test_a_childs_reaped_children_count_as_govkits_before_the_window_too():
+    """govkit's own CPU is read at the window's start and end; a child's children it reaped
+    earlier reach os.times only when govkit reaps the child. Counted from the start (the
+    child's cutime), they do not land inside the window: a child that ran a busy
+    grandchild before the window once made a loop using a whole CPU read as 34 %."""
+    from govkit.bench.loadwatch import own_cpu_seconds
+
+    # the grandchild: a fixed amount of CPU work, reaped by the child, which then says so
+    # and waits for its stdin to close (events, not time)
+    kid = subprocess.Popen(["sh", "-c", "sh -c 'i=0; while [ $i -lt 300000 ]; do "
+                            "i=$((i+1)); done'; echo done; read _"],
+                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert kid.stdout.readline() == "done\n"
+    rest = open(f"/proc/{kid.pid}/stat").read().rsplit(")", 1)[1].split()
+    reaped = (int(rest[13]) + int(rest[14])) / os.sysconf("SC_CLK_TCK")
+    assert reaped >= 0.1, "the premise: the grandchild used CPU the child reaped"
+    before = own_cpu_seconds()
+    kid.stdin.close()
+    kid.wait()
+    moved = own_cpu_seconds() - before
+    # reaping the child moves govkit's own CPU by what the child did since, not by its
+    # grandchild's (this process's own few milliseconds of reading /proc aside)
+    assert moved < reaped / 2, (moved, reaped)
