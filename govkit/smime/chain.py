@@ -34,11 +34,13 @@ what this module checks (x509_vfy.c, v3_purp.c):
 from __future__ import annotations
 
 import datetime as dt
+import warnings
 
 from cryptography import x509
 from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import dsa, ec, ed448, ed25519, padding, rsa
+from cryptography.utils import CryptographyDeprecationWarning
 from cryptography.x509.oid import ExtendedKeyUsageOID, ExtensionOID, ObjectIdentifier
 
 MAX_DEPTH = 100   # X509_VERIFY_PARAM's default depth limit
@@ -126,7 +128,19 @@ class _Cert:
 # Certificate signature algorithms by OID: (issuer key type, hash). cryptography verifies
 # certificates signed with these itself, except SHA-1 and MD5 ones, which OpenSSL still
 # accepts; so certificate signatures are checked here, from this table.
-_RSA, _EC, _DSA = rsa.RSAPublicKey, ec.EllipticCurvePublicKey, dsa.DSAPublicKey
+def _dsa_public_key_type() -> type:
+    """cryptography's DSA public-key class, read without its deprecation warning.
+    cryptography 51 deprecates DSA and warns on every access to `dsa.DSAPublicKey`, which
+    printed two warning lines before every govkit command; but OpenSSL 3 (and so Cyclone
+    and Fast DDS) still verifies DSA-signed certificates and PKCS#7 signer infos, so govkit
+    must recognise them to give OpenSSL's verdict. Read once here, with that one warning
+    silenced, and nowhere else (tests/smime/test_warnings.py)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CryptographyDeprecationWarning)
+        return dsa.DSAPublicKey
+
+
+_RSA, _EC, _DSA = rsa.RSAPublicKey, ec.EllipticCurvePublicKey, _dsa_public_key_type()
 _SIGNATURE_ALGORITHMS = {
     "1.2.840.113549.1.1.4": (_RSA, hashes.MD5), "1.2.840.113549.1.1.5": (_RSA, hashes.SHA1),
     "1.2.840.113549.1.1.14": (_RSA, hashes.SHA224),
@@ -246,7 +260,7 @@ def signature_ok(key, signature: bytes, data: bytes, hash_cls) -> bool:
             key.verify(signature, data, padding.PKCS1v15(), hash_cls())
         elif isinstance(key, ec.EllipticCurvePublicKey):
             key.verify(signature, data, ec.ECDSA(hash_cls()))
-        elif isinstance(key, dsa.DSAPublicKey):
+        elif isinstance(key, _DSA):
             key.verify(signature, data, hash_cls())
         else:  # PKCS#7 signer infos and these X.509 algorithms exist for RSA, EC, DSA only
             return False

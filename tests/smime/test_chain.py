@@ -8,6 +8,7 @@ OpenSSL decides: every key type it accepts for PKCS#7 signer infos verifies here
 from __future__ import annotations
 
 import subprocess
+import sys
 
 import pytest
 from cryptography.hazmat.primitives import hashes, serialization
@@ -88,3 +89,26 @@ def test_generate_s_identity_check_is_the_chain_s_signature_check(tmp_path):
         for cert in (pki.certificate("a"), forged):
             verdict = chain.signed_with(cert, pki.certificate("identity_ca").public_key())
             assert verdict is (cert is not forged)
+
+
+def test_dsa_is_verified_without_a_warning():
+    """cryptography 51 deprecates DSA and warns on any use of `dsa.DSAPublicKey`; govkit
+    read it at import, so every command began with two warning lines (2026-12-07). OpenSSL
+    still verifies DSA, so govkit still must: in a fresh interpreter where every warning is
+    an error, the chain module imports and a DSA signature verifies."""
+    code = """if True:
+        import warnings
+        from cryptography.hazmat.primitives import hashes
+        from cryptography.hazmat.primitives.asymmetric import dsa
+        from govkit.smime.chain import signature_ok
+        with warnings.catch_warnings():   # the test's own key, not govkit's code
+            warnings.simplefilter("ignore")
+            key = dsa.generate_private_key(2048)
+            sig = key.sign(b"data", hashes.SHA256())
+            pub = key.public_key()
+        assert signature_ok(pub, sig, b"data", hashes.SHA256)
+        assert not signature_ok(pub, sig, b"datA", hashes.SHA256)
+    """
+    done = subprocess.run([sys.executable, "-W", "error", "-c", code],
+                          capture_output=True, text=True)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
