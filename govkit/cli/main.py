@@ -57,7 +57,10 @@ def fail(e: GovkitError):
 app = typer.Typer(cls=Commands, add_completion=False, no_args_is_help=True,
                   pretty_exceptions_enable=False, rich_markup_mode=None, epilog=epilog(""),
                   help="DDS Security governance/permissions: generate, validate, sign, verify, "
-                       "and benchmark every protection profile.")
+                       "and benchmark every protection profile. ROS 2: an sros2 policy's "
+                       "permissions and per-topic governance (generate --policy POLICY.xml "
+                       "--protection FILE), what each protection class costs (bench --policy), "
+                       "and keystores (export sros2).")
 pki_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, epilog=epilog("pki"),
                       help="Test PKI (identity CA, permissions CA, participants).")
 export_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, epilog=epilog("export"),

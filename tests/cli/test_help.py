@@ -333,3 +333,12 @@ def test_json_help_names_the_commands_own_wrapper_and_schema(path, command, ctx)
         return
     assert (SCHEMAS_DIR / "json" / f"{schema[1]}.schema.json").is_file(), (path, text)
     assert f'"govkit.{schema[1]}/1"' in text, (path, text)
+
+
+def test_the_root_help_names_the_ros2_entry_points():
+    """A ROS 2 user reading `govkit --help` learns that govkit takes sros2 policies and
+    writes keystores (issue 46 item 10: the root help never said so)."""
+    out = CliRunner().invoke(app, ["--help"], terminal_width=200).output
+    for words in ("ROS 2", "generate --policy", "--protection", "bench --policy",
+                  "export sros2"):
+        assert words in out, words
