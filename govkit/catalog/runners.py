@@ -37,14 +37,16 @@ class RunnerInfo:
     rotates: bool = False
     rotates_throughput: bool = False   # ... throughput points too (its `tput` slots)
     pkcs11_keys: bool = False      # private keys in a token, by pkcs11: URI (govkit.pki.hsm)
+    # takes --dds-prefix: a Cyclone DDS installed elsewhere than /usr (govkit.runners.dds_prefix)
+    dds_prefix: bool = False
 
 
 RUNNERS: dict[str, RunnerInfo] = {r.name: r for r in (
     RunnerInfo("cyclone", "cyclone", "Cyclone DDS", "cyclonedds", DDSPERF_TOPICS, ("*",),
                single_ca=False, networks=False, build_subdir="cyclone", rotates=True,
-               rotates_throughput=True),
+               rotates_throughput=True, dds_prefix=True),
     RunnerInfo("ddsperf", "ddsperf", "Cyclone DDS", "cyclonedds", DDSPERF_TOPICS, ("*",),
-               single_ca=False, networks=True, build_subdir=""),
+               single_ca=False, networks=True, build_subdir="", dds_prefix=True),
     RunnerInfo("fastdds", "fastdds", "Fast DDS", "fastdds", DDSPERF_TOPICS, ("*",),
                single_ca=False, networks=False, build_subdir="fastdds", rotates=True,
                rotates_throughput=True, pkcs11_keys=True),
