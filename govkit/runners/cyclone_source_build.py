@@ -10,8 +10,9 @@ SHA-256, the C compiler's version and the CMake options, so a changed compiler o
 builds a new prefix and an unchanged one is reused at once. The build runs in a temporary
 directory beside it and is renamed into place only when complete: a build interrupted or run
 twice at once never leaves a half-installed prefix to be taken for a good one. CMake is told
-the final prefix (its config files and the programs' RPATH name it) and installs into a
-staging copy of that path (DESTDIR), which is then renamed.
+the final prefix and installs into a staging copy of that path (DESTDIR), which is then
+renamed; Cyclone's programs and plugins find its library by a run path relative to
+themselves ($ORIGIN/../lib, set by its own CMakeLists), so no LD_LIBRARY_PATH is needed.
 
 `python -m govkit.runners.cyclone_source_build [TARBALL]` builds it (the vendored 11.0.1 in
 a checkout's `../shared/vendor` by default, or $GOVKIT_SHARED/vendor) and prints the prefix.
@@ -159,8 +160,8 @@ def ensure_built(tarball: Path | None = None, *, jobs: int | None = None,
         src, build, stage = work / top, work / "build", work / "stage"
         generator = ["-G", "Ninja"] if ninja else []
         _run([cmake, "-S", str(src), "-B", str(build), *generator, *CMAKE_OPTIONS,
-              f"-DCMAKE_C_COMPILER={cc}", f"-DCMAKE_INSTALL_PREFIX={prefix}",
-              f"-DCMAKE_INSTALL_RPATH={prefix}/lib"], work, log, "cmake configure")
+              f"-DCMAKE_C_COMPILER={cc}", f"-DCMAKE_INSTALL_PREFIX={prefix}"],
+             work, log, "cmake configure")
         _run([cmake, "--build", str(build), "--parallel", str(jobs or os.cpu_count() or 1)],
              work, log, "cmake --build")
         _run([cmake, "--install", str(build)], work, log, "cmake --install",
