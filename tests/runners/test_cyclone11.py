@@ -141,7 +141,13 @@ def test_bench_on_cyclone_11_records_its_version(cyclone11, tmp_path):
     program = next(w for w in rot["pairs"][0]["commands"][0].split()
                    if Path(w).name.startswith("cyclone_perf-"))
     assert _loaded_libddsc(Path(program)) == (cyclone11 / "lib" / f"libddsc.so.{VERSION}")
-    assert all(s["status"] == "ok" and s["n"] > 0 for s in rot["slots"])
+    # every signed slot measured on 11; an unsecured one may meet a stranger's participant on
+    # its domain on this shared machine (the run discards and reports that slot)
+    signed = [x for x in rot["slots"] if x["arm"] == "rtps_sign"]
+    assert len(signed) >= 3 and all(x["status"] == "ok" and x["n"] > 0 for x in signed), signed
+    assert {x["status"] for x in rot["slots"]} <= {"ok", "foreign_participant", "no_samples"}
+    assert all(any(x["status"] == "ok" for x in rot["slots"] if x["arm"] == arm)
+               for arm in ("none", "none:aa"))
 
 
 # ---------------------------------------------------------------- the system's, and bad prefixes
