@@ -150,6 +150,32 @@ def test_bench_on_cyclone_11_records_its_version(cyclone11, tmp_path):
                for arm in ("none", "none:aa"))
 
 
+def _can_capture() -> bool:
+    import socket
+    try:
+        socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0).close()
+        return True
+    except (PermissionError, AttributeError, OSError):
+        return False
+
+
+@needs_cyclone
+@pytest.mark.cyclone
+def test_wire_check_captures_cyclone_11s_traffic(cyclone11, tmp_path):
+    if not _can_capture():
+        pytest.skip(missing("root", "raw capture on lo needs root or CAP_NET_RAW"))
+    init = subprocess.run([GOVKIT, "pki", "init"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120)
+    assert init.returncode == 0, init.stderr
+    r = subprocess.run([GOVKIT, "wire-check", "--dds-prefix", str(cyclone11), "--profile",
+                        "sign_submsg_encrypt", "--json"], cwd=tmp_path, capture_output=True,
+                       text=True, timeout=600, stdin=subprocess.DEVNULL)
+    assert r.returncode == 0, r.stdout + r.stderr
+    point = json.loads(r.stdout)["points"][0]
+    assert point["verdict"] == "match", point["reasons"]
+    assert all(f" {cyclone11}/bin/ddsperf " in c for c in point["commands"]), point["commands"]
+
+
 # ---------------------------------------------------------------- the system's, and bad prefixes
 
 
@@ -291,3 +317,21 @@ def test_documents_signed_by_a_leaf_of_the_permissions_ca_load_in_0_10_only(requ
     assert loaded == (runtime == "0.10"), text[-800:]
     if not loaded:
         assert "validating local permissions" in text, text[-800:]
+
+
+def test_the_program_is_cached_per_runtime_build(tmp_path):
+    """govkit's Cyclone program is named by the library it is built against: another build
+    of the same version (other bytes) is another program; the system's keeps its key."""
+    from govkit.runners.cyclone_build import build_key, compiler
+    cc = compiler()
+    if cc is None:
+        pytest.skip("no C compiler")
+    prefix = _bad_prefix(tmp_path, "no plugins")
+    for plugin in ("libdds_security_auth.so", "libdds_security_ac.so",
+                   "libdds_security_crypto.so"):
+        (prefix / "lib" / plugin).write_bytes(b"")
+    install = find_install(prefix, "--dds-prefix")
+    first = build_key(cc, install)
+    assert first == build_key(cc, install) != build_key(cc)
+    install.library.write_bytes(install.library.read_bytes() + b"rebuilt")
+    assert build_key(cc, install) != first
