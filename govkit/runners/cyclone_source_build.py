@@ -136,6 +136,21 @@ def _safe_members(tar: tarfile.TarFile, top: str):
             yield member
 
 
+def remove_abandoned(prefix: Path) -> list[Path]:
+    """Remove the temporary build directories of `prefix` that a killed build left behind:
+    those older than BUILD_TIMEOUT_S, which no running build can still own."""
+    removed = []
+    for d in prefix.parent.glob(f".{prefix.name}.*"):
+        try:
+            if d.is_dir() and not d.is_symlink() \
+                    and time.time() - d.stat().st_mtime > BUILD_TIMEOUT_S:
+                shutil.rmtree(d)
+                removed.append(d)
+        except OSError:
+            pass             # another process removed it first
+    return removed
+
+
 def ensure_built(tarball: Path | None = None, *, jobs: int | None = None,
                  progress=None) -> Path:
     """The installed prefix, built first when it is not cached. `progress(text)` is told
@@ -149,6 +164,7 @@ def ensure_built(tarball: Path | None = None, *, jobs: int | None = None,
     cmake = _tool("cmake")
     ninja = shutil.which("ninja")
     prefix.parent.mkdir(parents=True, exist_ok=True)
+    remove_abandoned(prefix)
     if progress:
         progress(f"building {tarball.name} into {prefix} (many minutes; cached afterwards)")
     with tempfile.TemporaryDirectory(prefix=f".{prefix.name}.", dir=prefix.parent) as work_s:

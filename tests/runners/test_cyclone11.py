@@ -18,6 +18,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -335,3 +336,14 @@ def test_the_program_is_cached_per_runtime_build(tmp_path):
     assert first == build_key(cc, install) != build_key(cc)
     install.library.write_bytes(install.library.read_bytes() + b"rebuilt")
     assert build_key(cc, install) != first
+
+
+def test_a_killed_builds_directory_is_removed_once_no_build_can_own_it(tmp_path):
+    prefix = tmp_path / "cyclonedds-11.0.1-0123456789abcdef"
+    old, recent = tmp_path / f".{prefix.name}.old", tmp_path / f".{prefix.name}.new"
+    for d in (old, recent):
+        (d / "build").mkdir(parents=True)
+    stale = time.time() - source_build.BUILD_TIMEOUT_S - 60
+    os.utime(old, (stale, stale))
+    assert source_build.remove_abandoned(prefix) == [old]
+    assert recent.is_dir() and not old.exists()
