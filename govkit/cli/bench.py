@@ -292,6 +292,8 @@ def bench(
                             else ("numpy", "matplotlib"))
     from govkit.runners.dds_prefix import prefix_options
     runtime = prefix_options(runner or DEFAULT_RUNNER, dds_prefix)  # refused before any work
+    if runtime:
+        err.print(runtime["dds_prefix"].said, markup=False)
     host_map = parse_hosts(hosts)
     if policy is not None or protection is not None:
         _refuse_policy_options(policy, runner, mode, transport or net or hosts or loss_rate
@@ -494,6 +496,8 @@ def wire_check(
                           "captured; use cyclone, ddsperf or fastdds")
     from govkit.runners.dds_prefix import prefix_options
     runtime = prefix_options(runner, dds_prefix)
+    if runtime:
+        err.print(runtime["dds_prefix"].said, markup=False)
     opts = BenchOptions(
         profiles=_chosen_profiles(profile, all_profiles, None, governance, runner),
         runner=runner, modes=[mode],

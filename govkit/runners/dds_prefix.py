@@ -64,6 +64,11 @@ class CycloneInstall:
                 "library": str(self.library), "source": self.source}
 
     @property
+    def said(self) -> str:
+        """What a run says when it starts on this install (stderr)."""
+        return f"govkit: Cyclone DDS {self.version} in {self.prefix} ({self.source})"
+
+    @property
     def label(self) -> str:
         """`11.0.1 (/opt/ros/lyrical)`; the system's install by its version alone."""
         return self.version if self.system else f"{self.version} ({self.prefix})"

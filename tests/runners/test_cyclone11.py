@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 from helpers.dds import cyclone_loads, make_bundle, needs_cyclone, run_pair, with_file
+from helpers.json_schemas import assert_valid
 from helpers.require import missing, shared_dir
 from helpers.signers import signer_variants
 
@@ -130,7 +131,9 @@ def test_bench_on_cyclone_11_records_its_version(cyclone11, tmp_path):
                          cwd=tmp_path, capture_output=True, text=True, timeout=600,
                          stdin=subprocess.DEVNULL)
     assert out.returncode == 0, out.stdout + out.stderr
+    assert f"govkit: Cyclone DDS {VERSION} in {cyclone11} (--dds-prefix)" in out.stderr
     doc = json.loads((tmp_path / "res" / "results.json").read_text())
+    assert_valid(doc, "bench")            # settings.runtime is in bench.schema.json
     runtime = doc["settings"]["runtime"]
     assert runtime["name"] == "Cyclone DDS" and runtime["version"] == VERSION
     assert runtime["prefix"] == str(cyclone11) and runtime["source"] == "--dds-prefix"
