@@ -100,7 +100,8 @@ def _settings(opts: BenchOptions, runner, pin: Pinning, realtime: tuple[bool, st
                           "pair issued by the test PKI's Identity CA, both sides verify "
                           "the other's certificate chain")
     crypto = crypto_settings(opts, runner)
-    return {**network, **crypto, "runner": runner.name, "modes": opts.modes,
+    return {**network, **crypto, "runner": runner.name, "runtime": runner.runtime(),
+            "modes": opts.modes,
             "sizes": opts.sizes,
             "profiles": [p.name for p in opts.profiles], "duration_s": opts.duration,
             "warmup_s": opts.warmup if runner.per_second else 0, "pin": opts.pin,

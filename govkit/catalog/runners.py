@@ -37,14 +37,21 @@ class RunnerInfo:
     rotates: bool = False
     rotates_throughput: bool = False   # ... throughput points too (its `tput` slots)
     pkcs11_keys: bool = False      # private keys in a token, by pkcs11: URI (govkit.pki.hsm)
+    # takes --dds-prefix: a Cyclone DDS installed elsewhere than /usr (govkit.runners.dds_prefix)
+    dds_prefix: bool = False
 
 
 RUNNERS: dict[str, RunnerInfo] = {r.name: r for r in (
+    # pkcs11_keys off for both Cyclone runners, whatever the install: 0.10.2 refuses a
+    # pkcs11: PrivateKey ("PrivateKey pkcs11 format currently not supported"); 11.0.1 built
+    # against OpenSSL 3 reads the URI but loads it through OpenSSL 3's `pkcs11` provider, not
+    # the engine Fast DDS uses, and Debian 12 has no such provider: "Failed to load pkcs11
+    # provider" (both run on a SoftHSM2 token, 2026-12-07).
     RunnerInfo("cyclone", "cyclone", "Cyclone DDS", "cyclonedds", DDSPERF_TOPICS, ("*",),
                single_ca=False, networks=False, build_subdir="cyclone", rotates=True,
-               rotates_throughput=True),
+               rotates_throughput=True, dds_prefix=True),
     RunnerInfo("ddsperf", "ddsperf", "Cyclone DDS", "cyclonedds", DDSPERF_TOPICS, ("*",),
-               single_ca=False, networks=True, build_subdir=""),
+               single_ca=False, networks=True, build_subdir="", dds_prefix=True),
     RunnerInfo("fastdds", "fastdds", "Fast DDS", "fastdds", DDSPERF_TOPICS, ("*",),
                single_ca=False, networks=False, build_subdir="fastdds", rotates=True,
                rotates_throughput=True, pkcs11_keys=True),

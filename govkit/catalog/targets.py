@@ -158,7 +158,10 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
                # ac_check_subjects_are_equal trim each token's name and value
                # (ddsrt_str_trim_ord_space) in access_control_utils.c on master (read at
                # commit 0233f1c91926e2e11526842a04dc7463e440e891; proposed in
-               # eclipse-cyclonedds/cyclonedds#1719). Not run by govkit: Debian ships 0.10.
+               # eclipse-cyclonedds/cyclonedds#1719). Both run on 11.0.1 built from
+               # ../shared/vendor (2026-12-07, tests/runners/test_cyclone11.py): a leaf's
+               # signature is refused ("PKCS7_get0_signers:signer certificate not found"),
+               # "O=govkit test PKI, CN=pub" matches.
                source="https://github.com/eclipse-cyclonedds/cyclonedds/pull/1552; "
                       "https://github.com/eclipse-cyclonedds/cyclonedds/blob/"
                       "0233f1c91926e2e11526842a04dc7463e440e891/src/security/"

@@ -61,6 +61,13 @@ from govkit.results.flags import ANY_WARNING, FLAGS
 BuildOpt = Annotated[Path, typer.Option(
     "--build", help="Where the generated and signed files go (one directory per runner "
                     "below it).")]
+DdsPrefixOpt = Annotated[Path | None, typer.Option(
+    "--dds-prefix", metavar="DIR", show_default=False,
+    help="A Cyclone DDS installed in DIR (lib/libddsc.so, its DDS Security plugins, "
+         "bin/ddsperf; for --runner cyclone also bin/idlc and include/): run it instead of "
+         "the system's, govkit's program compiled against it. Default: $GOVKIT_DDS_PREFIX, "
+         "else the first $AMENT_PREFIX_PATH entry holding a Cyclone DDS, else /usr. Runners "
+         "cyclone and ddsperf.")]
 PinOpt = Annotated[bool, typer.Option(
     "--pin/--no-pin", help="Pin the two sides of a pair to two different CPUs.")]
 # The codes from the flag table itself (govkit.results.flags, light to import), in its
@@ -188,6 +195,7 @@ def bench(
                              "and a busy machine measure the same state (a halted vCPU's "
                              "wake-up is part of every latency otherwise).")] = False,
     perftest: Annotated[str | None, typer.Option("--perftest", help="perftest_cpp path.")] = None,
+    dds_prefix: DdsPrefixOpt = None,
     transport: Annotated[list[str] | None, typer.Option(
         "--transport", callback=comma_list,
         help="udp, tcp or tls (Cyclone's DDSI transports; repeatable or a "
@@ -282,6 +290,10 @@ def bench(
     if not dry_run:
         require_bench_extra("govkit bench", ("numpy",) if no_report
                             else ("numpy", "matplotlib"))
+    from govkit.runners.dds_prefix import prefix_options
+    runtime = prefix_options(runner or DEFAULT_RUNNER, dds_prefix)  # refused before any work
+    if runtime:
+        err.print(runtime["dds_prefix"].said, markup=False)
     host_map = parse_hosts(hosts)
     if policy is not None or protection is not None:
         _refuse_policy_options(policy, runner, mode, transport or net or hosts or loss_rate
@@ -301,7 +313,7 @@ def bench(
         resume=resume, pin=pin, realtime=realtime, keep_awake=not allow_idle,
         rotate_throughput=rotate_throughput,
         dry_run=dry_run,
-        runner_options={"perftest": perftest} if perftest else {},
+        runner_options={**({"perftest": perftest} if perftest else {}), **runtime},
         command=" ".join(["govkit", *sys.argv[1:]]),
         discovery=DiscoverySettings(peers=peers, min_rounds=rounds),
         rotation=RotationSettings(slot_ms=slot_ms, settle_ms=settle_ms, instances=instances,
@@ -465,6 +477,7 @@ def wire_check(
     ca: CaOpt = Path("pki"),
     build: BuildOpt = Path("build"),
     pin: PinOpt = True,
+    dds_prefix: DdsPrefixOpt = None,
     as_json: Annotated[bool, typer.Option(
         "--json", help="The records as JSON, {\"schema\": \"govkit.wire-check/1\", "
                        "\"points\", \"profiles\"}.")] = False,
@@ -481,13 +494,17 @@ def wire_check(
     if runner == "perftest":
         raise GovkitError("wire-check --runner perftest: RTI Perftest's traffic is not "
                           "captured; use cyclone, ddsperf or fastdds")
+    from govkit.runners.dds_prefix import prefix_options
+    runtime = prefix_options(runner, dds_prefix)
+    if runtime:
+        err.print(runtime["dds_prefix"].said, markup=False)
     opts = BenchOptions(
         profiles=_chosen_profiles(profile, all_profiles, None, governance, runner),
         runner=runner, modes=[mode],
         sizes=parse_sizes(str(size), "--size"), duration=duration, ca=ca, build=build,
         pin=pin,
         out=pcap, wire=True, wire_pcap=pcap is not None, wire_leaks=leaks,
-        wire_expect=get_profile(expect) if expect else None)
+        wire_expect=get_profile(expect) if expect else None, runner_options=runtime)
     outcome = run_wire_check(opts, err)
     if as_json:
         print(json_document("wire-check", points=outcome.wire, profiles=outcome.wire_profiles))

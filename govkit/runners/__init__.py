@@ -15,6 +15,10 @@ directory, so listing runners imports none of them. `get_runner` below makes one
 - `network`: the network a point is measured over: transport, path, injected loss;
 - `netpath`: where the two processes run: loopback, two namespaces, or two hosts;
 - `cyclone_build`, `fastdds_build`: the native programs built once and cached;
+- `dds_prefix`: which Cyclone DDS install a run uses (`--dds-prefix`), its version as its
+  library states it;
+- `cyclone_source_build`: Cyclone DDS built from a source tarball (the vendored 11.0.1) into
+  a prefix cached per machine;
 - `cyclone_refusal`, `fastdds_refusal`: why an implementation refused a participant;
 - `native/`: the programs' sources (`cyclone_perf.c`, `fastdds_perf.cpp`).
 - `processes`: where every benchmark process is started, read and ended;

@@ -159,6 +159,10 @@ class Runner(Protocol):
     def versions(self) -> dict:
         """Versions of the runner's software for results.json's environment."""
 
+    def runtime(self) -> dict | None:
+        """results.json's settings.runtime: the DDS implementation the run used, its version
+        and where it is installed (None where govkit cannot tell)."""
+
     def check_installed(self) -> None:
         """Raise GovkitError (exit 2) with install instructions if the runner is unusable."""
 

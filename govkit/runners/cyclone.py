@@ -18,6 +18,7 @@ from pathlib import Path
 from govkit.runners.base import BenchPoint, Bundle, ProcessSpec, topics_env
 from govkit.runners.crypto import CRYPTO_DEFAULTS, CryptoVariant
 from govkit.runners.cyclone_refusal import explain_cyclone_refusal
+from govkit.runners.dds_prefix import CycloneInstall
 from govkit.runners.ddsperf import METHOD as DDSPERF_METHOD
 from govkit.runners.ddsperf import DdsperfRunner
 
@@ -57,17 +58,20 @@ class CycloneRunner(DdsperfRunner):
     """A RotatingRunner (its row in govkit.catalog.runners says what it rotates)."""
     name = "cyclone"
 
-    def __init__(self, ddsperf: str | None = None):
-        super().__init__(ddsperf)
+    def __init__(self, ddsperf: str | None = None, dds_prefix: CycloneInstall | None = None):
+        super().__init__(ddsperf, dds_prefix)
         self.program: Path | None = None
 
     def method(self) -> str:
-        return METHOD
+        if self.install is None:
+            return METHOD
+        return METHOD.replace("the system's Cyclone DDS",
+                              f"Cyclone DDS {self.install.label}", 1)
 
     def check_installed(self) -> None:
         from govkit.runners.cyclone_build import ensure_built
         super().check_installed()           # ddsperf and the security plugins
-        self.program = ensure_built()
+        self.program = ensure_built(self.install)     # against --dds-prefix's, if given
 
     def versions(self) -> dict:
         return {**super().versions(), "latency_program": "cyclone_perf (govkit)"}

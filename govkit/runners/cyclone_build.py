@@ -6,6 +6,12 @@ Cyclone's own `idlc`. Cached like the Fast DDS program (govkit.runners.fastdds_b
 `$XDG_CACHE_HOME/govkit`, named by a hash of the sources, the compiler's version, Cyclone's
 version and the command line, written to a temporary name and renamed into place.
 
+Against a Cyclone DDS installed elsewhere (`--dds-prefix`, govkit.runners.dds_prefix) it is
+compiled with that install's idlc and headers, linked to its library with the library's
+directory as the program's run path (so it loads that library, not /usr's, with no
+LD_LIBRARY_PATH), and cached per (sources, compiler, that install's library: its path and a
+hash of its bytes).
+
 `python -m govkit.runners.cyclone_build` builds it and prints its path (`.ci/setup` does that).
 """
 
@@ -21,6 +27,7 @@ from pathlib import Path
 
 from govkit.common.errors import GovkitError
 from govkit.common.paths import user_cache_dir
+from govkit.runners.dds_prefix import CycloneInstall
 from govkit.runners.fastdds_build import print_built
 
 NATIVE = Path(__file__).resolve().parent / "native"
@@ -47,34 +54,55 @@ def _first_line(argv: list[str]) -> str:
     return ((out.stdout or out.stderr).splitlines() or ["unknown"])[0].strip()
 
 
-def build_key(cc: str) -> str:
+def _runtime_build(install: CycloneInstall) -> bytes:
+    """What names one build of an installed library: its path and its bytes' hash."""
+    h = hashlib.sha256()
+    with install.library.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return f"{install.library} {h.hexdigest()}".encode()
+
+
+def prefix_flags(install: CycloneInstall | None) -> tuple[str, ...]:
+    """The compiler's flags for an install in a prefix: its headers, its library, and its
+    library directory as the run path; none for the system's."""
+    if install is None:
+        return ()
+    return (f"-I{install.include}", f"-L{install.lib_dir}", f"-Wl,-rpath,{install.lib_dir}")
+
+
+def build_key(cc: str, install: CycloneInstall | None = None) -> str:
     """16 hex digits naming the binary: sources + compiler + Cyclone + command line."""
     from govkit.runners.ddsperf import cyclonedds_version
     h = hashlib.sha256()
+    runtime = _runtime_build(install) if install else cyclonedds_version().encode()
     for part in (SOURCE.read_bytes(), IDL.read_bytes(), _first_line([cc, "--version"]).encode(),
-                 cyclonedds_version().encode(), " ".join(FLAGS + LIBS).encode()):
+                 runtime, " ".join(FLAGS + LIBS + prefix_flags(install)).encode()):
         h.update(hashlib.sha256(part).digest())
     return h.hexdigest()[:16]
 
 
-def ensure_built() -> Path:
-    """The cached binary, compiled first if needed; GovkitError (exit 2) naming the packages
-    to install when the compiler, idlc or Cyclone's headers are missing."""
-    cc, idlc = compiler(), shutil.which("idlc")
+def ensure_built(install: CycloneInstall | None = None) -> Path:
+    """The cached binary, compiled first if needed (against `install`, else the system's
+    Cyclone DDS); GovkitError (exit 2) naming the packages to install when the compiler,
+    idlc or Cyclone's headers are missing."""
+    cc = compiler()
+    idlc = str(install.idlc) if install and install.idlc else shutil.which("idlc")
     if cc is None or idlc is None:
         missing = "a C compiler" if cc is None else "Cyclone's idlc"
         raise GovkitError(f"Cyclone runner: {missing} not found; {INSTALL_HINT}")
-    if not Path("/usr/include/dds/dds.h").exists() and not os.environ.get("CPATH"):
+    if install is None and not Path("/usr/include/dds/dds.h").exists() \
+            and not os.environ.get("CPATH"):
         raise GovkitError(f"Cyclone runner: Cyclone DDS headers (dds/dds.h) not found; "
                           f"{INSTALL_HINT}")
-    target = user_cache_dir() / f"{PROGRAM}-{build_key(cc)}"
+    target = user_cache_dir() / f"{PROGRAM}-{build_key(cc, install)}"
     if os.access(target, os.X_OK):
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="govkit-cyclone-build-") as gen:
         steps = ([idlc, "-o", gen, str(IDL)],
-                 [cc, *FLAGS, "-I", gen, "-o", f"{gen}/{PROGRAM}", str(SOURCE),
-                  f"{gen}/{IDL.stem}.c", *LIBS])
+                 [cc, *FLAGS, "-I", gen, *prefix_flags(install), "-o", f"{gen}/{PROGRAM}",
+                  str(SOURCE), f"{gen}/{IDL.stem}.c", *LIBS])
         for argv in steps:
             try:
                 out = subprocess.run(argv, capture_output=True, text=True, timeout=600)

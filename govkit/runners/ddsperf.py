@@ -31,6 +31,7 @@ from govkit.runners.base import (
     RunnerError,
 )
 from govkit.runners.cyclone_refusal import explain_cyclone_refusal
+from govkit.runners.dds_prefix import CycloneInstall, system_install
 
 METHOD = (
     "Eclipse Cyclone DDS ddsperf, two processes with a configuration each that names one "
@@ -104,14 +105,19 @@ class DdsperfRunner:
     # payload (govkit.wire.rtps); a runner without such a filler leaves this out.
     wire_filler = b"\xee"
 
-    def __init__(self, ddsperf: str | None = None):
-        self.executable = ddsperf or "ddsperf"
-        self.plugins: Path | None = None
+    def __init__(self, ddsperf: str | None = None, dds_prefix: CycloneInstall | None = None):
+        # dds_prefix: a Cyclone DDS installed in a prefix (checked by
+        # govkit.runners.dds_prefix.prefix_options): its ddsperf and plugins, not /usr's
+        self.install = dds_prefix
+        self.executable = ddsperf or (str(dds_prefix.ddsperf) if dds_prefix else "ddsperf")
+        self.plugins: Path | None = dds_prefix.plugins if dds_prefix else None
 
     def method(self) -> str:
         return METHOD
 
     def check_installed(self) -> None:
+        if self.install is not None:
+            return          # checked whole when the run was given it
         path = shutil.which(self.executable)
         if not path:
             raise GovkitError(f"ddsperf not found; {INSTALL_HINT}")
@@ -122,7 +128,15 @@ class DdsperfRunner:
                               f"{INSTALL_HINT}; or set GOVKIT_CYCLONE_PLUGINS to their directory")
 
     def versions(self) -> dict:
+        if self.install is not None:
+            return {"cyclonedds": self.install.label}
         return {"cyclonedds": cyclonedds_version()}
+
+    def runtime(self) -> dict | None:
+        """results.json's settings.runtime: the Cyclone DDS the run used, its version as its
+        library states it (govkit.runners.dds_prefix)."""
+        install = self.install or system_install()
+        return install.to_json() if install else None
 
     def config_path(self, bundle: Bundle, participant: str, workdir: Path,
                     point: BenchPoint | None = None) -> Path:

@@ -122,6 +122,11 @@ class FastddsRunner:
         return {"fastdds": fastdds_package_version(),
                 "fastdds_perf": Path(self.executable or cached_path()).name}
 
+    def runtime(self) -> dict | None:
+        """results.json's settings.runtime: the system's Fast DDS, as its headers state it."""
+        return {"name": "Fast DDS", "version": fastdds_version(), "prefix": "/usr",
+                "library": None, "source": "system"}
+
     # ------------------------------------------------------------------ configuration
 
     def properties_path(self, bundle: Bundle, participant: str, workdir: Path) -> Path:

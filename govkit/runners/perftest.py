@@ -70,6 +70,9 @@ class PerftestRunner:
     def versions(self) -> dict:
         return {"perftest": self.executable}
 
+    def runtime(self) -> dict | None:
+        return None         # perftest does not say which Connext it was built with
+
     # -- installation ------------------------------------------------------------------
 
     def _resolve(self) -> Path | None:

@@ -52,9 +52,12 @@ def with_file(bundle: Bundle, participant: str, **changes) -> Bundle:
 
 
 def run_pair(bundle: Bundle, workdir: Path, mode: str = "latency", size: int = 32,
-             duration: int = 1, domain: int | None = None
+             duration: int = 1, domain: int | None = None,
+             runner: DdsperfRunner | None = None
              ) -> tuple[DdsperfRunner, BenchPoint, dict[str, ProcessOutput]]:
-    runner = DdsperfRunner()
+    """A real ddsperf pair with the bundle: the system's Cyclone DDS, or `runner`'s (e.g.
+    one given an install in a prefix, govkit.runners.dds_prefix)."""
+    runner = runner or DdsperfRunner()
     runner.check_installed()
     # the runner's own wait for a peer (10 s), not a shorter one: at 4 s a secured pair
     # under two busy loops missed its match once in ten (2026-12-05), and a refusal ends
@@ -65,13 +68,13 @@ def run_pair(bundle: Bundle, workdir: Path, mode: str = "latency", size: int = 3
     return runner, point, outputs
 
 
-def cyclone_loads(bundle: Bundle, participant: str, workdir: Path, seconds: int = 1
-                  ) -> tuple[bool, str]:
-    """Whether Cyclone DDS accepts `participant`'s security files: one real ddsperf
-    subscriber (idle, so cheap) with the bundle's configuration, for `seconds`. Cyclone
-    validates the identity, governance and permissions when the participant is created;
-    a refusal ends ddsperf at once with the plugin's error text."""
-    runner = DdsperfRunner()
+def cyclone_loads(bundle: Bundle, participant: str, workdir: Path, seconds: int = 1,
+                  runner: DdsperfRunner | None = None) -> tuple[bool, str]:
+    """Whether Cyclone DDS (the system's, or `runner`'s) accepts `participant`'s security
+    files: one real ddsperf subscriber (idle, so cheap) with the bundle's configuration, for
+    `seconds`. Cyclone validates the identity, governance and permissions when the
+    participant is created; a refusal ends ddsperf at once with the plugin's error text."""
+    runner = runner or DdsperfRunner()
     runner.check_installed()
     workdir.mkdir(parents=True, exist_ok=True)
     config = runner.config_path(bundle, participant, workdir)

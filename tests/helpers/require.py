@@ -22,9 +22,11 @@ PREREQUISITES = {
     "sshd": "OpenSSH server and client (the --hosts test)",
     "fastdds": "g++ and libfastrtps-dev, to build govkit's Fast DDS program",
     "softhsm": "softhsm2 and libengine-pkcs11-openssl (keys in a token, for Fast DDS)",
+    "cyclone11": "cmake, gcc, libssl-dev and ../shared/vendor's Cyclone DDS 11.0.1 source, to "
+                 "build Cyclone DDS 11.0.1 with its security plugins",
 }
 ENV = "GOVKIT_REQUIRE"
-_TAG_RE = re.compile(r"\[missing prerequisite: ([a-z]+)\]")
+_TAG_RE = re.compile(r"\[missing prerequisite: ([a-z][a-z0-9]*)\]")
 
 
 def missing(prerequisite: str, reason: str) -> str:
