@@ -26,9 +26,10 @@ PkiDirOpt = Annotated[Path, typer.Option(
 
 
 def pki_revoke(
-    names: Annotated[list[str], typer.Argument(
+    names: Annotated[list[str] | None, typer.Argument(
         help="The participants whose certificates to revoke (one new CRL for all of "
-             "them).")],
+             "them). None: write the CRL again if it is missing, older than the last one "
+             "the PKI manifest records, or lacks a revocation it records.")] = None,
     ca: PkiDirOpt = Path("pki"),
     reason: Annotated[str | None, typer.Option(
         "--reason", metavar=choices(REASON_NAMES),
@@ -44,9 +45,13 @@ def pki_revoke(
     from govkit.pki.testpki import TestPKI
     pki = TestPKI(ca)
     notes: list[str] = []
-    done = revoke_all(pki, names, reason, crl_days, notes=notes)
+    done = revoke_all(pki, names or [], reason, crl_days, notes=notes)
     if any(new for _, new in done) or notes:
         out.print(f"wrote {crl_path(pki)}", markup=False)
+    elif not names:
+        out.print(f"{crl_path(pki)}: nothing written: it lacks no revocation the PKI "
+                  f"manifest records and is not older than the last CRL it saw",
+                  markup=False)
     print_lines(line if new else f"already revoked: {line}" for line, new in done)
     for note in notes:
         err.print(f"govkit: note: {note}", markup=False)

@@ -58,7 +58,7 @@ from govkit.documents.render import GovernanceDocument, PermissionsDocument
 from govkit.pki.manifest import read_manifest
 from govkit.pki.names import certificate_grants
 from govkit.pki.participants import Participant
-from govkit.pki.revocation import load_crl, revoked_certificates
+from govkit.pki.revocation import current_crl, explain_recorded, revoked_certificates
 from govkit.pki.testpki import TestPKI
 from govkit.smime import chain, pkcs7
 from govkit.smime.sign import (
@@ -529,7 +529,9 @@ def generate(profiles: list, pki, out_dir: Path, domains, runner: str,
     identity_ca = read_input(pki.identity_ca, MAX_PEM_BYTES, "certificate")
     pki.certificate("identity_ca")   # a clean error now rather than in every worker
     manifest, manifest_note = read_manifest(pki)
-    crl = load_crl(pki)   # a CRL that cannot be read: refused (who is revoked is unknown)
+    # a CRL that cannot be read, or is missing or older than the manifest records:
+    # refused (who is revoked is not known)
+    crl = current_crl(pki, manifest)
     settings = Settings(dt.datetime.now(dt.UTC),
                         signer_pem(pki.permissions_ca, pki.permissions_ca_key) if sign else None,
                         True, str(pki.directory), identity_ca, scope, domains, validity,
@@ -576,10 +578,7 @@ def _left_out(pki, crl, manifest, result: Result, directory: Path, explicit: boo
         recorded = manifest.entries[name].revoked if manifest and name in manifest.entries \
             else None
         if why is None and recorded:
-            why = (f"certificate {pki.path(name)} (serial {recorded['serial']}) revoked on "
-                   f"{recorded['at']} by CRL number {recorded['crl_number']}, as the PKI "
-                   f"manifest {manifest.path} records (the CRL no longer says so: "
-                   f"`govkit pki revoke` puts it back)")
+            why = explain_recorded(pki, name, recorded, manifest.path)
         removed = []
         for suffix in (".p7s", ".xml"):
             path = directory / f"{name}{suffix}"
@@ -627,6 +626,8 @@ def ensure_identities(ca_dir: Path, participants: list[Participant], log,
     present = set(os.listdir(pki.directory)) if pki.directory.is_dir() else set()
     missing = [p for p in participants if f"{p.name}.key" not in present]
     if created or missing:
+        if not created:   # nothing added to a PKI whose CRL is missing or older (exit 2)
+            current_crl(pki)
         pki, _ = init_pki(ca_dir, missing, single_ca=single_ca, processes=processes)
         if created:
             log.say(f"created a {'single-CA ' if single_ca else ''}test PKI in {ca_dir}/ "

@@ -81,7 +81,7 @@ from govkit.common.inputs import read_input
 from govkit.common.limits import MAX_DOCUMENT_BYTES, MAX_PEM_BYTES, MAX_SMIME_BYTES
 from govkit.documents.parse import parse_xml, text_value
 from govkit.pki.names import certificate_rdns, parse_subject
-from govkit.pki.revocation import crl_path, load_crl
+from govkit.pki.revocation import crl_path, current_crl
 from govkit.pki.ros import enclave_of
 from govkit.pki.testpki import TestPKI
 from govkit.smime.sign import load_signer, sign_bytes
@@ -257,6 +257,11 @@ def _plan(pki: TestPKI, build: Path, profile: str | None, ca_keys: bool,
     id_pem = read_input(pki.identity_ca, MAX_PEM_BYTES, "certificate")
     perm_pem = read_input(pki.permissions_ca, MAX_PEM_BYTES, "certificate")
     pki.certificate("identity_ca")   # a broken Identity CA is refused before anything else
+    # The CRL read once, capped at MAX_CRL_BYTES and refused if not the current Identity
+    # CA's, or missing or older than the PKI manifest records (current_crl), before
+    # anything is written (the enforcing governance); the enclaves get that very CRL, so
+    # who is left out below and what every node refuses cannot differ.
+    crl = current_crl(pki)
     perm_ca = pki.certificate("permissions_ca")
     plan.add("public/identity_ca.cert.pem", id_pem)
     plan.add("public/permissions_ca.cert.pem", perm_pem)
@@ -274,10 +279,6 @@ def _plan(pki: TestPKI, build: Path, profile: str | None, ca_keys: bool,
         else:
             result.enforcing = False
     plan.add("enclaves/governance.p7s", governance)
-    # The CRL read once, capped at MAX_CRL_BYTES and refused if not the current Identity
-    # CA's (load_crl); the enclaves get that very CRL, so who is left out below and what
-    # every node refuses cannot differ (a second read could meet a newer file).
-    crl = load_crl(pki)
     crl_pem = crl.crl.public_bytes(serialization.Encoding.PEM) if crl is not None else None
     result.crl = crl_pem is not None
     stale = set(pki.stale_participants())
