@@ -579,21 +579,29 @@ def _left_out(pki, crl, manifest, result: Result, directory: Path, explicit: boo
             else None
         if why is None and recorded:
             why = explain_recorded(pki, name, recorded, manifest.path)
-        removed = []
-        for suffix in (".p7s", ".xml"):
-            path = directory / f"{name}{suffix}"
-            try:
-                if stat.S_ISREG(os.lstat(path).st_mode):
-                    path.unlink()
-                    removed.append(path)
-            except FileNotFoundError:
-                pass
+        removed = remove_earlier(directory, name)
         result.removed += removed
         gone = f"; removed {' and '.join(map(str, removed))}, written for it earlier" \
             if removed else ""
         result.revoked[name] = f"{name} is revoked: no permissions written{gone}: {why}"
         if explicit:
             result.errors.append(GovkitError(result.revoked[name]))
+
+
+def remove_earlier(directory: Path, name: str) -> list[Path]:
+    """Remove the permissions an earlier run wrote for `name` in `directory` (its .p7s
+    and .xml, regular files only): a revoked participant's signed grant is never left to
+    be shipped. Returns those removed."""
+    removed = []
+    for suffix in (".p7s", ".xml"):
+        path = Path(directory) / f"{name}{suffix}"
+        try:
+            if stat.S_ISREG(os.lstat(path).st_mode):
+                path.unlink()
+                removed.append(path)
+        except FileNotFoundError:
+            pass
+    return removed
 
 
 def _no_identities(pki) -> GovkitError:

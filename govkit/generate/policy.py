@@ -13,7 +13,9 @@ validated before it is written; nothing is written from a policy that does not c
 (govkit.check.ros_policy refuses it first).
 
 An enclave whose certificate the PKI's CRL revokes, or that an earlier Identity CA issued,
-gets no permissions (a revoked certificate is never granted): it is left out, and said.
+gets no permissions (a revoked certificate is never granted): it is left out, and said, and
+the permissions an earlier run wrote for it in --out are removed (a signed grant of a
+revoked certificate is never left to be shipped, nor for `pki status` to count).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from govkit.common.fsutil import write_atomic
 from govkit.documents.protection import SROS2_DEFAULT
 from govkit.documents.render import DomainSet
 from govkit.documents.ros_render import render_governance, render_permissions
-from govkit.generate.fleet import check_generated, ensure_identities
+from govkit.generate.fleet import check_generated, ensure_identities, remove_earlier
 from govkit.pki.participants import Participant
 from govkit.pki.revocation import revoked_participants
 from govkit.pki.ros import enclave_stem
@@ -45,6 +47,7 @@ class PolicyDocuments:
     left_out: list[tuple[str, str]] = field(default_factory=list)
     written: list[Path] = field(default_factory=list)
     pki: TestPKI | None = None
+    removed: list[Path] = field(default_factory=list)   # left-out enclaves' earlier files
 
 
 def governance_name(policy_path: Path | str) -> str:
@@ -98,6 +101,13 @@ def generate_policy(ros: RosInput, ca_dir: Path, out_dir: Path, domains: DomainS
     for path, data in planned:
         path.parent.mkdir(parents=True, exist_ok=True)
         _write(path, data, signer, result.written)
+    for enclave, why in list(result.left_out):
+        removed = remove_earlier(out_dir / "permissions", enclave_stem(enclave))
+        if removed:
+            result.removed += removed
+            result.left_out[result.left_out.index((enclave, why))] = (
+                enclave, f"removed {' and '.join(map(str, removed))}, written for it "
+                         f"earlier: {why}")
     if not result.enclaves:
         raise GovkitError(f"{ros.source}: no enclave got permissions ("
                           + "; ".join(f"{e}: {why}" for e, why in result.left_out[:3]) + ")",
