@@ -32,7 +32,9 @@ durable (`staging`), then renamed into place. An existing keystore is refused un
 `force`; then it is swapped for the new one in one rename (renameat2 RENAME_EXCHANGE where
 Linux has it), so it is never a mix of two exports. A private key in the old keystore that
 is not one of the keys being written (e.g. sros2's own CA key) is never replaced: the
-export stops and says which file to move away first.
+export stops and says which file to move away first. A key the PKI keeps (a participant
+revoked since the last export, whose enclave this one leaves out) is no key lost: the
+keystore is replaced, and `Export.dropped` names it ("revoke, then export again").
 The sibling's name is short whatever the keystore's (`.govkit-export-<hash of the name>-
 <random>`: a 240-character keystore name fits NAME_MAX), and an export holds a lock on the
 parent directory (flock) while it works: a sibling of an export that was killed (it holds
@@ -109,6 +111,9 @@ class Export:
     cleaned: int = 0
     enforced: Path | None = None   # the enforcing governance govkit signed (`resigned`)
     archived: archive.Written | None = None   # the keystore as one archive (`archive_to`)
+    # private keys of the replaced keystore this one leaves out, each one the PKI keeps
+    # (a participant left out since, e.g. revoked)
+    dropped: list[Path] = field(default_factory=list)
 
 
 def _verified(path: Path, ca_cert, what: str, kind: str) -> bytes:
@@ -337,6 +342,30 @@ def _not_keystore(keystore: Path) -> list[str]:
     return sorted(set(os.listdir(keystore)) - set(KEYSTORE_TOP))
 
 
+def pki_keys(pki: TestPKI) -> set[bytes]:
+    """Every private key file the PKI keeps (its CAs', its participants', the re-keyed
+    ones in retired/): an old keystore's copy of one that an export leaves out (a
+    revoked participant's) is no key lost."""
+    from govkit.pki.renewal import RETIRED_DIR
+    found = set()
+    for directory in (pki.directory, pki.directory / RETIRED_DIR):
+        if not directory.is_dir():
+            continue
+        for path in directory.glob("*.key"):
+            try:
+                found.add(read_input(path, MAX_PEM_BYTES, "private key"))
+            except GovkitError:
+                continue
+    return found
+
+
+def _read_or_none(path: Path) -> bytes | None:
+    try:
+        return read_input(path, MAX_PEM_BYTES, "file")
+    except GovkitError:
+        return None
+
+
 def _foreign_keys(keystore: Path, ours: set[bytes]) -> list[Path]:
     """Private keys in an existing keystore that this export would not write again (a file
     named *key* that cannot be read counts as one)."""
@@ -449,7 +478,7 @@ def export_sros2(keystore: Path, ca_dir: Path, build_dir: Path, profile: str | N
     try:
         fcntl.flock(lock, fcntl.LOCK_EX)   # one export per directory at a time
         result.cleaned = _remove_stale(parent, keystore)
-        _replace(keystore, plan, force, result)
+        _replace(keystore, plan, force, result, TestPKI(Path(ca_dir)))
         if archive_to is not None:
             result.archived = _write_archive(archive_to, members, force, keystore)
     finally:
@@ -477,7 +506,8 @@ def _write_archive(path: Path, members: list, force: bool,
                           f"is not)", e.exit_code) from None
 
 
-def _replace(keystore: Path, plan: _Plan, force: bool, result: Export) -> None:
+def _replace(keystore: Path, plan: _Plan, force: bool, result: Export,
+             pki: TestPKI | None = None) -> None:
     exists = keystore.is_symlink() or keystore.exists()
     if exists and not keystore.is_dir():
         raise GovkitError(f"{keystore}: exists and is not a directory", EXIT_USAGE)
@@ -498,6 +528,10 @@ def _replace(keystore: Path, plan: _Plan, force: bool, result: Export) -> None:
                               f"replaces a keystore only, never another directory",
                               EXIT_USAGE)
         foreign = _foreign_keys(keystore, plan.keys())
+        if foreign and pki is not None:   # a left-out participant's: the PKI keeps it
+            kept = pki_keys(pki)
+            result.dropped = [p for p in foreign if _read_or_none(p) in kept]
+            foreign = [p for p in foreign if p not in result.dropped]
         if foreign:
             shown = ", ".join(map(str, foreign[:3])) + (" …" if len(foreign) > 3 else "")
             raise GovkitError(f"{keystore}: holds private keys this export would not write "
