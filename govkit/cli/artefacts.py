@@ -75,6 +75,11 @@ ProtectionOpt = Annotated[Path | None, typer.Option(
                          "topics, services and actions are signed or encrypted (default: a "
                          "<protection> in the policy's <metadata>, else all encrypted, as "
                          "sros2's governance).")]
+AllowUnmatchedOpt = Annotated[bool, typer.Option(
+    "--allow-unmatched", help="Write the documents even if a --protection rule names a "
+                              "topic or service no enclave is granted (lint's GK402; most "
+                              "often a misspelt name, whose real topic then gets the "
+                              "default protection).")]
 ProfilesJson = json_option("profiles")
 ValidateJson = json_option("validate")
 VerifyJson = json_option("verify")
@@ -265,9 +270,13 @@ def generate(profile: ProfileOpt = None, all_profiles: AllOpt = False,
              valid_from: ValidFromOpt = None, valid_for: ValidForOpt = None,
              jobs: JobsOpt = None, profiles_file: ProfilesOpt = None,
              paranoid: ParanoidOpt = False,
-             policy: PolicyOpt = None, protection: ProtectionOpt = None):
+             policy: PolicyOpt = None, protection: ProtectionOpt = None,
+             allow_unmatched: AllowUnmatchedOpt = False):
     """Render governance per profile and permissions per participant (validated); with
     --policy, an sros2 policy's permissions per enclave and its per-topic governance."""
+    if allow_unmatched and policy is None:
+        err.print("govkit: --allow-unmatched is for --policy", markup=False)
+        raise typer.Exit(EXIT_USAGE)
     if policy is not None or protection is not None:
         given = [o for o, v in (("--profile", profile), ("--all-profiles", all_profiles),
                                 ("--participants", participants), ("--count", count))
@@ -277,7 +286,8 @@ def generate(profile: ProfileOpt = None, all_profiles: AllOpt = False,
                       f"govkit: --policy writes the policy's enclaves and governance: leave "
                       f"out {', '.join(given)}", markup=False)
             raise typer.Exit(EXIT_USAGE)
-        _generate_policy(policy, protection, out_dir, ca, domain, sign, valid_from, valid_for)
+        _generate_policy(policy, protection, out_dir, ca, domain, sign, valid_from, valid_for,
+                         allow_unmatched)
         return
     if domain is None:
         domain = f"0-{MAX_DOMAIN_ID}"
@@ -436,16 +446,28 @@ def load_ros_input(policy: Path, protection: Path | None, need_protection: bool 
         print_policy_problems(e)
 
 
-def _generate_policy(policy: Path, protection: Path | None, out_dir: Path, ca: Path,
-                     domain: str | None, sign: bool, valid_from, valid_for) -> None:
-    from govkit.generate.bundle import BundleLog
+def policy_documents(ros, ca: Path, out_dir: Path, domains, sign: bool, log, window=None,
+                     allow_unmatched: bool = False):
+    """generate_policy, a protection rule that names nothing granted printed as a policy
+    problem is (one FILE:LINE:COLUMN line each, exit 2)."""
+    from govkit.check.ros_policy import PolicyInvalid
     from govkit.generate.policy import generate_policy
+    try:
+        return generate_policy(ros, ca, out_dir, domains, sign, log, window, allow_unmatched)
+    except PolicyInvalid as e:
+        print_policy_problems(e)
+
+
+def _generate_policy(policy: Path, protection: Path | None, out_dir: Path, ca: Path,
+                     domain: str | None, sign: bool, valid_from, valid_for,
+                     allow_unmatched: bool) -> None:
+    from govkit.generate.bundle import BundleLog
     from govkit.generate.validity import parse_window
     window = parse_window(valid_from, valid_for)
     domains = policy_domains(domain)
     ros = load_ros_input(policy, protection)
     log = BundleLog()
-    result = generate_policy(ros, ca, out_dir, domains, sign, log, window)
+    result = policy_documents(ros, ca, out_dir, domains, sign, log, window, allow_unmatched)
     print_lines(log.messages)
     print_lines(f"wrote {one_line(path)}" for path in result.written)
     for enclave, why in result.left_out:

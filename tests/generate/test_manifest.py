@@ -17,9 +17,9 @@ from typer.testing import CliRunner
 
 from govkit.catalog.profiles import get_profile
 from govkit.cli.main import app
+from govkit.common.errors import GovkitError
 from govkit.documents.render import DomainSet
 from govkit.generate import fleet
-from govkit.common.errors import GovkitError
 from govkit.pki.issuance import init_pki
 from govkit.pki.manifest import KEY_NAME, check_certificate, manifest_path, read_manifest
 from govkit.pki.renewal import rekey, renew
