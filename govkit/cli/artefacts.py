@@ -306,6 +306,7 @@ def generate(profile: ProfileOpt = None, all_profiles: AllOpt = False,
         select_profiles(profile, all_profiles)
     domains = DomainSet.parse(domain)
     single_ca = runner_info(runner).single_ca  # a usage error before anything is created
+    _refuse_policy_grants(ca, out_dir, fleet)
     if fleet is None:
         pki = ensure_pki(ca, log, single_ca)
     else:
@@ -329,6 +330,16 @@ def generate(profile: ProfileOpt = None, all_profiles: AllOpt = False,
     print_errors(result.errors)
     if result.errors:
         raise typer.Exit(max(e.exit_code for e in result.errors))
+
+
+def _refuse_policy_grants(ca: Path, out_dir: Path, fleet) -> None:
+    """Before the PKI is touched: no grant `generate --policy` wrote in --out is replaced
+    (govkit.generate.grants; fleet.generate checks it again)."""
+    from govkit.generate.grants import PROFILES, refuse_other_mode
+    from govkit.pki.testpki import TestPKI
+    pki = TestPKI(ca)
+    names = [p.name for p in fleet] if fleet else pki.identities() if pki.exists() else []
+    refuse_other_mode(Path(out_dir) / "permissions", names, PROFILES, ca)
 
 
 def sign(paths: Annotated[list[Path] | None, typer.Argument(

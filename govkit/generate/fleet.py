@@ -55,6 +55,7 @@ from govkit.common.inputs import read_input
 from govkit.common.limits import MAX_DOCUMENT_BYTES, MAX_PEM_BYTES
 from govkit.documents.model import build_model
 from govkit.documents.render import GovernanceDocument, PermissionsDocument
+from govkit.generate import grants
 from govkit.pki.manifest import read_manifest
 from govkit.pki.names import certificate_grants
 from govkit.pki.participants import Participant
@@ -547,10 +548,18 @@ def generate(profiles: list, pki, out_dir: Path, domains, runner: str,
     if not participants:
         raise _no_identities(pki)
     names = [""] * first_permission + [p.name for p in participants]
+    permissions_dir = out_dir / "permissions"
+    # never over grants `generate --policy` wrote: refused before anything is written
+    grants.refuse_other_mode(permissions_dir, names[first_permission:], grants.PROFILES,
+                             pki.directory)
     result = collect(run_jobs(jobs, settings, processes), names)
     result.manifest_note = None if paranoid else manifest_note
     if result.revoked:
-        _left_out(pki, crl, manifest, result, out_dir / "permissions", explicit)
+        _left_out(pki, crl, manifest, result, permissions_dir, explicit)
+    left = set(result.revoked) | set(result.stale)
+    grants.record_modes(permissions_dir, (n for n in names[first_permission:]
+                                          if n not in left), grants.PROFILES,
+                        removed=result.revoked)
     if explicit:
         result.errors += [GovkitError(
             f"{pki.path(name)}: not issued by the current Identity CA (left from an earlier "

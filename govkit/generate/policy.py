@@ -26,6 +26,7 @@ revoked certificate is never left to be shipped, nor for `pki status` to count).
 from __future__ import annotations
 
 import datetime as dt
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -38,6 +39,7 @@ from govkit.common.limits import MAX_DOCUMENT_BYTES
 from govkit.documents.protection import SROS2_DEFAULT
 from govkit.documents.render import DomainSet
 from govkit.documents.ros_render import render_governance, render_permissions
+from govkit.generate import grants
 from govkit.generate.fleet import check_generated, ensure_identities, remove_earlier
 from govkit.pki.participants import Participant
 from govkit.pki.revocation import revoked_participants
@@ -72,6 +74,12 @@ def _write(path: Path, data: bytes, signer, written: list[Path]) -> None:
         written.append(sign_document(path, signer.cert_path, None, signer=signer))
 
 
+def _sidecar(ros: RosInput) -> Path | None:
+    """The protection sidecar file given with the policy (None: none, or in <metadata>)."""
+    return None if ros.protection_doc is None or ros.protection_doc is ros.policy_doc \
+        else Path(ros.protection_source)
+
+
 def refuse_unmatched(ros: RosInput) -> None:
     """PolicyInvalid (exit 2), one line per protection rule's name that no enclave is
     granted: lint's GK402 (govkit.check.rules.ros), the same verdict and place; and one
@@ -81,8 +89,7 @@ def refuse_unmatched(ros: RosInput) -> None:
     from govkit.catalog.targets import DEFAULT_TARGET
     from govkit.check.ros_lint import lint_ros
     from govkit.check.rules.registry import RULES
-    sidecar = None if ros.protection_doc is None or ros.protection_doc is ros.policy_doc \
-        else Path(ros.protection_source)
+    sidecar = _sidecar(ros)
     found = lint_ros(read_input(ros.source, MAX_DOCUMENT_BYTES, "policy"), ros.source,
                      DocumentKind.POLICY, [RULES["GK402"], RULES["GK003"]], DEFAULT_TARGET,
                      protection=sidecar)
@@ -107,8 +114,10 @@ def generate_policy(ros: RosInput, ca_dir: Path, out_dir: Path, domains: DomainS
         refuse_unmatched(ros)
     out_dir = Path(out_dir)
     participants = [Participant(e.path) for e in ros.policy.enclaves]
-    pki = ensure_identities(Path(ca_dir), participants, log)
     stems = [p.name for p in participants]
+    # never over grants `generate` wrote (its profiles' or fleet's): refused up front
+    grants.refuse_other_mode(out_dir / "permissions", stems, grants.POLICY, Path(ca_dir))
+    pki = ensure_identities(Path(ca_dir), participants, log)
     stale = set(pki.stale_participants(stems))
     revoked = revoked_participants(pki, [s for s in stems if s not in stale])
     signer = load_signer(pki.permissions_ca, pki.permissions_ca_key) if sign else None
@@ -144,6 +153,13 @@ def generate_policy(ros: RosInput, ca_dir: Path, out_dir: Path, domains: DomainS
             result.left_out[result.left_out.index((enclave, why))] = (
                 enclave, f"removed {' and '.join(map(str, removed))}, written for it "
                          f"earlier: {why}")
+    sidecar = _sidecar(ros)
+    grants.record_modes(out_dir / "permissions", result.enclaves.values(), grants.POLICY,
+                        removed=[enclave_stem(e) for e, _ in result.left_out],
+                        policy=os.path.abspath(ros.source),
+                        protection=os.path.abspath(sidecar) if sidecar else None)
+    grants.record_policy_run(pki.directory, ros.source, str(sidecar) if sidecar else None,
+                             out_dir, result.enclaves.values())
     if not result.enclaves:
         raise GovkitError(f"{ros.source}: no enclave got permissions ("
                           + "; ".join(f"{e}: {why}" for e, why in result.left_out[:3]) + ")",
