@@ -96,9 +96,10 @@ def sros2(keystore: Annotated[Path, typer.Argument(help="The keystore directory 
                 f"(from {ca}/{stem}.pem)" for enclave, stem in sorted(result.enclaves.items()))
     for name, why in result.left_out:
         err.print(f"govkit: note: {name} left out: {why}", markup=False)
-    for path in result.dropped:
-        err.print(f"govkit: note: {one_line(path)}: not in the new keystore (its enclave is "
-                  f"left out); the PKI {one_line(ca)} keeps this key", markup=False)
+    for path in result.dropped:   # (named as the user named the keystore)
+        err.print(f"govkit: note: {one_line(keystore / path.relative_to(result.keystore))}: "
+                  f"not in the new keystore (its enclave is left out); the PKI "
+                  f"{one_line(ca)}/ keeps this key", markup=False)
     if result.crl:
         out.print(f"revocation: every enclave holds crl.pem ({ca}/identity_ca.crl.pem): rmw "
                   f"hands it to the security plugins, which refuse revoked peers",

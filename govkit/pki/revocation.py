@@ -167,13 +167,10 @@ def crl_problem(pki: TestPKI, crl: Crl | None, record: CrlRecord | None) -> str 
         return None
     seen = f"CRL number {record.number}" + (f" (this update {record.this_update})"
                                             if record.this_update else "")
-    if record.revoked:
-        fix = (f"put that CRL back, or write it again with `govkit pki revoke --ca "
-               f"{pki.directory}` (every revocation the manifest records, "
-               f"{', '.join(record.revoked[:3])}{', …' if len(record.revoked) > 3 else ''})")
-    else:
-        fix = (f"put that CRL back, or write it again with `govkit pki revoke --ca "
-               f"{pki.directory}`")
+    fix = (f"put that CRL back, or write it again with `govkit pki revoke --ca "
+           f"{pki.directory}` (it puts back every revocation the manifest records"
+           + (f": {', '.join(record.revoked[:3])}{', …' if len(record.revoked) > 3 else ''})"
+              if record.revoked else ")"))
     if crl is None:
         return (f"{crl_path(pki)}: missing, but the PKI manifest {record.path} records "
                 f"{seen}: who is revoked is not known, nothing done; {fix}")

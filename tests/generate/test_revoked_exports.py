@@ -47,7 +47,8 @@ def test_revoke_then_export_again_replaces_the_keystore(tmp_path):
     assert r.exit_code == 0, r.output
     assert not talker.exists()
     assert "/talker_listener/talker left out: its certificate is revoked" in r.stderr
-    assert f"{talker / 'key.pem'}: not in the new keystore" in r.stderr, r.stderr
+    assert f"{talker / 'key.pem'}: not in the new keystore (its enclave is left out); the " \
+        f"PKI {pki.directory}/ keeps this key" in r.stderr, r.stderr
     listener = ks / "enclaves" / "talker_listener" / "listener"
     assert (listener / "key.pem").exists() and (listener / "crl.pem").exists()
     # the CRL every enclave holds refuses the revoked certificate (real OpenSSL)
