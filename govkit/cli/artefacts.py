@@ -367,6 +367,10 @@ def sign(paths: Annotated[list[Path] | None, typer.Argument(
     if renew:
         from govkit.generate.validity import parse_window, renew_permissions
         window = parse_window(valid_from, valid_for or DEFAULT_GRANT_DAYS)
+        if ca.is_dir():   # a CRL missing or older than the PKI manifest records: refused
+            from govkit.pki.revocation import current_crl
+            from govkit.pki.testpki import TestPKI
+            current_crl(TestPKI(ca))
         signed, errors = renew_permissions(paths or [Path("build")], cert, key, window,
                                            target)
         _warn_revoked_grants(signed, ca)

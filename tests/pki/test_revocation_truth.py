@@ -104,9 +104,10 @@ def test_generate_policy_refuses_and_writes_nothing(broken):
     assert _snapshot(broken) == before
 
 
-def test_sign_refuses_to_sign_the_revoked_grant(broken):
+@pytest.mark.parametrize("extra", [[], ["--renew"]], ids=["sign", "renew"])
+def test_sign_refuses_to_sign_the_revoked_grant(broken, extra):
     before = _snapshot(broken)
-    r = govkit("sign", "--ca", str(broken / "pki"), str(broken / "build"))
+    r = govkit("sign", "--ca", str(broken / "pki"), str(broken / "build"), *extra)
     _refused(r, broken)
     assert _snapshot(broken) == before
 
