@@ -232,15 +232,20 @@ def revoked_certificates(pki: TestPKI, names, unreadable: list[str] | None = Non
     those the PKI manifest records revoked (the same certificate file); a CRL missing or
     older than the manifest's is refused (current_crl). A certificate file the manifest
     lists (the same bytes) is not parsed unless it is revoked."""
-    if load_crl(pki) is None:   # the common case, checked without reading every entry
+    crl = load_crl(pki)   # read once: it may be tens of MB
+    manifest = None
+    if crl is None:   # the common case, checked without reading every entry
         record = crl_record(pki)
-        problem = crl_problem(pki, None, record)
-        if problem:
-            raise GovkitError(problem, EXIT_USAGE)
+    else:
+        manifest, _ = read_manifest(pki)
+        record = crl_record(pki, manifest)
+    problem = crl_problem(pki, crl, record)
+    if problem:
+        raise GovkitError(problem, EXIT_USAGE)
+    if crl is None:
         if record is None or not record.revoked:
             return {}
-    manifest, _ = read_manifest(pki)
-    crl = current_crl(pki, manifest)
+        manifest, _ = read_manifest(pki)
     entries = manifest.entries if manifest else {}
     serials = crl.serials if crl is not None else frozenset()
     found = {}
