@@ -75,6 +75,11 @@ ProtectionOpt = Annotated[Path | None, typer.Option(
                          "topics, services and actions are signed or encrypted (default: a "
                          "<protection> in the policy's <metadata>, else all encrypted, as "
                          "sros2's governance).")]
+AllowUnmatchedOpt = Annotated[bool, typer.Option(
+    "--allow-unmatched", help="Write the documents even if a --protection rule names a "
+                              "topic or service no enclave is granted (lint's GK402; most "
+                              "often a misspelt name, whose real topic then gets the "
+                              "default protection).")]
 ProfilesJson = json_option("profiles")
 ValidateJson = json_option("validate")
 VerifyJson = json_option("verify")
@@ -265,9 +270,13 @@ def generate(profile: ProfileOpt = None, all_profiles: AllOpt = False,
              valid_from: ValidFromOpt = None, valid_for: ValidForOpt = None,
              jobs: JobsOpt = None, profiles_file: ProfilesOpt = None,
              paranoid: ParanoidOpt = False,
-             policy: PolicyOpt = None, protection: ProtectionOpt = None):
+             policy: PolicyOpt = None, protection: ProtectionOpt = None,
+             allow_unmatched: AllowUnmatchedOpt = False):
     """Render governance per profile and permissions per participant (validated); with
     --policy, an sros2 policy's permissions per enclave and its per-topic governance."""
+    if allow_unmatched and policy is None:
+        err.print("govkit: --allow-unmatched is for --policy", markup=False)
+        raise typer.Exit(EXIT_USAGE)
     if policy is not None or protection is not None:
         given = [o for o, v in (("--profile", profile), ("--all-profiles", all_profiles),
                                 ("--participants", participants), ("--count", count))
@@ -277,7 +286,8 @@ def generate(profile: ProfileOpt = None, all_profiles: AllOpt = False,
                       f"govkit: --policy writes the policy's enclaves and governance: leave "
                       f"out {', '.join(given)}", markup=False)
             raise typer.Exit(EXIT_USAGE)
-        _generate_policy(policy, protection, out_dir, ca, domain, sign, valid_from, valid_for)
+        _generate_policy(policy, protection, out_dir, ca, domain, sign, valid_from, valid_for,
+                         allow_unmatched)
         return
     if domain is None:
         domain = f"0-{MAX_DOMAIN_ID}"
@@ -296,6 +306,7 @@ def generate(profile: ProfileOpt = None, all_profiles: AllOpt = False,
         select_profiles(profile, all_profiles)
     domains = DomainSet.parse(domain)
     single_ca = runner_info(runner).single_ca  # a usage error before anything is created
+    _refuse_policy_grants(ca, out_dir, fleet)
     if fleet is None:
         pki = ensure_pki(ca, log, single_ca)
     else:
@@ -319,6 +330,16 @@ def generate(profile: ProfileOpt = None, all_profiles: AllOpt = False,
     print_errors(result.errors)
     if result.errors:
         raise typer.Exit(max(e.exit_code for e in result.errors))
+
+
+def _refuse_policy_grants(ca: Path, out_dir: Path, fleet) -> None:
+    """Before the PKI is touched: no grant `generate --policy` wrote in --out is replaced
+    (govkit.generate.grants; fleet.generate checks it again)."""
+    from govkit.generate.grants import PROFILES, refuse_other_mode
+    from govkit.pki.testpki import TestPKI
+    pki = TestPKI(ca)
+    names = [p.name for p in fleet] if fleet else pki.identities() if pki.exists() else []
+    refuse_other_mode(Path(out_dir) / "permissions", names, PROFILES, ca)
 
 
 def sign(paths: Annotated[list[Path] | None, typer.Argument(
@@ -346,6 +367,10 @@ def sign(paths: Annotated[list[Path] | None, typer.Argument(
     if renew:
         from govkit.generate.validity import parse_window, renew_permissions
         window = parse_window(valid_from, valid_for or DEFAULT_GRANT_DAYS)
+        if ca.is_dir():   # a CRL missing or older than the PKI manifest records: refused
+            from govkit.pki.revocation import current_crl
+            from govkit.pki.testpki import TestPKI
+            current_crl(TestPKI(ca))
         signed, errors = renew_permissions(paths or [Path("build")], cert, key, window,
                                            target)
         _warn_revoked_grants(signed, ca)
@@ -436,16 +461,28 @@ def load_ros_input(policy: Path, protection: Path | None, need_protection: bool 
         print_policy_problems(e)
 
 
-def _generate_policy(policy: Path, protection: Path | None, out_dir: Path, ca: Path,
-                     domain: str | None, sign: bool, valid_from, valid_for) -> None:
-    from govkit.generate.bundle import BundleLog
+def policy_documents(ros, ca: Path, out_dir: Path, domains, sign: bool, log, window=None,
+                     allow_unmatched: bool = False):
+    """generate_policy, a protection rule that names nothing granted printed as a policy
+    problem is (one FILE:LINE:COLUMN line each, exit 2)."""
+    from govkit.check.ros_policy import PolicyInvalid
     from govkit.generate.policy import generate_policy
+    try:
+        return generate_policy(ros, ca, out_dir, domains, sign, log, window, allow_unmatched)
+    except PolicyInvalid as e:
+        print_policy_problems(e)
+
+
+def _generate_policy(policy: Path, protection: Path | None, out_dir: Path, ca: Path,
+                     domain: str | None, sign: bool, valid_from, valid_for,
+                     allow_unmatched: bool) -> None:
+    from govkit.generate.bundle import BundleLog
     from govkit.generate.validity import parse_window
     window = parse_window(valid_from, valid_for)
     domains = policy_domains(domain)
     ros = load_ros_input(policy, protection)
     log = BundleLog()
-    result = generate_policy(ros, ca, out_dir, domains, sign, log, window)
+    result = policy_documents(ros, ca, out_dir, domains, sign, log, window, allow_unmatched)
     print_lines(log.messages)
     print_lines(f"wrote {one_line(path)}" for path in result.written)
     for enclave, why in result.left_out:

@@ -13,9 +13,11 @@ import typer
 
 from govkit.catalog.profiles import SECURED_PROFILES
 from govkit.cli.artefacts import (
+    AllowUnmatchedOpt,
     PolicyOpt,
     ProtectionOpt,
     load_ros_input,
+    policy_documents,
     policy_domains,
 )
 from govkit.cli.common import err, out, print_lines
@@ -64,7 +66,8 @@ def sros2(keystore: Annotated[Path, typer.Argument(help="The keystore directory 
           domain: Annotated[str | None, typer.Option(
               "--domain", show_default=False,
               help="With --policy: the domain id or range the documents allow (default "
-                   "$ROS_DOMAIN_ID or 0, as sros2 writes it).")] = None):
+                   "$ROS_DOMAIN_ID or 0, as sros2 writes it).")] = None,
+          allow_unmatched: AllowUnmatchedOpt = False):
     """Write an sros2 keystore (public/, private/, enclaves/<enclave>/) for ROS 2's rmw;
     with --policy, the policy's enclaves with its per-topic governance."""
     from govkit.generate.sros2 import export_sros2
@@ -77,10 +80,12 @@ def sros2(keystore: Annotated[Path, typer.Argument(help="The keystore directory 
             raise GovkitError("--protection needs --policy" if policy is None else
                               "--policy exports the policy's own governance: leave out "
                               "--profile", EXIT_USAGE)
-        selection = _policy_selection(policy, protection, ca, build, domain)
-    elif domain is not None:
-        raise GovkitError("--domain is for --policy (a profile's documents are signed "
-                          "already)", EXIT_USAGE)
+        selection = _policy_selection(policy, protection, ca, build, domain,
+                                      allow_unmatched)
+    elif domain is not None or allow_unmatched:
+        raise GovkitError(f"{'--domain' if domain is not None else '--allow-unmatched'} is "
+                          f"for --policy (a profile's documents are signed already)",
+                          EXIT_USAGE)
     result = export_sros2(keystore, ca, build, profile, force, ca_keys, enforce, selection,
                           archive)
     if result.cleaned:
@@ -91,6 +96,10 @@ def sros2(keystore: Annotated[Path, typer.Argument(help="The keystore directory 
                 f"(from {ca}/{stem}.pem)" for enclave, stem in sorted(result.enclaves.items()))
     for name, why in result.left_out:
         err.print(f"govkit: note: {name} left out: {why}", markup=False)
+    for path in result.dropped:   # (named as the user named the keystore)
+        err.print(f"govkit: note: {one_line(keystore / path.relative_to(result.keystore))}: "
+                  f"not in the new keystore (its enclave is left out); the PKI "
+                  f"{one_line(ca)}/ keeps this key", markup=False)
     if result.crl:
         out.print(f"revocation: every enclave holds crl.pem ({ca}/identity_ca.crl.pem): rmw "
                   f"hands it to the security plugins, which refuse revoked peers",
@@ -129,15 +138,15 @@ def _print_archive(written, given: Path, keystore: Path) -> None:
 
 
 def _policy_selection(policy: Path, protection: Path | None, ca: Path, build: Path,
-                      domain: str | None):
+                      domain: str | None, allow_unmatched: bool):
     """generate --policy --sign into `build`, then what to export: its governance and its
     enclaves."""
     from govkit.generate.bundle import BundleLog
-    from govkit.generate.policy import generate_policy
     from govkit.generate.sros2 import Selection
     ros = load_ros_input(policy, protection)
     log = BundleLog()
-    made = generate_policy(ros, ca, build, policy_domains(domain), True, log)
+    made = policy_documents(ros, ca, build, policy_domains(domain), True, log,
+                            allow_unmatched=allow_unmatched)
     print_lines(log.messages)
     print_lines(f"wrote {one_line(path)}" for path in made.written)
     return Selection(made.governance.with_suffix(".p7s"), made.enclaves,

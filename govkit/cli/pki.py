@@ -26,9 +26,10 @@ PkiDirOpt = Annotated[Path, typer.Option(
 
 
 def pki_revoke(
-    names: Annotated[list[str], typer.Argument(
+    names: Annotated[list[str] | None, typer.Argument(
         help="The participants whose certificates to revoke (one new CRL for all of "
-             "them).")],
+             "them). None: write the CRL again if it is missing, older than the last one "
+             "the PKI manifest records, or lacks a revocation it records.")] = None,
     ca: PkiDirOpt = Path("pki"),
     reason: Annotated[str | None, typer.Option(
         "--reason", metavar=choices(REASON_NAMES),
@@ -44,9 +45,13 @@ def pki_revoke(
     from govkit.pki.testpki import TestPKI
     pki = TestPKI(ca)
     notes: list[str] = []
-    done = revoke_all(pki, names, reason, crl_days, notes=notes)
+    done = revoke_all(pki, names or [], reason, crl_days, notes=notes)
     if any(new for _, new in done) or notes:
         out.print(f"wrote {crl_path(pki)}", markup=False)
+    elif not names:
+        out.print(f"{crl_path(pki)}: nothing written: it lacks no revocation the PKI "
+                  f"manifest records and is not older than the last CRL it saw",
+                  markup=False)
     print_lines(line if new else f"already revoked: {line}" for line, new in done)
     for note in notes:
         err.print(f"govkit: note: {note}", markup=False)
@@ -65,7 +70,6 @@ def pki_renew(
     """Issue a new certificate for a participant's existing key (same public key, new
     serial and validity; the key file is never written), or with --new-key a new key and
     certificate for a revoked participant."""
-    import shlex
 
     from govkit.pki.renewal import rekey, renew
     from govkit.pki.testpki import TestPKI
@@ -91,8 +95,26 @@ def pki_renew(
         err.print(f"govkit: note: {pki.path(stem)}: {note}", markup=False)
     what = "permissions signed for the old certificate name its key, which is revoked" \
         if new_key else "permissions signed for the old certificate keep its validity"
-    out.print(f"{what}: regenerate them (`govkit generate --ca {shlex.quote(str(ca))} "
-              f"--all-profiles --sign`, with your --out and --participants)", markup=False)
+    out.print(f"{what}: regenerate them ({_regenerate(ca, stem)})", markup=False)
+
+
+def _regenerate(ca: Path, stem: str) -> str:
+    """The command that makes a participant's permissions again, as its project was made:
+    the `generate --policy` run recorded in the PKI for an enclave of it, else generate's
+    (govkit.generate.grants)."""
+    import shlex
+
+    from govkit.generate.grants import policy_command, policy_run
+    from govkit.pki.ros import ENCLAVE_MARK
+    run = policy_run(ca)
+    if run is not None and stem in run["enclaves"]:
+        return (f"`{policy_command(run['policy'], run['protection'], run['out'], str(ca))}`, "
+                f"the run that made them")
+    if stem.startswith(ENCLAVE_MARK):
+        return (f"`govkit generate --policy YOUR_POLICY.xml --ca {shlex.quote(str(ca))} "
+                f"--sign`, with your --protection and --out, if a policy made them")
+    return (f"`govkit generate --ca {shlex.quote(str(ca))} --all-profiles --sign`, with your "
+            f"--out and --participants")
 
 
 def pki_status(

@@ -6,6 +6,7 @@ current for a runner, a ROS 2 keystore to deploy.
 - `sros2`: `govkit export sros2`: a ROS 2 keystore from the PKI and the signed documents;
 - `validity`: a permissions validity the user chooses, and re-signing with a new one.
 - `policy`: `generate --policy`: an sros2 policy's documents and its test PKI;
+- `grants`: which mode wrote each permissions file, so that neither overwrites the other's;
 
 May import: every stage up to govkit.runners.
 """

@@ -22,7 +22,7 @@ from govkit.documents.render import GovernanceDocument, PermissionsDocument
 from govkit.generate.fleet import write_document
 from govkit.pki.hsm import key_uri, softhsm_conf
 from govkit.pki.issuance import init_pki
-from govkit.pki.revocation import crl_path
+from govkit.pki.revocation import crl_path, current_crl
 from govkit.pki.testpki import DEFAULT_PARTICIPANTS, TestPKI, init_tls, tls_paths
 from govkit.runners.base import Bundle, ParticipantFiles
 from govkit.smime.sign import sign_document, signed_path
@@ -45,6 +45,8 @@ def ensure_pki(ca_dir: Path, log: BundleLog, single_ca: bool = False,
     missing = [p for p in participants if not pki.has_key(p)]
     if not pki.exists() or missing:
         created = not pki.exists()
+        if not created:   # nothing added to a PKI whose CRL is missing or older (exit 2)
+            current_crl(pki)
         pki, files = init_pki(ca_dir, participants=participants, single_ca=single_ca)
         if created:
             log.say(f"created a {'single-CA ' if single_ca else ''}test PKI in {ca_dir}/ "

@@ -55,10 +55,11 @@ from govkit.common.inputs import read_input
 from govkit.common.limits import MAX_DOCUMENT_BYTES, MAX_PEM_BYTES
 from govkit.documents.model import build_model
 from govkit.documents.render import GovernanceDocument, PermissionsDocument
+from govkit.generate import grants
 from govkit.pki.manifest import read_manifest
 from govkit.pki.names import certificate_grants
 from govkit.pki.participants import Participant
-from govkit.pki.revocation import load_crl, revoked_certificates
+from govkit.pki.revocation import current_crl, explain_recorded, revoked_certificates
 from govkit.pki.testpki import TestPKI
 from govkit.smime import chain, pkcs7
 from govkit.smime.sign import (
@@ -529,7 +530,9 @@ def generate(profiles: list, pki, out_dir: Path, domains, runner: str,
     identity_ca = read_input(pki.identity_ca, MAX_PEM_BYTES, "certificate")
     pki.certificate("identity_ca")   # a clean error now rather than in every worker
     manifest, manifest_note = read_manifest(pki)
-    crl = load_crl(pki)   # a CRL that cannot be read: refused (who is revoked is unknown)
+    # a CRL that cannot be read, or is missing or older than the manifest records:
+    # refused (who is revoked is not known)
+    crl = current_crl(pki, manifest)
     settings = Settings(dt.datetime.now(dt.UTC),
                         signer_pem(pki.permissions_ca, pki.permissions_ca_key) if sign else None,
                         True, str(pki.directory), identity_ca, scope, domains, validity,
@@ -545,10 +548,18 @@ def generate(profiles: list, pki, out_dir: Path, domains, runner: str,
     if not participants:
         raise _no_identities(pki)
     names = [""] * first_permission + [p.name for p in participants]
+    permissions_dir = out_dir / "permissions"
+    # never over grants `generate --policy` wrote: refused before anything is written
+    grants.refuse_other_mode(permissions_dir, names[first_permission:], grants.PROFILES,
+                             pki.directory)
     result = collect(run_jobs(jobs, settings, processes), names)
     result.manifest_note = None if paranoid else manifest_note
     if result.revoked:
-        _left_out(pki, crl, manifest, result, out_dir / "permissions", explicit)
+        _left_out(pki, crl, manifest, result, permissions_dir, explicit)
+    left = set(result.revoked) | set(result.stale)
+    grants.record_modes(permissions_dir, (n for n in names[first_permission:]
+                                          if n not in left), grants.PROFILES,
+                        removed=result.revoked)
     if explicit:
         result.errors += [GovkitError(
             f"{pki.path(name)}: not issued by the current Identity CA (left from an earlier "
@@ -576,25 +587,30 @@ def _left_out(pki, crl, manifest, result: Result, directory: Path, explicit: boo
         recorded = manifest.entries[name].revoked if manifest and name in manifest.entries \
             else None
         if why is None and recorded:
-            why = (f"certificate {pki.path(name)} (serial {recorded['serial']}) revoked on "
-                   f"{recorded['at']} by CRL number {recorded['crl_number']}, as the PKI "
-                   f"manifest {manifest.path} records (the CRL no longer says so: "
-                   f"`govkit pki revoke` puts it back)")
-        removed = []
-        for suffix in (".p7s", ".xml"):
-            path = directory / f"{name}{suffix}"
-            try:
-                if stat.S_ISREG(os.lstat(path).st_mode):
-                    path.unlink()
-                    removed.append(path)
-            except FileNotFoundError:
-                pass
+            why = explain_recorded(pki, name, recorded, manifest.path)
+        removed = remove_earlier(directory, name)
         result.removed += removed
         gone = f"; removed {' and '.join(map(str, removed))}, written for it earlier" \
             if removed else ""
         result.revoked[name] = f"{name} is revoked: no permissions written{gone}: {why}"
         if explicit:
             result.errors.append(GovkitError(result.revoked[name]))
+
+
+def remove_earlier(directory: Path, name: str) -> list[Path]:
+    """Remove the permissions an earlier run wrote for `name` in `directory` (its .p7s
+    and .xml, regular files only): a revoked participant's signed grant is never left to
+    be shipped. Returns those removed."""
+    removed = []
+    for suffix in (".p7s", ".xml"):
+        path = Path(directory) / f"{name}{suffix}"
+        try:
+            if stat.S_ISREG(os.lstat(path).st_mode):
+                path.unlink()
+                removed.append(path)
+        except FileNotFoundError:
+            pass
+    return removed
 
 
 def _no_identities(pki) -> GovkitError:
@@ -627,6 +643,8 @@ def ensure_identities(ca_dir: Path, participants: list[Participant], log,
     present = set(os.listdir(pki.directory)) if pki.directory.is_dir() else set()
     missing = [p for p in participants if f"{p.name}.key" not in present]
     if created or missing:
+        if not created:   # nothing added to a PKI whose CRL is missing or older (exit 2)
+            current_crl(pki)
         pki, _ = init_pki(ca_dir, missing, single_ca=single_ca, processes=processes)
         if created:
             log.say(f"created a {'single-CA ' if single_ca else ''}test PKI in {ca_dir}/ "

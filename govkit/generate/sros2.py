@@ -32,7 +32,9 @@ durable (`staging`), then renamed into place. An existing keystore is refused un
 `force`; then it is swapped for the new one in one rename (renameat2 RENAME_EXCHANGE where
 Linux has it), so it is never a mix of two exports. A private key in the old keystore that
 is not one of the keys being written (e.g. sros2's own CA key) is never replaced: the
-export stops and says which file to move away first.
+export stops and says which file to move away first. A key the PKI keeps (a participant
+revoked since the last export, whose enclave this one leaves out) is no key lost: the
+keystore is replaced, and `Export.dropped` names it ("revoke, then export again").
 The sibling's name is short whatever the keystore's (`.govkit-export-<hash of the name>-
 <random>`: a 240-character keystore name fits NAME_MAX), and an export holds a lock on the
 parent directory (flock) while it works: a sibling of an export that was killed (it holds
@@ -81,7 +83,7 @@ from govkit.common.inputs import read_input
 from govkit.common.limits import MAX_DOCUMENT_BYTES, MAX_PEM_BYTES, MAX_SMIME_BYTES
 from govkit.documents.parse import parse_xml, text_value
 from govkit.pki.names import certificate_rdns, parse_subject
-from govkit.pki.revocation import crl_path, load_crl
+from govkit.pki.revocation import crl_path, current_crl
 from govkit.pki.ros import enclave_of
 from govkit.pki.testpki import TestPKI
 from govkit.smime.sign import load_signer, sign_bytes
@@ -109,6 +111,9 @@ class Export:
     cleaned: int = 0
     enforced: Path | None = None   # the enforcing governance govkit signed (`resigned`)
     archived: archive.Written | None = None   # the keystore as one archive (`archive_to`)
+    # private keys of the replaced keystore this one leaves out, each one the PKI keeps
+    # (a participant left out since, e.g. revoked)
+    dropped: list[Path] = field(default_factory=list)
 
 
 def _verified(path: Path, ca_cert, what: str, kind: str) -> bytes:
@@ -257,6 +262,11 @@ def _plan(pki: TestPKI, build: Path, profile: str | None, ca_keys: bool,
     id_pem = read_input(pki.identity_ca, MAX_PEM_BYTES, "certificate")
     perm_pem = read_input(pki.permissions_ca, MAX_PEM_BYTES, "certificate")
     pki.certificate("identity_ca")   # a broken Identity CA is refused before anything else
+    # The CRL read once, capped at MAX_CRL_BYTES and refused if not the current Identity
+    # CA's, or missing or older than the PKI manifest records (current_crl), before
+    # anything is written (the enforcing governance); the enclaves get that very CRL, so
+    # who is left out below and what every node refuses cannot differ.
+    crl = current_crl(pki)
     perm_ca = pki.certificate("permissions_ca")
     plan.add("public/identity_ca.cert.pem", id_pem)
     plan.add("public/permissions_ca.cert.pem", perm_pem)
@@ -274,10 +284,6 @@ def _plan(pki: TestPKI, build: Path, profile: str | None, ca_keys: bool,
         else:
             result.enforcing = False
     plan.add("enclaves/governance.p7s", governance)
-    # The CRL read once, capped at MAX_CRL_BYTES and refused if not the current Identity
-    # CA's (load_crl); the enclaves get that very CRL, so who is left out below and what
-    # every node refuses cannot differ (a second read could meet a newer file).
-    crl = load_crl(pki)
     crl_pem = crl.crl.public_bytes(serialization.Encoding.PEM) if crl is not None else None
     result.crl = crl_pem is not None
     stale = set(pki.stale_participants())
@@ -334,6 +340,30 @@ KEYSTORE_TOP = ("enclaves", "private", "public")
 def _not_keystore(keystore: Path) -> list[str]:
     """The names at the top of `keystore` that no keystore holds, sorted."""
     return sorted(set(os.listdir(keystore)) - set(KEYSTORE_TOP))
+
+
+def pki_keys(pki: TestPKI) -> set[bytes]:
+    """Every private key file the PKI keeps (its CAs', its participants', the re-keyed
+    ones in retired/): an old keystore's copy of one that an export leaves out (a
+    revoked participant's) is no key lost."""
+    from govkit.pki.renewal import RETIRED_DIR
+    found = set()
+    for directory in (pki.directory, pki.directory / RETIRED_DIR):
+        if not directory.is_dir():
+            continue
+        for path in directory.glob("*.key"):
+            try:
+                found.add(read_input(path, MAX_PEM_BYTES, "private key"))
+            except GovkitError:
+                continue
+    return found
+
+
+def _read_or_none(path: Path) -> bytes | None:
+    try:
+        return read_input(path, MAX_PEM_BYTES, "file")
+    except GovkitError:
+        return None
 
 
 def _foreign_keys(keystore: Path, ours: set[bytes]) -> list[Path]:
@@ -448,7 +478,7 @@ def export_sros2(keystore: Path, ca_dir: Path, build_dir: Path, profile: str | N
     try:
         fcntl.flock(lock, fcntl.LOCK_EX)   # one export per directory at a time
         result.cleaned = _remove_stale(parent, keystore)
-        _replace(keystore, plan, force, result)
+        _replace(keystore, plan, force, result, TestPKI(Path(ca_dir)))
         if archive_to is not None:
             result.archived = _write_archive(archive_to, members, force, keystore)
     finally:
@@ -476,7 +506,8 @@ def _write_archive(path: Path, members: list, force: bool,
                           f"is not)", e.exit_code) from None
 
 
-def _replace(keystore: Path, plan: _Plan, force: bool, result: Export) -> None:
+def _replace(keystore: Path, plan: _Plan, force: bool, result: Export,
+             pki: TestPKI | None = None) -> None:
     exists = keystore.is_symlink() or keystore.exists()
     if exists and not keystore.is_dir():
         raise GovkitError(f"{keystore}: exists and is not a directory", EXIT_USAGE)
@@ -497,6 +528,10 @@ def _replace(keystore: Path, plan: _Plan, force: bool, result: Export) -> None:
                               f"replaces a keystore only, never another directory",
                               EXIT_USAGE)
         foreign = _foreign_keys(keystore, plan.keys())
+        if foreign and pki is not None:   # a left-out participant's: the PKI keeps it
+            kept = pki_keys(pki)
+            result.dropped = [p for p in foreign if _read_or_none(p) in kept]
+            foreign = [p for p in foreign if p not in result.dropped]
         if foreign:
             shown = ", ".join(map(str, foreign[:3])) + (" …" if len(foreign) > 3 else "")
             raise GovkitError(f"{keystore}: holds private keys this export would not write "

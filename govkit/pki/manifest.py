@@ -23,6 +23,11 @@ full check. Revocation is never taken from the manifest alone: a participant is 
 if the CRL or the manifest says so (an old manifest replayed after `revoke` still has a
 valid HMAC, but the CRL revokes), and `revoke` puts back on the CRL every revocation the
 manifest records (a deleted CRL un-revokes no one).
+
+The manifest also records the last CRL it saw (its number and thisUpdate, `CrlRecord`)
+and the revocations of certificates that are no participant's any more (re-keyed: `retired`),
+so that govkit.pki.revocation.current_crl can refuse a CRL that is missing or older than
+that one, and `revoke` can write back every revocation, the retired ones included.
 """
 
 from __future__ import annotations
@@ -49,6 +54,8 @@ from govkit.pki.testpki import TestPKI, subject_rfc2253
 MANIFEST_NAME = "manifest"
 KEY_NAME = "manifest-key"
 SCHEMA = "govkit.pki-manifest/1"
+# RFC 5280 5.2.3: a CRL number is a non-negative integer of at most 20 octets.
+MAX_CRL_NUMBER = 2 ** 159
 _TAG = b"hmac-sha256 "
 _TAG_LINE = len(_TAG) + 64 + 1
 # An entry longer than this is left out (its participant then gets the full check): only
@@ -85,7 +92,26 @@ class Entry:
     def from_json(cls, d: dict) -> Entry:
         return cls(bytes.fromhex(d["sha256"]), d["issued"] is True, str(d["subject"]),
                    int(d["serial"], 16), str(d["not_before"]), str(d["not_after"]),
-                   str(d["issuer"]), d["revoked"] if isinstance(d["revoked"], dict) else None)
+                   str(d["issuer"]), checked_revocation(d["revoked"])
+                   if isinstance(d["revoked"], dict) else None)
+
+
+def checked_revocation(r: dict) -> dict:
+    """A recorded revocation ({"serial", "at", "reason", "crl_number"}) as `revoke` can
+    write it back on a CRL; ValueError if it is not one (an authentic manifest holds only
+    what govkit wrote, but one that is not is refused, never a traceback)."""
+    serial = int(r["serial"], 16) if isinstance(r.get("serial"), str) else -1
+    if not 0 < serial < 2 ** 159:   # RFC 5280 4.1.2.2: positive, at most 20 octets
+        raise ValueError("not a serial number")
+    at = dt.datetime.fromisoformat(str(r["at"]))
+    if at.tzinfo is None:
+        raise ValueError("a revocation time without a zone")
+    if r.get("reason") is not None and not isinstance(r["reason"], str):
+        raise ValueError("not a reason")
+    number = r.get("crl_number")
+    if number is not None and (type(number) is not int or number < 0):
+        raise ValueError("not a CRL number")
+    return r
 
 
 def check_certificate(pem: bytes, ca: x509.Certificate) -> Entry:
@@ -103,11 +129,29 @@ def check_certificate(pem: bytes, ca: x509.Certificate) -> Entry:
 
 
 @dataclass(frozen=True)
+class CrlRecord:
+    """The last CRL a manifest saw (at `path`): its number and thisUpdate (xml_datetime;
+    None in a manifest of an earlier govkit), and the participants it records revoked."""
+    path: Path
+    number: int | None
+    this_update: str | None
+    revoked: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Manifest:
     path: Path
     identity_ca: bytes              # SHA-256 of the Identity CA certificate file
     crl_number: int | None          # the CRL's number when it was written
     entries: dict[str, Entry]
+    crl_this_update: str | None = None   # that CRL's thisUpdate (xml_datetime)
+    # revocations of certificates no participant holds any more (re-keyed ones)
+    retired: tuple[dict, ...] = ()
+
+    @property
+    def crl(self) -> CrlRecord:
+        return CrlRecord(self.path, self.crl_number, self.crl_this_update,
+                         tuple(sorted(n for n, e in self.entries.items() if e.revoked)))
 
 
 def manifest_path(pki: TestPKI) -> Path:
@@ -135,9 +179,9 @@ def sha256_file(path: Path) -> bytes:
     return hashlib.sha256(read_input(path, MAX_PEM_BYTES, "certificate")).digest()
 
 
-def read_manifest(pki: TestPKI) -> tuple[Manifest | None, str | None]:
-    """(the manifest, None) when it is there, authentic, and about the current Identity
-    CA; else (None, one line saying why it is not used)."""
+def _authentic(pki: TestPKI) -> tuple[dict | None, str | None]:
+    """(the manifest's JSON, None) when it is there, authentic, and about the current
+    Identity CA; else (None, one line saying why it is not used)."""
     path = manifest_path(pki)
     if not path.exists():
         return None, (f"{path}: no PKI manifest (written by every `govkit pki` command that "
@@ -155,25 +199,61 @@ def read_manifest(pki: TestPKI) -> tuple[Manifest | None, str | None]:
             and hmac.compare_digest(tag[len(_TAG):-1], mac)):
         return None, (f"{path}: does not authenticate under {pki.directory / KEY_NAME} "
                       f"(edited, truncated, or not this PKI's)")
+    unreadable = f"{path}: authentic, but not a manifest this govkit reads"
     try:
         doc = json.loads(body)
         if doc["schema"] != SCHEMA:
             return None, f"{path}: not a {SCHEMA} manifest"
         ca = bytes.fromhex(doc["identity_ca"])
-        if doc.get("too_many"):
-            return None, (f"{path}: the PKI had {doc['too_many']} participants, more than "
-                          f"a manifest lists ({MAX_MANIFEST_PARTICIPANTS})")
-        entries = {name: Entry.from_json(e) for name, e in doc["participants"].items()}
-        number = doc["crl_number"]
-    except (ValueError, KeyError, TypeError, AttributeError):
-        return None, f"{path}: authentic, but not a manifest this govkit reads"
+        number, this_update = doc["crl_number"], doc.get("crl_this_update")
+        if number is not None and (type(number) is not int or number < 0):
+            return None, f"{unreadable} (its crl_number is not a CRL number)"
+        if this_update is not None:
+            dt.datetime.strptime(this_update, "%Y-%m-%dT%H:%M:%SZ")
+        doc["retired"] = [checked_revocation(r) for r in doc.get("retired", [])]
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
+        # (RecursionError: JSON nested too deep for the parser)
+        return None, unreadable
     try:
         current = sha256_file(pki.identity_ca)
     except GovkitError as e:
         return None, str(e)
     if ca != current:
         return None, f"{path}: written for another Identity CA than {pki.identity_ca}"
-    return Manifest(path, ca, number if isinstance(number, int) else None, entries), None
+    return doc, None
+
+
+def read_manifest(pki: TestPKI) -> tuple[Manifest | None, str | None]:
+    """(the manifest, None) when it is there, authentic, and about the current Identity
+    CA; else (None, one line saying why it is not used)."""
+    doc, why = _authentic(pki)
+    if doc is None:
+        return None, why
+    path = manifest_path(pki)
+    if doc.get("too_many"):
+        return None, (f"{path}: the PKI had {doc['too_many']} participants, more than "
+                      f"a manifest lists ({MAX_MANIFEST_PARTICIPANTS})")
+    try:
+        entries = {str(name): Entry.from_json(e) for name, e in doc["participants"].items()}
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None, f"{path}: authentic, but not a manifest this govkit reads"
+    return Manifest(path, bytes.fromhex(doc["identity_ca"]), doc["crl_number"], entries,
+                    doc.get("crl_this_update"), tuple(doc["retired"])), None
+
+
+def crl_record(pki: TestPKI, manifest: Manifest | None = None) -> CrlRecord | None:
+    """The last CRL an authentic manifest saw (`manifest`, if read already), also from one
+    that lists no participants (too many); None without an authentic manifest."""
+    if manifest is not None:
+        return manifest.crl
+    doc, _ = _authentic(pki)   # (no entry read: half the time of read_manifest)
+    if doc is None:
+        return None
+    listed = doc.get("participants")
+    revoked = sorted(str(n) for n, e in listed.items() if isinstance(e, dict) and
+                     e.get("revoked")) if isinstance(listed, dict) else []
+    return CrlRecord(manifest_path(pki), doc["crl_number"], doc.get("crl_this_update"),
+                     tuple(revoked))
 
 
 def update_manifest(pki: TestPKI, crl, changed=None,
@@ -191,10 +271,14 @@ def update_manifest(pki: TestPKI, crl, changed=None,
     old, _ = read_manifest(pki)
     names = set(pki.identities())
     ca_pem = read_input(pki.identity_ca, MAX_PEM_BYTES, "certificate")
-    crl_number = max((crl.number or 0) if crl else 0,
-                     (old.crl_number or 0) if old else 0) or None
+    # the last CRL seen: this one, unless the manifest saw a later one (a CRL deleted or
+    # put back older is then refused by its readers: revocation.current_crl)
+    seen = crl_record(pki, old)
+    crl_number, this_update = (seen.number, seen.this_update) if seen else (None, None)
+    if crl is not None and (crl.number or 0) >= (crl_number or 0):
+        crl_number, this_update = crl.number, xml_datetime(crl.this_update)
     header = {"schema": SCHEMA, "identity_ca": hashlib.sha256(ca_pem).hexdigest(),
-              "crl_number": crl_number}
+              "crl_number": crl_number, "crl_this_update": this_update}
     if len(names) > MAX_MANIFEST_PARTICIPANTS:
         _write(pki, key, {**header, "too_many": len(names)}, [])
         return
@@ -215,6 +299,7 @@ def update_manifest(pki: TestPKI, crl, changed=None,
             entries[name] = check_certificate(pem, ca)
     entries = {n: _revocation(e, crl, old.entries.get(n) if old else None)
                for n, e in entries.items()}
+    header["retired"] = _retired(old, entries)
     lines = []
     for name in sorted(entries):
         line = json.dumps(name) + ": " + json.dumps(entries[name].to_json())
@@ -234,6 +319,20 @@ def _revocation(entry: Entry, crl, old: Entry | None) -> Entry:
         revoked = {"serial": f"{entry.serial:#x}", "at": xml_datetime(found.revoked_at),
                    "reason": found.reason, "crl_number": crl.number}
     return dataclasses.replace(entry, revoked=revoked)
+
+
+def _retired(old: Manifest | None, entries: dict[str, Entry]) -> list[dict]:
+    """The revocations the old manifest records of certificates no entry holds now (a
+    re-keyed participant's old one): kept, so that `revoke` can put them back on a CRL."""
+    if old is None:
+        return []
+    current = {e.revoked["serial"] for e in entries.values() if e.revoked}
+    kept = [*old.retired, *(e.revoked for e in old.entries.values() if e.revoked)]
+    out: dict[str, dict] = {}
+    for r in kept:
+        if r["serial"] not in current:
+            out.setdefault(r["serial"], r)
+    return list(out.values())
 
 
 def _write(pki: TestPKI, key: bytes, header: dict, lines: list[str]) -> None:
@@ -257,10 +356,10 @@ def recorded_revocations(pki: TestPKI) -> list[dict]:
     manifest, _ = read_manifest(pki)
     if manifest is None:
         return []
-    return [e.revoked for e in manifest.entries.values() if e.revoked]
+    return [*(e.revoked for e in manifest.entries.values() if e.revoked), *manifest.retired]
 
 
 def last_crl_number(pki: TestPKI) -> int:
     """The number of the last CRL an authentic manifest saw (0 if none)."""
-    manifest, _ = read_manifest(pki)
-    return (manifest.crl_number or 0) if manifest else 0
+    record = crl_record(pki)
+    return (record.number or 0) if record else 0

@@ -322,12 +322,14 @@ def load_identities(where: Path) -> list[Identity]:
 
 def _with_revocations(where: Path, identities: list[Identity]) -> list[Identity]:
     """The identities, those the directory's CRL revokes marked (a test PKI directory)."""
-    from govkit.pki.revocation import explain_revocation, load_crl
+    from govkit.pki.revocation import current_crl, explain_revocation
     from govkit.pki.testpki import TestPKI
     pki = TestPKI(where)
-    if not pki.path(CRL_STEM).exists() or not pki.identity_ca.exists():
+    if not pki.identity_ca.exists():
         return identities
-    crl = load_crl(pki)
+    crl = current_crl(pki)   # missing or older than the PKI manifest records: refused
+    if crl is None:
+        return identities
     out = []
     for i in identities:
         r = crl.revocation(i.cert)

@@ -7,6 +7,14 @@ writing the new one (govkit.pki.lock). It never writes a CRL govkit would not re
 (common.limits.MAX_CRL_BYTES, derived from MAX_REVOCATIONS). The CRL is the record: who
 was revoked, when and why is read back from it.
 
+One source of revocation truth, `current_crl`: the CRL together with the PKI manifest,
+which records the last CRL govkit wrote (its number and thisUpdate, govkit.pki.manifest).
+A CRL the manifest records that is missing, or older (a lower number, or the same number
+and an earlier thisUpdate), is refused (exit 2, one line): deleting the CRL or putting an
+old one back would otherwise un-revoke. Every command that grants, signs, ships, verifies
+or renews reads the CRL through it; `revoke` (with no names: `govkit pki revoke --ca DIR`)
+writes the CRL again with every revocation the manifest records.
+
 Both runtimes govkit runs take this one file (govkit.generate.bundle names it for every
 participant once it exists):
 - Cyclone DDS 0.10: `<Security><Authentication><CRL>` (property
@@ -35,14 +43,24 @@ from cryptography.hazmat.primitives import hashes, serialization
 from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.common.fsutil import write_atomic
 from govkit.common.inputs import read_input
-from govkit.common.limits import MAX_CRL_BYTES, MAX_REVOCATIONS
+from govkit.common.limits import (
+    CRL_ENTRY_DER_BYTES,
+    CRL_FRAME_DER_BYTES,
+    MAX_CRL_BYTES,
+    MAX_REVOCATIONS,
+)
 from govkit.pki.lock import pki_lock
 from govkit.pki.manifest import (
+    MAX_CRL_NUMBER,
+    CrlRecord,
+    Manifest,
+    crl_record,
     last_crl_number,
     read_manifest,
     recorded_revocations,
     sha256_file,
     update_manifest,
+    xml_datetime,
 )
 from govkit.pki.participants import CA_STEMS, CRL_STEM
 from govkit.pki.testpki import CLOCK_SKEW, LAST_VALID_TIME, TestPKI, max_days
@@ -142,6 +160,40 @@ def load_crl(pki: TestPKI) -> Crl | None:
     return Crl(path, crl)
 
 
+def crl_problem(pki: TestPKI, crl: Crl | None, record: CrlRecord | None) -> str | None:
+    """Why `crl` (the PKI's, None: there is none) is not the last one the manifest saw
+    (`record`), in one line; None when it is that one or a later one."""
+    if record is None or (record.number is None and record.this_update is None):
+        return None
+    seen = f"CRL number {record.number}" + (f" (this update {record.this_update})"
+                                            if record.this_update else "")
+    fix = (f"put that CRL back, or write it again with `govkit pki revoke --ca "
+           f"{pki.directory}` (it puts back every revocation the manifest records"
+           + (f": {', '.join(record.revoked[:3])}{', …' if len(record.revoked) > 3 else ''})"
+              if record.revoked else ")"))
+    if crl is None:
+        return (f"{crl_path(pki)}: missing, but the PKI manifest {record.path} records "
+                f"{seen}: who is revoked is not known, nothing done; {fix}")
+    number, this_update = crl.number or 0, xml_datetime(crl.this_update)
+    older = number < (record.number or 0) or number == (record.number or 0) and \
+        record.this_update is not None and this_update < record.this_update
+    if not older:
+        return None
+    return (f"{crl_path(pki)}: CRL number {crl.number} (this update {this_update}) is older "
+            f"than the {seen} the PKI manifest {record.path} records: revocations may be "
+            f"missing from it, nothing done; {fix}")
+
+
+def current_crl(pki: TestPKI, manifest: Manifest | None = None) -> Crl | None:
+    """The PKI's CRL (load_crl), refused (GovkitError, exit 2) when it is missing or older
+    than the last one an authentic PKI manifest records (`manifest`, if read already)."""
+    crl = load_crl(pki)
+    problem = crl_problem(pki, crl, crl_record(pki, manifest))
+    if problem:
+        raise GovkitError(problem, EXIT_USAGE)
+    return crl
+
+
 def _when(t: dt.datetime) -> str:
     return t.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
@@ -166,25 +218,47 @@ def revoked_participants(pki: TestPKI, names, unreadable: list[str] | None = Non
             revoked_certificates(pki, names, unreadable).items()}
 
 
+def explain_recorded(pki: TestPKI, name: str, recorded: dict, manifest: Path) -> str:
+    """One line: a revocation the PKI manifest records and the CRL does not state."""
+    return (f"certificate {pki.path(name)} (serial {recorded['serial']}) revoked on "
+            f"{recorded['at']} by CRL number {recorded.get('crl_number')}, as the PKI "
+            f"manifest {manifest} records (the CRL does not say so: `govkit pki revoke "
+            f"--ca {pki.directory}` puts it back)")
+
+
 def revoked_certificates(pki: TestPKI, names, unreadable: list[str] | None = None
                          ) -> dict[str, tuple[x509.Certificate, str]]:
-    """`revoked_participants`, with each revoked certificate. A certificate file the PKI
-    manifest lists (the same bytes) is not parsed unless the CRL lists its serial."""
-    crl = load_crl(pki)
+    """`revoked_participants`, with each revoked certificate: those the CRL revokes and
+    those the PKI manifest records revoked (the same certificate file); a CRL missing or
+    older than the manifest's is refused (current_crl). A certificate file the manifest
+    lists (the same bytes) is not parsed unless it is revoked."""
+    crl = load_crl(pki)   # read once: it may be tens of MB
+    manifest = None
+    if crl is None:   # the common case, checked without reading every entry
+        record = crl_record(pki)
+    else:
+        manifest, _ = read_manifest(pki)
+        record = crl_record(pki, manifest)
+    problem = crl_problem(pki, crl, record)
+    if problem:
+        raise GovkitError(problem, EXIT_USAGE)
     if crl is None:
-        return {}
-    manifest, _ = read_manifest(pki)
+        if record is None or not record.revoked:
+            return {}
+        manifest, _ = read_manifest(pki)
     entries = manifest.entries if manifest else {}
-    serials = crl.serials
+    serials = crl.serials if crl is not None else frozenset()
     found = {}
     for name in names:
         entry = entries.get(name)
-        if entry is not None and entry.issued and entry.serial not in serials:
+        same = None
+        if entry is not None and entry.issued:
             try:
-                if sha256_file(pki.path(name)) == entry.sha256:
-                    continue   # the very certificate whose serial the CRL does not list
+                same = sha256_file(pki.path(name)) == entry.sha256
             except GovkitError:
-                pass
+                same = False
+            if same and entry.serial not in serials and not entry.revoked:
+                continue   # the very certificate the CRL does not list, nor the manifest
         if not pki.path(name).exists():
             continue
         try:
@@ -194,9 +268,11 @@ def revoked_certificates(pki: TestPKI, names, unreadable: list[str] | None = Non
                 raise
             unreadable.append(f"{e}; whether it is revoked is not known")
             continue
-        r = crl.revocation(cert)
+        r = crl.revocation(cert) if crl is not None else None
         if r is not None:
             found[name] = cert, explain_revocation(pki.path(name), cert, crl, r)
+        elif same and entry.revoked:
+            found[name] = cert, explain_recorded(pki, name, entry.revoked, manifest.path)
     return found
 
 
@@ -217,7 +293,9 @@ def revoke_all(pki: TestPKI, names: list[str], reason: str | None = None,
     writing the new one, so two revocations at once both land, in CRLs numbered one
     after the other (govkit.pki.lock). The CRL's number follows the last one the PKI
     manifest saw too, and revocations the manifest records but the CRL lacks (a CRL
-    deleted or replaced by hand) are put back, said in `notes`: no one is un-revoked."""
+    deleted or replaced by hand) are put back, said in `notes`: no one is un-revoked.
+    With no `names`, only that: the CRL written again when it lacks a recorded
+    revocation or is older than the last one the manifest saw (current_crl)."""
     now = now or dt.datetime.now(dt.UTC)
     if reason is not None and reason not in REASONS:
         raise GovkitError(f"unknown reason {reason!r}; valid: {', '.join(REASONS)}",
@@ -272,12 +350,22 @@ def _revoke_locked(pki: TestPKI, names: list[str], reason: str | None, days: int
                               f"earlier PKI); its CRL cannot revoke it", EXIT_USAGE) from None
         certs[name] = cert
     old = load_crl(pki)
-    done = {name: old.revocation(cert) for name, cert in certs.items()} if old else {}
-    new = [name for name in names if done.get(name) is None]
+    _refuse_oversized(old)
+    record = crl_record(pki)
+    stale = crl_problem(pki, old, record)
     restored = _restored(old, recorded_revocations(pki))
-    if not new and not restored:
+    back = {e.serial_number for e in restored}
+    done = {name: old.revocation(cert) for name, cert in certs.items()} if old else {}
+    # (a certificate whose revocation is put back is not revoked again, at another time)
+    new = [name for name in names if done.get(name) is None
+           and certs[name].serial_number not in back]
+    if not new and not restored and not stale:
         update_manifest(pki, old, changed=[])   # (the manifest may not say so yet)
         return [(explain_revocation(pki.path(n), certs[n], old, done[n]), False) for n in names]
+    if stale and not restored:
+        notes.append(f"{crl_path(pki)}: {'older than' if old else 'missing, after'} CRL "
+                     f"number {record.number}, the last the PKI manifest {record.path} "
+                     f"records: written again, numbered after it")
     if restored:
         notes.append(f"{crl_path(pki)}: lacked {len(restored)} revocation(s) the PKI manifest "
                      f"records (serial {', '.join(f'{e.serial_number:#x}' for e in restored[:3])}"
@@ -301,6 +389,12 @@ def _revoke_locked(pki: TestPKI, names: list[str], reason: str | None, days: int
             entry = entry.add_extension(x509.CRLReason(REASONS[reason]), critical=False)
         entries.append(entry.build())
     number = max((old.number or 0) if old else 0, last_crl_number(pki)) + 1
+    if number >= MAX_CRL_NUMBER:
+        raise GovkitError(f"{crl_path(pki)}: the next CRL number, {str(number)[:24]}… "
+                          f"({len(str(number))} digits, after the last one the CRL or the "
+                          f"PKI manifest records), would pass the 20 octets RFC 5280 5.2.3 "
+                          f"allows; nothing revoked (replace the PKI with `govkit pki init "
+                          f"{pki.directory} --force`)", EXIT_USAGE)
     # The entries are handed to the builder at once: adding them one by one copies the
     # list each time (100,000 revocations took minutes).
     builder = x509.CertificateRevocationListBuilder(
@@ -324,3 +418,18 @@ def _revoke_locked(pki: TestPKI, names: list[str], reason: str | None, days: int
     update_manifest(pki, written, changed=[])   # every entry's revocation, from this CRL
     return [(explain_revocation(pki.path(n), certs[n], written, written.revocation(certs[n])),
              n in new) for n in names]
+
+
+def _refuse_oversized(crl: Crl | None) -> None:
+    """A CRL larger than govkit writes for its entries (CRL_FRAME_DER_BYTES and
+    CRL_ENTRY_DER_BYTES each) is not one govkit wrote; `revoke` would copy what it holds
+    besides the entries into every CRL after it. Refused (exit 2)."""
+    if crl is None:
+        return
+    size = len(crl.crl.public_bytes(serialization.Encoding.DER))
+    most = CRL_FRAME_DER_BYTES + len(crl.crl) * CRL_ENTRY_DER_BYTES
+    if size > most:
+        raise GovkitError(f"{crl.path}: {size} bytes (DER) for {len(crl.crl)} revocation(s), "
+                          f"more than govkit writes for them ({most}): not a CRL govkit "
+                          f"wrote; nothing revoked (remove it: `govkit pki revoke` writes "
+                          f"it again from the PKI manifest's records)", EXIT_USAGE)

@@ -22,8 +22,9 @@ from pathlib import Path
 from cryptography import x509
 
 from govkit.common.errors import GovkitError
+from govkit.pki.manifest import crl_record
 from govkit.pki.names import grants_certificate
-from govkit.pki.revocation import Crl, explain_revocation, load_crl
+from govkit.pki.revocation import Crl, crl_path, crl_problem, explain_revocation, load_crl
 from govkit.pki.testpki import TestPKI
 from govkit.pki.vocabulary import DEFAULT_WARN_DAYS
 
@@ -158,6 +159,13 @@ def pki_status(pki: TestPKI, documents: list[SignedDates] = (), warn_days: int =
         item.notes.append(f"{len(crl.entries())} revoked; past its next update Cyclone DDS "
                           f"and Fast DDS refuse every certificate")
         items.append(item)
+    stale_crl = crl_problem(pki, crl, crl_record(pki))
+    if stale_crl:   # missing or older than the PKI manifest records: revocations lost
+        item = next((i for i in items if i.kind == "CRL"), None)
+        if item is None:
+            item = Item("CRL", crl_path(pki).name, str(crl_path(pki)), None, None)
+            items.append(item)
+        item.problems.append(stale_crl.removeprefix(f"{crl_path(pki)}: "))
     for doc in documents:
         items += _document_items(doc, certs, participants)
     for item in items:

@@ -14,7 +14,7 @@ from pathlib import Path
 from govkit.common.errors import GovkitError
 from govkit.common.fsutil import collect_files
 from govkit.pki.names import certificate_grants
-from govkit.pki.revocation import crl_path, revoked_certificates
+from govkit.pki.revocation import revoked_certificates
 from govkit.pki.status import GrantDates, SignedDates, Status, pki_status
 from govkit.pki.testpki import TestPKI
 from govkit.pki.vocabulary import DEFAULT_WARN_DAYS
@@ -102,8 +102,9 @@ def add_revocation_problems(results: list[Verification], ca: Path) -> list[str]:
     The revoked certificates are found once; each document's grants are those the fast
     path of `verify` read (govkit.smime.verify_batch), else read here."""
     pki = TestPKI(Path(ca))
-    if not Path(ca).is_dir() or not crl_path(pki).exists():
+    if not Path(ca).is_dir() or not pki.identity_ca.exists():
         return []
+    # (a CRL missing or older than the PKI manifest records: refused, revocation.current_crl)
     unreadable: list[str] = []
     revoked = _revoked(pki, unreadable)
     if revoked:

@@ -25,7 +25,7 @@ from govkit.common.errors import GovkitError
 from govkit.common.fsutil import collect_files
 from govkit.documents import mime
 from govkit.documents.render import DomainSet, GovernanceDocument, PermissionsDocument
-from govkit.generate import fleet
+from govkit.generate import fleet, grants
 from govkit.pki.issuance import init_pki
 from govkit.pki.participants import Grants, Participant
 from govkit.pki.testpki import TestPKI
@@ -49,9 +49,16 @@ def openssl_verify(p7s: Path, ca: Path) -> subprocess.CompletedProcess:
                           capture_output=True, timeout=30)
 
 
+def _documents(directory: Path) -> list[Path]:
+    """The files in `directory` but generate's record of who wrote them (generate.grants:
+    it is rewritten only when it changes, and holds no document)."""
+    return [p for p in directory.iterdir() if p.name != grants.RECORD]
+
+
 def _files(directory: Path) -> dict[str, bytes]:
+    """The documents under `directory` (not generate's record of who wrote them)."""
     return {str(p.relative_to(directory)): p.read_bytes()
-            for p in sorted(directory.rglob("*")) if p.is_file()}
+            for p in sorted(directory.rglob("*")) if p.is_file() and p.name != grants.RECORD}
 
 
 # ------------------------------------------------------------------ generate
@@ -101,11 +108,11 @@ def test_signing_again_leaves_unchanged_documents_in_place(pki, tmp_path):
     profile = [get_profile("rtps_sign")]
     fleet.generate(profile, pki, tmp_path, DomainSet(), "ddsperf", sign=True)
     perms = tmp_path / "permissions"
-    before = {p.name: p.stat().st_ino for p in perms.iterdir()}
+    before = {p.name: p.stat().st_ino for p in _documents(perms)}
     (perms / "sub.xml").write_bytes(b"changed")
     (perms / "n00.xml").chmod(0o600)
     result = fleet.generate(profile, pki, tmp_path, DomainSet(), "ddsperf", sign=True)
-    after = {p.name: p.stat().st_ino for p in perms.iterdir()}
+    after = {p.name: p.stat().st_ino for p in _documents(perms)}
     assert sorted(after) == sorted(before)
     for name, inode in after.items():
         kept = name.endswith(".xml") and name not in ("sub.xml", "n00.xml")
@@ -168,7 +175,7 @@ def test_listed_participants_must_be_current_identities(pki, tmp_path):
     assert [str(e) for e in result.errors] == [
         f"{other}/pub.pem: not issued by the current Identity CA (left from an earlier PKI); "
         f"no permissions written for it (reissue with `govkit pki init {other} --force`)"]
-    assert sorted(p.name for p in (tmp_path / "b/permissions").iterdir()) == ["sub.xml"]
+    assert sorted(p.name for p in _documents(tmp_path / "b/permissions")) == ["sub.xml"]
     # without a list, such identities are skipped, as `generate` always did
     result = fleet.generate([], TestPKI(other), tmp_path / "c", DomainSet(), "ddsperf")
     assert result.stale == ["pub"] and not result.errors
@@ -349,7 +356,7 @@ def test_a_fresh_directory_is_committed_whole_and_nothing_is_left_beside_it(pki,
     fleet.generate([get_profile("rtps_sign")], pki, tmp_path, DomainSet(), "ddsperf",
                    sign=True, processes=2)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["governance", "permissions"]
-    names = sorted(p.name for p in (tmp_path / "permissions").iterdir())
+    names = sorted(p.name for p in _documents(tmp_path / "permissions"))
     assert names == sorted(f"{n}{s}" for n in pki.participants() for s in (".xml", ".p7s"))
     assert all((tmp_path / "permissions" / n).stat().st_mode & 0o777 == 0o644 for n in names)
 

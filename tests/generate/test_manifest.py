@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 
 from govkit.catalog.profiles import get_profile
 from govkit.cli.main import app
+from govkit.common.errors import GovkitError
 from govkit.documents.render import DomainSet
 from govkit.generate import fleet
 from govkit.pki.issuance import init_pki
@@ -170,9 +171,12 @@ def test_a_manifest_replayed_after_a_revocation_does_not_unrevoke(pki, tmp_path)
 def test_a_deleted_crl_unrevokes_no_one(pki, tmp_path):
     revoke_all(pki, ["sub", "n3"], reason="keyCompromise")
     crl_path(pki).unlink()
-    result = _generate(pki, tmp_path / "no-crl")           # the manifest still says so
-    assert sorted(result.revoked) == ["n3", "sub"]
-    assert "as the PKI manifest" in result.revoked["sub"]
+    for paranoid in (False, True):   # refused (who is revoked is not known), nothing written
+        with pytest.raises(GovkitError, match=r"identity_ca.crl.pem: missing, but the PKI "
+                                              r"manifest .* records CRL number 1") as e:
+            _generate(pki, tmp_path / "no-crl", paranoid)
+        assert e.value.exit_code == 2 and "\n" not in str(e.value)
+        assert not (tmp_path / "no-crl").exists()
     notes: list[str] = []
     revoke_all(pki, ["n4"], notes=notes)
     crl = load_crl(pki)
