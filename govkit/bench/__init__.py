@@ -4,6 +4,8 @@ phase, latency by rotation, discovery, the machine's load, the defaults.
 - `defaults`: default settings, sizes and --mode choices (light: the CLI reads it at
   start-up);
 - `options`: what `bench` and `wire-check` are asked, and what they answer;
+- `context`: one run's context (options, runner, store, bundles, pinning, seed, console,
+  budget, work directory, network paths, load watch), handed down whole;
 - `governance_files`: `bench --governance FILE`: your governance, measured as a point;
 - `policy_points`: `bench --policy POLICY`: one point per protection class of an sros2
   policy, on names its rule covers;

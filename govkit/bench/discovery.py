@@ -16,36 +16,22 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 
-from govkit.bench.defaults import DEFAULT_PEERS, budget_note
+from govkit.bench.context import RunContext
 from govkit.bench.domains import random_domain
+from govkit.bench.options import DISCOVERY_WAIT_S, DiscoverySettings
 from govkit.bench.rotation import Arm, round_plan
-from govkit.catalog.profiles import BASELINE, Profile
+from govkit.catalog.profiles import BASELINE
 from govkit.common.errors import GovkitError
 from govkit.common.fsutil import write_atomic
-from govkit.runners.base import BenchPoint, Bundle, command_line
+from govkit.runners.base import BenchPoint
 from govkit.runners.group import run_group
+from govkit.runners.processes import command_line
 
-MAX_PEERS = 100
 DISCOVERY_INTERVAL_METHOD = (
     "discovery: the time to full discovery, 95% percentile bootstrap of the median over the "
     "groups; the ratio over none, the paired rounds' bootstrap (govkit.results.paired); "
     "2000 resamples seeded by the profile's name.")
-WAIT_S = 60.0                   # a group not matched by then has failed
-
-
-@dataclass(frozen=True)
-class DiscoverySettings:
-    peers: int = DEFAULT_PEERS
-    min_rounds: int = 3
-
-    def check(self) -> None:
-        if not 2 <= self.peers <= MAX_PEERS:
-            raise GovkitError(f"--peers {self.peers} is out of range (2 .. {MAX_PEERS})")
-
-    def to_json(self) -> dict:
-        return {"peers": self.peers, "min_rounds": self.min_rounds, "wait_s": WAIT_S}
 
 
 @dataclass
@@ -55,35 +41,33 @@ class DiscoveryOutcome:
     notes: list[str] = field(default_factory=list)
 
 
-def run_discovery(runner, profiles: list[Profile], bundles: dict[str, Bundle],
-                  ds: DiscoverySettings, store, seed: int, console, started: float,
-                  budget: float, workdir: Path) -> DiscoveryOutcome:
-    """Rounds of groups until the budget (after the minimum); every group goes to `store`
+def run_discovery(ctx: RunContext) -> DiscoveryOutcome:
+    """Rounds of groups until the budget (after the minimum); every group goes to the store
     as it completes."""
-    arms = [Arm(p.name, p) for p in profiles]
-    if not any(p.name == BASELINE for p in profiles):
+    ds, store = ctx.opts.discovery, ctx.store
+    arms = [Arm(p.name, p) for p in ctx.opts.profiles]
+    if not any(p.name == BASELINE for p in ctx.opts.profiles):
         raise GovkitError("--mode discovery pairs every profile with `none`: add --profile "
                           "none (or use --all-profiles)")
     section = store.doc.setdefault("discovery", {"settings": ds.to_json(), "groups": []})
     section["settings"] = ds.to_json()
     for arm in arms:            # the participants' configuration files, once per profile
-        for path, text in runner.configs(BenchPoint(arm.profile, "latency", 32, 1),
-                                         bundles[arm.profile.name], workdir).items():
+        for path, text in ctx.runner.configs(BenchPoint(arm.profile, "latency", 32, 1),
+                                             ctx.bundle(arm.profile), ctx.workdir).items():
             write_atomic(path, text)
     outcome = DiscoveryOutcome()
     first = max((g["round"] for g in section["groups"]), default=-1) + 1
     rnd, last_round_s = first, None
-    console.print(f"discovery: groups of {ds.peers} participants, none X none Y … per round; "
-                  f"at least {ds.min_rounds} rounds, then until the {budget:.0f} s budget",
-                  style="dim", markup=False, highlight=False)
+    ctx.say(f"discovery: groups of {ds.peers} participants, none X none Y … per round; "
+            f"at least {ds.min_rounds} rounds, then until the {ctx.budget:.0f} s budget",
+            style="dim")
     try:
-        while _another_round(rnd - first, ds, started, last_round_s, budget):
+        while _another_round(ctx, ds, rnd - first, last_round_s):
             t0 = time.monotonic()
-            _round(runner, arms, bundles, ds, store, seed, rnd, workdir, console, outcome)
+            _round(ctx, arms, rnd, outcome)
             last_round_s = time.monotonic() - t0
-            console.print(f"discovery round {rnd}: {last_round_s:.1f} s "
-                          + budget_note(time.monotonic() - started, budget),
-                          style="dim", markup=False, highlight=False)
+            ctx.say(f"discovery round {rnd}: {last_round_s:.1f} s " + ctx.budget_note(),
+                    style="dim")
             rnd += 1
     except KeyboardInterrupt:
         outcome.interrupted = True
@@ -92,28 +76,28 @@ def run_discovery(runner, profiles: list[Profile], bundles: dict[str, Bundle],
     return outcome
 
 
-def _another_round(done: int, ds: DiscoverySettings, started: float,
-                   last_round_s: float | None, budget: float) -> bool:
+def _another_round(ctx: RunContext, ds: DiscoverySettings, done: int,
+                   last_round_s: float | None) -> bool:
     if done < ds.min_rounds:
         return True
-    return last_round_s is not None and time.monotonic() - started + last_round_s <= budget
+    return last_round_s is not None and not ctx.passes_budget(last_round_s)
 
 
-def _round(runner, arms, bundles, ds, store, seed, rnd, workdir, console, outcome) -> None:
-    section = store.doc["discovery"]
-    for _, seq in round_plan(arms, [("discovery", ds.peers)], 1, seed, rnd):
+def _round(ctx: RunContext, arms: list[Arm], rnd: int, outcome: DiscoveryOutcome) -> None:
+    section = ctx.store.doc["discovery"]
+    peers = ctx.opts.discovery.peers
+    for _, seq in round_plan(arms, [("discovery", peers)], 1, ctx.seed, rnd):
         for position, (arm, _) in enumerate(seq):
             domain = random_domain(arm.profile)
-            specs = runner.discovery_specs(bundles[arm.profile.name], domain, ds.peers,
-                                           WAIT_S, workdir)
+            specs = ctx.runner.discovery_specs(ctx.bundle(arm.profile), domain, peers,
+                                               DISCOVERY_WAIT_S, ctx.workdir)
             record = {"round": rnd, "position": position, "arm": arm.name,
-                      "profile": arm.profile.name, "peers": ds.peers, "domain_id": domain,
+                      "profile": arm.profile.name, "peers": peers, "domain_id": domain,
                       "command": command_line(specs[0]),
                       "started": datetime.now(UTC).isoformat(timespec="seconds"),
-                      **run_group(specs, WAIT_S)}
+                      **run_group(specs, DISCOVERY_WAIT_S)}
             if record["status"] != "ok":
                 outcome.failed += 1
-                console.print(f"FAILED discovery {arm.label} round {rnd}: {record['error']}",
-                              markup=False, highlight=False)
+                ctx.say(f"FAILED discovery {arm.label} round {rnd}: {record['error']}")
             section["groups"].append(record)
-        store.save()
+        ctx.store.save()

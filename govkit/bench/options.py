@@ -1,6 +1,7 @@
 """What `govkit bench` and `govkit wire-check` are asked and what they answer: the options
 (`BenchOptions`, the sizes, modes and budget parsed from the command line, the limits they
-are checked against), a point (`Cell`) and a run's outcome (`BenchOutcome`).
+are checked against, the rotation's and discovery's settings), a point (`Cell`) and a run's
+outcome (`BenchOutcome`).
 
 Why apart: the CLI, the schedule, the wire phase and each repeat read them, and none of
 it starts a process or touches the machine, so it sits at the bottom of the stage.
@@ -15,21 +16,27 @@ from pathlib import Path
 from govkit.bench.defaults import (
     BOTH,
     DEFAULT_BUDGET_S,
+    DEFAULT_CPU_SLOT_MS,
     DEFAULT_DURATION_S,
+    DEFAULT_INSTANCES,
     DEFAULT_MAX_REPEATS,
+    DEFAULT_MIN_ROUNDS,
     DEFAULT_NETWORK_RUNNER,
+    DEFAULT_PEERS,
     DEFAULT_REPEATS,
+    DEFAULT_ROTATION_TARGET_PCT,
     DEFAULT_RUNNER,
+    DEFAULT_SETTLE_MS,
     DEFAULT_SIZES,
+    DEFAULT_SLOT_MS,
     DEFAULT_TARGET_CI_PCT,
     DEFAULT_WARMUP_S,
     DISCOVERY,
+    MIN_THROUGHPUT_SLOT_MS,
     MODE_CHOICES,
     RERUN_FLOOR_PCT,
     RERUN_KAPPA_PCT,
 )
-from govkit.bench.discovery import DiscoverySettings
-from govkit.bench.rotation import RotationSettings, protects
 from govkit.catalog.profiles import BASELINE, Profile
 from govkit.catalog.runners import MODES, runner_info
 from govkit.common.errors import GovkitError
@@ -47,6 +54,68 @@ SEED_SIZES = (32, 64, 128, 256, 512, 1024, 8192, 63000)
 LIMITS = {"repeat": (1, 100), "max_repeat": (1, 1000), "duration": (1, 3600),
           "warmup": (0, 600), "budget": (0, 7 * 24 * 3600)}
 MAX_SEED = 2 ** 63 - 1        # a JSON integer every reader takes (int64)
+
+
+# The rotating latency design's (govkit.bench.rotation) and discovery's
+# (govkit.bench.discovery) own settings, asked like every other option
+CPU_LOAD_SHARE = 0.5              # CPU slots offer at most this share of the slowest warm-up rate
+MIN_ARM_ROUNDS = 20               # an arm's slots before its width may stop its slots
+MAX_PEERS = 100
+DISCOVERY_WAIT_S = 60.0           # a discovery group not matched by then has failed
+
+
+@dataclass(frozen=True)
+class RotationSettings:
+    slot_ms: int = DEFAULT_SLOT_MS
+    settle_ms: int = DEFAULT_SETTLE_MS
+    instances: int = DEFAULT_INSTANCES
+    min_rounds: int = DEFAULT_MIN_ROUNDS
+    max_rounds: int = 400
+    target_ci: float = DEFAULT_ROTATION_TARGET_PCT   # % half-width of every ratio's interval
+    aa: bool = True
+    # per mode, what a rerun moves a ratio by (govkit.results.paired.RunTerm), in %
+    rerun_kappa: tuple[tuple[str, float], ...] = tuple(RERUN_KAPPA_PCT.items())
+    rerun_floor: tuple[tuple[str, float], ...] = tuple(RERUN_FLOOR_PCT.items())
+
+    @property
+    def throughput_slot_ms(self) -> int:
+        """A throughput slot's measured part: --slot-ms, but at least MIN_THROUGHPUT_SLOT_MS."""
+        return max(self.slot_ms, MIN_THROUGHPUT_SLOT_MS)
+
+    @property
+    def cpu_slot_ms(self) -> int:
+        """A CPU slot's measured part (paced writes: CPU time is exact over any length)."""
+        return max(self.slot_ms, DEFAULT_CPU_SLOT_MS)
+
+    def to_json(self) -> dict:
+        return {"slot_ms": self.slot_ms, "throughput_slot_ms": self.throughput_slot_ms,
+                "cpu_slot_ms": self.cpu_slot_ms, "cpu_load_share": CPU_LOAD_SHARE,
+                "settle_ms": self.settle_ms,
+                "instances": self.instances, "min_rounds": self.min_rounds,
+                "min_arm_rounds": MIN_ARM_ROUNDS,
+                "max_rounds": self.max_rounds, "target_ci_pct": self.target_ci,
+                "aa_arm": self.aa, "rerun_kappa_pct": dict(self.rerun_kappa),
+                "rerun_floor_pct": dict(self.rerun_floor)}
+
+
+@dataclass(frozen=True)
+class DiscoverySettings:
+    peers: int = DEFAULT_PEERS
+    min_rounds: int = 3
+
+    def check(self) -> None:
+        if not 2 <= self.peers <= MAX_PEERS:
+            raise GovkitError(f"--peers {self.peers} is out of range (2 .. {MAX_PEERS})")
+
+    def to_json(self) -> dict:
+        return {"peers": self.peers, "min_rounds": self.min_rounds, "wait_s": DISCOVERY_WAIT_S}
+
+
+def protects(profile: Profile) -> bool:
+    """Whether any of the profile's protection kinds uses a key (SIGN or ENCRYPT)."""
+    return any(k not in (None, "NONE") for k in (
+        profile.rtps_protection_kind, profile.metadata_protection_kind,
+        profile.data_protection_kind))
 
 
 def parse_sizes(text: str, option: str = "--sizes") -> list[int]:

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import random
 import time
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
+from govkit.bench.context import RunContext
 from govkit.bench.domains import random_domain
-from govkit.bench.machine import Pinning
 from govkit.bench.options import BenchOptions, Cell
 from govkit.catalog.runners import runner_info
 from govkit.common.errors import EXIT_USAGE, GovkitError
@@ -25,32 +25,26 @@ from govkit.generate.bundle import BundleLog, ensure_bundle, ensure_pki, ensure_
 from govkit.pki.revocation import revoked_participants
 from govkit.pki.testpki import DEFAULT_PARTICIPANTS
 from govkit.results.stats import repeat_figures
-from govkit.runners.base import (
-    BenchPoint,
-    Bundle,
-    ForeignParticipant,
-    RunnerError,
-    command_line,
-    prepare,
-)
-from govkit.runners.netpath import NetPaths
+from govkit.runners.base import Around, BenchPoint, Bundle, ForeignParticipant
 from govkit.runners.network import Network
-from govkit.runners.processes import run_processes
+from govkit.runners.processes import ProcessSpec, command_line
 
 # Ports come from the system's randomness, not from --seed: two runs with the same seed
 # at the same time (two users, two CI jobs) must not share them.
 _ports = random.SystemRandom()
 
 
-def point(cell: Cell, opts: BenchOptions, repeat: int, pin: Pinning,
-          paths: NetPaths | None = None, planned: bool = False) -> BenchPoint:
+def point(ctx: RunContext, cell: Cell, repeat: int, planned: bool = False) -> BenchPoint:
+    """The cell's repeat `repeat` as the runner runs it (`planned`: for --dry-run, where
+    nothing is set up)."""
     # A private domain per repeat: a stray process of an earlier repeat cannot match, and
     # a stranger on it is detected (ForeignParticipant) and the repeat run again elsewhere.
     net = cell.network
-    endpoints = paths.endpoints(net.path, planned) if paths else None
-    return BenchPoint(cell.profile, cell.mode, cell.size, opts.duration, repeat,
-                      domain_id=random_domain(cell.profile), cpus=pin.cpus,
-                      warmup=opts.warmup, realtime=pin.realtime and cell.mode == "latency",
+    endpoints = ctx.paths.endpoints(net.path, planned) if ctx.paths else None
+    return BenchPoint(cell.profile, cell.mode, cell.size, ctx.opts.duration, repeat,
+                      domain_id=random_domain(cell.profile), cpus=ctx.pin.cpus,
+                      warmup=ctx.opts.warmup,
+                      realtime=ctx.pin.realtime and cell.mode == "latency",
                       network=net, endpoints=endpoints,
                       tcp_port=_tcp_port(net, planned) if net.transport != "udp" else None)
 
@@ -117,53 +111,63 @@ def build_dir(opts: BenchOptions, runner) -> Path:
     return opts.build / runner_info(runner.name).build_subdir
 
 
-def run_point(runner, point: BenchPoint, bundle: Bundle, workdir: Path, order: int = 0,
-              attempts: int = 3, paths: NetPaths | None = None, around=None
-              ) -> tuple[dict, str | None]:
+# A repeat a stranger joined is run again on another domain, at most this often in all.
+ATTEMPTS = 3
+
+
+def run_point(ctx: RunContext, point: BenchPoint, bundle: Bundle, order: int = 0,
+              around: Around | None = None) -> tuple[dict, str | None]:
     """Run one repeat of a point (again on a fresh domain if a stranger joined it); returns
     its record and, if it failed, what to tell the user (the error and each process's last
     lines). `around(point, specs)`, if given, is a context manager open while the processes
     run (it may wrap the specs' `stop_when` to learn when govkit stops them)."""
     strangers = []
-    for _ in range(attempts - 1):
-        result, failure = _run_once(runner, point, bundle, workdir, order, paths, around)
+    for _ in range(ATTEMPTS - 1):
+        result, failure = _run_once(ctx, point, bundle, order, around)
         if result.get("error_kind") != "foreign_participant":
             break
         strangers.append(result["error"])
         point = replace(point, domain_id=random_domain(point.profile, point.domain_id))
     else:
-        result, failure = _run_once(runner, point, bundle, workdir, order, paths, around)
+        result, failure = _run_once(ctx, point, bundle, order, around)
     if strangers:
         result["retried_after"] = strangers
     return result, failure
 
 
-def _run_once(runner, point: BenchPoint, bundle: Bundle, workdir: Path, order: int,
-              paths: NetPaths | None = None, around=None) -> tuple[dict, str | None]:
-    specs = prepare(runner, point, bundle, workdir, write=paths.write if paths else None)
-    net = point.network
+def _run_once(ctx: RunContext, point: BenchPoint, bundle: Bundle, order: int,
+              around: Around | None) -> tuple[dict, str | None]:
+    paths, net = ctx.paths, point.network
     result = {"profile": point.profile.name, "mode": point.mode, "size": point.size,
               **net.to_json(), "repeat": point.repeat, "order": order,
-              "domain_id": point.domain_id, "commands": [command_line(s) for s in specs],
-              "started": datetime.now(UTC).isoformat(timespec="seconds")}
+              "domain_id": point.domain_id, "commands": [], "started": None}
     if point.endpoints:
         result["endpoints"] = {e.role: e.to_json() for e in point.endpoints}
     if point.tcp_port is not None:
         result["tcp_port"] = point.tcp_port
     t0 = time.monotonic()
-    outputs = {}
-    failure = None
-    before = paths.counters(net.path) if paths else None
-    try:
-        with around(point, specs) if around else nullcontext():
-            outputs = run_processes(specs, timeout=runner.timeout(point))
+
+    @contextmanager
+    def running(p: BenchPoint, specs: list[ProcessSpec]):
+        """Open while the processes run (their configuration files are written): the
+        record's commands and start, and what crossed the veth meanwhile."""
+        nonlocal t0
+        result["commands"] = [command_line(s) for s in specs]
+        result["started"] = datetime.now(UTC).isoformat(timespec="seconds")
+        t0 = time.monotonic()
+        before = paths.counters(net.path) if paths else None
+        with around(p, specs) if around else nullcontext():
+            yield
         if before is not None:
             # What crossed the veth during the repeat: proof the samples took the link.
             after = paths.counters(net.path)
             result["link_counters"] = {r: {k: after[r][k] - before[r][k] for k in after[r]}
                                        for r in after}
-        res = runner.parse(point, outputs)
-    except RunnerError as e:
+
+    run = ctx.runner.run(point, bundle, ctx.workdir, paths.write if paths else None, running)
+    outputs, failure = run.outputs, None
+    if run.error is not None:
+        e = run.error
         result.update(status="failed", error=str(e),
                       error_kind="foreign_participant" if isinstance(e, ForeignParticipant)
                       else "runner",
@@ -172,13 +176,14 @@ def _run_once(runner, point: BenchPoint, bundle: Bundle, workdir: Path, order: i
                                    + (o.tail(6).replace("\n", "\n    ") or "(no output)")
                                    for o in outputs.values())
     else:
-        warmup = point.warmup if runner.per_second else 0
+        res = run.result
+        per_second = ctx.runner.per_second
         result.update(status="ok", error=None,
                       raw={"format": res.row_format, "rows": res.rows,
                            **({"summary": res.summary} if res.summary is not None else {}),
                            **res.extra},
-                      warmup_rows=warmup, measured_rows=point.duration if runner.per_second
-                      else 0)
+                      warmup_rows=point.warmup if per_second else 0,
+                      measured_rows=point.duration if per_second else 0)
         figures, count = repeat_figures(result)
         result.update({"latency_us" if point.mode == "latency" else "throughput": figures,
                        "count": count})

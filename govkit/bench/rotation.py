@@ -27,11 +27,12 @@ CPU slots (a `cpu` lane beside each throughput lane) write the same way but pace
 fixed rate per size, the same for every arm, every run and every machine fast enough,
 below the heaviest arm's saturation (offered_rates), and give each side's CPU time per
 sample (RTI Perftest's -cpu, at a rate every profile sustains).
-Throughput and CPU slots run normally scheduled, as ddsperf does: each pair is switched
-between SCHED_FIFO and normal scheduling as its slots need (slot_policy).
+Throughput and CPU slots run normally scheduled, as ddsperf does: each pair switches itself
+between SCHED_FIFO and normal scheduling as its slots need (govkit.runners.pair).
 
-The pairs themselves (their processes and the line protocol they answer in) are
-govkit.runners.pair; this module decides which pair gets which slot, and when to stop.
+The pairs themselves (their processes, the line protocol they answer in, their scheduling
+policy) are govkit.runners.pair; this module decides which pair gets which slot, and when
+to stop, from the run's context (govkit.bench.context).
 """
 
 from __future__ import annotations
@@ -40,37 +41,22 @@ import random
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 
-from govkit.bench.defaults import (
-    DEFAULT_CPU_SLOT_MS,
-    DEFAULT_INSTANCES,
-    DEFAULT_MIN_ROUNDS,
-    DEFAULT_ROTATION_TARGET_PCT,
-    DEFAULT_SETTLE_MS,
-    DEFAULT_SLOT_MS,
-    MIN_THROUGHPUT_SLOT_MS,
-    RERUN_FLOOR_PCT,
-    RERUN_KAPPA_PCT,
-    budget_note,
-    cpu_rate,
-    step_at_or_below,
-)
+from govkit.bench.context import RunContext
+from govkit.bench.defaults import cpu_rate, step_at_or_below
 from govkit.bench.domains import distinct_domains, usable_domains
-from govkit.bench.loadwatch import LoadWatch
+from govkit.bench.options import CPU_LOAD_SHARE, MIN_ARM_ROUNDS, RotationSettings, protects
 from govkit.catalog.profiles import Profile, domain_ids_text
 from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.common.fsutil import write_atomic
 from govkit.results.paired import AA_ARM, BASELINE_ARM
-from govkit.runners.base import BenchPoint, Bundle, RotatingRunner
+from govkit.runners.base import BenchPoint
 from govkit.runners.crypto import CryptoVariant
 from govkit.runners.pair import THROUGHPUT, Pair, PairFailed
 
 SLOT_FORMAT = "latency-slots"
 LATENCY = "latency"
 CPU = "cpu"                       # a throughput slot paced at a fixed rate: CPU per sample
-FIFO, NORMAL = "fifo", "normal"   # a pair's scheduling policy (slot_policy)
-CPU_LOAD_SHARE = 0.5              # CPU slots offer at most this share of the slowest warm-up rate
 CPU_DELIVERED = 0.95              # ... and a slot that delivers less of it is "saturated"
 # Fewest samples a slot's figure rests on (round trips, arrivals, paced writes), and the
 # longest a slot may become to hold them (measure_lengths)
@@ -78,41 +64,6 @@ MIN_SLOT_SAMPLES = {LATENCY: 20, THROUGHPUT: 100, CPU: 50}
 MAX_SLOT_US = 1_000_000
 WARMUP_SLOT_US = 100_000          # one unmeasured slot per pair and size before round 0
 WIDTHS_EVERY_S = 1.0              # the stopping rule's widths are recomputed this often
-MIN_ARM_ROUNDS = 20               # an arm's slots before its width may stop its slots
-
-
-@dataclass(frozen=True)
-class RotationSettings:
-    slot_ms: int = DEFAULT_SLOT_MS
-    settle_ms: int = DEFAULT_SETTLE_MS
-    instances: int = DEFAULT_INSTANCES
-    min_rounds: int = DEFAULT_MIN_ROUNDS
-    max_rounds: int = 400
-    target_ci: float = DEFAULT_ROTATION_TARGET_PCT   # % half-width of every ratio's interval
-    aa: bool = True
-    # per mode, what a rerun moves a ratio by (govkit.results.paired.RunTerm), in %
-    rerun_kappa: tuple[tuple[str, float], ...] = tuple(RERUN_KAPPA_PCT.items())
-    rerun_floor: tuple[tuple[str, float], ...] = tuple(RERUN_FLOOR_PCT.items())
-
-    @property
-    def throughput_slot_ms(self) -> int:
-        """A throughput slot's measured part: --slot-ms, but at least MIN_THROUGHPUT_SLOT_MS."""
-        return max(self.slot_ms, MIN_THROUGHPUT_SLOT_MS)
-
-    @property
-    def cpu_slot_ms(self) -> int:
-        """A CPU slot's measured part (paced writes: CPU time is exact over any length)."""
-        return max(self.slot_ms, DEFAULT_CPU_SLOT_MS)
-
-    def to_json(self) -> dict:
-        return {"slot_ms": self.slot_ms, "throughput_slot_ms": self.throughput_slot_ms,
-                "cpu_slot_ms": self.cpu_slot_ms, "cpu_load_share": CPU_LOAD_SHARE,
-                "settle_ms": self.settle_ms,
-                "instances": self.instances, "min_rounds": self.min_rounds,
-                "min_arm_rounds": MIN_ARM_ROUNDS,
-                "max_rounds": self.max_rounds, "target_ci_pct": self.target_ci,
-                "aa_arm": self.aa, "rerun_kappa_pct": dict(self.rerun_kappa),
-                "rerun_floor_pct": dict(self.rerun_floor)}
 
 
 @dataclass(frozen=True)
@@ -150,13 +101,6 @@ def arms_of(profiles: list[Profile], aa: bool, variants: list[CryptoVariant] = (
     return arms
 
 
-def protects(profile: Profile) -> bool:
-    """Whether any of the profile's protection kinds uses a key (SIGN or ENCRYPT)."""
-    return any(k not in (None, "NONE") for k in (
-        profile.rtps_protection_kind, profile.metadata_protection_kind,
-        profile.data_protection_kind))
-
-
 def baseline_instances(arms: list[Arm], instances: int) -> int:
     """How many process pairs `none` gets: as many per other arm as each arm has, so that a
     `none` pair takes part in as few slots as any other pair. `none` has a slot beside every
@@ -167,18 +111,18 @@ def baseline_instances(arms: list[Arm], instances: int) -> int:
 
 
 def round_plan(arms: list[Arm], lanes: list[tuple[str, int]], instances: int, seed: int,
-               rnd: int, active: set[tuple[str, str, int]] | None = None,
-               base_instances: int | None = None
+               rnd: int, active: set[tuple[str, str, int]] | None = None
                ) -> list[tuple[tuple[str, int], list[tuple[Arm, int]]]]:
     """Round `rnd`: per lane (mode, size; in this round's own order) the slot sequence
-    `none X1 none X2 … none`, the other arms shuffled, each arm's instance taken in turn
-    and `none`'s alternating inside the round, so every comparison has both of them.
+    `none X1 none X2 … none`, the other arms shuffled, each arm's instance (of `instances`)
+    taken in turn and `none`'s (of baseline_instances) alternating inside the round, so
+    every comparison has both of them.
     `active` (arm, mode, size): only these arms get slots (the A/A arm whenever its lane has
     any other), so rounds after the minimum go to the intervals still wider than the target;
     a lane where only the A/A arm is still wide gets `none A/A none` (a run stopped at round
     20 with budget left and a wide A/A arm, then advised a larger budget: issue 37)."""
     rand = random.Random(f"govkit/{seed}/rotation/{rnd}")
-    base_n = base_instances or instances
+    base_n = baseline_instances(arms, instances)
     order = list(lanes)
     rand.shuffle(order)
     base = next(a for a in arms if a.name == BASELINE_ARM)
@@ -211,24 +155,22 @@ class RotationOutcome:
     notes: list[str] = field(default_factory=list)
 
 
-def run_rotation(runner: RotatingRunner, arms: list[Arm], bundles: dict[str, Bundle],
-                 lanes: list[tuple[str, int]],
-                 rs: RotationSettings, store, seed: int, pin, console, started: float,
-                 budget: float, workdir: Path, load: LoadWatch) -> RotationOutcome:
+def run_rotation(ctx: RunContext, arms: list[Arm], lanes: list[tuple[str, int]]
+                 ) -> RotationOutcome:
     """Start every pair, then rounds until every ratio is within the target (after the
-    minimum) or the budget would be passed; every slot goes to `store` as it completes."""
+    minimum) or the budget would be passed; every slot goes to the store as it completes."""
+    rs, store = ctx.opts.rotation, ctx.store
     outcome = RotationOutcome()
     rot = store.rotation()
     first_round = rot["next_round"]
     pairs: dict[tuple[str, int], Pair] = {}
     try:
-        pairs = start_pairs(runner, arms, bundles, rs, store, pin, console, workdir, outcome)
-        tags = SlotTags()
-        warm = warm_up(pairs, lanes, tags, pin.realtime, outcome, console)
+        pairs = start_pairs(ctx, arms, outcome)
+        warm = warm_up(pairs, lanes, outcome, ctx)
         offered = offered_rates(rot["settings"], lanes, warm)
         outcome.notes += rot["settings"].get("cpu_offered_rate_lowered", {}).values()
         lengths = measure_lengths(rot["settings"], lanes, warm, offered, rs)
-        load.start()
+        ctx.load.start()
         last_round_s = None
         rnd = first_round
         active = None
@@ -252,13 +194,12 @@ def run_rotation(runner: RotatingRunner, arms: list[Arm], bundles: dict[str, Bun
                                              if any(k for _, k in rs.rerun_kappa
                                                     + rs.rerun_floor) else ""))
                     break
-                if last_round_s and time.monotonic() - started + last_round_s > budget:
+                if last_round_s and ctx.passes_budget(last_round_s):
                     outcome.notes.append(budget_stop_note(store.doc, store.summarizer, done,
-                                                          budget))
+                                                          ctx.budget))
                     break
             t0 = time.monotonic()
-            plan = round_plan(arms, lanes, rs.instances, seed, rnd, active,
-                              baseline_instances(arms, rs.instances))
+            plan = round_plan(arms, lanes, rs.instances, ctx.seed, rnd, active)
             if not plan:
                 outcome.notes.append(f"no interval left to narrow after {done} rounds")
                 break
@@ -273,11 +214,11 @@ def run_rotation(runner: RotatingRunner, arms: list[Arm], bundles: dict[str, Bun
                             "profile": arm.profile.name, "instance": pair.instance,
                             "size": size, "mode": mode, **arm.to_json()}
                     try:
-                        row = measure_slot(pair, mode, size, rs, tags, pin.realtime,
-                                           offered.get(size), lengths[(mode, size)])
+                        row = measure_slot(pair, (mode, size), rs.settle_ms * 1000,
+                                           lengths[(mode, size)], offered.get(size))
                     except PairFailed as e:
                         rows.append({**base, "status": "failed", "error": str(e)})
-                        _drop(pairs, pair, e, outcome, console)
+                        _drop(pairs, pair, e, outcome, ctx)
                         continue
                     rows.append({**base, **row, "status": slot_status(mode, row)})
                 store.add_slots(rows)
@@ -286,9 +227,7 @@ def run_rotation(runner: RotatingRunner, arms: list[Arm], bundles: dict[str, Bun
             outcome.rounds += 1
             # a line per round (also when piped: stderr, no live display), with the budget
             # as the bound on what is left
-            console.print(f"round {rnd}: {last_round_s:.1f} s "
-                          + budget_note(time.monotonic() - started, budget),
-                          style="dim", markup=False, highlight=False)
+            ctx.say(f"round {rnd}: {last_round_s:.1f} s " + ctx.budget_note(), style="dim")
             rnd += 1
             if not pairs:
                 outcome.notes.append("every process pair failed; nothing more to measure")
@@ -298,33 +237,32 @@ def run_rotation(runner: RotatingRunner, arms: list[Arm], bundles: dict[str, Bun
     finally:
         for pair in pairs.values():
             pair.close()
-        store.set_load(load.finish())
+        store.set_load(ctx.load.finish())
     return outcome
 
 
-def start_pairs(runner: RotatingRunner, arms: list[Arm], bundles: dict[str, Bundle],
-                rs: RotationSettings, store, pin, console, workdir: Path,
-                outcome: RotationOutcome) -> dict[tuple[str, int], Pair]:
+def start_pairs(ctx: RunContext, arms: list[Arm], outcome: RotationOutcome
+                ) -> dict[tuple[str, int], Pair]:
     """Every arm's pairs, each on a domain of its own, started and matched one after the
     other (a pair that fails to start is recorded and left out); their configuration files
     are the per-repeat ones, written once per profile."""
+    runner, store, pin = ctx.runner, ctx.store, ctx.pin
     first_instance = store.rotation()["next_instance"]
     for arm in arms:
         for path, text in runner.configs(BenchPoint(arm.profile, "latency", 32, 1),
-                                         bundles[arm.profile.name], workdir).items():
+                                         ctx.bundle(arm.profile), ctx.workdir).items():
             write_atomic(path, text)
-    domains = pair_domains(arms, rs, console)
+    domains = pair_domains(arms, ctx.opts.rotation, ctx.console)
     pairs: dict[tuple[str, int], Pair] = {}
     for arm in arms:
         for i, domain in enumerate(domains[arm.name]):
             extra = {"variant": arm.variant} if arm.variant is not None else {}
             pair = Pair(arm.name, arm.label, first_instance + i, domain,
-                        runner.pair_specs(bundles[arm.profile.name], domain, pin.cpus,
-                                          pin.realtime, workdir, **extra),
-                        runner.explain_refusal)
-            pair.policy = FIFO if pin.realtime else NORMAL
-            console.print(f"starting {arm.label} pair {pair.instance} (domain {domain})",
-                          style="dim", markup=False, highlight=False)
+                        runner.pair_specs(ctx.bundle(arm.profile), domain, pin.cpus,
+                                          pin.realtime, ctx.workdir, **extra),
+                        runner.explain_refusal, realtime=pin.realtime)
+            ctx.say(f"starting {arm.label} pair {pair.instance} (domain {domain})",
+                    style="dim")
             record = {"arm": arm.name, "profile": arm.profile.name,
                       "instance": pair.instance, "domain_id": domain,
                       "commands": pair.commands(), **arm.to_json(),
@@ -335,7 +273,7 @@ def start_pairs(runner: RotatingRunner, arms: list[Arm], bundles: dict[str, Bund
                 pair.close()
                 outcome.failed += 1
                 store.add_pair({**record, "status": "failed", "error": str(e)})
-                console.print(f"FAILED {e}", markup=False, highlight=False)
+                ctx.say(f"FAILED {e}")
                 continue
             pairs[(arm.name, pair.instance)] = pair
             store.add_pair({**record, "status": "ok", "placement": pair.placement(),
@@ -378,21 +316,8 @@ def instances_of(arm: Arm, arms: list[Arm], rs: RotationSettings) -> int:
         else rs.instances
 
 
-class SlotTags:
-    """Throughput slots' tags (1 .. 255, in turn): pong tells a slot's samples from the
-    previous slot's by them."""
-
-    def __init__(self):
-        self.n = 0
-
-    def next(self) -> int:
-        self.n += 1
-        return 1 + self.n % 255
-
-
 def warm_up(pairs: dict[tuple[str, int], Pair], lanes: list[tuple[str, int]],
-            tags: SlotTags, realtime: bool, outcome: RotationOutcome, console
-            ) -> dict[tuple[str, int], list[dict]]:
+            outcome: RotationOutcome, ctx: RunContext) -> dict[tuple[str, int], list[dict]]:
     """One unmeasured slot per pair and lane before round 0 (first-use costs out of the
     way); per lane, the warm-up rows (their round trips and rates size the slots and pace
     the CPU slots: measure_lengths, offered_rates)."""
@@ -402,10 +327,9 @@ def warm_up(pairs: dict[tuple[str, int], Pair], lanes: list[tuple[str, int]],
             if mode == CPU:
                 continue            # its rate comes from the throughput warm-ups
             try:
-                row = measure_slot(pair, mode, size, None, tags, realtime, None,
-                                   WARMUP_SLOT_US)
+                row = measure_slot(pair, (mode, size), 0, WARMUP_SLOT_US)
             except PairFailed as e:
-                _drop(pairs, pair, e, outcome, console)
+                _drop(pairs, pair, e, outcome, ctx)
                 break
             rows.setdefault((mode, size), []).append(row)
     return rows
@@ -468,33 +392,19 @@ def measure_lengths(settings: dict, lanes: list[tuple[str, int]],
     return {(m, s): kept[f"{m}/{s}"] for m, s in lanes}
 
 
-def measure_slot(pair: Pair, mode: str, size: int, rs: RotationSettings | None,
-                 tags: SlotTags, realtime: bool, offered: float | None,
-                 measure_us: int) -> dict:
-    """One slot of `mode` on `pair`, `measure_us` long, under the policy that mode runs
-    with (slot_policy); `rs` None: a warm-up slot (no settle time)."""
-    wanted = slot_policy(mode, realtime)
-    if pair.policy != wanted:
-        pair.set_policy(wanted)
-        pair.policy = wanted
-    settle = rs.settle_ms * 1000 if rs else 0
+def measure_slot(pair: Pair, lane: tuple[str, int], settle_us: int, measure_us: int,
+                 offered: float | None = None) -> dict:
+    """One slot of the lane (mode, size) on `pair`, `settle_us` then `measure_us` long,
+    under the policy the pair runs that mode with (govkit.runners.pair); a CPU slot paced
+    at `offered` samples/s."""
+    mode, size = lane
     if mode == LATENCY:
-        row = pair.slot(size, settle, measure_us)
-    else:
-        row = pair.tslot(size, settle, measure_us, tags.next(),
-                         offered if mode == CPU else 0)
-        if mode == CPU:
-            written = row.get("sent", 0) + row.get("settle_sent", 0)
-            row.update(mode=CPU, offered_rate_sps=offered, **cpu_per_sample(row, written))
-    row["policy"] = wanted
+        return pair.slot(size, settle_us, measure_us)
+    row = pair.tslot(size, settle_us, measure_us, offered if mode == CPU else 0)
+    if mode == CPU:
+        written = row.get("sent", 0) + row.get("settle_sent", 0)
+        row.update(mode=CPU, offered_rate_sps=offered, **cpu_per_sample(row, written))
     return row
-
-
-def slot_policy(mode: str, realtime: bool) -> str:
-    """Latency slots SCHED_FIFO where permitted (govkit.bench.machine.realtime_note);
-    throughput and CPU slots normally scheduled, as ddsperf runs: a real-time writer that
-    never blocks would keep everything else off its CPU, govkit included."""
-    return FIFO if realtime and mode == LATENCY else NORMAL
 
 
 def cpu_per_sample(row: dict, written: int) -> dict:
@@ -575,9 +485,9 @@ def _pick(pairs: dict, arm: Arm, wanted: int, instances: int, first: int) -> Pai
     return None
 
 
-def _drop(pairs: dict, pair: Pair, error: Exception, outcome: RotationOutcome, console) -> None:
+def _drop(pairs: dict, pair: Pair, error: Exception, outcome: RotationOutcome,
+          ctx: RunContext) -> None:
     outcome.failed += 1
-    console.print(f"FAILED {error}; this pair is stopped, the run goes on", markup=False,
-                  highlight=False)
+    ctx.say(f"FAILED {error}; this pair is stopped, the run goes on")
     pairs.pop((pair.name, pair.instance), None)
     pair.close()

@@ -25,7 +25,8 @@ from pathlib import Path
 
 from govkit.bench.awake import IDLE_METHOD, AwakeCpus, awake_cpus
 from govkit.bench.awake import METHOD as AWAKE_METHOD
-from govkit.bench.defaults import DISCOVERY, budget_note
+from govkit.bench.context import RunContext
+from govkit.bench.defaults import DISCOVERY
 from govkit.bench.discovery import DISCOVERY_INTERVAL_METHOD, run_discovery
 from govkit.bench.loadwatch import LoadWatch
 from govkit.bench.machine import Pinning, environment, pinning, realtime_note
@@ -49,12 +50,11 @@ from govkit.results.stats import INTERVAL_METHOD
 from govkit.results.store import RESULTS_NAME, ResultStore, check_resumable
 from govkit.results.summary import point_key
 from govkit.runners import get_runner
-from govkit.runners.base import Bundle, command_line
 from govkit.runners.crypto import CRYPTO_DEFAULTS
 from govkit.runners.netpath import NetPaths
 from govkit.runners.network import DEFAULT, LOSS_MEANING, ROLES
 from govkit.runners.pair import THROUGHPUT
-from govkit.runners.processes import process_placement
+from govkit.runners.processes import command_line, process_placement
 from govkit.wire.capture import check_capture
 
 
@@ -180,7 +180,10 @@ def _run_bench(opts: BenchOptions, console) -> BenchOutcome:
     if opts.dry_run:
         if opts.resume:     # the stored run's order, as the real --resume would take it
             seed = ResultStore.load(opts.out or _latest_results()).doc["settings"]["seed"]
-        return _dry_run(opts, runner, cells, seed, pin, realtime[1], paths)
+        workdir = (opts.out or Path("results") / "<timestamp>") / "config"
+        return _dry_run(RunContext(opts, runner, pin, seed, console, workdir,
+                                   _planned_bundles(opts, runner), paths=paths,
+                                   started=started), cells, realtime[1])
 
     paths.check()       # e.g. no root for --net netns: one line, exit 2, before any work
     if opts.wire:
@@ -205,6 +208,8 @@ def _run_bench(opts: BenchOptions, console) -> BenchOutcome:
                       f"±{opts.target_ci:g}% within {opts.budget} s", style="dim")
     if pin.orchestrator:
         os.sched_setaffinity(0, pin.orchestrator)
+    ctx = RunContext(opts, runner, pin, seed, console, store.directory / "config", bundles,
+                     store, paths, load, started)
     # Namespaces, veth and remote work directories exist only inside this block: they are
     # removed however it is left (end, failed point, exception, Ctrl-C, SIGTERM); so are
     # the spinners that keep the measured CPUs awake.
@@ -217,25 +222,21 @@ def _run_bench(opts: BenchOptions, console) -> BenchOutcome:
         if opts.wire:
             done = {wire_key(p) for p in store.doc.get("wire", {}).get("points", [])
                     if p["status"] == "ok"}
-            outcome.interrupted = wire_phase(opts, runner, cells, bundles, pin,
-                                             store.directory / "config", console, done,
-                                             store.add_wire, store.directory / "wire")
+            outcome.interrupted = wire_phase(ctx, cells, done, store.add_wire,
+                                             store.directory / "wire")
         rotated = [c for c in cells if rotates(runner, c, opts.rotate_throughput)]
         if rotated and not outcome.interrupted:
-            outcome = _rotate(opts, runner, store, rotated, bundles, pin, seed, console,
-                              started, load)
+            outcome = _rotate(ctx, rotated)
         if repeated and not outcome.interrupted:
             load.start()
-            more = _schedule(opts, runner, store, repeated, bundles, pin, seed, console,
-                             started, paths)
+            more = _schedule(ctx, repeated)
             store.set_load(load.finish())
             more.failed += outcome.failed
             more.notes = outcome.notes + more.notes
             outcome = more
         if DISCOVERY in opts.modes and not outcome.interrupted:
             load.start()
-            found = run_discovery(runner, opts.profiles, bundles, opts.discovery, store, seed,
-                                  console, started, opts.budget, store.directory / "config")
+            found = run_discovery(ctx)
             store.set_load(load.finish())
             outcome.failed += found.failed
             outcome.interrupted = found.interrupted
@@ -270,28 +271,24 @@ def _tput_slot_text(lanes: list[tuple[str, int]], rs) -> str:
             f"samples)")
 
 
-def _rotate(opts: BenchOptions, runner, store: ResultStore, cells: list[Cell],
-            bundles: dict[str, Bundle], pin: Pinning, seed: int, console, started: float,
-            load: LoadWatch) -> BenchOutcome:
-    rs = opts.rotation
+def _rotate(ctx: RunContext, cells: list[Cell]) -> BenchOutcome:
+    rs, store, runner = ctx.opts.rotation, ctx.store, ctx.runner
     profiles = list(dict.fromkeys(c.profile for c in cells))
     lanes = list(dict.fromkeys((c.mode, c.size) for c in cells))
     # beside each throughput lane, its CPU lane (CPU per sample at a fixed rate)
     lanes += [(CPU, size) for mode, size in lanes if mode == THROUGHPUT]
-    arms = arms_of(profiles, rs.aa, opts.variants)
+    arms = arms_of(profiles, rs.aa, ctx.opts.variants)
     store.set_rotation_method({"settings": rs.to_json(), "method": runner.method(),
                                "estimator": ESTIMATOR, "interval": PAIRED_INTERVAL_METHOD})
-    console.print(f"{len(arms)} arms × {rs.instances} process pairs (none "
-                  f"{baseline_instances(arms, rs.instances)}, one per slot beside it); rounds of "
-                  f"{_lanes_text(lanes)} × {2 * len(arms) - 1} slots of "
-                  f"{rs.settle_ms} ms settle + {rs.slot_ms} ms"
-                  f"{_tput_slot_text(lanes, rs)}; {pin.note}; order seed "
-                  f"{seed}; rounds until every ratio is within ±{rs.target_ci:g}% (at least "
-                  f"{rs.min_rounds}, and {MIN_ARM_ROUNDS} per arm) or the {opts.budget} s "
-                  f"budget", style="dim",
-                  markup=False, highlight=False)
-    got = run_rotation(runner, arms, bundles, lanes, rs, store, seed, pin, console, started,
-                       opts.budget, store.directory / "config", load)
+    ctx.say(f"{len(arms)} arms × {rs.instances} process pairs (none "
+            f"{baseline_instances(arms, rs.instances)}, one per slot beside it); rounds of "
+            f"{_lanes_text(lanes)} × {2 * len(arms) - 1} slots of "
+            f"{rs.settle_ms} ms settle + {rs.slot_ms} ms"
+            f"{_tput_slot_text(lanes, rs)}; {ctx.pin.note}; order seed "
+            f"{ctx.seed}; rounds until every ratio is within ±{rs.target_ci:g}% (at least "
+            f"{rs.min_rounds}, and {MIN_ARM_ROUNDS} per arm) or the {ctx.budget} s "
+            f"budget", style="dim")
+    got = run_rotation(ctx, arms, lanes)
     outcome = BenchOutcome(store.directory, failed=got.failed, interrupted=got.interrupted,
                            notes=got.notes)
     outcome.summary = store.doc["summary"]
@@ -305,18 +302,21 @@ def _lanes_text(lanes: list[tuple[str, int]]) -> str:
     return f"{len(lanes)} lane(s) ({', '.join(modes)} × size)"
 
 
-def _dry_run(opts: BenchOptions, runner, cells: list[Cell], seed: int, pin: Pinning,
-             scheduling: str, paths: NetPaths) -> BenchOutcome:
-    """The command lines of the minimum rounds, in run order; nothing is created."""
+def _planned_bundles(opts: BenchOptions, runner) -> dict:
+    """Every profile's bundle as the run would make it, nothing created (--dry-run)."""
     build = build_dir(opts, runner)
     keystores = {r: tls_keystore_path(build, r) for r in ROLES} \
         if "tls" in opts.transports else {}
-    bundles = {p.name: replace(planned_bundle(p, opts.ca, build), tls=keystores)
-               for p in opts.profiles}
-    workdir = (opts.out or Path("results") / "<timestamp>") / "config"
-    lines = [f"# {pin.note}; {scheduling}; order seed {seed}; config files would go to "
-             f"{workdir}/"]
-    lines += paths.plan()
+    return {p.name: replace(planned_bundle(p, opts.ca, build), tls=keystores)
+            for p in opts.profiles}
+
+
+def _dry_run(ctx: RunContext, cells: list[Cell], scheduling: str) -> BenchOutcome:
+    """The command lines of the minimum rounds, in run order; nothing is created."""
+    opts, runner = ctx.opts, ctx.runner
+    lines = [f"# {ctx.pin.note}; {scheduling}; order seed {ctx.seed}; config files would "
+             f"go to {ctx.workdir}/"]
+    lines += ctx.paths.plan()
     if opts.variants:
         lines.append("# --cipher/--rekey: the rotation runs every secured profile once per "
                      "variant (" + ", ".join(v.name for v in opts.variants) + "), its pairs "
@@ -324,13 +324,13 @@ def _dry_run(opts: BenchOptions, runner, cells: list[Cell], seed: int, pin: Pinn
     rotated = [c for c in cells if rotates(runner, c, opts.rotate_throughput)]
     repeated = [c for c in cells if c not in rotated]
     if rotated:
-        lines += _rotation_plan(opts, runner, rotated, bundles, pin, workdir)
+        lines += _rotation_plan(ctx, rotated)
     for r in range(opts.repeat if repeated else 0):
-        for cell in round_order(repeated, seed, r):
-            bench_point = point(cell, opts, r, pin, paths, planned=True)
+        for cell in round_order(repeated, ctx.seed, r):
+            bench_point = point(ctx, cell, r, planned=True)
             lines.append(f"# {cell.label} repeat {r}")
             lines += [command_line(s) for s in
-                      runner.commands(bench_point, bundles[cell.profile.name], workdir)]
+                      runner.commands(bench_point, ctx.bundle(cell.profile), ctx.workdir)]
     if opts.wire:
         lines.insert(1, "# --wire: before the rounds below, one extra repeat of every point "
                         f"with the per-repeat runner's commands on its own domain, captured "
@@ -345,24 +345,23 @@ def _dry_run(opts: BenchOptions, runner, cells: list[Cell], seed: int, pin: Pinn
 DOMAIN_SHOWN = 987654321     # stands for a pair's domain in the dry run's command lines
 
 
-def _rotation_plan(opts: BenchOptions, runner, cells: list[Cell], bundles: dict[str, Bundle],
-                   pin: Pinning, workdir: Path) -> list[str]:
+def _rotation_plan(ctx: RunContext, cells: list[Cell]) -> list[str]:
     """--dry-run of the rotated points: the long-lived pairs the run would start (their
     command lines, each on a domain of its own: DOMAIN below) and what their slots are; a
     rotating runner runs no per-repeat command for them (issue 37: the dry run listed
     ddsperf lines the default runner never runs)."""
-    rs = opts.rotation
-    arms = arms_of(list(dict.fromkeys(c.profile for c in cells)), rs.aa, opts.variants)
+    rs, pin = ctx.opts.rotation, ctx.pin
+    arms = arms_of(list(dict.fromkeys(c.profile for c in cells)), rs.aa, ctx.opts.variants)
     lanes = list(dict.fromkeys((c.mode, c.size) for c in cells))
     lanes += [(CPU, size) for mode, size in lanes if mode == THROUGHPUT]
     lines = [f"# rotation: {len(arms)} arms × {rs.instances} long-lived process pairs, each "
              f"on a domain of its own (DOMAIN below); rounds of {_lanes_text(lanes)}, every "
              f"arm's slot between two `none` slots, at least {rs.min_rounds} rounds, then "
-             f"until every ratio is within ±{rs.target_ci:g}% or the {opts.budget} s budget"]
+             f"until every ratio is within ±{rs.target_ci:g}% or the {ctx.budget} s budget"]
     for arm in arms:
         extra = {"variant": arm.variant} if arm.variant is not None else {}
-        specs = runner.pair_specs(bundles[arm.profile.name], DOMAIN_SHOWN, pin.cpus,
-                                  pin.realtime, workdir, **extra)
+        specs = ctx.runner.pair_specs(ctx.bundle(arm.profile), DOMAIN_SHOWN, pin.cpus,
+                                      pin.realtime, ctx.workdir, **extra)
         n, where = instances_of(arm, arms, rs), ""
         if arm.profile.domain_ids is not None:     # a governance file's: where it allows
             n = min(n, len(arm.profile.domain_ids))
@@ -372,14 +371,13 @@ def _rotation_plan(opts: BenchOptions, runner, cells: list[Cell], bundles: dict[
     return lines
 
 
-def _schedule(opts: BenchOptions, runner, store: ResultStore, cells: list[Cell],
-              bundles: dict[str, Bundle], pin: Pinning, seed: int, console, started: float,
-              paths: NetPaths | None = None) -> BenchOutcome:
+def _schedule(ctx: RunContext, cells: list[Cell]) -> BenchOutcome:
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
     from rich.text import Text
 
+    opts, runner, store, paths, console = ctx.opts, ctx.runner, ctx.store, ctx.paths, \
+        ctx.console
     outcome = BenchOutcome(store.directory)
-    workdir = store.directory / "config"
     done = store.completed()
     n = len(store.doc["results"])
     elapsed: list[float] = []
@@ -391,10 +389,10 @@ def _schedule(opts: BenchOptions, runner, store: ResultStore, cells: list[Cell],
         task = progress.add_task("starting", total=todo_min)
         for r in range(opts.max_repeat):
             if r < opts.repeat:
-                round_cells = round_order(cells, seed, r)
+                round_cells = round_order(cells, ctx.seed, r)
             else:
                 wide = set(_wide_points(store.doc["summary"], opts.target_ci))
-                round_cells = [c for c in round_order(cells, seed, r) if c.key in wide]
+                round_cells = [c for c in round_order(cells, ctx.seed, r) if c.key in wide]
                 if not round_cells:
                     break
             for cell in round_cells:
@@ -402,8 +400,8 @@ def _schedule(opts: BenchOptions, runner, store: ResultStore, cells: list[Cell],
                     continue
                 if r >= opts.repeat:
                     expect = (sum(elapsed) / len(elapsed)) if elapsed else \
-                        runner.timeout(point(cell, opts, r, pin, paths, planned=True))
-                    if time.monotonic() - started + expect > opts.budget:
+                        runner.timeout(point(ctx, cell, r, planned=True))
+                    if ctx.passes_budget(expect):
                         outcome.notes.append(
                             f"stopped adding repeats: the {opts.budget} s budget is spent "
                             "(--budget to allow more)")
@@ -412,11 +410,10 @@ def _schedule(opts: BenchOptions, runner, store: ResultStore, cells: list[Cell],
                 n += 1
                 progress.update(task, description=f"{cell.label} (repeat {r})")
                 try:
-                    bench_point = point(cell, opts, r, pin, paths)
-                    bundle = paths.bundle(bundles[cell.profile.name], cell.network.path) \
-                        if paths else bundles[cell.profile.name]
-                    result, failure = run_point(runner, bench_point, bundle, workdir,
-                                                order=n - 1, paths=paths)
+                    bench_point = point(ctx, cell, r)
+                    bundle = paths.bundle(ctx.bundle(cell.profile), cell.network.path) \
+                        if paths else ctx.bundle(cell.profile)
+                    result, failure = run_point(ctx, bench_point, bundle, order=n - 1)
                 except KeyboardInterrupt:
                     outcome.interrupted = True
                     break
@@ -432,9 +429,8 @@ def _schedule(opts: BenchOptions, runner, store: ResultStore, cells: list[Cell],
                 if not console.is_terminal:     # piped: no live bar, so a line per repeat
                     task_now = progress.tasks[0]
                     left = (task_now.total - task_now.completed) * sum(elapsed) / len(elapsed)
-                    console.print(f"{cell.label} repeat {r}: {result['elapsed_s']:.1f} s "
-                                  + budget_note(time.monotonic() - started, opts.budget, left),
-                                  markup=False, highlight=False)
+                    ctx.say(f"{cell.label} repeat {r}: {result['elapsed_s']:.1f} s "
+                            + ctx.budget_note(left))
             else:
                 continue
             break   # interrupted, or out of budget

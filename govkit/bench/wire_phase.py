@@ -15,7 +15,8 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from govkit.bench.machine import Pinning, pinning
+from govkit.bench.context import RunContext
+from govkit.bench.machine import pinning
 from govkit.bench.options import BenchOptions, BenchOutcome, Cell
 from govkit.bench.repeat import make_bundles, point, run_point
 from govkit.common.errors import GovkitError
@@ -49,64 +50,63 @@ def check_wire_networks(opts: BenchOptions) -> None:
                           "loss); add it to --transport/--net/--loss-rate or drop --wire")
 
 
-def wire_phase(opts: BenchOptions, runner, cells: list[Cell], bundles: dict[str, Bundle],
-               pin: Pinning, workdir: Path, console, done: set, record, pcap_dir: Path
+def wire_phase(ctx: RunContext, cells: list[Cell], done: set, record, pcap_dir: Path
                ) -> bool:
     """One extra repeat of every point not in `done`, captured and not measured: its
     record goes to `record` (results.json's `wire`), never to `results`, so no statistic
     sees it; the capture socket exists only while that repeat's processes run, so the
     measured repeats run without it. Returns True if interrupted."""
+    opts = ctx.opts
     for cell in cells:
         if cell.network != DEFAULT or wire_key_of(cell) in done:
             continue
         expect = rtps.expectation(opts.wire_expect or cell.profile)
-        console.print(f"wire: capturing {cell.profile.name} {cell.mode} {cell.size} B "
-                      f"on {opts.wire_interface} (an extra repeat, not measured)", style="dim")
+        ctx.console.print(f"wire: capturing {cell.profile.name} {cell.mode} {cell.size} B "
+                          f"on {opts.wire_interface} (an extra repeat, not measured)",
+                          style="dim")
         # a protection class's point (bench --policy) runs on its own topic names, which
         # only the rotating programs take: its capture is of one of its pairs
         run = run_pair_wire_point if cell.profile.topics else run_wire_point
         try:
-            rec = run(runner, point(cell, opts, 0, pin), bundles[cell.profile.name],
-                      workdir, expect, opts.wire_interface,
-                      pcap_dir if opts.wire_pcap else None, opts.wire_leaks)
+            rec = run(ctx, point(ctx, cell, 0), ctx.bundle(cell.profile), expect,
+                      pcap_dir if opts.wire_pcap else None)
         except KeyboardInterrupt:
             return True
         verdict = rec["verdict"].upper() if rec["verdict"] != "match" else "match"
-        console.print(f"wire: {cell.profile.name} {cell.mode} {cell.size} B: {verdict}; "
-                      f"{rec.get('headline') or rec['error']}", markup=False, highlight=False)
+        ctx.say(f"wire: {cell.profile.name} {cell.mode} {cell.size} B: {verdict}; "
+                f"{rec.get('headline') or rec['error']}")
         record(rec)
     return False
 
 
-def run_wire_point(runner, point: BenchPoint, bundle: Bundle, workdir: Path,
-                   expect: rtps.Expectation, interface: str, pcap_dir: Path | None,
-                   leaks: bool = False) -> dict:
-    """Run one point with its traffic captured; parse and judge it afterwards (and with
-    `leaks`, read it as an eavesdropper would: govkit.wire.leaks)."""
+def run_wire_point(ctx: RunContext, point: BenchPoint, bundle: Bundle,
+                   expect: rtps.Expectation, pcap_dir: Path | None) -> dict:
+    """Run one point with its traffic captured on --interface; parse and judge it
+    afterwards (and with --leaks, read it as an eavesdropper would: govkit.wire.leaks)."""
     captures: list[Capture] = []
 
     def capture(p: BenchPoint, specs) -> Capture:
-        cap = Capture(interface, rtps.PORTS.ports(p.domain_id))
+        cap = Capture(ctx.opts.wire_interface, rtps.PORTS.ports(p.domain_id))
         for spec in specs:     # the moment govkit stops the processes: shutdown from there
             if spec.stop_when is not None:
                 spec.stop_when = _marking_stop(spec.stop_when, cap)
         captures.append(cap)
         return cap
 
-    result, failure = run_point(runner, point, bundle, workdir, around=capture)
-    return _judged(result, failure, captures[-1], runner, point, expect, pcap_dir, leaks)
+    result, failure = run_point(ctx, point, bundle, around=capture)
+    return _judged(ctx, result, failure, captures[-1], expect, pcap_dir)
 
 
-def run_pair_wire_point(runner, point: BenchPoint, bundle: Bundle, workdir: Path,
-                        expect: rtps.Expectation, interface: str, pcap_dir: Path | None,
-                        leaks: bool = False) -> dict:
+def run_pair_wire_point(ctx: RunContext, point: BenchPoint, bundle: Bundle,
+                        expect: rtps.Expectation, pcap_dir: Path | None) -> dict:
     """`run_wire_point` with one long-lived pair of the runner's own program (its
     pair_specs: the profile's topic names), one slot of the point's mode and size lasting
     its duration, captured from the pair's start to its end."""
+    runner = ctx.runner
     for path, text in runner.configs(replace(point, mode="latency", size=32), bundle,
-                                     workdir).items():
+                                     ctx.workdir).items():
         write_atomic(path, text)
-    specs = runner.pair_specs(bundle, point.domain_id, point.cpus, False, workdir)
+    specs = runner.pair_specs(bundle, point.domain_id, point.cpus, False, ctx.workdir)
     pair = Pair(point.profile.name, point.profile.name, 0, point.domain_id, specs,
                 runner.explain_refusal)
     result = {"profile": point.profile.name, "mode": point.mode, "size": point.size,
@@ -115,13 +115,13 @@ def run_pair_wire_point(runner, point: BenchPoint, bundle: Bundle, workdir: Path
     failure = None
     t0 = time.monotonic()
     measure_us = int(point.duration * 1e6)
-    with Capture(interface, rtps.PORTS.ports(point.domain_id)) as cap:
+    with Capture(ctx.opts.wire_interface, rtps.PORTS.ports(point.domain_id)) as cap:
         try:
             pair.start(timeout=60)
             if point.mode == "latency":
                 pair.slot(point.size, WIRE_SETTLE_US, measure_us)
             else:
-                pair.tslot(point.size, WIRE_SETTLE_US, measure_us, 1)
+                pair.tslot(point.size, WIRE_SETTLE_US, measure_us)
         except PairFailed as e:
             failure = str(e)
         finally:
@@ -130,11 +130,11 @@ def run_pair_wire_point(runner, point: BenchPoint, bundle: Bundle, workdir: Path
     result.update(status="failed" if failure else "ok", error=failure,
                   finished=datetime.now(UTC).isoformat(timespec="seconds"),
                   elapsed_s=round(time.monotonic() - t0, 2))
-    return _judged(result, failure, cap, runner, point, expect, pcap_dir, leaks)
+    return _judged(ctx, result, failure, cap, expect, pcap_dir)
 
 
-def _judged(result: dict, failure: str | None, cap: Capture, runner, point: BenchPoint,
-            expect: rtps.Expectation, pcap_dir: Path | None, leaks: bool) -> dict:
+def _judged(ctx: RunContext, result: dict, failure: str | None, cap: Capture,
+            expect: rtps.Expectation, pcap_dir: Path | None) -> dict:
     """The wire record of a captured repeat: its capture parsed and judged."""
     rec = {k: result.get(k) for k in ("profile", "mode", "size", "domain_id", "started",
                                       "finished", "elapsed_s", "commands", "status", "error")}
@@ -142,7 +142,7 @@ def _judged(result: dict, failure: str | None, cap: Capture, runner, point: Benc
     rec["pcap"] = None
     frames = cap.own_frames()      # only what the point's two processes sent
     if pcap_dir is not None:
-        path = pcap_dir / f"{point.profile.name}-{point.mode}-{point.size}.pcap"
+        path = pcap_dir / f"{result['profile']}-{result['mode']}-{result['size']}.pcap"
         write_atomic(path, pcap_bytes(frames))
         rec["pcap"] = str(path)
     if failure or cap.error:
@@ -150,14 +150,14 @@ def _judged(result: dict, failure: str | None, cap: Capture, runner, point: Benc
                    reasons=[failure or cap.error], expected=expect.to_json())
         return rec
     # Parsed now, after the processes stopped and before the next point starts.
-    rec.update(rtps.analyse(udp_datagrams(frames), result["domain_id"], expect,
-                            runner.wire_filler, cap.stop_ns,
-                            lost=cap.kernel_drops + cap.seen - len(cap.frames),
+    filler = ctx.runner.wire_filler
+    rec.update(rtps.analyse(udp_datagrams(frames), result["domain_id"], expect, filler,
+                            cap.stop_ns, lost=cap.kernel_drops + cap.seen - len(cap.frames),
                             others=len(cap.frames) - len(frames),
                             attributed=bool(cap.own_ports)))
-    if leaks:     # frame numbers are those of the pcap `pcap_bytes(frames)` writes
+    if ctx.opts.wire_leaks:     # frame numbers are those of the pcap `pcap_bytes(frames)` writes
         rec["leaks"] = find_leaks(datagrams(captured_frames(frames)), result["domain_id"],
-                                  getattr(runner, "wire_filler", None))
+                                  filler)
     cap.frames.clear()
     return rec
 
@@ -190,8 +190,10 @@ def wire_check(opts: BenchOptions, console) -> BenchOutcome:
     cells = [Cell(p, m, s) for p in opts.profiles for m in opts.modes for s in opts.sizes]
     outcome = BenchOutcome(opts.out)
     with tempfile.TemporaryDirectory(prefix="govkit-wire-") as tmp:
-        outcome.interrupted = wire_phase(opts, runner, cells, bundles, pinning(opts.pin),
-                                         Path(tmp), console, set(), outcome.wire.append,
+        # no order, no store: the seed orders nothing here
+        ctx = RunContext(opts, runner, pinning(opts.pin), opts.seed or 0, console, Path(tmp),
+                         bundles)
+        outcome.interrupted = wire_phase(ctx, cells, set(), outcome.wire.append,
                                          opts.out or Path("."))
     outcome.wire_profiles = rtps.profile_verdicts(outcome.wire)
     return outcome

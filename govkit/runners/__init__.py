@@ -6,7 +6,7 @@ table (govkit.catalog.runners), which names the module: the CLI reads the table,
 directory, so listing runners imports none of them. `get_runner` below makes one by name.
 
 - `base`: the runner interface (and what a rotating runner offers), the point and bundle it
-  is given;
+  is given, and `Runner.run`: prepare, run, parse;
 - `cyclone`: Cyclone DDS through govkit's own program, latency by rotation (the default);
 - `ddsperf`: Cyclone DDS's `ddsperf`;
 - `fastdds`: Fast DDS 2.9 through govkit's own program;
@@ -21,7 +21,9 @@ directory, so listing runners imports none of them. `get_runner` below makes one
   a prefix cached per machine;
 - `cyclone_refusal`, `fastdds_refusal`: why an implementation refused a participant;
 - `native/`: the programs' sources (`cyclone_perf.c`, `fastdds_perf.cpp`).
-- `processes`: where every benchmark process is started, read and ended;
+- `processes`: what a benchmark process is, and where every one is started, read and
+  ended;
+- `per_second`: ddsperf's and fastdds_perf's per-second lines read into rows, one way;
 - `pair`: a long-lived ping/pong pair of govkit's programs and the line protocol of its slots;
 - `group`: a discovery group of participants started together;
 - `topic_refusal`: why an implementation refused a writer or reader on one topic;

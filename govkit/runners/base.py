@@ -4,14 +4,15 @@ A runner never signs or validates anything: it receives a `Bundle` of already si
 verified files (govkit.generate.bundle) and turns one `BenchPoint` into configuration files
 (`configs`, pure) and `ProcessSpec`s (`commands`, pure), which the shared
 govkit.runners.processes.run_processes executes; the runner then parses their output into a
-`PointResult` that holds the raw rows it read. Statistics are not the runner's business:
+`PointResult` that holds the raw rows it read. `Runner.run` is that road, whole: prepare,
+run, parse, handed back as a `PointRun`. Statistics are not the runner's business:
 govkit.results.stats computes every figure from those rows, the same way for every runner.
 """
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -20,6 +21,7 @@ from govkit.catalog.profiles import Profile
 from govkit.common.fsutil import write_atomic
 from govkit.runners.crypto import CryptoVariant
 from govkit.runners.network import DEFAULT, LOOPBACK, Endpoint, Network
+from govkit.runners.processes import ProcessOutput, ProcessSpec, run_processes
 
 
 @dataclass(frozen=True)
@@ -81,46 +83,6 @@ class BenchPoint:
 
 
 @dataclass
-class ProcessSpec:
-    role: str                          # e.g. "pub" / "sub"
-    argv: list[str]
-    env: dict[str, str] = field(default_factory=dict)
-    start_delay: float = 0.0           # seconds after the previous process started
-    primary: bool = False              # the run ends when the primary process exits
-    cpu: int | None = None             # pin to this CPU (taskset) when set
-    realtime: bool = False             # SCHED_FIFO priority 1 (chrt) when set
-    # Primary only: called with the output so far; True ends the run early (all stopped).
-    stop_when: Callable[[str], bool] | None = None
-    # Where it runs (netns / ssh); None: here, as it is. See launch_argv.
-    endpoint: Endpoint | None = None
-
-
-@dataclass
-class ProcessOutput:
-    role: str
-    argv: list[str]
-    returncode: int | None             # None: still running when we stopped it
-    stdout: str
-    stderr: str
-    pid: int | None = None
-    timed_out: bool = False            # stopped because the point's timeout expired
-    cpus_allowed: str | None = None    # the affinity the process really ran with (/proc)
-    policy: str | None = None          # the scheduling policy it really ran with (/proc)
-    autogroup: str | None = None       # its CFS autogroup (govkit.runners.processes)
-    env: dict[str, str] = field(default_factory=dict)   # what govkit added (its config file)
-
-    @property
-    def status(self) -> str:
-        if self.timed_out:
-            return "killed after the timeout"
-        return "stopped by govkit" if self.returncode is None else f"exit code {self.returncode}"
-
-    def tail(self, n: int = 8) -> str:
-        lines = (self.stdout + self.stderr).strip().splitlines()
-        return "\n".join(lines[-n:])
-
-
-@dataclass
 class PointResult:
     """What a runner read from one point's output, before any statistics.
 
@@ -138,6 +100,20 @@ class RunnerError(Exception):
     """A point failed: the message names what happened and shows the runner's last lines."""
 
 
+@dataclass
+class PointRun:
+    """One run of a point's processes (`Runner.run`): what was started, what each printed,
+    and what the runner read from it, or why it could not (`error`)."""
+    specs: list[ProcessSpec]
+    outputs: dict[str, ProcessOutput]
+    result: PointResult | None = None
+    error: RunnerError | None = None
+
+
+# `around(point, specs)` in Runner.run: a block open while a point's processes run
+Around = Callable[["BenchPoint", list[ProcessSpec]], AbstractContextManager]
+
+
 class ForeignParticipant(RunnerError):
     """Another DDS application shared the point's domain: the point is not failed but
     contaminated, and is run again on another domain."""
@@ -146,7 +122,8 @@ class ForeignParticipant(RunnerError):
 class Runner(Protocol):
     """What every runner offers. What it can do beyond running per-repeat points (rotate,
     keys in a token) is a column of its row in the runner table
-    (govkit.catalog.runners.RunnerInfo), read without importing the runner."""
+    (govkit.catalog.runners.RunnerInfo), read without importing the runner. A runner
+    class names this one as its base, and so has `run`."""
     name: str
     per_second: bool        # True: rows per second (warm-up applies); False: one summary
     # The byte the runner's samples are filled with (ddsperf's 0xee), which the wire check
@@ -177,6 +154,22 @@ class Runner(Protocol):
 
     def timeout(self, point: BenchPoint) -> float:
         """Seconds after which a point's processes are killed and the point fails."""
+
+    def run(self, point: BenchPoint, bundle: Bundle, workdir: Path,
+            write: Callable[[Path, str], None] | None = None, around: Around | None = None
+            ) -> PointRun:
+        """One run of the point: its configuration files written (`prepare`), its processes
+        run until the primary one is done (`run_processes`; `around(point, specs)`, if
+        given, is a block open meanwhile: a capture, link counters) and their output
+        parsed. A RunnerError of the parse is handed back in the run, with the output it
+        could not read."""
+        specs = prepare(self, point, bundle, workdir, write)
+        with around(point, specs) if around else nullcontext():
+            outputs = run_processes(specs, timeout=self.timeout(point))
+        try:
+            return PointRun(specs, outputs, self.parse(point, outputs))
+        except RunnerError as e:
+            return PointRun(specs, outputs, error=e)
 
 
 class RotatingRunner(Runner, Protocol):
@@ -209,42 +202,3 @@ def prepare(runner: Runner, point: BenchPoint, bundle: Bundle, workdir: Path,
     for path, text in runner.configs(point, bundle, workdir).items():
         (write or write_atomic)(path, text)
     return runner.commands(point, bundle, workdir)
-
-
-def launch_argv(spec: ProcessSpec) -> list[str]:
-    """argv with the scheduling prefixes: `chrt -f 1` (real-time) and `taskset -c N`; in a
-    network namespace behind `ip netns exec NAME` (which execs: the pid stays the runner's,
-    so its placement is read as before); on a remote host the whole command as one ssh
-    command (see remote_script)."""
-    argv = ((["chrt", "-f", "1"] if spec.realtime else [])
-            + (["taskset", "-c", str(spec.cpu)] if spec.cpu is not None else []) + spec.argv)
-    where = spec.endpoint
-    if where is not None and where.netns:
-        argv = ["ip", "netns", "exec", where.netns, *argv]
-    if where is not None and where.ssh:
-        return [*where.ssh, remote_script(spec.role, where.workdir or ".", spec.env, argv)]
-    return argv
-
-
-def remote_script(role: str, workdir: str, env: dict[str, str], argv: list[str]) -> str:
-    """The remote shell command for one process.
-
-    A remote process does not end when its ssh connection does (no tty, no SIGHUP), so the
-    script ties it to ssh's standard input, which govkit holds open while the process should
-    run: when govkit closes it (the point is done, Ctrl-C) or dies (even by SIGKILL), a
-    watcher reading it sees end-of-file and sends the process SIGINT. `$$` in the watcher
-    subshell is the outer shell's pid, which `exec` hands to the runner. The pid is also
-    written to ROLE.pid, so the final cleanup can make sure.
-    """
-    assign = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
-    return (f"cd {shlex.quote(workdir)} && echo $$ > {role}.pid && exec 3<&0 && "
-            f"{{ (cat <&3 >/dev/null 2>&1; kill -INT $$ 2>/dev/null) >/dev/null 2>&1 & }} && "
-            f"exec 3<&- && exec env {assign} {shlex.join(argv)}")
-
-
-def command_line(spec: ProcessSpec) -> str:
-    """The shell command line that starts `spec` by hand, environment and pinning included."""
-    if spec.endpoint is not None and spec.endpoint.ssh:
-        return shlex.join(launch_argv(spec))      # the environment is inside the ssh command
-    env = " ".join(f"{k}={shlex.quote(v)}" for k, v in spec.env.items())
-    return f"{env + ' ' if env else ''}{shlex.join(launch_argv(spec))}"

@@ -5,7 +5,8 @@ already reports one-way latency: round trip / 2 (process_pong in ddsperf.c).
 Throughput: `ddsperf sub` and `ddsperf pub size S`.
 
 ddsperf prints one summary line per second, not raw samples: the runner hands those lines
-over as rows, and govkit.results.stats computes every figure from them.
+over as rows (govkit.runners.per_second, as for fastdds_perf's), and govkit.results.stats
+computes every figure from them.
 """
 
 from __future__ import annotations
@@ -28,10 +29,12 @@ from govkit.runners.base import (
     PointResult,
     ProcessOutput,
     ProcessSpec,
+    Runner,
     RunnerError,
 )
 from govkit.runners.cyclone_refusal import explain_cyclone_refusal
 from govkit.runners.dds_prefix import CycloneInstall, system_install
+from govkit.runners.per_second import PerSecondLines, check_seconds
 
 METHOD = (
     "Eclipse Cyclone DDS ddsperf, two processes with a configuration each that names one "
@@ -49,15 +52,17 @@ INSTALL_HINT = ("install Cyclone DDS and its security plugins: `sudo apt-get ins
                 "(in a govkit checkout, `bash .ci/setup` installs all of it)")
 PLUGINS = ("libdds_security_auth.so", "libdds_security_ac.so", "libdds_security_crypto.so")
 
-_LATENCY_RE = re.compile(
-    r"^\[(?P<pid>\d+)\]\s+(?P<t>[\d.]+)\s+(?P<peer>\S+) size (?P<size>\d+) mean (?P<mean>[\d.]+)us "
-    r"min (?P<min>[\d.]+)us 50% (?P<p50>[\d.]+)us 90% (?P<p90>[\d.]+)us 99% (?P<p99>[\d.]+)us "
-    r"max (?P<max>[\d.]+)us cnt (?P<cnt>\d+)", re.M)
-_THROUGHPUT_RE = re.compile(
-    r"^\[(?P<pid>\d+)\]\s+(?P<t>[\d.]+)\s+size (?P<size>\d+) total (?P<total>\d+) lost \d+ "
-    r"delta (?P<delta>\d+) lost (?P<lost>\d+) "
-    r"rate (?P<ksps>[\d.]+) kS/s (?P<mbps>[\d.]+) Mb/s",
-    re.M)
+LINES = PerSecondLines(
+    latency=re.compile(
+        r"^\[(?P<pid>\d+)\]\s+(?P<t>[\d.]+)\s+(?P<peer>\S+) size (?P<size>\d+) "
+        r"mean (?P<mean>[\d.]+)us min (?P<min>[\d.]+)us 50% (?P<p50>[\d.]+)us "
+        r"90% (?P<p90>[\d.]+)us 99% (?P<p99>[\d.]+)us max (?P<max>[\d.]+)us "
+        r"cnt (?P<count>\d+)", re.M),
+    throughput=re.compile(
+        r"^\[(?P<pid>\d+)\]\s+(?P<t>[\d.]+)\s+size (?P<size>\d+) total (?P<total>\d+) "
+        r"lost \d+ delta (?P<count>\d+) lost (?P<lost>\d+) "
+        r"rate (?P<rate>[\d.]+) kS/s (?P<mbps>[\d.]+) Mb/s", re.M),
+    ping="ddsperf ping", sub="ddsperf sub", rate_scale=1000)
 # ddsperf -X (extended statistics), the publisher's data writer; cumulative counters.
 _XMIT_RE = re.compile(
     r"^\[(?P<pid>\d+)\]\s+(?P<t>[\d.]+)\s+discarded (?P<discarded>\d+) rexmit (?P<rexmit>\d+) "
@@ -91,7 +96,7 @@ def cyclonedds_version() -> str:
     return "unknown"
 
 
-class DdsperfRunner:
+class DdsperfRunner(Runner):
     name = "ddsperf"
     per_second = True
     init_wait_s = 10      # -Qinitwait: how long a process waits for its peer to match
@@ -219,9 +224,6 @@ class DdsperfRunner:
             sub = [*common("sub"), "-D", str(backstop + 2), "pong"]
             pub = [*common("pub"), "-D", str(backstop), "ping", "size", str(point.size)]
             primary = "pub"
-
-            def enough(text: str) -> bool:
-                return len(_LATENCY_RE.findall(text)) >= needed
         elif point.mode == "throughput":
             # -1: a line every second, also for seconds without samples (stalls count).
             sub = [*common("sub"), "-D", str(backstop + 2), "-1", "sub"]
@@ -231,11 +233,10 @@ class DdsperfRunner:
             pub = [*common("pub"), *extended, "-D", str(backstop), "pub", "size",
                    str(point.size)]
             primary = "sub"   # the subscriber holds the numbers
-
-            def enough(text: str) -> bool:
-                return len(_throughput_rows(text)) >= needed
         else:
             raise GovkitError(f"unknown mode {point.mode!r}")
+        enough = LINES.enough(point.mode, needed)
+
         def spec(role, argv, cpu):
             where = point.endpoint(role)
             local = not where.remote      # govkit pins and prioritises local processes only
@@ -303,12 +304,7 @@ class DdsperfRunner:
             if not why:
                 raise
             raise RunnerError(f"{e}; {why}") from None
-        needed = point.warmup + point.duration
-        if len(result.rows) < needed:
-            raise RunnerError(f"only {len(result.rows)} of {needed} seconds ({point.warmup} "
-                              f"warm-up + {point.duration} measured) arrived (the peer stopped "
-                              f"answering?)")
-        return result
+        return check_seconds(point, result)
 
     @staticmethod
     def parse_latency(text: str, peer_pid: int | None = None, peer: str | None = None
@@ -317,23 +313,13 @@ class DdsperfRunner:
         `peer_pid`), as rows (µs)."""
         if peer is None and peer_pid is not None:
             peer = f":{peer_pid}"
-        rows = [{"t": float(m["t"]), "count": int(m["cnt"]), "mean": float(m["mean"]),
-                 "min": float(m["min"]), "p50": float(m["p50"]), "p90": float(m["p90"]),
-                 "p99": float(m["p99"]), "max": float(m["max"])}
-                for m in _LATENCY_RE.finditer(text)
-                if peer is None or _same(m["peer"], peer)]
-        if not rows:
-            raise RunnerError("ddsperf printed no latency lines (did the peer match and "
-                              "answer?)")
-        return PointResult("latency-per-second", rows)
+        return LINES.latency_result(text, None if peer is None
+                                    else lambda name: _same(name, peer))
 
     @staticmethod
     def parse_throughput(text: str) -> PointResult:
         """Every per-second subscriber line from the first one with samples on."""
-        rows = _throughput_rows(text)
-        if not rows:
-            raise RunnerError("ddsperf sub received no samples (did the publisher match?)")
-        return PointResult("throughput-per-second", rows)
+        return LINES.throughput_result(text)
 
 
 def _same(name: str, peer: str) -> bool:
@@ -357,17 +343,6 @@ def add_retransmissions(result: PointResult, pub_text: str) -> None:
         near = [d for t, d in deltas if abs(t - row["t"]) < 0.5]
         row["rexmit_bytes"] = near[0] if near else None
     result.extra["publisher_xmit"] = xmit
-
-
-def _throughput_rows(text: str) -> list[dict]:
-    """Subscriber lines as rows, from the first second with samples: the seconds before it
-    are the subscriber waiting for the publisher, not a stall. Later seconds without
-    samples are kept (rate 0)."""
-    rows = [{"t": float(m["t"]), "count": int(m["delta"]), "lost": int(m["lost"]),
-             "rate_sps": float(m["ksps"]) * 1000, "mbps": float(m["mbps"])}
-            for m in _THROUGHPUT_RE.finditer(text)]
-    first = next((i for i, r in enumerate(rows) if r["count"] > 0), len(rows))
-    return rows[first:]
 
 
 RUNNER = DdsperfRunner

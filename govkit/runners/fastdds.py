@@ -13,7 +13,8 @@ pairs get throughput slots (`tput`/`count`, cyclone_perf's protocol). Otherwise 
 points run
 `fastdds_perf sub` and `fastdds_perf pub S` per repeat: the subscriber prints one line per
 second from the moment its peer matched, handed over as the runner-neutral per-second rows
-of govkit.results.stats, the same rows ddsperf's give.
+of govkit.results.stats, the same rows ddsperf's give, read by the same code
+(govkit.runners.per_second).
 """
 
 from __future__ import annotations
@@ -31,12 +32,14 @@ from govkit.runners.base import (
     PointResult,
     ProcessOutput,
     ProcessSpec,
+    Runner,
     RunnerError,
     topics_env,
 )
 from govkit.runners.crypto import CRYPTO_DEFAULTS, CryptoVariant
 from govkit.runners.fastdds_build import cached_path, ensure_built, fastdds_version
 from govkit.runners.fastdds_refusal import CRL_PROPERTY, PROPERTY_FILES, explain
+from govkit.runners.per_second import PerSecondLines, check_seconds
 
 try:    # a stranger on the domain: main's base.py reruns such a point on another domain
     from govkit.runners.base import ForeignParticipant
@@ -70,13 +73,16 @@ EXIT_PARTICIPANT = 3
 EXIT_NO_MATCH = 4
 EXIT_DDS = 5
 
-_LATENCY_RE = re.compile(
-    r"^\[(?P<pid>\d+)\] latency t (?P<t>[\d.]+) size (?P<size>\d+) count (?P<count>\d+) "
-    r"mean (?P<mean>[\d.]+) min (?P<min>[\d.]+) p50 (?P<p50>[\d.]+) p90 (?P<p90>[\d.]+) "
-    r"p99 (?P<p99>[\d.]+) max (?P<max>[\d.]+) us$", re.M)
-_THROUGHPUT_RE = re.compile(
-    r"^\[(?P<pid>\d+)\] throughput t (?P<t>[\d.]+) size (?P<size>\d+) count (?P<count>\d+) "
-    r"lost (?P<lost>\d+) rate (?P<rate>[\d.]+) samples/s mbps (?P<mbps>[\d.]+)$", re.M)
+LINES = PerSecondLines(
+    latency=re.compile(
+        r"^\[(?P<pid>\d+)\] latency t (?P<t>[\d.]+) size (?P<size>\d+) count (?P<count>\d+) "
+        r"mean (?P<mean>[\d.]+) min (?P<min>[\d.]+) p50 (?P<p50>[\d.]+) p90 (?P<p90>[\d.]+) "
+        r"p99 (?P<p99>[\d.]+) max (?P<max>[\d.]+) us$", re.M),
+    throughput=re.compile(
+        r"^\[(?P<pid>\d+)\] throughput t (?P<t>[\d.]+) size (?P<size>\d+) "
+        r"count (?P<count>\d+) lost (?P<lost>\d+) rate (?P<rate>[\d.]+) samples/s "
+        r"mbps (?P<mbps>[\d.]+)$", re.M),
+    ping="fastdds_perf ping", sub="fastdds_perf sub")
 _PARTICIPANT_RE = re.compile(r"^\[\d+\] participant (?P<peer>\S+): new(?P<note> \(\w+\))?$",
                              re.M)
 _UNAUTHORIZED_RE = re.compile(r"^\[\d+\] authentication (\S+): unauthorized$", re.M)
@@ -96,7 +102,7 @@ def fastdds_package_version() -> str:
     return fastdds_version()
 
 
-class FastddsRunner:
+class FastddsRunner(Runner):
     """A RotatingRunner (its row in govkit.catalog.runners says what it rotates) with
     `fastdds_perf -S`."""
     name = "fastdds"
@@ -175,18 +181,13 @@ class FastddsRunner:
             sub = argv("sub", backstop + 2, "pong")
             pub = argv("pub", backstop, "ping", str(point.size))
             primary = "pub"
-
-            def enough(text: str) -> bool:
-                return len(_LATENCY_RE.findall(text)) >= needed
         elif point.mode == "throughput":
             sub = argv("sub", backstop, "sub")
             pub = argv("pub", backstop + 2, "pub", str(point.size))
             primary = "sub"   # the subscriber holds the numbers
-
-            def enough(text: str) -> bool:
-                return len(_throughput_rows(text)) >= needed
         else:
             raise GovkitError(f"unknown mode {point.mode!r}")
+        enough = LINES.enough(point.mode, needed)
         # Both start at once: -w makes each wait for the other.
         return [ProcessSpec("sub", sub, token_env(bundle, "sub"), cpu=cpu_sub,
                             primary=primary == "sub",
@@ -259,15 +260,8 @@ class FastddsRunner:
         role = "pub" if point.mode == "latency" else "sub"
         self._check_peers(outputs, role)
         if point.mode == "latency":
-            result = self.parse_latency(outputs["pub"].stdout)
-        else:
-            result = self.parse_throughput(outputs["sub"].stdout)
-        needed = point.warmup + point.duration
-        if len(result.rows) < needed:
-            raise RunnerError(f"only {len(result.rows)} of {needed} seconds ({point.warmup} "
-                              f"warm-up + {point.duration} measured) arrived (the peer stopped "
-                              f"answering?)")
-        return result
+            return check_seconds(point, self.parse_latency(outputs["pub"].stdout))
+        return check_seconds(point, self.parse_throughput(outputs["sub"].stdout))
 
     def _check_peers(self, outputs: dict[str, ProcessOutput], role: str) -> None:
         """The only participant a process may see is this run's other process."""
@@ -285,21 +279,12 @@ class FastddsRunner:
     @staticmethod
     def parse_latency(text: str) -> PointResult:
         """Every per-second latency line, as rows (µs)."""
-        rows = [{"t": float(m["t"]), "count": int(m["count"]), "mean": float(m["mean"]),
-                 "min": float(m["min"]), "p50": float(m["p50"]), "p90": float(m["p90"]),
-                 "p99": float(m["p99"]), "max": float(m["max"])}
-                for m in _LATENCY_RE.finditer(text)]
-        if not rows:
-            raise RunnerError("fastdds_perf ping printed no latency lines (did the peer match "
-                              "and answer?)")
-        return PointResult("latency-per-second", rows)
+        return LINES.latency_result(text)
 
     @staticmethod
     def parse_throughput(text: str) -> PointResult:
-        rows = _throughput_rows(text)
-        if not rows:
-            raise RunnerError("fastdds_perf sub received no samples (did the publisher match?)")
-        return PointResult("throughput-per-second", rows)
+        """Every per-second subscriber line from the first one with samples on."""
+        return LINES.throughput_result(text)
 
 
 def token_env(bundle: Bundle, role: str) -> dict[str, str]:
@@ -307,16 +292,6 @@ def token_env(bundle: Bundle, role: str) -> dict[str, str]:
     files = bundle.participants.get(role) if bundle.profile.security else None
     conf = files.token_conf if files is not None else None
     return {"SOFTHSM2_CONF": str(conf)} if conf is not None else {}
-
-
-def _throughput_rows(text: str) -> list[dict]:
-    """Subscriber lines as rows, from the first second with samples (as for ddsperf: the
-    seconds before it are the publisher starting, not a stall)."""
-    rows = [{"t": float(m["t"]), "count": int(m["count"]), "lost": int(m["lost"]),
-             "rate_sps": float(m["rate"]), "mbps": float(m["mbps"])}
-            for m in _THROUGHPUT_RE.finditer(text)]
-    first = next((i for i, r in enumerate(rows) if r["count"] > 0), len(rows))
-    return rows[first:]
 
 
 def _option(argv: list[str], flag: str) -> str | None:

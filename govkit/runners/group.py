@@ -6,49 +6,39 @@ one has failed, or the wait is over.
 
 from __future__ import annotations
 
-import os
-import selectors
 import subprocess
 import time
+from contextlib import closing
 
-from govkit.runners.base import ProcessSpec
-from govkit.runners.processes import end_processes, spawn
+from govkit.runners.processes import LineReader, ProcessSpec, ended, spawn
 
 
 def run_group(specs: list[ProcessSpec], wait_s: float) -> dict:
     """Start the group at once, read each process's `matched T`, then end them all: a
     record with `matched_s` per participant (status ok), or why the group failed."""
-    procs = []
+    procs: list[subprocess.Popen] = []
     t0 = time.monotonic()
-    try:
+    matched: dict[int, float] = {}
+    errors: list[str] = []
+    with ended(procs, grace_s=10):
         for spec in specs:
             procs.append(spawn(spec, stdin=subprocess.PIPE))
-        matched: dict[int, float] = {}
-        buffers = {i: b"" for i in range(len(procs))}
-        errors: list[str] = []
-        with selectors.DefaultSelector() as sel:
-            for i, p in enumerate(procs):
-                sel.register(p.stdout.fileno(), selectors.EVENT_READ, i)
-            deadline = t0 + wait_s + 5
-            while len(matched) + len(errors) < len(procs) and time.monotonic() < deadline:
-                for key, _ in sel.select(timeout=0.5):
-                    i = key.data
-                    chunk = os.read(key.fd, 4096)
-                    if not chunk:
-                        sel.unregister(key.fd)
-                        errors.append(_why(procs[i], i))
-                        continue
-                    buffers[i] += chunk
-                    if b"\n" in buffers[i]:
-                        word, _, value = buffers[i].partition(b"\n")[0].decode().partition(" ")
-                        if word == "matched":
-                            matched[i] = float(value)
-                        else:
-                            errors.append(f"participant {i}: unexpected {word!r}")
-                        sel.unregister(key.fd)
+        answered: set[int] = set()      # each process's first line (or end) is its answer
+        with closing(LineReader(dict(enumerate(procs))).lines(t0 + wait_s + 5)) as lines:
+            for i, line in lines:
+                if i in answered:
+                    continue
+                answered.add(i)
+                word, _, value = (line or "").partition(" ")
+                if line is None:
+                    errors.append(_why(procs[i], i))
+                elif word == "matched":
+                    matched[i] = float(value)
+                else:
+                    errors.append(f"participant {i}: unexpected {word!r}")
+                if len(answered) == len(procs):
+                    break
         wall = time.monotonic() - t0
-    finally:
-        end_processes(procs, grace_s=10)
     if len(matched) < len(specs):
         missing = len(specs) - len(matched)
         why = errors[0] if errors else f"not matched within {wait_s:g} s"

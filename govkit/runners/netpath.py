@@ -10,7 +10,7 @@ turns SIGTERM into KeyboardInterrupt). Teardown ignores further Ctrl-C until it 
 
 Only SIGKILL of govkit itself can leave something behind: namespaces are named
 `govkit-<pid>-<n>-pub|sub`, and the next run removes those whose govkit is gone; a remote
-process stops by itself when its ssh connection closes (runners.base.remote_script).
+process stops by itself when its ssh connection closes (runners.processes.remote_script).
 """
 
 from __future__ import annotations

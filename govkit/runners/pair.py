@@ -7,6 +7,12 @@ MEASURE_US` (latency) and `tput SIZE SETTLE_US MEASURE_US TAG` (throughput) and 
 with one `slot …` / `tslot …` line; pong answers `cpu` with `cpu_us U` and `count TAG` with
 what it received of throughput slot TAG. The parsers below turn those lines into raw rows;
 govkit.bench.rotation decides which pair gets which slot when.
+
+A pair keeps its own scheduling policy: a latency slot runs under SCHED_FIFO where the run
+may use it (`realtime`), a throughput or CPU slot normally scheduled, as ddsperf runs (a
+real-time writer that never blocks would keep everything else off its CPU, govkit
+included); the pair switches both processes (`sched`) only when a slot needs the other
+policy, and each row says which it ran under. It numbers its own throughput slots' tags.
 """
 
 from __future__ import annotations
@@ -16,10 +22,17 @@ import tempfile
 import time
 from collections.abc import Callable
 
-from govkit.runners.base import ProcessSpec, command_line
-from govkit.runners.processes import LineReader, end_processes, process_placement, spawn
+from govkit.runners.processes import (
+    LineReader,
+    ProcessSpec,
+    command_line,
+    end_processes,
+    process_placement,
+    spawn,
+)
 
 THROUGHPUT = "throughput"
+FIFO, NORMAL = "fifo", "normal"   # a pair's scheduling policy (`sched fifo|normal`)
 SLOT_TIMEOUT_S = 15.0             # beyond the slot's own length
 PEER_SIDE = "on the peer's side"   # in a refusal of the peer's files (cyclone_refusal)
 REFUSAL_WAIT_S = 3.0              # for the other side's refusal, once one side failed
@@ -32,21 +45,25 @@ class PairFailed(Exception):
 class Pair:
     """One long-lived ping/pong pair: `name` is what it measures (the scheduler's arm),
     `label` how messages name it; `explain(env, stderr, domain)` maps a side's refusal to
-    the file, the rule and the fix (the runner's RotatingRunner.explain_refusal)."""
+    the file, the rule and the fix (the runner's RotatingRunner.explain_refusal);
+    `realtime`: its specs start it under SCHED_FIFO, and its latency slots run so."""
 
     def __init__(self, name: str, label: str, instance: int, domain_id: int,
                  specs: list[ProcessSpec],
-                 explain: Callable[[dict[str, str], str, int], str] | None = None):
+                 explain: Callable[[dict[str, str], str, int], str] | None = None, *,
+                 realtime: bool = False):
         self.name, self.label, self.instance = name, label, instance
         self.domain_id, self.specs, self.explain = domain_id, specs, explain
+        self.realtime = realtime
         self.procs: dict[str, subprocess.Popen] = {}
-        self.readers: dict[str, LineReader] = {}
+        self.reader: LineReader | None = None
         self.errs: dict[str, object] = {}
         self.ready_s: dict[str, float] = {}
         self.start_to_ready_s: float | None = None
         self.alive = False
         self.discarded_total = 0      # the reader's discarded bytes, as pong last said
-        self.policy: str | None = None   # "fifo" or "normal", as the scheduler last set it
+        self.policy = FIFO if realtime else NORMAL   # what both processes run under now
+        self.tags = 0                 # throughput slots so far (their tags: next_tag)
 
     @property
     def key(self) -> str:
@@ -59,7 +76,7 @@ class Pair:
             err = tempfile.TemporaryFile()
             self.errs[spec.role] = err
             self.procs[spec.role] = spawn(spec, stdin=subprocess.PIPE, stderr=err)
-            self.readers[spec.role] = LineReader(self.procs[spec.role])
+        self.reader = LineReader(self.procs)
         self.alive = True
         deadline = t0 + timeout
         for role in ("sub", "pub"):
@@ -76,8 +93,8 @@ class Pair:
         return {role: process_placement(p.pid) for role, p in self.procs.items()}
 
     def _line(self, role: str, deadline: float) -> str:
-        return self.readers[role].line(
-            deadline, lambda: PairFailed(self._why(role, "did not answer in time")),
+        return self.reader.line(
+            role, deadline, lambda: PairFailed(self._why(role, "did not answer in time")),
             lambda status: PairFailed(self._why(role, f"exited with status {status}")))
 
     def _why(self, role: str, what: str) -> str:
@@ -137,21 +154,30 @@ class Pair:
         return int(words[1])
 
     def slot(self, size: int, settle_us: int, measure_us: int) -> dict:
-        """One slot; the row also holds the CPU time the pong used during it (the ping's
-        own, cpu_us, is in its slot line)."""
+        """One latency slot (SCHED_FIFO if the pair is `realtime`); the row also holds the
+        CPU time the pong used during it (the ping's own, cpu_us, is in its slot line)."""
+        self.use_policy(FIFO if self.realtime else NORMAL)
         before = self.pong_cpu_us()
         self._send("pub", f"slot {size} {settle_us} {measure_us}\n")
         deadline = time.monotonic() + (settle_us + measure_us) / 1e6 + SLOT_TIMEOUT_S
         row = parse_slot(self._line("pub", deadline))
         row["pong_cpu_us"] = self.pong_cpu_us() - before
+        row["policy"] = self.policy
         return row
 
-    def tslot(self, size: int, settle_us: int, measure_us: int, tag: int, rate: float = 0
-              ) -> dict:
-        """One throughput slot: ping writes (as fast as it can, or paced at `rate`
-        samples/s), pong counts; the row holds both sides' counts, CPU time and protocol
-        counters, the arrivals per bin and the receive rate (samples after the first
-        arrival over the time from the first arrival to the last)."""
+    def next_tag(self) -> int:
+        """A throughput slot's tag (1 .. 255, in turn): pong tells a slot's samples from
+        the previous slot's by it."""
+        self.tags += 1
+        return 1 + self.tags % 255
+
+    def tslot(self, size: int, settle_us: int, measure_us: int, rate: float = 0) -> dict:
+        """One throughput slot, normally scheduled: ping writes (as fast as it can, or
+        paced at `rate` samples/s), pong counts; the row holds both sides' counts, CPU time
+        and protocol counters, the arrivals per bin and the receive rate (samples after
+        the first arrival over the time from the first arrival to the last)."""
+        self.use_policy(NORMAL)
+        tag = self.next_tag()
         before = self.pong_cpu_us()
         command = f"tput {size} {settle_us} {measure_us} {tag}" + (f" {rate:g}" if rate else "")
         self._send("pub", command + "\n")
@@ -165,16 +191,21 @@ class Pair:
             self.discarded_total = total
         row["mbps"] = round(row["rate_sps"] * size * 8 / 1e6, 4)    # payload, as ddsperf
         row["pong_cpu_us"] = self.pong_cpu_us() - before
+        row["policy"] = self.policy
         return row
 
-    def set_policy(self, policy: str) -> None:
-        """Every thread of both processes to `policy` ("fifo": SCHED_FIFO 1, "normal")."""
+    def use_policy(self, policy: str) -> None:
+        """Every thread of both processes to `policy` (FIFO: SCHED_FIFO 1, NORMAL), unless
+        they already run under it."""
+        if self.policy == policy:
+            return
         for role in ("sub", "pub"):
             self._send(role, f"sched {policy}\n")
         for role in ("sub", "pub"):
             line = self._line(role, time.monotonic() + SLOT_TIMEOUT_S)
             if line != "sched ok":
                 raise PairFailed(self._why(role, f"answered {line[:80]!r} to 'sched {policy}'"))
+        self.policy = policy
 
     def commands(self) -> list[str]:
         return [command_line(s) for s in self.specs]

@@ -35,9 +35,10 @@ from govkit.runners.base import (
     PointResult,
     ProcessOutput,
     ProcessSpec,
+    Runner,
     RunnerError,
-    launch_argv,
 )
+from govkit.runners.processes import launch_argv
 
 DEFAULT_EXECUTABLE = "perftest_cpp"
 PERFTEST_URL = "https://github.com/rticommunity/rtiperftest"
@@ -50,7 +51,7 @@ LATENCY_NAMES = {"mean": "mean_of_samples", "std": "std_of_samples", "min": "min
                  "p999999": "p999999_of_samples"}
 THROUGHPUT_KEYS = ("samples_per_s", "mbps", "lost")
 
-class PerftestRunner:
+class PerftestRunner(Runner):
     name = "perftest"
     per_second = False       # one end-of-run summary; perftest discards its own warm-up
     wire_filler = None       # perftest's payload bytes are its own: none is looked for

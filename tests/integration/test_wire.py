@@ -30,10 +30,10 @@ from helpers.dds import needs_cyclone
 from helpers.json_schemas import assert_valid
 from helpers.require import missing
 
-from govkit.bench import repeat
 from govkit.bench.options import BenchOptions
 from govkit.bench.schedule import run_bench
 from govkit.catalog.profiles import PROFILES, get_profile
+from govkit.runners import base as runner_base
 from govkit.wire.verdict import Expectation
 
 pytestmark = [needs_cyclone, pytest.mark.cyclone]
@@ -234,14 +234,14 @@ def test_the_capture_never_overlaps_a_measured_repeat(capture_ok, tmp_path, monk
     """Every measured repeat starts with no packet socket and no capture thread in govkit;
     the one captured repeat is stored under `wire`, apart from the results."""
     seen = []
-    real = repeat.run_processes
+    real = runner_base.run_processes
 
     def watched(specs, timeout, grace=0.5):
         seen.append((bool(_packet_sockets_of_this_process()),
                      any(t.name == "govkit-capture" for t in threading.enumerate())))
         return real(specs, timeout, grace)
 
-    monkeypatch.setattr(repeat, "run_processes", watched)
+    monkeypatch.setattr(runner_base, "run_processes", watched)
     from rich.console import Console
     opts = BenchOptions(profiles=[get_profile("rtps_sign")], sizes=[64], duration=1, repeat=2,
                         max_repeat=2, out=tmp_path / "res", ca=tmp_path / "pki",

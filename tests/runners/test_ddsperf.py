@@ -14,10 +14,9 @@ from govkit.runners.base import (
     Bundle,
     ProcessOutput,
     RunnerError,
-    command_line,
-    launch_argv,
 )
 from govkit.runners.ddsperf import DdsperfRunner
+from govkit.runners.processes import command_line, launch_argv
 
 DATA = Path(__file__).parent.parent / "data" / "ddsperf"
 

@@ -30,10 +30,7 @@ from govkit.runners.base import (
     Bundle,
     PointResult,
     RunnerError,
-    command_line,
-    launch_argv,
     prepare,
-    remote_script,
 )
 from govkit.runners.ddsperf import DdsperfRunner, add_retransmissions
 from govkit.runners.netpath import NetPaths, SshHost, refuse_foreign_keys, resolve_host
@@ -46,7 +43,7 @@ from govkit.runners.network import (
     parse_peer_addresses,
     parse_transports,
 )
-from govkit.runners.processes import run_processes
+from govkit.runners.processes import command_line, launch_argv, remote_script, run_processes
 
 GOVKIT = str(Path(sys.executable).with_name("govkit"))
 NS = "{https://cdds.io/config}"

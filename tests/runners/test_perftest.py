@@ -22,10 +22,10 @@ from govkit.runners.base import (
     ParticipantFiles,
     ProcessOutput,
     RunnerError,
-    command_line,
     prepare,
 )
 from govkit.runners.perftest import PerftestRunner
+from govkit.runners.processes import command_line
 
 DATA = Path(__file__).parent.parent / "data" / "perftest"
 
