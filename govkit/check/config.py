@@ -46,7 +46,7 @@ _CHOICES = {"target": tuple(TARGETS), "fail-on": SEVERITIES, "output-format": OU
 
 def _table(path: Path) -> dict | None:
     """The govkit table of `path` ([tool.govkit] in a pyproject.toml), None if it has none."""
-    import tomllib   # only where there is a configuration file (start-up: issue 47)
+    import tomllib  # only where there is a configuration file (start-up: issue 47)
 
     from govkit.common.toml_text import parse_toml
     try:

@@ -96,7 +96,7 @@ def xsd_path(kind: DocumentKind) -> Path:
 def build_table(kind: DocumentKind) -> dict[str, LeafType] | None:
     """Every leaf element path of `kind`'s XSD and its type, as xmlschema reads the XSD;
     None if the XSD pulls in other schema files (the cache key covers one file only)."""
-    import xmlschema   # slow to import: only when the cached table is missing or stale
+    import xmlschema  # slow to import: only when the cached table is missing or stale
     schema = xmlschema.XMLSchema(str(xsd_path(kind)))
     if schema.includes or schema.imports:
         return None
