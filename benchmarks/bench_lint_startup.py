@@ -132,7 +132,7 @@ def main() -> None:
         print(f"{args.files} files: one call {wall:.0f} ms wall, {cpu:.0f} ms CPU (median); "
               f"{args.files} one-file calls {hundred[0] * 1e3:.0f} ms wall, "
               f"{hundred[1] * 1e3:.0f} ms CPU (once, after the rounds): one call costs "
-              f"{wall / (hundred[0] * 1e3):.2f}× the wall and {cpu / (hundred[1] * 1e3):.2f}× "
+              f"{wall / (hundred[0] * 1e3):.3f}× the wall and {cpu / (hundred[1] * 1e3):.3f}× "
               f"the CPU")
 
 
