@@ -34,7 +34,10 @@ MAIN = "import sys; sys.argv[0] = 'govkit'; from govkit.cli.main import main; ma
 def timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
     """(wall, CPU) seconds of one run of `argv`."""
     start = time.perf_counter()
-    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    # Not from the checkout: `python -c` puts the working directory first on sys.path, and
+    # from the repository's root both sides would import this checkout's govkit.
+    proc = subprocess.Popen(argv, env=env, cwd=tempfile.gettempdir(), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
     proc.returncode = os.waitstatus_to_exitcode(status)

@@ -17,7 +17,6 @@ key (exit 2), never silently ignored.
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 
 from govkit.catalog.targets import DEFAULT_TARGET, TARGETS
@@ -31,7 +30,6 @@ from govkit.check.vocabulary import (
 from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.common.findings import quote_value
 from govkit.common.inputs import read_input
-from govkit.common.toml_text import parse_toml
 from govkit.pki.vocabulary import DEFAULT_WARN_DAYS
 
 __all__ = ["LINT_DEFAULTS", "find_config", "lint_config", "lint_settings",
@@ -48,6 +46,9 @@ _CHOICES = {"target": tuple(TARGETS), "fail-on": SEVERITIES, "output-format": OU
 
 def _table(path: Path) -> dict | None:
     """The govkit table of `path` ([tool.govkit] in a pyproject.toml), None if it has none."""
+    import tomllib  # only where there is a configuration file (start-up: issue 47)
+
+    from govkit.common.toml_text import parse_toml
     try:
         doc = parse_toml(read_input(path, MAX_CONFIG_BYTES, "configuration file")
                          .decode("utf-8"), str(path))

@@ -13,12 +13,18 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from govkit.catalog.targets import TARGETS
-from govkit.check.ros_policy import PolicyInvalid, RosInput, load_policy, load_protection
 from govkit.check.rules.registry import RULES, WORK_BUDGET, Context, Rule
 from govkit.common.findings import DocumentKind, Finding
-from govkit.documents.xinclude import MergedDocument
+
+if TYPE_CHECKING:
+    from govkit.check.ros_policy import RosInput
+    from govkit.documents.xinclude import MergedDocument
+
+# ros_policy and xinclude are imported by lint_ros, when there is a policy to lint: every
+# `govkit lint` imports this module (start-up, issue 47).
 
 ROS_ROOTS = {"policy": DocumentKind.POLICY, "protection": DocumentKind.PROTECTION}
 
@@ -33,6 +39,7 @@ class RosLint:
 
 def _both(ros: RosInput) -> MergedDocument:
     """One locator for the policy's elements and the sidecar's."""
+    from govkit.documents.xinclude import MergedDocument
     positions = dict(ros.policy_doc.positions)
     if ros.protection_doc is not None:
         positions.update(ros.protection_doc.positions)
@@ -48,6 +55,7 @@ def lint_ros(data: bytes, filename: str, kind: DocumentKind, rules: list[Rule],
              target: str, now: dt.datetime | None = None,
              protection: Path | None = None) -> RosLint:
     """Lint one policy (with `protection`, or what its <metadata> holds) or one sidecar."""
+    from govkit.check.ros_policy import PolicyInvalid, RosInput, load_policy, load_protection
     try:
         if kind is DocumentKind.POLICY:
             ros = load_policy(Path(filename), protection, data=data)

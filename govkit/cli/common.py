@@ -26,8 +26,8 @@ class _LazyConsole:
     """A rich Console made when first used (importing rich costs more than the rest of
     `govkit --help`)."""
 
-    def __init__(self, make):
-        self._make, self._console = make, None
+    def __init__(self, make, stderr: bool = False):
+        self._make, self._console, self._stderr = make, None, stderr
 
     def get(self):
         """The Console itself (for code that uses it as more than a printer)."""
@@ -38,6 +38,15 @@ class _LazyConsole:
     def print(self, *objects, **options) -> None:
         """Console.print, with every control character shown, not obeyed (`shown`): what
         govkit prints holds file names and values from files."""
+        if all(type(o) is str for o in objects) and options in ({}, {"markup": False}):
+            # Plain strings print as rich would print them (VERBATIM, soft_wrap), save tabs,
+            # which rich expands: without importing rich (30 ms of `govkit validate`).
+            text = " ".join(map(printable, objects))
+            if "\t" not in text:
+                file = sys.stderr if self._stderr else sys.stdout
+                file.write(text + "\n")
+                file.flush()
+                return
         self.get().print(*map(shown, objects), **options)
 
     def __getattr__(self, name):
@@ -81,7 +90,7 @@ def _console(**options):
 # styles are given as style= or rich Text, never inside a string (issue 23).
 VERBATIM = {"markup": False, "emoji": False, "highlight": False}
 out = _LazyConsole(_console(soft_wrap=True, **VERBATIM))
-err = _LazyConsole(_console(stderr=True, soft_wrap=True, **VERBATIM))
+err = _LazyConsole(_console(stderr=True, soft_wrap=True, **VERBATIM), stderr=True)
 
 
 class _TableConsole:

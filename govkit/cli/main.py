@@ -14,12 +14,15 @@ annotation string at start-up (a few hundred evals, ~20 ms of `govkit --help`).
 """
 
 import errno
+import inspect
 import os
 import sys
+from collections.abc import MutableMapping
 from typing import Annotated
 
 import typer
-from typer.core import TyperGroup
+import typer.main
+from typer.core import TyperCommand, TyperGroup
 
 from govkit import __version__
 from govkit.cli import artefacts, bench, check, export, pki
@@ -36,6 +39,22 @@ from govkit.common.findings import one_line
 
 class Commands(TyperGroup):
     """The root command: a user's error out of any command becomes one line and its code."""
+
+    def list_commands(self, ctx):
+        return list(self.commands)       # the names, without making every command
+
+    def format_commands(self, ctx, formatter):
+        if not isinstance(self.commands, LazyCommands):
+            return super().format_commands(ctx, formatter)
+        # TyperGroup.format_commands over the commands' stand-ins (name, help, hidden)
+        shown = [(name, self.commands.preview(name)) for name in self.commands]
+        shown = [(name, cmd) for name, cmd in shown if not cmd.hidden]
+        if shown:
+            limit = formatter.width - 6 - max(len(name) for name, _ in shown)
+            with formatter.section("Commands"):
+                formatter.write_dl([(name, cmd.get_short_help_str(limit))
+                                    for name, cmd in shown])
+        return None
 
     def invoke(self, ctx):
         try:
@@ -139,6 +158,71 @@ def _root(version: Annotated[bool, typer.Option("--version", help="Print the ver
         raise typer.Exit()
 
 
+class LazyCommands(MutableMapping):
+    """The root's subcommands, each made by typer (its parameters read from its function's
+    signature) when first looked up: `govkit lint` makes one command, not twenty (15 ms of
+    its start-up, issue 47), and `govkit --help` makes none (`preview`)."""
+
+    def __init__(self, app: typer.Typer):
+        settings = {"pretty_exceptions_short": app.pretty_exceptions_short,
+                    "rich_markup_mode": app.rich_markup_mode}
+        self.makers, self.previews, self.made = {}, {}, {}
+        for info in app.registered_commands:
+            name = info.name or typer.main.get_command_name(info.callback.__name__)
+            self.makers[name] = lambda info=info: typer.main.get_command_from_info(
+                info, **settings)
+            self.previews[name] = lambda info=info, name=name: TyperCommand(
+                name=name, short_help=info.short_help, hidden=info.hidden,
+                deprecated=info.deprecated, rich_markup_mode=app.rich_markup_mode,
+                help=inspect.getdoc(info.callback) if info.help is None
+                else inspect.cleandoc(info.help))
+        for group in app.registered_groups:
+            solved = typer.main.solve_typer_info_defaults(group)
+            self.makers[solved.name] = lambda group=group: typer.main.get_group_from_info(
+                group, suggest_commands=app.suggest_commands, **settings)
+            self.previews[solved.name] = lambda solved=solved: TyperGroup(
+                name=solved.name, help=solved.help, short_help=solved.short_help,
+                hidden=solved.hidden, deprecated=solved.deprecated,
+                rich_markup_mode=app.rich_markup_mode)
+
+    def preview(self, name: str):
+        """What `govkit --help` reads of a command (name, help, hidden), made cheaply."""
+        return self.made[name] if name in self.made else self.previews[name]()
+
+    def __getitem__(self, name):
+        if name not in self.made:
+            self.made[name] = self.makers[name]()
+        return self.made[name]
+
+    def __setitem__(self, name, command):
+        self.makers[name] = self.previews[name] = lambda: command
+        self.made[name] = command
+
+    def __delitem__(self, name):
+        del self.makers[name]
+        self.previews.pop(name, None)
+        self.made.pop(name, None)
+
+    def __iter__(self):
+        return iter(self.makers)
+
+    def __len__(self):
+        return len(self.makers)
+
+
+def lazy_command(app: typer.Typer) -> Commands:
+    """`app` as typer.main.get_command makes it, but with LazyCommands for its commands
+    (tests/cli/test_lazy_commands.py: every --help and command list the same)."""
+    commands, groups = app.registered_commands, app.registered_groups
+    app.registered_commands, app.registered_groups = [], []
+    try:
+        root = typer.main.get_command(app)
+    finally:
+        app.registered_commands, app.registered_groups = commands, groups
+    root.commands = LazyCommands(app)
+    return root
+
+
 def main() -> None:
     if COMPLETE_VAR in os.environ:      # the shell asks for completions: typer's classes
         problem = completion_problem(os.environ)
@@ -148,7 +232,7 @@ def main() -> None:
         from typer.completion import completion_init
         completion_init()
     try:
-        app()
+        lazy_command(app)()
     except KeyboardInterrupt:
         err.print("govkit: interrupted")
         sys.exit(EXIT_INTERRUPTED)

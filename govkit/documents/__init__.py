@@ -7,6 +7,7 @@ commands share. Nothing here judges a document: that is govkit.check.
 - `parse`: safe XML parsing with file positions;
 - `mime`: the one MIME reader: an S/MIME file read exactly as OpenSSL 3.0 reads it;
 - `model`: the typed model of a document, for lint, identify, explain and diff;
+- `leaf_types`: the XSDs' leaf types compiled once and cached, so values read without xmlschema;
 - `domainsets`: sets of domain ids as merged intervals;
 - `globs`: topic and partition expressions: matching, and one covering another.
 - `access`: what a grant and a governance decide for one topic name (DDS Security 1.1);

@@ -34,8 +34,6 @@ import itertools
 import re
 from dataclasses import dataclass, field
 
-from asn1crypto import cms
-
 from govkit.common.limits import MAX_HEADER_BYTES, MAX_SIGNATURE_PART_BYTES
 
 PIECE = 1023          # bytes per BIO_gets() call with OpenSSL's 1024-byte line buffer
@@ -542,6 +540,7 @@ def read_smime(data: bytes) -> SMimeMessage:
 def opaque_content(der: bytes) -> bytes:
     """The content inside opaque PKCS#7 signed data (MimeError if there is none)."""
     try:
+        from asn1crypto import cms  # only opaque signed data needs it (start-up: 25 ms)
         info = cms.ContentInfo.load(der)
         if info["content_type"].native != "signed_data":
             raise MimeError("the PKCS#7 object is not signed data")
