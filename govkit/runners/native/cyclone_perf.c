@@ -848,6 +848,7 @@ int main(int argc, char **argv)
         g_readers = (int)readers;
     else
         g_reader_index = readers_fork((int)readers);   // the parent relays and never returns
+    g_pid = (long)getpid();
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
     signal(SIGPIPE, SIG_IGN);
