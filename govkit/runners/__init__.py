@@ -16,9 +16,11 @@ directory, so listing runners imports none of them. `get_runner` below makes one
 - `netpath`: where the two processes run: loopback, two namespaces, or two hosts;
 - `cyclone_build`, `fastdds_build`: the native programs built once and cached;
 - `cyclone_refusal`, `fastdds_refusal`: why an implementation refused a participant;
-- `native/`: the programs' sources (`cyclone_perf.c`, `fastdds_perf.cpp`).
+- `native/`: the programs' sources (`cyclone_perf.c`, `fastdds_perf.cpp`, and `readers.h`,
+  the reader processes' relay both include).
 - `processes`: where every benchmark process is started, read and ended;
 - `pair`: a long-lived ping/pong pair of govkit's programs and the line protocol of its slots;
+- `readers`: one writer and N readers: the readers count and the per-reader figures;
 - `group`: a discovery group of participants started together;
 - `topic_refusal`: why an implementation refused a writer or reader on one topic;
 

@@ -52,8 +52,9 @@ def build_key(cc: str) -> str:
     """16 hex digits naming the binary: sources + compiler + Cyclone + command line."""
     from govkit.runners.ddsperf import cyclonedds_version
     h = hashlib.sha256()
-    for part in (SOURCE.read_bytes(), IDL.read_bytes(), READERS.read_bytes(), _first_line([cc, "--version"]).encode(),
-                 cyclonedds_version().encode(), " ".join(FLAGS + LIBS).encode()):
+    for part in (SOURCE.read_bytes(), IDL.read_bytes(), READERS.read_bytes(),
+                 _first_line([cc, "--version"]).encode(), cyclonedds_version().encode(),
+                 " ".join(FLAGS + LIBS).encode()):
         h.update(hashlib.sha256(part).digest())
     return h.hexdigest()[:16]
 

@@ -21,6 +21,9 @@ from govkit.runners.readers import check_readers
 
 READERS = 4
 SLOT_US = 100_000
+# every participant authenticates every other: 5 participants, 10 handshakes, on a busy
+# machine (a Fast DDS reader once missed the 30 s default with the load at 10)
+WAIT_S = 120
 
 
 def _cyclone():
@@ -45,7 +48,7 @@ def _pair(r, tmp_path: Path, profile: str, readers: int) -> Pair:
         path.write_text(text)
     domain = next_domain()
     kwargs = {"readers": readers} if readers != 1 else {}
-    specs = r.pair_specs(bundle, domain, None, False, work, **kwargs)
+    specs = r.pair_specs(bundle, domain, None, False, work, wait_s=WAIT_S, **kwargs)
     return Pair(profile, profile, 0, domain, specs, r.explain_refusal)
 
 
@@ -53,7 +56,7 @@ def _check_readers_pair(r, tmp_path: Path, profile: str) -> None:
     pair = _pair(r, tmp_path, profile, READERS)
     assert all(str(READERS) in s.argv for s in pair.specs)
     try:
-        pair.start(timeout=90)
+        pair.start(timeout=WAIT_S + 30)
         row = {"n": 0}
         for _ in range(100):          # until every reader answered some measured pings
             row = pair.slot(1024, 10_000, SLOT_US)
@@ -89,7 +92,7 @@ def _check_one_reader_unchanged(r, tmp_path: Path) -> None:
     assert not any(a == "1" for s in pair.specs for a in s.argv[-2:]), \
         [s.argv for s in pair.specs]
     try:
-        pair.start(timeout=90)
+        pair.start(timeout=WAIT_S + 30)
         raw = []
         for reader in pair.readers.values():      # every line either side prints, kept
             def keep(*args, original=reader.line, **kwargs):
