@@ -4,7 +4,9 @@
 SRTPS_PREFIX/POSTFIX, SEC_PREFIX/BODY/POSTFIX and CryptoHeader/CryptoFooter; DATA and
 DATA_FRAG with their inline QoS and serialized payload) and says, for that message:
 - RTPS-level protection: the SRTPS_PREFIX's transformation kind (none, GMAC, GCM), and
-  whether its SRTPS_POSTFIX carries receiver-specific MACs (origin authentication);
+  whether its SRTPS_POSTFIX carries receiver-specific MACs (origin authentication), and
+  how many (each footer's count, SRTPS_POSTFIX and SEC_POSTFIX alike, is tallied per
+  traffic class as `receiver_macs`: footers per count, per footer kind);
 - submessage-level protection of its entity submessages (DATA, HEARTBEAT, ACKNACK, ...):
   SEC_PREFIX transformation kind, or "hidden" inside an RTPS-level GCM body;
 - the user payload: plaintext CDR, a CryptoHeader (GMAC/GCM), or hidden; and whether it is

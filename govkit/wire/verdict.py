@@ -6,6 +6,10 @@ transform, ENCRYPT an AES-GCM one, `*_WITH_ORIGIN_AUTHENTICATION` adds receiver-
 MACs to the footer; a profile without security plugins sends no security submessage at all.
 `checks` compares that with `govkit.wire.rtps.tally`'s counts; each check is `ok`, `mismatch`,
 `unobservable` (hidden by an outer encryption: not a failure, and said so) or `info`.
+How many receiver-specific MACs each footer carried (`receiver_mac_summary`) is judged
+too: at least one in every footer whose kind asks for origin authentication, none in any
+other; with N readers a footer may carry N (docs/background/vendors.md says what each
+runtime puts there). Records stored before that count was kept are judged without it.
 
 Coverage (every user-traffic message protected as promised) is judged while the point runs;
 the messages sent after govkit stopped its processes are counted apart as `shutdown` and
@@ -217,7 +221,7 @@ def checks(e: Expectation, observed: dict, full: bool = True) -> list[dict]:
 def receiver_mac_summary(observed: dict, traffic: str = "user") -> dict:
     """Per protected footer kind (SRTPS_POSTFIX, SEC_POSTFIX) seen in `traffic`: how many
     footers, the fewest and the most receiver-specific MACs one carried, and how many
-    footers carried each count (DDS Security 1.1, 9.5.2.5: a CryptoFooter's
+    footers carried each count (DDS Security 1.1, 9.5.2: a CryptoFooter's
     receiver_specific_macs, one per receiver when the protection kind asks for origin
     authentication). Empty when no footer was seen, or the record predates the count."""
     out = {}

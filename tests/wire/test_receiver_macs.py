@@ -1,4 +1,4 @@
-"""Receiver-specific MACs counted per CryptoFooter (DDS Security 1.1, 9.5.2.5: a
+"""Receiver-specific MACs counted per CryptoFooter (DDS Security 1.1, 9.5.2: a
 SecureRTPSPostfix / SecurePostfix carries common_mac, then receiver_specific_macs, a
 sequence of {key_id[4], mac[16]}), on real traffic of one writer and 4 readers (issue 41).
 
