@@ -110,6 +110,37 @@ def _check_one_reader_unchanged(r, tmp_path: Path) -> None:
     assert raw and not any("reader" in line for line in raw), raw
 
 
+def _check_fewer_readers_than_awaited(r, tmp_path: Path) -> None:
+    """ping awaits 4 readers, pong brings 2: ping gives up after its wait and says how
+    many readers matched, rather than measuring 2 as if they were 4."""
+    bundle = make_bundle(tmp_path, "none")
+    work = tmp_path / "work"
+    work.mkdir(exist_ok=True)
+    for path, text in r.configs(BenchPoint(bundle.profile, "latency", 32, 1), bundle,
+                                work).items():
+        path.write_text(text)
+    domain = next_domain()
+    pong = r.pair_specs(bundle, domain, None, False, work, wait_s=5, readers=2)[0]
+    ping = r.pair_specs(bundle, domain, None, False, work, wait_s=5, readers=4)[1]
+    pair = Pair("none", "none", 0, domain, [pong, ping])
+    try:
+        with pytest.raises(PairFailed, match="ping exited with status 4: .*2 of 4 readers"):
+            pair.start(timeout=60)
+    finally:
+        pair.close()
+
+
+@needs_cyclone
+@pytest.mark.cyclone
+def test_cyclone_ping_says_how_many_readers_matched(tmp_path):
+    _check_fewer_readers_than_awaited(_cyclone(), tmp_path)
+
+
+@pytest.mark.fastdds
+def test_fastdds_ping_says_how_many_readers_matched(tmp_path):
+    _check_fewer_readers_than_awaited(_fastdds(), tmp_path)
+
+
 @needs_cyclone
 @pytest.mark.cyclone
 @pytest.mark.parametrize("profile", ["none", "sign_origin_data_encrypt"])

@@ -963,6 +963,10 @@ int main(int argc, char **argv)
     while (peers(0) < g_readers) {
         if (g_stop)
             die(EXIT_DONE, "stopped before a peer matched");
+        if (now_ns() - t0 > (int64_t)(wait_s * 1e9) && g_readers > 1)
+            die(EXIT_NO_MATCH, "no peer matched within %g s: %d of %d readers (pong given "
+                "fewer readers, refused by the peer's security, or no peer on domain %ld)",
+                wait_s, peers(0), g_readers, domain);
         if (now_ns() - t0 > (int64_t)(wait_s * 1e9))
             die(EXIT_NO_MATCH, "no peer matched within %g s (refused by the peer's "
                 "security, or no peer on domain %ld)", wait_s, domain);

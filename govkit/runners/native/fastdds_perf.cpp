@@ -1786,7 +1786,24 @@ int run(const Options& o)
     }
     if (rc == EXIT_DONE && !is_matched && !g_stop)
     {
-        fail("no peer matched within %g s on domain %d", o.wait_s, o.domain);
+        if (g_readers > 1)
+        {
+            size_t fewest = SIZE_MAX;
+            std::lock_guard<std::mutex> guard(g_lock);
+            for (const void* e : {need_a, need_b, static_cast<const void*>(ep.need_c)})
+            {
+                if (e != nullptr)
+                {
+                    fewest = std::min(fewest, g_matches[e].size());
+                }
+            }
+            fail("no peer matched within %g s on domain %d: %zu of %d readers (pong given "
+                 "fewer readers, or refused)", o.wait_s, o.domain, fewest, g_readers);
+        }
+        else
+        {
+            fail("no peer matched within %g s on domain %d", o.wait_s, o.domain);
+        }
         rc = EXIT_NO_MATCH;
     }
 
