@@ -20,11 +20,13 @@ directory, so listing runners imports none of them. `get_runner` below makes one
 - `cyclone_source_build`: Cyclone DDS built from a source tarball (the vendored 11.0.1) into
   a prefix cached per machine;
 - `cyclone_refusal`, `fastdds_refusal`: why an implementation refused a participant;
-- `native/`: the programs' sources (`cyclone_perf.c`, `fastdds_perf.cpp`).
+- `native/`: the programs' sources (`cyclone_perf.c`, `fastdds_perf.cpp`, and `readers.h`,
+  the reader processes' relay both include).
 - `processes`: what a benchmark process is, and where every one is started, read and
   ended;
 - `per_second`: ddsperf's and fastdds_perf's per-second lines read into rows, one way;
 - `pair`: a long-lived ping/pong pair of govkit's programs and the line protocol of its slots;
+- `readers`: one writer and N readers: the readers count and the per-reader figures;
 - `group`: a discovery group of participants started together;
 - `topic_refusal`: why an implementation refused a writer or reader on one topic;
 

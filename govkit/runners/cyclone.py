@@ -21,6 +21,7 @@ from govkit.runners.cyclone_refusal import explain_cyclone_refusal
 from govkit.runners.dds_prefix import CycloneInstall
 from govkit.runners.ddsperf import METHOD as DDSPERF_METHOD
 from govkit.runners.ddsperf import DdsperfRunner
+from govkit.runners.readers import check_readers
 
 SLOT_METHOD = (
     "Latency: govkit's cyclone_perf program (govkit/runners/native/cyclone_perf.c) against the "
@@ -78,17 +79,22 @@ class CycloneRunner(DdsperfRunner):
 
     def pair_specs(self, bundle: Bundle, domain_id: int, cpus: tuple[int, int] | None,
                    realtime: bool, workdir: Path, wait_s: float = 30.0,
-                   variant: CryptoVariant | None = None) -> list[ProcessSpec]:
+                   variant: CryptoVariant | None = None, readers: int = 1
+                   ) -> list[ProcessSpec]:
         """pong then ping of one long-lived pair; the configuration files are ddsperf's
         (written by the caller with `configs`). A crypto variant can only be AES-256 here
-        (govkit.runners.crypto.refusal), what Cyclone does anyway: nothing to set."""
+        (govkit.runners.crypto.refusal), what Cyclone does anyway: nothing to set.
+        `readers` > 1: pong forks that many reader processes, all on pong's CPU
+        (govkit.runners.readers); at 1 the command lines are what they always were."""
         point = BenchPoint(bundle.profile, "latency", 32, 1, domain_id=domain_id)
         program = str(self.program or "cyclone_perf")
+        extra = [str(check_readers(readers))] if readers != 1 else []
         specs = []
         for role, verb, cpu in (("sub", "pong", cpus[1] if cpus else None),
                                 ("pub", "ping", cpus[0] if cpus else None)):
             path = self.config_path(bundle, role, workdir, point)
-            specs.append(ProcessSpec(role, [program, verb, str(domain_id), f"{wait_s:g}"],
+            specs.append(ProcessSpec(role, [program, verb, str(domain_id), f"{wait_s:g}",
+                                            *extra],
                                      {"CYCLONEDDS_URI": path.as_uri(),
                                       **topics_env(bundle.profile)}, cpu=cpu,
                                      realtime=realtime))

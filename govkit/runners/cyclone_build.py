@@ -33,6 +33,7 @@ from govkit.runners.fastdds_build import print_built
 NATIVE = Path(__file__).resolve().parent / "native"
 SOURCE = NATIVE / "cyclone_perf.c"
 IDL = NATIVE / "cyclone_perf_types.idl"
+READERS = NATIVE / "readers.h"       # the reader processes' relay, included by the source
 PROGRAM = "cyclone_perf"
 FLAGS = ("-std=gnu11", "-O2", "-pthread")
 LIBS = ("-lddsc", "-lm")
@@ -76,7 +77,8 @@ def build_key(cc: str, install: CycloneInstall | None = None) -> str:
     from govkit.runners.ddsperf import cyclonedds_version
     h = hashlib.sha256()
     runtime = _runtime_build(install) if install else cyclonedds_version().encode()
-    for part in (SOURCE.read_bytes(), IDL.read_bytes(), _first_line([cc, "--version"]).encode(),
+    for part in (SOURCE.read_bytes(), IDL.read_bytes(), READERS.read_bytes(),
+                 _first_line([cc, "--version"]).encode(),
                  runtime, " ".join(FLAGS + LIBS + prefix_flags(install)).encode()):
         h.update(hashlib.sha256(part).digest())
     return h.hexdigest()[:16]

@@ -40,6 +40,7 @@ from govkit.runners.crypto import CRYPTO_DEFAULTS, CryptoVariant
 from govkit.runners.fastdds_build import cached_path, ensure_built, fastdds_version
 from govkit.runners.fastdds_refusal import CRL_PROPERTY, PROPERTY_FILES, explain
 from govkit.runners.per_second import PerSecondLines, check_seconds
+from govkit.runners.readers import check_readers
 
 try:    # a stranger on the domain: main's base.py reruns such a point on another domain
     from govkit.runners.base import ForeignParticipant
@@ -200,16 +201,21 @@ class FastddsRunner(Runner):
 
     def pair_specs(self, bundle: Bundle, domain_id: int, cpus: tuple[int, int] | None,
                    realtime: bool, workdir: Path, wait_s: float = 30.0,
-                   variant: CryptoVariant | None = None) -> list[ProcessSpec]:
+                   variant: CryptoVariant | None = None, readers: int = 1
+                   ) -> list[ProcessSpec]:
         """pong then ping of one long-lived pair serving slots (fastdds_perf -S); the
         property files are the per-repeat ones (written by the caller with `configs`).
         A crypto variant (govkit.runners.crypto) becomes -k/-r: its properties on both
-        participants and on all their writers and readers."""
+        participants and on all their writers and readers. `readers` > 1 becomes -n: pong
+        forks that many reader processes, all on pong's CPU (govkit.runners.readers); at 1
+        the command lines are what they always were."""
         exe = self.executable or str(cached_path())
         specs = []
         for role, verb, cpu in (("sub", "pong", cpus[1] if cpus else None),
                                 ("pub", "ping", cpus[0] if cpus else None)):
             args = [exe, "-S", "-i", str(domain_id), "-w", f"{wait_s:g}"]
+            if readers != 1:
+                args += ["-n", str(check_readers(readers))]
             if bundle.profile.security:
                 args += ["-s", str(self.properties_path(bundle, role, workdir))]
                 if variant is not None and variant.key_bits:

@@ -28,6 +28,7 @@ from govkit.common.errors import GovkitError
 from govkit.common.paths import user_cache_dir
 
 SOURCE = Path(__file__).resolve().parent / "native" / "fastdds_perf.cpp"
+READERS = SOURCE.with_name("readers.h")    # the reader processes' relay, included by SOURCE
 PROGRAM = "fastdds_perf"
 FLAGS = ("-std=c++17", "-O2", "-pthread")
 LIBS = ("-lfastrtps", "-lfastcdr")
@@ -71,7 +72,7 @@ def _compiler_version(cxx: str) -> str:
 def build_key(cxx: str) -> str:
     """16 hex digits naming the binary: source + compiler + Fast DDS + command line."""
     h = hashlib.sha256()
-    for part in (SOURCE.read_bytes(), _compiler_version(cxx).encode(),
+    for part in (SOURCE.read_bytes(), READERS.read_bytes(), _compiler_version(cxx).encode(),
                  fastdds_version().encode(), " ".join(FLAGS + LIBS).encode()):
         h.update(hashlib.sha256(part).digest())
     return h.hexdigest()[:16]

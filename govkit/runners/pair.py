@@ -30,6 +30,11 @@ from govkit.runners.processes import (
     process_placement,
     spawn,
 )
+from govkit.runners.readers import (
+    is_reader_field,
+    parse_latency_readers,
+    parse_throughput_readers,
+)
 
 THROUGHPUT = "throughput"
 FIFO, NORMAL = "fifo", "normal"   # a pair's scheduling policy (`sched fifo|normal`)
@@ -229,15 +234,23 @@ def parse_slot(line: str) -> dict:
     if len(words) < 3 or words[0] != "slot":
         raise PairFailed(f"unexpected output from ping: {line[:80]!r}")
     row: dict = {"size": int(words[1])}
+    per_reader: dict[str, str] = {}     # N readers: govkit.runners.readers
     it = iter(words[2:])
     for key, value in zip(it, it, strict=False):
-        if key in _NUMBERS:
+        if is_reader_field(key):
+            per_reader[key] = value
+        elif key in _NUMBERS:
             row[key] = float(value) if "." in value else int(value)
         elif key == "tl":       # median of each 25 ms, settle included
             row["timeline"] = value
         elif key == "hist":     # kept as printed: bin:count,… (govkit.results.stats.histogram)
             row["hist"] = value
     row["count"] = row.get("n", 0)
+    if per_reader:
+        try:
+            row.update(parse_latency_readers(per_reader))
+        except (KeyError, ValueError):
+            raise PairFailed(f"unexpected output from ping: {line[:80]!r}") from None
     return row
 
 
@@ -271,10 +284,12 @@ def parse_count(line: str, tag: int) -> dict:
         raise PairFailed(f"unexpected answer from pong: {line[:80]!r}")
     given = dict(zip(words[2::2], words[3::2], strict=True))
     bins = given.pop("bins", None)
+    per_reader = {k: given.pop(k) for k in list(given) if is_reader_field(k)}
     try:
         fields = {k: int(v) for k, v in given.items()}
         arrivals = [int(c) for c in bins.split(",")] if bins not in (None, "-") else []
-    except ValueError:
+        readers = parse_throughput_readers(per_reader) if per_reader else {}
+    except (KeyError, ValueError):
         raise PairFailed(f"unexpected answer from pong: {line[:80]!r}") from None
     span_us = fields.get("span_us", 0)
     later = fields.get("later_n", 0)
@@ -287,4 +302,5 @@ def parse_count(line: str, tag: int) -> dict:
     if bins is not None and fields.get("bin_us", 0) > 0:
         row["bin_us"] = fields["bin_us"]
         row["bins"] = arrivals
+    row.update(readers)
     return row

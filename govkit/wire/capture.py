@@ -236,21 +236,32 @@ def raise_reader_priority() -> str:
     return f"SCHED_FIFO {READER_PRIORITY}"
 
 
-def child_udp_ports(pid: int | None = None) -> set[int]:
-    """Local UDP ports of `pid`'s (this process's) children, from /proc; read in each
-    child's own network namespace. Processes that vanish meanwhile are skipped."""
-    pid = pid or os.getpid()
-    children: set[str] = set()
+def _children(pid: str) -> set[str]:
+    found: set[str] = set()
     try:
         tasks = os.listdir(f"/proc/{pid}/task")
     except OSError:
-        return set()
+        return found
     for task in tasks:
         try:
             with open(f"/proc/{pid}/task/{task}/children") as f:
-                children.update(f.read().split())
+                found.update(f.read().split())
         except OSError:
             pass
+    return found
+
+
+def child_udp_ports(pid: int | None = None) -> set[int]:
+    """Local UDP ports of `pid`'s (this process's) descendants, from /proc; read in each
+    one's own network namespace. Descendants, not only children: a pong with several
+    readers forks one process per reader (govkit.runners.readers), and their traffic is
+    the point's own. Processes that vanish meanwhile are skipped."""
+    children: set[str] = set()
+    todo = [str(pid or os.getpid())]
+    while todo:                 # each process visited once: linear in the process tree
+        for child in _children(todo.pop()) - children:
+            children.add(child)
+            todo.append(child)
     ports: set[int] = set()
     for child in children:
         inodes = set()

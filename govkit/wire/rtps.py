@@ -4,7 +4,9 @@
 SRTPS_PREFIX/POSTFIX, SEC_PREFIX/BODY/POSTFIX and CryptoHeader/CryptoFooter; DATA and
 DATA_FRAG with their inline QoS and serialized payload) and says, for that message:
 - RTPS-level protection: the SRTPS_PREFIX's transformation kind (none, GMAC, GCM), and
-  whether its SRTPS_POSTFIX carries receiver-specific MACs (origin authentication);
+  whether its SRTPS_POSTFIX carries receiver-specific MACs (origin authentication), and
+  how many (each footer's count, SRTPS_POSTFIX and SEC_POSTFIX alike, is tallied per
+  traffic class as `receiver_macs`: footers per count, per footer kind);
 - submessage-level protection of its entity submessages (DATA, HEARTBEAT, ACKNACK, ...):
   SEC_PREFIX transformation kind, or "hidden" inside an RTPS-level GCM body;
 - the user payload: plaintext CDR, a CryptoHeader (GMAC/GCM), or hidden; and whether it is
@@ -260,6 +262,8 @@ class Message:
     secured: bool = False          # any DDS Security submessage at all
     handshake: bool = False        # carries the authentication handshake
     kinds: set[str] = field(default_factory=set)   # submessage names present
+    # (SRTPS_POSTFIX or SEC_POSTFIX, its receiver-specific MAC count), one per footer read
+    macs: list[tuple[str, int]] = field(default_factory=list)
     error: str | None = None
 
 
@@ -284,7 +288,9 @@ def classify(msg: bytes, filler: bytes | None = None) -> Message:
             end = protected_end(subs)
             inner = subs[1:end]
             if end > 1 and subs[end - 1].id == SRTPS_POSTFIX:
-                m.rtps_origin = receiver_macs(msg, subs[end - 1]) > 0
+                count = receiver_macs(msg, subs[end - 1])
+                m.macs.append(("SRTPS_POSTFIX", count))
+                m.rtps_origin = count > 0
                 inner = subs[1:end - 1]
             else:
                 unclosed = True
@@ -318,7 +324,9 @@ def _walk(msg: bytes, subs: list[Submessage], m: Message) -> None:
         elif s.id == SEC_POSTFIX:
             if open_prefix is None:
                 raise Malformed("SEC_POSTFIX without SEC_PREFIX")
-            origin.add("yes" if receiver_macs(msg, s) else "no")
+            count = receiver_macs(msg, s)
+            m.macs.append(("SEC_POSTFIX", count))
+            origin.add("yes" if count else "no")
             open_prefix = None
         elif s.id == SEC_BODY:
             if open_prefix is None:
@@ -347,7 +355,8 @@ def _empty() -> dict:
     return {"messages": 0, "bytes": 0, "rtps": Counter(), "rtps_origin_auth": Counter(),
             "submessage": Counter(), "submessage_origin_auth": Counter(),
             "payload": Counter(), "readable": 0, "filler": 0, "secured": 0, "handshake": 0,
-            "malformed": 0, "submessages": Counter(), "errors": Counter()}
+            "malformed": 0, "submessages": Counter(), "errors": Counter(),
+            "receiver_macs": {}}
 
 
 def tally(datagrams, domain: int, filler: bytes | None, stop_ns: int | None = None,
@@ -375,6 +384,9 @@ def tally(datagrams, domain: int, filler: bytes | None, stop_ns: int | None = No
         t["submessage_origin_auth"][m.submessage_origin] += 1
         t["payload"][m.payload] += 1
         t["submessages"].update(m.kinds)
+        for kind, count in m.macs:     # footers per receiver-specific MAC count, per kind
+            per = t["receiver_macs"].setdefault(kind, {})
+            per[str(count)] = per.get(str(count), 0) + 1
         for key in ("readable", "filler", "secured", "handshake"):
             t[key] += getattr(m, key)
         if m.error:

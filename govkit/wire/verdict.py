@@ -6,6 +6,10 @@ transform, ENCRYPT an AES-GCM one, `*_WITH_ORIGIN_AUTHENTICATION` adds receiver-
 MACs to the footer; a profile without security plugins sends no security submessage at all.
 `checks` compares that with `govkit.wire.rtps.tally`'s counts; each check is `ok`, `mismatch`,
 `unobservable` (hidden by an outer encryption: not a failure, and said so) or `info`.
+How many receiver-specific MACs each footer carried (`receiver_mac_summary`) is judged
+too: at least one in every footer whose kind asks for origin authentication, none in any
+other; with N readers a footer may carry N (docs/background/vendors.md says what each
+runtime puts there). Records stored before that count was kept are judged without it.
 
 Coverage (every user-traffic message protected as promised) is judged while the point runs;
 the messages sent after govkit stopped its processes are counted apart as `shutdown` and
@@ -146,6 +150,14 @@ def checks(e: Expectation, observed: dict, full: bool = True) -> list[dict]:
             ("receiver-specific MACs in every" if e.submessage_origin else
              "no receiver-specific MACs in any") + " SEC_POSTFIX",
             lambda: f"receiver-specific MACs: {distribution(origin)} messages")
+    macs = receiver_mac_summary(observed)
+    if macs:        # footers seen (records stored before the count was kept have none)
+        origin = {"SRTPS_POSTFIX": e.rtps_origin, "SEC_POSTFIX": e.submessage_origin}
+        add("receiver-specific MAC count",
+            all(v["min"] >= 1 if origin[k] else v["max"] == 0 for k, v in macs.items()),
+            "; ".join(f"{k}: {'at least 1' if origin[k] else 'none'} in every footer"
+                      for k in macs),
+            lambda: "; ".join(f"{k}: {mac_distribution(v)}" for k, v in macs.items()))
     vis = _visible(u["payload"])
     hidden = u["payload"].get("hidden", 0)
     add("payload protection", set(vis) == {e.payload},
@@ -204,6 +216,28 @@ def checks(e: Expectation, observed: dict, full: bool = True) -> list[dict]:
         lambda: f"{bad:,} malformed" + (f" (first: {reasons[0]})" if reasons else "")
         + f", {observed['ip_fragmented']:,} IP-fragmented")
     return out
+
+
+def receiver_mac_summary(observed: dict, traffic: str = "user") -> dict:
+    """Per protected footer kind (SRTPS_POSTFIX, SEC_POSTFIX) seen in `traffic`: how many
+    footers, the fewest and the most receiver-specific MACs one carried, and how many
+    footers carried each count (DDS Security 1.1, 9.5.2: a CryptoFooter's
+    receiver_specific_macs, one per receiver when the protection kind asks for origin
+    authentication). Empty when no footer was seen, or the record predates the count."""
+    out = {}
+    for kind, per in sorted(observed.get(traffic, {}).get("receiver_macs", {}).items()):
+        counts = {int(c): n for c, n in per.items() if n}
+        if counts:
+            out[kind] = {"footers": sum(counts.values()), "min": min(counts),
+                         "max": max(counts), "distribution": dict(sorted(counts.items()))}
+    return out
+
+
+def mac_distribution(summary: dict) -> str:
+    """`max M in F footers (C MACs: N, ...)`, for one footer kind of receiver_mac_summary."""
+    parts = ", ".join(f"{c} MAC{'s' if c != 1 else ''}: {n:,}"
+                      for c, n in summary["distribution"].items())
+    return f"max {summary['max']} in {summary['footers']:,} footers ({parts})"
 
 
 def headline(observed: dict) -> str:

@@ -62,6 +62,7 @@ def test_wheel_installs_and_runs_generate_sign_verify(tmp_path):
                      "govkit/catalog/data/rti_published.csv",
                      "govkit/runners/native/fastdds_perf.cpp",
                      "govkit/runners/native/cyclone_perf.c",
+                     "govkit/runners/native/readers.h",
                      "govkit/runners/native/cyclone_perf_types.idl"):
         assert expected in names, expected
     # every package of the checkout is in the wheel (pyproject.toml lists them by hand)

@@ -22,7 +22,8 @@
 // Unlike ddsperf it uses one fixed partition ("govkit") for both topics: every pair runs on
 // a domain of its own, so there is nobody to keep apart.
 //
-//   cyclone_perf ping|pong DOMAIN [WAIT_S]        configuration from CYCLONEDDS_URI;
+//   cyclone_perf ping|pong DOMAIN [WAIT_S [READERS]]
+//                                                 configuration from CYCLONEDDS_URI;
 //                                                 GOVKIT_PERF_TOPICS=PING,PONG,DATA names
 //                                                 the topics (topic_names below)
 //   cyclone_perf discover DOMAIN WAIT_S PEERS     (govkit bench --mode discovery)
@@ -73,6 +74,18 @@
 // creation: discovery plus every secure handshake), then serves until standard input
 // closes, so that the others can still match it.
 //
+// Readers (READERS > 1, both sides given the same number; at most 64): pong forks READERS
+// reader processes, each a participant with the pong's endpoints, and relays for them
+// (readers.h says how); each reader's pongs carry its index in keyval. ping waits until
+// its writers and its pong reader matched all READERS, sends the next ping once every
+// reader's pong of the current one is back, and takes each reader's one-way latency as
+// that reader's round trip / 2. The slot line's n, mean, percentiles, tl and hist are then
+// per ping, the slowest reader's one-way latency (when the last reader had answered), and
+// after hist come, in reader order, ` readers N reader_n … reader_mean … reader_min …
+// reader_p50 … reader_p90 … reader_p99 … reader_max …` (comma lists over the readers,
+// each over that reader's round trips sent after the settle time). peers is then N.
+// With READERS 1 (or absent) every line is what it was.
+//
 // Exit codes: 0 done, 2 usage, 3 participant not created, 4 no match within WAIT_S,
 // 5 another DDS call failed, 6 a slot's round trip did not come back within 10 s.
 
@@ -95,6 +108,7 @@
 #include "dds/dds.h"
 #include "dds/ddsc/dds_statistics.h"
 #include "cyclone_perf_types.h"
+#include "readers.h"
 
 enum { EXIT_DONE = 0, EXIT_USAGE = 2, EXIT_PARTICIPANT = 3, EXIT_NO_MATCH = 4, EXIT_DDS = 5,
        EXIT_STUCK = 6 };
@@ -107,6 +121,8 @@ static dds_entity_t g_pp, g_wr, g_rd;
 static dds_entity_t g_data;      // ping: the throughput writer; pong: its reader
 static long g_pid;
 static volatile sig_atomic_t g_stop;
+static int g_readers = 1;        // ping: how many readers answer each ping
+static int g_reader_index;       // pong: this reader's index, in its pongs' keyval
 
 static void die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void die(int code, const char *fmt, ...)
@@ -190,6 +206,24 @@ static int64_t g_slot_end;       // no new ping is sent after this
 static int g_running;            // 1 while a slot runs; 0 once its last pong came back
 static sample_t *g_samples;
 static size_t g_nsamples, g_capacity;
+// READERS > 1: each reader's samples, and which readers answered the outstanding ping
+typedef struct { sample_t *v; size_t n, cap; } samples_t;
+static samples_t g_reader_samples[READERS_MAX];
+static uint64_t g_answered;
+static int64_t g_round_oneway;   // the slowest answer so far of the outstanding ping
+
+static void push_sample(sample_t **v, size_t *n, size_t *cap, int64_t sent, int64_t oneway)
+{
+    if (*n == *cap) {
+        *cap = *cap ? 2 * *cap : 65536;
+        *v = realloc(*v, *cap * sizeof **v);
+        if (!*v)
+            die(EXIT_DDS, "out of memory for samples");
+    }
+    (*v)[*n].sent = sent;
+    (*v)[*n].oneway = oneway;
+    (*n)++;
+}
 
 // Throughput samples' seq: the slot's tag (8 bits), its phase (2 bits), a counter (22 bits;
 // a gap in the counter is a lost sample).
@@ -217,6 +251,8 @@ static void size_baggage(KeyedSeq *s, uint32_t size)
 static void send_ping_locked(void)
 {
     g_ping.seq++;
+    g_answered = 0;
+    g_round_oneway = 0;
     g_sent_at = now_ns();
     dds_return_t rc = dds_write(g_wr, &g_ping);
     if (rc < 0 && rc != DDS_RETCODE_TIMEOUT)
@@ -229,32 +265,41 @@ static void on_pong(dds_entity_t rd, void *arg)
     (void)arg;
     void *buf[1] = {NULL};
     dds_sample_info_t info[1];
-    int32_t n = dds_take(rd, buf, info, 1, 1);
-    if (n <= 0)
-        return;
-    const int64_t t = now_ns();
-    const uint32_t seq = ((KeyedSeq *)buf[0])->seq;
-    const bool valid = info[0].valid_data;
-    dds_return_loan(rd, buf, n);
-    pthread_mutex_lock(&g_lock);
-    if (valid && g_running && seq == g_ping.seq) {
-        if (g_nsamples == g_capacity) {
-            g_capacity = g_capacity ? 2 * g_capacity : 65536;
-            g_samples = realloc(g_samples, g_capacity * sizeof *g_samples);
-            if (!g_samples)
-                die(EXIT_DDS, "out of memory for samples");
+    int32_t n;
+    // one at a time, until none is left: with several readers their pongs may be waiting
+    while ((n = dds_take(rd, buf, info, 1, 1)) > 0) {
+        const int64_t t = now_ns();
+        const uint32_t seq = ((KeyedSeq *)buf[0])->seq;
+        const uint32_t reader = ((KeyedSeq *)buf[0])->keyval;
+        const bool valid = info[0].valid_data;
+        dds_return_loan(rd, buf, n);
+        buf[0] = NULL;
+        pthread_mutex_lock(&g_lock);
+        const uint64_t bit = (uint64_t)1 << (reader % READERS_MAX);
+        if (valid && g_running && seq == g_ping.seq && reader < (uint32_t)g_readers
+                && !(g_answered & bit)) {
+            const int64_t oneway = (t - g_sent_at) / 2;
+            g_answered |= bit;
+            if (oneway > g_round_oneway)
+                g_round_oneway = oneway;
+            if (g_readers > 1) {
+                samples_t *r = &g_reader_samples[reader];
+                push_sample(&r->v, &r->n, &r->cap, g_sent_at, oneway);
+            }
+            if (g_answered == (g_readers == READERS_MAX ? ~(uint64_t)0
+                               : ((uint64_t)1 << g_readers) - 1)) {
+                // every reader has it: one sample, the slowest reader's one-way latency
+                push_sample(&g_samples, &g_nsamples, &g_capacity, g_sent_at, g_round_oneway);
+                if (t < g_slot_end)
+                    send_ping_locked();
+                else {
+                    g_running = 0;
+                    pthread_cond_signal(&g_done);
+                }
+            }
         }
-        g_samples[g_nsamples].sent = g_sent_at;
-        g_samples[g_nsamples].oneway = (t - g_sent_at) / 2;
-        g_nsamples++;
-        if (t < g_slot_end)
-            send_ping_locked();
-        else {
-            g_running = 0;
-            pthread_cond_signal(&g_done);
-        }
+        pthread_mutex_unlock(&g_lock);
     }
-    pthread_mutex_unlock(&g_lock);
 }
 
 static void on_ping(dds_entity_t rd, void *arg)
@@ -266,6 +311,7 @@ static void on_ping(dds_entity_t rd, void *arg)
     if (n <= 0)
         return;
     if (info[0].valid_data) {
+        ((KeyedSeq *)buf[0])->keyval = (uint32_t)g_reader_index;   // which reader answers
         dds_return_t rc = dds_write(g_wr, buf[0]);
         if (rc < 0 && rc != DDS_RETCODE_TIMEOUT)
             die(EXIT_DDS, "dds_write (pong): %s", dds_strretcode(rc));
@@ -311,6 +357,49 @@ static int peers(int most)
         a = most ? (a > c ? a : c) : (a < c ? a : c);
     }
     return (int)(most ? (a > b ? a : b) : (a < b ? a : b));
+}
+
+// READERS > 1: each reader's statistics over its samples sent after the settle time, as
+// comma lists in reader order (the module comment).
+static void report_readers(int64_t start, int64_t settle_ns)
+{
+    static const char *const names[] = {"n", "mean", "min", "p50", "p90", "p99", "max"};
+    double stat[READERS_MAX][7];
+    for (int k = 0; k < g_readers; k++) {
+        const samples_t *r = &g_reader_samples[k];
+        int64_t *v = malloc((r->n + 1) * sizeof *v);
+        if (!v)
+            die(EXIT_DDS, "out of memory for statistics");
+        size_t m = 0;
+        double sum = 0;
+        for (size_t i = 0; i < r->n; i++)
+            if (r->v[i].sent - start >= settle_ns) {
+                v[m++] = r->v[i].oneway;
+                sum += (double)r->v[i].oneway;
+            }
+        memset(stat[k], 0, sizeof stat[k]);
+        stat[k][0] = (double)m;
+        if (m > 0) {
+            qsort(v, m, sizeof *v, cmp_i64);
+            stat[k][1] = sum / m / 1e3;
+            stat[k][2] = v[0] / 1e3;
+            stat[k][3] = nearest_rank(v, m, 0.5);
+            stat[k][4] = nearest_rank(v, m, 0.9);
+            stat[k][5] = nearest_rank(v, m, 0.99);
+            stat[k][6] = v[m - 1] / 1e3;
+        }
+        free(v);
+    }
+    printf(" readers %d", g_readers);
+    for (int f = 0; f < 7; f++) {
+        printf(" reader_%s", names[f]);
+        for (int k = 0; k < g_readers; k++) {
+            if (f == 0)
+                printf("%s%.0f", k ? "," : " ", stat[k][f]);
+            else
+                printf("%s%.3f", k ? "," : " ", stat[k][f]);
+        }
+    }
 }
 
 static void report_slot(uint32_t size, int64_t start, int64_t settle_ns, int64_t cpu,
@@ -370,9 +459,11 @@ static void report_slot(uint32_t size, int64_t start, int64_t settle_ns, int64_t
         printf("%s%ld:%zu", first ? "" : ",", bin, c);
         first = 0;
     }
+    free(v);
+    if (g_readers > 1)
+        report_readers(start, settle_ns);
     printf("\n");
     fflush(stdout);
-    free(v);
 }
 
 static void run_slot(uint32_t size, int64_t settle_us, int64_t measure_us)
@@ -381,6 +472,8 @@ static void run_slot(uint32_t size, int64_t settle_us, int64_t measure_us)
     const int64_t cpu0 = cpu_us();
     pthread_mutex_lock(&g_lock);
     g_nsamples = 0;
+    for (int k = 0; k < g_readers; k++)
+        g_reader_samples[k].n = 0;
     const int64_t start = now_ns();
     g_slot_end = start + (settle_us + measure_us) * 1000;
     g_running = 1;
@@ -723,8 +816,8 @@ int main(int argc, char **argv)
     if (argc == 5 && (strcmp(argv[1], "pub") == 0 || strcmp(argv[1], "sub") == 0))
         return topic_main(argv);
     const int discover = argc == 5 && strcmp(argv[1], "discover") == 0;
-    if (!discover && (argc < 3 || argc > 4 || (strcmp(argv[1], "ping") && strcmp(argv[1], "pong")))) {
-        fprintf(stderr, "usage: cyclone_perf ping|pong DOMAIN [WAIT_S]\n"
+    if (!discover && (argc < 3 || argc > 5 || (strcmp(argv[1], "ping") && strcmp(argv[1], "pong")))) {
+        fprintf(stderr, "usage: cyclone_perf ping|pong DOMAIN [WAIT_S [READERS]]\n"
                         "       cyclone_perf discover DOMAIN WAIT_S PEERS\n"
                         "       cyclone_perf pub|sub DOMAIN WAIT_S TOPIC\n");
         return EXIT_USAGE;
@@ -741,11 +834,21 @@ int main(int argc, char **argv)
         fprintf(stderr, "cyclone_perf: wait %s: use a positive number of seconds\n", argv[3]);
         return EXIT_USAGE;
     }
+    long readers = !discover && argc == 5 ? strtol(argv[4], &end, 10) : 1;
+    if (!discover && argc == 5 && (*end || readers < 1 || readers > READERS_MAX)) {
+        fprintf(stderr, "cyclone_perf: readers %s: use 1 .. %d\n", argv[4], READERS_MAX);
+        return EXIT_USAGE;
+    }
     long npeers = discover ? strtol(argv[4], &end, 10) : 2;
     if (discover && (*end || npeers < 2 || npeers > 1000)) {
         fprintf(stderr, "cyclone_perf: peers %s: use 2 .. 1000\n", argv[4]);
         return EXIT_USAGE;
     }
+    if (ping)
+        g_readers = (int)readers;
+    else
+        g_reader_index = readers_fork((int)readers);   // the parent relays and never returns
+    g_pid = (long)getpid();
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
     signal(SIGPIPE, SIG_IGN);
@@ -855,10 +958,15 @@ int main(int argc, char **argv)
     dds_delete_qos(qos);
     g_stats = dds_create_statistics(g_data);     // NULL: the counters read as 0
 
-    // ready: this side's writer and reader both matched (the secure handshake is done)
-    while (peers(0) < 1) {
+    // ready: this side's writer and reader both matched (the secure handshake is done);
+    // ping: with every reader
+    while (peers(0) < g_readers) {
         if (g_stop)
             die(EXIT_DONE, "stopped before a peer matched");
+        if (now_ns() - t0 > (int64_t)(wait_s * 1e9) && g_readers > 1)
+            die(EXIT_NO_MATCH, "no peer matched within %g s: %d of %d readers (pong given "
+                "fewer readers, refused by the peer's security, or no peer on domain %ld)",
+                wait_s, peers(0), g_readers, domain);
         if (now_ns() - t0 > (int64_t)(wait_s * 1e9))
             die(EXIT_NO_MATCH, "no peer matched within %g s (refused by the peer's "
                 "security, or no peer on domain %ld)", wait_s, domain);

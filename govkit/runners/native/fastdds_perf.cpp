@@ -58,6 +58,18 @@
 // bins (bin b: [1.01^b, 1.01^(b+1)) ns); peers: the most remote endpoints matched by the
 // ping writer or the pong reader (above 1: a stranger joined the domain).
 //
+// Readers (-n N with -S, both sides given the same N, at most 64): pong forks N reader
+// processes, each a participant with the pong's endpoints, and relays for them (readers.h
+// says how); each reader's pongs carry its index in keyval. ping waits until its writers
+// and its pong reader matched all N, sends the next ping once every reader's pong of the
+// current one is back, and takes each reader's one-way latency as that reader's round
+// trip / 2. The slot line's n, mean, percentiles, tl and hist are then per ping, the
+// slowest reader's one-way latency, and after hist come, in reader order, ` readers N
+// reader_n … reader_mean … reader_min … reader_p50 … reader_p90 … reader_p99 …
+// reader_max …` (comma lists, each over that reader's round trips sent after the settle
+// time), as cyclone_perf prints them. peers is then N. Without -n every line is what it
+// was.
+//
 // -t NAME names the data topic (pub, sub) NAME instead of DDSPerfRDataKS: a ROS 2 name such
 // as rt/chatter, so that a pair runs under an sros2 policy's grants (govkit generate
 // --policy); pub and sub sit in the default partition, as rmw's endpoints do. A writer or
@@ -101,6 +113,8 @@
 #include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
+
+#include "readers.h"
 
 #include <algorithm>
 #include <atomic>
@@ -364,7 +378,11 @@ struct Options
     int keysize = 0;            // -k 128|256: dds.sec.crypto.keysize (0: Fast DDS's default)
     long rekey = 0;             // -r N: dds.sec.crypto.maxblockspersession (0: default)
     std::string topic;          // -t NAME: the data topic's name (default DDSPerfRDataKS)
+    int readers = 1;            // -n N (-S only): pong forks N readers, ping awaits N
 };
+
+static int g_readers = 1;        // ping: how many readers answer each ping (-n)
+static int g_reader_index = 0;   // pong: this reader's index, in its pongs' keyval
 
 // -k / -r: DDS Security properties set on the participant and on every writer and reader
 // this program makes (Fast DDS 2.9 reads both in AESGCMGMAC_KeyFactory's
@@ -404,10 +422,11 @@ static void matched(const void* endpoint, const InstanceHandle_t& remote, int ch
     g_wake.notify_all();
 }
 
+// ping with -n N: every endpoint needs all N readers' matches
 static bool has_match(const void* endpoint)
 {
     auto it = g_matches.find(endpoint);
-    return it != g_matches.end() && !it->second.empty();
+    return it != g_matches.end() && it->second.size() >= static_cast<size_t>(g_readers);
 }
 
 static int64_t wall_ns()
@@ -564,7 +583,26 @@ public:
             }
             if (slot_mode_)
             {
-                slot_.push_back({ns_between(slot_start_, sent_), ns_between(sent_, now) / 2});
+                const uint32_t k = pong.keyval;
+                const uint64_t bit = uint64_t(1) << (k % READERS_MAX);
+                if (k >= static_cast<uint32_t>(g_readers) || (answered_ & bit))
+                {
+                    continue;             // not a reader of ours, or its second pong
+                }
+                answered_ |= bit;
+                const int64_t oneway = ns_between(sent_, now) / 2;
+                round_oneway_ = std::max(round_oneway_, oneway);
+                if (g_readers > 1)
+                {
+                    reader_slot_[k].push_back({ns_between(slot_start_, sent_), oneway});
+                }
+                if (answered_ != (g_readers == READERS_MAX ? ~uint64_t(0)
+                                  : (uint64_t(1) << g_readers) - 1))
+                {
+                    continue;             // every reader's pong, then the next ping
+                }
+                // one sample: the slowest reader's one-way latency
+                slot_.push_back({ns_between(slot_start_, sent_), round_oneway_});
                 if (now < slot_end_)
                 {
                     send_locked();
@@ -589,11 +627,13 @@ public:
     // One slot (-S): ping-pong with SIZE-byte samples until settle + measure have passed
     // and the last pong is back; false if a pong did not come back within 10 s.
     bool run_slot(uint32_t size, int64_t settle_us, int64_t measure_us,
-                  std::vector<SlotSample>& out)
+                  std::vector<SlotSample>& out,
+                  std::vector<std::vector<SlotSample>>* per_reader = nullptr)
     {
         std::unique_lock<std::mutex> guard(lock_);
         sample.baggage.assign(size - KS_FIXED, 0xee);       // ddsperf's filler
         slot_.clear();
+        reader_slot_.assign(static_cast<size_t>(g_readers), {});
         slot_mode_ = true;
         active_ = true;
         slot_start_ = SteadyClock::now();
@@ -610,6 +650,10 @@ public:
             }
         }
         out.swap(slot_);
+        if (per_reader != nullptr)
+        {
+            per_reader->swap(reader_slot_);
+        }
         return true;
     }
 
@@ -633,6 +677,8 @@ private:
     void send_locked()
     {
         ++sample.seq;
+        answered_ = 0;
+        round_oneway_ = 0;
         sent_ = SteadyClock::now();
         // ddsperf marks a ping by an odd source timestamp; its pong keeps that bit.
         writer->write_w_timestamp(&sample, HANDLE_NIL, to_time(wall_ns() | 1));
@@ -643,6 +689,9 @@ private:
     bool slot_mode_ = false;          // -S: samples go to slot_, the slot ends the pinging
     SteadyClock::time_point slot_start_, slot_end_;
     std::vector<SlotSample> slot_;
+    std::vector<std::vector<SlotSample>> reader_slot_;   // -n N: each reader's samples
+    uint64_t answered_ = 0;           // readers whose pong of the outstanding ping is back
+    int64_t round_oneway_ = 0;        // the slowest of them so far
     std::condition_variable slot_done_;
     SteadyClock::time_point sent_;
     unsigned timeouts_ = 0;
@@ -676,6 +725,7 @@ public:
             }
             if (writer != nullptr)
             {
+                ping_.keyval = static_cast<uint32_t>(g_reader_index);   // which reader
                 int64_t ts = info.source_timestamp.to_ns() | 1;
                 writer->write_w_timestamp(&ping_, HANDLE_NIL, to_time(ts));
             }
@@ -917,7 +967,7 @@ static void usage()
             "usage: fastdds_perf [-i DOMAIN] [-w WAIT_S] [-D DURATION_S] [-s PROPERTIES_FILE] [-E] "
             "[-k 128|256] [-r BLOCKS] [-t TOPIC] (ping SIZE | pong | pub SIZE | sub)\n"
             "       fastdds_perf -S [-i DOMAIN] [-w WAIT_S] [-s PROPERTIES_FILE] [-k 128|256] "
-            "[-r BLOCKS] (ping | pong)\n");
+            "[-r BLOCKS] [-n READERS] (ping | pong)\n");
 }
 
 static bool parse_number(const char* text, double& out)
@@ -978,6 +1028,11 @@ static bool parse_args(int argc, char** argv, Options& o)
         {
             o.rekey = static_cast<long>(number);
         }
+        else if (flag == "-n" && parse_number(value, number) && number == std::floor(number) &&
+                number >= 1 && number <= READERS_MAX)
+        {
+            o.readers = static_cast<int>(number);
+        }
         else
         {
             return false;
@@ -1007,9 +1062,13 @@ static bool parse_args(int argc, char** argv, Options& o)
     {
         return false;
     }
-    if (o.slots && o.mode != "ping" && o.mode != "pong")
+    if ((o.slots || o.readers > 1) && o.mode != "ping" && o.mode != "pong")
     {
         return false;
+    }
+    if (o.readers > 1 && !o.slots)
+    {
+        return false;                 // -n is for -S pairs only
     }
     // -k and -r only mean something to the security plugins
     return i == argc && o.domain >= 0 && o.domain <= 65535 && o.wait_s > 0 &&
@@ -1156,8 +1215,13 @@ static bool create_endpoints(DomainParticipant* dp, const Options& o, Endpoints&
     {
         pinger.writer = pub->create_datawriter(ping_topic, writer_qos(pub, false),
                                                &writer_events);
-        pong_reader = pong_sub->create_datareader(ep.pong_topic, reader_qos(pong_sub, true),
-                                                  &pinger);
+        DataReaderQos pong_qos = reader_qos(pong_sub, true);
+        if (g_readers > 1)        // -n: one instance per reader (its index is the key)
+        {
+            pong_qos.resource_limits().max_instances = g_readers;
+            pong_qos.resource_limits().max_samples = KEEP_ALL_LIMIT * g_readers;
+        }
+        pong_reader = pong_sub->create_datareader(ep.pong_topic, pong_qos, &pinger);
         ok = ok && pinger.writer && pong_reader;
     }
     if (o.mode == "pong" || all)
@@ -1253,8 +1317,57 @@ static int most_matches(const void* a, const void* b)
     return static_cast<int>(std::max(x, y));
 }
 
+// -n N: each reader's statistics over its samples sent after the settle time, as comma
+// lists in reader order (the header comment).
+static std::string report_readers(const std::vector<std::vector<SlotSample>>& per_reader,
+                                  int64_t settle_ns)
+{
+    static const char* const names[] = {"n", "mean", "min", "p50", "p90", "p99", "max"};
+    std::vector<std::vector<double>> stat;
+    for (const auto& r : per_reader)
+    {
+        std::vector<int64_t> v;
+        double sum = 0;
+        for (const auto& x : r)
+        {
+            if (x.sent_ns >= settle_ns)
+            {
+                v.push_back(x.oneway_ns);
+                sum += static_cast<double>(x.oneway_ns);
+            }
+        }
+        std::sort(v.begin(), v.end());
+        std::vector<double> f(7, 0.0);
+        f[0] = static_cast<double>(v.size());
+        if (!v.empty())
+        {
+            f[1] = sum / v.size() / 1e3;
+            f[2] = v.front() / 1e3;
+            f[3] = rank_us(v, 0.5);
+            f[4] = rank_us(v, 0.9);
+            f[5] = rank_us(v, 0.99);
+            f[6] = v.back() / 1e3;
+        }
+        stat.push_back(f);
+    }
+    std::string out = " readers " + std::to_string(per_reader.size());
+    char buf[64];
+    for (size_t f = 0; f < 7; ++f)
+    {
+        out += std::string(" reader_") + names[f];
+        for (size_t k = 0; k < stat.size(); ++k)
+        {
+            std::snprintf(buf, sizeof buf, f == 0 ? "%s%.0f" : "%s%.3f", k ? "," : " ",
+                          stat[k][f]);
+            out += buf;
+        }
+    }
+    return out;
+}
+
 static void report_slot(uint32_t size, const std::vector<SlotSample>& s, int64_t settle_ns,
-                        int64_t cpu, int64_t wall_ns, int peers)
+                        int64_t cpu, int64_t wall_ns, int peers,
+                        const std::vector<std::vector<SlotSample>>& per_reader = {})
 {
     std::vector<int64_t> v;
     v.reserve(s.size());
@@ -1316,6 +1429,10 @@ static void report_slot(uint32_t size, const std::vector<SlotSample>& s, int64_t
         }
         std::snprintf(buf, sizeof buf, "%s%ld:%zu", c == k ? "" : ",", bin, c);
         line += buf;
+    }
+    if (per_reader.size() > 1)
+    {
+        line += report_readers(per_reader, settle_ns);
     }
     std::printf("%s\n", line.c_str());
     std::fflush(stdout);
@@ -1511,16 +1628,19 @@ static int serve_slots(Pinger& pinger, const void* writer, const void* reader,
                 return EXIT_USAGE;
             }
             std::vector<SlotSample> samples;
+            std::vector<std::vector<SlotSample>> per_reader;
             const int64_t cpu0 = cpu_us();
             const auto start = SteadyClock::now();
-            if (!pinger.run_slot(static_cast<uint32_t>(size), settle, measure, samples))
+            if (!pinger.run_slot(static_cast<uint32_t>(size), settle, measure, samples,
+                                 &per_reader))
             {
                 fail("ping %u of a %lu-byte slot was not answered within 10 s (the pong "
                      "process stopped?)", pinger.outstanding_seq(), size);
                 return EXIT_STUCK;
             }
             report_slot(static_cast<uint32_t>(size), samples, settle * 1000, cpu_us() - cpu0,
-                        ns_between(start, SteadyClock::now()), most_matches(writer, reader));
+                        ns_between(start, SteadyClock::now()), most_matches(writer, reader),
+                        per_reader);
         }
         else if (line.rfind("sched ", 0) == 0)
         {
@@ -1666,7 +1786,24 @@ int run(const Options& o)
     }
     if (rc == EXIT_DONE && !is_matched && !g_stop)
     {
-        fail("no peer matched within %g s on domain %d", o.wait_s, o.domain);
+        if (g_readers > 1)
+        {
+            size_t fewest = SIZE_MAX;
+            std::lock_guard<std::mutex> guard(g_lock);
+            for (const void* e : {need_a, need_b, static_cast<const void*>(ep.need_c)})
+            {
+                if (e != nullptr)
+                {
+                    fewest = std::min(fewest, g_matches[e].size());
+                }
+            }
+            fail("no peer matched within %g s on domain %d: %zu of %d readers (pong given "
+                 "fewer readers, or refused)", o.wait_s, o.domain, fewest, g_readers);
+        }
+        else
+        {
+            fail("no peer matched within %g s on domain %d", o.wait_s, o.domain);
+        }
         rc = EXIT_NO_MATCH;
     }
 
@@ -1778,6 +1915,16 @@ int main(int argc, char** argv)
     if (o.slots)
     {
         g_events = stderr;
+    }
+    // -n: before any thread exists (fork keeps only the calling thread)
+    if (o.mode == "ping")
+    {
+        g_readers = o.readers;
+    }
+    else
+    {
+        g_reader_index = readers_fork(o.readers);   // the parent relays and never returns
+        g_pid = static_cast<long>(getpid());
     }
     if (o.domain > MAX_DOMAIN_ID)
     {
