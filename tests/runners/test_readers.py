@@ -76,7 +76,7 @@ def _check_readers_pair(r, tmp_path: Path, profile: str) -> None:
             <= row["reader_p50_slowest"] == max(p["p50"] for p in per)
         # the pong side's CPU answer covers every reader process (they spend it)
         assert row["pong_cpu_us"] > 0
-        t = pair.tslot(1024, 10_000, SLOT_US, tag=3, rate=20_000)
+        t = pair.tslot(1024, 10_000, SLOT_US, rate=20_000)
         assert t["readers"] == READERS and len(t["per_reader"]) == READERS, t
         for p in t["per_reader"]:      # every reader got every sample written after settle
             assert p["n"] == t["sent"] and p["lost"] == 0, (p, t["sent"])
@@ -97,14 +97,15 @@ def _check_one_reader_unchanged(r, tmp_path: Path) -> None:
     try:
         pair.start(timeout=WAIT_S + 30)
         raw = []
-        for reader in pair.readers.values():      # every line either side prints, kept
-            def keep(*args, original=reader.line, **kwargs):
-                line = original(*args, **kwargs)
-                raw.append(line)
-                return line
-            reader.line = keep
+        original = pair.reader.line      # every line either side prints, kept
+
+        def keep(*args, **kwargs):
+            line = original(*args, **kwargs)
+            raw.append(line)
+            return line
+        pair.reader.line = keep
         pair.slot(32, 0, 20_000)
-        pair.tslot(32, 0, 20_000, tag=1, rate=5_000)
+        pair.tslot(32, 0, 20_000, rate=5_000)
     finally:
         pair.close()
     assert raw and not any("reader" in line for line in raw), raw

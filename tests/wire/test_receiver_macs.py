@@ -88,7 +88,7 @@ def _captured(runner_name: str, profile: str, tmp_path: Path) -> tuple[int, list
                 seen += row["n"]
                 if seen >= 50:
                     break
-            pair.tslot(1024, 0, 50_000, tag=1, rate=5_000)
+            pair.tslot(1024, 0, 50_000, rate=5_000)
         finally:
             # what comes after is the processes leaving, which the wire stage counts apart
             # and does not judge (Cyclone now and then sends a last unprotected ACKNACK)
