@@ -574,7 +574,8 @@ def capture_file_point(path: Path) -> dict:
     name, _, rest = path.stem.partition("-")
     mode, _, size = rest.partition("-")
     known = {p.name: p for p in PROFILES}
-    if name in known and mode in MODES and size.isdigit():
+    # ASCII digits only: str.isdigit() holds for '²', which int() refuses
+    if name in known and mode in MODES and size.isascii() and size.isdigit():
         record.update(profile=name, mode=mode, size=int(size),
                       expected={"profile": name, "security": known[name].security})
     record["leaks"] = find_leaks(grams, domain_of(grams))
