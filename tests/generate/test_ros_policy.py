@@ -286,6 +286,10 @@ def test_an_unknown_kind_is_one_line_exit_2_and_nothing_written(tmp_path):
      "topic: an empty or blank name"),
     ('<rule kind="encrypt">', '<rule kind="none" origin="true">', "protection",
      "rule: origin=\"true\" with kind=\"none\""),
+    # a governance of 1000 topic_rules and their comments is more than govkit reads back:
+    # refused before the PKI is made (it was made, then the governance called a govkit bug)
+    ('<topic>/robot/cmd_vel</topic>', "".join(f"<topic>/t{i}</topic>" for i in range(999)),
+     "protection", "topic: the protection names more than 499 DDS topics"),
 ])
 def test_each_problem_is_one_line_at_its_own_file(tmp_path, old, new, where, message):
     """A problem in an included file is reported at that file's line, not the policy's."""
