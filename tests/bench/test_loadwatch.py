@@ -88,3 +88,20 @@ def test_a_childs_reaped_children_count_as_govkits_before_the_window_too():
     # reaping the child moves govkit's own CPU by what the child did since, not by its
     # grandchild's (this process's own few milliseconds of reading /proc aside)
     assert moved < reaped / 2, (moved, reaped)
+
+
+def test_the_load_line_says_when_its_load_average_was_read(monkeypatch):
+    """The load average is read when LoadWatch is made, as govkit starts (schedule.py, before
+    it signs or starts anything); the line said "govkit's own setup included" (issue 46)."""
+    from govkit.bench import loadwatch
+    from govkit.results.summary import load_line
+
+    reads = iter([[1.25, 1.0, 1.0], [9.0, 9.0, 9.0], [9.0, 9.0, 9.0]])
+    monkeypatch.setattr(loadwatch, "loadavg", lambda: next(reads))
+    watch = LoadWatch()                       # what schedule.py does first
+    watch.start()
+    load = watch.finish()
+    assert load["loadavg_before"] == [1.25, 1.0, 1.0]
+    line = load_line({"load": [load]})
+    assert "load average 1.25 as govkit started (the minute before its own setup)" in line
+    assert "setup included" not in line
