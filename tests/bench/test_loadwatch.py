@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import time
 
 from govkit.bench.awake import AwakeCpus
@@ -57,12 +58,45 @@ def test_short_lived_processes_are_other_load_too():
     load = watch.finish()
     assert load["other_cpu_share"] > 0.2, load
     assert load["under_load"] is True
-    # the same work as govkit's own child (a runner) is not other load
+    # (that the same work as govkit's own child is not: the next test, which can fail)
+
+
+# A child that spends ~0.4 s of CPU, says how much (its own account, not govkit's), then
+# waits for its stdin to close: CPU time, which other load on the machine does not inflate.
+CHILD = ("import sys, time\nt = time.process_time()\nwhile time.process_time() - t < 0.4: "
+         "pass\nprint(time.process_time(), flush=True)\nsys.stdin.read()")
+
+
+def test_govkits_own_children_live_or_reaped_are_subtracted_from_other_load(monkeypatch):
+    """What LoadWatch subtracts from the machine's busy time as govkit's own holds the CPU
+    its children say they used, one still running at the window's end (a runner, read from
+    /proc) and one reaped inside it (os.times): so other_cpu_share is the machine's busy
+    time less at least theirs, however busy the machine is. (It was only `mine < load`, a
+    comparison with another window that a busy machine can decide either way.)"""
+    from govkit.bench import loadwatch
+    own, machine = [], []
+    real_own, real_cpu = loadwatch.own_cpu_seconds, loadwatch.cpu_times
+    monkeypatch.setattr(loadwatch, "own_cpu_seconds", lambda: own.append(real_own()) or own[-1])
+    monkeypatch.setattr(loadwatch, "cpu_times", lambda: machine.append(real_cpu()) or machine[-1])
     watch = LoadWatch()
     watch.start()
-    subprocess.run(["sh", "-c", script], check=True)
-    mine = watch.finish()
-    assert mine["other_cpu_share"] < load["other_cpu_share"], (mine, load)
+    kids = [subprocess.Popen([sys.executable, "-c", CHILD], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True) for _ in range(2)]
+    said = [float(k.stdout.readline()) for k in kids]
+    live, reaped = kids
+    reaped.stdin.close()
+    reaped.wait()
+    try:
+        load = watch.finish()
+    finally:
+        live.stdin.close()
+        live.wait()
+    mine = own[-1] - own[0]
+    assert mine >= 0.9 * sum(said), (mine, said)
+    hz = os.sysconf("SC_CLK_TCK")
+    busy = (machine[-1]["busy"] - machine[0]["busy"]) / hz
+    assert load["other_cpu_share"] * load["seconds"] <= \
+        max(0.0, busy - 0.9 * sum(said)) + 0.1, (load, busy, said)
 
 
 def test_a_childs_reaped_children_count_as_govkits_before_the_window_too():
