@@ -114,6 +114,57 @@ def test_grants_decide_exactly_as_sros2s_transform(shared, tmp_path, name):
     _check_outputs(shared, tmp_path)
 
 
+TWO_PROFILES = """\
+<policy version="0.2.0">
+  <enclaves>
+    <enclave path="/two">
+      <profiles>
+        <profile ns="/" node="a">
+          <topics publish="ALLOW"><topic>x</topic></topics>
+          <topics subscribe="DENY"><topic>y</topic></topics>
+        </profile>
+      </profiles>
+      <profiles>
+        <profile ns="/" node="b">
+          <topics subscribe="ALLOW"><topic>y</topic><topic>z</topic></topics>
+          <services reply="ALLOW"><service>s</service></services>
+        </profile>
+      </profiles>
+    </enclave>
+  </enclaves>
+</policy>
+"""
+
+
+def test_two_profiles_elements_are_one_grant_where_sros2_writes_two(shared, tmp_path):
+    """The divergence ros_policy.py documents, against sros2's own output: for an enclave
+    with two <profiles>, sros2's transform writes two grants for one subject (DDS Security
+    1.1 does not say which applies); govkit writes one, whose rules are the union of the
+    two, DENY first: it allows a name when one of sros2's grants allows it and none
+    denies it (so rt/y, which one denies and the other allows, is denied)."""
+    policy = tmp_path / "two.policy.xml"
+    policy.write_text(TWO_PROFILES)
+    assert policy_schema(shared).validate(expanded(policy))
+    (theirs_a, theirs_b), = grants_by_subject(sros2_permissions(shared, policy)).values()
+    result = _generate(policy, tmp_path)
+    assert result.exit_code == 0, result.output
+    _, ours = _ours(tmp_path, "/two")
+    union: dict = {}
+    for grant in (theirs_a, theirs_b):
+        for key, names in rule_sets(grant).items():
+            union.setdefault(key, set()).update(names)
+    assert rule_sets(ours) == union
+    names = sorted(topics_of(sros2_permissions(shared, policy)) | set(PROBES))
+    a, b, merged = (decisions(g, names) for g in (theirs_a, theirs_b, ours))
+    for key in merged:
+        some_allow = a[key] or b[key]
+        some_deny = any(key[1] in rule_sets(g).get(("deny", key[0]), ()) for g in
+                        (theirs_a, theirs_b))
+        assert merged[key] == (some_allow and not some_deny), key
+    assert merged[("subscribe", "rt/y")] is False and b[("subscribe", "rt/y")] is True
+    assert merged[("subscribe", "rt/z")] is True and a[("subscribe", "rt/z")] is False
+
+
 def test_govkits_policy_schema_accepts_what_sros2s_accepts(shared, tmp_path):
     """The same verdict as sros2's policy.xsd on its test policies and on altered copies
     (each alteration one way a policy can be wrong)."""
