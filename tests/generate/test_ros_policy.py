@@ -314,6 +314,16 @@ def test_the_protection_may_sit_in_the_policys_metadata(shared, tmp_path):
     assert not (tmp_path / "other").exists()
 
 
+def test_the_guides_example_files_are_the_ones_the_tests_run():
+    """docs/guide/ros2-protection.md shows and links its example (issue 46: it was elided and
+    unlinked); the files it offers are these, byte for byte."""
+    docs = Path(__file__).resolve().parents[2] / "docs" / "guide" / "ros2-example"
+    assert (docs / "robot.policy.xml").read_bytes() == ACCEPTANCE.read_bytes()
+    assert (docs / "robot.protection.xml").read_bytes() == SIDECAR.read_bytes()
+    assert (docs / "common" / "node.xml").read_bytes() == \
+        (DATA / "common" / "node.xml").read_bytes()
+
+
 def test_an_unknown_kind_is_one_line_exit_2_and_nothing_written(tmp_path):
     sidecar = tmp_path / "bad.protection.xml"
     sidecar.write_text(SIDECAR.read_text().replace('kind="encrypt"', 'kind="secret"'))
