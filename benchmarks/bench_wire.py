@@ -15,9 +15,15 @@ times, alternated with the one it is compared with; the median is printed.
 3. the eavesdropper's reading (govkit.wire.leaks) of a capture of 10^5 and of 10^6 RTPS
    parameters (participant announcements of 16,200 parameters each): time per 10^5
    parameters at both (a ratio near 1: linear), and of the real captures of
-   tests/data/wire/leaks/ per message.
+   tests/data/wire/leaks/ per message;
+4. a reassembly flood (issue 46): --frags DATA_FRAGs (default 100,000), each opening a new
+   1 MiB sample in 64-byte fragments of which no other ever comes, against as many ordinary
+   messages of the same length (a user writer's DATA): time per datagram of each and the
+   ratio (near 1: the flood costs the bytes it carries, not the 1 MiB each claims; before
+   2026-12-07 each allocated and zeroed 1 MiB: ~93 s for 100,000).
 
-    .venv/bin/python benchmarks/bench_wire.py [--points 20000] [--rounds 3]
+    .venv/bin/python benchmarks/bench_wire.py [--points 20000] [--rounds 3] [--frags 100000]
+    .venv/bin/python benchmarks/bench_wire.py --flood-only    (4. alone)
 """
 
 from __future__ import annotations
@@ -103,12 +109,56 @@ def parameters_capture(parameters: int) -> bytes:
     return pcap_bytes(frames)
 
 
+def flood_captures(datagrams_: int) -> tuple[list, list]:
+    """(DATA_FRAGs each opening a new 1 MiB SPDP sample, user DATA of the same length), as
+    parsed frames to a discovery port of domain 3."""
+    header = b"RTPS\x02\x01\x01\x10" + bytes(range(12))
+
+    def message(sn: int, frag: bool) -> bytes:
+        writer = b"\x00\x01\x00\xc2" if frag else b"\x00\x00\x01\x02"
+        body = b"\0\0" + struct.pack("<H", 28 if frag else 16) + bytes(4) + writer + \
+            struct.pack("<iI", 0, sn)
+        body += struct.pack("<IHHI", 1, 1, 64, 1 << 20) if frag else bytes(12)
+        body += b"\x00\x01\x00\x00" + bytes(60)
+        return header + bytes([0x16 if frag else 0x15, 0x05]) + \
+            struct.pack("<H", len(body)) + body
+
+    def frames(frag: bool) -> list:
+        out = []
+        for i in range(datagrams_):
+            msg = message(i, frag)
+            udp = struct.pack("!HHHH", 40000, 8160, len(msg) + 8, 0) + msg
+            ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0, 0, 64, 17, 0,
+                             b"\x7f\0\0\1", b"\x7f\0\0\1")
+            out.append((i * 1000, bytes(12) + b"\x08\x00" + ip + udp))
+        return parse_pcap(pcap_bytes(out))
+    return frames(True), frames(False)
+
+
+def flood(n: int, rounds: int) -> None:
+    frags, ordinary = flood_captures(n)
+    assert len(frags[0].data) == len(ordinary[0].data)
+    reading = find_leaks(datagrams(frags), 3)
+    assert reading["not_reassembled"] == n and reading["malformed"] == 0, reading["problems"]
+    t_frag, t_ord = median_of(rounds, lambda: find_leaks(datagrams(frags), 3),
+                              lambda: find_leaks(datagrams(ordinary), 3))
+    print(f"reassembly flood, {n:,} DATA_FRAGs each opening a 1 MiB sample "
+          f"({sum(len(f.data) for f in frags) / 1e6:.1f} MB): {t_frag:.2f} s "
+          f"({t_frag / n * 1e6:.1f} µs per datagram); {n:,} user DATA of the same length: "
+          f"{t_ord:.2f} s ({t_ord / n * 1e6:.1f} µs); ratio {t_frag / t_ord:.2f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--points", type=int, default=20_000)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--frags", type=int, default=100_000)
+    ap.add_argument("--flood-only", action="store_true")
     args = ap.parse_args()
     n = args.points
+    if args.flood_only:
+        flood(args.frags, args.rounds)
+        return
 
     small, full = wire_doc(n // 4), wire_doc(n)
     t_small, t_full = median_of(args.rounds, report_of(small), report_of(full))
@@ -129,6 +179,7 @@ def main() -> None:
         (t,) = median_of(args.rounds, lambda f=frames: find_leaks(datagrams(f), None))
         print(f"  {path.name}: {len(frames)} frames in {t * 1e3:.1f} ms "
               f"({t / len(frames) * 1e6:.0f} µs per frame)")
+    flood(args.frags, args.rounds)
 
 
 if __name__ == "__main__":

@@ -54,6 +54,9 @@ SEED_SIZES = (32, 64, 128, 256, 512, 1024, 8192, 63000)
 LIMITS = {"repeat": (1, 100), "max_repeat": (1, 1000), "duration": (1, 3600),
           "warmup": (0, 600), "budget": (0, 7 * 24 * 3600)}
 MAX_SEED = 2 ** 63 - 1        # a JSON integer every reader takes (int64)
+# --rekey values in one run: 16 already make 112 arms of the 7 catalog profiles, a run of
+# hours; 10,000 took minutes to plan (the held-out battery of 2026-12-07: no answer in 15 s).
+MAX_REKEYS = 16
 
 
 # The rotating latency design's (govkit.bench.rotation) and discovery's
@@ -153,9 +156,15 @@ def parse_ciphers(values) -> list[str]:
 
 def parse_rekeys(values) -> list[int]:
     """`--rekey N` (protected messages per session key; repeatable or a comma list); []
-    when not given: the runtime's default (Fast DDS 32; Cyclone never renews)."""
+    when not given: the runtime's default (Fast DDS 32; Cyclone never renews). At most
+    MAX_REKEYS values, refused before anything else is read of them."""
+    items = _items(values)
+    if len(items) > MAX_REKEYS:
+        raise GovkitError(f"--rekey: {len(items)} values; at most {MAX_REKEYS} (each is one "
+                          f"more rotation arm of every secured profile, measured in every "
+                          f"round)")
     out = []
-    for text in _items(values):
+    for text in items:
         # ASCII digits only: "²".isdigit() holds, and int("²") raises
         if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= MAX_REKEY:
             raise GovkitError(f"invalid --rekey {text!r}: a whole number of messages per "

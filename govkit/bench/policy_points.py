@@ -16,7 +16,8 @@ file is.
 
 Topic names: the runner's ping, pong and data topics are named from the class's first rule,
 its DDS names in order (a glob's `*` replaced by govkit_ping, govkit_pong, govkit_data;
-the default `*` likewise), keeping those whose first matching topic_rule in that
+the default `*` likewise; a name holding a comma left out: the runner's names are
+comma-separated), keeping those whose first matching topic_rule in that
 governance is one of this rule's (an earlier rule may take a name: it is then not this
 class's), up to three. With fewer, names repeat (cyclone_perf.c's topic_names and
 fastdds_perf.cpp's perf_topics keep a repeated name apart). A class whose first rule
@@ -96,10 +97,13 @@ def _classes(protection) -> list[ProtectionRule]:
 
 
 def _candidates(rule: ProtectionRule) -> list[str]:
-    """Concrete DDS names the rule's expressions stand for, in order."""
+    """Concrete DDS names the rule's expressions stand for, in order; none holding a comma,
+    which separates the runner's names in TOPICS_ENV (`rt/a,b` would be two names)."""
     expressions = ["*"] if rule.index == 0 else [d for n in rule.names for d in n.dds]
     found = []
     for expr in expressions:
+        if "," in expr:
+            continue
         if not has_wildcards(expr):
             found.append(expr)
             continue
@@ -155,9 +159,12 @@ def policy_points(ros: RosInput, runner: str, build: Path, write: bool = True
                 taken.append(f"{name} by {origin_of[id(t)].rule.label}")
         kinds = f"metadata {rule.kinds.metadata}, data {rule.kinds.data}"
         if not names:
+            commas = [d for n in rule.names for d in n.dds if "," in d]
             why = (f"every name it has falls under an earlier rule ({'; '.join(taken[:3])})"
-                   if taken else "its names are patterns of ? or [..], which govkit does "
-                                 "not make names up for")
+                   if taken else f"its names hold a comma ({commas[0]}), which the runner "
+                                 f"cannot take (its topic names are comma-separated)"
+                   if commas else "its names are patterns of ? or [..], which govkit does "
+                                  "not make names up for")
             out.skipped.append(f"class {label} ({rule.label}, {where}): no DDS name the "
                                f"runner can use: {why}; not measured")
             continue

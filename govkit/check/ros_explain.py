@@ -16,7 +16,7 @@ from __future__ import annotations
 import datetime as dt
 
 from govkit.check.ros_policy import RosInput
-from govkit.common.findings import DocumentKind
+from govkit.common.findings import DocumentKind, one_line, without_surrogates
 from govkit.documents.access import allowed, topic_rule_for
 from govkit.documents.globs import has_wildcards
 from govkit.documents.model import build_model
@@ -99,7 +99,9 @@ def _who(paths: list[str] | None) -> str:
 
 def policy_explanation_text(e: dict) -> str:
     g = e["governance"]
-    lines = [f"{e['file']}: {len(e['enclaves'])} enclave(s), protection: {e['protection']}, "
+    # (the file names as every message shows them: a byte that is not UTF-8 as \\xff)
+    file, protection = (one_line(without_surrogates(e[k])) for k in ("file", "protection"))
+    lines = [f"{file}: {len(e['enclaves'])} enclave(s), protection: {protection}, "
              f"domain {e['domain']}",
              f"governance: rtps {g['rtps_protection_kind']}, discovery "
              f"{g['discovery_protection_kind']}, liveliness {g['liveliness_protection_kind']};"

@@ -70,7 +70,8 @@ def sros2(keystore: Annotated[Path, typer.Argument(help="The keystore directory 
           allow_unmatched: AllowUnmatchedOpt = False):
     """Write an sros2 keystore (public/, private/, enclaves/<enclave>/) for ROS 2's rmw;
     with --policy, the policy's enclaves with its per-topic governance."""
-    from govkit.generate.sros2 import export_sros2
+    from govkit.generate.sros2 import export_sros2, refuse_keystore
+    refuse_keystore(keystore, force)   # before --policy generates anything
     if archive is not None:   # refused before --policy generates anything
         from govkit.common.archive import refuse_destination
         refuse_destination(archive, force)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from govkit.common.limits import MAX_CHILDREN, MAX_DOCUMENT_BYTES
 from govkit.documents import ros_names
 from govkit.documents.parse import local_name
 from govkit.documents.ros_policy import RosName, text_of
@@ -36,6 +37,13 @@ KINDS = {"none": ("NONE", "NONE"), "sign": ("SIGN", "NONE"), "encrypt": ("ENCRYP
 # sros2's default governance (templates/governance.xml): what a keystore gets without <domain>
 DOMAIN_DEFAULTS = {"rtps": "SIGN", "discovery": "ENCRYPT", "liveliness": "ENCRYPT"}
 ORIGIN = "_WITH_ORIGIN_AUTHENTICATION"
+# What a protection may name so that govkit reads its governance back: a topic_rule and the
+# comment before it per DDS name, and the default's, as children of topic_access_rules
+# (MAX_CHILDREN); and the names' bytes (each is written twice, in the comment perhaps
+# escaped) so that the document stays far below MAX_DOCUMENT_BYTES beside the ~700 bytes
+# of each topic_rule (tests/documents/test_protection.py renders the largest one).
+MAX_PROTECTED_NAMES = MAX_CHILDREN // 2 - 1
+MAX_PROTECTED_NAME_BYTES = 100_000
 
 
 @dataclass(frozen=True)
@@ -114,12 +122,33 @@ def _kinds(elem) -> Kinds:
     return Kinds(elem.get("metadata") or metadata, elem.get("data") or data)
 
 
+def _too_many(count: int, chars: int) -> str | None:
+    """Why govkit would not read back the governance of a protection naming `count` DDS
+    topics of `chars` bytes (None: it would). Each DDS name is one topic_rule after its
+    comment, two children of topic_access_rules, which holds at most MAX_CHILDREN; the
+    names' length bounds the document's bytes (MAX_DOCUMENT_BYTES)."""
+    if count > MAX_PROTECTED_NAMES:
+        return (f"the protection names more than {MAX_PROTECTED_NAMES} DDS topics (a topic is "
+                f"one, a service 2, an action 8): its governance would hold more topic_rules "
+                f"than a document govkit reads ({MAX_CHILDREN} children per element); "
+                f"protect them with fewer rules (a pattern such as /camera/*)")
+    if chars > MAX_PROTECTED_NAME_BYTES:
+        return (f"the DDS topic names of the protection are more than "
+                f"{MAX_PROTECTED_NAME_BYTES:,} bytes together: its governance would be larger "
+                f"than a document govkit reads ({MAX_DOCUMENT_BYTES:,} bytes)")
+    return None
+
+
 def read_protection(elem) -> Protection:
     """The model of a schema-valid <protection> element. ProtectionProblem for what the
-    schema cannot say."""
+    schema cannot say, and for a protection whose governance govkit could not read back
+    (MAX_PROTECTED_NAMES, MAX_PROTECTED_NAME_BYTES): refused when it is read, before any
+    command writes anything (before 2026-12-07, `generate` created the PKI and then
+    called its own governance invalid)."""
     domain = dict(DOMAIN_DEFAULTS)
     rules: list[ProtectionRule] = []
     default = None
+    count = chars = 0
     for child in (c for c in elem if isinstance(c.tag, str)):
         name = local_name(child)
         if name == "domain":
@@ -138,7 +167,13 @@ def read_protection(elem) -> Protection:
                     except ValueError:
                         raise ProtectionProblem(item, f"{category} {written!r}: a private "
                                                       f"name (~) needs node= on its rule") from None
-                    rule.names.append(RosName(item, written, category, fqn))
+                    name = RosName(item, written, category, fqn)
+                    count += len(name.dds)
+                    chars += sum(len(d.encode("utf-8", "surrogatepass")) for d in name.dds)
+                    too_many = _too_many(count, chars)
+                    if too_many:
+                        raise ProtectionProblem(item, too_many)
+                    rule.names.append(name)
             rules.append(rule)
     return Protection(elem, domain, rules, default)
 

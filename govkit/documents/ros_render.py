@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 
 from govkit import __version__
+from govkit.common.findings import printable, without_surrogates
 from govkit.common.templating import get_template
 from govkit.documents import ros_names
 from govkit.documents.protection import ProtectedTopic, Protection
@@ -20,7 +21,10 @@ from govkit.pki.testpki import subject_rfc2253
 
 
 def comment_safe(text: str) -> str:
-    """`text` as it may stand in an XML comment (no '--' inside, no '-' at its end)."""
+    """`text` as it may stand in an XML comment (no '--' inside, no '-' at its end), and in
+    XML at all: a file name's undecodable bytes and control characters as escapes (\\xff),
+    as the terminal shows them, never a character UTF-8 or XML cannot hold."""
+    text = printable(without_surrogates(text))
     while "--" in text:
         text = text.replace("--", "- -")
     return text + " " if text.endswith("-") else text

@@ -17,6 +17,7 @@ comes back to a file is refused; the total of files, bytes and elements pulled i
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -133,6 +134,13 @@ def _target(base: Path, href: str, doc, include) -> Path:
     return (base.parent / href) if not Path(href).is_absolute() else Path(href)
 
 
+def real_path(path: Path) -> Path:
+    """`path` with its symlinks followed as far as they go. Path.resolve() raises
+    RuntimeError on a symlink loop; os.path.realpath stops there, and reading the path then
+    says "Too many levels of symbolic links" as one finding at the include."""
+    return Path(os.path.realpath(path))
+
+
 def _load(path: Path, chain: tuple[Path, ...], budget: _Budget, positions: dict,
           from_doc=None, from_elem=None, data: bytes | None = None):
     """Parse `path` and expand its includes in place; returns its ParsedDocument."""
@@ -171,7 +179,7 @@ def _load(path: Path, chain: tuple[Path, ...], budget: _Budget, positions: dict,
             raise _fail(doc, include, "xi:include: no href (an include within the same file "
                                       "is not read here)")
         target = _target(path, href, doc, include)
-        resolved = target.resolve()
+        resolved = real_path(target)
         if resolved in chain:
             raise _fail(doc, include, f"xi:include: {quote_value(href)} includes itself "
                                       f"(through {len(chain)} file(s))")
@@ -202,6 +210,6 @@ def load_merged(path: Path, data: bytes | None = None) -> MergedDocument:
     be read."""
     path = Path(path)
     positions: dict = {}
-    doc = _load(path, (path.resolve(),), _Budget(), positions, data=data)
+    doc = _load(path, (real_path(path),), _Budget(), positions, data=data)
     etree.cleanup_namespaces(doc.root)   # the xi: declarations, now unused
     return MergedDocument(doc.root, str(path), positions)

@@ -77,7 +77,7 @@ from govkit.check.loaded import load_document
 from govkit.check.validate import portable_findings, signed_document
 from govkit.common import archive, staging
 from govkit.common.errors import EXIT_INVALID, EXIT_USAGE, GovkitError
-from govkit.common.findings import one_line
+from govkit.common.findings import one_line, without_surrogates
 from govkit.common.fsutil import write_atomic
 from govkit.common.inputs import read_input
 from govkit.common.limits import MAX_DOCUMENT_BYTES, MAX_PEM_BYTES, MAX_SMIME_BYTES
@@ -366,6 +366,46 @@ def _read_or_none(path: Path) -> bytes | None:
         return None
 
 
+def refuse_keystore(keystore: Path, force: bool) -> None:
+    """GovkitError (exit 2) for a keystore path no export may write, checked before anything
+    is (before `--policy` generates, before the enforcing governance is signed into BUILD):
+    '.', '..', '' or '/' (a directory named by where it is, never by its own name); a name
+    that is not one printable line (the `use it with:` hint would break, and rmw reads
+    ROS_SECURITY_KEYSTORE as text); an existing keystore without `force`, or what is no
+    keystore. _replace checks the last two again under the lock."""
+    given = str(keystore)
+    if Path(keystore).name in ("", "..") or os.path.abspath(keystore) == "/":
+        raise GovkitError(f"{one_line(given or repr(given))}: name the keystore directory by "
+                          f"its own name (e.g. ../keystore), not by '.', '..' or '/'",
+                          EXIT_USAGE)
+    if not given.isprintable():
+        raise GovkitError(f"{one_line(without_surrogates(given))}: a keystore name must be "
+                          f"printable text on one line (no newline, control character or "
+                          f"byte that is not UTF-8): ROS_SECURITY_KEYSTORE names it",
+                          EXIT_USAGE)
+    keystore = Path(os.path.abspath(keystore))
+    exists = keystore.is_symlink() or keystore.exists()
+    if not exists:
+        return
+    if not keystore.is_dir():
+        raise GovkitError(f"{one_line(keystore)}: exists and is not a directory", EXIT_USAGE)
+    if not keystore.is_symlink() and not any(keystore.iterdir()):
+        return                              # an empty directory holds nothing to keep
+    if not force:
+        raise GovkitError(f"{one_line(keystore)}: already exists; refusing to change a "
+                          f"keystore (use --force to replace it with this export as a whole)",
+                          EXIT_USAGE)
+    if keystore.is_symlink():
+        raise GovkitError(f"{one_line(keystore)}: is a symlink; name the keystore directory "
+                          f"itself", EXIT_USAGE)
+    others = _not_keystore(keystore)
+    if others:
+        shown = ", ".join(map(one_line, others[:3])) + (" …" if len(others) > 3 else "")
+        raise GovkitError(f"{one_line(keystore)}: is not an sros2 keystore (it holds {shown}, "
+                          f"beside what a keystore holds: {', '.join(KEYSTORE_TOP)}); --force "
+                          f"replaces a keystore only, never another directory", EXIT_USAGE)
+
+
 def _foreign_keys(keystore: Path, ours: set[bytes]) -> list[Path]:
     """Private keys in an existing keystore that this export would not write again (a file
     named *key* that cannot be read counts as one)."""
@@ -461,6 +501,7 @@ def export_sros2(keystore: Path, ca_dir: Path, build_dir: Path, profile: str | N
     `force`) or holds a foreign key, or an archive destination that is not a regular file
     or lies inside the keystore; exit 1 for a document that does not verify, is not of its
     kind, or does not grant its certificate's subject."""
+    refuse_keystore(keystore, force)             # before anything is written
     keystore = Path(os.path.abspath(keystore))   # '.' and '..' named, for the renames
     if archive_to is not None:
         archive_to = Path(os.path.abspath(archive_to))

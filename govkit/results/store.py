@@ -10,6 +10,7 @@ summary by govkit.results.summary, the CSVs by govkit.results.perftest_csv.
 from __future__ import annotations
 
 import json
+import re
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -212,7 +213,8 @@ def load_results(path: Path) -> Any:
         raise GovkitError(f"{path}: not found (run `govkit bench` first)", EXIT_USAGE)
     data = read_input(Path(path), MAX_RESULTS_BYTES, "results file")
     try:
-        doc = json.loads(data.decode("utf-8"), parse_constant=_reject_constant)
+        text = data.decode("utf-8")
+        doc = json.loads(text, parse_constant=_reject_constant)
         deep = _too_deep(doc)
     except UnicodeDecodeError as e:
         raise GovkitError(f"{path}: cannot read: {e}", EXIT_USAGE) from None
@@ -226,7 +228,39 @@ def load_results(path: Path) -> Any:
     if deep:
         raise GovkitError(f"{path}: nested deeper than {MAX_DEPTH} levels; not a govkit "
                           "results file", EXIT_USAGE)
+    lone = lone_surrogate_at(text)
+    if lone is not None:
+        line = text.count("\n", 0, lone) + 1
+        column = lone - (text.rfind("\n", 0, lone) + 1) + 1
+        raise GovkitError(f"{path}:{line}:{column}: {text[lone:lone + 6]} is half of a UTF-16 "
+                          "surrogate pair, which no text holds (govkit never writes one)",
+                          EXIT_USAGE)
     return with_current_names(doc)
+
+
+_ESCAPE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|.)", re.S)
+
+
+def lone_surrogate_at(text: str) -> int | None:
+    """Where the first \\uD800-\\uDFFF escape of a JSON `text` stands that is not half of a
+    pair, or None. json.loads takes one into a str that no encoder writes out again (the
+    report failed on it as an internal error), so it is refused at the load. Linear: every
+    escape is read once, left to right (so '\\\\ud800', an escaped backslash, is none)."""
+    if not re.search(r"\\u[dD][89a-fA-F]", text):
+        return None
+    high_at = high_end = None
+    for m in _ESCAPE.finditer(text):
+        code = int(m.group(1), 16) if m.group(1) else 0
+        if high_at is not None:
+            if 0xDC00 <= code <= 0xDFFF and m.start() == high_end:
+                high_at = None
+                continue
+            return high_at
+        if 0xD800 <= code <= 0xDBFF:
+            high_at, high_end = m.start(), m.end()
+        elif 0xDC00 <= code <= 0xDFFF:
+            return m.start()
+    return high_at
 
 
 def with_current_names(doc: Any) -> Any:

@@ -553,14 +553,15 @@ def load_line(doc: dict) -> str | None:
     under = any(x.get("under_load") for x in loads)
     other = [x["other_cpu_share"] for x in loads if x.get("other_cpu_share") is not None]
     # What the verdict reads first: the others' CPU time (/proc/stat less govkit's own).
-    # The load average comes after and says whose it is: it counts govkit's own setup
-    # (signing, starting pairs), so a quiet run beside "load average 3.46" read as a
-    # contradiction.
+    # The load average comes after and says when it was read: as govkit started, before it
+    # signed or started anything (LoadWatch), a one-minute average of what ran before
+    # (another run's pairs too), so a quiet run beside "load average 3.46" is no
+    # contradiction. (It said "govkit's own setup included" until 2026-12-07: untrue.)
     parts = [f"others used {100 * max(other):.0f}% of a CPU"] if other else []
     if steal:
         parts.append(f"CPU steal {max(steal):.1f}%")
-    parts.append(f"load average {before[0]:.2f} before the run (govkit's own setup "
-                 "included)" if before else "load average unknown")
+    parts.append(f"load average {before[0]:.2f} as govkit started (the minute before its "
+                 "own setup)" if before else "load average unknown")
     text = ("MEASURED UNDER LOAD: " if under else "machine quiet: ") + "; ".join(parts)
     if busy:
         text += "; other busy processes: " + ", ".join(

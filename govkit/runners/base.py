@@ -47,7 +47,10 @@ TOPICS_ENV = "GOVKIT_PERF_TOPICS"
 
 
 def topics_env(profile: Profile) -> dict[str, str]:
-    """The environment that puts a pair on its profile's topics (`Profile.topics`)."""
+    """The environment that puts a pair on its profile's topics (`Profile.topics`); a name
+    with a comma is never one of them (govkit.bench.policy_points leaves it out)."""
+    if any("," in t for t in profile.topics or ()):
+        raise ValueError(f"{TOPICS_ENV}: a topic name holds a comma: {profile.topics}")
     return {TOPICS_ENV: ",".join(profile.topics)} if profile.topics else {}
 
 

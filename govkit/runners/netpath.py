@@ -411,7 +411,9 @@ class NetPaths:
                     raise GovkitError(f"{role}'s private key is in a local PKCS#11 token; "
                                       f"it cannot be used on another host (--hosts)")
                 files += [getattr(mine, f) for f in fields]
-            refuse_foreign_keys(files, role)
+            refuse_foreign_keys(files, role, [
+                c for r, p in bundle.participants.items() for c in
+                (p.identity_ca, p.permissions_ca) + ((p.certificate,) if r != role else ())])
             host.ship(files)
             if mine is not None:
                 parts[role] = replace(mine, **{f: host.shipped[getattr(mine, f)]
@@ -449,10 +451,47 @@ class NetPaths:
         return out
 
 
-def refuse_foreign_keys(files: list[Path], role: str) -> None:
+_PEM_KEY = re.compile(rb"-----BEGIN ([A-Z ]*PRIVATE KEY)-----.+?-----END \1-----", re.S)
+
+
+def _public_keys(certificates: list[Path]) -> dict[bytes, str]:
+    """The public key (SubjectPublicKeyInfo DER) of each certificate file, to its name."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import serialization
+    out = {}
+    for path in certificates:
+        try:
+            cert = x509.load_pem_x509_certificate(Path(path).read_bytes())
+        except (OSError, ValueError):
+            continue
+        out[cert.public_key().public_bytes(
+            serialization.Encoding.DER,
+            serialization.PublicFormat.SubjectPublicKeyInfo)] = Path(path).name
+    return out
+
+
+def refuse_foreign_keys(files: list[Path], role: str, others: list[Path] = ()) -> None:
     """A remote side gets its own key (DDS identity and TLS keystore) and certificates
-    only; this is checked here, where files leave the machine."""
+    only; this is checked here, where files leave the machine: by name, and by content,
+    every private key in a file against `others`, the certificates whose keys must stay
+    (the CAs', the other side's): a CA key copied to pki/sub.key went by its name alone."""
+    from cryptography.hazmat.primitives import serialization
+    forbidden = _public_keys(list(others))
     for f in files:
         name = Path(f).name
         if name.endswith("_ca.key") or (name.endswith(".key") and name != f"{role}.key"):
             raise GovkitError(f"refusing to copy {f} to the {role} host: not its own key")
+        try:
+            data = Path(f).read_bytes()
+        except OSError:
+            continue                        # shipping it says what is wrong with it
+        for block in _PEM_KEY.finditer(data):
+            try:
+                key = serialization.load_pem_private_key(block.group(), None)
+            except (ValueError, TypeError):
+                continue                    # encrypted or unreadable: no key to give away
+            public = key.public_key().public_bytes(
+                serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+            if public in forbidden:
+                raise GovkitError(f"refusing to copy {f} to the {role} host: it holds the "
+                                  f"private key of {forbidden[public]}, not its own key")

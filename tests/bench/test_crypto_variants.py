@@ -206,6 +206,9 @@ def _refused(*args: str, cwd: Path) -> str:
     (("--runner", "fastdds", "--rekey", "²"), "invalid --rekey '²'"),
     (("--runner", "fastdds", "--rekey", "\u0663"), "invalid --rekey '\u0663'"),
     (("--budget", "\u0663m"), "--budget"),
+    # 10,000 values took minutes to plan (held-out battery, issue 46)
+    (("--runner", "fastdds", "--rekey", ",".join(map(str, range(1, 10_001)))),
+     "--rekey: 10000 values; at most 16"),
 ])
 def test_what_a_runtime_cannot_apply_is_refused_in_one_line(tmp_path, args, reason):
     assert reason in _refused(*args, cwd=tmp_path)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import time
 
 from govkit.bench.awake import AwakeCpus
@@ -57,12 +58,45 @@ def test_short_lived_processes_are_other_load_too():
     load = watch.finish()
     assert load["other_cpu_share"] > 0.2, load
     assert load["under_load"] is True
-    # the same work as govkit's own child (a runner) is not other load
+    # (that the same work as govkit's own child is not: the next test, which can fail)
+
+
+# A child that spends ~0.4 s of CPU, says how much (its own account, not govkit's), then
+# waits for its stdin to close: CPU time, which other load on the machine does not inflate.
+CHILD = ("import sys, time\nt = time.process_time()\nwhile time.process_time() - t < 0.4: "
+         "pass\nprint(time.process_time(), flush=True)\nsys.stdin.read()")
+
+
+def test_govkits_own_children_live_or_reaped_are_subtracted_from_other_load(monkeypatch):
+    """What LoadWatch subtracts from the machine's busy time as govkit's own holds the CPU
+    its children say they used, one still running at the window's end (a runner, read from
+    /proc) and one reaped inside it (os.times): so other_cpu_share is the machine's busy
+    time less at least theirs, however busy the machine is. (It was only `mine < load`, a
+    comparison with another window that a busy machine can decide either way.)"""
+    from govkit.bench import loadwatch
+    own, machine = [], []
+    real_own, real_cpu = loadwatch.own_cpu_seconds, loadwatch.cpu_times
+    monkeypatch.setattr(loadwatch, "own_cpu_seconds", lambda: own.append(real_own()) or own[-1])
+    monkeypatch.setattr(loadwatch, "cpu_times", lambda: machine.append(real_cpu()) or machine[-1])
     watch = LoadWatch()
     watch.start()
-    subprocess.run(["sh", "-c", script], check=True)
-    mine = watch.finish()
-    assert mine["other_cpu_share"] < load["other_cpu_share"], (mine, load)
+    kids = [subprocess.Popen([sys.executable, "-c", CHILD], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True) for _ in range(2)]
+    said = [float(k.stdout.readline()) for k in kids]
+    live, reaped = kids
+    reaped.stdin.close()
+    reaped.wait()
+    try:
+        load = watch.finish()
+    finally:
+        live.stdin.close()
+        live.wait()
+    mine = own[-1] - own[0]
+    assert mine >= 0.9 * sum(said), (mine, said)
+    hz = os.sysconf("SC_CLK_TCK")
+    busy = (machine[-1]["busy"] - machine[0]["busy"]) / hz
+    assert load["other_cpu_share"] * load["seconds"] <= \
+        max(0.0, busy - 0.9 * sum(said)) + 0.1, (load, busy, said)
 
 
 def test_a_childs_reaped_children_count_as_govkits_before_the_window_too():
@@ -88,3 +122,20 @@ def test_a_childs_reaped_children_count_as_govkits_before_the_window_too():
     # reaping the child moves govkit's own CPU by what the child did since, not by its
     # grandchild's (this process's own few milliseconds of reading /proc aside)
     assert moved < reaped / 2, (moved, reaped)
+
+
+def test_the_load_line_says_when_its_load_average_was_read(monkeypatch):
+    """The load average is read when LoadWatch is made, as govkit starts (schedule.py, before
+    it signs or starts anything); the line said "govkit's own setup included" (issue 46)."""
+    from govkit.bench import loadwatch
+    from govkit.results.summary import load_line
+
+    reads = iter([[1.25, 1.0, 1.0], [9.0, 9.0, 9.0], [9.0, 9.0, 9.0]])
+    monkeypatch.setattr(loadwatch, "loadavg", lambda: next(reads))
+    watch = LoadWatch()                       # what schedule.py does first
+    watch.start()
+    load = watch.finish()
+    assert load["loadavg_before"] == [1.25, 1.0, 1.0]
+    line = load_line({"load": [load]})
+    assert "load average 1.25 as govkit started (the minute before its own setup)" in line
+    assert "setup included" not in line

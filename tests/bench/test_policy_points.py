@@ -103,6 +103,27 @@ def test_one_exact_name_is_shared_and_a_class_with_no_name_is_skipped(tmp_path):
     assert "every name it has falls under an earlier rule (rt/robot/odom by rule 2)" in skipped
 
 
+def test_a_name_with_a_comma_never_reaches_the_runners_comma_separated_names(tmp_path):
+    """GOVKIT_PERF_TOPICS=rt/a,b,... made three names six (held-out battery, issue 46): such
+    a name is left out; a class left with no other is said and skipped."""
+    f = tmp_path / "comma.protection.xml"
+    f.write_text('<protection version="0.1">'
+                 '<rule kind="encrypt"><topics><topic>/a,b</topic><topic>/c</topic></topics>'
+                 '</rule><rule kind="sign"><topics><topic>/x,y</topic></topics></rule>'
+                 '<default kind="none"/></protection>')
+    found = _points(tmp_path, f)
+    by_name = {p.name: p for p in found.profiles}
+    assert list(by_name) == ["ros2_acceptance.encrypt", "ros2_acceptance.none"]
+    assert by_name["ros2_acceptance.encrypt"].topics == ("rt/c",) * 3
+    assert all("," not in t for p in found.profiles for t in p.topics)
+    assert topics_env(by_name["ros2_acceptance.encrypt"]) == {TOPICS_ENV: "rt/c,rt/c,rt/c"}
+    (skipped,) = found.skipped
+    assert skipped.startswith("class sign (rule 2, ") and "hold a comma (rt/x,y)" in skipped
+    with pytest.raises(ValueError, match="holds a comma"):
+        topics_env(Profile("x", "x", "false", "NONE", "NONE", "NONE", None, "x",
+                           topics=("rt/a,b", "rt/c", "rt/c")))
+
+
 def test_the_programs_get_the_names_and_keep_ddsperfs_without_them():
     plain = Profile("x", "x", "false", "NONE", "NONE", "NONE", None, "x")
     assert topics_env(plain) == {}

@@ -6,16 +6,19 @@ tests/generate/test_sros2_archive.py)."""
 from __future__ import annotations
 
 import gzip
+import os
+import signal
 import subprocess
 import sys
 import tarfile
 import time
+from pathlib import Path
 
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from govkit.common import archive
+from govkit.common import archive, staging
 from govkit.common.errors import GovkitError
 
 
@@ -67,28 +70,59 @@ def test_a_large_archive_streams_and_its_checksum_is_sha256sums(tmp_path):
 _WRITER = """
 import sys
 from pathlib import Path
-from govkit.common import archive
+from govkit.common import archive, staging
 members = [archive.Member(f"big/{i:05}", bytes([i % 251]) * 8192) for i in range(6000)]
 print("go", flush=True)
 archive.write_archive(Path(sys.argv[1]), members, force=True)
 """
 
 
-@pytest.mark.parametrize("delay", [0.05, 0.3, 1.0, 3.0])   # before, while, after
-def test_sigkill_leaves_the_old_archive_or_the_new_one_never_a_torn_one(tmp_path, delay):
+NEW_SIZE = 6000 * 8192           # at least: the members' bytes
+
+
+def _temporary(directory: Path) -> Path | None:
+    return next((p for p in directory.iterdir() if p.name.startswith(".fleet.tar.")
+                 and p.name.endswith(staging.TMP_SUFFIX)), None)
+
+
+def _sha256_check(directory: Path) -> str:
+    check = subprocess.run(["sha256sum", "-c", "fleet.tar.sha256"], cwd=directory,
+                           capture_output=True, text=True, timeout=60)
+    assert check.returncode == 0, check.stdout + check.stderr
+    return check.stdout
+
+
+@pytest.mark.parametrize("when", ["before", "mid-write", "after"])
+def test_sigkill_leaves_the_old_archive_or_the_new_one_never_a_torn_one(tmp_path, when):
+    """The writer is killed before it writes, frozen (SIGSTOP) once its temporary holds
+    part of the new archive and killed there, or let finish; each time the archive and its
+    .sha256 agree (sha256sum -c) and the archive is the whole old one or the whole new one.
+    (It slept 0.05-3 s before the kill and never showed that one landed mid-write.)"""
     arc = tmp_path / "fleet.tar"
     archive.write_archive(arc, [archive.Member("old/a", b"the old archive")])
-    old = arc.read_bytes()
+    old, old_sum = arc.read_bytes(), archive.checksum_path(arc).read_bytes()
     proc = subprocess.Popen([sys.executable, "-c", _WRITER, str(arc)], stdout=subprocess.PIPE,
                             text=True)
     assert proc.stdout.readline() == "go\n"
-    time.sleep(delay)
+    if when == "mid-write":
+        while (t := _temporary(tmp_path)) is None or t.stat().st_size < (1 << 20):
+            assert proc.poll() is None, "the writer ended before it was caught writing"
+            time.sleep(0.005)
+        os.kill(proc.pid, signal.SIGSTOP)          # frozen where it is: nothing more lands
+        written = t.stat().st_size
+        assert (1 << 20) <= written < NEW_SIZE, written          # mid-write, proven
+    elif when == "after":
+        assert proc.wait(timeout=600) == 0
     proc.kill()
     proc.wait()
-    data = arc.read_bytes()
-    if data != old:   # then it is the whole new one
-        with tarfile.open(arc) as t:
-            assert len(t.getmembers()) == 6001
+    _sha256_check(tmp_path)
+    if when == "after":
+        with tarfile.open(arc) as tar:
+            assert len(tar.getmembers()) == 6001
+    else:
+        assert arc.read_bytes() == old and archive.checksum_path(arc).read_bytes() == old_sum
+    if when == "mid-write":
+        assert _temporary(tmp_path) is not None          # what the killed writer left
     # a later write over the directory removes what the killed one left
     archive.write_archive(tmp_path / "other.tar", [archive.Member("x/y", b"y")])
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".govkit-tmp")]

@@ -6,7 +6,16 @@ from __future__ import annotations
 import pytest
 from lxml import etree
 
-from govkit.documents.protection import ProtectionProblem, read_protection
+from govkit.common.limits import MAX_DOCUMENT_BYTES
+from govkit.documents.protection import (
+    MAX_PROTECTED_NAME_BYTES,
+    MAX_PROTECTED_NAMES,
+    ProtectionProblem,
+    read_protection,
+)
+from govkit.documents.render import DomainSet
+from govkit.documents.ros_render import render_governance
+from govkit.generate.fleet import check_generated
 
 
 def _rules(body: str):
@@ -55,3 +64,41 @@ def test_what_the_schema_cannot_say_is_refused(body, said):
     with pytest.raises(ProtectionProblem) as e:
         _rules(body)
     assert said in str(e.value)
+
+
+def _many(names: list[str], category: str = "topic") -> str:
+    items = "".join(f"<{category}>{n}</{category}>" for n in names)
+    return f'<rule kind="encrypt"><{category}s>{items}</{category}s></rule>'
+
+
+def test_the_largest_protection_allowed_makes_a_governance_govkit_reads_back(tmp_path):
+    """MAX_PROTECTED_NAMES names of MAX_PROTECTED_NAME_BYTES together, each made of what
+    the comment before its topic_rule writes longest (an unprintable 4-byte character,
+    10 bytes escaped): the governance is valid and within every document limit.
+    (Before 2026-12-07 a protection of 999 topics made `generate` create the PKI and then
+    call its own governance invalid: 2,000 children of topic_access_rules.)"""
+    per = MAX_PROTECTED_NAME_BYTES // MAX_PROTECTED_NAMES - len("rt/")     # bytes a name
+    names = [f"/{i:03}" + "\U000e0001" * ((per - 4) // 4) for i in range(MAX_PROTECTED_NAMES)]
+    p = _rules(_many(names))
+    data = render_governance(p, DomainSet(((0, 230),)), "p" * 255, "q" * 255)
+    assert len(p.topic_rules()) == MAX_PROTECTED_NAMES + 1
+    assert sum(len(t.expression.encode()) for t in p.topic_rules()) > \
+        0.95 * MAX_PROTECTED_NAME_BYTES
+    check_generated(data, tmp_path / "g.xml")            # raises if govkit cannot read it
+    assert len(data) < MAX_DOCUMENT_BYTES
+
+
+@pytest.mark.parametrize(("body", "said", "at"), [
+    (_many([f"/t{i}" for i in range(MAX_PROTECTED_NAMES + 1)]),
+     f"names more than {MAX_PROTECTED_NAMES} DDS topics", MAX_PROTECTED_NAMES + 1),
+    (_many([f"/a{i}" for i in range(MAX_PROTECTED_NAMES // 8 + 1)], "action"),
+     "an action 8", MAX_PROTECTED_NAMES // 8 + 1),
+    (_many(["/" + "n" * 999 + str(i) for i in range(120)]),
+     f"more than {MAX_PROTECTED_NAME_BYTES:,} bytes together", 100),
+])
+def test_a_protection_whose_governance_govkit_could_not_read_is_refused_at_its_name(
+        body, said, at):
+    with pytest.raises(ProtectionProblem) as e:
+        _rules(body)
+    assert said in str(e.value)
+    assert e.value.elem.getparent().index(e.value.elem) == at - 1     # the name crossing it

@@ -161,10 +161,12 @@ def test_force_never_replaces_a_directory_that_is_not_a_keystore(made, tmp_path,
     (project / "notes.txt").write_text("precious")
     before = _tree(project)
     monkeypatch.chdir(project)
-    for keystore in (".", str(project)):
+    for keystore, said in ((".", "name the keystore directory by its own name"),
+                           (str(project), "is not an sros2 keystore (it holds build, "
+                                          "notes.txt, pki,")):
         r = _cli("export", "sros2", keystore, "--force")
         assert r.exit_code == 2, r.output
-        assert "is not an sros2 keystore (it holds build, notes.txt, pki," in r.output
+        assert said in r.output
         assert _tree(project) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["project"]
 

@@ -2,7 +2,9 @@
 14 and 15): a revoked enclave is left out and every enclave gets the CRL rmw reads; the
 keystore enforces its grants unless told not to (and then says so loudly); a killed export
 leaves no hidden copy of the keys; any keystore name works and the printed hint is
-shell-quoted; a permissions file that is really a signed governance is one line, exit 1."""
+shell-quoted (a name that is not one printable line, or '.', '..', '/', is refused before
+anything is written); a permissions file that is really a signed governance is one line,
+exit 1."""
 
 from __future__ import annotations
 
@@ -210,6 +212,41 @@ def test_the_printed_hint_is_shell_quoted(made, tmp_path):
                             cwd=tmp_path, capture_output=True, text=True, timeout=30)
     assert pasted.stdout == str(ks)
     assert not list(tmp_path.glob("pwned*"))
+
+
+def _tree(root: Path) -> list[tuple[str, int]]:
+    return sorted((str(f.relative_to(root)), f.stat().st_mtime_ns) for f in root.rglob("*"))
+
+
+@pytest.mark.parametrize("name", [".", "..", "", "/", "a/..", "ks\nfake: OK", "ks\x1b[2J",
+                                  "ks\udcff"])
+@pytest.mark.parametrize("policy", [False, True])
+def test_a_keystore_path_no_export_may_write_is_refused_before_anything_is(
+        copy, monkeypatch, name, policy):
+    """Held-out battery of 2026-12-07 (issue 46): export wrote BUILD/governance/enforced/
+    (and with --policy, the policy's documents) before it refused '.', '..', '' or '/';
+    and a name holding a newline broke the printed `use it with:` line in two."""
+    monkeypatch.chdir(copy / "build")                 # '..' is then the project itself
+    before = _tree(copy)
+    extra = ["--policy", str(Path(__file__).parents[1] / "data/ros2/acceptance.policy.xml")] \
+        if policy else []
+    result = _export(copy, Path(name), "--force", *extra)
+    assert result.exit_code == 2, result.output
+    (line,) = result.output.splitlines()
+    assert "name the keystore directory by its own name" in line or \
+        "must be printable text on one line" in line, line
+    assert _tree(copy) == before
+
+
+def test_an_existing_keystore_is_refused_before_policy_generates(copy, tmp_path):
+    ks = tmp_path / "ks"
+    (ks / "public").mkdir(parents=True)
+    (ks / "public" / "ca.cert.pem").write_text("x")
+    before = _tree(copy)
+    policy = Path(__file__).parents[1] / "data/ros2/acceptance.policy.xml"
+    result = _export(copy, ks, "--policy", str(policy))
+    assert result.exit_code == 2 and "already exists" in result.output, result.output
+    assert _tree(copy) == before
 
 
 # --------------------------------------------------------------------------- item 15

@@ -113,6 +113,18 @@ def _wrapper(base: Path, edit: Callable[[Wrapper], Wrapper]) -> bytes:
     return edit(Wrapper.parse(_signed(base))).render()
 
 
+POLICY = (b'<policy version="0.2.0" xmlns:xi="http://www.w3.org/2001/XInclude"><enclaves>'
+          b'<enclave path="/a"><profiles><profile ns="/" node="n"><topics publish="ALLOW">'
+          b'<topic>t</topic></topics></profile></profiles></enclave></enclaves></policy>')
+INCLUDE_LOOP = POLICY.replace(b"<enclaves>", b'<enclaves><xi:include href="loop1.xml"/>')
+CAPTURE = (Path(__file__).parent.parent / "data/wire/leaks/cyclone-none.pcap").read_bytes()
+RESULTS = (Path(__file__).parent.parent / "data/report/full/results.json").read_bytes()
+
+
+def _with_lone_surrogate(results: bytes) -> bytes:
+    return results.replace(b'"environment": {', b'"environment": {"host": "h\\ud800x", ', 1)
+
+
 def cases(base: Path) -> dict[str, Case]:
     signed = _signed(base)
     w = Wrapper.parse(signed)
@@ -302,6 +314,27 @@ def cases(base: Path) -> dict[str, Case]:
         "generate-garbage-pki": Case(["generate", "-p", "rtps_sign", "--ca", "k"], {
             "k/identity_ca.pem": b"x", "k/identity_ca.key": b"x",
             "k/permissions_ca.pem": b"x", "k/permissions_ca.key": b"x"}, 2, "not a PEM"),
+        # -- the held-out battery of 2026-12-07 (issue 46): crashes ----------------------
+        "xinclude-symlink-loop": Case(["explain", "--policy", "p.xml"], {
+            "p.xml": INCLUDE_LOOP, "loop1.xml": _symlink_to("loop2.xml"),
+            "loop2.xml": _symlink_to("loop1.xml")}, 2,
+            "p.xml:1:78: xi:include: loop1.xml: cannot read: Too many levels of symbolic"),
+        "lint-xinclude-symlink-loop": Case(["lint", "p.xml"], {
+            "p.xml": INCLUDE_LOOP, "loop1.xml": _symlink_to("loop1.xml")}, 1,
+            "Too many levels of symbolic links"),
+        "policy-itself-a-symlink-loop": Case(["explain", "--policy", "p.xml"], {
+            "p.xml": _symlink_to("p.xml")}, 2, "p.xml: cannot read: Too many levels"),
+        # (a file name that is not UTF-8 reaches Python as a lone surrogate: \xff here)
+        "explain-policy-name-not-utf8": Case(["explain", "--policy", "p\udcff.xml"], {
+            "p\udcff.xml": POLICY}, 0, "encrypt"),
+        "explain-policy-name-control-character": Case(["explain", "--policy", "p\x01.xml"], {
+            "p\x01.xml": POLICY}, 0, "encrypt"),
+        "wire-check-read-superscript-size": Case(["wire-check", "--read",
+                                                  "rtps_encrypt-latency-\u00b2.pcap"], {
+            "rtps_encrypt-latency-\u00b2.pcap": CAPTURE}, 0, "uses no DDS Security"),
+        "report-lone-surrogate": Case(["report", "r"], {
+            "r/results.json": _with_lone_surrogate(RESULTS)}, 2,
+            "\\ud800 is half of a UTF-16 surrogate pair"),
     }
 
 

@@ -2,9 +2,10 @@
 govkit.wire.pcapfile and govkit.wire.leaks): truncated frames, lying lengths at every layer
 (pcap record, pcapng block, IPv4, UDP, RTPS submessage, inline QoS, parameter, CDR string
 and sequence, DATA_FRAG sample and fragment sizes), a million parameters, a reassembly
-flood, and random damage to real captures. A capture file that does not hold together is
-one clear error (file, frame, byte; exit 2); bytes inside a readable capture that stop
-making sense are counted and named, never raised; nothing crashes.
+flood (costing the bytes received, never the sizes claimed), and random damage to real
+captures. A capture file that does not hold together is one clear error (file, frame,
+byte; exit 2); bytes inside a readable capture that stop making sense are counted and
+named, never raised; nothing crashes.
 
 The work is bounded by the input: a quadratic walk over a million parameters would never
 finish, and the CPU-time ceiling below (this process's CPU, which other work on the
@@ -17,6 +18,7 @@ from __future__ import annotations
 import os
 import struct
 import time
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -28,7 +30,7 @@ from govkit.cli.main import app
 from govkit.common.errors import GovkitError
 from govkit.wire.capture import pcap_bytes
 from govkit.wire.leak_entries import unescape
-from govkit.wire.leaks import MAX_PENDING, find_leaks
+from govkit.wire.leaks import MAX_PARTIAL, MAX_PENDING, Reassembly, find_leaks
 from govkit.wire.pcapfile import PcapError, datagrams, parse_pcap, read_pcap
 
 DATA = Path(__file__).parent.parent / "data" / "wire" / "leaks"
@@ -189,17 +191,62 @@ def test_fragments_that_lie_about_their_sample_are_not_reassembled():
     assert all("not reassembled" in p for p in leaks["problems"])
 
 
-def test_a_reassembly_flood_stays_within_its_memory_cap():
-    """Hundreds of 1 MiB samples of which only the first fragment ever comes: the oldest
-    are dropped past MAX_PENDING, and counted."""
-    frames = []
-    for sn in range(40):
-        body = b"\0\0" + struct.pack("<H", 28) + bytes(4) + SPDP + struct.pack("<iI", 0, sn)
-        body += struct.pack("<IHHI", 1, 1, 1024, 1 << 20) + bytes(1024)
-        frames.append(HEADER + bytes([0x16, 0x01]) + struct.pack("<H", len(body)) + body)
-    leaks = leaks_of(capture(*frames))
-    assert leaks["not_reassembled"] == 40 and leaks["malformed"] == 0
-    assert 40 * (1 << 20) > MAX_PENDING          # the flood is bigger than the cap
+def opening_fragment(sn: int, fragment: int, sample: int = 1 << 20) -> bytes:
+    """The first fragment of an SPDP sample of `sample` bytes in `fragment`-byte pieces."""
+    body = b"\0\0" + struct.pack("<H", 28) + bytes(4) + SPDP + struct.pack("<iI", 0, sn)
+    body += struct.pack("<IHHI", 1, 1, fragment, sample) + bytes(fragment)
+    return HEADER + bytes([0x16, 0x01]) + struct.pack("<H", len(body)) + body
+
+
+@pytest.mark.parametrize("fragment", [1024, 64, 1])
+def test_a_reassembly_flood_costs_the_bytes_received_not_the_sizes_claimed(fragment):
+    """300 DATA_FRAGs, each opening a new 1 MiB sample of which no other fragment ever
+    comes: 300 MiB claimed by at most 300 KiB received. Before 2026-12-07 each allocated and
+    zeroed the 1 MiB it claimed, with a set of its 2^20 / `fragment` numbers (100,000 of
+    them took ~93 s); now the reading's peak memory stays below one claimed sample, and
+    every one is counted as not reassembled. (benchmarks/bench_wire.py times such a flood
+    against ordinary messages.)"""
+    frames = parse_pcap(capture(*[opening_fragment(sn, fragment) for sn in range(300)]))
+    received = sum(len(f.data) for f in frames)
+    tracemalloc.start()
+    try:
+        leaks = find_leaks(datagrams(frames), DOMAIN)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert leaks["not_reassembled"] == 300 and leaks["malformed"] == 0
+    assert peak < 2 * received + (256 << 10), f"{peak:,} bytes at the peak, {received:,} read"
+
+
+def test_reassembly_is_capped_by_bytes_held_and_by_samples_open():
+    """What is kept stays under MAX_PENDING charged bytes and MAX_PARTIAL open samples; the
+    oldest is dropped first and counted."""
+    r = Reassembly()
+    run = 60                                   # fragments of 1 KiB per DATA_FRAG
+    for sn in range(300):                      # 300 samples of 60 KiB (+ charges) each
+        assert r.add(("w", sn), 1 << 20, 1024, 1, run, bytes(1024 * run), sn) is None
+        assert r.held <= MAX_PENDING
+    assert r.dropped > 0 and list(r.pending)[0] == ("w", r.dropped)      # the oldest went
+    assert r.held == sum(p.held for p in r.pending.values())
+    r = Reassembly()
+    for sn in range(MAX_PARTIAL + 10):
+        r.add(("w", sn), 1 << 20, 8, 1, 1, bytes(8), sn)
+    assert len(r.pending) == MAX_PARTIAL and r.dropped == 10
+
+
+def test_fragments_in_any_order_repeated_or_overlapping_make_the_sample():
+    sample = bytes(range(256)) * 4 + b"tail"                    # 1028 bytes, 11 fragments
+    r = Reassembly()
+    runs = [(5, 3), (1, 2), (5, 3), (2, 4), (8, 3), (11, 5)]   # (first, count); 11th: 28 B
+    got = None
+    for frame, (first, count) in enumerate(runs, 1):
+        data = sample[(first - 1) * 100:(first - 1 + count) * 100]
+        got = r.add(("w", 1), len(sample), 100, first, count, data, frame)
+        assert (got is None) == (frame < len(runs))
+    assert got.data == sample and not r.pending and r.held == 0
+    assert [s for s, _, _ in got.pieces] == list(range(0, 1100, 100))
+    assert got.pieces[1] == (100, 100, 2) and got.pieces[4] == (400, 100, 1)
+    assert got.pieces[-1] == (1000, 28, 6)
 
 
 def test_a_million_parameters_cost_one_step_each():

@@ -351,6 +351,30 @@ def test_foreign_keys_never_leave_the_machine():
             refuse_foreign_keys([Path(bad)], "sub")
 
 
+def test_a_ca_key_or_the_other_sides_key_is_refused_by_its_content(tmp_path):
+    """By name alone, the Identity CA's key copied to pki/sub.key would have gone to the sub
+    host (issue 46, item 12): every private key shipped is checked against the CAs' and
+    the other side's certificates."""
+    from govkit.pki.issuance import init_pki
+    pki = tmp_path / "pki"
+    init_pki(pki)
+    others = [pki / "identity_ca.pem", pki / "permissions_ca.pem", pki / "pub.pem"]
+    refuse_foreign_keys([pki / "sub.key", pki / "sub.pem"], "sub", others)
+    keystore = tmp_path / "sub-keystore.pem"          # a TLS keystore: its own key inside
+    keystore.write_bytes((pki / "sub.pem").read_bytes() + (pki / "sub.key").read_bytes())
+    refuse_foreign_keys([keystore], "sub", others)
+    for key, whose in (("identity_ca.key", "identity_ca.pem"),
+                       ("permissions_ca.key", "permissions_ca.pem"), ("pub.key", "pub.pem")):
+        disguised = tmp_path / whose.replace(".pem", "") / "sub.key"
+        disguised.parent.mkdir()
+        disguised.write_bytes((pki / key).read_bytes())
+        with pytest.raises(GovkitError, match=f"it holds the private key of {whose}"):
+            refuse_foreign_keys([disguised], "sub", others)
+        keystore.write_bytes((pki / "sub.pem").read_bytes() + (pki / key).read_bytes())
+        with pytest.raises(GovkitError, match=f"it holds the private key of {whose}"):
+            refuse_foreign_keys([keystore], "sub", others)
+
+
 def test_retransmissions_join_the_subscriber_seconds():
     res = PointResult("throughput-per-second", [{"t": 2.001, "count": 1}, {"t": 3.0, "count": 1},
                                                  {"t": 9.0, "count": 1}])

@@ -221,6 +221,11 @@ def test_a_capture_file_named_as_pcap_names_it_says_its_profile(tmp_path):
     other = tmp_path / "capture.pcap"
     shutil.copy(DATA / "cyclone-none.pcap", other)
     assert capture_file_point(other)["profile"] == "capture"
+    # a size that is a digit to str.isdigit() but not to int() names no point
+    odd = tmp_path / "rtps_encrypt-latency-\u00b2.pcap"
+    shutil.copy(DATA / "cyclone-none.pcap", odd)
+    assert "size" not in capture_file_point(odd) and capture_file_point(odd)["profile"] == \
+        "rtps_encrypt-latency-\u00b2"
 
 
 def test_escaping_round_trips_every_byte():
