@@ -20,6 +20,7 @@ import statistics
 
 from govkit.catalog.profiles import BASELINE, PROFILES
 from govkit.results import paired, stats
+from govkit.results.record import Run, Slot
 from govkit.runners.network import DEFAULT
 
 STATISTIC = ("median over groups of the time until every participant had matched every "
@@ -27,16 +28,16 @@ STATISTIC = ("median over groups of the time until every participant had matched
 DISCOVERY_MODE = "discovery"    # a discovery row's mode in the summary
 
 
-def _as_slot(group: dict) -> dict:
-    """A group as govkit.results.paired reads a slot (its value under `p50`)."""
-    return {"round": group["round"], "position": group["position"], "arm": group["arm"],
-            "instance": 0, "size": group["peers"], "status": group["status"],
-            "p50": max(group["matched_s"]) if group["status"] == "ok" else None}
+def _as_slot(group: dict) -> Slot:
+    """A group as govkit.results.paired reads a slot (its value as a latency slot's)."""
+    return Slot(group["round"], group["position"], group["arm"], group["profile"], 0,
+                group["peers"], status=group["status"],
+                p50=max(group["matched_s"]) if group["status"] == "ok" else None)
 
 
-def discovery_rows(doc: dict) -> list[dict]:
+def discovery_rows(run: Run) -> list[dict]:
     """One summary row per profile of a discovery run (summary.summarize adds them)."""
-    section = doc.get("discovery") or {}
+    section = run.discovery or {}
     groups = section.get("groups") or []
     if not groups:
         return []

@@ -19,6 +19,7 @@ import math
 from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.results.discovery import DISCOVERY_MODE as DISCOVERY
 from govkit.results.flags import ANY_WARNING, FLAGS
+from govkit.results.record import Run, as_run
 from govkit.results.summary import flagged_points, noise_floor
 from govkit.runners.network import DEFAULT, Network
 
@@ -117,14 +118,16 @@ def gate_settings(fail_on: set[str], max_ratios: dict[str, float]) -> dict | Non
     return {"fail_on_flag": sorted(fail_on), "max_ratio": dict(max_ratios)}
 
 
-def run_gates(doc: dict, summary: list[dict], overheads: dict | None = None) -> dict | None:
+def run_gates(doc: Run | dict, summary: list[dict], overheads: dict | None = None
+              ) -> dict | None:
     """results.json's `gates`: the run's gates (settings.gates) and their verdict over
     `summary` and the A/A rows (`overheads`: the summary's paired overheads, if at hand),
     `passed` and one line per `failures`; None when the run has no gates."""
-    gates = (doc.get("settings") or {}).get("gates")
+    run = as_run(doc)
+    gates = run.settings.gates
     if not gates:
         return None
-    floor = noise_floor(doc, overheads) + noise_floor(doc, overheads, mode="throughput")
+    floor = noise_floor(run, overheads) + noise_floor(run, overheads, mode="throughput")
     failures = gate_failures(flagged_points(summary, floor), set(gates["fail_on_flag"]),
                              gates["max_ratio"])
     return {"fail_on_flag": gates["fail_on_flag"], "max_ratio": gates["max_ratio"],

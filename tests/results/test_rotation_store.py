@@ -35,7 +35,8 @@ def test_rounds_are_written_at_most_every_few_seconds_and_all_at_the_end(tmp_pat
         doc = json.loads((tmp_path / "results.json").read_text())
         return [r["round"] for r in (doc.get("rotation") or {}).get("rounds", [])]
 
-    store.add_slots([{"round": 0, "position": 0, "arm": "none", "size": 32}])
+    store.add_slots([{"round": 0, "position": 0, "arm": "none", "profile": "none",
+                      "instance": 0, "size": 32}])
     store.finish_round(0, 0.3)
     assert on_disk_rounds() == []                   # created a moment ago: not yet
     clock[0] += ROUND_SAVE_S
