@@ -375,7 +375,7 @@ def headline(run: RunRecord, summary: list[dict], summarizer: Summarizer | None 
                for s in sizes],
         floor_flags=list(dict.fromkeys(f.reason for x in floor.values() for f in x.flags)),
         load=load_line(run) or "not recorded",
-        under_load=any(x.get("under_load") for x in run.load),
+        under_load=any(x.under_load for x in run.load),
         # the figures are recomputed from the raw slots by today's estimator: name that one,
         # not the one the run recorded
         rounds=len(rot.rounds), estimator=ESTIMATOR)

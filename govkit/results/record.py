@@ -422,6 +422,59 @@ class Repeat:
                    g("warmup_rows") or 0, g("measured_rows") or 0, source=data)
 
 
+# ------------------------------------------------------- how quiet, and discovery groups
+
+
+@dataclass(frozen=True)
+class LoadSample:
+    """How quiet the machine was over one measured stretch (govkit.bench.loadwatch)."""
+    loadavg_before: tuple[float, ...] = ()
+    steal_pct: float | None = None
+    under_load: bool = False
+    other_cpu_share: float | None = None      # others' CPU time (/proc/stat less govkit's)
+    busy_processes: tuple[tuple[str, float], ...] = ()   # (name, share of a CPU)
+
+    @classmethod
+    def from_json(cls, data: Mapping, version: int = VERSION) -> LoadSample:
+        g = data.get
+        return cls(tuple(g("loadavg_before") or ()), g("steal_pct"), bool(g("under_load")),
+                   g("other_cpu_share"),
+                   tuple((b.get("name"), b.get("cpu_share")) for b in g("busy_processes") or ()))
+
+
+@dataclass(frozen=True)
+class DiscoveryGroup:
+    """One group of a discovery run (`--mode discovery`): its participants started
+    together, each one's time to match every other (govkit.bench.discovery)."""
+    round: int
+    position: int
+    arm: str
+    profile: str
+    peers: int
+    status: str
+    matched_s: tuple[float, ...] = ()
+    error: str | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("round", "position"):
+            _int(name, getattr(self, name))
+        _int("peers", self.peers, 2)
+        _text("status", self.status)
+        if self.ok and len(self.matched_s) != self.peers:
+            raise RecordInvalid(f"matched_s: expected {self.peers} times, got "
+                                f"{len(self.matched_s)}")
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    @classmethod
+    def from_json(cls, data: Mapping, version: int = VERSION) -> DiscoveryGroup:
+        g = data.get
+        return cls(g("round"), g("position"), g("arm"), g("profile"), g("peers"), g("status"),
+                   tuple(g("matched_s") or ()), g("error", ""))
+
+
 # ------------------------------------------------------------------- the run itself
 
 
@@ -505,7 +558,7 @@ class Run:
     command: str | None = None
     runner: str | None = None
     signed_files: tuple[Mapping, ...] = ()
-    load: tuple[Mapping, ...] = ()
+    load: tuple[LoadSample, ...] = ()
     discovery: Mapping | None = None
     wire: Mapping | None = None
     stored_summary: Any = None
@@ -523,6 +576,12 @@ class Run:
     @cached_property
     def secured(self) -> dict[str, bool]:
         return {p.name: p.secured for p in self.profiles}
+
+    @cached_property
+    def discovery_groups(self) -> tuple[DiscoveryGroup, ...]:
+        """A discovery run's groups (the section's settings stay in `discovery`)."""
+        groups = (self.discovery or EMPTY).get("groups") or ()
+        return tuple(DiscoveryGroup.from_json(g, self.version) for g in groups)
 
     def to_json(self) -> dict:
         out = dict(self.source)
@@ -545,7 +604,8 @@ class Run:
                    tuple(Repeat.from_json(r, version) for r in g("results") or ()),
                    Rotation.from_json(rotation, version) if rotation else None,
                    _frozen(g("environment")), g("created"), g("command"), g("runner"),
-                   tuple(g("signed_files") or ()), tuple(g("load") or ()),
+                   tuple(g("signed_files") or ()),
+                   tuple(LoadSample.from_json(x, version) for x in g("load") or ()),
                    discovery if discovery else None, g("wire") or None,
                    with_current_names(g("summary"), version), g("gates"), source=data)
 

@@ -18,6 +18,7 @@ from govkit.catalog.rti_published import published_cipher_pair, published_overhe
 from govkit.results import paired, parallel, stats
 from govkit.results.discovery import discovery_rows
 from govkit.results.flags import flag
+from govkit.results.point import PointSummary
 from govkit.results.record import Repeat, Rotation, RotationConfig, Run, Slot, as_run
 from govkit.runners.network import DEFAULT, LOSS_MEANING, Network
 from govkit.runners.network import sort_key as network_order
@@ -182,16 +183,17 @@ def summarize(doc: Run | dict, summarizer: Summarizer | None = None) -> list[dic
             row["variant"] = ok[0].variant.to_json()
         row["rti"] = published_overhead(base_profile(profile), size) if mode == "latency" \
             and net.transport == "udp" and not net.loss_pct else None
-        row["flags"] = _flags(row, groups, ok, secured.get(profile, profile != BASELINE),
+        point = PointSummary.from_json(row)      # the row so far, read as a record
+        row["flags"] = _flags(point, groups, ok, secured.get(profile, profile != BASELINE),
                               rot_target if rotated else target, fmt) \
             + _wire_flags(verdicts, profile)
         # One flag per code: the level's interval and the overhead's may both be thinned.
         thinned = [est.subsampled] if est.subsampled else []
-        if (row.get("vs_none") or {}).get("subsampled"):
-            thinned.append(f"the overhead's: {row['vs_none']['subsampled']}")
+        if point.vs_none and point.vs_none.subsampled:
+            thinned.append(f"the overhead's: {point.vs_none.subsampled}")
         if thinned:
             row["flags"].append(flag("subsampled_interval", "; ".join(thinned)))
-        saturated = (row.get("cpu_per_sample") or {}).get("saturated_slots")
+        saturated = (point.cpu_per_sample or {}).get("saturated_slots")
         if saturated:
             row["flags"].append(flag("cpu_saturated", f"{saturated} CPU slot(s) delivered "
                                      f"under 95% of the offered rate: left out of its CPU "
@@ -529,14 +531,14 @@ def load_line(doc: Run | dict) -> str | None:
     loads = as_run(doc).load
     if not loads:
         return None
-    before = loads[0].get("loadavg_before")
-    steal = [x["steal_pct"] for x in loads if x.get("steal_pct") is not None]
+    before = loads[0].loadavg_before
+    steal = [x.steal_pct for x in loads if x.steal_pct is not None]
     busy: dict[str, float] = {}         # by name: two busy `sh` loops are one line
     for x in loads:
-        for b in x.get("busy_processes", []):
-            busy[b["name"]] = busy.get(b["name"], 0) + b["cpu_share"]
-    under = any(x.get("under_load") for x in loads)
-    other = [x["other_cpu_share"] for x in loads if x.get("other_cpu_share") is not None]
+        for name, share in x.busy_processes:
+            busy[name] = busy.get(name, 0) + share
+    under = any(x.under_load for x in loads)
+    other = [x.other_cpu_share for x in loads if x.other_cpu_share is not None]
     # What the verdict reads first: the others' CPU time (/proc/stat less govkit's own).
     # The load average comes after and says whose it is: it counts govkit's own setup
     # (signing, starting pairs), so a quiet run beside "load average 3.46" read as a
@@ -606,47 +608,47 @@ def wire_verdicts(run: Run) -> dict:
     return profile_verdicts([judge_again(p) for p in wire.get("points", [])])
 
 
-def _flags(row: dict, groups: list[list[float]], ok: list[Repeat], secured: bool,
+def _flags(row: PointSummary, groups: list[list[float]], ok: list[Repeat], secured: bool,
            target: float | None, fmt: stats.RowFormat) -> list[dict]:
     flags = []
     unit = "µs" if fmt.unit == "us" else fmt.unit
     rotated = fmt.rotating
-    if row["failed_repeats"]:
-        total = row["failed_repeats"] + row["repeats"]
+    if row.failed_repeats:
+        total = row.failed_repeats + row.repeats
         flags.append(flag("failed_repeats",
-            f"{row['failed_repeats']} of {total} repeats failed; the "
-                                f"figures use the {row['repeats']} that completed"))
-    if row["repeats"] == 1 and fmt.value_key and row["ci95"] is not None and not rotated:
+            f"{row.failed_repeats} of {total} repeats failed; the "
+                                f"figures use the {row.repeats} that completed"))
+    if row.repeats == 1 and fmt.value_key and row.ci95 is not None and not rotated:
         flags.append(flag("one_repeat",
             "the interval comes from one repeat's seconds only, so it leaves out how much "
             "repeats differ from each other; run at least two (--repeat)"))
     if rotated:
-        vs = row["vs_none"]
-        width = vs.get("ratio_halfwidth_pct") if vs else None
+        vs = row.vs_none
+        width = vs.halfwidth_pct if vs else None
         # what more rounds can narrow: the width without the run-to-run term
-        within = vs.get("ratio_halfwidth_within_pct", width) if vs else None
+        within = vs.within_halfwidth_pct if vs else None
         if vs is not None and target is not None and (within is None or within > target):
             flags.append(flag("wide_interval",
                 f"the overhead ratio's 95% interval {pct_text(width, target)} is wider than the "
-                f"target ±{target:g}% after {vs['rounds']} paired rounds (a longer --budget "
+                f"target ±{target:g}% after {vs.rounds} paired rounds (a longer --budget "
                 "adds rounds)"))
         elif vs is not None and target is not None and width is not None and width > target:
             flags.append(flag("rerun_spread",
                 f"the overhead ratio's 95% interval {pct_text(width, target)} is wider than the "
                 f"target ±{target:g}% because a rerun on this machine moves this ratio by "
-                f"about ±{1.96 * vs['run_sd_pct']:.1f}% (95%); its rounds reached "
+                f"about ±{1.96 * vs.run_sd_pct:.1f}% (95%); its rounds reached "
                 f"±{within:.1f}%"))
-    elif row["ci95"] is None:
+    elif row.ci95 is None:
         flags.append(flag("no_interval",
             "too little data for an interval (one value); run more repeats"))
-    elif target is not None and (row["ci_halfwidth_pct"] is None
-                                 or row["ci_halfwidth_pct"] > target):
+    elif target is not None and (row.ci_halfwidth_pct is None
+                                 or row.ci_halfwidth_pct > target):
         flags.append(flag("wide_interval",
-            f"95% interval {pct_text(row['ci_halfwidth_pct'], target)} is wider than the target "
-            f"±{target:g}% after {row['repeats']} repeats"))
-    vs = row["vs_none"]
-    if secured and vs is not None and vs["ratio"] is not None:
-        ratio, ci = vs["ratio"], vs["ratio_ci95"]
+            f"95% interval {pct_text(row.ci_halfwidth_pct, target)} is wider than the target "
+            f"±{target:g}% after {row.repeats} repeats"))
+    vs = row.vs_none
+    if secured and vs is not None and vs.ratio is not None:
+        ratio, ci = vs.ratio, vs.ratio_ci95
         latency = fmt.mode == "latency"
         interval = f" (95% interval {ci[0]:.2f}–{ci[1]:.2f})" if ci else ""
         if ci is not None and (ci[1] < 1 if latency else ci[0] > 1):
@@ -679,8 +681,8 @@ def _flags(row: dict, groups: list[list[float]], ok: list[Repeat], secured: bool
                     f"the last third on average over {len(values)} repeat(s); a longer "
                     "--warmup lets each repeat settle first"))
                 break
-    if row.get("loss"):
-        loss = row["loss"]
+    if row.loss:
+        loss = row.loss
         what = (f"{loss['retransmitted_bytes']} bytes retransmitted"
                 if loss.get("retransmitted_bytes") is not None
                 else "retransmissions not counted (ping/pong): they show in the tail")
