@@ -34,6 +34,7 @@ from govkit.results.record import (
     Round,
     Run,
     Slot,
+    as_run,
 )
 from govkit.results.summary import Summarizer, point_key
 from govkit.wire.rtps import METHOD as WIRE_METHOD
@@ -75,6 +76,17 @@ class ResultStore:
     slots: list[Slot] = field(default_factory=list)
     rounds: list[Round] = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        """A store made from a document (not by `create` or `load`) reads its records from
+        it."""
+        if self.doc and not (self.repeats or self.pairs or self.slots or self.rounds):
+            run = as_run(self.doc)
+            self.repeats = list(run.results)
+            if run.rotation is not None:
+                self.pairs, self.slots, self.rounds = (list(run.rotation.pairs),
+                                                       list(run.rotation.slots),
+                                                       list(run.rotation.rounds))
+
     @property
     def json_path(self) -> Path:
         return self.directory / RESULTS_NAME
@@ -101,13 +113,10 @@ class ResultStore:
             found = doc.get("schema") if isinstance(doc, dict) else None
             raise GovkitError(f"{path}: schema is {found!r}, expected {SCHEMA!r}")
         try:
-            run = load_run(doc)
+            load_run(doc)
         except Malformed as e:
             raise GovkitError(f"{path}: {e}", EXIT_USAGE) from None
-        rot = run.rotation
-        return cls(Path(directory), doc, repeats=list(run.results),
-                   pairs=list(rot.pairs) if rot else [], slots=list(rot.slots) if rot else [],
-                   rounds=list(rot.rounds) if rot else [])
+        return cls(Path(directory), doc)
 
     def run(self) -> Run:
         """The run as it stands: its records, and its settings and profiles as `doc`

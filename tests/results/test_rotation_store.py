@@ -78,7 +78,9 @@ def test_what_a_resume_keeps_is_said_for_every_design(tmp_path):
     repeat(s) kept" while keeping every round."""
     doc = json.loads(RUN.read_text())
     assert ResultStore(tmp_path, doc).kept() == "8 rotation round(s) (40 slot(s)) kept"
-    doc["results"] = [{"profile": "none", "mode": "latency", "size": 32, "status": "ok"}]
+    doc["results"] = [{"profile": "none", "mode": "latency", "size": 32, "status": "ok",
+                       "raw": {"format": "latency-per-second", "rows": []},
+                       "warmup_rows": 0, "measured_rows": 1}]
     doc["discovery"] = {"groups": [{}, {}]}
     assert ResultStore(tmp_path, doc).kept() == (
         "1 completed repeat(s) and 8 rotation round(s) (40 slot(s)) and 2 discovery "
