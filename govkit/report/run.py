@@ -80,7 +80,7 @@ from govkit.results.point import Flag as PointFlag
 from govkit.results.point import NoiseFloorRow, PointSummary, as_points
 from govkit.results.point import Published as PointPublished
 from govkit.results.point import Relative as PointRelative
-from govkit.results.record import Repeat, Rotation, RotationConfig, RunSettings
+from govkit.results.record import Repeat, Rotation, RotationConfig, RunSettings, as_run
 from govkit.results.record import Run as RunRecord
 from govkit.results.store import RESULTS_NAME, load_results
 from govkit.results.summary import (
@@ -330,11 +330,12 @@ def _point(p: PointSummary, index: int, figures_of: dict[tuple, list[dict]]) -> 
         p99_of_samples=p.tail.p99_of_samples, **extra)
 
 
-def headline(run: RunRecord, summary: list[dict], summarizer: Summarizer | None = None
-             ) -> Headline | None:
+def headline(run: RunRecord | dict, summary: list[dict],
+             summarizer: Summarizer | None = None) -> Headline | None:
     """The cost matrix of a rotating run (None for a per-repeat run): every profile's
     overhead ratio and added µs per size, with intervals, RTI's ratio, the A/A floor, the
     time to match, and how quiet the machine was."""
+    run = as_run(run)
     rot = run.rotation
     if rot is None:
         return None

@@ -63,9 +63,11 @@ PERFTEST_CPU = "CPU (%)"
 _CPU_SIDE = {"latency": "cpu_pct_ping", "throughput": "cpu_pct_pong"}
 
 
-def to_csv(rows: list[Repeat], mode: str, processors: int | None = None) -> str:
-    """Perftest-style summary columns, one line per size and repeat; `processors` (the
-    machine's, results.json's environment.cores) fills perftest's "CPU (%)"."""
+def to_csv(rows: list[Repeat | dict], mode: str, processors: int | None = None) -> str:
+    """Perftest-style summary columns, one line per size and repeat (repeat records, or
+    results.json's records read as such); `processors` (the machine's, results.json's
+    environment.cores) fills perftest's "CPU (%)"."""
+    rows = [r if isinstance(r, Repeat) else Repeat.from_json(r) for r in rows]
     columns = LATENCY_COLUMNS if mode == "latency" else THROUGHPUT_COLUMNS
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")

@@ -620,20 +620,28 @@ def as_run(doc: Run | Mapping) -> Run:
 
 
 def with_current_names(summary: Any, version: int = VERSION) -> Any:
-    """A stored summary with its overheads under today's names (RENAMED_IN_OVERHEADS);
-    anything not shaped like a summary is left for the report to show as it is."""
-    for row in summary if isinstance(summary, list) else []:
-        if not isinstance(row, dict):
-            continue
-        cpu = row.get("cpu_per_sample")
-        cpu = cpu if isinstance(cpu, dict) else {}
+    """A stored summary with its overheads under today's names (RENAMED_IN_OVERHEADS), as
+    a copy where a name changes (the document read stays as it was); anything not shaped
+    like a summary is left for the report to show as it is."""
+    if not isinstance(summary, list):
+        return summary
+    return [_renamed_row(row) if isinstance(row, dict) else row for row in summary]
+
+
+def _renamed_row(row: dict) -> dict:
+    out = {k: _renamed(v) if k in ("vs_none", "vs_network") else v for k, v in row.items()}
+    cpu = out.get("cpu_per_sample")
+    if isinstance(cpu, dict):
         # the CPU-per-sample overheads were renamed with the others (a file of 2026-12-04
         # read "differs" on them alone until these were read too)
-        for vs in (row.get("vs_none"), row.get("vs_network"), cpu.get("vs_none"),
-                   cpu.get("ping_vs_none"), cpu.get("pong_vs_none")):
-            if isinstance(vs, dict) and not vs.keys() & RENAMED_IN_OVERHEADS.values():
-                for old, new in RENAMED_IN_OVERHEADS.items():
-                    if old in vs:
-                        vs[new] = vs.pop(old)
-    return summary
+        out["cpu_per_sample"] = {k: _renamed(v) if k in ("vs_none", "ping_vs_none",
+                                                          "pong_vs_none") else v
+                                 for k, v in cpu.items()}
+    return out
+
+
+def _renamed(vs: Any) -> Any:
+    if not isinstance(vs, dict) or vs.keys() & RENAMED_IN_OVERHEADS.values():
+        return vs
+    return {RENAMED_IN_OVERHEADS.get(k, k): v for k, v in vs.items()}
 

@@ -303,10 +303,12 @@ def repeat_figures(record: Repeat | dict) -> tuple[dict, int | None]:
     return figures, sum(r["count"] for r in rows)
 
 
-def repeat_values(record: Repeat, key: str | None = None) -> list[float]:
+def repeat_values(record: Repeat | dict, key: str | None = None) -> list[float]:
     """The measured per-second values of `key` (default: the one its point's statistic
     pools; a rotating run's: its slots' values), in time order; one value for a
     summary-only runner."""
+    if not isinstance(record, Repeat):
+        record = Repeat.from_json(record)
     fmt = row_format(record.format)
     if fmt.value_key is None:
         return [record.summary[SUMMARY_VALUE_KEYS[fmt.mode]]]

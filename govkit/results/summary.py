@@ -19,7 +19,15 @@ from govkit.results import paired, parallel, stats
 from govkit.results.discovery import discovery_rows
 from govkit.results.flags import flag
 from govkit.results.point import PointSummary
-from govkit.results.record import Repeat, Rotation, RotationConfig, Run, Slot, as_run
+from govkit.results.record import (
+    Repeat,
+    Rotation,
+    RotationConfig,
+    Run,
+    Slot,
+    Variant,
+    as_run,
+)
 from govkit.runners.network import DEFAULT, LOSS_MEANING, Network
 from govkit.runners.network import sort_key as network_order
 from govkit.wire.verdict import judge_again, profile_verdicts
@@ -378,21 +386,23 @@ CIPHER_REFERENCE = "aes256"
 REKEY_REFERENCE = 32
 
 
-def variant_contrasts(variants: dict[tuple[str, int], dict]) -> list[tuple[str, str, int, str]]:
+def variant_contrasts(variants: dict[tuple[str, int], Variant]
+                      ) -> list[tuple[str, str, int, str]]:
     """(arm, reference arm, size, dimension) for every crypto variant arm (`variants`: its
     variant per (arm, size)) that differs from a measured reference of the same profile and
     size in that dimension alone."""
-    rekeys = {v.get("rekey_blocks") for v in variants.values()} - {None}
+    rekeys = {v.rekey_blocks for v in variants.values()} - {None}
     rekey_ref = REKEY_REFERENCE if REKEY_REFERENCE in rekeys else max(rekeys, default=None)
     out = []
     for (arm, size), v in variants.items():
         for dimension, key, ref_value in (("cipher", "cipher", CIPHER_REFERENCE),
                                           ("rekey", "rekey_blocks", rekey_ref)):
-            if v.get(key) is None or v.get(key) == ref_value:
+            if getattr(v, key) is None or getattr(v, key) == ref_value:
                 continue
             ref = next((a for (a, sz), w in variants.items() if sz == size
-                        and base_profile(a) == base_profile(arm) and w.get(key) == ref_value
-                        and all(w.get(k) == v.get(k)
+                        and base_profile(a) == base_profile(arm)
+                        and getattr(w, key) == ref_value
+                        and all(getattr(w, k) == getattr(v, k)
                                 for k in ("cipher", "rekey_blocks") if k != key)), None)
             if ref is not None:
                 out.append((arm, ref, size, dimension))
@@ -407,12 +417,13 @@ def add_variant_differences(rows: list[dict], run: Run,
     from it alone (govkit.results.paired.difference; figure − reference, as µs and %, with
     intervals), beside RTI's published AES-128/AES-256 pair for the cipher."""
     pairs = latency_pairs if latency_pairs is not None else paired.pairings(run.slots)
-    by_arm = {(r["profile"], r["size"]): r for r in rows if r.get("variant")}
-    for row in by_arm.values():
+    read = ((row, PointSummary.from_json(row)) for row in rows)
+    by_arm = {(p.profile, p.size): (row, p) for row, p in read if p.variant}
+    for row, _ in by_arm.values():
         row["vs_variant"] = []
     for arm, ref_arm, size, dimension in variant_contrasts(
-            {k: r["variant"] for k, r in by_arm.items()}):
-        row, ref = by_arm[(arm, size)], by_arm[(ref_arm, size)]
+            {k: p.variant for k, (_, p) in by_arm.items()}):
+        (row, mine), (_, ref) = by_arm[(arm, size)], by_arm[(ref_arm, size)]
         if (arm, size) not in pairs or (ref_arm, size) not in pairs:
             continue
         diff = _difference(pairs[(arm, size)], pairs[(ref_arm, size)],
@@ -427,13 +438,18 @@ def add_variant_differences(rows: list[dict], run: Run,
         contrast["difference_ci95"] = contrast.pop("added_ci95")
         row["vs_variant"].append({
             "dimension": dimension, "reference": ref_arm,
-            "reference_variant": ref["variant"]["name"],
-            "reference_us": ref["estimate"], "reference_ci95": ref["ci95"],
-            "figure_us": row["estimate"], "figure_ci95": row["ci95"],
+            "reference_variant": ref.variant.name,
+            "reference_us": ref.estimate, "reference_ci95": _listed(ref.ci95),
+            "figure_us": mine.estimate, "figure_ci95": _listed(mine.ci95),
             **contrast, "difference_pct": 100 * (diff.ratio - 1),
             "difference_pct_ci95": [100 * (ci[0] - 1), 100 * (ci[1] - 1)] if ci else None,
             "rti": published_cipher_pair(base_profile(arm), size)
-            if dimension == "cipher" and row["variant"].get("cipher") == "aes128" else None})
+            if dimension == "cipher" and mine.variant.cipher == "aes128" else None})
+
+
+def _listed(interval: tuple | None) -> list | None:
+    """An interval as the summary's JSON holds it."""
+    return list(interval) if interval is not None else None
 
 
 def _difference(pairs, reference, seed: str, summarizer: Summarizer | None):
