@@ -509,7 +509,7 @@ def load_run(doc: Any) -> Run:
     check_results(doc)
     try:
         return Run.from_json(doc, version_of(doc["schema"]))
-    except RecordInvalid as e:     # a value the checks above let through: still one line
-        raise Malformed(f"cannot read the run: {e}") from None
+    except RecordInvalid as e:     # a value the checks above let through: named by its place
+        raise Malformed(str(e)) from None
 
 

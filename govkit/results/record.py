@@ -76,6 +76,18 @@ def _number(name: str, value: Any) -> None:
         raise RecordInvalid(f"{name}: expected a measured number, got {value!r}")
 
 
+def _each(cls: Any, items: Any, where: str, version: int) -> tuple:
+    """Every item of a list read by `cls.from_json`; a refused value named by its place
+    (`rotation.slots[3].mean: …`)."""
+    out = []
+    for i, item in enumerate(items or ()):
+        try:
+            out.append(cls.from_json(item, version))
+        except RecordInvalid as e:
+            raise RecordInvalid(f"{where}[{i}].{e}") from None
+    return tuple(out)
+
+
 def _frozen(value: Any) -> Mapping:
     return MappingProxyType(dict(value)) if isinstance(value, Mapping) and value else EMPTY
 
@@ -320,9 +332,9 @@ class Rotation:
     def from_json(cls, data: Mapping, version: int = VERSION) -> Rotation:
         g = data.get
         return cls(RotationConfig.from_json(g("settings"), version),
-                   tuple(Pair.from_json(p, version) for p in g("pairs") or ()),
-                   tuple(Slot.from_json(s, version) for s in g("slots") or ()),
-                   tuple(Round.from_json(r, version) for r in g("rounds") or ()),
+                   _each(Pair, g("pairs"), "rotation.pairs", version),
+                   _each(Slot, g("slots"), "rotation.slots", version),
+                   _each(Round, g("rounds"), "rotation.rounds", version),
                    g("method"), g("estimator"), g("interval"), source=data)
 
     @cached_property
@@ -580,8 +592,8 @@ class Run:
     @cached_property
     def discovery_groups(self) -> tuple[DiscoveryGroup, ...]:
         """A discovery run's groups (the section's settings stay in `discovery`)."""
-        groups = (self.discovery or EMPTY).get("groups") or ()
-        return tuple(DiscoveryGroup.from_json(g, self.version) for g in groups)
+        groups = (self.discovery or EMPTY).get("groups")
+        return _each(DiscoveryGroup, groups, "discovery.groups", self.version)
 
     def to_json(self) -> dict:
         out = dict(self.source)
@@ -600,8 +612,8 @@ class Run:
         rotation = g("rotation")
         discovery = g("discovery")
         return cls(version, RunSettings.from_json(g("settings"), version),
-                   tuple(Profile.from_json(p, version) for p in g("profiles") or ()),
-                   tuple(Repeat.from_json(r, version) for r in g("results") or ()),
+                   _each(Profile, g("profiles"), "profiles", version),
+                   _each(Repeat, g("results"), "results", version),
                    Rotation.from_json(rotation, version) if rotation else None,
                    _frozen(g("environment")), g("created"), g("command"), g("runner"),
                    tuple(g("signed_files") or ()),

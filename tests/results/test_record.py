@@ -118,3 +118,22 @@ def test_as_run_reads_a_document_without_a_schema_as_this_version():
     assert as_run({}).version == VERSION
     run = as_run({"schema": "govkit.bench/2"})
     assert run.version == 2 and as_run(run) is run
+
+
+def test_a_value_only_a_record_refuses_is_one_line_naming_its_place(tmp_path):
+    """A failed slot's numbers are not figures, so the checks pass them; the slot record
+    refuses a negative one all the same, and `govkit report` says where in one line (exit
+    2, no traceback) instead of reporting from a file no run wrote."""
+    import subprocess
+    import sys
+    doc = json.loads((DATA / "report" / "rotation" / "results.json").read_text())
+    doc["rotation"]["slots"][5].update(status="failed", error="pair died", mean=-5.0)
+    with pytest.raises(Malformed, match=r"^rotation\.slots\[5\]\.mean: expected a measured"):
+        load_run(copy.deepcopy(doc))
+    (tmp_path / "results.json").write_text(json.dumps(doc))
+    done = subprocess.run([sys.executable, "-m", "govkit", "report", str(tmp_path)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2, done.stderr
+    assert "rotation.slots[5].mean: expected a measured number, got -5.0" in done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "report.html").exists()
