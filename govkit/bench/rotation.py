@@ -437,7 +437,7 @@ def stopping_widths(store) -> dict[tuple[str, str, int], float | None]:
     the throughput lanes' time, 2026-12-05)."""
     from govkit.results.summary import rotation_widths  # the summary's bootstrap (numpy)
 
-    widths = rotation_widths(store.doc, store.summarizer)
+    widths = rotation_widths(store.run(), store.summarizer)
     return trusted_widths(widths, store.doc["rotation"]["slots"])
 
 

@@ -26,6 +26,8 @@ from govkit.common.findings import one_line
 from govkit.common.fsutil import write_atomic
 from govkit.report.model import Figure, Flag, Point, PointRow, ProfileInfo, Published, ReportModel
 from govkit.report.run import build_report_model, render, write_report
+from govkit.results.record import Run as RunRecord
+from govkit.results.record import as_run
 from govkit.results.store import RESULTS_NAME, load_results
 from govkit.runners.network import DEFAULT
 
@@ -172,7 +174,8 @@ def build_compare_model(dirs: list[Path]) -> CompareModel:
     docs, models = zip(*(read_run(d) for d in dirs), strict=True)
     _refuse_same_run(dirs, docs)
     _refuse_nothing_in_common(dirs, models)
-    runs = _runs(dirs, docs, models)
+    records = tuple(as_run(doc) for doc in docs)    # each checked by build_report_model
+    runs = _runs(dirs, records, models)
     columns = [RunColumn(run, net) for run in runs for net in run.networks]
     profiles = _profiles(models)
     cells = [{(g.profile.name, r.size): r for g in c.run.model.latency for r in g.rows
@@ -193,7 +196,7 @@ def build_compare_model(dirs: list[Path]) -> CompareModel:
         if rows:
             groups.append((profile, rows))
     return CompareModel(runs=runs, columns=columns, groups=groups, sizes=sizes,
-                        **_comparability(docs, runs, groups))
+                        **_comparability(records, runs, groups))
 
 
 def _refuse_same_directory(dirs: list[Path]) -> None:
@@ -256,13 +259,13 @@ def _points_text(points: set[tuple[str, int]]) -> str:
                      for name, sizes in by_profile.items())
 
 
-def _runs(dirs: list[Path], docs: tuple[dict, ...], models: tuple[ReportModel, ...]
+def _runs(dirs: list[Path], records: tuple[RunRecord, ...], models: tuple[ReportModel, ...]
           ) -> list[RunInfo]:
     labels, implementations = [], []
-    for doc, model in zip(docs, models, strict=True):
+    for run, model in zip(records, models, strict=True):
         info = RUNNERS.get(model.runner)  # the implementation, and where its version is kept
         name, key = (info.implementation, info.environment_key) if info else (model.runner, None)
-        version = (doc.get("environment") or {}).get(key) if key else None
+        version = run.environment.get(key) if key else None
         implementations.append(f"{name} {version}" if version else name)
         labels.append(f"{model.runner} · {implementations[-1]}")
     return [RunInfo(i, str(d), label if labels.count(label) == 1 else f"{label} ({d})",
@@ -283,7 +286,7 @@ def _profiles(models: tuple[ReportModel, ...]) -> list[ProfileInfo]:
                                                  order.index(p.name)))
 
 
-def _comparability(docs: tuple[dict, ...], runs: list[RunInfo],
+def _comparability(records: tuple[RunRecord, ...], runs: list[RunInfo],
                    groups: list[tuple[ProfileInfo, list[CompareRow]]]) -> dict:
     """What the runs share (machine, statistic, topics, governance) and, one line each,
     where they differ: CompareModel's fields for the "what may be compared" text."""
@@ -293,20 +296,20 @@ def _comparability(docs: tuple[dict, ...], runs: list[RunInfo],
 
     machine, differences = [], []
     for key, label in _MACHINE.items():
-        vals = [(doc.get("environment") or {}).get(key) for doc in docs]
+        vals = [run.environment.get(key) for run in records]
         if len(set(map(str, vals))) > 1:
             differences.append(f"{label}: {text(vals)}")
         elif vals[0] is not None:
             machine.append((label, str(vals[0])))
     for key, label in _SETTINGS.items():
-        vals = [(doc.get("settings") or {}).get(key) for doc in docs]
+        vals = [run.settings.items.get(key) for run in records]
         if len(set(map(str, vals))) > 1:
             differences.append(f"{label}: {text(vals)}")
     # What the latency repeats really had (read back from /proc per repeat), not what the
     # settings asked for: a runner that ignored the request must not pass for like.
     for what, label in (("scheduling", "scheduling the latency repeats had"),
                         ("cpus", "CPUs the latency repeats ran on")):
-        vals = [_recorded(doc, what) for doc in docs]
+        vals = [_recorded(run, what) for run in records]
         if len(set(map(str, vals))) > 1:
             differences.append(f"{label}: {text(vals)}")
     networks = [", ".join(r.networks) for r in runs]
@@ -330,13 +333,12 @@ def _comparability(docs: tuple[dict, ...], runs: list[RunInfo],
             "same_governance": not unlike}
 
 
-def _recorded(doc: dict, what: str) -> str | None:
+def _recorded(run: RunRecord, what: str) -> str | None:
     """'pub fifo, sub fifo': what every completed latency repeat recorded under `what`
     (one value), or the values joined with ' | ' where repeats differ."""
     seen = []
-    for r in doc.get("results") or []:
-        value = r.get(what) if r.get("mode") == "latency" and r.get("status") == "ok" \
-            else None
+    for r in run.results:
+        value = r.stored(what) if r.mode == "latency" and r.ok else None
         if isinstance(value, dict):
             text = ", ".join(f"{k} {v}" for k, v in sorted(value.items()))
             if text not in seen:

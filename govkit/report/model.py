@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -23,6 +23,7 @@ from govkit.common.findings import shown_as_escapes
 from govkit.report.wire_section import WireSection
 from govkit.results.flags import advice, short_label
 from govkit.results.gates import verdict_line
+from govkit.results.record import Profile
 
 DASH = "\u2013"  # shown wherever a value does not exist
 
@@ -96,6 +97,12 @@ class ProfileInfo:
     aliases: list[str]
     settings: dict[str, str]
     listed: bool = True          # False: appears in results but not in `profiles`
+
+    @classmethod
+    def of(cls, profile: Profile) -> ProfileInfo:
+        """A profile the run describes (results.json's `profiles`), its settings as text."""
+        return cls(profile.name, profile.title, profile.secured, list(profile.aliases),
+                   {k: setting_text(v) for k, v in profile.settings.items()})
 
     @property
     def protects(self) -> str:
@@ -613,3 +620,14 @@ def md_finalize(value: object) -> Markup:
 def first_line(text: str | None) -> str:
     lines = (text or "").strip().splitlines()
     return lines[0] if lines else ""
+
+
+def setting_text(v: Any) -> str:
+    """A setting's value as the report says it (true/false, lists and tables as text)."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, list | tuple):
+        return ", ".join(setting_text(x) for x in v)
+    if isinstance(v, Mapping):
+        return ", ".join(f"{k} {setting_text(x)}" for k, x in v.items())
+    return str(v)

@@ -58,6 +58,7 @@ from govkit.report.model import (
     md_cell,
     md_code,
     md_finalize,
+    setting_text,
     shorten_long_texts,
     shown_rows,
     shown_text,
@@ -68,13 +69,19 @@ from govkit.report.plots import build_figures
 from govkit.report.rows_html import repeat_rows, run_rows
 from govkit.report.wire_section import MAX_WIRE_ROWS, WireMalformed, build_wire_section
 from govkit.results import stats
-from govkit.results.check import SCHEMA, Malformed, check_results, json_excerpt
+from govkit.results.check import SCHEMA, Malformed, json_excerpt, load_run
 from govkit.results.cost_model import cost_models, predict, stored
 from govkit.results.discovery import DISCOVERY_MODE as DISCOVERY
 from govkit.results.figures import FIGURES
 from govkit.results.flags import CPU_LANE_FLAGS, flag_advice
 from govkit.results.gates import run_gates
 from govkit.results.paired import ESTIMATOR
+from govkit.results.point import Flag as PointFlag
+from govkit.results.point import NoiseFloorRow, PointSummary, as_points
+from govkit.results.point import Published as PointPublished
+from govkit.results.point import Relative as PointRelative
+from govkit.results.record import Repeat, Rotation, RotationConfig, RunSettings, as_run
+from govkit.results.record import Run as RunRecord
 from govkit.results.store import RESULTS_NAME, load_results
 from govkit.results.summary import (
     Summarizer,
@@ -82,7 +89,6 @@ from govkit.results.summary import (
     flagged_points,
     load_line,
     noise_floor,
-    point_key,
     rotation_overheads,
     summarize,
     variant_differences,
@@ -132,66 +138,65 @@ def build_report_model(doc: Any, source: str = RESULTS_NAME) -> ReportModel:
     """
     shortened = shorten_long_texts(doc)
     try:
-        check_results(doc)
+        run = load_run(doc)       # checked, then read as records that refuse bad values
         try:
             wire = build_wire_section(doc)       # first: its errors name the wire record
         except WireMalformed as e:
             raise Malformed(str(e)) from None
-        # the headline reuses its paired overheads; the bootstraps in one worker per CPU
-        summarizer = Summarizer(parallel=True)
-        summarizer.wire_verdicts = wire.verdicts if wire is not None else {}
-        try:
-            summary = summarize(doc, summarizer)
-        except (ArithmeticError, AttributeError, KeyError, TypeError, ValueError) as e:
-            raise Malformed(f"cannot recompute the figures from the raw rows "
-                             f"({type(e).__name__}: {e})") from None
-        model = _build(doc, summary, summarizer.records)
-        model.shortened_texts = shortened
-        model.wire = wire
-        model.headline = headline(doc, summary, summarizer)
-        model.cost_models = cost_models(doc)["models"] if doc.get("rotation") else []
-        _add_floor_and_gates(model, doc, summary, summarizer.overheads)
-        return model
     except Malformed as e:
         raise GovkitError(f"{source}: {e}", EXIT_USAGE) from None
+    # the headline reuses its paired overheads; the bootstraps in one worker per CPU
+    summarizer = Summarizer(parallel=True)
+    summarizer.wire_verdicts = wire.verdicts if wire is not None else {}
+    summary = summarize(run, summarizer)
+    model = _build(run, summary, summarizer.records)
+    model.shortened_texts = shortened
+    model.wire = wire
+    model.headline = headline(run, summary, summarizer)
+    model.cost_models = cost_models(run)["models"] if run.rotation else []
+    _add_floor_and_gates(model, run, summary, summarizer.overheads)
+    return model
 
 
-def _add_floor_and_gates(model: ReportModel, doc: dict, summary: list[dict],
+def _add_floor_and_gates(model: ReportModel, run: RunRecord, summary: list[dict],
                          overheads: dict) -> None:
     """The A/A rows' flags among the page's flags and in its advice, as the terminal's
     closing lines and --fail-on-flag read them (results.flagged_points); the gates'
     verdict recomputed (govkit.results.gates.run_gates), and said if the stored one
     differs."""
-    floor = noise_floor(doc, overheads) + noise_floor(doc, overheads, mode="throughput")
-    model.floor_flagged = [FloorRow(r["mode"], r["size"], [
-        Flag(f["code"], f["severity"], f["reason"]) for f in r["flags"]],
-        f"floor-flags-{i}") for i, r in enumerate(floor) if r["flags"]]
-    points = [row for row in summary if row["mode"] != DISCOVERY]
+    floor = noise_floor(run, overheads) + noise_floor(run, overheads, mode="throughput")
+    model.floor_flagged = [FloorRow(r.mode, r.size, [_flag(f) for f in r.flags],
+                                    f"floor-flags-{i}")
+                           for i, r in enumerate(map(NoiseFloorRow.from_json, floor)) if r.flags]
+    points = [row for row, p in zip(summary, as_points(summary), strict=True)
+              if p.mode != DISCOVERY]
     model.advice = flag_advice(flagged_points(points, floor))
-    model.gates = run_gates(doc, summary, overheads)
-    stored = doc.get("gates")
+    model.gates = run_gates(run, summary, overheads)
+    stored = run.stored_gates
     if stored is not None and json.loads(json.dumps(model.gates)) != stored:
         model.stored_summary.append("the gates' stored verdict "
                                     f"({json_excerpt(stored)}) is not the recomputed one")
 
 
-def _build(doc: dict, summary: list[dict], records: list[dict]) -> ReportModel:
+def _build(run: RunRecord, summary: list[dict], records: list[Repeat]) -> ReportModel:
     """The report's model from the run, its summary and its records (results.all_records:
     for a rotating run, one record per profile, size and process pair)."""
-    profiles = _profiles(doc)
-    settings = doc.get("settings") or {}
+    profiles = {p.name: ProfileInfo.of(p) for p in run.profiles}
+    settings = run.settings
     repeats = [_repeat_row(r) for r in records]          # each repeat's figures, once
     figures_of: dict[tuple, list[dict]] = {}             # ok repeats' figures by point
     for r in repeats:
         if r.ok:
             figures_of.setdefault(r.key, []).append(r.figures)
-    stored, missing = _stored_differences(doc, summary, repeats)    # every row, discovery's
-    discovery = [row for row in summary if row["mode"] == DISCOVERY]
-    summary = [row for row in summary if row["mode"] != DISCOVERY]
-    points = [_point(row, i, figures_of) for i, row in enumerate(summary)]
-    by_key: dict[tuple, list[dict]] = {}
+    stored, missing = _stored_differences(run, summary, repeats)    # every row, discovery's
+    rows = as_points(summary)
+    discovery = [p.source for p in rows if p.mode == DISCOVERY]
+    summary = [p.source for p in rows if p.mode != DISCOVERY]
+    points = [_point(p, i, figures_of) for i, p in enumerate(p for p in rows
+                                                              if p.mode != DISCOVERY)]
+    by_key: dict[tuple, list[Repeat]] = {}
     for r in records:
-        by_key.setdefault(point_key(r), []).append(r)
+        by_key.setdefault(r.point_key, []).append(r)
     for name, *_ in by_key:
         base = profiles.get(base_profile(name))
         if name not in profiles and base is not None and "@" in name:
@@ -205,29 +210,28 @@ def _build(doc: dict, summary: list[dict], records: list[dict]) -> ReportModel:
     order = _profile_order(profiles)
     tables = {mode: _point_rows(mode, order, points, by_key, settings) for mode in MODES}
     nets = sorted({Network(*k[3:]) for k in by_key}, key=network_order)
-    runs = sorted((Run(r["profile"], r["mode"], r["size"], r.get("repeat", 0), r.get("order"),
-                       r["status"], list(r.get("commands") or []),
-                       Network.of(r).label) for r in records),
+    runs = sorted((Run(r.profile, r.mode, r.size, r.repeat, r.order, r.status,
+                       list(r.commands), r.network.label) for r in records),
                   key=lambda r: (r.order is None, r.order or 0, r.profile, r.mode, r.size,
                                  r.repeat))
     rank = {p.name: i for i, p in enumerate(order)}
-    failures = sorted((_failure(r) for r in records if r["status"] != "ok"),
+    failures = sorted((_failure(r) for r in records if not r.ok),
                       key=lambda f: (rank[f.profile], f.mode, f.size, f.repeat))
-    env = doc.get("environment") or {}
+    env = run.environment
     environment = [(label, crypto_text(env[key]) if key == "cpu_crypto"
-                    else _setting_text(env[key]))
+                    else setting_text(env[key]))
                    for key, label in _ENV_LABELS.items() if env.get(key) is not None]
-    environment += [(key, _setting_text(v)) for key, v in env.items()
+    environment += [(key, setting_text(v)) for key, v in env.items()
                     if key not in _ENV_LABELS and v is not None]
     return ReportModel(
-        schema=doc["schema"], created=doc.get("created") or DASH,
-        command=doc.get("command") or DASH, runner=doc.get("runner") or DASH,
+        schema=run.schema, created=run.created or DASH,
+        command=run.command or DASH, runner=run.runner or DASH,
         environment=environment,
-        settings=[(k, _setting_text(v)) for k, v in settings.items()
+        settings=[(k, setting_text(v)) for k, v in settings.items.items()
                   if k not in ("method", "interval", "crypto") and v is not None],
-        method=settings.get("method") or "",
-        interval=_interval_text(settings, summary, doc.get("rotation")),
-        run_shape=_run_shape(settings, doc.get("rotation")),
+        method=settings.method,
+        interval=_interval_text(settings, summary, run.rotation),
+        run_shape=_run_shape(settings, run.rotation),
         profiles=order, sizes=sorted({row.size for row in tables["latency"][0].rows})
         if tables["latency"] else [],
         points=points, latency=tables["latency"], throughput=tables["throughput"],
@@ -235,29 +239,29 @@ def _build(doc: dict, summary: list[dict], records: list[dict]) -> ReportModel:
                                                                   repeats))],
         runs=runs, failures=failures,
         signed_files=[SignedFile(f.get("profile") or "", f["path"], f["sha256"])
-                      for f in doc.get("signed_files") or []],
+                      for f in run.signed_files],
         governance=_governance(order), advice=flag_advice(summary),
         stored_summary=stored, stored_summary_missing=missing, result_count=len(records),
         networks=[n.label for n in nets] or ["udp lo"],
         comparisons=[c for mode in MODES if (c := _comparison(mode, order, points, nets))],
         path_text=_path_text(nets), discovery=discovery,
         variants=variant_differences(summary),
-        crypto_defaults=(settings.get("crypto") or {}).get("defaults") or "")
+        crypto_defaults=settings.crypto.get("defaults") or "")
 
 
-def _interval_text(settings: dict, summary: list[dict], rotation: dict | None) -> str:
+def _interval_text(settings: RunSettings, summary: list[dict], rotation: Rotation | None
+                   ) -> str:
     """How the intervals were computed, as the run recorded it: a run whose every point
     was rotated, the rotation's method alone (its settings also describe the "other
     points" it could have had, or, before govkit recorded both, those alone); and, when
     some point's interval was resampled from a subsample of its values or with fewer
     resamples (recomputed by this govkit, govkit.results.stats.thinned and
     resamples_for), the sentence saying so if the recorded text lacks it."""
-    text = settings.get("interval") or ""
-    if rotation and rotation.get("interval") and summary and \
-            all(row.get("rounds") is not None for row in summary):
-        text = rotation["interval"]
-    reasons = [f["reason"] for row in summary for f in row["flags"]
-               if f["code"] == "subsampled_interval"]
+    text = settings.interval
+    rows = as_points(summary)
+    if rotation and rotation.interval and rows and all(p.rotated for p in rows):
+        text = rotation.interval
+    reasons = [f.reason for p in rows for f in p.flags if f.code == "subsampled_interval"]
     if reasons and stats.SUBSAMPLE_METHOD not in text:
         text = f"{text} {stats.SUBSAMPLE_METHOD}".strip()
     if any(stats.FEWER_RESAMPLES_NOTE in r for r in reasons) and \
@@ -286,18 +290,6 @@ def _comparison(mode: str, order: list[ProfileInfo], points: list[Point],
     return Comparison(mode, labels, rows)
 
 
-def _profiles(doc: dict) -> dict[str, ProfileInfo]:
-    out = {}
-    for p in doc["profiles"]:
-        settings = p.get("settings") or {}
-        out[p["name"]] = ProfileInfo(
-            name=p["name"], title=p.get("title") or "",
-            security=p["security"] if p.get("security") is not None else bool(settings),
-            aliases=[str(a) for a in p.get("aliases") or []],
-            settings={k: _setting_text(v) for k, v in settings.items()})
-    return out
-
-
 def _profile_order(profiles: dict[str, ProfileInfo]) -> list[ProfileInfo]:
     """Catalog order (as govkit.results.summary.summarize), then described ones, then the rest."""
     catalog = {p.name: i for i, p in enumerate(PROFILES)}
@@ -310,96 +302,95 @@ def _profile_order(profiles: dict[str, ProfileInfo]) -> list[ProfileInfo]:
     return sorted(profiles.values(), key=key)
 
 
-def _point(row: dict, index: int, figures_of: dict[tuple, list[dict]]) -> Point:
-    vs, rti, tail = row["vs_none"], row["rti"], row.get("tail") or {}
-    vn = row.get("vs_network")
+def _flag(f: PointFlag) -> Flag:
+    return Flag(f.code, f.severity, f.reason)
+
+
+def _relative(vs: PointRelative | None) -> Relative | None:
+    return Relative(vs.ratio, vs.ratio_ci95, vs.added, vs.added_ci95) if vs else None
+
+
+def _point(p: PointSummary, index: int, figures_of: dict[tuple, list[dict]]) -> Point:
     extra = {}
-    if row["mode"] == "throughput":   # summed over the point's completed repeats
-        mine = figures_of.get(point_key(row), [])
+    if p.mode == "throughput":   # summed over the point's completed repeats
+        mine = figures_of.get((p.profile, p.mode, p.size, *p.network.key), [])
         for key in ("stalled_seconds", "lost"):
             found = [f[key] for f in mine if f.get(key) is not None]
             extra[key] = int(sum(found)) if found else None
-        extra["cpu"] = row.get("cpu_per_sample")
+        extra["cpu"] = p.cpu_per_sample
     return Point(
-        profile=row["profile"], mode=row["mode"], size=row["size"],
-        statistic=row["statistic"], estimate=row["estimate"], ci95=_pair(row["ci95"]),
-        repeats=row["repeats"], failed_repeats=row["failed_repeats"], seconds=row["seconds"],
-        p99_median_of_seconds=tail.get("p99_median_of_seconds"),
-        p99_worst_second=tail.get("p99_worst_second"),
-        vs_none=Relative(vs["ratio"], _pair(vs["ratio_ci95"]), vs["added"],
-                         _pair(vs["added_ci95"])) if vs else None,
-        rti=Published(rti["ratio"], rti["added_us"], rti["median_us"]) if rti else None,
-        flags=[Flag(f["code"], f["severity"], f["reason"]) for f in row["flags"]],
-        anchor=f"flags-{index}", network=Network.of(row).label,
-        vs_network=Relative(vn["ratio"], _pair(vn["ratio_ci95"]), vn["added"],
-                            _pair(vn["added_ci95"])) if vn else None,
-        loss=row.get("loss"), p99_of_samples=tail.get("p99_of_samples"), **extra)
+        profile=p.profile, mode=p.mode, size=p.size, statistic=p.statistic,
+        estimate=p.estimate, ci95=p.ci95, repeats=p.repeats,
+        failed_repeats=p.failed_repeats, seconds=p.seconds,
+        p99_median_of_seconds=p.tail.p99_median_of_seconds,
+        p99_worst_second=p.tail.p99_worst_second, vs_none=_relative(p.vs_none),
+        rti=Published(p.rti.ratio, p.rti.added_us, p.rti.median_us) if p.rti else None,
+        flags=[_flag(f) for f in p.flags], anchor=f"flags-{index}", network=p.network.label,
+        vs_network=_relative(p.vs_network), loss=p.loss,
+        p99_of_samples=p.tail.p99_of_samples, **extra)
 
 
-def headline(doc: dict, summary: list[dict], summarizer: Summarizer | None = None
-             ) -> Headline | None:
+def headline(run: RunRecord | dict, summary: list[dict],
+             summarizer: Summarizer | None = None) -> Headline | None:
     """The cost matrix of a rotating run (None for a per-repeat run): every profile's
     overhead ratio and added µs per size, with intervals, RTI's ratio, the A/A floor, the
     time to match, and how quiet the machine was."""
-    rot = doc.get("rotation")
-    if not rot:
+    run = as_run(run)
+    rot = run.rotation
+    if rot is None:
         return None
-    rows = [r for r in summary if r.get("rounds") is not None and r["mode"] == "latency"]
-    sizes = sorted({r["size"] for r in rows})
-    names = list(dict.fromkeys(r["profile"] for r in rows if r["profile"] != BASELINE))
+    points = [p for p in as_points(summary) if p.rotated]
+    rows = [p for p in points if p.mode == "latency"]
+    sizes = sorted({r.size for r in rows})
+    names = list(dict.fromkeys(r.profile for r in rows if r.profile != BASELINE))
+    tput = {(r.profile, r.size): r for r in points if r.mode == "throughput"}
 
-    tput = {(r["profile"], r["size"]): r for r in summary
-            if r.get("rounds") is not None and r["mode"] == "throughput"}
-
-    def cell(vs: dict | None, rti: dict | None, flags=(), key=None) -> CostCell | None:
+    def cell(vs: PointRelative | None, rti: PointPublished | None, flags=(), key=None
+             ) -> CostCell | None:
         if not vs:
             return None
-        t = tput.get(key) or {}
-        tv, cv = t.get("vs_none"), (t.get("cpu_per_sample") or {}).get("vs_none")
+        t = tput.get(key)
+        tv, cv = (t.vs_none, t.cpu_vs_none) if t else (None, None)
         # the throughput point's warnings are about its rate, except the CPU lane's own
-        t_warn = {f["code"] for f in t.get("flags", ()) if f["severity"] == "warning"}
-        return CostCell(vs["ratio"], _pair(vs["ratio_ci95"]), vs["added"],
-                        _pair(vs["added_ci95"]), rti["ratio"] if rti else None,
-                        any(f["severity"] == "warning" for f in flags),
-                        (tv["ratio"], _pair(tv["ratio_ci95"])) if tv else None,
-                        (cv["ratio"], _pair(cv["ratio_ci95"])) if cv else None,
+        t_warn = {f.code for f in t.flags if f.warning} if t else set()
+        return CostCell(vs.ratio, vs.ratio_ci95, vs.added, vs.added_ci95,
+                        rti.ratio if rti else None, any(f.warning for f in flags),
+                        (tv.ratio, tv.ratio_ci95) if tv else None,
+                        (cv.ratio, cv.ratio_ci95) if cv else None,
                         throughput_warned=bool(tv) and bool(t_warn - CPU_LANE_FLAGS),
                         cpu_warned=bool(cv) and bool(t_warn & CPU_LANE_FLAGS))
-    by = {(r["profile"], r["size"]): r for r in rows}
+    by = {(r.profile, r.size): r for r in rows}
     match: dict[str, list[float]] = {}
-    for pair in rot.get("pairs", []):
-        if pair.get("status") == "ok" and pair.get("time_to_match_s") is not None:
-            match.setdefault(pair["arm"], []).append(pair["time_to_match_s"])
-    table = [(name, [cell(by[(name, s)]["vs_none"], by[(name, s)]["rti"], by[(name, s)]["flags"],
+    for pair in rot.pairs:
+        if pair.ok and pair.time_to_match_s is not None:
+            match.setdefault(pair.arm, []).append(pair.time_to_match_s)
+    table = [(name, [cell(by[(name, s)].vs_none, by[(name, s)].rti, by[(name, s)].flags,
                           (name, s)) if (name, s) in by else None for s in sizes],
               statistics.median(match[name]) if match.get(name) else None) for name in names]
     overheads = summarizer.overheads if summarizer is not None and summarizer.overheads \
-        else rotation_overheads(doc)      # (summarize's, when it has them)
-    floor = {f["size"]: f for f in noise_floor(doc, overheads)}
-    loads = doc.get("load") or []
+        else rotation_overheads(run)      # (summarize's, when it has them)
+    floor = {f.size: f for f in map(NoiseFloorRow.from_json, noise_floor(run, overheads))}
     return Headline(
         sizes=sizes, rows=table,
-        floor=[cell(floor.get(s), None, floor.get(s, {}).get("flags", ())) for s in sizes],
-        floor_flags=list(dict.fromkeys(f["reason"] for x in floor.values() for f in x["flags"])),
-        load=load_line(doc) or "not recorded",
-        under_load=any(x.get("under_load") for x in loads),
+        floor=[cell(floor[s].overhead, None, floor[s].flags) if s in floor else None
+               for s in sizes],
+        floor_flags=list(dict.fromkeys(f.reason for x in floor.values() for f in x.flags)),
+        load=load_line(run) or "not recorded",
+        under_load=any(x.under_load for x in run.load),
         # the figures are recomputed from the raw slots by today's estimator: name that one,
         # not the one the run recorded
-        rounds=len(rot.get("rounds", [])), estimator=ESTIMATOR if rot else "")
-
-
-def _pair(v) -> tuple[float, float] | None:
-    return None if v is None else (v[0], v[1])
+        rounds=len(rot.rounds), estimator=ESTIMATOR)
 
 
 def _point_rows(mode: str, order: list[ProfileInfo], points: list[Point],
-                by_key: dict[tuple, list[dict]], settings: dict) -> list[ProfileRows]:
+                by_key: dict[tuple, list[Repeat]], settings: RunSettings
+                ) -> list[ProfileRows]:
     """Every profile × network × size of `mode` that was asked for or measured, with its
     status."""
     measured = [key for key in by_key if key[1] == mode]
     if not measured:
         return []
-    asked = (settings.get("sizes") or []) if mode in (settings.get("modes") or []) else []
+    asked = settings.sizes if mode in settings.modes else ()
     sizes = sorted({*asked, *(key[2] for key in measured)})
     nets = sorted({Network(*key[3:]) for key in measured}, key=network_order)
     found = {(p.profile, p.size, p.network): p for p in points if p.mode == mode}
@@ -412,8 +403,8 @@ def _point_rows(mode: str, order: list[ProfileInfo], points: list[Point],
         for net in nets:
             for size in sizes:
                 failed = [r for r in by_key.get((profile.name, mode, size, *net.key), [])
-                          if r["status"] != "ok"]
-                errors = tuple(dict.fromkeys(first_line(r.get("error")) or r["status"]
+                          if not r.ok]
+                errors = tuple(dict.fromkeys(first_line(r.error) or r.status
                                              for r in failed))
                 point = found.get((profile.name, size, net.label))
                 status = "ok" if point else "failed" if failed else "missing"
@@ -422,12 +413,12 @@ def _point_rows(mode: str, order: list[ProfileInfo], points: list[Point],
     return out
 
 
-def _repeat_table(mode: str, order: list[ProfileInfo], records: list[dict],
+def _repeat_table(mode: str, order: list[ProfileInfo], records: list[Repeat],
                   repeats: list[RepeatRow]) -> RepeatTable | None:
     mine = [r for r in repeats if r.mode == mode]
     if not mine:
         return None
-    formats = [r["raw"]["format"] for r in records if r["mode"] == mode and r["status"] == "ok"]
+    formats = [r.format for r in records if r.mode == mode and r.ok]
     name = formats[0] if formats else f"{mode}-per-second"
     values_title, values_kind = _REPEAT_VALUES.get(name, (None, "us"))
     blocks = []
@@ -444,27 +435,24 @@ def _repeat_table(mode: str, order: list[ProfileInfo], records: list[dict],
     return RepeatTable(mode, _REPEAT_COLUMNS[name], values_title, values_kind, blocks)
 
 
-def _repeat_row(r: dict) -> RepeatRow:
-    cpus = r.get("cpus") or {}
-    roles = sorted(cpus, key=lambda role: (role not in ("pub", "sub"), role))
-    common = {"profile": r["profile"], "mode": r["mode"], "size": r["size"],
-              "repeat": r.get("repeat", 0), "order": r.get("order"), "status": r["status"],
-              "error": r.get("error"),
-              "cpus": ", ".join(f"{role} {cpus[role] or '?'}" for role in roles) or DASH,
-              "net_key": Network.of(r).key, "network": Network.of(r).label}
-    if r["status"] != "ok":
+def _repeat_row(r: Repeat) -> RepeatRow:
+    roles = sorted(r.cpus, key=lambda role: (role not in ("pub", "sub"), role))
+    common = {"profile": r.profile, "mode": r.mode, "size": r.size, "repeat": r.repeat,
+              "order": r.order, "status": r.status, "error": r.error,
+              "cpus": ", ".join(f"{role} {r.cpus[role] or '?'}" for role in roles) or DASH,
+              "net_key": r.network.key, "network": r.network.label}
+    if not r.ok:
         return RepeatRow(**common)
     figures, count = stats.repeat_figures(r)
-    values = stats.repeat_values(r) if stats.row_format(r["raw"]["format"]).value_key else []
+    values = stats.repeat_values(r) if stats.row_format(r.format).value_key else []
     return RepeatRow(**common, figures=figures, count=count, values=values)
 
 
-def _failure(r: dict) -> Failure:
-    tail = r.get("output_tail") or {}
-    return Failure(r["profile"], r["mode"], r["size"], r.get("repeat", 0), r["status"],
-                   r.get("error") or f"status {r['status']!r} (no error message recorded)",
-                   [(role, text) for role, text in tail.items() if text],
-                   Network.of(r).label)
+def _failure(r: Repeat) -> Failure:
+    return Failure(r.profile, r.mode, r.size, r.repeat, r.status,
+                   r.error or f"status {r.status!r} (no error message recorded)",
+                   [(role, text) for role, text in r.output_tail.items() if text],
+                   r.network.label)
 
 
 def _label(profile: Any, mode: Any, size: Any, network: Any = "udp lo",
@@ -484,12 +472,12 @@ def _stored_key(s: dict) -> tuple[str, ...]:
     return (*(str(s.get(k)) for k in ("profile", "mode", "size")), net)
 
 
-def _stored_differences(doc: dict, summary: list[dict], repeats: list[RepeatRow]
+def _stored_differences(run: RunRecord, summary: list[dict], repeats: list[RepeatRow]
                         ) -> tuple[list[str], bool]:
     """Where the figures stored in results.json differ from the recomputed ones (one text
     per point or repeat), and whether it stores no summary at all."""
     fresh = json.loads(json.dumps(summary))           # as stored: lists, not tuples
-    stored = doc.get("summary")
+    stored = run.stored_summary
     out = []
     if stored in (None, []):
         missing = bool(fresh)
@@ -513,74 +501,77 @@ def _stored_differences(doc: dict, summary: list[dict], repeats: list[RepeatRow]
                 fields = [k for k in row if s.get(k) != row[k]] + [k for k in s if k not in row]
                 out.append(f"{label}: {', '.join(fields)}")
         out += [f"{_label(*key)}: stored, but no completed repeat gives it" for key in by_key]
-    stored_repeats = doc["results"]     # rotation records (after them) store no figures
+    stored_repeats = run.results     # rotation records (after them) store no figures
     for r, fresh_repeat in zip(stored_repeats, repeats[:len(stored_repeats)], strict=True):
-        key = "latency_us" if r["mode"] == "latency" else "throughput"
-        if r["status"] != "ok" or (key not in r and "count" not in r):
+        key = "latency_us" if r.mode == "latency" else "throughput"
+        if not r.ok or not {key, "count"} & r.source.keys():
             continue
         figures, count = fresh_repeat.figures, fresh_repeat.count
-        if r.get(key, figures) != figures or r.get("count", count) != count:
-            label = _label(r["profile"], r["mode"], r["size"], Network.of(r).label,
-                           r.get("repeat", 0))
+        if r.stored(key, figures) != figures or r.stored("count", count) != count:
+            label = _label(r.profile, r.mode, r.size, r.network.label, r.repeat)
             out.append(f"{label}: per-repeat figures")
     return out, missing
 
 
-def _arm_rounds_note(settings: dict) -> str:
+def _arm_rounds_note(config: RotationConfig) -> str:
     """Since 2026-12-02 an arm keeps its slots until it has this many rounds (older runs
     do not record it, and did not do it)."""
-    n = settings.get("min_arm_rounds")
+    n = config.min_arm_rounds
     return f" with fewer than {n} rounds or" if isinstance(n, int) else ""
 
 
-def _tput_slot_note(r: dict) -> str:
+def _tput_slot_note(config: RotationConfig) -> str:
     """A throughput slot's length where it is not the latency slots' (rotation settings;
     runs before 2026-12-02 used --slot-ms for both and do not say)."""
-    ms = r.get("throughput_slot_ms", r.get("slot_ms"))
-    return f" ({ms} ms in throughput slots)" if ms != r.get("slot_ms") else ""
+    ms = config.throughput_slot_ms if config.throughput_slot_ms is not None \
+        else config.slot_ms
+    return f" ({ms} ms in throughput slots)" if ms != config.slot_ms else ""
 
 
-def _run_shape(settings: dict, rotation: dict | None = None) -> str:
+def _text_or(value: Any, absent: str = "?") -> str:
+    return absent if value is None else setting_text(value)
+
+
+def _run_shape(settings: RunSettings, rotation: Rotation | None = None) -> str:
     """How the repeats were run, in one plain sentence, from the run's settings."""
-    s = {k: _setting_text(v) for k, v in settings.items() if v is not None}
+    seed = _text_or(settings.seed)
     parts = []
-    if settings.get("modes") == ["discovery"]:
+    said = [setting_text(v) for v in (settings.pinning, settings.idle) if v is not None]
+    if list(settings.modes) == ["discovery"]:
         return (f"Discovery only: groups of participants started together, `none X none Y "
-                f"…` per round in a fresh seeded order (seed {s.get('seed', '?')}), not "
+                f"…` per round in a fresh seeded order (seed {seed}), not "
                 f"pinned and at normal priority (more processes than CPUs).")
     if rotation:
-        r = rotation.get("settings") or {}
-        tput = any(x.get("mode") == "throughput" for x in rotation.get("slots", []))
+        r = rotation.config
+        tput = rotation.throughput
         what = "Latency and throughput" if tput else "Latency"
         parts.append(
-            f"{what} by rotation: {r.get('instances', '?')} long-lived process pairs per "
+            f"{what} by rotation: {_text_or(r.instances)} long-lived process pairs per "
             f"profile and for the A/A arm, each started once and timed to match; "
-            f"{len(rotation.get('rounds', []))} rounds, each giving every arm one slot of "
-            f"{r.get('settle_ms', '?')} ms settle (not measured) + {r.get('slot_ms', '?')} ms "
+            f"{len(rotation.rounds)} rounds, each giving every arm one slot of "
+            f"{_text_or(r.settle_ms)} ms settle (not measured) + {_text_or(r.slot_ms)} ms "
             f"per size{' and mode' if tput else ''}"
             f"{_tput_slot_note(r) if tput else ''} between two `none` slots, in a fresh "
-            f"seeded order (seed {s.get('seed', '?')}); after {r.get('min_rounds', '?')} "
+            f"seeded order (seed {seed}); after {_text_or(r.min_rounds)} "
             f"rounds only the ratios{_arm_rounds_note(r)} still wider than "
-            f"±{r.get('target_ci_pct', '?')}% got slots, until all were within it or the "
+            f"±{_text_or(r.target_ci_pct)}% got slots, until all were within it or the "
             f"budget ended.")
-        if tput or "throughput" not in (settings.get("modes") or []):
-            return " ".join(parts) + "".join(f" {s[k][:1].upper()}{s[k][1:]}."
-                                             for k in ("pinning", "idle") if k in s)
-    if "min_repeats" in s:
-        more = (f" (up to {s['max_repeats']} while its 95% interval was wider than "
-                f"±{s['target_ci_pct']}% of the estimate)"
-                if "target_ci_pct" in s and s.get("max_repeats", s["min_repeats"])
-                != s["min_repeats"] else "")
-        seed = f" (seed {s['seed']})" if "seed" in s else ""
-        parts.append(f"Each point ran {s['min_repeats']} repeats{more}, all points "
-                     f"interleaved in a shuffled order{seed}")
-    if "duration_s" in s:
-        parts.append(f"each repeat recorded {s.get('warmup_s', '0')} s of warm-up (kept, not "
-                     f"measured), then {s['duration_s']} s measured")
-    if "pinning" in s:
-        parts.append(s["pinning"])
-    if "idle" in s:
-        parts.append(s["idle"])
+        if tput or "throughput" not in settings.modes:
+            return " ".join(parts) + "".join(f" {t[:1].upper()}{t[1:]}." for t in said)
+    if settings.min_repeats is not None:
+        least = setting_text(settings.min_repeats)
+        most = _text_or(settings.max_repeats, least)
+        more = (f" (up to {most} while its 95% interval was wider than "
+                f"±{setting_text(settings.target_ci_pct)}% of the estimate)"
+                if settings.target_ci_pct is not None and most != least else "")
+        seeded = f" (seed {seed})" if settings.seed is not None else ""
+        parts.append(f"Each point ran {least} repeats{more}, all points "
+                     f"interleaved in a shuffled order{seeded}")
+    if settings.duration_s is not None:
+        parts.append(f"each repeat recorded {_text_or(settings.warmup_s, '0')} s of warm-up "
+                     f"(kept, not measured), then {setting_text(settings.duration_s)} s "
+                     "measured")
+    parts += said
     return "; ".join(parts) + "." if parts else ""
 
 
@@ -588,20 +579,10 @@ def crypto_text(extensions: Any) -> str:
     """results.json's environment.cpu_crypto (name → present) as the report says it:
     "AES-NI, VAES, SHA (no AVX-512)"."""
     if not isinstance(extensions, dict):
-        return _setting_text(extensions)
+        return setting_text(extensions)
     have = [str(k) for k, v in extensions.items() if v is True]
     lack = [str(k) for k, v in extensions.items() if v is not True]
     return (", ".join(have) or "none of them") + (f" (no {', '.join(lack)})" if lack else "")
-
-
-def _setting_text(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, list):
-        return ", ".join(_setting_text(x) for x in v)
-    if isinstance(v, dict):
-        return ", ".join(f"{k} {_setting_text(x)}" for k, x in v.items())
-    return str(v)
 
 
 def _governance(profiles: list[ProfileInfo]) -> Governance:
@@ -668,12 +649,11 @@ def costs_at(results_dir: Path, sizes: list[int]) -> dict:
     """`govkit report RUN --cost-at SIZES`: the run's cost model (checked and recomputed
     from its raw slots) and each profile's modelled cost at each size, with intervals."""
     source = Path(results_dir) / RESULTS_NAME
-    doc = load_results(source)
     try:
-        check_results(doc)
+        run = load_run(load_results(source))
     except Malformed as e:
         raise GovkitError(f"{source}: {e}", EXIT_USAGE) from None
-    models = cost_models(doc) if doc.get("rotation") else {"method": "", "models": []}
+    models = cost_models(run) if run.rotation else {"method": "", "models": []}
     if not models["models"]:
         raise GovkitError(f"{source}: no cost model: it needs a rotating run (the default "
                           "runner) over two or more sizes", EXIT_USAGE)

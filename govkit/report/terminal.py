@@ -10,6 +10,7 @@ from govkit.results import figures
 from govkit.results.discovery import DISCOVERY_MODE as DISCOVERY
 from govkit.results.figures import FIGURES
 from govkit.results.flags import short_label
+from govkit.results.point import NoiseFloorRow, PointSummary, Tail, as_points
 from govkit.runners.network import DEFAULT, Network, sort_key
 
 
@@ -17,29 +18,34 @@ def _ci(values, fmt: str) -> str:
     return "–" if not values else f"{fmt.format(values[0])}…{fmt.format(values[1])}"
 
 
-def _flags(row: dict) -> str:
-    return " ".join(short_label(f["code"]) for f in row["flags"]) or "–"
+def _flags(row: PointSummary) -> str:
+    return " ".join(short_label(f.code) for f in row.flags) or "–"
 
 
-def _networks(rows: list[dict]) -> list[Network]:
-    return list(dict.fromkeys(Network.of(r) for r in rows))
+def _networks(rows: list[PointSummary]) -> list[Network]:
+    return list(dict.fromkeys(r.network for r in rows))
 
 
-def _with_network(rows: list[dict]) -> bool:
+def _with_network(rows: list[PointSummary]) -> bool:
     """Show a network column when the run measured anything but udp over lo."""
     return _networks(rows) != [DEFAULT] and bool(rows)
 
 
-def tail_p99_key(rows: list[dict]) -> str:
+def tail_p99_key(rows: list[PointSummary]) -> str:
     """The p99 the latency rows carry: of all samples (rotation), else the median of the
     per-second p99s."""
-    return "p99_of_samples" if any("p99_of_samples" in (r.get("tail") or {}) for r in rows) \
+    return "p99_of_samples" if any(r.tail.p99_of_samples is not None for r in rows) \
         else "p99_median_of_seconds"
 
 
-def tail_p99(tail: dict) -> float | None:
+def tail_p99(tail: Tail) -> float | None:
     """A summary row's tail (results.figures.tail_p99)."""
-    return figures.tail_p99(tail.get("p99_of_samples"), tail.get("p99_median_of_seconds"))
+    return figures.tail_p99(tail.p99_of_samples, tail.p99_median_of_seconds)
+
+
+def _mode(summary: list, mode: str) -> list[PointSummary]:
+    """The summary's rows of `mode`, as records (rows from results.json or summarize)."""
+    return [r for r in as_points(summary) if r.mode == mode]
 
 
 def noise_floor_table(rows: list[dict]) -> Table | None:
@@ -47,29 +53,30 @@ def noise_floor_table(rows: list[dict]) -> Table | None:
     per size (and mode, when throughput rotated too: its ratio is of rates)."""
     if not rows:
         return None
-    modes = len({r.get("mode", "latency") for r in rows}) > 1
+    rows = [NoiseFloorRow.from_json(r) for r in rows]
+    modes = len({r.mode for r in rows}) > 1
     table = Table(title="A/A noise floor: an independent second `none`, paired like a "
                         "profile; its ratio should be 1.00", title_justify="left")
     for col in (*(("mode",) if modes else ()), "B", "× none", "95% CI", "±%", "+µs" if not modes
                 else "+", "rounds", "flags"):
         table.add_column(col, justify="left" if col in ("flags", "mode") else "right")
     for r in rows:
-        table.add_row(*((r.get("mode", "latency"),) if modes else ()), str(r["size"]),
-                      f"{r['ratio']:.3f}", _ci(r["ratio_ci95"], "{:.3f}"),
-                      f"{r['ratio_halfwidth_pct']:.1f}" if r["ratio_halfwidth_pct"] is not None
-                      else "–", f"{r['added']:+.2f}" if not modes
-                      else f"{r['added']:+,.2f}", str(r["rounds"]),
-                      " ".join(short_label(f["code"]) for f in r["flags"]) or "–")
+        o = r.overhead
+        table.add_row(*((r.mode,) if modes else ()), str(r.size),
+                      f"{o.ratio:.3f}", _ci(o.ratio_ci95, "{:.3f}"),
+                      f"{o.halfwidth_pct:.1f}" if o.halfwidth_pct is not None else "–",
+                      f"{o.added:+.2f}" if not modes else f"{o.added:+,.2f}", str(o.rounds),
+                      " ".join(short_label(f.code) for f in r.flags) or "–")
     return table
 
 
-def latency_table(summary: list[dict]) -> Table | None:
-    rows = [r for r in summary if r["mode"] == "latency"]
+def latency_table(summary: list) -> Table | None:
+    rows = _mode(summary, "latency")
     if not rows:
         return None
     net = _with_network(rows)
     tail = FIGURES[tail_p99_key(rows)].name     # which p99 the column holds, said once
-    table = Table(title=f"One-way latency (µs): {rows[0]['statistic']}, with 95% intervals; "
+    table = Table(title=f"One-way latency (µs): {rows[0].statistic}, with 95% intervals; "
                         "overhead over `none` (same network) as a ratio and as added µs; "
                         f"RTI's published Connext figures beside them; p99*: {tail}",
                   title_justify="left")
@@ -78,29 +85,28 @@ def latency_table(summary: list[dict]) -> Table | None:
         table.add_column(col, justify="left" if col in ("profile", "network", "flags")
                          else "right", no_wrap=col != "flags")
     for r in rows:
-        vs, rti = r["vs_none"], r["rti"]
-        tail = r.get("tail") or {}
+        vs, rti = r.vs_none, r.rti
         table.add_row(
-            r["profile"], *((Network.of(r).label,) if net else ()), str(r["size"]),
-            f"{r['estimate']:.1f}", _ci(r["ci95"], "{:.1f}"),
-            f"{p99:.0f}" if (p99 := tail_p99(tail)) is not None else "–",
-            f"{vs['ratio']:.2f}" if vs and vs["ratio"] is not None else "–",
-            _ci(vs and vs["ratio_ci95"], "{:.2f}"),
-            f"{vs['added']:+.1f}" if vs else "–",
-            _ci(vs and vs["added_ci95"], "{:+.1f}"),
-            f"{rti['ratio']:.2f}" if rti else "–",
-            f"{rti['added_us']:+.0f}" if rti else "–", _flags(r))
+            r.profile, *((r.network.label,) if net else ()), str(r.size),
+            f"{r.estimate:.1f}", _ci(r.ci95, "{:.1f}"),
+            f"{p99:.0f}" if (p99 := tail_p99(r.tail)) is not None else "–",
+            f"{vs.ratio:.2f}" if vs and vs.ratio is not None else "–",
+            _ci(vs and vs.ratio_ci95, "{:.2f}"),
+            f"{vs.added:+.1f}" if vs else "–",
+            _ci(vs and vs.added_ci95, "{:+.1f}"),
+            f"{rti.ratio:.2f}" if rti else "–",
+            f"{rti.added_us:+.0f}" if rti else "–", _flags(r))
     return table
 
 
-def throughput_table(summary: list[dict]) -> Table | None:
-    rows = [r for r in summary if r["mode"] == "throughput"]
+def throughput_table(summary: list) -> Table | None:
+    rows = _mode(summary, "throughput")
     if not rows:
         return None
     net = _with_network(rows)
-    lossy = any(r.get("loss") for r in rows)
-    cpu = any(r.get("cpu_per_sample") for r in rows)
-    table = Table(title=f"Throughput (samples/s): {rows[0]['statistic']}, with 95% "
+    lossy = any(r.loss for r in rows)
+    cpu = any(r.cpu_per_sample for r in rows)
+    table = Table(title=f"Throughput (samples/s): {rows[0].statistic}, with 95% "
                         "intervals; ratio over `none` (same network)"
                         + ("; bytes the publisher retransmitted (injected loss)" if lossy
                            else "")
@@ -112,28 +118,28 @@ def throughput_table(summary: list[dict]) -> Table | None:
         table.add_column(col, justify="left" if col in ("profile", "network", "flags")
                          else "right", no_wrap=col != "flags")
     for r in rows:
-        vs, loss = r["vs_none"], r.get("loss") or {}
-        rex = loss.get("retransmitted_bytes")
-        share = loss.get("retransmitted_share_pct")
-        table.add_row(r["profile"], *((Network.of(r).label,) if net else ()), str(r["size"]),
-                      f"{r['estimate']:,.0f}", _ci(r["ci95"], "{:,.0f}"),
-                      f"{vs['ratio']:.2f}" if vs and vs["ratio"] is not None else "–",
-                      _ci(vs and vs["ratio_ci95"], "{:.2f}"),
+        vs, loss = r.vs_none, r.loss or {}
+        rex, share = (loss.get(k) for k in ("retransmitted_bytes", "retransmitted_share_pct"))
+        table.add_row(r.profile, *((r.network.label,) if net else ()), str(r.size),
+                      f"{r.estimate:,.0f}", _ci(r.ci95, "{:,.0f}"),
+                      f"{vs.ratio:.2f}" if vs and vs.ratio is not None else "–",
+                      _ci(vs and vs.ratio_ci95, "{:.2f}"),
                       *((f"{rex:,}" if rex is not None else "–",
                          f"{share:.1f}" if share is not None else "–") if lossy else ()),
-                      *(_cpu_cells(r.get("cpu_per_sample")) if cpu else ()),
+                      *(_cpu_cells(r) if cpu else ()),
                       _flags(r))
     return table
 
 
-def _cpu_cells(c: dict | None) -> tuple[str, str, str, str]:
-    if not c:
+def _cpu_cells(r: PointSummary) -> tuple[str, str, str, str]:
+    if not r.cpu_per_sample:
         return ("–",) * 4
-    vs = c.get("vs_none") or {}
-    return (f"{c['offered_rate_sps']:,.0f}" if c.get("offered_rate_sps") else "–",
-            f"{c['both']:.2f}" if c.get("both") is not None else "–",
-            f"{vs['ratio']:.2f}" if vs.get("ratio") is not None else "–",
-            _ci(vs.get("ratio_ci95"), "{:.2f}"))
+    offered, both = (r.cpu_per_sample.get(k) for k in ("offered_rate_sps", "both"))
+    vs = r.cpu_vs_none
+    return (f"{offered:,.0f}" if offered else "–",
+            f"{both:.2f}" if both is not None else "–",
+            f"{vs.ratio:.2f}" if vs and vs.ratio is not None else "–",
+            _ci(vs and vs.ratio_ci95, "{:.2f}"))
 
 
 def cost_table(costs: dict) -> Table:
@@ -158,14 +164,14 @@ def cost_table(costs: dict) -> Table:
     return table
 
 
-def network_table(summary: list[dict]) -> list[Table]:
+def network_table(summary: list) -> list[Table]:
     """Seed 003's comparison: rows are profiles (and sizes), one column group per network
     (transport, path, loss), each with the estimate, its interval and its ratio over the
     same profile and size over the run's first network."""
     tables = []
     for mode, unit, fmt in (("latency", "µs", "{:.1f}"), ("throughput", "samples/s",
                                                            "{:,.0f}")):
-        rows = [r for r in summary if r["mode"] == mode]
+        rows = _mode(summary, mode)
         nets = sorted(_networks(rows), key=sort_key)    # the reference first
         if len(nets) < 2:
             continue
@@ -180,16 +186,16 @@ def network_table(summary: list[dict]) -> list[Table]:
                 table.add_column(f"× {nets[0].transport}" if n.path == nets[0].path
                                  and n.loss_pct == nets[0].loss_pct else "×",
                                  justify="right", no_wrap=True)
-        cells = {(r["profile"], r["size"], Network.of(r)): r for r in rows}
-        for profile, size in dict.fromkeys((r["profile"], r["size"]) for r in rows):
+        cells = {(r.profile, r.size, r.network): r for r in rows}
+        for profile, size in dict.fromkeys((r.profile, r.size) for r in rows):
             out = [profile, str(size)]
             for n in nets:
                 r = cells.get((profile, size, n))
-                out.append(f"{fmt.format(r['estimate'])} {_ci(r['ci95'], fmt)}" if r else "–")
+                out.append(f"{fmt.format(r.estimate)} {_ci(r.ci95, fmt)}" if r else "–")
                 if n != nets[0]:
-                    vs = r and r.get("vs_network")
-                    out.append(f"{vs['ratio']:.2f} {_ci(vs['ratio_ci95'], '{:.2f}')}"
-                               if vs and vs["ratio"] is not None else "–")
+                    vs = r and r.vs_network
+                    out.append(f"{vs.ratio:.2f} {_ci(vs.ratio_ci95, '{:.2f}')}"
+                               if vs and vs.ratio is not None else "–")
             table.add_row(*out)
         tables.append(table)
     return tables
@@ -282,14 +288,14 @@ def compare_table(model) -> Table | None:
     return table
 
 
-def discovery_table(summary: list[dict]) -> Table | None:
+def discovery_table(summary: list) -> Table | None:
     """`--mode discovery`: per profile, the time until every participant of a group had
     matched every other, its interval, the median and first participant, the ratio; the
     summary's discovery rows as they are (govkit.results.discovery)."""
-    rows = [r for r in summary if r["mode"] == DISCOVERY]
+    rows = _mode(summary, DISCOVERY)
     if not rows:
         return None
-    table = Table(title=f"Discovery of {rows[0]['peers']} participants started together "
+    table = Table(title=f"Discovery of {rows[0].discovery.peers} participants started together "
                         "(s): median over groups of the time until every participant had "
                         "matched every other (secure handshakes included), with 95% "
                         "intervals; overhead over `none`, paired by round",
@@ -298,17 +304,13 @@ def discovery_table(summary: list[dict]) -> Table | None:
                 "first participant", "× none", "95% CI", "failed"):
         table.add_column(col, justify="left" if col == "profile" else "right")
     for r in rows:
-        vs = r["vs_none"]
+        vs, d = r.vs_none, r.discovery
+        times = [f"{t:.3f}" if t is not None else "–"
+                 for t in (d.all_matched_s, d.median_participant_s, d.first_participant_s)]
         table.add_row(
-            Text(r["profile"]), str(r["groups"]),
-            f"{r['all_matched_s']:.3f}" if r["all_matched_s"] is not None else "–",
-            _ci(r["ci95"], "{:.3f}"),
-            f"{r['median_participant_s']:.3f}" if r["median_participant_s"] is not None
-            else "–",
-            f"{r['first_participant_s']:.3f}" if r["first_participant_s"] is not None
-            else "–",
-            f"{vs['ratio']:.2f}" if vs else "–", _ci(vs and vs["ratio_ci95"], "{:.2f}"),
-            str(r["failed_groups"]) if r["failed_groups"] else "–")
+            Text(r.profile), str(d.groups), times[0], _ci(r.ci95, "{:.3f}"), *times[1:],
+            f"{vs.ratio:.2f}" if vs else "–", _ci(vs and vs.ratio_ci95, "{:.2f}"),
+            str(d.failed_groups) if d.failed_groups else "–")
     return table
 
 

@@ -1,7 +1,10 @@
 """What a run records and every figure computed from it.
 
+- `record`: the run record: results.json's slots, pairs, repeats and settings as frozen
+  records, read from every format version in one place;
+- `point`: a summary row as a record, as the report, the terminal and the gates read it;
 - `store`: results.json and the per-profile CSVs beside it;
-- `check`: results.json checked before a report recomputes from it;
+- `check`: results.json checked, then loaded as the run record;
 - `summary`: what a point is, and one summary row per point;
 - `stats`: every figure computed from the runners' raw rows, and their intervals;
 - `paired`: the paired, per-round overhead estimate of a rotating run;

@@ -1,4 +1,5 @@
-"""Check a bench's results.json before govkit.report.run recomputes from it.
+"""Check a bench's results.json and load it as the run record (`load_run`: a
+govkit.results.record.Run) before govkit.report.run recomputes from it.
 
 Everything govkit.results.summary.summarize, govkit.results.stats, govkit.results.paired,
 govkit.runners.network.Network.of and the report (govkit.report.run) read must be there, of
@@ -22,12 +23,23 @@ import re
 from typing import Any
 
 from govkit.catalog.runners import MODES
-from govkit.results import stats, store
+from govkit.results import stats
+from govkit.results.record import (
+    SCHEMA_PREFIX,
+    SLOT_VALUE_KEYS,
+    VERSION,
+    RecordInvalid,
+    Run,
+    version_of,
+)
 from govkit.results.summary import point_key
 from govkit.runners.network import PATHS, TRANSPORTS
 
-SCHEMA = store.SCHEMA
+SCHEMA = f"{SCHEMA_PREFIX}{VERSION}"
 OLD_SCHEMAS = ("govkit.bench/1",)      # per-repeat figures only, no raw rows
+# Earlier schemas `govkit report` still reads (govkit.results.record.Run.from_json): /2 had
+# no `rotation` section (the same records otherwise); a run is never resumed across them.
+READABLE_SCHEMAS = ("govkit.bench/2", SCHEMA)
 # The numbers a usable slot of a rotating run must hold, per mode: its row format's, and
 # a CPU slot's (written at a fixed rate: govkit.bench.rotation).
 _SLOT_KEYS = {**{mode: stats.row_format(name).row_keys
@@ -336,10 +348,10 @@ def plain_slot(slot: dict) -> bool:
     mode = "latency" if mode is None else mode
     if type(mode) is not str or mode not in _SLOT_KEYS:
         return False
-    value = slot.get(stats.slot_value_key(slot))
+    value = slot.get(SLOT_VALUE_KEYS[mode])
     if value is not None and not _is_measured(value):
         return False
-    if not stats.usable(slot):
+    if slot.get("status") != "ok" or not value:     # not usable: no figure reads it
         return True
     for key in _SLOT_KEYS[mode]:
         if not _is_measured(slot.get(key)):
@@ -365,8 +377,8 @@ def _check_slot(here: str, slot: dict) -> None:
     if mode not in _SLOT_KEYS:
         raise _where(f"{here}.mode", f"expected {', '.join(_SLOT_KEYS)}, got "
                                      f"{json_excerpt(mode)}")
-    _measured(slot, stats.slot_value_key(slot), here, required=False)
-    if not stats.usable(slot):
+    value = _measured(slot, SLOT_VALUE_KEYS[mode], here, required=False)
+    if slot.get("status") != "ok" or not value:     # not usable: no figure reads it
         return
     for key in _SLOT_KEYS[mode]:            # a usable slot's figures are computed
         _measured(slot, key, here)
@@ -442,7 +454,7 @@ def check_results(doc: Any) -> None:
         raise Malformed(f"schema {schema!r} predates raw per-second rows, from which the "
                          f"report recomputes every figure; re-run `govkit bench` (it writes "
                          f"{SCHEMA!r})")
-    if schema not in store.READABLE_SCHEMAS:
+    if schema not in READABLE_SCHEMAS:
         raise Malformed(f"schema is {schema!r}, expected {SCHEMA!r}")
     _check_numbers(doc)
     for here, p in _entries(doc, "profiles"):
@@ -489,5 +501,15 @@ def check_results(doc: Any) -> None:
 
 
 # --------------------------------------------------------------------- reading
+
+
+def load_run(doc: Any) -> Run:
+    """A parsed results.json checked (check_results: a Malformed naming the first problem
+    by its place) and read as the run record, whatever its readable format version."""
+    check_results(doc)
+    try:
+        return Run.from_json(doc, version_of(doc["schema"]))
+    except RecordInvalid as e:     # a value the checks above let through: named by its place
+        raise Malformed(str(e)) from None
 
 

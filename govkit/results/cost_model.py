@@ -24,6 +24,7 @@ from collections.abc import Sequence
 
 from govkit.results import paired
 from govkit.results.flags import flag
+from govkit.results.record import Run, as_run
 from govkit.results.stats import percentile_interval, resamples_for
 
 LATENCY_ADDED = "latency_added_us"
@@ -39,10 +40,10 @@ METHOD = ("added cost ≈ fixed + per KiB × size (KiB = 1024 B), a weighted lea
           "resample (the resamples that give each size its interval)")
 
 
-def cost_models(doc: dict) -> dict:
+def cost_models(doc: Run | dict) -> dict:
     """results.json's `cost_model`: the method and, per profile and figure measured at two
     or more sizes, its line with intervals and the fit at each size."""
-    slots = (doc.get("rotation") or {}).get("slots", [])
+    slots = as_run(doc).slots
     models = []
     if slots:
         for figure, (mode, suffix, what) in FIGURES.items():

@@ -20,6 +20,7 @@ import statistics
 
 from govkit.catalog.profiles import BASELINE, PROFILES
 from govkit.results import paired, stats
+from govkit.results.record import DiscoveryGroup, Run, Slot
 from govkit.runners.network import DEFAULT
 
 STATISTIC = ("median over groups of the time until every participant had matched every "
@@ -27,46 +28,45 @@ STATISTIC = ("median over groups of the time until every participant had matched
 DISCOVERY_MODE = "discovery"    # a discovery row's mode in the summary
 
 
-def _as_slot(group: dict) -> dict:
-    """A group as govkit.results.paired reads a slot (its value under `p50`)."""
-    return {"round": group["round"], "position": group["position"], "arm": group["arm"],
-            "instance": 0, "size": group["peers"], "status": group["status"],
-            "p50": max(group["matched_s"]) if group["status"] == "ok" else None}
+def _as_slot(group: DiscoveryGroup) -> Slot:
+    """A group as govkit.results.paired reads a slot (its value as a latency slot's)."""
+    return Slot(group.round, group.position, group.arm, group.profile, 0, group.peers,
+                status=group.status, p50=max(group.matched_s) if group.ok else None)
 
 
-def discovery_rows(doc: dict) -> list[dict]:
+def discovery_rows(run: Run) -> list[dict]:
     """One summary row per profile of a discovery run (summary.summarize adds them)."""
-    section = doc.get("discovery") or {}
-    groups = section.get("groups") or []
+    groups = run.discovery_groups
     if not groups:
         return []
     slots = [_as_slot(g) for g in groups]
     overheads = paired.pairings(slots)
     order = {p.name: i for i, p in enumerate(PROFILES)}
     rows = []
-    for profile in sorted({g["profile"] for g in groups}, key=lambda n: (order.get(n, 99), n)):
-        mine = [g for g in groups if g["profile"] == profile]
-        ok = [g for g in mine if g["status"] == "ok"]
+    for profile in sorted({g.profile for g in groups}, key=lambda n: (order.get(n, 99), n)):
+        mine = [g for g in groups if g.profile == profile]
+        ok = [g for g in mine if g.ok]
+        peers = mine[0].peers
         # no payload is sent: a row's `size` is None, its group size is `peers`
         row = {"profile": profile, "mode": DISCOVERY_MODE, "size": None, **DEFAULT.to_json(),
-               "peers": mine[0]["peers"], "statistic": STATISTIC, "unit": "s",
+               "peers": peers, "statistic": STATISTIC, "unit": "s",
                "estimate": None, "ci95": None, "ci_halfwidth_pct": None,
                "repeats": len(ok), "failed_repeats": len(mine) - len(ok), "seconds": None,
-               "repeat_estimates": [max(g["matched_s"]) for g in ok],
+               "repeat_estimates": [max(g.matched_s) for g in ok],
                "groups": len(ok), "failed_groups": len(mine) - len(ok),
                "all_matched_s": None, "median_participant_s": None,
                "first_participant_s": None, "vs_none": None, "rti": None,
                "vs_network": None, "flags": [],
-               "errors": sorted({g.get("error", "") for g in mine if g["status"] != "ok"})}
+               "errors": sorted({g.error for g in mine if not g.ok})}
         if ok:
             value, ci = paired.level([_as_slot(g) for g in ok],
                                      f"govkit/discovery/{profile}")
             row.update(estimate=value, all_matched_s=value, ci95=list(ci) if ci else None,
                        ci_halfwidth_pct=stats.Estimate(value, ci, []).halfwidth_pct,
                        median_participant_s=statistics.median(
-                           statistics.median(g["matched_s"]) for g in ok),
-                       first_participant_s=statistics.median(min(g["matched_s"]) for g in ok))
-        pairs = overheads.get((profile, row["peers"]))
+                           statistics.median(g.matched_s) for g in ok),
+                       first_participant_s=statistics.median(min(g.matched_s) for g in ok))
+        pairs = overheads.get((profile, peers))
         if profile != BASELINE and pairs:
             row["vs_none"] = paired.overhead(pairs, f"govkit/discovery/{profile}").to_json()
         rows.append(row)

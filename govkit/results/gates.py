@@ -19,8 +19,10 @@ import math
 from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.results.discovery import DISCOVERY_MODE as DISCOVERY
 from govkit.results.flags import ANY_WARNING, FLAGS
+from govkit.results.point import PointSummary, as_points
+from govkit.results.record import Run, as_run
 from govkit.results.summary import flagged_points, noise_floor
-from govkit.runners.network import DEFAULT, Network
+from govkit.runners.network import DEFAULT
 
 
 def parse_fail_on_flags(values: list[str] | None) -> set[str]:
@@ -63,14 +65,14 @@ def parse_max_ratios(values: list[str] | None, profiles: list[str]) -> dict[str,
     return limits
 
 
-def point_label(row: dict) -> str:
+def point_label(row: PointSummary) -> str:
     """How a gate's line names a summary row: `rtps_sign latency 32 B` (over its network
     when not udp lo), `rtps_sign discovery of 10 participants`, `A/A none latency 32 B`."""
-    if row["mode"] == DISCOVERY:
-        return f"{row['profile']} discovery of {row.get('peers', '?')} participants"
-    net = Network.of(row)
-    where = "" if net == DEFAULT else f" over {net.label}"
-    return f"{row['profile']} {row['mode']} {row['size']} B{where}"
+    if row.mode == DISCOVERY:
+        peers = row.discovery.peers if row.discovery and row.discovery.peers else "?"
+        return f"{row.profile} discovery of {peers} participants"
+    where = "" if row.network == DEFAULT else f" over {row.network.label}"
+    return f"{row.profile} {row.mode} {row.size} B{where}"
 
 
 def gate_failures(summary: list[dict], fail_on: set[str], max_ratios: dict[str, float]
@@ -80,23 +82,22 @@ def gate_failures(summary: list[dict], fail_on: set[str], max_ratios: dict[str, 
     A/A rows (govkit.results.summary.flagged_points)."""
     lines = []
     judged: set[str] = set()
-    for row in summary:
+    for row in as_points(summary):
         point = point_label(row)
-        hit = sorted({f["code"] for f in row.get("flags", [])} & fail_on)
+        hit = sorted(row.codes & fail_on)
         if hit:
             lines.append(f"{point}: flagged {', '.join(hit)} (--fail-on-flag)")
-        name = row["profile"].split("@", 1)[0]     # a crypto variant's arm: its profile's
+        name = row.profile.split("@", 1)[0]     # a crypto variant's arm: its profile's
         limit = max_ratios.get(name)
-        vs = row.get("vs_none") or {}
-        if limit is None or row["mode"] != "latency":
+        if limit is None or row.mode != "latency":
             continue
         judged.add(name)
-        ratio = vs.get("ratio")
+        ratio = row.vs_none.ratio if row.vs_none else None
         if ratio is None:
             lines.append(f"{point}: no ratio over none was measured, so --max-ratio "
                          f"{name}={limit:g} cannot pass")
         elif ratio > limit:
-            ci = vs.get("ratio_ci95")
+            ci = row.vs_none.ratio_ci95
             where = ""
             if ci:
                 where = (f" [{ci[0]:.2f}, {ci[1]:.2f}]"
@@ -117,14 +118,16 @@ def gate_settings(fail_on: set[str], max_ratios: dict[str, float]) -> dict | Non
     return {"fail_on_flag": sorted(fail_on), "max_ratio": dict(max_ratios)}
 
 
-def run_gates(doc: dict, summary: list[dict], overheads: dict | None = None) -> dict | None:
+def run_gates(doc: Run | dict, summary: list[dict], overheads: dict | None = None
+              ) -> dict | None:
     """results.json's `gates`: the run's gates (settings.gates) and their verdict over
     `summary` and the A/A rows (`overheads`: the summary's paired overheads, if at hand),
     `passed` and one line per `failures`; None when the run has no gates."""
-    gates = (doc.get("settings") or {}).get("gates")
+    run = as_run(doc)
+    gates = run.settings.gates
     if not gates:
         return None
-    floor = noise_floor(doc, overheads) + noise_floor(doc, overheads, mode="throughput")
+    floor = noise_floor(run, overheads) + noise_floor(run, overheads, mode="throughput")
     failures = gate_failures(flagged_points(summary, floor), set(gates["fail_on_flag"]),
                              gates["max_ratio"])
     return {"fail_on_flag": gates["fail_on_flag"], "max_ratio": gates["max_ratio"],

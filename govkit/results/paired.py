@@ -38,11 +38,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from govkit.catalog.profiles import BASELINE
+from govkit.results.record import Slot
 from govkit.results.stats import (
     BOOTSTRAP_RESAMPLES,
     percentile_interval,
-    slot_value_key,
-    usable,
     with_fewer_resamples,
 )
 
@@ -94,26 +93,24 @@ class Pairing:
         return self.value - self.baseline_mean
 
 
-def pairings(slots: list[dict], mode: str = "latency", value_key: str | None = None
+def pairings(slots: Sequence[Slot], mode: str = "latency", value_key: str | None = None
              ) -> dict[tuple[str, int], list[Pairing]]:
-    """Per (arm, size), every round's pairing of one mode's slots (a slot without a mode is
-    a latency slot), from the raw slot records (any order). The value paired is the slot's
-    median latency, its receive rate or its CPU per sample
-    (govkit.results.stats.slot_value_key), or `value_key` of every slot."""
-    blocks: dict[tuple[int, int], list[dict]] = {}
-    for s in slots:
-        if s.get("mode", "latency") == mode:
-            blocks.setdefault((s["round"], s["size"]), []).append(s)
+    """Per (arm, size), every round's pairing of one mode's slots, from the run's slot
+    records (any order). The value paired is the slot's median latency, its receive rate or
+    its CPU per sample (Slot.value), or the slot's `value_key` (a Slot attribute)."""
+    blocks: dict[tuple[int, int], list[Slot]] = {}
+    for s in as_slots(slots):
+        if s.mode == mode:
+            blocks.setdefault((s.round, s.size), []).append(s)
     out: dict[tuple[str, int], list[Pairing]] = {}
     for (rnd, size), block in sorted(blocks.items()):
-        block.sort(key=lambda s: s["position"])
-        # each slot's value if it is a usable `none` slot (None if not), read once; one
-        # mode's slots share the value's key
-        none = [s[value_key or slot_value_key(s)] if s["arm"] == BASELINE_ARM and usable(s)
-                else None
-                for s in block]
+        block.sort(key=lambda s: s.position)
+        values = [getattr(s, value_key) if value_key else s.value for s in block]
+        # each slot's value if it is a usable `none` slot (None if not), read once
+        none = [v if s.arm == BASELINE_ARM and s.usable else None
+                for s, v in zip(block, values, strict=True)]
         for i, s in enumerate(block):
-            if s["arm"] == BASELINE_ARM or not usable(s):
+            if s.arm == BASELINE_ARM or not s.usable:
                 continue
             around = [v for v in (none[i - 1] if i else None,
                                   none[i + 1] if i + 1 < len(none) else None)
@@ -124,10 +121,16 @@ def pairings(slots: list[dict], mode: str = "latency", value_key: str | None = N
             # two doubles is already correctly rounded
             n = len(around)
             logs = sum(math.log(v) for v in around)
-            out.setdefault((s["arm"], size), []).append(Pairing(
-                rnd, s["instance"], s[value_key or slot_value_key(s)], math.exp(logs / n),
-                sum(around) / n))
+            out.setdefault((s.arm, size), []).append(Pairing(
+                rnd, s.instance, values[i], math.exp(logs / n), sum(around) / n))
     return out
+
+
+def as_slots(slots: Sequence[Slot | dict]) -> Sequence[Slot]:
+    """Slot records as they are; rotation.slots as JSON read by Slot.from_json (tests and
+    benchmarks/ hold them so)."""
+    return slots if all(isinstance(s, Slot) for s in slots) else \
+        [s if isinstance(s, Slot) else Slot.from_json(s) for s in slots]
 
 
 def lag1(values: Sequence[float]) -> float | None:
@@ -473,16 +476,16 @@ def thinned_rounds(ordered: list[tuple]) -> tuple[list[tuple], str | None]:
                   "wider than one over all")
 
 
-def level(slots: list[dict], seed: str) -> tuple[float, tuple[float, float] | None]:
+def level(slots: Sequence[Slot], seed: str) -> tuple[float, tuple[float, float] | None]:
     """An arm's latency at one size: the median of its slot medians over the rounds, with a
     hierarchical bootstrap interval (instances, then rounds)."""
-    ok = [s for s in slots if usable(s)]
-    values = [s["p50"] for s in ok]
+    ok = [s for s in slots if s.usable]
+    values = [s.p50 for s in ok]
     value = statistics.median(values)
     if len(values) < 3:
         return value, None
     groups: dict[int, list[float]] = {}
-    for s in sorted(ok, key=lambda s: s["round"]):
-        groups.setdefault(s["instance"], []).append(s["p50"])
+    for s in sorted(ok, key=lambda s: s.round):
+        groups.setdefault(s.instance, []).append(s.p50)
     return value, percentile_interval(_resample(list(groups.values()), statistics.median,
                                                 seed + "/level", 1))

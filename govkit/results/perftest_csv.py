@@ -15,6 +15,7 @@ from govkit.catalog.runners import MODES
 from govkit.common.errors import GovkitError
 from govkit.results import stats
 from govkit.results.figures import FIGURES
+from govkit.results.record import Repeat
 from govkit.runners.network import Network, csv_prefix, csv_suffix
 
 
@@ -62,18 +63,20 @@ PERFTEST_CPU = "CPU (%)"
 _CPU_SIDE = {"latency": "cpu_pct_ping", "throughput": "cpu_pct_pong"}
 
 
-def to_csv(rows: list[dict], mode: str, processors: int | None = None) -> str:
-    """Perftest-style summary columns, one line per size and repeat; `processors` (the
-    machine's, results.json's environment.cores) fills perftest's "CPU (%)"."""
+def to_csv(rows: list[Repeat | dict], mode: str, processors: int | None = None) -> str:
+    """Perftest-style summary columns, one line per size and repeat (repeat records, or
+    results.json's records read as such); `processors` (the machine's, results.json's
+    environment.cores) fills perftest's "CPU (%)"."""
+    rows = [r if isinstance(r, Repeat) else Repeat.from_json(r) for r in rows]
     columns = LATENCY_COLUMNS if mode == "latency" else THROUGHPUT_COLUMNS
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
     w.writerow([title for title, _ in columns] + [PERFTEST_CPU])
-    for r in sorted(rows, key=lambda r: (r["size"], r.get("repeat", 0))):
+    for r in sorted(rows, key=lambda r: (r.size, r.repeat)):
         figures, count = stats.repeat_figures(r)
         core_pct = figures.get(_CPU_SIDE[mode])
         whole = core_pct / processors if core_pct is not None and processors else None
-        w.writerow([r["size"], r.get("repeat", 0), "" if count is None else count]
+        w.writerow([r.size, r.repeat, "" if count is None else count]
                    + [_csv_number(figures.get(key)) for _, key in columns[3:]]
                    + [_csv_number(whole)])
     return out.getvalue()

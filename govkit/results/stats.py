@@ -33,6 +33,8 @@ import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from govkit.results.record import RecordInvalid, Repeat, Slot
+
 BOOTSTRAP_RESAMPLES = 2000
 CONFIDENCE = 0.95
 # The most values one point's bootstrap resamples, and all points' together (a report's
@@ -207,14 +209,14 @@ def latency_figures(rows: list[dict]) -> dict:
     }
 
 
-def slot_figures(rows: list[dict]) -> dict:
+def slot_figures(rows: Sequence[Slot]) -> dict:
     """One process pair's latency figures (µs) from its slots (govkit.bench.rotation): true
     sample percentiles pooled from the slots' 1 % histograms, the exact mean of all samples,
     and the median and spread of the slot medians."""
     pooled = pooled_percentiles(rows) or {}
-    counts = [r["count"] for r in rows]
+    counts = [r.count for r in rows]
     total = sum(counts)
-    p50 = [r["p50"] for r in rows]
+    p50 = [r.p50 for r in rows]
     return {
         "median_of_slot_medians": statistics.median(p50),
         "std_of_slot_medians": pstdev(p50) if len(p50) > 1 else 0.0,
@@ -222,41 +224,40 @@ def slot_figures(rows: list[dict]) -> dict:
         "p90_of_samples": pooled.get("p90"),
         "p99_of_samples": pooled.get("p99"),
         "p99_9_of_samples": pooled.get("p99_9"),
-        "mean_of_samples": sum(r["mean"] * c for r, c in zip(rows, counts, strict=True))
+        "mean_of_samples": sum(r.mean * c for r, c in zip(rows, counts, strict=True))
         / total if total else None,
-        "min": min(r["min"] for r in rows),
-        "max": max(r["max"] for r in rows),
-        "cpu_pct_ping": 100 * sum(r.get("cpu_us", 0) for r in rows)
-        / max(1, sum(r.get("wall_us", 0) for r in rows)),
+        "min": min(r.min for r in rows),
+        "max": max(r.max for r in rows),
+        "cpu_pct_ping": _cpu_pct(rows, "cpu_us") or 0.0,
         "cpu_pct_pong": _cpu_pct(rows, "pong_cpu_us"),
     }
 
 
-def _cpu_pct(rows: list[dict], key: str) -> float | None:
+def _cpu_pct(rows: Sequence[Slot], key: str) -> float | None:
     """CPU time over wall time of the slots that recorded `key` (runs before 2026-12-02
-    did not record the pong's), in % of a core."""
-    had = [r for r in rows if r.get(key) is not None]
+    did not record the pong's), in % of a core; the ping's over every slot's wall time."""
+    had = [r for r in rows if getattr(r, key) is not None]
     if not had:
         return None
-    return 100 * sum(r[key] for r in had) / max(1, sum(r.get("wall_us", 0) for r in had))
+    over = rows if key == "cpu_us" else had
+    return 100 * sum(getattr(r, key) for r in had) / max(1, sum(r.wall_us or 0 for r in over))
 
 
-def throughput_slot_figures(rows: list[dict]) -> dict:
+def throughput_slot_figures(rows: Sequence[Slot]) -> dict:
     """One process pair's throughput figures from its slots (govkit.bench.rotation): the
     rate over all its slots together (samples after each slot's first arrival over the
     slots' summed spans), in samples/s and payload Mbit/s, samples lost, and CPU."""
-    later = sum(r.get("later_n", 0) for r in rows)
-    span_s = sum(r.get("span_us", 0) for r in rows) / 1e6
+    later = sum(r.later_n or 0 for r in rows)
+    span_s = sum(r.span_us or 0 for r in rows) / 1e6
     rate = later / span_s if span_s > 0 else 0.0
-    size = rows[0]["size"] if rows else 0
+    size = rows[0].size if rows else 0
     return {
         "mean_rate_sps": rate,
         "mean_mbps": rate * size * 8 / 1e6,
-        "median_of_slot_rates": statistics.median(r["rate_sps"] for r in rows),
-        "lost": sum(r.get("lost", 0) for r in rows),
+        "median_of_slot_rates": statistics.median(r.rate_sps for r in rows),
+        "lost": sum(r.lost or 0 for r in rows),
         "stalled_seconds": 0,
-        "cpu_pct_ping": 100 * sum(r.get("cpu_us", 0) for r in rows)
-        / max(1, sum(r.get("wall_us", 0) for r in rows)),
+        "cpu_pct_ping": _cpu_pct(rows, "cpu_us") or 0.0,
         "cpu_pct_pong": _cpu_pct(rows, "pong_cpu_us"),
     }
 
@@ -284,32 +285,40 @@ def throughput_figures(rows: list[dict]) -> dict:
     return figures
 
 
-def repeat_figures(record: dict) -> tuple[dict, int | None]:
-    """(figures, sample count) of one ok repeat record, recomputed from its raw data."""
-    raw = record["raw"]
-    fmt = row_format(raw["format"])
+def repeat_figures(record: Repeat | dict) -> tuple[dict, int | None]:
+    """(figures, sample count) of one ok repeat record, recomputed from its raw data (a
+    runner's result as JSON is read as a Repeat first: govkit.bench's, as it stores it)."""
+    if not isinstance(record, Repeat):
+        record = Repeat.from_json(record)
+    fmt = row_format(record.format)
     if fmt.value_key is None:               # the runner's own end-of-run summary
-        return dict(raw["summary"]), raw["summary"].get("count")
-    rows = measured(raw["rows"], record["warmup_rows"], record["measured_rows"])
+        return dict(record.summary), record.summary.get("count")
+    rows = record.measured()
     if not rows:
-        raise ValueError("no measured rows")
+        raise RecordInvalid("no measured rows")
     if fmt.rotating:
         figures = slot_figures(rows) if fmt.mode == "latency" else throughput_slot_figures(rows)
-    else:
-        figures = latency_figures(rows) if fmt.mode == "latency" else throughput_figures(rows)
+        return figures, sum(r.count for r in rows)
+    figures = latency_figures(rows) if fmt.mode == "latency" else throughput_figures(rows)
     return figures, sum(r["count"] for r in rows)
 
 
-def repeat_values(record: dict, key: str | None = None) -> list[float]:
+def repeat_values(record: Repeat | dict, key: str | None = None) -> list[float]:
     """The measured per-second values of `key` (default: the one its point's statistic
-    pools), in time order; one value for a summary-only runner."""
-    raw = record["raw"]
-    fmt = row_format(raw["format"])
+    pools; a rotating run's: its slots' values), in time order; one value for a
+    summary-only runner."""
+    if not isinstance(record, Repeat):
+        record = Repeat.from_json(record)
+    fmt = row_format(record.format)
     if fmt.value_key is None:
-        key = "median_of_samples" if fmt.mode == "latency" else "mean_rate_sps"
-        return [raw["summary"][key]]
-    rows = measured(raw["rows"], record["warmup_rows"], record["measured_rows"])
-    return [r[key or fmt.value_key] for r in rows]
+        return [record.summary[SUMMARY_VALUE_KEYS[fmt.mode]]]
+    if fmt.rotating:
+        return [getattr(r, key or fmt.value_key) for r in record.measured()]
+    return [r[key or fmt.value_key] for r in record.measured()]
+
+
+# A summary-only runner's value per mode (its end-of-run summary's).
+SUMMARY_VALUE_KEYS = {"latency": "median_of_samples", "throughput": "mean_rate_sps"}
 
 
 # -------------------------------------------------------------------------- intervals
@@ -585,19 +594,6 @@ def trend(groups: list[list[float]]) -> float | None:
 # ------------------------------------------------------------- slots (govkit.bench.rotation)
 
 
-SLOT_VALUE_KEYS = {"latency": "p50", "throughput": "rate_sps", "cpu": "cpu_us_per_sample"}
-
-
-def slot_value_key(slot: dict) -> str:
-    """What a rotating run's slot measured: its median latency, its receive rate, or (a CPU
-    slot, written at a fixed rate) both sides' CPU µs per sample."""
-    return SLOT_VALUE_KEYS.get(slot.get("mode", "latency"), "p50")
-
-
-def usable(slot: dict) -> bool:
-    return slot.get("status") == "ok" and (slot.get(slot_value_key(slot)) or 0) > 0
-
-
 def histogram(slot: dict) -> list[tuple[int, int]]:
     """A slot's histogram, stored as cyclone_perf prints it: "bin:count,bin:count,…"."""
     text = slot.get("hist") or ""
@@ -623,10 +619,11 @@ def _pooled_bins(texts: list[str]) -> dict[int, int]:
     return {int(b): int(c) for b, c in zip(pairs[starts, 0], sums, strict=True) if c}
 
 
-def pooled_percentiles(slots: list[dict], quantiles=(0.5, 0.9, 0.99, 0.999)) -> dict | None:
-    """True sample percentiles over every measured round trip of the slots, from their 1 %
-    histograms (nearest rank; each bin's geometric centre, so within ±0.5 %)."""
-    bins = _pooled_bins([s.get("hist") or "" for s in slots if usable(s)])
+def pooled_percentiles(slots: Sequence[Slot], quantiles=(0.5, 0.9, 0.99, 0.999)
+                       ) -> dict | None:
+    """True sample percentiles over every measured round trip of the usable slots, from
+    their 1 % histograms (nearest rank; each bin's geometric centre, so within ±0.5 %)."""
+    bins = _pooled_bins([s.hist or "" for s in slots if s.usable])
     total = sum(bins.values())
     if not total:
         return None

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -21,19 +21,28 @@ from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.common.fsutil import write_atomic
 from govkit.common.inputs import read_input
 from govkit.common.limits import MAX_RESULTS_BYTES
+from govkit.results.check import Malformed, load_run
 from govkit.results.cost_model import cost_models, stored
 from govkit.results.gates import run_gates
 from govkit.results.perftest_csv import csv_name, to_csv
-from govkit.results.summary import Summarizer, all_records, point_key, repeat_key
-from govkit.runners.network import Network
+from govkit.results.record import (
+    SCHEMA_PREFIX,
+    VERSION,
+    Pair,
+    Repeat,
+    Rotation,
+    RotationConfig,
+    Round,
+    Run,
+    Slot,
+    as_run,
+)
+from govkit.results.summary import Summarizer, point_key
 from govkit.wire.rtps import METHOD as WIRE_METHOD
 from govkit.wire.verdict import profile_verdicts
 
-SCHEMA = "govkit.bench/3"
+SCHEMA = f"{SCHEMA_PREFIX}{VERSION}"
 RESULTS_NAME = "results.json"
-# Earlier schemas `govkit report` still reads: /2 had no `rotation` section (the same
-# records otherwise); a run is never resumed across schemas.
-READABLE_SCHEMAS = ("govkit.bench/2", SCHEMA)
 # Settings that make two runs different experiments: `--resume` refuses to mix them.
 RESUME_KEYS = {"runner": "--runner", "modes": "--mode", "sizes": "--sizes",
                "profiles": "--profile", "duration_s": "--duration", "warmup_s": "--warmup",
@@ -51,20 +60,33 @@ ROTATION_RESUME_KEYS = {"slot_ms": "--slot-ms", "settle_ms": "--settle-ms"}
 # Rotating runs rewrite results.json after a round only when this long has passed since the
 # last write (seconds).
 ROUND_SAVE_S = 2.0
-# Files written before 2026-12-04 name the overhead's second form `difference` in the summary
-# rows' `vs_none` and `vs_network`; it is `added` now, as results.paired.Overhead names it.
-# Read under the new name, so such a file's stored summary still compares with the
-# recomputed one (docs/reference/results-json.md, format history).
-RENAMED_IN_OVERHEADS = {"difference": "added", "difference_ci95": "added_ci95"}
 
 
 @dataclass
 class ResultStore:
-    """results.json plus the per-profile CSVs in one directory."""
+    """results.json plus the per-profile CSVs in one directory. The repeats, pairs, slots
+    and rounds are records (govkit.results.record), made as they come, so a bad value is
+    refused when it is handed over; `doc` holds their JSON (what is written, and what
+    bench reads back) and the run's other sections."""
     directory: Path
     doc: dict = field(default_factory=dict)
     summarizer: Summarizer = field(default_factory=lambda: Summarizer())
     saved_at: float = float("-inf")     # time.monotonic() of the last write
+    repeats: list[Repeat] = field(default_factory=list)
+    pairs: list[Pair] = field(default_factory=list)
+    slots: list[Slot] = field(default_factory=list)
+    rounds: list[Round] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        """A store made from a document (not by `create` or `load`) reads its records from
+        it."""
+        if self.doc and not (self.repeats or self.pairs or self.slots or self.rounds):
+            run = as_run(self.doc)
+            self.repeats = list(run.results)
+            if run.rotation is not None:
+                self.pairs, self.slots, self.rounds = (list(run.rotation.pairs),
+                                                       list(run.rotation.slots),
+                                                       list(run.rotation.rounds))
 
     @property
     def json_path(self) -> Path:
@@ -91,10 +113,26 @@ class ResultStore:
             # resuming continues a run with this version's design, never an older one
             found = doc.get("schema") if isinstance(doc, dict) else None
             raise GovkitError(f"{path}: schema is {found!r}, expected {SCHEMA!r}")
+        try:
+            load_run(doc)
+        except Malformed as e:
+            raise GovkitError(f"{path}: {e}", EXIT_USAGE) from None
         return cls(Path(directory), doc)
 
+    def run(self) -> Run:
+        """The run as it stands: its records, and its settings and profiles as `doc`
+        holds them now (bench may have added a setting since)."""
+        rot = self.doc.get("rotation")
+        rotation = None if rot is None else Rotation(
+            RotationConfig.from_json(rot.get("settings")), tuple(self.pairs),
+            tuple(self.slots), tuple(self.rounds), rot.get("method"), rot.get("estimator"),
+            rot.get("interval"))
+        head = {k: v for k, v in self.doc.items() if k not in ("results", "rotation")}
+        return replace(Run.from_json(head, VERSION), results=tuple(self.repeats),
+                       rotation=rotation, source=self.doc)
+
     def completed(self) -> set[tuple]:
-        return {repeat_key(r) for r in self.doc["results"] if r.get("status") == "ok"}
+        return {r.repeat_key for r in self.repeats if r.ok}
 
     def kept(self) -> str:
         """What `--resume` continues from, in words: completed repeats, and a rotating
@@ -102,8 +140,7 @@ class ResultStore:
         "0 completed repeat(s) kept" while keeping every round)."""
         parts = []
         repeats = len(self.completed())
-        rotation = self.doc.get("rotation") or {}
-        rounds, slots = len(rotation.get("rounds") or []), len(rotation.get("slots") or [])
+        rounds, slots = len(self.rounds), len(self.slots)
         groups = len((self.doc.get("discovery") or {}).get("groups") or [])
         if repeats or not (rounds or slots or groups):
             parts.append(f"{repeats} completed repeat(s)")
@@ -113,13 +150,16 @@ class ResultStore:
             parts.append(f"{groups} discovery group(s)")
         return f"{' and '.join(parts)} kept"
 
-    def records(self, key: tuple) -> list[dict]:
-        return [r for r in self.doc["results"] if point_key(r) == key]
+    def records(self, key: tuple) -> list[Repeat]:
+        return [r for r in self.repeats if r.point_key == key]
 
     def add(self, result: dict) -> None:
-        key = repeat_key(result)
-        self.doc["results"] = [r for r in self.doc["results"] if repeat_key(r) != key]
-        self.doc["results"].append(result)
+        """A repeat, as the runner's result (refused if a value is out of place: made
+        into a Repeat first); one of the same repeat key is replaced."""
+        record = Repeat.from_json(result, VERSION)
+        self.repeats = [r for r in self.repeats if r.repeat_key != record.repeat_key]
+        self.repeats.append(record)
+        self.doc["results"] = [r.to_json() for r in self.repeats]
         self.save()
 
     # -------------------------------------------------- the rotating design (govkit.bench.rotation)
@@ -128,31 +168,35 @@ class ResultStore:
         """results.json's `rotation` section, made on first use; where a resumed run goes on
         (the next round and the next process instance number)."""
         rot = self.doc.setdefault("rotation", {"pairs": [], "slots": [], "rounds": []})
-        rounds = [r["round"] for r in rot["rounds"]]
-        instances = [p["instance"] for p in rot["pairs"]]
-        return {**rot, "next_round": max(rounds, default=-1) + 1,
-                "next_instance": max(instances, default=-1) + 1}
+        return {**rot, "next_round": max((r.round for r in self.rounds), default=-1) + 1,
+                "next_instance": max((p.instance for p in self.pairs), default=-1) + 1}
 
     def set_rotation_method(self, info: dict) -> None:
         self.doc.setdefault("rotation", {"pairs": [], "slots": [], "rounds": []}).update(info)
 
     def add_pair(self, record: dict) -> None:
-        self.doc["rotation"]["pairs"].append(record)
+        pair = Pair.from_json(record, VERSION)
+        self.pairs.append(pair)
+        self.doc["rotation"]["pairs"].append(pair.to_json())
         self.save(summary=False)
 
     def add_slots(self, rows: list[dict]) -> None:
-        """One size's slots of one round (kept, unsaved until the round ends)."""
-        self.doc["rotation"]["slots"] += rows
+        """One size's slots of one round (kept, unsaved until the round ends); each made a
+        Slot first, so a bad value is refused here, not found by the report."""
+        slots = [Slot.from_json(row, VERSION) for row in rows]
+        self.slots += slots
+        self.doc["rotation"]["slots"] += [s.to_json() for s in slots]
 
     def finish_round(self, rnd: int, seconds: float) -> None:
         """Record a finished round; results.json is rewritten at most every ROUND_SAVE_S
         (a round of 30 ms slots lasts well under a second, and rewriting megabytes after each
         would eat the budget). A run killed outright loses at most that much; an interrupted
         or finished run saves everything (govkit.bench.rotation's `finally`)."""
-        self.doc["rotation"]["rounds"].append({"round": rnd, "seconds": round(seconds, 3)})
+        done = Round(rnd, round(seconds, 3))
+        self.rounds.append(done)
+        self.doc["rotation"]["rounds"].append(done.to_json())
         if time.monotonic() - self.saved_at >= ROUND_SAVE_S:
             self.save(summary=False)
-
     def set_load(self, load: dict) -> None:
         if load:
             self.doc.setdefault("load", []).append(load)
@@ -179,11 +223,12 @@ class ResultStore:
         """Everything, atomically; `summary=False` writes results.json alone and keeps its
         stored summary as it was (the rotation's rounds save raw slots only; the final save
         writes the summary and the CSVs, and `govkit report` recomputes all anyway)."""
-        if summary or "summary" not in self.doc:
-            self.doc["summary"] = self.summarizer.summarize(self.doc)
-            if self.doc.get("rotation"):
-                self.doc["cost_model"] = stored(cost_models(self.doc))
-            gates = run_gates(self.doc, self.doc["summary"], self.summarizer.overheads)
+        run = self.run() if summary or "summary" not in self.doc else None
+        if run is not None:
+            self.doc["summary"] = self.summarizer.summarize(run)
+            if run.rotation is not None:
+                self.doc["cost_model"] = stored(cost_models(run))
+            gates = run_gates(run, self.doc["summary"], self.summarizer.overheads)
             if gates is None:
                 self.doc.pop("gates", None)
             else:
@@ -192,11 +237,11 @@ class ResultStore:
         self.saved_at = time.monotonic()
         if not summary:
             return      # the CSVs are derived from the raw rows too: with the summary
-        groups: dict[tuple, list[dict]] = {}
-        for r in all_records(self.doc):
-            if r.get("status") == "ok":
-                groups.setdefault((r["profile"], r["mode"], Network.of(r)), []).append(r)
-        processors = (self.doc.get("environment") or {}).get("cores")
+        groups: dict[tuple, list[Repeat]] = {}
+        for r in self.summarizer.records:        # summarize's: all_records(run)
+            if r.ok:
+                groups.setdefault((r.profile, r.mode, r.network), []).append(r)
+        processors = run.environment.get("cores")
         for (profile, mode, net), rows in groups.items():
             write_atomic(self.directory / csv_name(profile, mode, net),
                          to_csv(rows, mode, processors if isinstance(processors, int) else None))
@@ -235,7 +280,7 @@ def load_results(path: Path) -> Any:
         raise GovkitError(f"{path}:{line}:{column}: {text[lone:lone + 6]} is half of a UTF-16 "
                           "surrogate pair, which no text holds (govkit never writes one)",
                           EXIT_USAGE)
-    return with_current_names(doc)
+    return doc
 
 
 _ESCAPE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|.)", re.S)
@@ -261,26 +306,6 @@ def lone_surrogate_at(text: str) -> int | None:
         elif 0xDC00 <= code <= 0xDFFF:
             return m.start()
     return high_at
-
-
-def with_current_names(doc: Any) -> Any:
-    """`doc` with the stored summary's overheads under today's names (RENAMED_IN_OVERHEADS);
-    anything not shaped like a summary is left for results.check to judge."""
-    summary = doc.get("summary") if isinstance(doc, dict) else None
-    for row in summary if isinstance(summary, list) else []:
-        if not isinstance(row, dict):
-            continue
-        cpu = row.get("cpu_per_sample")
-        cpu = cpu if isinstance(cpu, dict) else {}
-        # the CPU-per-sample overheads were renamed with the others (a file of 2026-12-04
-        # read "differs" on them alone until these were read too)
-        for vs in (row.get("vs_none"), row.get("vs_network"), cpu.get("vs_none"),
-                   cpu.get("ping_vs_none"), cpu.get("pong_vs_none")):
-            if isinstance(vs, dict) and not vs.keys() & RENAMED_IN_OVERHEADS.values():
-                for old, new in RENAMED_IN_OVERHEADS.items():
-                    if old in vs:
-                        vs[new] = vs.pop(old)
-    return doc
 
 
 def _too_deep(doc: Any) -> bool:

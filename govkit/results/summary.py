@@ -18,7 +18,17 @@ from govkit.catalog.rti_published import published_cipher_pair, published_overhe
 from govkit.results import paired, parallel, stats
 from govkit.results.discovery import discovery_rows
 from govkit.results.flags import flag
-from govkit.runners.network import LOSS_MEANING, Network
+from govkit.results.point import PointSummary
+from govkit.results.record import (
+    Repeat,
+    Rotation,
+    RotationConfig,
+    Run,
+    Slot,
+    Variant,
+    as_run,
+)
+from govkit.runners.network import DEFAULT, LOSS_MEANING, Network
 from govkit.runners.network import sort_key as network_order
 from govkit.wire.verdict import judge_again, profile_verdicts
 
@@ -74,7 +84,7 @@ class Summarizer:
             self._cache[key] = (signature, est)
         return [self._cache[key][1] for key, *_ in signed]
 
-    def summarize(self, doc: dict) -> list[dict]:
+    def summarize(self, doc: Run | dict) -> list[dict]:
         return summarize(doc, self)
 
 
@@ -83,35 +93,34 @@ def _seed(key: tuple) -> str:
     return "govkit/" + "/".join(map(str, key))
 
 
-def summarize(doc: dict, summarizer: Summarizer | None = None) -> list[dict]:
+def summarize(doc: Run | dict, summarizer: Summarizer | None = None) -> list[dict]:
     """One row per point (profile, mode, size, network): its statistic over all ok repeats
     with a 95 % interval, the overhead over `none` over the same network (ratio and what it
     adds, with intervals), RTI's published figures (UDP over a LAN without injected
     loss, so only beside such points), and flags saying what looks wrong and why; then a
     discovery run's rows (mode `discovery`: govkit.results.discovery)."""
+    run = as_run(doc)
     summarizer = summarizer or Summarizer()
-    settings = doc.get("settings", {})
-    target = settings.get("target_ci_pct")
-    secured = {p["name"]: p.get("security", True) for p in doc.get("profiles", [])}
-    points: dict[tuple, list[dict]] = {}
-    summarizer.records = all_records(doc)
+    target = run.settings.target_ci_pct
+    # (a profile that does not say counts as secured here)
+    secured = {p.name: p.security is not False for p in run.profiles}
+    points: dict[tuple, list[Repeat]] = {}
+    summarizer.records = all_records(run)
     for r in summarizer.records:
-        points.setdefault(point_key(r), []).append(r)
-    pairs = _pairings_by_mode(doc)   # once: for the overheads and the variants' differences
-    paired_overheads = rotation_overheads(doc, summarizer, pairs)
+        points.setdefault(r.point_key, []).append(r)
+    pairs = _pairings_by_mode(run)   # once: for the overheads and the variants' differences
+    paired_overheads = rotation_overheads(run, summarizer, pairs)
     summarizer.overheads = paired_overheads
 
     estimates: dict[tuple, tuple[stats.RowFormat, stats.Estimate, list[list[float]]]] = {}
-    measured_points = sum(1 for records in points.values()
-                          if any(r.get("status") == "ok" for r in records))
+    measured_points = sum(1 for records in points.values() if any(r.ok for r in records))
     cap = resample_cap(measured_points)
     resamples = stats.resamples_for(measured_points)
     measured = []
     for key, records in points.items():
-        ok = sorted((r for r in records if r.get("status") == "ok"),
-                    key=lambda r: r.get("repeat", 0))
+        ok = sorted((r for r in records if r.ok), key=lambda r: r.repeat)
         if ok:
-            measured.append((key, stats.row_format(ok[0]["raw"]["format"]),
+            measured.append((key, stats.row_format(ok[0].format),
                              [stats.repeat_values(r) for r in ok]))
     for (key, fmt, groups), est in zip(measured, summarizer.point_estimates(
             measured, cap, resamples), strict=True):
@@ -120,11 +129,10 @@ def summarize(doc: dict, summarizer: Summarizer | None = None) -> list[dict]:
     order = {p.name: i for i, p in enumerate(PROFILES)}
     # after the catalog's, the run's own profiles in the order it lists them (a policy's
     # classes in their file's order), as the report's tables list them
-    listed = {p.get("name"): i for i, p in enumerate(doc.get("profiles") or [])
-              if isinstance(p, dict)}
+    listed = {p.name: i for i, p in enumerate(run.profiles)}
     verdicts = summarizer.wire_verdicts if summarizer.wire_verdicts is not None \
-        else wire_verdicts(doc)
-    rot_target = ((doc.get("rotation") or {}).get("settings") or {}).get("target_ci_pct")
+        else wire_verdicts(run)
+    rot_target = run.rotation.config.target_ci_pct if run.rotation else None
     # Transport (path, loss) comparison: every point against the same profile, mode and
     # size over the run's first network (udp lo without loss when measured), seed 003-like.
     nets = sorted({Network(*k[3:]) for k in estimates}, key=network_order)
@@ -140,7 +148,7 @@ def summarize(doc: dict, summarizer: Summarizer | None = None) -> list[dict]:
             continue
         fmt, est, groups = estimates[key]
         records = points[key]
-        ok = [r for r in records if r.get("status") == "ok"]
+        ok = sorted((r for r in records if r.ok), key=lambda r: r.repeat)
         failed = len(records) - len(ok)
         row = {
             "profile": profile, "mode": mode, "size": size, **net.to_json(),
@@ -154,9 +162,7 @@ def summarize(doc: dict, summarizer: Summarizer | None = None) -> list[dict]:
         }
         rotated = fmt.rotating
         if fmt.mode == "latency" and fmt.value_key and not rotated:
-            measured = [x for r in ok for x in stats.measured(
-                r["raw"]["rows"], r["warmup_rows"], r["measured_rows"])]
-            p99 = [x["p99"] for x in measured]
+            p99 = [x["p99"] for r in ok for x in r.measured()]
             row["tail"] = {"p99_median_of_seconds": stats.statistics.median(p99),
                            "p99_worst_second": max(p99)}
         if net.loss_pct:
@@ -165,15 +171,15 @@ def summarize(doc: dict, summarizer: Summarizer | None = None) -> list[dict]:
         row["vs_none"] = stats.compare(est, base[1]) if base and profile != BASELINE else None
         if rotated:
             row["repeats"] = len(ok)                 # process instances
-            row["rounds"] = len({x["round"] for g in ok for x in g["raw"]["rows"]})
+            slots = [x for r in ok for x in r.rows]
+            row["rounds"] = len({x.round for x in slots})
             row["seconds"] = None
-            slots = [x for r in ok for x in r["raw"]["rows"]]
             if mode == "latency":
                 figures = stats.slot_figures(slots)
                 row["tail"] = _slot_tail(slots, figures)
             else:
                 figures = stats.throughput_slot_figures(slots)
-                row["cpu_per_sample"] = cpu_per_sample(doc, profile, size, paired_overheads)
+                row["cpu_per_sample"] = cpu_per_sample(run, profile, size, paired_overheads)
             row["cpu_pct"] = {"ping": figures["cpu_pct_ping"], "pong": figures["cpu_pct_pong"]}
             paired = paired_overheads.get((profile, mode, size))
             row["vs_none"] = paired.to_json() if paired is not None else None
@@ -181,28 +187,29 @@ def summarize(doc: dict, summarizer: Summarizer | None = None) -> list[dict]:
             if reference is not None and net != reference else None
         row["vs_network"] = {"network": reference.label, **stats.compare(est, ref[1])} \
             if ref else None
-        if rotated and ok and ok[0].get("variant"):
-            row["variant"] = ok[0]["variant"]      # a crypto variant's arm (--cipher, --rekey)
+        if rotated and ok and ok[0].variant:     # a crypto variant's arm (--cipher, --rekey)
+            row["variant"] = ok[0].variant.to_json()
         row["rti"] = published_overhead(base_profile(profile), size) if mode == "latency" \
             and net.transport == "udp" and not net.loss_pct else None
-        row["flags"] = _flags(row, groups, ok, secured.get(profile, profile != BASELINE),
+        point = PointSummary.from_json(row)      # the row so far, read as a record
+        row["flags"] = _flags(point, groups, ok, secured.get(profile, profile != BASELINE),
                               rot_target if rotated else target, fmt) \
             + _wire_flags(verdicts, profile)
         # One flag per code: the level's interval and the overhead's may both be thinned.
         thinned = [est.subsampled] if est.subsampled else []
-        if (row.get("vs_none") or {}).get("subsampled"):
-            thinned.append(f"the overhead's: {row['vs_none']['subsampled']}")
+        if point.vs_none and point.vs_none.subsampled:
+            thinned.append(f"the overhead's: {point.vs_none.subsampled}")
         if thinned:
             row["flags"].append(flag("subsampled_interval", "; ".join(thinned)))
-        saturated = (row.get("cpu_per_sample") or {}).get("saturated_slots")
+        saturated = (point.cpu_per_sample or {}).get("saturated_slots")
         if saturated:
             row["flags"].append(flag("cpu_saturated", f"{saturated} CPU slot(s) delivered "
                                      f"under 95% of the offered rate: left out of its CPU "
                                      f"per sample"))
         rows.append(row)
-    add_variant_differences(rows, doc, summarizer, pairs.get("latency"))
+    add_variant_differences(rows, run, summarizer, pairs.get("latency"))
     # --mode discovery: its rows as they are (seconds, not rounded to 0.1 ms)
-    return [_rounded(row) for row in rows] + discovery_rows(doc)
+    return [_rounded(row) for row in rows] + discovery_rows(run)
 
 
 CPU_STATISTIC = (
@@ -211,31 +218,29 @@ CPU_STATISTIC = (
     "ratio, as for latency")
 
 
-def cpu_per_sample(doc: dict, arm: str, size: int, overheads: dict) -> dict | None:
+def cpu_per_sample(run: Run, arm: str, size: int, overheads: dict) -> dict | None:
     """A throughput point's second cost figure, from its CPU slots (written at a fixed rate
     below every arm's saturation: govkit.bench.rotation): per side and both, the median
     over slots of µs of CPU per sample, and each over `none`'s as a paired ratio with its
     interval (both sides: the run's paired overheads; each side: paired here)."""
-    slots = [s for s in (doc.get("rotation") or {}).get("slots", [])
-             if s.get("mode") == CPU and s["arm"] == arm and s["size"] == size]
-    ok = [s for s in slots if stats.usable(s)]
+    cpu_slots = [s for s in run.slots if s.mode == CPU and s.size == size]
+    slots = [s for s in cpu_slots if s.arm == arm]
+    ok = [s for s in slots if s.usable]
     if not ok:
         return None
     out = {"statistic": CPU_STATISTIC, "unit": "us/sample",
-           "offered_rate_sps": ok[0].get("offered_rate_sps"), "slots": len(ok),
-           "saturated_slots": sum(1 for s in slots if s.get("status") == "saturated")}
+           "offered_rate_sps": ok[0].offered_rate_sps, "slots": len(ok),
+           "saturated_slots": sum(1 for s in slots if s.status == "saturated")}
     for side, key in (("both", "cpu_us_per_sample"), ("ping", "ping_us_per_sample"),
                       ("pong", "pong_us_per_sample")):
-        values = [s[key] for s in ok if s.get(key, 0) > 0]
+        values = [getattr(s, key) for s in ok if (getattr(s, key) or 0) > 0]
         out[side] = statistics.median(values) if values else None
     if arm == BASELINE:
         return out
     both = overheads.get((arm, CPU, size))
     out["vs_none"] = both.to_json() if both is not None else None
-    cpu_slots = [s for s in (doc.get("rotation") or {}).get("slots", [])
-                 if s.get("mode") == CPU and s["size"] == size]
     for side, key in (("ping", "ping_us_per_sample"), ("pong", "pong_us_per_sample")):
-        usable_side = [s for s in cpu_slots if s.get(key, 0) > 0]
+        usable_side = [s for s in cpu_slots if (getattr(s, key) or 0) > 0]
         mine = paired.pairings(usable_side, CPU, key).get((arm, size))
         out[f"{side}_vs_none"] = paired.overhead(
             mine, f"govkit/paired/{arm}/{size}/cpu/{side}").to_json() if mine else None
@@ -258,53 +263,49 @@ CPU = "cpu"
 PAIRED_MODES = (*stats.ROTATION_FORMAT, CPU)
 
 
-def all_records(doc: dict) -> list[dict]:
+def all_records(doc: Run | dict) -> list[Repeat]:
     """The per-repeat records and, for a rotating run, one record per profile, size and
     process pair made from its slots (so every table and CSV reads both alike)."""
-    return list(doc["results"]) + rotation_records(doc)
+    run = as_run(doc)
+    return list(run.results) + rotation_records(run)
 
 
-def rotation_records(doc: dict) -> list[dict]:
-    rot = doc.get("rotation")
-    if not rot:
+def rotation_records(doc: Run | dict) -> list[Repeat]:
+    rot = as_run(doc).rotation
+    if rot is None:
         return []
-    pairs = {(p["arm"], p["instance"]): p for p in rot.get("pairs", [])}
-    groups: dict[tuple, list[dict]] = {}
-    for s in rot.get("slots", []):
-        if s.get("arm") == paired.AA_ARM or s.get("mode") == CPU:
+    pairs = {(p.arm, p.instance): p for p in rot.pairs}
+    groups: dict[tuple, list[Slot]] = {}
+    for s in rot.slots:
+        if s.arm == paired.AA_ARM or s.mode == CPU:
             continue
         # by arm: a profile measured under several crypto variants is one point per
         # variant, named like its arm (`rtps_encrypt@aes128`)
-        groups.setdefault((s["arm"], s.get("mode", "latency"), s["size"], s["instance"]),
-                          []).append(s)
+        groups.setdefault((s.arm, s.mode, s.size, s.instance), []).append(s)
     out = []
     for (profile, mode, size, instance), slots in sorted(groups.items(), key=lambda kv: (
             str(kv[0][0]), str(kv[0][1]), kv[0][2], kv[0][3])):
-        ok = sorted((s for s in slots if stats.usable(s)), key=lambda s: s["round"])
-        pair = pairs.get((profile, instance), {})
-        variant = {"variant": slots[0]["variant"]} if slots[0].get("variant") else {}
-        record = {"profile": profile, **variant, "mode": mode, "size": size,
-                  "transport": "udp",
-                  "path": "lo", "loss_pct": 0, "repeat": instance, "order": None,
-                  "domain_id": pair.get("domain_id"), "commands": pair.get("commands", []),
-                  "status": "ok" if ok else "failed",
-                  "error": None if ok else "; ".join(dict.fromkeys(
-                      s.get("error") or s.get("status", "?") for s in slots))}
-        if ok:
-            record.update(raw={"format": stats.ROTATION_FORMAT[mode], "rows": ok}, warmup_rows=0,
-                          measured_rows=len(ok))
-        out.append(record)
+        ok = sorted((s for s in slots if s.usable), key=lambda s: s.round)
+        pair = pairs.get((profile, instance))
+        out.append(Repeat(
+            profile, mode, size, DEFAULT, repeat=instance,
+            commands=pair.commands if pair else (),
+            domain_id=pair.domain_id if pair else None, variant=slots[0].variant,
+            status="ok" if ok else "failed",
+            error=None if ok else "; ".join(dict.fromkeys(s.error or s.status or "?"
+                                                          for s in slots)),
+            format=stats.ROTATION_FORMAT[mode] if ok else None, rows=tuple(ok),
+            measured_rows=len(ok)))
     return out
 
 
-def _pairings_by_mode(doc: dict) -> dict[str, dict]:
+def _pairings_by_mode(run: Run) -> dict[str, dict]:
     """A rotating run's pairings (govkit.results.paired.pairings) per mode."""
-    rot = doc.get("rotation")
-    slots = rot.get("slots", []) if rot else []
-    return {mode: paired.pairings(slots, mode) for mode in PAIRED_MODES} if rot else {}
+    return {mode: paired.pairings(run.slots, mode) for mode in PAIRED_MODES} \
+        if run.rotation else {}
 
 
-def rotation_overheads(doc: dict, summarizer: Summarizer | None = None,
+def rotation_overheads(doc: Run | dict, summarizer: Summarizer | None = None,
                        pairs_by_mode: dict | None = None, ratio_only: bool = False
                        ) -> dict[tuple[str, str, int], paired.Overhead]:
     """Per (arm, mode, size): the paired overhead over `none` (govkit.results.paired), the
@@ -312,11 +313,11 @@ def rotation_overheads(doc: dict, summarizer: Summarizer | None = None,
     `none`'s (below 1: security costs throughput). `pairs_by_mode`: the slots' pairings
     per mode, if already made. `ratio_only`: without the added µs' intervals (half the
     work, for the stopping rule after every round)."""
-    rot = doc.get("rotation")
-    if not rot:
+    run = as_run(doc)
+    if run.rotation is None:
         return {}
     out = {}                                  # in pairing order, as before
-    slots = rot.get("slots", [])
+    slots = run.slots
     todo = []                                 # not cached: (point, key, signature, ...)
     cache = summarizer._cache if summarizer else {}
     arms = [(mode, arm, size, pairs) for mode in PAIRED_MODES
@@ -325,7 +326,7 @@ def rotation_overheads(doc: dict, summarizer: Summarizer | None = None,
                                        else pairs_by_mode[mode]).items()]
     resamples = stats.resamples_for(len(arms))      # a run of hundreds of arms: fewer
     terms = instance_terms(slots, arms)
-    runs = run_terms(rot)
+    runs = run_terms(run.rotation)
     for mode, arm, size, pairs in arms:
         # (latency keeps its seed of before throughput slots: same figures as then)
         seed = f"govkit/paired/{arm}/{size}" + ("" if mode == "latency" else f"/{mode}")
@@ -348,29 +349,24 @@ def rotation_overheads(doc: dict, summarizer: Summarizer | None = None,
     return out
 
 
-def run_terms(rot: dict) -> dict[str, paired.RunTerm]:
+def run_terms(rot: Rotation | dict) -> dict[str, paired.RunTerm]:
     """Per mode, the run-to-run term the run carries (rotation.settings.rerun_kappa_pct and
     rerun_floor_pct, written by govkit bench; a run from before 2026-12-05 has none and
     reads as it did)."""
-    settings = rot.get("settings") or {}
-    kappas, floors = (_percentages(settings.get(key)) for key in ("rerun_kappa_pct",
-                                                                  "rerun_floor_pct"))
+    config = rot.config if isinstance(rot, Rotation) else \
+        RotationConfig.from_json(rot.get("settings"))
+    kappas, floors = config.rerun_kappa_pct, config.rerun_floor_pct
     return {mode: paired.RunTerm(kappas.get(mode, 0.0) / 100, floors.get(mode, 0.0) / 100)
             for mode in sorted(kappas.keys() | floors.keys())}
 
 
-def _percentages(values) -> dict[str, float]:
-    return {k: float(v) for k, v in (values if isinstance(values, dict) else {}).items()
-            if isinstance(v, int | float) and not isinstance(v, bool) and 0 <= v <= 100}
-
-
-def instance_terms(slots: list[dict], arms: list[tuple]) -> dict[str, paired.InstanceTerm]:
+def instance_terms(slots: list[Slot], arms: list[tuple]) -> dict[str, paired.InstanceTerm]:
     """Per mode, the run's spread between process instances (paired.InstanceTerm), pooled
     over every arm and size of that mode (the A/A arm's included)."""
     out = {}
+    slots = paired.as_slots(slots)
     for mode in dict.fromkeys(m for m, *_ in arms):
-        none = {s["instance"] for s in slots if s.get("arm") == paired.BASELINE_ARM
-                and s.get("mode", "latency") == mode}
+        none = {s.instance for s in slots if s.arm == paired.BASELINE_ARM and s.mode == mode}
         term = paired.instance_term({(arm, size): pairs for m, arm, size, pairs in arms
                                      if m == mode}, len(none))
         if term is not None:
@@ -390,43 +386,44 @@ CIPHER_REFERENCE = "aes256"
 REKEY_REFERENCE = 32
 
 
-def variant_contrasts(variants: dict[tuple[str, int], dict]) -> list[tuple[str, str, int, str]]:
+def variant_contrasts(variants: dict[tuple[str, int], Variant]
+                      ) -> list[tuple[str, str, int, str]]:
     """(arm, reference arm, size, dimension) for every crypto variant arm (`variants`: its
     variant per (arm, size)) that differs from a measured reference of the same profile and
     size in that dimension alone."""
-    rekeys = {v.get("rekey_blocks") for v in variants.values()} - {None}
+    rekeys = {v.rekey_blocks for v in variants.values()} - {None}
     rekey_ref = REKEY_REFERENCE if REKEY_REFERENCE in rekeys else max(rekeys, default=None)
     out = []
     for (arm, size), v in variants.items():
         for dimension, key, ref_value in (("cipher", "cipher", CIPHER_REFERENCE),
                                           ("rekey", "rekey_blocks", rekey_ref)):
-            if v.get(key) is None or v.get(key) == ref_value:
+            if getattr(v, key) is None or getattr(v, key) == ref_value:
                 continue
             ref = next((a for (a, sz), w in variants.items() if sz == size
-                        and base_profile(a) == base_profile(arm) and w.get(key) == ref_value
-                        and all(w.get(k) == v.get(k)
+                        and base_profile(a) == base_profile(arm)
+                        and getattr(w, key) == ref_value
+                        and all(getattr(w, k) == getattr(v, k)
                                 for k in ("cipher", "rekey_blocks") if k != key)), None)
             if ref is not None:
                 out.append((arm, ref, size, dimension))
     return out
 
 
-def add_variant_differences(rows: list[dict], doc: dict,
+def add_variant_differences(rows: list[dict], run: Run,
                             summarizer: Summarizer | None = None,
                             latency_pairs: dict | None = None) -> None:
     """Each crypto variant's row gets `vs_variant`: a list of its paired differences to the
     reference variant of the same profile and size, one per dimension in which it differs
     from it alone (govkit.results.paired.difference; figure − reference, as µs and %, with
     intervals), beside RTI's published AES-128/AES-256 pair for the cipher."""
-    rot = doc.get("rotation") or {}
-    pairs = latency_pairs if latency_pairs is not None else \
-        paired.pairings(rot.get("slots", [])) if rot else {}
-    by_arm = {(r["profile"], r["size"]): r for r in rows if r.get("variant")}
-    for row in by_arm.values():
+    pairs = latency_pairs if latency_pairs is not None else paired.pairings(run.slots)
+    read = ((row, PointSummary.from_json(row)) for row in rows)
+    by_arm = {(p.profile, p.size): (row, p) for row, p in read if p.variant}
+    for row, _ in by_arm.values():
         row["vs_variant"] = []
     for arm, ref_arm, size, dimension in variant_contrasts(
-            {k: r["variant"] for k, r in by_arm.items()}):
-        row, ref = by_arm[(arm, size)], by_arm[(ref_arm, size)]
+            {k: p.variant for k, (_, p) in by_arm.items()}):
+        (row, mine), (_, ref) = by_arm[(arm, size)], by_arm[(ref_arm, size)]
         if (arm, size) not in pairs or (ref_arm, size) not in pairs:
             continue
         diff = _difference(pairs[(arm, size)], pairs[(ref_arm, size)],
@@ -441,13 +438,18 @@ def add_variant_differences(rows: list[dict], doc: dict,
         contrast["difference_ci95"] = contrast.pop("added_ci95")
         row["vs_variant"].append({
             "dimension": dimension, "reference": ref_arm,
-            "reference_variant": ref["variant"]["name"],
-            "reference_us": ref["estimate"], "reference_ci95": ref["ci95"],
-            "figure_us": row["estimate"], "figure_ci95": row["ci95"],
+            "reference_variant": ref.variant.name,
+            "reference_us": ref.estimate, "reference_ci95": _listed(ref.ci95),
+            "figure_us": mine.estimate, "figure_ci95": _listed(mine.ci95),
             **contrast, "difference_pct": 100 * (diff.ratio - 1),
             "difference_pct_ci95": [100 * (ci[0] - 1), 100 * (ci[1] - 1)] if ci else None,
             "rti": published_cipher_pair(base_profile(arm), size)
-            if dimension == "cipher" and row["variant"].get("cipher") == "aes128" else None})
+            if dimension == "cipher" and mine.variant.cipher == "aes128" else None})
+
+
+def _listed(interval: tuple | None) -> list | None:
+    """An interval as the summary's JSON holds it."""
+    return list(interval) if interval is not None else None
 
 
 def _difference(pairs, reference, seed: str, summarizer: Summarizer | None):
@@ -470,7 +472,7 @@ def variant_differences(summary: list[dict]) -> list[dict]:
             for r in summary for d in r.get("vs_variant") or []]
 
 
-def rotation_widths(doc: dict, summarizer: Summarizer | None = None,
+def rotation_widths(doc: Run | dict, summarizer: Summarizer | None = None,
                     narrowable: bool = True) -> dict[tuple[str, str, int], float | None]:
     """Every arm's ratio interval half-width (%), for the rounds' stopping rule: what more
     rounds can narrow (the run-to-run term left out; `narrowable` False: the whole width,
@@ -479,11 +481,11 @@ def rotation_widths(doc: dict, summarizer: Summarizer | None = None,
     difference's (an arm whose own ratio is narrow would otherwise stop getting slots, and
     the difference would rest on the rounds before that). With a `summarizer`, an arm whose
     pairings did not change since the last call (no slot since) is not resampled again."""
-    by_mode = _pairings_by_mode(doc)
+    run = as_run(doc)
+    by_mode = _pairings_by_mode(run)
     widths = {k: o.within_halfwidth_pct if narrowable else o.halfwidth_pct for k, o in
-              rotation_overheads(doc, summarizer, by_mode, ratio_only=True).items()}
-    slots = (doc.get("rotation") or {}).get("slots", [])
-    variants = {(s["arm"], s["size"]): s["variant"] for s in slots if s.get("variant")}
+              rotation_overheads(run, summarizer, by_mode, ratio_only=True).items()}
+    variants = {(s.arm, s.size): s.variant for s in run.slots if s.variant}
     if not variants:
         return widths
     pairs = by_mode.get("latency", {})
@@ -500,15 +502,16 @@ def rotation_widths(doc: dict, summarizer: Summarizer | None = None,
     return widths
 
 
-def noise_floor(doc: dict, overheads: dict | None = None, mode: str = "latency") -> list[dict]:
+def noise_floor(doc: Run | dict, overheads: dict | None = None, mode: str = "latency"
+                ) -> list[dict]:
     """The A/A arm per size (of one mode): a second, independent `none` paired like a
     profile. Its ratio should be 1; flagged when its interval excludes 1 or is wider than
     the target."""
-    rot = doc.get("rotation")
-    if not rot:
+    run = as_run(doc)
+    if run.rotation is None:
         return []
-    overheads = overheads if overheads is not None else rotation_overheads(doc)
-    target = (rot.get("settings") or {}).get("target_ci_pct")
+    overheads = overheads if overheads is not None else rotation_overheads(run)
+    target = run.rotation.config.target_ci_pct
     rows = []
     for (arm, arm_mode, size), o in sorted(overheads.items(), key=lambda kv: kv[0][2]):
         if arm != paired.AA_ARM or arm_mode != mode:
@@ -539,19 +542,19 @@ def flagged_points(summary: list[dict], floor: list[dict]) -> list[dict]:
     return summary + [{**row, "profile": AA_POINT} for row in floor]
 
 
-def load_line(doc: dict) -> str | None:
+def load_line(doc: Run | dict) -> str | None:
     """How quiet the machine was, in one line (None before any measurement)."""
-    loads = doc.get("load") or []
+    loads = as_run(doc).load
     if not loads:
         return None
-    before = loads[0].get("loadavg_before")
-    steal = [x["steal_pct"] for x in loads if x.get("steal_pct") is not None]
+    before = loads[0].loadavg_before
+    steal = [x.steal_pct for x in loads if x.steal_pct is not None]
     busy: dict[str, float] = {}         # by name: two busy `sh` loops are one line
     for x in loads:
-        for b in x.get("busy_processes", []):
-            busy[b["name"]] = busy.get(b["name"], 0) + b["cpu_share"]
-    under = any(x.get("under_load") for x in loads)
-    other = [x["other_cpu_share"] for x in loads if x.get("other_cpu_share") is not None]
+        for name, share in x.busy_processes:
+            busy[name] = busy.get(name, 0) + share
+    under = any(x.under_load for x in loads)
+    other = [x.other_cpu_share for x in loads if x.other_cpu_share is not None]
     # What the verdict reads first: the others' CPU time (/proc/stat less govkit's own).
     # The load average comes after and says when it was read: as govkit started, before it
     # signed or started anything (LoadWatch), a one-minute average of what ran before
@@ -574,10 +577,10 @@ def _slot_tail(slots: list[dict], figures: dict) -> dict:
     (stats.slot_figures pooled the same slots' histograms)."""
     return {"p99_of_samples": figures["p99_of_samples"],
             "p99_9_of_samples": figures["p99_9_of_samples"],
-            "p99_worst_slot": max((x["p99"] for x in slots), default=None)}
+            "p99_worst_slot": max((x.p99 for x in slots), default=None)}
 
 
-def _loss(net: Network, fmt: stats.RowFormat, ok: list[dict]) -> dict:
+def _loss(net: Network, fmt: stats.RowFormat, ok: list[Repeat]) -> dict:
     """What injected loss did to a point, from its raw rows: retransmitted bytes (throughput,
     ddsperf -X) or nothing counted (latency: ping/pong has no such counter)."""
     out = {"injected_pct": net.loss_pct, "by": "sender (publisher): Cyclone DDS "
@@ -613,56 +616,56 @@ def _wire_flags(verdicts: dict, profile: str) -> list[dict]:
                        "cost of that protection")]
 
 
-def wire_verdicts(doc: dict) -> dict:
+def wire_verdicts(run: Run) -> dict:
     """Per profile, the verdict over its captured points, each judged again from its stored
     counts (govkit.wire.verdict.judge_again), not the verdict results.json stored."""
-    wire = doc.get("wire")
+    wire = run.wire
     if not wire:
         return {}
     return profile_verdicts([judge_again(p) for p in wire.get("points", [])])
 
 
-def _flags(row: dict, groups: list[list[float]], ok: list[dict], secured: bool,
+def _flags(row: PointSummary, groups: list[list[float]], ok: list[Repeat], secured: bool,
            target: float | None, fmt: stats.RowFormat) -> list[dict]:
     flags = []
     unit = "µs" if fmt.unit == "us" else fmt.unit
     rotated = fmt.rotating
-    if row["failed_repeats"]:
-        total = row["failed_repeats"] + row["repeats"]
+    if row.failed_repeats:
+        total = row.failed_repeats + row.repeats
         flags.append(flag("failed_repeats",
-            f"{row['failed_repeats']} of {total} repeats failed; the "
-                                f"figures use the {row['repeats']} that completed"))
-    if row["repeats"] == 1 and fmt.value_key and row["ci95"] is not None and not rotated:
+            f"{row.failed_repeats} of {total} repeats failed; the "
+                                f"figures use the {row.repeats} that completed"))
+    if row.repeats == 1 and fmt.value_key and row.ci95 is not None and not rotated:
         flags.append(flag("one_repeat",
             "the interval comes from one repeat's seconds only, so it leaves out how much "
             "repeats differ from each other; run at least two (--repeat)"))
     if rotated:
-        vs = row["vs_none"]
-        width = vs.get("ratio_halfwidth_pct") if vs else None
+        vs = row.vs_none
+        width = vs.halfwidth_pct if vs else None
         # what more rounds can narrow: the width without the run-to-run term
-        within = vs.get("ratio_halfwidth_within_pct", width) if vs else None
+        within = vs.within_halfwidth_pct if vs else None
         if vs is not None and target is not None and (within is None or within > target):
             flags.append(flag("wide_interval",
                 f"the overhead ratio's 95% interval {pct_text(width, target)} is wider than the "
-                f"target ±{target:g}% after {vs['rounds']} paired rounds (a longer --budget "
+                f"target ±{target:g}% after {vs.rounds} paired rounds (a longer --budget "
                 "adds rounds)"))
         elif vs is not None and target is not None and width is not None and width > target:
             flags.append(flag("rerun_spread",
                 f"the overhead ratio's 95% interval {pct_text(width, target)} is wider than the "
                 f"target ±{target:g}% because a rerun on this machine moves this ratio by "
-                f"about ±{1.96 * vs['run_sd_pct']:.1f}% (95%); its rounds reached "
+                f"about ±{1.96 * vs.run_sd_pct:.1f}% (95%); its rounds reached "
                 f"±{within:.1f}%"))
-    elif row["ci95"] is None:
+    elif row.ci95 is None:
         flags.append(flag("no_interval",
             "too little data for an interval (one value); run more repeats"))
-    elif target is not None and (row["ci_halfwidth_pct"] is None
-                                 or row["ci_halfwidth_pct"] > target):
+    elif target is not None and (row.ci_halfwidth_pct is None
+                                 or row.ci_halfwidth_pct > target):
         flags.append(flag("wide_interval",
-            f"95% interval {pct_text(row['ci_halfwidth_pct'], target)} is wider than the target "
-            f"±{target:g}% after {row['repeats']} repeats"))
-    vs = row["vs_none"]
-    if secured and vs is not None and vs["ratio"] is not None:
-        ratio, ci = vs["ratio"], vs["ratio_ci95"]
+            f"95% interval {pct_text(row.ci_halfwidth_pct, target)} is wider than the target "
+            f"±{target:g}% after {row.repeats} repeats"))
+    vs = row.vs_none
+    if secured and vs is not None and vs.ratio is not None:
+        ratio, ci = vs.ratio, vs.ratio_ci95
         latency = fmt.mode == "latency"
         interval = f" (95% interval {ci[0]:.2f}–{ci[1]:.2f})" if ci else ""
         if ci is not None and (ci[1] < 1 if latency else ci[0] > 1):
@@ -695,8 +698,8 @@ def _flags(row: dict, groups: list[list[float]], ok: list[dict], secured: bool,
                     f"the last third on average over {len(values)} repeat(s); a longer "
                     "--warmup lets each repeat settle first"))
                 break
-    if row.get("loss"):
-        loss = row["loss"]
+    if row.loss:
+        loss = row.loss
         what = (f"{loss['retransmitted_bytes']} bytes retransmitted"
                 if loss.get("retransmitted_bytes") is not None
                 else "retransmissions not counted (ping/pong): they show in the tail")

@@ -66,7 +66,8 @@ def _slots(ratios: dict[str, float], rounds: int, seed: int) -> list[dict]:
         for arm in ratios:
             seq += [arm, "none"]
         for pos, arm in enumerate(seq):
-            out.append({"round": r, "position": pos, "arm": arm, "instance": r % 2,
+            out.append({"round": r, "position": pos, "arm": arm, "profile": arm,
+                        "instance": r % 2,
                         "size": 32, "status": "ok",
                         "p50": regime * ratios.get(arm, 1.0) * math.exp(rand.gauss(0, 0.02))})
     return out

@@ -32,7 +32,8 @@ def _slots(ratio: float, rounds: int, noise: float, seed: int, regimes: bool = T
     for r in range(rounds):
         regime = rand.choice((10.0, 13.0, 16.0)) if regimes else 10.0
         for pos, (arm, mult) in enumerate((("none", 1.0), ("x", ratio), ("none", 1.0))):
-            out.append({"round": r, "position": pos, "arm": arm, "instance": r % 2,
+            out.append({"round": r, "position": pos, "arm": arm, "profile": arm,
+                        "instance": r % 2,
                         "size": 32, "status": "ok",
                         "p50": regime * mult * math.exp(rand.gauss(0, noise))})
     return out

@@ -31,8 +31,9 @@ from govkit.report.compare import (
     write_reports,
 )
 from govkit.report.model import DASH
+from govkit.results.check import READABLE_SCHEMAS
 from govkit.results.flags import FLAGS
-from govkit.results.store import READABLE_SCHEMAS, with_current_names
+from govkit.results.record import Run
 from govkit.results.summary import summarize
 
 DATA = Path(__file__).parent.parent / "data" / "compare"
@@ -138,7 +139,7 @@ def test_fixtures_are_what_the_tests_assume():
         assert {r["size"] for r in doc["results"]} == {32}
         assert all(r["status"] == "ok" for r in doc["results"]) and len(doc["results"]) == 6
         # as the bench stored it (before 2026-12-04: the overhead's `added` as `difference`)
-        assert with_current_names(copy.deepcopy(doc))["summary"] == summarize(doc)
+        assert Run.from_json(copy.deepcopy(doc)).stored_summary == summarize(doc)
     assert ddsperf["settings"]["method"].startswith("Eclipse Cyclone DDS ddsperf")
     assert fastdds["settings"]["method"].startswith("eProsima Fast DDS")
 

@@ -369,11 +369,10 @@ def test_the_headline_and_tails_reuse_what_summarize_paired_and_pooled():
     rows = summarize(doc, summarizer)
     assert summarizer.overheads == rotation_overheads(doc)
     assert noise_floor(doc, summarizer.overheads) == noise_floor(doc)
-    records = [r for r in rotation_records(doc) if r["status"] == "ok"]
+    records = [r for r in rotation_records(doc) if r.ok]
     for row in (r for r in rows if r["mode"] == "latency" and r["profile"] != "none"):
-        slots = [s for r in records if (r["profile"], r["size"]) == (row["profile"],
-                                                                     row["size"])
-                 for s in r["raw"]["rows"]]
+        slots = [s for r in records if (r.profile, r.size) == (row["profile"], row["size"])
+                 for s in r.rows]
         pooled = results_stats.pooled_percentiles(slots)
         assert row["tail"]["p99_of_samples"] == round(pooled["p99"], 4)
         assert row["tail"]["p99_9_of_samples"] == round(pooled["p99_9"], 4)

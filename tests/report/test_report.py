@@ -29,7 +29,7 @@ from govkit.report.model import DASH, md_cell
 from govkit.report.run import build_report_model, render_html, render_summary_md, write_report
 from govkit.results import stats
 from govkit.results.flags import FLAGS, flag_advice
-from govkit.results.store import with_current_names
+from govkit.results.record import Run
 from govkit.results.summary import point_key, summarize
 
 DATA = Path(__file__).parent.parent / "data" / "report"
@@ -114,7 +114,7 @@ def test_fixtures_are_what_the_tests_assume():
         assert doc["schema"] == "govkit.bench/2"
         assert all(r["raw"]["rows"] for r in doc["results"] if r["status"] == "ok")
         # as the bench stored it (before 2026-12-04: the overhead's `added` as `difference`)
-        assert with_current_names(copy.deepcopy(doc))["summary"] == summary_of(doc)
+        assert Run.from_json(copy.deepcopy(doc)).stored_summary == summary_of(doc)
     assert {p["name"] for p in full["profiles"]} == {"none", "rtps_sign", "no_protection"}
     assert full["settings"]["sizes"] == [32, 1024] and len(full["results"]) == 12
     assert [r["status"] for r in full["results"]].count("failed") == 1
@@ -1270,7 +1270,7 @@ def test_a_cost_matrix_warning_stands_beside_the_figure_it_is_about(tmp_path):
     doc = json.loads((Path(__file__).parent.parent / "data" / "report" / "rotation_both"
                       / "results.json").read_text())
     summary = summarize(doc)
-    assert with_current_names(copy.deepcopy(doc))["summary"] == summary
+    assert Run.from_json(copy.deepcopy(doc)).stored_summary == summary
     row = {(r["profile"], r["mode"], r["size"]): r for r in summary}
     warned = {key: {f["code"] for f in r["flags"] if f["severity"] == "warning"}
               for key, r in row.items()}

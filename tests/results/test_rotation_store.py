@@ -35,7 +35,8 @@ def test_rounds_are_written_at_most_every_few_seconds_and_all_at_the_end(tmp_pat
         doc = json.loads((tmp_path / "results.json").read_text())
         return [r["round"] for r in (doc.get("rotation") or {}).get("rounds", [])]
 
-    store.add_slots([{"round": 0, "position": 0, "arm": "none", "size": 32}])
+    store.add_slots([{"round": 0, "position": 0, "arm": "none", "profile": "none",
+                      "instance": 0, "size": 32}])
     store.finish_round(0, 0.3)
     assert on_disk_rounds() == []                   # created a moment ago: not yet
     clock[0] += ROUND_SAVE_S
@@ -77,7 +78,9 @@ def test_what_a_resume_keeps_is_said_for_every_design(tmp_path):
     repeat(s) kept" while keeping every round."""
     doc = json.loads(RUN.read_text())
     assert ResultStore(tmp_path, doc).kept() == "8 rotation round(s) (40 slot(s)) kept"
-    doc["results"] = [{"profile": "none", "mode": "latency", "size": 32, "status": "ok"}]
+    doc["results"] = [{"profile": "none", "mode": "latency", "size": 32, "status": "ok",
+                       "raw": {"format": "latency-per-second", "rows": []},
+                       "warmup_rows": 0, "measured_rows": 1}]
     doc["discovery"] = {"groups": [{}, {}]}
     assert ResultStore(tmp_path, doc).kept() == (
         "1 completed repeat(s) and 8 rotation round(s) (40 slot(s)) and 2 discovery "

@@ -294,14 +294,15 @@ def test_each_row_format_states_the_figures_its_repeats_yield():
     from helpers.large_results import rotating
 
     from govkit.results.figures import FIGURES
+    from govkit.results.record import Repeat
     from govkit.results.summary import all_records
     slots = all_records(rotating(["none", "rtps_sign"], [32], 3))
     records = {
-        "latency-per-second": record("rtps_sign",
-                                     "sign_origin_data_encrypt-latency-1024-pub.out"),
-        "throughput-per-second": record("none", "stall-sub.out", mode="throughput",
-                                        size=1024, warmup=0),
-        "latency-slots": next(r for r in slots if r["raw"]["format"] == "latency-slots"),
+        "latency-per-second": Repeat.from_json(record(
+            "rtps_sign", "sign_origin_data_encrypt-latency-1024-pub.out")),
+        "throughput-per-second": Repeat.from_json(record(
+            "none", "stall-sub.out", mode="throughput", size=1024, warmup=0)),
+        "latency-slots": next(r for r in slots if r.format == "latency-slots"),
     }
     for fmt in stats.ROW_FORMATS.values():
         assert set(fmt.figures) <= set(FIGURES), fmt.name
@@ -309,7 +310,8 @@ def test_each_row_format_states_the_figures_its_repeats_yield():
         if fmt.name in records:
             figures, _ = stats.repeat_figures(records[fmt.name])
             assert set(fmt.figures) <= set(figures), fmt.name
-            rows = records[fmt.name]["raw"]["rows"]
+            rows = [row if isinstance(row, dict) else row.to_json()
+                    for row in records[fmt.name].rows]
             assert all(set(fmt.row_keys) <= set(row) for row in rows), fmt.name
     assert stats.ROTATION_FORMAT == {"latency": "latency-slots",
                                      "throughput": "throughput-slots"}

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from govkit.results import stats
+from govkit.results.record import Slot
 from govkit.runners.pair import Pair, PairFailed, parse_count, parse_slot, parse_tslot
 
 
@@ -14,7 +15,9 @@ def test_slot_line_is_parsed_whole():
     row = parse_slot("slot 32 n 100 settle_n 5 mean 12.5 min 10.0 p50 12.0 p90 14.0 p99 20.0 "
                      "max 30.0 cpu_us 900 wall_us 110000 peers 1 tl 12.1,12.0 hist 930:60,940:40")
     assert row["p50"] == 12.0 and row["n"] == row["count"] == 100 and row["peers"] == 1
-    pooled = stats.pooled_percentiles([{**row, "status": "ok"}])
+    slot = Slot.from_json({"round": 0, "position": 0, "arm": "none", "profile": "none",
+                           "instance": 0, **row, "status": "ok"})
+    pooled = stats.pooled_percentiles([slot])
     assert pooled["samples"] == 100
     assert pooled["p50"] == pytest.approx(1.01 ** 930.5 / 1e3)
     assert pooled["p90"] == pytest.approx(1.01 ** 940.5 / 1e3)
