@@ -1305,3 +1305,20 @@ def test_a_cost_matrix_warning_stands_beside_the_figure_it_is_about(tmp_path):
     cells = dict((name, c) for name, c, _ in headline(doc, short).rows)["rtps_sign"]
     assert (cells[1].warned, cells[1].throughput_warned, cells[1].cpu_warned) == (
         False, False, True)
+
+
+def test_an_aa_arm_without_an_interval_is_reported_not_a_crash(tmp_path):
+    """A run whose A/A arm got too few rounds for an interval (a 1 s budget on a busy
+    machine: CI of 2026-12-07) ended in 'internal error: UndefinedError: None has no
+    element 0' from the report's and summary's A/A rows; each now says it has none."""
+    doc = json.loads((DATA / "rotation" / "results.json").read_text())
+    doc["rotation"]["slots"] = [s for s in doc["rotation"]["slots"] if s["round"] < 2]
+    doc.pop("summary", None)
+    (tmp_path / "results.json").write_text(json.dumps(doc))
+    done = subprocess.run([GOVKIT, "report", str(tmp_path)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    md = (tmp_path / "summary.md").read_text()
+    assert "| A/A `none` vs `none` | 1.008 (no interval: too few rounds)" in md
+    page = lxml.html.parse(str(tmp_path / "report.html"))
+    cells = page.xpath('//*[@data-kind="aa-ratio-ci"]')
+    assert cells and all(text(c) == "no interval (too few rounds)" for c in cells)
