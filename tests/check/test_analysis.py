@@ -6,7 +6,6 @@ from __future__ import annotations
 import itertools
 import json
 import re
-import time
 from pathlib import Path
 
 import pytest
@@ -382,10 +381,10 @@ def test_explain_bounds_its_work_on_many_domain_ids(tmp_path):
         for k in range(48))
     path = tmp_path / "many.xml"
     path.write_text(rule[:start] + rules + rule[end:])
-    began = time.monotonic()
     result = run("explain", str(path))
     assert result.exit_code == 0, result.output[-500:]
-    assert time.monotonic() - began < 5
+    # the budget stopped the comparison: proven by what explain says, not by a wall-clock
+    # limit (< 5 s failed in CI on a machine at load 12; time belongs in benchmarks/)
     assert "too many rules to check which never apply" in result.stdout
 
 
