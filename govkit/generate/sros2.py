@@ -80,13 +80,13 @@ from govkit.common.errors import EXIT_INVALID, EXIT_USAGE, GovkitError
 from govkit.common.findings import one_line, without_surrogates
 from govkit.common.fsutil import write_atomic
 from govkit.common.inputs import read_input
-from govkit.common.limits import MAX_DOCUMENT_BYTES, MAX_PEM_BYTES, MAX_SMIME_BYTES
+from govkit.common.limits import MAX_PEM_BYTES, MAX_SMIME_BYTES
 from govkit.documents.parse import parse_xml, text_value
 from govkit.pki.names import certificate_rdns, parse_subject
 from govkit.pki.revocation import crl_path, current_crl
 from govkit.pki.ros import enclave_of
 from govkit.pki.testpki import TestPKI
-from govkit.smime.sign import load_signer, sign_bytes
+from govkit.smime.sign import load_signer, sign_bytes, signature_of_unchanged
 from govkit.smime.verify import verify_bytes
 
 CRL_FILE = "crl.pem"   # optional in an enclave (rmw_dds_common reads it when present)
@@ -204,13 +204,8 @@ def _enforcing_governance(signed: bytes, path: Path, pki: TestPKI, build: Path,
     xml = build / "governance" / "enforced" / f"{path.stem}.xml"
     p7s = xml.with_suffix(".p7s")
     result.enforced = p7s
-    try:
-        if read_input(xml, MAX_DOCUMENT_BYTES) == changed:
-            kept = read_input(p7s, MAX_SMIME_BYTES, "signed document")
-            if verify_bytes(kept, str(p7s), pki.certificate("permissions_ca")).ok:
-                return kept
-    except GovkitError:
-        pass   # missing or unreadable: signed again
+    if signature_of_unchanged(xml, changed, pki.certificate("permissions_ca")):
+        return read_input(p7s, MAX_SMIME_BYTES, "signed document")
     if not pki.permissions_ca_key.is_file():
         raise GovkitError(f"{path}: enforces no access control and the Permissions CA key "
                           f"({pki.permissions_ca_key}) is not there to sign one that does; "

@@ -29,7 +29,7 @@ from govkit.common.errors import EXIT_INVALID, EXIT_USAGE, GovkitError
 from govkit.common.findings import Finding, one_line
 from govkit.common.fsutil import collect_files, write_atomic
 from govkit.common.inputs import read_input
-from govkit.common.limits import MAX_DOCUMENT_BYTES
+from govkit.common.limits import MAX_DOCUMENT_BYTES, MAX_SMIME_BYTES
 from govkit.documents import mime
 from govkit.documents.parse import declared_encoding
 from govkit.pki.testpki import load_certificate, load_private_key
@@ -133,6 +133,26 @@ def sign_document(xml_path: Path, signer_cert_path: Path, signer_key_path: Path,
     out = signed_path(xml_path)
     write_atomic(out, signed)
     return out
+
+
+def signature_of_unchanged(xml_path: Path, content: bytes, ca_cert: x509.Certificate
+                           ) -> Path | None:
+    """The .p7s beside `xml_path` when it already signs exactly `content` (the .xml holds
+    those bytes, the .p7s verifies against the Permissions CA as OpenSSL would and its signed
+    text is `content`'s); None otherwise. An S/MIME signature carries its signing time and
+    ECDSA draws a fresh nonce, so signing unchanged bytes again makes another file: a
+    regenerated project, and an archive of it, stay byte-identical only if it is kept."""
+    p7s = signed_path(xml_path)
+    try:
+        if read_input(xml_path, MAX_DOCUMENT_BYTES) != content:
+            return None
+        signed = read_input(p7s, MAX_SMIME_BYTES, "signed document")
+    except GovkitError:
+        return None   # missing or unreadable: signed again
+    if not verify_bytes(signed, str(p7s), ca_cert).ok:
+        return None
+    inner = validate.signed_document(signed, str(p7s))
+    return p7s if inner.data == mime.signed_text(content) else None
 
 
 def _refusal(xml_path: Path, reason: str) -> GovkitError:

@@ -425,3 +425,29 @@ def test_a_revoked_enclave_gets_no_permissions_and_is_said(tmp_path):
     assert not (ks / "enclaves/robot/camera").exists()
     assert (ks / "enclaves/robot/driver/crl.pem").read_bytes() == \
         (tmp_path / "pki/identity_ca.crl.pem").read_bytes()
+
+
+def test_export_policy_archive_is_byte_identical_from_run_to_run(tmp_path):
+    """`export sros2 --policy --archive` twice gives the same archive and checksum, as
+    docs/guide/ros2.md promises (issue 46 item 9): each run signed every document again,
+    and a signature holds its signing time and a fresh ECDSA nonce. An unchanged document
+    keeps its signature; a changed one is signed again."""
+    (tmp_path / "pki").mkdir()
+    args = ["--policy", str(ACCEPTANCE), "--protection", str(SIDECAR), "--ca",
+            str(tmp_path / "pki"), "--build", str(tmp_path / "build"), "--domain", "0"]
+    sums, arc = [], tmp_path / "ks.tgz"
+    for force in ([], ["--force"]):
+        result = govkit("export", "sros2", str(tmp_path / "ks"), *args, "--archive",
+                        str(arc), *force)
+        assert result.exit_code == 0, result.output
+        sums.append((arc.read_bytes(), (tmp_path / "ks.tgz.sha256").read_text()))
+    assert sums[0] == sums[1]
+    grant = tmp_path / "build/permissions/+robot+camera.p7s"
+    before = grant.read_bytes()
+    other = govkit("export", "sros2", str(tmp_path / "ks2"), *args[:-1], "1")   # domain 1
+    assert other.exit_code == 0, other.output
+    assert grant.read_bytes() != before       # new content: signed again
+    done = subprocess.run(["openssl", "smime", "-verify", "-in", str(grant), "-CAfile",
+                           str(tmp_path / "pki/permissions_ca.pem"), "-out", "/dev/null"],
+                          capture_output=True)
+    assert done.returncode == 0, done.stderr
