@@ -79,6 +79,8 @@ class RotationSettings:
     # per mode, what a rerun moves a ratio by (govkit.results.paired.RunTerm), in %
     rerun_kappa: tuple[tuple[str, float], ...] = tuple(RERUN_KAPPA_PCT.items())
     rerun_floor: tuple[tuple[str, float], ...] = tuple(RERUN_FLOOR_PCT.items())
+    # `default` (the constants above, measured on another machine) or `given` (the options)
+    rerun_term_source: str = "default"
 
     @property
     def throughput_slot_ms(self) -> int:
@@ -98,7 +100,8 @@ class RotationSettings:
                 "min_arm_rounds": MIN_ARM_ROUNDS,
                 "max_rounds": self.max_rounds, "target_ci_pct": self.target_ci,
                 "aa_arm": self.aa, "rerun_kappa_pct": dict(self.rerun_kappa),
-                "rerun_floor_pct": dict(self.rerun_floor)}
+                "rerun_floor_pct": dict(self.rerun_floor),
+                "rerun_term_source": self.rerun_term_source}
 
 
 @dataclass(frozen=True)

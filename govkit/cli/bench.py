@@ -320,7 +320,9 @@ def bench(
                                   min_rounds=rounds, target_ci=DEFAULT_ROTATION_TARGET_PCT
                                   if target_ci is None else target_ci,
                                   rerun_kappa=parse_rerun_term(rerun_kappa),
-                                  rerun_floor=parse_rerun_term(rerun_floor, "--rerun-floor")),
+                                  rerun_floor=parse_rerun_term(rerun_floor, "--rerun-floor"),
+                                  rerun_term_source="given" if rerun_kappa or rerun_floor
+                                  else "default"),
         transports=parse_transports(transport), loss_rates=parse_loss_rates(loss_rate),
         paths=parse_paths(net, bool(host_map)), hosts=host_map,
         peer_addresses=parse_peer_addresses(peer_address), ssh_config=ssh_config,

@@ -268,6 +268,14 @@ class Round:
         return cls(data.get("round"), data.get("seconds"))
 
 
+# Where a run's run-to-run term (rerun_kappa_pct, rerun_floor_pct) came from
+# (rotation.settings.rerun_term_source): `default`, govkit's constants, measured on another
+# machine (the 2-core reference VM of 2026-12-05), never this one; `given`, set with
+# --rerun-kappa or --rerun-floor (e.g. from benchmarks/calibration.py run here). A run
+# before 2026-12-07 records none: it carried the defaults, when it carried a term at all.
+RERUN_TERM_SOURCES = ("default", "given")
+
+
 def _percentages(values: Any) -> Mapping[str, float]:
     """A per-mode table of percentages (rerun_kappa_pct, rerun_floor_pct); what is not a
     percentage is left out (a run before 2026-12-05 has none)."""
@@ -289,9 +297,14 @@ class RotationConfig:
     target_ci_pct: float | None = None
     rerun_kappa_pct: Mapping[str, float] = field(default_factory=lambda: EMPTY)
     rerun_floor_pct: Mapping[str, float] = field(default_factory=lambda: EMPTY)
+    rerun_term_source: str = "default"
     source: Mapping = field(default_factory=lambda: EMPTY, repr=False)
 
     def __post_init__(self) -> None:
+        if self.rerun_term_source not in RERUN_TERM_SOURCES:
+            raise RecordInvalid(f"rerun_term_source: expected one of "
+                                f"{', '.join(RERUN_TERM_SOURCES)}, got "
+                                f"{self.rerun_term_source!r}")
         if self.target_ci_pct is not None and not (
                 isinstance(self.target_ci_pct, int | float) and self.target_ci_pct > 0):
             raise RecordInvalid(f"target_ci_pct: expected a number above 0, got "
@@ -307,7 +320,7 @@ class RotationConfig:
         return cls(g("slot_ms"), g("throughput_slot_ms"), g("settle_ms"), g("instances"),
                    g("min_rounds"), g("min_arm_rounds"), g("target_ci_pct"),
                    _percentages(g("rerun_kappa_pct")), _percentages(g("rerun_floor_pct")),
-                   source=data)
+                   g("rerun_term_source") or "default", source=data)
 
 
 @dataclass(frozen=True, eq=False)

@@ -133,6 +133,7 @@ def summarize(doc: Run | dict, summarizer: Summarizer | None = None) -> list[dic
     verdicts = summarizer.wire_verdicts if summarizer.wire_verdicts is not None \
         else wire_verdicts(run)
     rot_target = run.rotation.config.target_ci_pct if run.rotation else None
+    term_source = run.rotation.config.rerun_term_source if run.rotation else "default"
     # Transport (path, loss) comparison: every point against the same profile, mode and
     # size over the run's first network (udp lo without loss when measured), seed 003-like.
     nets = sorted({Network(*k[3:]) for k in estimates}, key=network_order)
@@ -193,7 +194,7 @@ def summarize(doc: Run | dict, summarizer: Summarizer | None = None) -> list[dic
             and net.transport == "udp" and not net.loss_pct else None
         point = PointSummary.from_json(row)      # the row so far, read as a record
         row["flags"] = _flags(point, groups, ok, secured.get(profile, profile != BASELINE),
-                              rot_target if rotated else target, fmt) \
+                              rot_target if rotated else target, fmt, term_source) \
             + _wire_flags(verdicts, profile)
         # One flag per code: the level's interval and the overhead's may both be thinned.
         thinned = [est.subsampled] if est.subsampled else []
@@ -625,8 +626,20 @@ def wire_verdicts(run: Run) -> dict:
     return profile_verdicts([judge_again(p) for p in wire.get("points", [])])
 
 
+# What the rerun_spread note says its run-to-run term is: only a term given for this
+# machine is called that; a default was measured elsewhere (issue 42: the note said "a rerun
+# on this machine" of another VM's constant).
+RERUN_TERM_WORDS = {
+    "default": "the run-to-run term, a default measured on another machine (not here), "
+               "puts what a rerun moves this ratio by at",
+    "given": "the run-to-run term given (--rerun-kappa, --rerun-floor) puts what a rerun "
+             "moves this ratio by at",
+}
+
+
 def _flags(row: PointSummary, groups: list[list[float]], ok: list[Repeat], secured: bool,
-           target: float | None, fmt: stats.RowFormat) -> list[dict]:
+           target: float | None, fmt: stats.RowFormat, term_source: str = "default"
+           ) -> list[dict]:
     flags = []
     unit = "µs" if fmt.unit == "us" else fmt.unit
     rotated = fmt.rotating
@@ -652,7 +665,7 @@ def _flags(row: PointSummary, groups: list[list[float]], ok: list[Repeat], secur
         elif vs is not None and target is not None and width is not None and width > target:
             flags.append(flag("rerun_spread",
                 f"the overhead ratio's 95% interval {pct_text(width, target)} is wider than the "
-                f"target ±{target:g}% because a rerun on this machine moves this ratio by "
+                f"target ±{target:g}% because {RERUN_TERM_WORDS[term_source]} "
                 f"about ±{1.96 * vs.run_sd_pct:.1f}% (95%); its rounds reached "
                 f"±{within:.1f}%"))
     elif row.ci95 is None:

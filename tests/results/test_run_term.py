@@ -169,3 +169,31 @@ def test_rerun_options_parse_mode_and_percent():
         for bad in ("latency", "latency=x", "disco=1", "latency=-1", "latency=101"):
             with pytest.raises(GovkitError, match=option):
                 parse_rerun_term([bad], option)
+
+
+@pytest.mark.parametrize("source", [None, "default", "given"])
+def test_the_rerun_note_calls_a_term_this_machines_only_when_given(source):
+    """The rerun_spread note said "a rerun on this machine moves this ratio by ±X %" of
+    govkit's default term, a constant measured on another VM (issue 42). A default (or a
+    file from before rerun_term_source) is said to be another machine's; only a term given
+    with --rerun-kappa/--rerun-floor is called this run's own, and no flag of either speaks
+    of "this machine" as where a figure was measured."""
+    doc = json.loads((DATA / "rotation" / "results.json").read_text())
+    settings = doc["rotation"]["settings"]
+    settings["rerun_kappa_pct"] = {"latency": 8.0}
+    settings["target_ci_pct"] = 5.0
+    if source is not None:
+        settings["rerun_term_source"] = source
+    rows = summarize(doc)
+    notes = [f["reason"] for r in rows for f in r["flags"] if f["code"] == "rerun_spread"]
+    assert notes
+    expected = ("given (--rerun-kappa, --rerun-floor)" if source == "given"
+                else "a default measured on another machine (not here)")
+    assert all(expected in n for n in notes), notes
+    assert not any("this machine" in f["reason"] for r in rows for f in r["flags"])
+
+
+def test_an_unknown_rerun_term_source_is_refused():
+    from govkit.results.record import RecordInvalid, RotationConfig
+    with pytest.raises(RecordInvalid, match="rerun_term_source"):
+        RotationConfig.from_json({"rerun_term_source": "this machine"})
