@@ -458,3 +458,10 @@ def test_many_wire_points(reports):
     sentences = [text(li) for li in page.xpath('//ul[@id="leak-sentences"]/li')]
     assert sentences[1].startswith("rtps_encrypt hides the data; it does not hide the topic")
     assert "| `rtps_encrypt` |" in md and sentences[1] in md.replace("\\_", "_")
+    # what can be read is answered on the first screen, beside what it costs (issue 46
+    # item 7: the table sat 64 % down the page): the same sentences, before the headline
+    first = [text(li) for li in page.xpath('//ul[@id="leak-first"]/li')]
+    assert first == sentences
+    html = lxml.html.tostring(page).decode()
+    assert html.index('id="leak-first"') < html.index('id="headline"') < \
+        html.index('id="leak-table"')
