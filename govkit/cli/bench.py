@@ -167,7 +167,8 @@ def bench(
                             "arm), taken in turn by round.")] = DEFAULT_INSTANCES,
     budget: Annotated[str | None, typer.Option(
         "--budget", help="Seconds from the start of the run after which no extra round or "
-                         "repeat starts (e.g. 300, 5m, 1h); the minimum always runs. Default: "
+                         "repeat starts (e.g. 300, 5m, 1h); the minimum always runs; the "
+                         "--wire capture is not counted. Default: "
                          f"{DEFAULT_BUDGET_S} s for up to three sizes, more for more sizes "
                          f"(at most {MAX_DEFAULT_BUDGET_S} s: --sizes seeds).",
         show_default=False)] = None,
