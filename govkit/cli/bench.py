@@ -335,7 +335,8 @@ def bench(
         return
     doc = outcome.doc or {}
     floor = noise_floor(doc) + noise_floor(doc, mode="throughput")
-    for table in (latency_table(outcome.summary), noise_floor_table(floor),
+    awake = (doc.get("settings") or {}).get("cpus_kept_awake") is True
+    for table in (latency_table(outcome.summary, awake), noise_floor_table(floor),
                   variant_table(variant_differences(outcome.summary)),
                   discovery_table(outcome.summary),
                   throughput_table(outcome.summary), *network_table(outcome.summary),

@@ -407,6 +407,7 @@ class ReportModel:
     # variant against its reference, paired by round), and what the runtime let govkit vary
     variants: list[dict] = field(default_factory=list)
     crypto_defaults: str = ""
+    awake_note: str = ""         # AWAKE_NOTE where the run kept its CPUs awake
 
     @property
     def shortened_note(self) -> str:

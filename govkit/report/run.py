@@ -72,7 +72,7 @@ from govkit.results import stats
 from govkit.results.check import SCHEMA, Malformed, json_excerpt, load_run
 from govkit.results.cost_model import cost_models, predict, stored
 from govkit.results.discovery import DISCOVERY_MODE as DISCOVERY
-from govkit.results.figures import FIGURES
+from govkit.results.figures import AWAKE_NOTE, FIGURES
 from govkit.results.flags import CPU_LANE_FLAGS, flag_advice
 from govkit.results.gates import run_gates
 from govkit.results.paired import ESTIMATOR
@@ -246,7 +246,8 @@ def _build(run: RunRecord, summary: list[dict], records: list[Repeat]) -> Report
         comparisons=[c for mode in MODES if (c := _comparison(mode, order, points, nets))],
         path_text=_path_text(nets), discovery=discovery,
         variants=variant_differences(summary),
-        crypto_defaults=settings.crypto.get("defaults") or "")
+        crypto_defaults=settings.crypto.get("defaults") or "",
+        awake_note=AWAKE_NOTE if settings.items.get("cpus_kept_awake") is True else "")
 
 
 def _interval_text(settings: RunSettings, summary: list[dict], rotation: Rotation | None

@@ -8,7 +8,7 @@ from rich.text import Text
 from govkit.catalog.profiles import BASELINE
 from govkit.results import figures
 from govkit.results.discovery import DISCOVERY_MODE as DISCOVERY
-from govkit.results.figures import FIGURES
+from govkit.results.figures import AWAKE_NOTE, FIGURES
 from govkit.results.flags import short_label
 from govkit.results.point import NoiseFloorRow, PointSummary, Tail, as_points
 from govkit.runners.network import DEFAULT, Network, sort_key
@@ -70,7 +70,7 @@ def noise_floor_table(rows: list[dict]) -> Table | None:
     return table
 
 
-def latency_table(summary: list) -> Table | None:
+def latency_table(summary: list, awake: bool = False) -> Table | None:
     rows = _mode(summary, "latency")
     if not rows:
         return None
@@ -78,7 +78,8 @@ def latency_table(summary: list) -> Table | None:
     tail = FIGURES[tail_p99_key(rows)].name     # which p99 the column holds, said once
     table = Table(title=f"One-way latency (µs): {rows[0].statistic}, with 95% intervals; "
                         "overhead over `none` (same network) as a ratio and as added µs; "
-                        f"RTI's published Connext figures beside them; p99*: {tail}",
+                        f"RTI's published Connext figures beside them; p99*: {tail}"
+                        + (f"; {AWAKE_NOTE}" if awake else ""),
                   title_justify="left")
     for col in ("profile", *(("network",) if net else ()), "B", "µs", "95% CI", "p99*",
                 "× none", "95% CI", "+µs", "95% CI", "RTI ×", "RTI +µs", "flags"):

@@ -64,3 +64,12 @@ FIGURES: dict[str, Figure] = {f.key: f for f in (
     Figure("rexmit_bytes", "Retransmitted bytes (injected loss)", "int"),
     Figure("rexmit_share_pct", "Retransmitted / delivered payload", "pct"),
 )}
+
+
+# What an absolute latency is, beside the ratios: govkit keeps the measured CPUs awake
+# (govkit.bench.awake), so its µs are not what a pair on idle CPUs reads (issue 46 item 5:
+# a bare ddsperf pair read 1.9x govkit's µs on one host). Said wherever the µs are shown
+# (terminal, report.html, summary.md) when settings.cpus_kept_awake is true.
+AWAKE_NOTE = ("absolute µs are with the CPUs kept awake (no idle halt): on idle CPUs, as "
+              "most deployments run, a wake-up adds to every one; a run with --allow-idle "
+              "on the same machine measures how much")
