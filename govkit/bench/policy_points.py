@@ -51,7 +51,13 @@ from govkit.documents.access import topic_rule_for
 from govkit.documents.globs import has_wildcards
 from govkit.documents.model import build_model
 from govkit.documents.parse import parse_xml
-from govkit.documents.protection import KINDS, ORIGIN, SROS2_DEFAULT, ProtectionRule
+from govkit.documents.protection import (
+    DOMAIN_DEFAULTS,
+    KINDS,
+    ORIGIN,
+    SROS2_DEFAULT,
+    ProtectionRule,
+)
 from govkit.documents.render import DomainSet
 from govkit.documents.ros_render import render_governance
 from govkit.generate.fleet import check_generated
@@ -76,6 +82,21 @@ def refuse_runner(runner: str) -> None:
         raise GovkitError(f"--policy: --runner {runner} cannot name its topics (a class's "
                           f"point runs on names its rule covers); use --runner cyclone (the "
                           f"default) or fastdds", EXIT_USAGE)
+
+
+def rtps_note(rtps: str, sros2_default: bool) -> str:
+    """What a policy run says when its governance protects every RTPS message (issue 46
+    item 6: without <domain>, sros2's default governance signs them, and the class named
+    `none` read 1.56x with nothing to say why); "" when rtps_protection_kind is NONE."""
+    if rtps == "NONE":
+        return ""
+    whence = ("sros2's default governance, which a protection file without <domain> "
+              "keeps" if sros2_default else "the protection file's <domain>")
+    return (f"rtps_protection_kind is {rtps} for the whole domain ({whence}): every class, "
+            f"the one protecting nothing included, pays it on every RTPS message, so each "
+            f"class's ratio over `none` (no security) includes it, and a class's cost alone "
+            f"is its ratio over the policy's unprotected class; <domain rtps=\"NONE\"/> "
+            f"measures the classes alone")
 
 
 def class_label(rule: ProtectionRule) -> str:
@@ -147,6 +168,10 @@ def policy_points(ros: RosInput, runner: str, build: Path, write: bool = True
                             f"class(es) ({ros.protection_source}); governance {path} "
                             f"(generate --policy's, for domains 0-{MAX_DOMAIN_ID}); bench "
                             f"permissions grant pub and sub each class's names"])
+    rtps = domain_rule.rtps_kind.shown()
+    domain_wide = rtps_note(rtps, protection.domain == DOMAIN_DEFAULTS)
+    if domain_wide:
+        out.said.append(f"{ros.source}: {domain_wide}")
     for rule in _classes(protection):
         label = class_label(rule)
         where = _where(ros, rule.elem)
@@ -186,7 +211,9 @@ def policy_points(ros: RosInput, runner: str, build: Path, write: bool = True
                     "data_protection_kind": t.data.shown()}
         shared = "; ping and pong share it" if chosen[0] == chosen[1] else ""
         text = (f"class {label}: {rule.label} ({where}), {kinds}; the runner's topics: "
-                f"ping {chosen[0]}, pong {chosen[1]}, data {chosen[2]}{shared}")
+                f"ping {chosen[0]}, pong {chosen[1]}, data {chosen[2]}{shared}"
+                + (f"; rtps_protection_kind {rtps} for the whole domain" if domain_wide
+                   else ""))
         name = f"{stem}.{label}"[:63]
         out.said.append(f"{name}: {text}")
         out.profiles.append(Profile(

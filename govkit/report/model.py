@@ -97,12 +97,14 @@ class ProfileInfo:
     aliases: list[str]
     settings: dict[str, str]
     listed: bool = True          # False: appears in results but not in `profiles`
+    policy_class: bool = False   # a `bench --policy` class: its title names its ROS topics
 
     @classmethod
     def of(cls, profile: Profile) -> ProfileInfo:
         """A profile the run describes (results.json's `profiles`), its settings as text."""
         return cls(profile.name, profile.title, profile.secured, list(profile.aliases),
-                   {k: setting_text(v) for k, v in profile.settings.items()})
+                   {k: setting_text(v) for k, v in profile.settings.items()},
+                   policy_class=profile.topics is not None)
 
     @property
     def protects(self) -> str:

@@ -512,6 +512,7 @@ class Profile:
     security: bool | None = None
     aliases: tuple[str, ...] = ()
     settings: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
+    topics: tuple[str, ...] | None = None   # a `bench --policy` class's DDS names
 
     def __post_init__(self) -> None:
         _text("name", self.name)
@@ -525,8 +526,10 @@ class Profile:
     @classmethod
     def from_json(cls, data: Mapping, version: int = VERSION) -> Profile:
         g = data.get
+        topics = g("topics")
         return cls(g("name"), g("title") or "", g("security"),
-                   tuple(str(a) for a in g("aliases") or ()), _frozen(g("settings")))
+                   tuple(str(a) for a in g("aliases") or ()), _frozen(g("settings")),
+                   tuple(str(t) for t in topics) if isinstance(topics, list) else None)
 
 
 @dataclass(frozen=True, eq=False)

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import lxml.html
 import pytest
 from helpers.cli import govkit
 from helpers.dds import needs_cyclone
@@ -74,6 +75,26 @@ def test_each_class_is_one_point_on_names_its_first_rule_covers(tmp_path):
     assert "class sign_origin: rule 1 (" in said and "acceptance.protection.xml:6)" in said
     assert "ping rt/robot/cmd_vel, pong rq/robot/driver/set_modeRequest" in said
     assert not found.skipped
+
+
+def test_a_domain_that_protects_every_message_is_said(tmp_path):
+    """Without <domain>, sros2's default governance signs every RTPS message: every class,
+    the unprotected one too, pays it, and the class named `none` read 1.56x over `none`
+    with nothing to say why (issue 46 item 6). The run says it before it starts and in each
+    class's title (the report's cost matrix shows it); a <domain rtps="NONE"> says nothing."""
+    bare = tmp_path / "bare.protection.xml"
+    bare.write_text(ONE_NAME.replace(
+        '  <domain rtps="NONE" discovery="SIGN" liveliness="SIGN"/>\n', ""))
+    found = policy_points(load_policy(POLICY, bare), "cyclone", tmp_path / "build")
+    said = "\n".join(found.said)
+    assert "rtps_protection_kind is SIGN for the whole domain (sros2's default " \
+           "governance, which a protection file without <domain> keeps)" in said
+    assert "its ratio over the policy's unprotected class" in said
+    assert all("rtps_protection_kind SIGN for the whole domain" in p.title
+               for p in found.profiles)
+    quiet = _points(tmp_path)
+    assert not any("for the whole domain" in line for line in quiet.said)
+    assert not any("for the whole domain" in p.title for p in quiet.profiles)
 
 
 def test_a_class_runs_under_the_governance_generate_policy_writes(tmp_path):
@@ -202,6 +223,16 @@ def test_bench_policy_wire_measures_and_proves_every_class(tmp_path, runner):
     stderr, doc = _bench(tmp_path, PROTECTION, "--runner", runner)
     assert "3 protection class(es)" in stderr
     _assert_classes(doc, CLASSES)
+    # the report's cost matrix names each class's ROS topics, not its label alone (issue
+    # 46 item 7)
+    done = subprocess.run([GOVKIT, "report", str(tmp_path / "res")], capture_output=True,
+                          text=True)
+    assert done.returncode == 0, done.stderr
+    page = lxml.html.parse(str(tmp_path / "res" / "report.html"))
+    titles = {r.get("data-profile"): "".join(r.xpath('.//*[@data-kind="class-title"]//text()'))
+              for r in page.xpath('//table[@id="cost-matrix"]/tbody/tr')}
+    assert "class sign_origin: rule 1 (" in titles["ros2_acceptance.sign_origin"]
+    assert "rt/robot/camera/govkit_ping" in titles["ros2_acceptance.encrypt"]
     # every table lists the classes in their file's order (the summary once sorted them by
     # name, so the cost matrix and the terminal read encrypt, none, sign_origin)
     assert [x["profile"] for x in doc["summary"] if x["mode"] == "latency"] == [
