@@ -44,6 +44,18 @@ def make_bundle(root: Path, profile: str) -> Bundle:
     return ensure_bundle(get_profile(profile), pki, root / "build", "ddsperf", log)
 
 
+def pair_bundle(runner, root: Path, profile: str) -> tuple[Bundle, Path]:
+    """A signed bundle of `profile` and a work directory holding `runner`'s configuration
+    files for a latency pair: what a long-lived pair of govkit's programs starts from."""
+    bundle = make_bundle(root, profile)
+    work = root / "work"
+    work.mkdir(exist_ok=True)
+    for path, text in runner.configs(BenchPoint(bundle.profile, "latency", 32, 1), bundle,
+                                     work).items():
+        path.write_text(text)
+    return bundle, work
+
+
 def with_file(bundle: Bundle, participant: str, **changes) -> Bundle:
     """The bundle with one participant's files replaced (e.g. permissions=other.p7s)."""
     parts = dict(bundle.participants)

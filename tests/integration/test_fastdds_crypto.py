@@ -19,12 +19,11 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from helpers.dds import make_bundle, next_domain
+from helpers.dds import next_domain, pair_bundle
 from helpers.fastdds import require_fastdds, runner
 from helpers.require import missing
 
 from govkit.results.perftest_csv import csv_name
-from govkit.runners.base import BenchPoint
 from govkit.runners.crypto import CryptoVariant
 from govkit.runners.pair import Pair
 from govkit.wire import rtps
@@ -54,12 +53,7 @@ def _crypto_headers(tmp_path: Path, profile: str, variant: CryptoVariant | None
     payload), (destination port, transformation kind, key id, session id) of every one sent
     to a user-traffic port."""
     r = runner()
-    bundle = make_bundle(tmp_path, profile)
-    work = tmp_path / "work"
-    work.mkdir(exist_ok=True)
-    for path, text in r.configs(BenchPoint(bundle.profile, "latency", 32, 1), bundle,
-                                work).items():
-        path.write_text(text)
+    bundle, work = pair_bundle(r, tmp_path, profile)
     domain = next_domain()
     name = profile if variant is None else f"{profile}@{variant.name}"
     pair = Pair(name, name, 0, domain,

@@ -12,10 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers.dds import cyclone_program, make_bundle, needs_cyclone, next_domain
+from helpers.dds import cyclone_program, needs_cyclone, next_domain, pair_bundle
 
 from govkit.common.errors import GovkitError
-from govkit.runners.base import BenchPoint
 from govkit.runners.pair import Pair, PairFailed, parse_count, parse_slot
 from govkit.runners.readers import check_readers
 
@@ -40,12 +39,7 @@ def _fastdds():
 
 
 def _pair(r, tmp_path: Path, profile: str, readers: int) -> Pair:
-    bundle = make_bundle(tmp_path, profile)
-    work = tmp_path / "work"
-    work.mkdir(exist_ok=True)
-    for path, text in r.configs(BenchPoint(bundle.profile, "latency", 32, 1), bundle,
-                                work).items():
-        path.write_text(text)
+    bundle, work = pair_bundle(r, tmp_path, profile)
     domain = next_domain()
     kwargs = {"readers": readers} if readers != 1 else {}
     specs = r.pair_specs(bundle, domain, None, False, work, wait_s=WAIT_S, **kwargs)
@@ -114,12 +108,7 @@ def _check_one_reader_unchanged(r, tmp_path: Path) -> None:
 def _check_fewer_readers_than_awaited(r, tmp_path: Path) -> None:
     """ping awaits 4 readers, pong brings 2: ping gives up after its wait and says how
     many readers matched, rather than measuring 2 as if they were 4."""
-    bundle = make_bundle(tmp_path, "none")
-    work = tmp_path / "work"
-    work.mkdir(exist_ok=True)
-    for path, text in r.configs(BenchPoint(bundle.profile, "latency", 32, 1), bundle,
-                                work).items():
-        path.write_text(text)
+    bundle, work = pair_bundle(r, tmp_path, "none")
     domain = next_domain()
     pong = r.pair_specs(bundle, domain, None, False, work, wait_s=5, readers=2)[0]
     ping = r.pair_specs(bundle, domain, None, False, work, wait_s=5, readers=4)[1]

@@ -20,11 +20,10 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from helpers.dds import make_bundle, needs_cyclone, next_domain
+from helpers.dds import needs_cyclone, next_domain, pair_bundle
 from helpers.require import missing
 
 from govkit.catalog.profiles import get_profile
-from govkit.runners.base import BenchPoint
 from govkit.runners.pair import Pair
 from govkit.wire import rtps
 from govkit.wire.capture import Capture, child_udp_ports, pcap_bytes, udp_datagrams
@@ -63,12 +62,7 @@ def _captured(runner_name: str, profile: str, tmp_path: Path) -> tuple[int, list
     until govkit stops the processes."""
     _capture_ok()
     r = _runner(runner_name)
-    bundle = make_bundle(tmp_path, profile)
-    work = tmp_path / "work"
-    work.mkdir(exist_ok=True)
-    for path, text in r.configs(BenchPoint(bundle.profile, "latency", 32, 1), bundle,
-                                work).items():
-        path.write_text(text)
+    bundle, work = pair_bundle(r, tmp_path, profile)
     domain = next_domain()
     pair = Pair(profile, profile, 0, domain,
                 r.pair_specs(bundle, domain, None, False, work, wait_s=WAIT_S,
