@@ -21,6 +21,7 @@ import stat
 from pathlib import Path
 
 from govkit.common.paths import user_cache_dir
+from govkit.common.staging import write_all
 
 MAX_CACHE_BYTES = 1 << 20       # a cache entry is kilobytes; anything larger is not ours
 
@@ -76,9 +77,7 @@ def write_cached(name: str, content: bytes) -> bool:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
                      0o600)
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
+            write_all(fd, data)
         finally:
             os.close(fd)
         os.replace(tmp, path)

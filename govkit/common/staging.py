@@ -58,6 +58,14 @@ FOREIGN_AGE_S = 3600
 _LEGACY_AGE_S = 60   # names of govkit before owners (pid-token): the rule of then
 
 
+def write_all(fd: int, data: bytes) -> None:
+    """Every byte of `data` to the open `fd`. os.write, not a file object: a fleet's sign
+    writes thousands of files."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
 def write_error(path: Path | str, err: OSError) -> GovkitError:
     """The one line for an OSError while writing `path`: `path: cannot write: reason`
     (exit 2, unwritable output), whatever file (a temporary) the error itself names."""
@@ -105,10 +113,7 @@ class Stager:
         be written (the temporary removed)."""
         with self._staging(final, mode, overwrite) as fd:
             try:
-                # os.write, not a file object: a fleet's sign writes thousands of these
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view):]
+                write_all(fd, data)
             finally:
                 os.close(fd)
 

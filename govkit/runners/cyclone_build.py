@@ -47,7 +47,9 @@ def compiler() -> str | None:
     return shutil.which(os.environ.get("CC") or "gcc")
 
 
-def _first_line(argv: list[str]) -> str:
+def first_line(argv: list[str]) -> str:
+    """The first line a tool prints (e.g. `cc --version`), "unknown" if it cannot run:
+    part of a build's cache key."""
     try:
         out = subprocess.run(argv, capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.SubprocessError):
@@ -78,7 +80,7 @@ def build_key(cc: str, install: CycloneInstall | None = None) -> str:
     h = hashlib.sha256()
     runtime = _runtime_build(install) if install else cyclonedds_version().encode()
     for part in (SOURCE.read_bytes(), IDL.read_bytes(), READERS.read_bytes(),
-                 _first_line([cc, "--version"]).encode(),
+                 first_line([cc, "--version"]).encode(),
                  runtime, " ".join(FLAGS + LIBS + prefix_flags(install)).encode()):
         h.update(hashlib.sha256(part).digest())
     return h.hexdigest()[:16]

@@ -33,6 +33,7 @@ from pathlib import Path
 
 from govkit.common.errors import GovkitError
 from govkit.common.paths import user_cache_dir
+from govkit.runners.cyclone_build import first_line
 
 TARBALL_NAME = "cyclonedds-11.0.1.tar.gz"
 # Stated, not left to what CMake finds on the machine: security and OpenSSL required; shared
@@ -90,20 +91,12 @@ def _tool(name: str, env: str | None = None) -> str:
     return found
 
 
-def _first_line(argv: list[str]) -> str:
-    try:
-        out = subprocess.run(argv, capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-    return ((out.stdout or out.stderr).splitlines() or ["unknown"])[0].strip()
-
-
 def prefix_for(tarball: Path, sha256: str, cc: str) -> Path:
     """Where this tarball, built by this compiler with CMAKE_OPTIONS, is installed."""
     m = _VERSION_IN_NAME.search(tarball.name)
     version = m[1] if m else "source"
     h = hashlib.sha256()
-    for part in (sha256, _first_line([cc, "--version"]), " ".join(CMAKE_OPTIONS)):
+    for part in (sha256, first_line([cc, "--version"]), " ".join(CMAKE_OPTIONS)):
         h.update(hashlib.sha256(part.encode()).digest())
     return user_cache_dir() / f"cyclonedds-{version}-{h.hexdigest()[:16]}"
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from govkit.common import staging, workers
+from govkit.generate import grants
 from govkit.pki.lock import LOCK_NAME
 
 GOVKIT = str(Path(sys.executable).with_name("govkit"))
@@ -122,7 +123,8 @@ def test_pool_workers_die_with_their_sigkilled_parent():
 
 def _temporaries(tree: Path) -> list[str]:
     return [str(p.relative_to(tree)) for p in tree.rglob("*")
-            if p.name.startswith(".") and p.name not in (".gitignore", LOCK_NAME)  # on purpose
+            if p.name.startswith(".")
+            and p.name not in (".gitignore", LOCK_NAME, grants.RECORD)  # on purpose
             or p.name.endswith((staging.TMP_SUFFIX, ".tmp"))]
 
 
