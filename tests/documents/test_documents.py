@@ -14,7 +14,7 @@ from govkit.check import validate
 from govkit.common.errors import GovkitError
 from govkit.common.limits import MAX_DOMAIN_ID
 from govkit.documents.render import DomainSet, GovernanceDocument, PermissionsDocument
-from govkit.generate import fleet
+from govkit.generate import fleet, grants
 from govkit.generate.fleet import write_document
 from govkit.pki.issuance import init_pki
 from govkit.pki.testpki import TestPKI
@@ -264,7 +264,9 @@ def test_generate_writes_one_file_per_profile_and_participant(pki, tmp_path):
     expected = ([tmp_path / "build" / "governance" / f"{p.name}.xml" for p in SECURED_PROFILES]
                 + [tmp_path / "build" / "permissions" / f"{n}.xml" for n in ("pub", "sub")])
     assert written == expected
-    assert sorted(p for p in (tmp_path / "build").rglob("*") if p.is_file()) == sorted(expected)
+    # beside them, generate's record of who wrote each grant (govkit.generate.grants)
+    assert sorted(p for p in (tmp_path / "build").rglob("*") if p.is_file()) == sorted(
+        [*expected, tmp_path / "build" / "permissions" / grants.RECORD])
     assert not (tmp_path / "build" / "governance" / "none.xml").exists()
     for path in written:
         assert validate.check_file(path).findings == [], path
@@ -318,7 +320,8 @@ def test_invalid_governance_is_never_written(monkeypatch, tmp_path, pki):
         generate([get_profile("rtps_sign")], pki, tmp_path)
     assert target.read_bytes() == b"previous"
     assert sorted(p.name for p in target.parent.iterdir()) == ["rtps_sign.xml"]
-    written = sorted((tmp_path / "permissions").iterdir())
+    written = sorted(p for p in (tmp_path / "permissions").iterdir()
+                     if p.name != grants.RECORD)
     assert [p.name for p in written] == ["pub.xml", "sub.xml"]
     assert all(validate.check_file(p).findings == [] for p in written)
 
