@@ -45,7 +45,7 @@ from govkit.pki.participants import Participant
 from govkit.pki.revocation import revoked_participants
 from govkit.pki.ros import enclave_stem
 from govkit.pki.testpki import TestPKI
-from govkit.smime.sign import load_signer, sign_document, signature_of_unchanged
+from govkit.smime.sign import load_signer, sign_document, signature_of_unchanged, signed_path
 
 
 @dataclass
@@ -71,9 +71,8 @@ def _write(path: Path, data: bytes, signer, written: list[Path]) -> None:
     """Write `data` to `path` and, with a signer, its .p7s; a document whose bytes and
     signature are already there is kept as it is (`export sros2 --policy --archive` run
     twice gave two checksums: every run signed everything again)."""
-    kept = signer is not None and signature_of_unchanged(path, data, signer.certificate)
-    if kept:
-        written += [path, kept]
+    if signer is not None and signature_of_unchanged(path, data, signer.certificate):
+        written += [path, signed_path(path)]
         return
     write_atomic(path, data)
     written.append(path)

@@ -204,8 +204,9 @@ def _enforcing_governance(signed: bytes, path: Path, pki: TestPKI, build: Path,
     xml = build / "governance" / "enforced" / f"{path.stem}.xml"
     p7s = xml.with_suffix(".p7s")
     result.enforced = p7s
-    if signature_of_unchanged(xml, changed, pki.certificate("permissions_ca")):
-        return read_input(p7s, MAX_SMIME_BYTES, "signed document")
+    kept = signature_of_unchanged(xml, changed, pki.certificate("permissions_ca"))
+    if kept is not None:
+        return kept
     if not pki.permissions_ca_key.is_file():
         raise GovkitError(f"{path}: enforces no access control and the Permissions CA key "
                           f"({pki.permissions_ca_key}) is not there to sign one that does; "

@@ -136,10 +136,10 @@ def sign_document(xml_path: Path, signer_cert_path: Path, signer_key_path: Path,
 
 
 def signature_of_unchanged(xml_path: Path, content: bytes, ca_cert: x509.Certificate
-                           ) -> Path | None:
-    """The .p7s beside `xml_path` when it already signs exactly `content` (the .xml holds
-    those bytes, the .p7s verifies against the Permissions CA as OpenSSL would and its signed
-    text is `content`'s); None otherwise. An S/MIME signature carries its signing time and
+                           ) -> bytes | None:
+    """The bytes of the .p7s beside `xml_path` when it already signs exactly `content`
+    (the .xml holds those bytes, the .p7s verifies against the Permissions CA as OpenSSL
+    would and its signed text is `content`'s); None otherwise. An S/MIME signature carries its signing time and
     ECDSA draws a fresh nonce, so signing unchanged bytes again makes another file: a
     regenerated project, and an archive of it, stay byte-identical only if it is kept."""
     p7s = signed_path(xml_path)
@@ -152,7 +152,7 @@ def signature_of_unchanged(xml_path: Path, content: bytes, ca_cert: x509.Certifi
     if not verify_bytes(signed, str(p7s), ca_cert).ok:
         return None
     inner = validate.signed_document(signed, str(p7s))
-    return p7s if inner.data == mime.signed_text(content) else None
+    return signed if inner.data == mime.signed_text(content) else None
 
 
 def _refusal(xml_path: Path, reason: str) -> GovkitError:
