@@ -139,9 +139,10 @@ def signature_of_unchanged(xml_path: Path, content: bytes, ca_cert: x509.Certifi
                            ) -> bytes | None:
     """The bytes of the .p7s beside `xml_path` when it already signs exactly `content`
     (the .xml holds those bytes, the .p7s verifies against the Permissions CA as OpenSSL
-    would and its signed text is `content`'s); None otherwise. An S/MIME signature carries its signing time and
-    ECDSA draws a fresh nonce, so signing unchanged bytes again makes another file: a
-    regenerated project, and an archive of it, stay byte-identical only if it is kept."""
+    would and its signed text is `content`'s); None otherwise. An S/MIME signature carries
+    its signing time and ECDSA draws a fresh nonce, so signing unchanged bytes again makes
+    another file: a regenerated project, and an archive of it, stay byte-identical only if
+    it is kept."""
     p7s = signed_path(xml_path)
     try:
         if read_input(xml_path, MAX_DOCUMENT_BYTES) != content:
