@@ -24,6 +24,7 @@ from govkit.report.wire_section import WireSection
 from govkit.results.flags import advice, short_label
 from govkit.results.gates import verdict_line
 from govkit.results.record import Profile
+from govkit.results.summary import POLICY_BASELINE_MEANING
 
 DASH = "\u2013"  # shown wherever a value does not exist
 
@@ -223,6 +224,9 @@ class CostCell:
     cpu: tuple[float, Interval | None] | None = None
     throughput_warned: bool = False
     cpu_warned: bool = False
+    # a `bench --policy` class over the policy's unprotected class (ratio, interval), where
+    # a domain-wide rtps_protection_kind costs every class (summary.add_policy_baselines)
+    policy_baseline: tuple[float, Interval | None] | None = None
 
 
 @dataclass(frozen=True)
@@ -236,6 +240,7 @@ class Headline:
     under_load: bool
     rounds: int
     estimator: str
+    policy_reference: str | None = None     # the class `policy_baseline` is over
 
     @property
     def throughput(self) -> bool:
@@ -410,6 +415,7 @@ class ReportModel:
     variants: list[dict] = field(default_factory=list)
     crypto_defaults: str = ""
     awake_note: str = ""         # AWAKE_NOTE where the run kept its CPUs awake
+    policy_baseline_meaning: str = POLICY_BASELINE_MEANING   # what `× CLASS` is
 
     @property
     def shortened_note(self) -> str:

@@ -89,6 +89,7 @@ from govkit.results.summary import (
     flagged_points,
     load_line,
     noise_floor,
+    policy_baseline,
     rotation_overheads,
     summarize,
     variant_differences,
@@ -351,6 +352,7 @@ def headline(run: RunRecord | dict, summary: list[dict],
         if not vs:
             return None
         t = tput.get(key)
+        own = by[key].vs_policy_baseline if key in by else None
         tv, cv = (t.vs_none, t.cpu_vs_none) if t else (None, None)
         # the throughput point's warnings are about its rate, except the CPU lane's own
         t_warn = {f.code for f in t.flags if f.warning} if t else set()
@@ -359,7 +361,8 @@ def headline(run: RunRecord | dict, summary: list[dict],
                         (tv.ratio, tv.ratio_ci95) if tv else None,
                         (cv.ratio, cv.ratio_ci95) if cv else None,
                         throughput_warned=bool(tv) and bool(t_warn - CPU_LANE_FLAGS),
-                        cpu_warned=bool(cv) and bool(t_warn & CPU_LANE_FLAGS))
+                        cpu_warned=bool(cv) and bool(t_warn & CPU_LANE_FLAGS),
+                        policy_baseline=(own.ratio, own.ratio_ci95) if own else None)
     by = {(r.profile, r.size): r for r in rows}
     match: dict[str, list[float]] = {}
     for pair in rot.pairs:
@@ -380,7 +383,8 @@ def headline(run: RunRecord | dict, summary: list[dict],
         under_load=any(x.under_load for x in run.load),
         # the figures are recomputed from the raw slots by today's estimator: name that one,
         # not the one the run recorded
-        rounds=len(rot.rounds), estimator=ESTIMATOR)
+        rounds=len(rot.rounds), estimator=ESTIMATOR,
+        policy_reference=policy_baseline(run))
 
 
 def _point_rows(mode: str, order: list[ProfileInfo], points: list[Point],

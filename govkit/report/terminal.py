@@ -11,6 +11,7 @@ from govkit.results.discovery import DISCOVERY_MODE as DISCOVERY
 from govkit.results.figures import AWAKE_NOTE, FIGURES
 from govkit.results.flags import short_label
 from govkit.results.point import NoiseFloorRow, PointSummary, Tail, as_points
+from govkit.results.summary import POLICY_BASELINE_MEANING
 from govkit.runners.network import DEFAULT, Network, sort_key
 
 
@@ -76,13 +77,20 @@ def latency_table(summary: list, awake: bool = False) -> Table | None:
         return None
     net = _with_network(rows)
     tail = FIGURES[tail_p99_key(rows)].name     # which p99 the column holds, said once
+    # a `bench --policy` run whose governance protects every RTPS message: each class over
+    # the policy's unprotected class too (summary.add_policy_baselines)
+    own = next((r.source["vs_policy_baseline"]["reference"] for r in rows
+                if r.vs_policy_baseline), None)
     table = Table(title=f"One-way latency (µs): {rows[0].statistic}, with 95% intervals; "
                         "overhead over `none` (same network) as a ratio and as added µs; "
                         f"RTI's published Connext figures beside them; p99*: {tail}"
-                        + (f"; {AWAKE_NOTE}" if awake else ""),
+                        + (f"; {AWAKE_NOTE}" if awake else "")
+                        + (f"; × class: over {own}, {POLICY_BASELINE_MEANING}" if own
+                           else ""),
                   title_justify="left")
     for col in ("profile", *(("network",) if net else ()), "B", "µs", "95% CI", "p99*",
-                "× none", "95% CI", "+µs", "95% CI", "RTI ×", "RTI +µs", "flags"):
+                "× none", "95% CI", "+µs", "95% CI",
+                *(("× class", "95% CI") if own else ()), "RTI ×", "RTI +µs", "flags"):
         table.add_column(col, justify="left" if col in ("profile", "network", "flags")
                          else "right", no_wrap=col != "flags")
     for r in rows:
@@ -95,6 +103,8 @@ def latency_table(summary: list, awake: bool = False) -> Table | None:
             _ci(vs and vs.ratio_ci95, "{:.2f}"),
             f"{vs.added:+.1f}" if vs else "–",
             _ci(vs and vs.added_ci95, "{:+.1f}"),
+            *((f"{c.ratio:.2f}" if (c := r.vs_policy_baseline) else "–",
+               _ci(c and c.ratio_ci95, "{:.2f}")) if own else ()),
             f"{rti.ratio:.2f}" if rti else "–",
             f"{rti.added_us:+.0f}" if rti else "–", _flags(r))
     return table

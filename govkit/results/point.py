@@ -156,6 +156,9 @@ class PointSummary:
     loss: Mapping | None = None         # injected loss and what it did (summary._loss)
     cpu_per_sample: Mapping | None = None   # a rotated throughput point's CPU figures
     discovery: Discovery | None = None     # a discovery row's own figures
+    # a `bench --policy` class over the policy's unprotected class, where a domain-wide
+    # rtps_protection_kind costs every class (summary.add_policy_baselines)
+    vs_policy_baseline: Relative | None = None
     source: Mapping = field(default_factory=lambda: EMPTY, repr=False)
 
     def __post_init__(self) -> None:
@@ -191,6 +194,7 @@ class PointSummary:
                    Variant.from_json(g("variant")), g("loss") or None,
                    g("cpu_per_sample") or None,
                    Discovery.from_json(data) if g("mode") == "discovery" else None,
+                   vs_policy_baseline=Relative.from_json(g("vs_policy_baseline")),
                    source=data)
 
 

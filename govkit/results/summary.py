@@ -209,6 +209,7 @@ def summarize(doc: Run | dict, summarizer: Summarizer | None = None) -> list[dic
                                      f"per sample"))
         rows.append(row)
     add_variant_differences(rows, run, summarizer, pairs.get("latency"))
+    add_policy_baselines(rows, run, summarizer, pairs)
     # --mode discovery: its rows as they are (seconds, not rounded to 0.1 ms)
     return [_rounded(row) for row in rows] + discovery_rows(run)
 
@@ -446,6 +447,48 @@ def add_variant_differences(rows: list[dict], run: Run,
             "difference_pct_ci95": [100 * (ci[0] - 1), 100 * (ci[1] - 1)] if ci else None,
             "rti": published_cipher_pair(base_profile(arm), size)
             if dimension == "cipher" and mine.variant.cipher == "aes128" else None})
+
+
+# What `vs_policy_baseline` is, in the words every output uses (terminal, report, summary.md).
+POLICY_BASELINE_MEANING = (
+    "each class over the policy's own unprotected class (its metadata and data NONE, under "
+    "the same domain-wide rtps_protection_kind), paired by round: per round, the difference "
+    "of the two arms' log ratios over their own `none` neighbours; 20% trimmed mean, "
+    "hierarchical bootstrap interval within the run (no run-to-run term, as for a crypto "
+    "variant's contrast)")
+
+
+def policy_baseline(run: Run) -> str | None:
+    """The `bench --policy` class a class's own cost is read against: the one protecting
+    nothing, where rtps_protection_kind protects every RTPS message of the domain (issue
+    46 item 6: without <domain>, sros2's default governance signs them all, and the class
+    named `none` read 1.56x over `none`). None for any other run."""
+    classes = [p for p in run.profiles if p.topics is not None]
+    rtps = {p.settings.get("rtps_protection_kind") for p in classes}
+    if not classes or rtps <= {None, "NONE"}:
+        return None
+    return next((p.name for p in classes if p.settings.get("metadata_protection_kind")
+                 == "NONE" and p.settings.get("data_protection_kind") == "NONE"), None)
+
+
+def add_policy_baselines(rows: list[dict], run: Run, summarizer: Summarizer | None,
+                         pairs_by_mode: dict) -> None:
+    """A policy class's rotated row gets `vs_policy_baseline`, its paired ratio and added
+    figure over the policy's unprotected class (`policy_baseline`; POLICY_BASELINE_MEANING),
+    where a domain-wide rtps_protection_kind puts a cost under every class."""
+    reference = policy_baseline(run)
+    if reference is None:
+        return
+    for row in rows:
+        pairs = pairs_by_mode.get(row["mode"]) or {}
+        key, ref = (row["profile"], row["size"]), (reference, row["size"])
+        if row["profile"] in (reference, BASELINE) or key not in pairs or ref not in pairs:
+            continue
+        mode = "" if row["mode"] == "latency" else f"/{row['mode']}"
+        diff = _difference(pairs[key], pairs[ref],
+                           f"govkit/paired/{key[0]}/{key[1]}/vs/{reference}{mode}", summarizer)
+        if diff is not None:
+            row["vs_policy_baseline"] = {"reference": reference, **diff.to_json()}
 
 
 def _listed(interval: tuple | None) -> list | None:

@@ -237,6 +237,8 @@ def test_bench_policy_wire_measures_and_proves_every_class(tmp_path, runner):
     # name, so the cost matrix and the terminal read encrypt, none, sign_origin)
     assert [x["profile"] for x in doc["summary"] if x["mode"] == "latency"] == [
         "none", *CLASSES]
+    # rtps_protection_kind NONE: the classes' ratios over `none` are their own costs
+    assert not any("vs_policy_baseline" in x for x in doc["summary"])
     assert doc["settings"]["runner"] == runner
     # the bench permissions: exactly the class's names, for each side
     for p in (p for p in doc["profiles"] if p["name"] in CLASSES):
@@ -257,3 +259,51 @@ def test_bench_policy_shares_one_name_and_skips_a_class_without_one(tmp_path):
     _assert_classes(doc, {"ros2_acceptance.encrypt": ("rt/robot/cmd_vel", "ENCRYPT",
                                                       "ENCRYPT")})
     assert "ros2_acceptance.none" not in {p["name"] for p in doc["profiles"]}
+
+
+# No <domain>: sros2's default governance signs every RTPS message, so every class pays it
+# over `none`, the class protecting nothing included (issue 46 item 6).
+NO_DOMAIN = """\
+<protection version="0.1">
+  <rule kind="encrypt"><topics><topic>/robot/camera/*</topic></topics></rule>
+  <default kind="none"/>
+</protection>
+"""
+
+
+@needs_cyclone
+@pytest.mark.cyclone
+def test_a_domain_wide_rtps_kind_gives_each_class_its_ratio_over_the_unprotected_class(
+        tmp_path):
+    f = tmp_path / "no-domain.protection.xml"
+    f.write_text(NO_DOMAIN)
+    r = subprocess.run([GOVKIT, "bench", "--policy", str(POLICY), "--protection", str(f),
+                        "--sizes", "32", "--rounds", "4", "--budget", "1", "--instances", "1",
+                        "--out", "res"], cwd=tmp_path, capture_output=True, text=True,
+                       timeout=600, stdin=subprocess.DEVNULL)
+    assert r.returncode == 0, r.stdout + r.stderr
+    doc = json.loads((tmp_path / "res" / "results.json").read_text())
+    assert_valid(doc, "bench")
+    rows = {x["profile"]: x for x in doc["summary"] if x["mode"] == "latency"}
+    reference, encrypt = "ros2_acceptance.none", "ros2_acceptance.encrypt"
+    assert {p["settings"]["rtps_protection_kind"] for p in doc["profiles"]
+            if p.get("topics")} == {"SIGN"}
+    own = rows[encrypt]["vs_policy_baseline"]
+    assert own["reference"] == reference
+    assert "vs_policy_baseline" not in rows[reference] and "vs_policy_baseline" not in \
+        rows["none"]
+    # paired by round over the unprotected class: near the quotient of the two ratios over
+    # `none` (equal but for the trimmed mean's choice of rounds)
+    quotient = rows[encrypt]["vs_none"]["ratio"] / rows[reference]["vs_none"]["ratio"]
+    assert own["ratio"] == pytest.approx(quotient, rel=0.1)
+    assert own["ratio_ci95"] is None or own["ratio_ci95"][0] <= own["ratio"] <= \
+        own["ratio_ci95"][1]
+    # the terminal, report.html and summary.md give it, under one name
+    assert "× class" in r.stdout and reference in r.stdout
+    page = lxml.html.parse(str(tmp_path / "res" / "report.html"))
+    cells = page.xpath(f'//table[@id="cost-matrix"]/tbody/tr[@data-profile="{encrypt}"]'
+                       f'//*[@data-kind="policy-baseline-ratio"]//text()')
+    assert f"× {reference} {own['ratio']:.2f}" in "".join(cells)
+    assert page.xpath('//*[@id="policy-baseline-note"]')
+    md = (tmp_path / "res" / "summary.md").read_text()
+    assert f"× `{reference}` {own['ratio']:.2f}" in md
