@@ -37,18 +37,22 @@ from govkit.catalog.runners import MODES
 from govkit.cli.common import (
     RUNNER_METAVAR,
     AllOpt,
+    BenchPolicyOpt,
     CaOpt,
     ProfileOpt,
     ProfilesOpt,
+    ProtectionOpt,
     RunnerName,
     comma_list,
     err,
     json_document,
     json_option,
+    load_ros_input,
     out,
     print_lines,
     require_bench_extra,
     use_profiles_file,
+    uses_policy,
     wide,
 )
 from govkit.common.errors import EXIT_INTERRUPTED, EXIT_INVALID, EXIT_USAGE, GovkitError
@@ -86,15 +90,7 @@ def bench(
                              "validated, linted, identified and measured as a point named "
                              "after it, beside --profile (give --profile none for its "
                              "baseline).")] = None,
-    policy: Annotated[Path | None, typer.Option(
-        "--policy", help="An sros2 policy: one point per protection class of its protection "
-                         "(--protection, else the <protection> in its metadata, else all "
-                         "encrypted), each on topics its class's first rule covers, under "
-                         "the governance `generate --policy` writes, paired against `none` "
-                         "(runners cyclone and fastdds).")] = None,
-    protection: Annotated[Path | None, typer.Option(
-        "--protection", help="With --policy: the policy's protection sidecar "
-                             "(schemas/protection.xsd).")] = None,
+    policy: BenchPolicyOpt = None, protection: ProtectionOpt = None,
     runner: Annotated[RunnerName | None, typer.Option(
         "--runner", metavar=RUNNER_METAVAR,
         help=f"Benchmark program (default: {DEFAULT_RUNNER}, govkit's Cyclone DDS program "
@@ -296,7 +292,7 @@ def bench(
     if runtime:
         err.print(runtime["dds_prefix"].said, markup=False)
     host_map = parse_hosts(hosts)
-    if policy is not None or protection is not None:
+    if uses_policy(policy, protection, {}, "runs on its own points"):
         _refuse_policy_options(policy, runner, mode, transport or net or hosts or loss_rate
                                or not rotate_throughput)
     chosen = _chosen_profiles(profile, all_profiles, profiles_file, governance, runner,
@@ -396,8 +392,6 @@ def _print_wire_mismatches(outcome) -> None:
 def _refuse_policy_options(policy, runner, mode, per_repeat) -> None:
     """--policy runs on govkit's own rotating pairs only (one line, exit 2)."""
     from govkit.bench.policy_points import PER_REPEAT_OPTIONS, refuse_runner
-    if policy is None:
-        raise GovkitError("--protection needs --policy", EXIT_USAGE)
     refuse_runner(runner or DEFAULT_RUNNER)
     if per_repeat:
         raise GovkitError(f"--policy measures on the rotating pairs only: drop "
@@ -437,7 +431,6 @@ def _policy_profiles(policy, protection, runner, build, dry_run, known) -> list:
     from govkit.bench.policy_points import policy_points
     from govkit.catalog.profiles import use_profiles
     from govkit.catalog.runners import runner_info
-    from govkit.cli.artefacts import load_ros_input
     ros = load_ros_input(policy, protection)
     found = policy_points(ros, runner, build / runner_info(runner).build_subdir,
                           write=not dry_run)
