@@ -138,7 +138,8 @@ def profiles_page() -> str:
 
 
 def runners_page() -> str:
-    from govkit.catalog.runners import MODES, RUNNERS
+    from govkit.catalog.measures import MODES
+    from govkit.catalog.runners import RUNNERS
     lines = ["# Runners", "", NOTE.strip(), "",
              "The runner table (`govkit/catalog/runners.py`): a runner is one module in "
              "`govkit/runners/` plus one row here. Modes: " + ", ".join(map(code, MODES)) + ".",

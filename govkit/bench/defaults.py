@@ -8,12 +8,9 @@ widest intervals fill what is left of --budget (counted from the start of the ru
 report after it takes a few seconds).
 """
 
-from govkit.catalog.runners import MODES
+from govkit.catalog.measures import CPU, LATENCY, THROUGHPUT
 
 DEFAULT_SIZES = (32, 1024, 63000)   # payload bytes (--sizes)
-DISCOVERY = "discovery"      # not a point's mode: groups of --peers participants
-BOTH = "both"                # --mode both: latency and throughput
-MODE_CHOICES = (*MODES, BOTH, DISCOVERY)   # what --mode takes
 
 DEFAULT_DURATION_S = 2
 DEFAULT_WARMUP_S = 1
@@ -66,12 +63,11 @@ CPU_RATE_MAX_BYTES_PER_S = 64_000_000  # payload bytes/s, large payloads (1000/s
 # 1.37 % at 06:45 and 2.64 % at 07:45 (the host's state drifts; runs an hour apart need
 # about 3 %), so the default is the larger. --rerun-kappa and --rerun-floor MODE=PCT give a
 # machine's own. CPU per sample at a fixed rate needed neither.
-RERUN_KAPPA_PCT = {"latency": 2.6, "throughput": 0.0, "cpu": 0.0}
-RERUN_FLOOR_PCT = {"latency": 0.0, "throughput": 1.5, "cpu": 0.0}
+RERUN_KAPPA_PCT = {LATENCY: 2.6, THROUGHPUT: 0.0, CPU: 0.0}
+RERUN_FLOOR_PCT = {LATENCY: 0.0, THROUGHPUT: 1.5, CPU: 0.0}
 DEFAULT_SETTLE_MS = 10         # round trips sent before this are kept apart
 DEFAULT_INSTANCES = 3          # process pairs per arm (paired.InstanceTerm: fewer, wider)
 DEFAULT_MIN_ROUNDS = 6
-DEFAULT_PEERS = 10             # --mode discovery: participants per group
 
 
 def budget_note(spent_s: float, budget_s: float, left_s: float | None = None) -> str:

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from govkit.bench.defaults import (
-    BOTH,
     DEFAULT_BUDGET_S,
     DEFAULT_CPU_SLOT_MS,
     DEFAULT_DURATION_S,
@@ -22,7 +21,6 @@ from govkit.bench.defaults import (
     DEFAULT_MAX_REPEATS,
     DEFAULT_MIN_ROUNDS,
     DEFAULT_NETWORK_RUNNER,
-    DEFAULT_PEERS,
     DEFAULT_REPEATS,
     DEFAULT_ROTATION_TARGET_PCT,
     DEFAULT_RUNNER,
@@ -31,18 +29,26 @@ from govkit.bench.defaults import (
     DEFAULT_SLOT_MS,
     DEFAULT_TARGET_CI_PCT,
     DEFAULT_WARMUP_S,
-    DISCOVERY,
     MIN_THROUGHPUT_SLOT_MS,
-    MODE_CHOICES,
     RERUN_FLOOR_PCT,
     RERUN_KAPPA_PCT,
 )
+from govkit.catalog.measures import (
+    BOTH,
+    CIPHERS,
+    DEFAULT_PEERS,
+    DISCOVERY,
+    MAX_PEERS,
+    MIN_PEERS,
+    MODE_CHOICES,
+    MODES,
+    listed,
+)
 from govkit.catalog.profiles import BASELINE, Profile
-from govkit.catalog.runners import MODES, runner_info
+from govkit.catalog.runners import runner_info
 from govkit.common.errors import GovkitError
 from govkit.results.summary import key_of
 from govkit.runners.crypto import (
-    CIPHERS,
     MAX_REKEY,
     CryptoVariant,
     crypto_refusal,
@@ -63,7 +69,6 @@ MAX_REKEYS = 16
 # (govkit.bench.discovery) own settings, asked like every other option
 CPU_LOAD_SHARE = 0.5              # CPU slots offer at most this share of the slowest warm-up rate
 MIN_ARM_ROUNDS = 20               # an arm's slots before its width may stop its slots
-MAX_PEERS = 100
 DISCOVERY_WAIT_S = 60.0           # a discovery group not matched by then has failed
 
 
@@ -110,8 +115,9 @@ class DiscoverySettings:
     min_rounds: int = 3
 
     def check(self) -> None:
-        if not 2 <= self.peers <= MAX_PEERS:
-            raise GovkitError(f"--peers {self.peers} is out of range (2 .. {MAX_PEERS})")
+        if not MIN_PEERS <= self.peers <= MAX_PEERS:
+            raise GovkitError(f"--peers {self.peers} is out of range ({MIN_PEERS} .. "
+                              f"{MAX_PEERS})")
 
     def to_json(self) -> dict:
         return {"peers": self.peers, "min_rounds": self.min_rounds, "wait_s": DISCOVERY_WAIT_S}
@@ -180,8 +186,7 @@ def parse_modes(text: str) -> list[str]:
     if text == BOTH:
         return list(MODES)
     if text not in MODE_CHOICES:
-        raise GovkitError(f"invalid --mode {text!r}: use {', '.join(MODE_CHOICES[:-1])} or "
-                          f"{MODE_CHOICES[-1]}")
+        raise GovkitError(f"invalid --mode {text!r}: use {listed(MODE_CHOICES)}")
     return [text]
 
 

@@ -46,17 +46,16 @@ from govkit.bench.context import RunContext
 from govkit.bench.defaults import cpu_rate, step_at_or_below
 from govkit.bench.domains import distinct_domains, usable_domains
 from govkit.bench.options import CPU_LOAD_SHARE, MIN_ARM_ROUNDS, RotationSettings, protects
+from govkit.catalog.measures import CPU, LATENCY, THROUGHPUT
 from govkit.catalog.profiles import Profile, domain_ids_text
 from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.common.fsutil import write_atomic
 from govkit.results.paired import AA_ARM, BASELINE_ARM
 from govkit.runners.base import BenchPoint
 from govkit.runners.crypto import CryptoVariant
-from govkit.runners.pair import THROUGHPUT, Pair, PairFailed
+from govkit.runners.pair import Pair, PairFailed
 
 SLOT_FORMAT = "latency-slots"
-LATENCY = "latency"
-CPU = "cpu"                       # a throughput slot paced at a fixed rate: CPU per sample
 CPU_DELIVERED = 0.95              # ... and a slot that delivers less of it is "saturated"
 # Fewest samples a slot's figure rests on (round trips, arrivals, paced writes), and the
 # longest a slot may become to hold them (measure_lengths)

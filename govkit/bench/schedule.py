@@ -26,14 +26,12 @@ from pathlib import Path
 from govkit.bench.awake import IDLE_METHOD, AwakeCpus, awake_cpus
 from govkit.bench.awake import METHOD as AWAKE_METHOD
 from govkit.bench.context import RunContext
-from govkit.bench.defaults import DISCOVERY
 from govkit.bench.discovery import DISCOVERY_INTERVAL_METHOD, run_discovery
 from govkit.bench.loadwatch import LoadWatch
 from govkit.bench.machine import Pinning, environment, pinning, realtime_note
 from govkit.bench.options import BenchOptions, BenchOutcome, Cell
 from govkit.bench.repeat import build_dir, make_bundles, point, run_point
 from govkit.bench.rotation import (
-    CPU,
     MIN_ARM_ROUNDS,
     arms_of,
     baseline_instances,
@@ -41,6 +39,7 @@ from govkit.bench.rotation import (
     run_rotation,
 )
 from govkit.bench.wire_phase import check_wire_networks, wire_key, wire_phase
+from govkit.catalog.measures import CPU, DISCOVERY, THROUGHPUT
 from govkit.catalog.profiles import domain_ids_text
 from govkit.catalog.runners import runner_info
 from govkit.common.errors import GovkitError
@@ -53,7 +52,6 @@ from govkit.runners import get_runner
 from govkit.runners.crypto import CRYPTO_DEFAULTS
 from govkit.runners.netpath import NetPaths
 from govkit.runners.network import DEFAULT, LOSS_MEANING, ROLES
-from govkit.runners.pair import THROUGHPUT
 from govkit.runners.processes import command_line, process_placement
 from govkit.wire.capture import check_capture
 

@@ -14,8 +14,6 @@ from govkit.common.errors import GovkitError
 # ddsperf's topics for its default KS type; pongs are written to per-ping partitions whose
 # names ddsperf makes up at run time, so partitions need "*". govkit's Cyclone and Fast DDS
 # programs speak the same type, topics and partitions (one set of permissions serves all three).
-# What a runner measures (bench --mode; each point is one of them).
-MODES = ("latency", "throughput")
 
 DDSPERF_TOPICS = ("DDSPerfRDataKS", "DDSPerfRPingKS", "DDSPerfRPongKS", "DDSPerfCPUStats")
 

@@ -35,7 +35,8 @@ MAX_SHOWN = 50
 
 
 class PolicyInvalid(GovkitError):
-    """A policy or sidecar that cannot be used: its findings, one line each (exit 2)."""
+    """A policy or sidecar that cannot be used: its findings, one FILE:LINE:COLUMN line
+    each, as validate prints them (the error's details; exit 2)."""
 
     def __init__(self, findings: list[Finding]):
         self.findings = findings[:MAX_SHOWN]
@@ -43,7 +44,7 @@ class PolicyInvalid(GovkitError):
             last = findings[MAX_SHOWN - 1]
             self.findings.append(Finding(last.file, last.line, last.column,
                                          f"… and {len(findings) - MAX_SHOWN} more problems"))
-        super().__init__("\n".join(map(str, self.findings)), EXIT_USAGE)
+        super().__init__("", EXIT_USAGE, details=list(map(str, self.findings)))
 
 
 @dataclass

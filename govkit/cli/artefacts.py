@@ -1,5 +1,5 @@
-"""The commands that make and check the artefacts: profiles, validate, generate, sign,
-verify, and `pki init` (main.py registers them).
+"""The commands that make and check the artefacts: profiles, validate, generate, sign and
+verify (main.py registers them).
 
 No `from __future__ import annotations` here: typer would then evaluate every option's
 annotation string at start-up (a few hundred evals, ~20 ms of `govkit --help`).
@@ -14,26 +14,37 @@ from govkit.cli.common import (
     RUNNER_METAVAR,
     SAME_ERROR_SHOWN,
     AllOpt,
+    AllowUnmatchedOpt,
     CaOpt,
+    CountOpt,
+    JobsOpt,
+    ParticipantsOpt,
+    PolicyOpt,
+    PrefixOpt,
     ProfileOpt,
     ProfilesOpt,
+    ProtectionOpt,
     RunnerName,
     TargetOpt,
-    choices,
-    comma_list,
+    chosen_participants,
     err,
     json_document,
     json_option,
+    load_ros_input,
     out,
+    policy_domains,
     print_errors,
     print_lines,
+    refuse_without_policy,
     use_profiles_file,
+    uses_policy,
+    warn_stale,
     wide,
 )
 from govkit.common.errors import EXIT_INVALID, EXIT_OK, EXIT_USAGE, GovkitError
 from govkit.common.findings import one_line
-from govkit.common.limits import KEY_TYPES, MAX_DOMAIN_ID, MAX_JOBS
-from govkit.pki.vocabulary import DEFAULT_CERT_DAYS, DEFAULT_GRANT_DAYS, HSM_KINDS
+from govkit.common.limits import MAX_DOMAIN_ID
+from govkit.pki.vocabulary import DEFAULT_GRANT_DAYS
 
 # Start-up: nothing heavy at module level (govkit --help imports this module); each
 # command imports what it uses.
@@ -46,13 +57,6 @@ VerifyCaOpt = Annotated[Path, typer.Option(
                  "or a PEM file, every certificate of which is trusted (as openssl -CAfile "
                  "and Fast DDS 2.9 do; Cyclone DDS 0.10 trusts the first only, and a line "
                  "says where that changes the verdict); never created here.")]
-ParticipantsOpt = Annotated[Path | None, typer.Option(
-    "--participants", help="A participants file: one name per line, or CSV with a header "
-                           "(name, organization, unit, country, publish, subscribe, "
-                           "partitions); see docs/guide/fleets.md.")]
-CountOpt = Annotated[int | None, typer.Option(
-    "--count", help="N numbered participants PREFIX0.. (tests and benchmarks).")]
-PrefixOpt = Annotated[str, typer.Option("--prefix", help="Name prefix for --count.")]
 ValidFromOpt = Annotated[str | None, typer.Option(
     "--valid-from", help="Permissions validity start, ISO 8601 (UTC unless a zone is given; "
                          "default now less a day of clock skew).")]
@@ -62,24 +66,6 @@ ValidForOpt = Annotated[int | None, typer.Option(
 ParanoidOpt = Annotated[bool, typer.Option(
     "--paranoid", help="Check every document in full (schema, lint, own signature), "
                        "even where govkit proves it valid by construction.")]
-JobsOpt = Annotated[int | None, typer.Option(
-    "--jobs", min=1, max=MAX_JOBS,
-    help=f"Worker processes, 1 to {MAX_JOBS} (default: one per CPU when there are many "
-         "files).")]
-PolicyOpt = Annotated[Path | None, typer.Option(
-    "--policy", help="An sros2 policy (format 0.2.0, XIncludes read): one identity and "
-                     "permissions per enclave, decided as sros2's, and one governance; see "
-                     "docs/guide/ros2-protection.md.")]
-ProtectionOpt = Annotated[Path | None, typer.Option(
-    "--protection", help="The policy's protection sidecar (schemas/protection.xsd): which "
-                         "topics, services and actions are signed or encrypted (default: a "
-                         "<protection> in the policy's <metadata>, else all encrypted, as "
-                         "sros2's governance).")]
-AllowUnmatchedOpt = Annotated[bool, typer.Option(
-    "--allow-unmatched", help="Write the documents even if a --protection rule names a "
-                              "topic or service no enclave is granted (lint's GK402; most "
-                              "often a misspelt name, whose real topic then gets the "
-                              "default protection).")]
 ProfilesJson = json_option("profiles")
 ValidateJson = json_option("validate")
 VerifyJson = json_option("verify")
@@ -139,59 +125,6 @@ def validate(files: Annotated[list[Path], typer.Argument(help="XML or signed S/M
     raise typer.Exit(code)
 
 
-def pki_init(
-    directory: Annotated[Path, typer.Argument(help="PKI directory.")] = Path("pki"),
-    participant: Annotated[list[str] | None, typer.Option(
-        "--participant", callback=comma_list,
-        help="Participant identity: a name or a ROS 2 enclave path such as "
-             "/talker_listener/talker (repeatable or comma-separated; default pub and sub).")
-    ] = None,
-    key_type: Annotated[str, typer.Option(
-        "--key-type", metavar=choices(KEY_TYPES),
-        help="Key type of every new key (the two Cyclone DDS 0.10 accepts).")] = KEY_TYPES[0],
-    days: Annotated[int, typer.Option("--days", help="Certificate validity in days.")
-                    ] = DEFAULT_CERT_DAYS,
-    force: Annotated[bool, typer.Option(
-        "--force", help="Replace the CAs and reissue every participant (new keys).")] = False,
-    single_ca: Annotated[bool, typer.Option(
-        "--single-ca", help="One CA for identities and permissions (RTI Perftest).")] = False,
-    participants: ParticipantsOpt = None, count: CountOpt = None, prefix: PrefixOpt = "p",
-    jobs: JobsOpt = None,
-    hsm: Annotated[str | None, typer.Option(
-        "--hsm", metavar=choices(HSM_KINDS),
-        help="Move every participant's private key into a SoftHSM2 token in the PKI "
-             "directory (the key file is removed; <name>.pkcs11 names the key). Fast DDS "
-             "only: Cyclone DDS 0.10 cannot use a pkcs11: key.")] = None,
-):
-    """Create a TEST PKI: identity CA, separate permissions CA, participant identities."""
-    from govkit.pki.issuance import init_pki
-    from govkit.pki.testpki import DEFAULT_PARTICIPANTS
-    if hsm is not None and hsm not in HSM_KINDS:
-        raise GovkitError(f"--hsm {hsm}: unknown; the one supported is softhsm (SoftHSM2)")
-    if hsm:
-        from govkit.pki.hsm import check_softhsm
-        check_softhsm()
-    fleet = _fleet(participants, count, prefix, participant or [])
-    pki, created = init_pki(directory, fleet or tuple(DEFAULT_PARTICIPANTS), key_type,
-                            days, force, single_ca, processes=jobs)
-    print_lines(f"wrote {one_line(f)}" for f in created)
-    if hsm:
-        from govkit.pki.hsm import move_keys_to_softhsm
-        moved = move_keys_to_softhsm(pki)
-        print_lines(f"moved {f.removesuffix('.pkcs11')}.key into the SoftHSM2 token "
-                    f"({f} names it; Fast DDS only)" for f in moved)
-        created = created or moved
-    stale = pki.stale_participants()
-    if not created and not stale:
-        out.print(f"{one_line(directory)}: PKI already complete; nothing written (use --force "
-                  f"to replace keys)", markup=False)
-    elif not created:   # not complete: e.g. a `pki init --force` killed half-way
-        out.print(f"{one_line(directory)}: nothing written, but the PKI is not complete: "
-                  f"{len(stale)} participant(s) hold certificates of an earlier Identity CA",
-                  markup=False)
-    _warn_stale(pki, stale)
-
-
 def _warn_revoked_grants(signed, ca: Path) -> None:
     """sign --renew: a grant for a certificate the PKI's CRL revokes is renewed as asked,
     but said (verify and pki status count it as a problem)."""
@@ -202,27 +135,6 @@ def _warn_revoked_grants(signed, ca: Path) -> None:
     for p7s in signed:
         for line in revoked_grants(p7s, TestPKI(ca)):
             err.print(f"govkit: warning: {p7s}: {line}", markup=False)
-
-
-def _fleet(file: Path | None, count: int | None, prefix: str, names: list[str]):
-    """The participants named on the command line, in a file and numbered, in that order
-    (None if none); a name given twice is a usage error."""
-    from govkit.pki.participants import merge_participants
-    return merge_participants(names, file, count, prefix) or None
-
-
-def _warn_stale(pki, names=None) -> None:
-    """One warning per participant left from an earlier Identity CA: the first few named,
-    the rest counted (a `pki init --force` killed half-way leaves thousands)."""
-    names = pki.stale_participants() if names is None else names
-    fix = f"reissue with `govkit pki init {one_line(pki.directory)} --force`"
-    for name in names[:SAME_ERROR_SHOWN]:
-        err.print(f"govkit: warning: {one_line(pki.path(name))} was not issued by the current "
-                  f"Identity CA (left from an earlier PKI); no permissions are written for it "
-                  f"({fix})", markup=False)
-    if len(names) > SAME_ERROR_SHOWN:
-        err.print(f"govkit: warning: … and {len(names) - SAME_ERROR_SHOWN} more participant(s) "
-                  f"of an earlier Identity CA ({fix})", markup=False)
 
 
 def _say_some(lines: list[str], what: str) -> None:
@@ -274,18 +186,10 @@ def generate(profile: ProfileOpt = None, all_profiles: AllOpt = False,
              allow_unmatched: AllowUnmatchedOpt = False):
     """Render governance per profile and permissions per participant (validated); with
     --policy, an sros2 policy's permissions per enclave and its per-topic governance."""
-    if allow_unmatched and policy is None:
-        err.print("govkit: --allow-unmatched is for --policy", markup=False)
-        raise typer.Exit(EXIT_USAGE)
-    if policy is not None or protection is not None:
-        given = [o for o, v in (("--profile", profile), ("--all-profiles", all_profiles),
-                                ("--participants", participants), ("--count", count))
-                 if v]
-        if policy is None or given:
-            err.print("govkit: --protection needs --policy" if policy is None else
-                      f"govkit: --policy writes the policy's enclaves and governance: leave "
-                      f"out {', '.join(given)}", markup=False)
-            raise typer.Exit(EXIT_USAGE)
+    refuse_without_policy(policy, {"--allow-unmatched": allow_unmatched})
+    if uses_policy(policy, protection, {"--profile": profile, "--all-profiles": all_profiles,
+                                        "--participants": participants, "--count": count},
+                   "writes the policy's enclaves and governance"):
         _generate_policy(policy, protection, out_dir, ca, domain, sign, valid_from, valid_for,
                          allow_unmatched)
         return
@@ -301,7 +205,7 @@ def generate(profile: ProfileOpt = None, all_profiles: AllOpt = False,
     window = parse_window(valid_from, valid_for)
     log = BundleLog()
     use_profiles_file(profiles_file)
-    fleet = _fleet(participants, count, prefix, [])
+    fleet = chosen_participants(participants, count, prefix, [])
     chosen = [] if fleet and not (profile or all_profiles) else \
         select_profiles(profile, all_profiles)
     domains = DomainSet.parse(domain)
@@ -318,7 +222,7 @@ def generate(profile: ProfileOpt = None, all_profiles: AllOpt = False,
     if fleet is None:   # (listed participants: errors, printed below)
         _say_some([f"govkit: warning: {line}" for line in result.revoked.values()],
                   "revoked participant(s) left out")
-    _warn_stale(pki, result.stale if fleet is None else [])
+    warn_stale(pki, result.stale if fleet is None else [])
     for stem, why in pki.stray_identities():
         err.print(f"govkit: {str(pki.path(stem))!r}: ignored, no permissions written: {why}",
                   markup=False)
@@ -437,52 +341,17 @@ def verify(files: Annotated[list[Path], typer.Argument(help="Signed .p7s files."
     raise typer.Exit(code)
 
 
-def policy_domains(domain: str | None):
-    """--domain, or for a policy what sros2 writes: $ROS_DOMAIN_ID, else 0."""
-    import os
-
-    from govkit.documents.render import DomainSet
-    text = domain if domain is not None else os.environ.get("ROS_DOMAIN_ID", "").strip() or "0"
-    return DomainSet.parse(text)
-
-
-def print_policy_problems(e) -> None:
-    """A policy that does not check: one FILE:LINE:COLUMN line per problem (exit 2)."""
-    for finding in e.findings:
-        err.print(str(finding), markup=False)
-    raise typer.Exit(e.exit_code)
-
-
-def load_ros_input(policy: Path, protection: Path | None, need_protection: bool = False):
-    from govkit.check.ros_policy import PolicyInvalid, load_policy
-    try:
-        return load_policy(policy, protection, need_protection)
-    except PolicyInvalid as e:   # one line per problem, as validate prints them
-        print_policy_problems(e)
-
-
-def policy_documents(ros, ca: Path, out_dir: Path, domains, sign: bool, log, window=None,
-                     allow_unmatched: bool = False):
-    """generate_policy, a protection rule that names nothing granted printed as a policy
-    problem is (one FILE:LINE:COLUMN line each, exit 2)."""
-    from govkit.check.ros_policy import PolicyInvalid
-    from govkit.generate.policy import generate_policy
-    try:
-        return generate_policy(ros, ca, out_dir, domains, sign, log, window, allow_unmatched)
-    except PolicyInvalid as e:
-        print_policy_problems(e)
-
-
 def _generate_policy(policy: Path, protection: Path | None, out_dir: Path, ca: Path,
                      domain: str | None, sign: bool, valid_from, valid_for,
                      allow_unmatched: bool) -> None:
     from govkit.generate.bundle import BundleLog
+    from govkit.generate.policy import generate_policy
     from govkit.generate.validity import parse_window
     window = parse_window(valid_from, valid_for)
     domains = policy_domains(domain)
     ros = load_ros_input(policy, protection)
     log = BundleLog()
-    result = policy_documents(ros, ca, out_dir, domains, sign, log, window, allow_unmatched)
+    result = generate_policy(ros, ca, out_dir, domains, sign, log, window, allow_unmatched)
     print_lines(log.messages)
     print_lines(f"wrote {one_line(path)}" for path in result.written)
     for enclave, why in result.left_out:

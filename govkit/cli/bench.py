@@ -17,7 +17,6 @@ from govkit.bench.defaults import (
     DEFAULT_MAX_REPEATS,
     DEFAULT_MIN_ROUNDS,
     DEFAULT_NETWORK_RUNNER,
-    DEFAULT_PEERS,
     DEFAULT_REPEATS,
     DEFAULT_ROTATION_TARGET_PCT,
     DEFAULT_RUNNER,
@@ -27,28 +26,45 @@ from govkit.bench.defaults import (
     DEFAULT_TARGET_CI_PCT,
     DEFAULT_WARMUP_S,
     MAX_DEFAULT_BUDGET_S,
-    MODE_CHOICES,
     RERUN_FLOOR_PCT,
     RERUN_KAPPA_PCT,
     default_budget,
 )
+from govkit.catalog.measures import (
+    CIPHERS,
+    DEFAULT_CIPHER,
+    DEFAULT_PEERS,
+    DISCOVERY,
+    LATENCY,
+    MAX_PEERS,
+    MIN_PEERS,
+    MODE_CHOICES,
+    MODES,
+    PATH_WORDS,
+    THROUGHPUT,
+    TRANSPORTS,
+    listed,
+)
 from govkit.catalog.profiles import SECURED_PROFILES
-from govkit.catalog.runners import MODES
 from govkit.cli.common import (
     RUNNER_METAVAR,
     AllOpt,
+    BenchPolicyOpt,
     CaOpt,
     ProfileOpt,
     ProfilesOpt,
+    ProtectionOpt,
     RunnerName,
     comma_list,
     err,
     json_document,
     json_option,
+    load_ros_input,
     out,
     print_lines,
     require_bench_extra,
     use_profiles_file,
+    uses_policy,
     wide,
 )
 from govkit.common.errors import EXIT_INTERRUPTED, EXIT_INVALID, EXIT_USAGE, GovkitError
@@ -70,6 +86,8 @@ DdsPrefixOpt = Annotated[Path | None, typer.Option(
          "cyclone and ddsperf.")]
 PinOpt = Annotated[bool, typer.Option(
     "--pin/--no-pin", help="Pin the two sides of a pair to two different CPUs.")]
+# What --net's paths need besides their words (govkit.catalog.measures.PATH_WORDS)
+NET_NEEDS = {"netns": "; needs root", "hosts": "; with --hosts"}
 # The codes from the flag table itself (govkit.results.flags, light to import), in its
 # order, each with its severity: the list parse_fail_on_flags accepts.
 FAIL_ON_FLAG_HELP = (
@@ -86,26 +104,18 @@ def bench(
                              "validated, linted, identified and measured as a point named "
                              "after it, beside --profile (give --profile none for its "
                              "baseline).")] = None,
-    policy: Annotated[Path | None, typer.Option(
-        "--policy", help="An sros2 policy: one point per protection class of its protection "
-                         "(--protection, else the <protection> in its metadata, else all "
-                         "encrypted), each on topics its class's first rule covers, under "
-                         "the governance `generate --policy` writes, paired against `none` "
-                         "(runners cyclone and fastdds).")] = None,
-    protection: Annotated[Path | None, typer.Option(
-        "--protection", help="With --policy: the policy's protection sidecar "
-                             "(schemas/protection.xsd).")] = None,
+    policy: BenchPolicyOpt = None, protection: ProtectionOpt = None,
     runner: Annotated[RunnerName | None, typer.Option(
         "--runner", metavar=RUNNER_METAVAR,
         help=f"Benchmark program (default: {DEFAULT_RUNNER}, govkit's Cyclone DDS program "
              f"with latency by rotation; {DEFAULT_NETWORK_RUNNER} when --transport, --net, "
              "--hosts or --loss-rate is given).", show_default=False)] = None,
     mode: Annotated[Literal[MODE_CHOICES], typer.Option(
-        "--mode", help="What to measure (discovery: how long --peers participants started "
-                       "together take to match each other, per profile).")] = "latency",
+        "--mode", help=f"What to measure ({DISCOVERY}: how long --peers participants started "
+                       "together take to match each other, per profile).")] = MODES[0],
     peers: Annotated[int, typer.Option(
-        "--peers", help="--mode discovery: participants per group (2 .. 100).")
-    ] = DEFAULT_PEERS,
+        "--peers", help=f"--mode {DISCOVERY}: participants per group ({MIN_PEERS} .. "
+                        f"{MAX_PEERS}).")] = DEFAULT_PEERS,
     sizes: Annotated[list[str] | None, typer.Option(
         "--sizes", callback=comma_list, show_default=False,
         help="Payload bytes, repeatable or a comma list, or 'seeds' (the seeds' 8 sizes). "
@@ -137,8 +147,8 @@ def bench(
     cipher: Annotated[list[str] | None, typer.Option(
         "--cipher", callback=comma_list,
         help="Rotation: measure every secured profile under each AES key size "
-                         "(aes128, aes256; repeatable or a comma list), each paired with "
-                         "the same `none` slots; the report gives AES-128 against AES-256. "
+             f"({', '.join(CIPHERS)}; repeatable or a comma list), each paired with the same "
+             f"`none` slots; the report gives each against {DEFAULT_CIPHER}. "
                          "Default: the runtime's (AES-256 in Fast DDS 2.9 and Cyclone DDS "
                          "0.10). Fast DDS only: Cyclone keeps RTPS-level AES-256.",
         show_default=False)] = None,
@@ -154,13 +164,13 @@ def bench(
              "share of the work security adds, per mode as MODE=PCT (repeatable or a comma "
              "list; 0 leaves it out): every interval includes it. benchmarks/calibration.py "
              "measures it. Default: the 2-core reference VM's (latency="
-             f"{RERUN_KAPPA_PCT['latency']:g}).",
+             f"{RERUN_KAPPA_PCT[LATENCY]:g}).",
         show_default=False)] = None,
     rerun_floor: Annotated[list[str] | None, typer.Option(
         "--rerun-floor", callback=comma_list,
         help="Rotation: what a rerun moves every ratio by, whatever the profile, per mode as "
              "MODE=PCT (repeatable or a comma list). Default: the reference VM's "
-             f"(throughput={RERUN_FLOOR_PCT['throughput']:g}).",
+             f"(throughput={RERUN_FLOOR_PCT[THROUGHPUT]:g}).",
         show_default=False)] = None,
     instances: Annotated[int, typer.Option(
         "--instances", help="Rotation: separate process pairs per profile (and for the A/A "
@@ -199,8 +209,8 @@ def bench(
     dds_prefix: DdsPrefixOpt = None,
     transport: Annotated[list[str] | None, typer.Option(
         "--transport", callback=comma_list,
-        help="udp, tcp or tls (Cyclone's DDSI transports; repeatable or a "
-                            "comma list: each profile is measured over each).")] = None,
+        help=f"{listed(TRANSPORTS)} (Cyclone's DDSI transports; repeatable or a comma "
+             "list: each profile is measured over each).")] = None,
     loss_rate: Annotated[list[str] | None, typer.Option(
         "--loss-rate", callback=comma_list,
         help="Percent of the publisher's packets Cyclone drops before "
@@ -208,9 +218,9 @@ def bench(
                             "repeatable or a comma list, e.g. 0,1).")] = None,
     net: Annotated[list[str] | None, typer.Option(
         "--net", callback=comma_list,
-        help="Where the two sides run: lo (loopback), netns (two network "
-                      "namespaces and a veth pair; needs root), hosts (with --hosts); "
-                      "repeatable or a comma list.")] = None,
+        help="Where the two sides run: " + ", ".join(
+            f"{name} ({PATH_WORDS[name]}{NET_NEEDS.get(name, '')})" for name in PATH_WORDS) +
+             "; repeatable or a comma list.")] = None,
     hosts: Annotated[str | None, typer.Option(
         "--hosts", help="pub=USER@HOST,sub=USER@HOST (either may be 'local'): run each "
                         "side there over OpenSSH (batch mode).")] = None,
@@ -296,7 +306,7 @@ def bench(
     if runtime:
         err.print(runtime["dds_prefix"].said, markup=False)
     host_map = parse_hosts(hosts)
-    if policy is not None or protection is not None:
+    if uses_policy(policy, protection, {}, "runs on its own points"):
         _refuse_policy_options(policy, runner, mode, transport or net or hosts or loss_rate
                                or not rotate_throughput)
     chosen = _chosen_profiles(profile, all_profiles, profiles_file, governance, runner,
@@ -396,8 +406,6 @@ def _print_wire_mismatches(outcome) -> None:
 def _refuse_policy_options(policy, runner, mode, per_repeat) -> None:
     """--policy runs on govkit's own rotating pairs only (one line, exit 2)."""
     from govkit.bench.policy_points import PER_REPEAT_OPTIONS, refuse_runner
-    if policy is None:
-        raise GovkitError("--protection needs --policy", EXIT_USAGE)
     refuse_runner(runner or DEFAULT_RUNNER)
     if per_repeat:
         raise GovkitError(f"--policy measures on the rotating pairs only: drop "
@@ -437,7 +445,6 @@ def _policy_profiles(policy, protection, runner, build, dry_run, known) -> list:
     from govkit.bench.policy_points import policy_points
     from govkit.catalog.profiles import use_profiles
     from govkit.catalog.runners import runner_info
-    from govkit.cli.artefacts import load_ros_input
     ros = load_ros_input(policy, protection)
     found = policy_points(ros, runner, build / runner_info(runner).build_subdir,
                           write=not dry_run)
@@ -462,7 +469,7 @@ def wire_check(
     ] = "ddsperf",
     size: Annotated[int, typer.Option("--size", help="Payload bytes.")] = 1024,
     mode: Annotated[Literal[MODES], typer.Option(
-        "--mode", help="Which ddsperf pair to run.")] = "latency",
+        "--mode", help="Which ddsperf pair to run.")] = MODES[0],
     duration: Annotated[int, typer.Option("--duration", help="Seconds of traffic.")] = 2,
     expect: Annotated[str | None, typer.Option(
         "--expect", help="Check against this profile's governance instead of the run's own "

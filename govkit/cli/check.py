@@ -18,13 +18,18 @@ from govkit.check.vocabulary import (
     SEVERITIES,
 )
 from govkit.cli.common import (
+    ExplainPolicyOpt,
+    LintProtectionOpt,
+    ProtectionOpt,
     TargetOpt,
     choices,
     comma_list,
     err,
     json_document,
     json_option,
+    load_ros_input,
     out,
+    uses_policy,
 )
 from govkit.common.errors import EXIT_INVALID, EXIT_OK, EXIT_USAGE, GovkitError
 from govkit.common.limits import MAX_DOMAIN_ID
@@ -75,9 +80,7 @@ def lint(
              f"testcase per file). Default: {DEFAULT_OUTPUT_FORMAT}{CONFIGURED}")] = None,
     list_rules: Annotated[bool, typer.Option(
         "--rules", help="List every rule with its id, severity, why and an example.")] = False,
-    protection: Annotated[Path | None, typer.Option(
-        "--protection", help="The protection sidecar of the sros2 policies linted (default: "
-                             "the <protection> in each policy's <metadata>).")] = None,
+    protection: LintProtectionOpt = None,
 ):
     """Check what the XSD cannot: rules that never apply, what leaks, subjects, validity;
     for an sros2 policy and its protection, names that miss their protection and DENYs
@@ -142,24 +145,14 @@ def identify(files: Annotated[list[Path], typer.Argument(help="Governance docume
 def explain(file: Annotated[Path | None, typer.Argument(
                 help="A governance or permissions document.")] = None,
             as_json: ExplainJson = False,
-            policy: Annotated[Path | None, typer.Option(
-                "--policy", help="Explain an sros2 policy instead: per ROS name, its DDS "
-                                 "names, the governance rule and kinds each gets, and which "
-                                 "enclaves may publish and subscribe it.")] = None,
-            protection: Annotated[Path | None, typer.Option(
-                "--protection", help="With --policy: its protection sidecar (default: "
-                                     "the <protection> in its <metadata>).")] = None,
+            policy: ExplainPolicyOpt = None, protection: ProtectionOpt = None,
             domain: Annotated[int, typer.Option(
                 "--domain", min=0, max=MAX_DOMAIN_ID,
                 help="With --policy: the domain id to decide for.")] = 0):
     """Say in plain English what a document protects and what it does not (with --policy:
     what the documents of an sros2 policy decide, name by name)."""
-    if policy is not None or protection is not None:
-        if policy is None or file is not None:
-            raise GovkitError("--protection needs --policy" if policy is None else
-                              "give a document or --policy, not both")
+    if uses_policy(policy, protection, {"FILE": file}, "explains the policy's documents"):
         from govkit.check.ros_explain import explain_policy, policy_explanation_text
-        from govkit.cli.artefacts import load_ros_input
         explanation = explain_policy(load_ros_input(policy, protection), domain)
         if as_json:
             print(json_document("explain", **explanation))

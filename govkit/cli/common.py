@@ -16,7 +16,8 @@ from govkit.catalog.profiles import PROFILES
 from govkit.catalog.runners import RUNNERS
 from govkit.catalog.targets import DEFAULT_TARGET, PORTABLE_TARGET, TARGETS
 from govkit.common.errors import GovkitError
-from govkit.common.findings import printable, without_surrogates
+from govkit.common.findings import one_line, printable, without_surrogates
+from govkit.common.limits import MAX_JOBS
 
 # Start-up matters (`govkit --help` in well under 0.15 s): nothing heavy is imported here,
 # and the consoles are made on first use.
@@ -218,6 +219,20 @@ TargetOpt = Annotated[TargetName | None, typer.Option(
     "--target", metavar=choices(TARGETS), show_default=False, help=TARGET_HELP)]
 
 
+# The participants of generate and pki init, and their worker processes.
+ParticipantsOpt = Annotated[Path | None, typer.Option(
+    "--participants", help="A participants file: one name per line, or CSV with a header "
+                           "(name, organization, unit, country, publish, subscribe, "
+                           "partitions); see docs/guide/fleets.md.")]
+CountOpt = Annotated[int | None, typer.Option(
+    "--count", help="N numbered participants PREFIX0.. (tests and benchmarks).")]
+PrefixOpt = Annotated[str, typer.Option("--prefix", help="Name prefix for --count.")]
+JobsOpt = Annotated[int | None, typer.Option(
+    "--jobs", min=1, max=MAX_JOBS,
+    help=f"Worker processes, 1 to {MAX_JOBS} (default: one per CPU when there are many "
+         "files).")]
+
+
 def use_profiles_file(path: Path | None):
     """Read a profiles file (or ./govkit.toml) and make its profiles known to every command
     of this process, as catalog names are (a bad field: its lines, exit 2)."""
@@ -256,3 +271,103 @@ def json_option(command: str, where: str = "") -> Any:
     return Annotated[bool, typer.Option(
         "--json", help=f"JSON, as {{\"schema\": \"govkit.{command}/1\", ...}} ({where}its JSON "
                        f"Schema: govkit/schemas/json/{command}.schema.json).")]
+
+
+# ROS 2 input, for generate, export sros2, bench, explain and lint: --policy and
+# --protection, the rule that pairs them with a command's other options, and the loader (a
+# policy that does not check is PolicyInvalid: one FILE:LINE:COLUMN line per problem,
+# rendered by the root).
+POLICY_HELP = "An sros2 policy (format 0.2.0, XIncludes read): "
+PolicyOpt = Annotated[Path | None, typer.Option(
+    "--policy", help=POLICY_HELP + "one identity and permissions per enclave, decided as "
+                                   "sros2's, and one governance; see "
+                                   "docs/guide/ros2-protection.md.")]
+BenchPolicyOpt = Annotated[Path | None, typer.Option(
+    "--policy", help=POLICY_HELP + "one point per protection class of its protection "
+                                   "(--protection, else the <protection> in its metadata, else "
+                                   "all encrypted), each on topics its class's first rule "
+                                   "covers, under the governance `generate --policy` writes, "
+                                   "paired against `none` (runners cyclone and fastdds).")]
+ExplainPolicyOpt = Annotated[Path | None, typer.Option(
+    "--policy", help="Explain an sros2 policy instead: per ROS name, its DDS names, the "
+                     "governance rule and kinds each gets, and which enclaves may publish "
+                     "and subscribe it.")]
+LintProtectionOpt = Annotated[Path | None, typer.Option(
+    "--protection", help="The protection sidecar of the sros2 policies linted (default: the "
+                         "<protection> in each policy's <metadata>).")]
+ProtectionOpt = Annotated[Path | None, typer.Option(
+    "--protection", help="With --policy: the policy's protection sidecar "
+                         "(schemas/protection.xsd): which topics, services and actions are "
+                         "signed or encrypted (default: a <protection> in the policy's "
+                         "<metadata>, else all encrypted, as sros2's governance).")]
+AllowUnmatchedOpt = Annotated[bool, typer.Option(
+    "--allow-unmatched", help="Write the documents even if a --protection rule names a "
+                              "topic or service no enclave is granted (lint's GK402; most "
+                              "often a misspelt name, whose real topic then gets the "
+                              "default protection).")]
+
+
+def given(options: dict[str, Any]) -> list[str]:
+    """The names of the options in `options` (name → value) that were given: not None,
+    False or empty."""
+    return [name for name, value in options.items() if value is not None and value is not False
+            and value != [] and value != ()]
+
+
+def uses_policy(policy: Path | None, protection: Path | None, leave_out: dict[str, Any],
+                what_policy_does: str) -> bool:
+    """Whether the command runs on an sros2 policy. The rule that pairs the options:
+    --protection needs --policy, and --policy takes none of `leave_out` (name → value)
+    (GovkitError, exit 2)."""
+    if policy is None and protection is None:
+        return False
+    if policy is None:
+        raise GovkitError("--protection needs --policy")
+    named = given(leave_out)
+    if named:
+        raise GovkitError(f"--policy {what_policy_does}: leave out {', '.join(named)}")
+    return True
+
+
+def refuse_without_policy(policy: Path | None, options: dict[str, Any], why: str = "") -> None:
+    """The options (name → value) only --policy takes: the first given without it is a
+    usage error, `why` said after it."""
+    named = given(options)
+    if policy is None and named:
+        raise GovkitError(f"{named[0]} is for --policy{why}")
+
+
+def load_ros_input(policy: Path, protection: Path | None):
+    """The checked policy and its protection (govkit.check.ros_policy.RosInput)."""
+    from govkit.check.ros_policy import load_policy
+    return load_policy(policy, protection)
+
+
+def policy_domains(domain: str | None):
+    """--domain, or for a policy what sros2 writes: $ROS_DOMAIN_ID, else 0."""
+    import os
+
+    from govkit.documents.render import DomainSet
+    text = domain if domain is not None else os.environ.get("ROS_DOMAIN_ID", "").strip() or "0"
+    return DomainSet.parse(text)
+
+
+def chosen_participants(file: Path | None, count: int | None, prefix: str, names: list[str]):
+    """The participants named on the command line, in a file and numbered, in that order
+    (None if none); a name given twice is a usage error."""
+    from govkit.pki.participants import merge_participants
+    return merge_participants(names, file, count, prefix) or None
+
+
+def warn_stale(pki, names=None) -> None:
+    """One warning per participant left from an earlier Identity CA: the first few named,
+    the rest counted (a `pki init --force` killed half-way leaves thousands)."""
+    names = pki.stale_participants() if names is None else names
+    fix = f"reissue with `govkit pki init {one_line(pki.directory)} --force`"
+    for name in names[:SAME_ERROR_SHOWN]:
+        err.print(f"govkit: warning: {one_line(pki.path(name))} was not issued by the current "
+                  f"Identity CA (left from an earlier PKI); no permissions are written for it "
+                  f"({fix})", markup=False)
+    if len(names) > SAME_ERROR_SHOWN:
+        err.print(f"govkit: warning: … and {len(names) - SAME_ERROR_SHOWN} more participant(s) "
+                  f"of an earlier Identity CA ({fix})", markup=False)

@@ -12,16 +12,18 @@ from typing import Annotated
 import typer
 
 from govkit.catalog.profiles import SECURED_PROFILES
-from govkit.cli.artefacts import (
+from govkit.cli.common import (
     AllowUnmatchedOpt,
     PolicyOpt,
     ProtectionOpt,
+    err,
     load_ros_input,
-    policy_documents,
+    out,
     policy_domains,
+    print_lines,
+    refuse_without_policy,
+    uses_policy,
 )
-from govkit.cli.common import err, out, print_lines
-from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.common.findings import one_line
 
 # Start-up: nothing heavy at module level; the command imports what it uses.
@@ -76,17 +78,12 @@ def sros2(keystore: Annotated[Path, typer.Argument(help="The keystore directory 
         from govkit.common.archive import refuse_destination
         refuse_destination(archive, force)
     selection = None
-    if policy is not None or protection is not None:
-        if policy is None or profile is not None:
-            raise GovkitError("--protection needs --policy" if policy is None else
-                              "--policy exports the policy's own governance: leave out "
-                              "--profile", EXIT_USAGE)
+    if uses_policy(policy, protection, {"--profile": profile},
+                   "exports the policy's own governance"):
         selection = _policy_selection(policy, protection, ca, build, domain,
                                       allow_unmatched)
-    elif domain is not None or allow_unmatched:
-        raise GovkitError(f"{'--domain' if domain is not None else '--allow-unmatched'} is "
-                          f"for --policy (a profile's documents are signed already)",
-                          EXIT_USAGE)
+    refuse_without_policy(policy, {"--domain": domain, "--allow-unmatched": allow_unmatched},
+                          " (a profile's documents are signed already)")
     result = export_sros2(keystore, ca, build, profile, force, ca_keys, enforce, selection,
                           archive)
     if result.cleaned:
@@ -143,11 +140,12 @@ def _policy_selection(policy: Path, protection: Path | None, ca: Path, build: Pa
     """generate --policy --sign into `build`, then what to export: its governance and its
     enclaves."""
     from govkit.generate.bundle import BundleLog
+    from govkit.generate.policy import generate_policy
     from govkit.generate.sros2 import Selection
     ros = load_ros_input(policy, protection)
     log = BundleLog()
-    made = policy_documents(ros, ca, build, policy_domains(domain), True, log,
-                            allow_unmatched=allow_unmatched)
+    made = generate_policy(ros, ca, build, policy_domains(domain), True, log,
+                           allow_unmatched=allow_unmatched)
     print_lines(log.messages)
     print_lines(f"wrote {one_line(path)}" for path in made.written)
     return Selection(made.governance.with_suffix(".p7s"), made.enclaves,

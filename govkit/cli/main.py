@@ -68,8 +68,9 @@ class Commands(TyperGroup):
 
 
 def fail(e: GovkitError):
-    """Say `e` on stderr and exit with its code."""
-    err.print(f"govkit: {e}", markup=False)   # multi-line messages: prefix the first only
+    """Say `e` on stderr (GovkitError.rendered: its message, details and hint) and exit
+    with its code."""
+    err.print(e.rendered(), markup=False)
     raise typer.Exit(e.exit_code)
 
 
@@ -100,7 +101,7 @@ app.command("lint", epilog=epilog("lint"))(check.lint)
 app.command("identify", epilog=epilog("identify"))(check.identify)
 app.command("explain", epilog=epilog("explain"))(check.explain)
 app.command("diff", epilog=epilog("diff"))(check.diff)
-pki_app.command("init", epilog=epilog("pki init"))(artefacts.pki_init)
+pki_app.command("init", epilog=epilog("pki init"))(pki.pki_init)
 pki_app.command("revoke", epilog=epilog("pki revoke"))(pki.pki_revoke)
 pki_app.command("renew", epilog=epilog("pki renew"))(pki.pki_renew)
 pki_app.command("status", epilog=epilog("pki status"))(pki.pki_status)

@@ -1,5 +1,5 @@
-"""The key-lifecycle commands of the test PKI: `pki revoke`, `pki renew` and `pki status`
-(main.py registers them; `pki init` is in artefacts.py).
+"""The commands of the test PKI: `pki init`, and its key lifecycle, `pki revoke`, `pki
+renew` and `pki status` (main.py registers them).
 
 No `from __future__ import annotations` here: typer would then evaluate every option's
 annotation string at start-up (a few hundred evals, ~20 ms of `govkit --help`).
@@ -10,11 +10,28 @@ from typing import Annotated
 
 import typer
 
-from govkit.cli.common import choices, err, json_document, out, print_lines
+from govkit.cli.common import (
+    CountOpt,
+    JobsOpt,
+    ParticipantsOpt,
+    PrefixOpt,
+    choices,
+    chosen_participants,
+    comma_list,
+    err,
+    json_document,
+    out,
+    print_lines,
+    warn_stale,
+)
+from govkit.common.errors import GovkitError
+from govkit.common.findings import one_line
+from govkit.common.limits import KEY_TYPES
 from govkit.pki.vocabulary import (
     DEFAULT_CERT_DAYS,
     DEFAULT_CRL_DAYS,
     DEFAULT_WARN_DAYS,
+    HSM_KINDS,
     REASON_NAMES,
 )
 
@@ -23,6 +40,59 @@ from govkit.pki.vocabulary import (
 
 PkiDirOpt = Annotated[Path, typer.Option(
     "--ca", help="Test PKI directory (never created here: see `govkit pki init`).")]
+
+
+def pki_init(
+    directory: Annotated[Path, typer.Argument(help="PKI directory.")] = Path("pki"),
+    participant: Annotated[list[str] | None, typer.Option(
+        "--participant", callback=comma_list,
+        help="Participant identity: a name or a ROS 2 enclave path such as "
+             "/talker_listener/talker (repeatable or comma-separated; default pub and sub).")
+    ] = None,
+    key_type: Annotated[str, typer.Option(
+        "--key-type", metavar=choices(KEY_TYPES),
+        help="Key type of every new key (the two Cyclone DDS 0.10 accepts).")] = KEY_TYPES[0],
+    days: Annotated[int, typer.Option("--days", help="Certificate validity in days.")
+                    ] = DEFAULT_CERT_DAYS,
+    force: Annotated[bool, typer.Option(
+        "--force", help="Replace the CAs and reissue every participant (new keys).")] = False,
+    single_ca: Annotated[bool, typer.Option(
+        "--single-ca", help="One CA for identities and permissions (RTI Perftest).")] = False,
+    participants: ParticipantsOpt = None, count: CountOpt = None, prefix: PrefixOpt = "p",
+    jobs: JobsOpt = None,
+    hsm: Annotated[str | None, typer.Option(
+        "--hsm", metavar=choices(HSM_KINDS),
+        help="Move every participant's private key into a SoftHSM2 token in the PKI "
+             "directory (the key file is removed; <name>.pkcs11 names the key). Fast DDS "
+             "only: Cyclone DDS 0.10 cannot use a pkcs11: key.")] = None,
+):
+    """Create a TEST PKI: identity CA, separate permissions CA, participant identities."""
+    from govkit.pki.issuance import init_pki
+    from govkit.pki.testpki import DEFAULT_PARTICIPANTS
+    if hsm is not None and hsm not in HSM_KINDS:
+        raise GovkitError(f"--hsm {hsm}: unknown; the one supported is softhsm (SoftHSM2)")
+    if hsm:
+        from govkit.pki.hsm import check_softhsm
+        check_softhsm()
+    fleet = chosen_participants(participants, count, prefix, participant or [])
+    pki, created = init_pki(directory, fleet or tuple(DEFAULT_PARTICIPANTS), key_type,
+                            days, force, single_ca, processes=jobs)
+    print_lines(f"wrote {one_line(f)}" for f in created)
+    if hsm:
+        from govkit.pki.hsm import move_keys_to_softhsm
+        moved = move_keys_to_softhsm(pki)
+        print_lines(f"moved {f.removesuffix('.pkcs11')}.key into the SoftHSM2 token "
+                    f"({f} names it; Fast DDS only)" for f in moved)
+        created = created or moved
+    stale = pki.stale_participants()
+    if not created and not stale:
+        out.print(f"{one_line(directory)}: PKI already complete; nothing written (use --force "
+                  f"to replace keys)", markup=False)
+    elif not created:   # not complete: e.g. a `pki init --force` killed half-way
+        out.print(f"{one_line(directory)}: nothing written, but the PKI is not complete: "
+                  f"{len(stale)} participant(s) hold certificates of an earlier Identity CA",
+                  markup=False)
+    warn_stale(pki, stale)
 
 
 def pki_revoke(

@@ -39,7 +39,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cryptography import x509
-from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 
 from govkit.catalog.profiles import get_profile
@@ -56,12 +55,13 @@ from govkit.common.limits import MAX_DOCUMENT_BYTES, MAX_PEM_BYTES
 from govkit.documents.model import build_model
 from govkit.documents.render import GovernanceDocument, PermissionsDocument
 from govkit.generate import grants
+from govkit.pki.issued import issued_certificate
 from govkit.pki.manifest import read_manifest
 from govkit.pki.names import certificate_grants
 from govkit.pki.participants import Participant
 from govkit.pki.revocation import current_crl, explain_recorded, revoked_certificates
 from govkit.pki.testpki import TestPKI
-from govkit.smime import chain, pkcs7
+from govkit.smime import pkcs7
 from govkit.smime.sign import (
     TEXT_HEADER,
     check_own_signature,
@@ -198,7 +198,6 @@ class _Worker:
                 self.template = None
         self.identity_ca = x509.load_pem_x509_certificate(settings.identity_ca_pem) \
             if settings.identity_ca_pem else None
-        self.issued = issued_check(self.identity_ca) if self.identity_ca else None
         # name -> manifest.Entry; None: no manifest (or --paranoid): every certificate
         # checked in full
         self.manifest = None if settings.paranoid else settings.manifest
@@ -245,10 +244,9 @@ class _Worker:
         else:
             if self.manifest is not None:
                 unproven = "changed" if entry is not None else "unlisted"
-            try:   # as TestPKI.stale_participants decides: the current Identity CA issued it
-                cert = x509.load_pem_x509_certificate(pem)
-                self.issued(cert)
-            except (ValueError, TypeError, InvalidSignature, UnsupportedAlgorithm):
+            # as TestPKI.stale_participants decides: the current Identity CA issued it
+            cert = issued_certificate(pem, self.identity_ca)
+            if cert is None:
                 return Outcome(index, stale=True, unproven=unproven)
             if cert.serial_number in settings.revoked:   # (an issued one: the CRL's issuer)
                 return Outcome(index, revoked=True, unproven=unproven)
@@ -355,25 +353,6 @@ class _Worker:
             str(signed_path(xml))
         self._write(out, signed, reuse=False)
         return out
-
-
-def issued_check(ca: x509.Certificate):
-    """A function that raises unless the Identity CA `ca` issued a certificate, as
-    `verify_directly_issued_by` decides: the issuer is its subject and its key verifies
-    the signature (govkit's one signature check, smime.chain.signed_with). The CA's key
-    is taken out of its certificate once (that function does it for every certificate);
-    an algorithm the check leaves to cryptography goes to that function."""
-    key, subject = ca.public_key(), ca.subject
-
-    def issued(cert: x509.Certificate) -> None:
-        if cert.issuer != subject:
-            raise ValueError("issuer name mismatch")
-        verdict = chain.signed_with(cert, key)
-        if verdict is None:
-            cert.verify_directly_issued_by(ca)
-        elif not verdict:
-            raise InvalidSignature
-    return issued
 
 
 def _init(settings: Settings) -> None:

@@ -8,6 +8,7 @@ how subject names compare as each implementation compares them; the key lifecycl
 - `issuance`: a test PKI created or extended: CAs and identities issued, written and
   recorded in the manifest;
 - `participants`: fleets of participants read from files, with their grants;
+- `issued`: whether a CA issued a certificate, the one check of it;
 - `names`: distinguished names, compared as the specification and each vendor compare them;
 - `ros`: ROS 2 enclave paths as participants, and the DDS names of ROS topics;
 - `revocation`: revoking a certificate: the Identity CA's CRL;

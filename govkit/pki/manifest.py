@@ -43,12 +43,12 @@ from functools import lru_cache
 from pathlib import Path
 
 from cryptography import x509
-from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 
 from govkit.common.errors import GovkitError
 from govkit.common.fsutil import write_atomic
 from govkit.common.inputs import read_input
 from govkit.common.limits import MAX_MANIFEST_BYTES, MAX_MANIFEST_PARTICIPANTS, MAX_PEM_BYTES
+from govkit.pki.issued import issued_certificate
 from govkit.pki.testpki import TestPKI, subject_rfc2253
 
 MANIFEST_NAME = "manifest"
@@ -118,10 +118,8 @@ def check_certificate(pem: bytes, ca: x509.Certificate) -> Entry:
     """The full check of one certificate file's bytes: its entry (issued False for one
     the Identity CA `ca` did not issue, or that cannot be read)."""
     digest = hashlib.sha256(pem).digest()
-    try:
-        cert = x509.load_pem_x509_certificate(pem)
-        cert.verify_directly_issued_by(ca)
-    except (ValueError, TypeError, InvalidSignature, UnsupportedAlgorithm):
+    cert = issued_certificate(pem, ca)
+    if cert is None:
         return Entry(digest, False)
     return Entry(digest, True, subject_rfc2253(cert), cert.serial_number,
                  xml_datetime(cert.not_valid_before_utc), xml_datetime(cert.not_valid_after_utc),

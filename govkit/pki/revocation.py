@@ -37,7 +37,6 @@ from functools import cached_property
 from pathlib import Path
 
 from cryptography import x509
-from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
 
 from govkit.common.errors import EXIT_USAGE, GovkitError
@@ -49,6 +48,7 @@ from govkit.common.limits import (
     MAX_CRL_BYTES,
     MAX_REVOCATIONS,
 )
+from govkit.pki.issued import issued_by
 from govkit.pki.lock import pki_lock
 from govkit.pki.manifest import (
     MAX_CRL_NUMBER,
@@ -343,11 +343,9 @@ def _revoke_locked(pki: TestPKI, names: list[str], reason: str | None, days: int
         if not path.is_file():
             raise GovkitError(f"{path}: no such participant certificate", EXIT_USAGE)
         cert = pki.certificate(name)
-        try:
-            cert.verify_directly_issued_by(ca_cert)
-        except (ValueError, TypeError, InvalidSignature):
+        if not issued_by(cert, ca_cert):
             raise GovkitError(f"{path}: not issued by the current Identity CA (left from an "
-                              f"earlier PKI); its CRL cannot revoke it", EXIT_USAGE) from None
+                              f"earlier PKI); its CRL cannot revoke it", EXIT_USAGE)
         certs[name] = cert
     old = load_crl(pki)
     _refuse_oversized(old)

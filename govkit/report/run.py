@@ -21,8 +21,8 @@ from typing import Any
 from jinja2 import Environment
 from markupsafe import Markup
 
+from govkit.catalog.measures import DEFAULT_PATH, DISCOVERY, MODES, PATH_WORDS
 from govkit.catalog.profiles import BASELINE, PROFILES
-from govkit.catalog.runners import MODES
 from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.common.fsutil import write_atomic
 from govkit.common.templating import template_environment
@@ -71,7 +71,6 @@ from govkit.report.wire_section import MAX_WIRE_ROWS, WireMalformed, build_wire_
 from govkit.results import stats
 from govkit.results.check import SCHEMA, Malformed, json_excerpt, load_run
 from govkit.results.cost_model import cost_models, predict, stored
-from govkit.results.discovery import DISCOVERY_MODE as DISCOVERY
 from govkit.results.figures import AWAKE_NOTE, FIGURES
 from govkit.results.flags import CPU_LANE_FLAGS, flag_advice
 from govkit.results.gates import run_gates
@@ -273,9 +272,8 @@ def _interval_text(settings: RunSettings, summary: list[dict], rotation: Rotatio
 
 
 def _path_text(nets: list[Network]) -> str:
-    words = {"lo": "loopback", "netns": "two network namespaces joined by a veth pair",
-             "hosts": "two hosts over the network"}
-    return " and ".join(dict.fromkeys(words.get(n.path, n.path) for n in nets)) or "loopback"
+    return " and ".join(dict.fromkeys(PATH_WORDS.get(n.path, n.path) for n in nets)) or \
+        PATH_WORDS[DEFAULT_PATH]
 
 
 def _comparison(mode: str, order: list[ProfileInfo], points: list[Point],

@@ -5,9 +5,9 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
+from govkit.catalog.measures import DISCOVERY
 from govkit.catalog.profiles import BASELINE
 from govkit.results import figures
-from govkit.results.discovery import DISCOVERY_MODE as DISCOVERY
 from govkit.results.figures import AWAKE_NOTE, FIGURES
 from govkit.results.flags import short_label
 from govkit.results.point import NoiseFloorRow, PointSummary, Tail, as_points

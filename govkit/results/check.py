@@ -22,7 +22,7 @@ import math
 import re
 from typing import Any
 
-from govkit.catalog.runners import MODES
+from govkit.catalog.measures import MODES, PATHS, TRANSPORTS
 from govkit.results import stats
 from govkit.results.record import (
     SCHEMA_PREFIX,
@@ -33,7 +33,6 @@ from govkit.results.record import (
     version_of,
 )
 from govkit.results.summary import point_key
-from govkit.runners.network import PATHS, TRANSPORTS
 
 SCHEMA = f"{SCHEMA_PREFIX}{VERSION}"
 OLD_SCHEMAS = ("govkit.bench/1",)      # per-repeat figures only, no raw rows

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import statistics
 
+from govkit.catalog.measures import DISCOVERY
 from govkit.catalog.profiles import BASELINE, PROFILES
 from govkit.results import paired, stats
 from govkit.results.record import DiscoveryGroup, Run, Slot
@@ -25,7 +26,6 @@ from govkit.runners.network import DEFAULT
 
 STATISTIC = ("median over groups of the time until every participant had matched every "
              "other (s)")
-DISCOVERY_MODE = "discovery"    # a discovery row's mode in the summary
 
 
 def _as_slot(group: DiscoveryGroup) -> Slot:
@@ -48,7 +48,7 @@ def discovery_rows(run: Run) -> list[dict]:
         ok = [g for g in mine if g.ok]
         peers = mine[0].peers
         # no payload is sent: a row's `size` is None, its group size is `peers`
-        row = {"profile": profile, "mode": DISCOVERY_MODE, "size": None, **DEFAULT.to_json(),
+        row = {"profile": profile, "mode": DISCOVERY, "size": None, **DEFAULT.to_json(),
                "peers": peers, "statistic": STATISTIC, "unit": "s",
                "estimate": None, "ci95": None, "ci_halfwidth_pct": None,
                "repeats": len(ok), "failed_repeats": len(mine) - len(ok), "seconds": None,

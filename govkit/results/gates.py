@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import math
 
+from govkit.catalog.measures import DISCOVERY
 from govkit.common.errors import EXIT_USAGE, GovkitError
-from govkit.results.discovery import DISCOVERY_MODE as DISCOVERY
 from govkit.results.flags import ANY_WARNING, FLAGS
 from govkit.results.point import PointSummary, as_points
 from govkit.results.record import Run, as_run

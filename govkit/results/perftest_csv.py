@@ -10,8 +10,8 @@ from __future__ import annotations
 import csv
 import io
 
+from govkit.catalog.measures import MODES
 from govkit.catalog.profiles import get_profile
-from govkit.catalog.runners import MODES
 from govkit.common.errors import GovkitError
 from govkit.results import stats
 from govkit.results.figures import FIGURES

@@ -24,6 +24,7 @@ from functools import cached_property
 from types import MappingProxyType
 from typing import Any
 
+from govkit.catalog.measures import CPU, LATENCY, SLOT_MODES, THROUGHPUT
 from govkit.runners.network import Network
 
 SCHEMA_PREFIX = "govkit.bench/"
@@ -34,11 +35,10 @@ EMPTY: Mapping = MappingProxyType({})
 # names it. Read under the new name, so such a file's stored summary still compares with
 # the recomputed one (docs/reference/results-json.md, format history).
 RENAMED_IN_OVERHEADS = {"difference": "added", "difference_ci95": "added_ci95"}
-LATENCY = "latency"
-SLOT_MODES = ("latency", "throughput", "cpu")
+
 # What a slot measured, per mode: its median latency, its receive rate, or (a CPU slot,
 # written at a fixed rate) both sides' CPU µs per sample.
-SLOT_VALUE_KEYS = {"latency": "p50", "throughput": "rate_sps", "cpu": "cpu_us_per_sample"}
+SLOT_VALUE_KEYS = {LATENCY: "p50", THROUGHPUT: "rate_sps", CPU: "cpu_us_per_sample"}
 # A slot's numbers, read as attributes (absent: None).
 SLOT_NUMBERS = ("count", "mean", "min", "max", "p50", "p90", "p99", "cpu_us", "wall_us",
                 "pong_cpu_us", "later_n", "span_us", "lost", "rate_sps", "offered_rate_sps",

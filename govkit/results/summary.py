@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import statistics
 
+from govkit.catalog.measures import CPU, DEFAULT_CIPHER
 from govkit.catalog.profiles import BASELINE, PROFILES
 from govkit.catalog.rti_published import published_cipher_pair, published_overhead
 from govkit.results import paired, parallel, stats
@@ -261,7 +262,6 @@ def resample_cap(points: int) -> int:
 # The slots paired with their `none` neighbours: the points' modes (stats.ROTATION_FORMAT),
 # and the CPU slots (govkit.bench.rotation), whose figures belong to their size's
 # throughput point.
-CPU = "cpu"
 PAIRED_MODES = (*stats.ROTATION_FORMAT, CPU)
 
 
@@ -384,7 +384,7 @@ def base_profile(name: str) -> str:
 # Which variant each of a profile's other variants is compared with, per dimension: the
 # runtime's default (AES-256; Fast DDS's 32 messages per session key) when measured, else
 # the largest rekey given (the rarest renewal).
-CIPHER_REFERENCE = "aes256"
+CIPHER_REFERENCE = DEFAULT_CIPHER
 REKEY_REFERENCE = 32
 
 

@@ -25,10 +25,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-CIPHERS = {"aes128": 128, "aes256": 256}
+from govkit.catalog.measures import CIPHERS, DEFAULT_CIPHER
+
 KEYSIZE_PROPERTY = "dds.sec.crypto.keysize"
 REKEY_PROPERTY = "dds.sec.crypto.maxblockspersession"
-DEFAULT_CIPHER = "aes256"            # both runtimes' default key size
 FASTDDS_DEFAULT_REKEY = 32           # AESGCMGMAC_KeyFactory.cpp: "key update every 32 usages"
 MAX_REKEY = 2 ** 31 - 1              # Fast DDS reads it with std::stoi (an int, > 0)
 

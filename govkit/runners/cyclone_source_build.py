@@ -31,7 +31,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from govkit.common.errors import GovkitError
+from govkit.common.errors import GovkitError, run_main
 from govkit.common.paths import user_cache_dir
 from govkit.runners.cyclone_build import first_line
 
@@ -193,15 +193,12 @@ def main(argv: list[str] | None = None) -> int:
         print("usage: python -m govkit.runners.cyclone_source_build [TARBALL]", file=sys.stderr)
         return 2
     started = time.monotonic()
-    try:
-        prefix = ensure_built(Path(args[0]) if args else None,
-                              progress=lambda text: print(text, file=sys.stderr, flush=True))
-    except GovkitError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return e.exit_code
-    print(prefix)
-    print(f"({time.monotonic() - started:.0f} s)", file=sys.stderr)
-    return 0
+
+    def build() -> None:
+        print(ensure_built(Path(args[0]) if args else None,
+                           progress=lambda text: print(text, file=sys.stderr, flush=True)))
+        print(f"({time.monotonic() - started:.0f} s)", file=sys.stderr)
+    return run_main(build)
 
 
 if __name__ == "__main__":

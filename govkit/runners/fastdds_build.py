@@ -24,7 +24,7 @@ import tempfile
 from functools import cache
 from pathlib import Path
 
-from govkit.common.errors import GovkitError
+from govkit.common.errors import GovkitError, run_main
 from govkit.common.paths import user_cache_dir
 
 SOURCE = Path(__file__).resolve().parent / "native" / "fastdds_perf.cpp"
@@ -124,13 +124,9 @@ def _build_error(stderr: str) -> str:
 
 
 def print_built(ensure) -> int:
-    """`python -m govkit.<program>_build`: build (or find) the program, print its path."""
-    try:
-        print(ensure())
-    except GovkitError as e:
-        print(f"govkit: {e}", file=sys.stderr)
-        return e.exit_code
-    return 0
+    """`python -m govkit.<program>_build`: build (or find) the program, print its path; an
+    error is rendered as the root command renders it (common.errors.run_main)."""
+    return run_main(lambda: print(ensure()))
 
 
 def main() -> int:

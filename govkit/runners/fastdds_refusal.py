@@ -21,11 +21,11 @@ from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 from cryptography import x509
-from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from lxml import etree
 
 from govkit.catalog.targets import TARGETS
+from govkit.pki.issued import issued_by
 from govkit.pki.names import cyclone_accepts, fastdds_subjects_equal, openssl_rfc2253
 from govkit.pki.revocation import Crl, explain_revocation
 from govkit.smime.verify import verify_file
@@ -151,9 +151,7 @@ def _certificate_checks(files: _Files, now: dt.datetime) -> list[str]:
         if now > cert.not_valid_after_utc:
             reasons.append(f"{name} expired on {_utc(cert.not_valid_after_utc)}")
     cert, ca = files.certs["certificate"], files.certs["identity_ca"]
-    try:
-        cert.verify_directly_issued_by(ca)
-    except (ValueError, TypeError, InvalidSignature):
+    if not issued_by(cert, ca):
         reasons.append(f"{files.paths['certificate'].name} is not issued by the identity CA "
                        f"{files.paths['identity_ca'].name} "
                        f"({ca.subject.rfc4514_string()})")

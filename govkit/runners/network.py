@@ -25,11 +25,10 @@ import ipaddress
 import re
 from dataclasses import dataclass
 
+from govkit.catalog.measures import PATHS, TRANSPORTS
 from govkit.common.errors import GovkitError
 from govkit.common.findings import quote_value
 
-TRANSPORTS = ("udp", "tcp", "tls")
-PATHS = ("lo", "netns", "hosts")
 ROLES = ("pub", "sub")
 # The seeds' CSV names carry the transport (lat_udpv4_pub_…); seed 003 adds TCP and TLS.
 CSV_TRANSPORT = {"udp": "udpv4", "tcp": "tcpv4", "tls": "tlsv4"}

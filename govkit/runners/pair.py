@@ -22,6 +22,7 @@ import tempfile
 import time
 from collections.abc import Callable
 
+from govkit.catalog.measures import THROUGHPUT
 from govkit.runners.processes import (
     LineReader,
     ProcessSpec,
@@ -36,7 +37,6 @@ from govkit.runners.readers import (
     parse_throughput_readers,
 )
 
-THROUGHPUT = "throughput"
 FIFO, NORMAL = "fifo", "normal"   # a pair's scheduling policy (`sched fifo|normal`)
 SLOT_TIMEOUT_S = 15.0             # beyond the slot's own length
 PEER_SIDE = "on the peer's side"   # in a refusal of the peer's files (cyclone_refusal)

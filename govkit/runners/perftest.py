@@ -25,8 +25,8 @@ import shlex
 import shutil
 from pathlib import Path
 
+from govkit.catalog.measures import MODES
 from govkit.catalog.profiles import Profile
-from govkit.catalog.runners import MODES
 from govkit.common.errors import GovkitError
 from govkit.runners.base import (
     BenchPoint,

@@ -273,8 +273,8 @@ def signed_with(cert: x509.Certificate, key) -> bool | None:
     """Whether `cert`'s own signature verifies with the issuer's public `key`, by
     `signature_ok` and the algorithm table above; None for an algorithm the table leaves
     to cryptography (RSASSA-PSS, EdDSA: `verify_directly_issued_by`) or does not know.
-    The certificate-signature check of `_signed_by` and of `generate`'s identity check
-    (govkit.generate.fleet.issued_check), which takes its CA's key out once."""
+    The certificate-signature check of `_signed_by` (whether a CA of the test PKI issued a
+    certificate is govkit.pki.issued's)."""
     entry = _SIGNATURE_ALGORITHMS.get(cert.signature_algorithm_oid.dotted_string)
     if entry is None or entry[1] is None:
         return None

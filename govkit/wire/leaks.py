@@ -28,8 +28,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from govkit.catalog.measures import MODES
 from govkit.catalog.profiles import PROFILES
-from govkit.catalog.runners import MODES
 from govkit.wire.cdr import CdrError, Span, encapsulation, parameter_list_end, parameters
 from govkit.wire.leak_content import (
     PID_TOPIC_NAME,

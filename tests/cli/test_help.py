@@ -13,6 +13,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+from govkit.catalog.measures import CIPHERS, PATHS, TRANSPORTS
 from govkit.catalog.profiles import PROFILES, SECURED_PROFILES
 from govkit.catalog.runners import RUNNERS
 from govkit.catalog.targets import DEFAULT_TARGET, TARGETS
@@ -22,8 +23,6 @@ from govkit.cli.main import app
 from govkit.common.limits import KEY_TYPES
 from govkit.pki.vocabulary import HSM_KINDS, REASON_NAMES
 from govkit.results.flags import ANY_WARNING, FLAGS
-from govkit.runners.crypto import CIPHERS
-from govkit.runners.network import PATHS, TRANSPORTS
 
 # Options whose value is a name from a table, and the table (in its order). An option of
 # that name must list every one in its --help, in that order.
