@@ -168,25 +168,56 @@ static uint64_t stat_value(const char *name)
         : kv->kind == DDS_STAT_KIND_UINT64 ? kv->u.u64 : kv->u.lengthtime;
 }
 
-// Every thread of this process to SCHED_FIFO 1 or SCHED_OTHER (chrt set only the first
-// thread's policy; the others inherited it when Cyclone created them).
-static void set_policy(const char *which)
+// Whether thread `tid` of this process is Cyclone's security handshake thread ("fsm").
+static int is_handshake_thread(const char *tid)
 {
-    const int fifo = strncmp(which, "fifo", 4) == 0;
-    struct sched_param param = {.sched_priority = fifo ? 1 : 0};
+    char path[64], name[32] = {0};
+    snprintf(path, sizeof path, "/proc/self/task/%s/comm", tid);
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return 0;
+    const int read = fgets(name, sizeof name, f) != NULL;
+    fclose(f);
+    return read && strcmp(name, "fsm\n") == 0;
+}
+
+// Every thread of this process to SCHED_FIFO 1 (`fifo`) or SCHED_OTHER (chrt set only the
+// first thread's policy; the others inherited it when Cyclone created them), except
+// Cyclone's security handshake thread, which always runs under SCHED_OTHER: it does no
+// per-sample work, and under SCHED_FIFO a spin of it never yields to the equal-priority
+// threads pinned to its CPU (2026-12-07, Cyclone 0.10.2, a machine loaded by other runs:
+// one pair's fsm thread spun at 100 % of CPU 0 under SCHED_FIFO for 12 minutes, its pair
+// stalled and the machine's load average reached 300). 0 or the last errno.
+static int apply_policy(int fifo)
+{
     int err = 0;
     DIR *dir = opendir("/proc/self/task");
     if (dir == NULL)
-        err = errno;
-    for (struct dirent *e; dir != NULL && (e = readdir(dir)) != NULL;) {
+        return errno;
+    for (struct dirent *e; (e = readdir(dir)) != NULL;) {
         if (e->d_name[0] == '.')
             continue;
-        if (sched_setscheduler((pid_t)atol(e->d_name), fifo ? SCHED_FIFO : SCHED_OTHER,
+        const int thread_fifo = fifo && !is_handshake_thread(e->d_name);
+        struct sched_param param = {.sched_priority = thread_fifo ? 1 : 0};
+        if (sched_setscheduler((pid_t)atol(e->d_name), thread_fifo ? SCHED_FIFO : SCHED_OTHER,
                                &param) != 0 && errno != ESRCH)
             err = errno;
     }
-    if (dir != NULL)
-        closedir(dir);
+    closedir(dir);
+    return err;
+}
+
+// Once the handshake thread exists: the process's threads keep the policy chrt gave it,
+// but the handshake thread is taken off SCHED_FIFO (apply_policy says why).
+static void handshake_thread_normal(void)
+{
+    if (sched_getscheduler(0) == SCHED_FIFO)
+        apply_policy(1);
+}
+
+static void set_policy(const char *which)
+{
+    const int err = apply_policy(strncmp(which, "fifo", 4) == 0);
     if (err)
         printf("sched failed %d\n", err);
     else
@@ -772,6 +803,7 @@ static int topic_main(char **argv)
                 "security, or no peer on domain %ld)", name, wait_s, domain);
         dds_sleepfor(DDS_MSECS(1));
     }
+    handshake_thread_normal();      // Cyclone starts it with the first handshake
     printf("ready %.6f\n", (double)(now_ns() - t0) / 1e9);
     fflush(stdout);
     KeyedSeq sample;
@@ -972,6 +1004,7 @@ int main(int argc, char **argv)
                 "security, or no peer on domain %ld)", wait_s, domain);
         dds_sleepfor(DDS_MSECS(1));
     }
+    handshake_thread_normal();      // Cyclone starts it with the first handshake
     printf("ready %.6f\n", (double)(now_ns() - t0) / 1e9);
 
     if (!ping) {
