@@ -55,7 +55,6 @@ from govkit.runners.base import BenchPoint
 from govkit.runners.crypto import CryptoVariant
 from govkit.runners.pair import Pair, PairFailed
 
-SLOT_FORMAT = "latency-slots"
 CPU_DELIVERED = 0.95              # ... and a slot that delivers less of it is "saturated"
 # Fewest samples a slot's figure rests on (round trips, arrivals, paced writes), and the
 # longest a slot may become to hold them (measure_lengths)

@@ -12,6 +12,7 @@ findings, atomic writes and staging, archives, worker pools, templates and resou
 - `templating`: the one Jinja2 environment, its compiled templates cached;
 - `paths`: where the templates, the schemas and the user's cache live;
 - `cachefile`: small files kept in the user's cache, read back digest-checked as untrusted;
+- `xmltime`: xs:dateTime as govkit writes it (UTC, `Z`), the one writer;
 - `toml_text`: TOML read after a linear check of its nesting (no input can make it recurse).
 
 May import: nothing in govkit.

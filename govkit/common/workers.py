@@ -51,7 +51,7 @@ def die_with_parent(parent: int) -> None:
 
     The signal follows the *thread* that started the child: a child started by a thread
     that ends before it is killed then. govkit starts its pools and runner processes in
-    the thread that waits for them (`run`; runners.base.run_processes)."""
+    the thread that waits for them (`run`; runners.processes.run_processes)."""
     prctl = _libc_prctl()
     if prctl is None:
         return

@@ -32,7 +32,6 @@ from govkit.documents import ros_names
 from govkit.documents.parse import local_name
 from govkit.documents.ros_policy import RosName, text_of
 
-VERSION = "0.1"
 KINDS = {"none": ("NONE", "NONE"), "sign": ("SIGN", "NONE"), "encrypt": ("ENCRYPT", "ENCRYPT")}
 # sros2's default governance (templates/governance.xml): what a keystore gets without <domain>
 DOMAIN_DEFAULTS = {"rtps": "SIGN", "discovery": "ENCRYPT", "liveliness": "ENCRYPT"}

@@ -17,7 +17,7 @@ from govkit.common.errors import GovkitError
 from govkit.common.findings import quote_value
 from govkit.common.limits import MAX_DOMAIN_ID
 from govkit.common.templating import get_template
-from govkit.pki.manifest import xml_datetime
+from govkit.common.xmltime import xml_datetime
 from govkit.pki.participants import Grants
 from govkit.pki.testpki import TestPKI, subject_rfc2253
 

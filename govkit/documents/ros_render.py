@@ -13,6 +13,7 @@ import datetime as dt
 from govkit import __version__
 from govkit.common.findings import printable, without_surrogates
 from govkit.common.templating import get_template
+from govkit.common.xmltime import xml_datetime
 from govkit.documents import ros_names
 from govkit.documents.protection import ProtectedTopic, Protection
 from govkit.documents.render import DomainSet
@@ -33,10 +34,6 @@ def comment_safe(text: str) -> str:
 def _topic_comment(t: ProtectedTopic) -> str:
     said = t.rule.label + (f": {t.name.category} {t.name.fqn}" if t.name else "")
     return comment_safe(said)
-
-
-def xml_datetime(t: dt.datetime) -> str:
-    return t.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def render_governance(protection: Protection, domains: DomainSet, source: str,

@@ -24,6 +24,7 @@ from govkit.common.errors import EXIT_INVALID, EXIT_USAGE, GovkitError
 from govkit.common.fsutil import collect_files, write_atomic
 from govkit.common.inputs import read_input
 from govkit.common.limits import MAX_DOCUMENT_BYTES
+from govkit.common.xmltime import xml_datetime
 from govkit.pki.testpki import CLOCK_SKEW, LAST_VALID_TIME
 from govkit.pki.vocabulary import DEFAULT_GRANT_DAYS
 from govkit.smime.sign import sign_document
@@ -68,13 +69,10 @@ def parse_window(valid_from: str | None, valid_for: int | None,
     return start, end
 
 
-def _stamp(t: dt.datetime) -> bytes:
-    return t.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ").encode()
-
-
 def with_validity(xml: bytes, window: tuple[dt.datetime, dt.datetime]) -> tuple[bytes, int]:
     """`xml` with every <validity>'s dates replaced; (new bytes, how many validities)."""
-    dates = {b"not_before": _stamp(window[0]), b"not_after": _stamp(window[1])}
+    dates = {b"not_before": xml_datetime(window[0]).encode(),
+             b"not_after": xml_datetime(window[1]).encode()}
 
     def dates_in(m: re.Match) -> bytes:
         inner = _DATE.sub(lambda d: d[1] + dates[d[2]] + d[3], m[2])

@@ -39,7 +39,6 @@ import hmac
 import json
 import secrets
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
 from cryptography import x509
@@ -48,6 +47,7 @@ from govkit.common.errors import GovkitError
 from govkit.common.fsutil import write_atomic
 from govkit.common.inputs import read_input
 from govkit.common.limits import MAX_MANIFEST_BYTES, MAX_MANIFEST_PARTICIPANTS, MAX_PEM_BYTES
+from govkit.common.xmltime import XML_DATETIME_FORMAT, xml_datetime
 from govkit.pki.issued import issued_certificate
 from govkit.pki.testpki import TestPKI, subject_rfc2253
 
@@ -62,13 +62,6 @@ _TAG_LINE = len(_TAG) + 64 + 1
 # a certificate put in the PKI by hand can have one (govkit's subjects are a few hundred
 # characters), so MAX_MANIFEST_BYTES is a bound on what govkit writes.
 MAX_ENTRY_BYTES = 1024
-
-
-@lru_cache(maxsize=256)   # a fleet's certificates share a few validity periods
-def xml_datetime(t: dt.datetime) -> str:
-    """A validity bound as a permissions document (xs:dateTime, UTC) and the manifest
-    state it."""
-    return t.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @dataclass(frozen=True)
@@ -207,7 +200,7 @@ def _authentic(pki: TestPKI) -> tuple[dict | None, str | None]:
         if number is not None and (type(number) is not int or number < 0):
             return None, f"{unreadable} (its crl_number is not a CRL number)"
         if this_update is not None:
-            dt.datetime.strptime(this_update, "%Y-%m-%dT%H:%M:%SZ")
+            dt.datetime.strptime(this_update, XML_DATETIME_FORMAT)
         doc["retired"] = [checked_revocation(r) for r in doc.get("retired", [])]
     except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
         # (RecursionError: JSON nested too deep for the parser)

@@ -48,6 +48,7 @@ from govkit.common.limits import (
     MAX_CRL_BYTES,
     MAX_REVOCATIONS,
 )
+from govkit.common.xmltime import xml_datetime
 from govkit.pki.issued import issued_by
 from govkit.pki.lock import pki_lock
 from govkit.pki.manifest import (
@@ -60,7 +61,6 @@ from govkit.pki.manifest import (
     recorded_revocations,
     sha256_file,
     update_manifest,
-    xml_datetime,
 )
 from govkit.pki.participants import CA_STEMS, CRL_STEM
 from govkit.pki.testpki import CLOCK_SKEW, LAST_VALID_TIME, TestPKI, max_days

@@ -29,6 +29,7 @@ from govkit.results.record import (
     Variant,
     as_run,
 )
+from govkit.runners.crypto import FASTDDS_DEFAULT_REKEY
 from govkit.runners.network import DEFAULT, LOSS_MEANING, Network
 from govkit.runners.network import sort_key as network_order
 from govkit.wire.verdict import judge_again, profile_verdicts
@@ -385,7 +386,7 @@ def base_profile(name: str) -> str:
 # runtime's default (AES-256; Fast DDS's 32 messages per session key) when measured, else
 # the largest rekey given (the rarest renewal).
 CIPHER_REFERENCE = DEFAULT_CIPHER
-REKEY_REFERENCE = 32
+REKEY_REFERENCE = FASTDDS_DEFAULT_REKEY
 
 
 def variant_contrasts(variants: dict[tuple[str, int], Variant]

@@ -28,7 +28,6 @@ directory, so listing runners imports none of them. `get_runner` below makes one
 - `pair`: a long-lived ping/pong pair of govkit's programs and the line protocol of its slots;
 - `readers`: one writer and N readers: the readers count and the per-reader figures;
 - `group`: a discovery group of participants started together;
-- `topic_refusal`: why an implementation refused a writer or reader on one topic;
 
 May import: every stage up to govkit.smime and govkit.wire.
 """

@@ -36,7 +36,8 @@ MAX_REKEY = 2 ** 31 - 1              # Fast DDS reads it with std::stoi (an int,
 CRYPTO_DEFAULTS = {
     "fastdds": ("Fast DDS 2.9: AES-256 unless --cipher (dds.sec.crypto.keysize, set on the "
                 "participant and on every writer and reader: RTPS-level, submessage and "
-                "payload keys alike); session key renewed every 32 protected messages unless "
+                f"payload keys alike); session key renewed every {FASTDDS_DEFAULT_REKEY} "
+                "protected messages unless "
                 "--rekey N (dds.sec.crypto.maxblockspersession, the same places)."),
     "cyclone": ("Cyclone DDS 0.10: AES-256 always at RTPS level (the participant's crypto "
                 "is registered without properties); submessage and payload keys follow the "

@@ -49,7 +49,6 @@ LATENCY_NAMES = {"mean": "mean_of_samples", "std": "std_of_samples", "min": "min
                  "max": "max", "median": "median_of_samples", "p90": "p90_of_samples",
                  "p99": "p99_of_samples", "p9999": "p9999_of_samples",
                  "p999999": "p999999_of_samples"}
-THROUGHPUT_KEYS = ("samples_per_s", "mbps", "lost")
 
 class PerftestRunner(Runner):
     name = "perftest"

@@ -8,5 +8,5 @@
 - `leaks`, `leak_entries`, `leak_content`, `leak_summary`: what a passive reader learns from
   a captured point, as entries per kind, and per profile;
 
-May import: govkit.common, govkit.catalog.
+May import: govkit.common, govkit.catalog, govkit.pki, govkit.documents, govkit.check.
 """

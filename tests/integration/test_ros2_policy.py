@@ -5,7 +5,7 @@ alone, with one writer or one reader on a ROS 2 topic's DDS name in the default 
 three protection classes, a writer and a reader that the policy allows match and deliver;
 a topic the policy denies is refused by both, and govkit says why in one line.
 
-Where the two differ (see govkit.runners.topic_refusal): Cyclone 0.10 refuses the topic
+Where the two differ (see helpers/topic_refusal.py): Cyclone 0.10 refuses the topic
 itself when the enclave may neither publish nor subscribe it (dds_create_topic: "Not
 Allowed By Security"); Fast DDS 2.9 creates the topic and refuses the reader or writer
 ("topic denied by deny rule")."""
@@ -19,9 +19,9 @@ from helpers.cli import govkit
 from helpers.dds import cyclone_topic_alone, cyclone_topic_pair, needs_cyclone, next_domain
 from helpers.fastdds import fastdds_topic_alone, fastdds_topic_pair
 from helpers.require import shared_dir
+from helpers.topic_refusal import explain_topic_refusal
 
 from govkit.runners.base import ParticipantFiles
-from govkit.runners.topic_refusal import explain_topic_refusal
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "ros2"
 SROS2 = shared_dir() / "reference" / "sros2" / "policies"

@@ -1,7 +1,9 @@
 """Why an implementation refused a writer or reader on one topic (an sros2 policy's DENY, or
 a topic no ALLOW names), in one line: the file, the line and the rule, read from the signed
 permissions the process was given, as DDS Security 1.1 reads them
-(govkit.documents.access).
+(govkit.documents.access). tests/integration/test_ros2_policy.py holds it against what
+real Cyclone DDS and Fast DDS processes refuse (it was govkit.runners.topic_refusal, which
+no govkit command called: issue 45).
 
 Where each refuses (both real processes, tests/integration/test_ros2_policy.py):
 - Cyclone DDS 0.10 refuses the topic itself: dds_create_topic fails with "Not Allowed By
