@@ -6,6 +6,8 @@ profiles file), the lint targets, the runner table, RTI's published figures.
 - `targets`: what each DDS Security implementation accepts (one row per `lint --target`);
 - `runners`: the runner table: every fact about a runner that is not its code;
 - `rti_published`: RTI's published secure-latency figures (with `data/rti_published.csv`);
+- `advisories`: the security advisories bearing on DDS Security (with `data/advisories.csv`),
+  which versions each affects; `doctor` and lint's target facts read it;
 - `data/`: the tables kept as files.
 
 May import: govkit.common.
