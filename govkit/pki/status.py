@@ -34,6 +34,7 @@ from pathlib import Path
 
 from cryptography import x509
 
+from govkit.catalog.advisories import cite
 from govkit.common.errors import GovkitError
 from govkit.pki.manifest import crl_record
 from govkit.pki.names import grants_certificate
@@ -274,8 +275,10 @@ def _grant_against_certificate(item: Item, grant: GrantDates, owner: str,
     if grant.not_after > cert_end:
         item.find("grant-outlives-certificate", "warning", (
             f"the grant runs to {_day(grant.not_after)}, past {owner}'s certificate "
-            f"({_day(cert_end)}): the certificate's expiry ends the participant first, and a "
-            f"renewed certificate (`govkit pki renew {owner}`, same subject) keeps this grant"))
+            f"({_day(cert_end)}): no handshake succeeds after the certificate expires, though "
+            f"Fast DDS before its fix keeps a peer already matched ({cite('CVE-2025-67108')}); "
+            f"a renewed certificate (`govkit pki renew {owner}`, same subject) keeps this "
+            f"grant"))
     elif grant.not_after < cert_end:
         item.find("grant-ends-before-certificate", "warning", (
             f"the grant ends {_day(grant.not_after)}, before {owner}'s certificate "
