@@ -8,6 +8,8 @@ profiles file), the lint targets, the runner table, bench's words, RTI's publish
 - `measures`: what bench measures and over what: the mode words, transports, network
   paths, ciphers and the discovery group's size;
 - `rti_published`: RTI's published secure-latency figures (with `data/rti_published.csv`);
+- `advisories`: the security advisories bearing on DDS Security (with `data/advisories.csv`),
+  which versions each affects; `doctor` and lint's target facts read it;
 - `data/`: the tables kept as files.
 
 May import: govkit.common.

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from govkit.catalog.advisories import cite
 from govkit.common.limits import MAX_DOMAIN_ID
 
 # The RTPS 2.x default port mapping (PB 7400 + DG 250 x domain id + d3 11, below 65536)
@@ -85,14 +86,32 @@ class Target:
     # elements whose empty content crashes (not refuses) the access-control parser:
     # `dds` is a root without child elements, any other one without text
     crashes_on_empty: frozenset[str] = frozenset()
-    crash_source: str = ""
+    # The rows of govkit.catalog.advisories (data/advisories.csv) behind the three facts
+    # below, by id: lint cites their fixed releases from that table, as `govkit doctor` reads
+    # them, so the two never disagree about a version.
+    crash_advisories: tuple[str, ...] = ()
     # data_protection_kind SIGN (payload-only GMAC): the signature leaves out the payload's
     # padding, so a reader that includes it cannot verify the samples
-    unpadded_payload_sign: str = ""       # the source when it does; "" when it does not
+    unpadded_sign_advisory: str = ""
     # a matched peer whose identity certificate expires stays matched (checked at the
     # handshake only)
-    keeps_expired_peers: str = ""         # the source when it does; "" when it does not
+    expired_peers_advisory: str = ""
     later: Later | None = None
+
+    @property
+    def crash_source(self) -> str:
+        """The advisories behind crashes_on_empty, cited ("" when none)."""
+        return cite(*self.crash_advisories) if self.crash_advisories else ""
+
+    @property
+    def unpadded_payload_sign(self) -> str:
+        """The source when it signs payloads without their padding; "" when it does not."""
+        return cite(self.unpadded_sign_advisory) if self.unpadded_sign_advisory else ""
+
+    @property
+    def keeps_expired_peers(self) -> str:
+        """The source when it keeps a peer past its certificate's expiry; "" otherwise."""
+        return cite(self.expired_peers_advisory) if self.expired_peers_advisory else ""
 
     def accepts_boolean(self, text: str) -> bool | None:
         """The boolean `text` means to this implementation beyond xs:boolean, or None."""
@@ -197,26 +216,26 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
            # Facts of 2026 (govkit issue 37). Every Fast DDS before the 2026 fixes, 2.9.1
            # (Debian's) included: its access-control parser crashes on these elements
            # empty. The releases that fix "CVEs in Access Control parser (CVE-2026-45094,
-           # CVE-2026-45095, CVE-2026-45096)" are 2.6.12, 2.14.7 and 3.2.5 (their release
+           # CVE-2026-45095, CVE-2026-45096)" are data/advisories.csv's (their release
            # notes; the fixes were squashed from private branches, no public PR); which
            # element each CVE is, and the elements themselves: no public source found,
            # they are as issue 37 states them. Not run by govkit (a crash of the test).
            # https://github.com/eProsima/Fast-DDS/releases/tag/v2.6.12, .../v2.14.7,
            # .../v3.2.5
            crashes_on_empty=frozenset({"topic_expression", "dds", "not_after"}),
-           crash_source="CVE-2026-45094/45095/45096, fixed in Fast DDS 2.6.12, 2.14.7 and "
-                        "3.2.5",
+           crash_advisories=("CVE-2026-45094", "CVE-2026-45095", "CVE-2026-45096"),
            # payload-only SIGN: eProsima/Fast-DDS#6498 "Account for padding when protecting
-           # payloads with GMAC only", merged 2026-08-04 (backported to 3.2.x):
+           # payloads with GMAC only", merged 2026-08-04; released in 3.6.3 (a 3.2.x backport:
+           # no release notes found on 2026-12-07):
            # https://github.com/eProsima/Fast-DDS/pull/6498
-           unpadded_payload_sign="fixed 2026-08 by eProsima/Fast-DDS#6498",
+           unpadded_sign_advisory="eProsima/Fast-DDS#6498",
            # CVE-2025-67108 (CWE-298, improper validation of certificate expiration; CWE-370,
-           # no revocation check after the initial one), fixed in 2.6.12, 2.14.7, 3.2.5
-           # ("Fix CVE-2025-67108", release notes): a fixed Fast DDS unmatches a peer whose
+           # no revocation check after the initial one), fixed in data/advisories.csv's
+           # releases ("Fix CVE-2025-67108", release notes): a fixed Fast DDS unmatches a peer whose
            # certificate expires, 2.9 keeps it. That the fix unmatches: no public source
            # found beyond the CVE record's weakness; as issue 37 states it. The record:
            # https://www.cve.org/CVERecord?id=CVE-2025-67108
-           keeps_expired_peers="CVE-2025-67108, fixed in Fast DDS 2.6.12, 2.14.7 and 3.2.5"),
+           expired_peers_advisory="CVE-2025-67108"),
 )}
 # The specification: the one target that warns about every implementation that differs.
 PORTABLE_TARGET = "omg"

@@ -6,6 +6,7 @@
 - `check`: lint, identify, explain and diff;
 - `bench`: bench, wire-check and report;
 - `export`: `export sros2`;
+- `doctor`: doctor (the runtimes installed here against the advisory table);
 - `examples`: one example per command, for its --help and the manual;
 - `common`: what the command modules share (pip's cmdoptions): consoles, the options of
   more than one command (--profile, --ca, --participants, --policy/--protection and the

@@ -4,8 +4,8 @@ This module is the typer `app`, the list of commands, and where errors become ex
 once for every command (as pip's base command maps them): a `GovkitError` or `OSError` out
 of any command is one line on stderr and its exit code (`Commands.invoke`, which the tests'
 CliRunner passes through too); Ctrl-C and a govkit bug are `main()`'s. So a command calls
-its stage as a plain call. The commands are in artefacts.py, bench.py, check.py, export.py
-and pki.py, what they share in common.py. No command module imports this one.
+its stage as a plain call. The commands are in artefacts.py, bench.py, check.py, doctor.py,
+export.py and pki.py, what they share in common.py. No command module imports this one.
 
 Exit codes: govkit.common.errors.EXIT_CODES.
 
@@ -25,7 +25,7 @@ import typer.main
 from typer.core import TyperCommand, TyperGroup
 
 from govkit import __version__
-from govkit.cli import artefacts, bench, check, export, pki
+from govkit.cli import artefacts, bench, check, doctor, export, pki
 from govkit.cli.common import err, out
 from govkit.cli.examples import epilog
 from govkit.common.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, GovkitError
@@ -101,6 +101,7 @@ app.command("lint", epilog=epilog("lint"))(check.lint)
 app.command("identify", epilog=epilog("identify"))(check.identify)
 app.command("explain", epilog=epilog("explain"))(check.explain)
 app.command("diff", epilog=epilog("diff"))(check.diff)
+app.command("doctor", epilog=epilog("doctor"))(doctor.doctor)
 pki_app.command("init", epilog=epilog("pki init"))(pki.pki_init)
 pki_app.command("revoke", epilog=epilog("pki revoke"))(pki.pki_revoke)
 pki_app.command("renew", epilog=epilog("pki renew"))(pki.pki_renew)

@@ -201,8 +201,10 @@ def pki_status(
                        "Schema: govkit/schemas/json/pki-status.schema.json).")] = False,
 ):
     """Every CA, participant certificate, CRL, signed governance and permissions grant:
-    validity, days left, revoked or not. Exit 1 if anything is expired, expires within
-    --warn-days, is not yet valid, or is revoked yet still granted."""
+    validity, days left, revoked or not; private keys others may read, certificates that
+    outlive their CA, grants that end after or before their certificate. Exit 1 if anything
+    is expired, expires within --warn-days, is not yet valid, is revoked yet still granted,
+    outlives its CA, or is a private key its group or others may read or write."""
     from govkit.pki.status import status_lines
     from govkit.smime.status import lifecycle_status
     status = lifecycle_status(ca, documents or None, warn_days)

@@ -20,7 +20,8 @@ EXIT_CODES = {
     EXIT_OK: "success",
     EXIT_INVALID: "a document is invalid, a signature does not verify, a benchmark point "
                   "failed, the traffic does not match the governance (--wire, wire-check), "
-                  "or a benchmark gate tripped (--fail-on-flag, --max-ratio)",
+                  "a benchmark gate tripped (--fail-on-flag, --max-ratio), or a security "
+                  "advisory of govkit's table affects an installed runtime (doctor)",
     EXIT_USAGE: "unreadable input, bad usage, or a missing prerequisite (e.g. ddsperf not "
                 "installed)",
     EXIT_INTERNAL: "an internal error (a govkit bug: set GOVKIT_DEBUG=1 for the traceback)",

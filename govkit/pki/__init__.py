@@ -12,6 +12,8 @@ how subject names compare as each implementation compares them; the key lifecycl
 - `names`: distinguished names, compared as the specification and each vendor compare them;
 - `ros`: ROS 2 enclave paths as participants, and the DDS names of ROS topics;
 - `revocation`: revoking a certificate: the Identity CA's CRL;
+- `revocation_log`: every revocation also appended to a log, so deleting the CRL and the
+  manifest un-revokes no one;
 - `renewal`: a new certificate for a participant's existing key;
 - `status`: what in a test PKI expires when;
 - `hsm`: participant keys moved into a SoftHSM2 token, for Fast DDS;

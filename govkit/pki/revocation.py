@@ -63,6 +63,7 @@ from govkit.pki.manifest import (
     update_manifest,
 )
 from govkit.pki.participants import CA_STEMS, CRL_STEM
+from govkit.pki.revocation_log import append_revocations, log_problem, logged_revocations
 from govkit.pki.testpki import CLOCK_SKEW, LAST_VALID_TIME, TestPKI, max_days
 from govkit.pki.vocabulary import DEFAULT_CRL_DAYS, REASON_NAMES
 
@@ -162,7 +163,13 @@ def load_crl(pki: TestPKI) -> Crl | None:
 
 def crl_problem(pki: TestPKI, crl: Crl | None, record: CrlRecord | None) -> str | None:
     """Why `crl` (the PKI's, None: there is none) is not the last one the manifest saw
-    (`record`), in one line; None when it is that one or a later one."""
+    (`record`), or lacks a revocation the revocation log holds (govkit.pki.revocation_log:
+    the manifest deleted too), in one line; None when neither."""
+    return _record_problem(pki, crl, record) or log_problem(
+        pki, crl.serials if crl is not None else None, crl_path(pki))
+
+
+def _record_problem(pki: TestPKI, crl: Crl | None, record: CrlRecord | None) -> str | None:
     if record is None or (record.number is None and record.this_update is None):
         return None
     seen = f"CRL number {record.number}" + (f" (this update {record.this_update})"
@@ -319,13 +326,15 @@ def revoke_all(pki: TestPKI, names: list[str], reason: str | None = None,
 
 
 def _restored(old: Crl | None, recorded: list[dict]) -> list[x509.RevokedCertificate]:
-    """CRL entries for the revocations the manifest records and the CRL lacks."""
-    have = old.serials if old else frozenset()
+    """CRL entries for the revocations the manifest records (or the log) and the CRL
+    lacks, each serial once."""
+    have = set(old.serials if old else ())
     out = []
     for r in recorded:
-        serial = int(r["serial"], 16)
+        serial = r["serial"] if isinstance(r["serial"], int) else int(r["serial"], 16)
         if serial in have:
             continue
+        have.add(serial)
         entry = x509.RevokedCertificateBuilder().serial_number(serial).revocation_date(
             dt.datetime.fromisoformat(r["at"]))
         if r.get("reason") in REASONS:
@@ -351,7 +360,8 @@ def _revoke_locked(pki: TestPKI, names: list[str], reason: str | None, days: int
     _refuse_oversized(old)
     record = crl_record(pki)
     stale = crl_problem(pki, old, record)
-    restored = _restored(old, recorded_revocations(pki))
+    logged, _ = logged_revocations(pki)
+    restored = _restored(old, recorded_revocations(pki) + logged)
     back = {e.serial_number for e in restored}
     done = {name: old.revocation(cert) for name, cert in certs.items()} if old else {}
     # (a certificate whose revocation is put back is not revoked again, at another time)
@@ -360,13 +370,16 @@ def _revoke_locked(pki: TestPKI, names: list[str], reason: str | None, days: int
     if not new and not restored and not stale:
         update_manifest(pki, old, changed=[])   # (the manifest may not say so yet)
         return [(explain_revocation(pki.path(n), certs[n], old, done[n]), False) for n in names]
-    if stale and not restored:
+    if stale and not restored and record is not None and record.number is not None:
         notes.append(f"{crl_path(pki)}: {'older than' if old else 'missing, after'} CRL "
                      f"number {record.number}, the last the PKI manifest {record.path} "
                      f"records: written again, numbered after it")
+    elif stale and not restored:
+        notes.append(stale)
     if restored:
+        serials = ", ".join(f"{e.serial_number:#x}" for e in restored[:3])
         notes.append(f"{crl_path(pki)}: lacked {len(restored)} revocation(s) the PKI manifest "
-                     f"records (serial {', '.join(f'{e.serial_number:#x}' for e in restored[:3])}"
+                     f"records, or its revocation log (serial {serials}"
                      f"{', …' if len(restored) > 3 else ''}): put back, so no one is "
                      f"un-revoked")
     kept = (list(old.crl) if old else []) + restored
@@ -414,6 +427,13 @@ def _revoke_locked(pki: TestPKI, names: list[str], reason: str | None, days: int
     write_atomic(crl_path(pki), pem, mode=0o644)
     written = Crl(crl_path(pki), crl)
     update_manifest(pki, written, changed=[])   # every entry's revocation, from this CRL
+    # and every revocation of this CRL the log lacks (older ones too, the first time)
+    known = {r["serial"] for r in logged}
+    by_serial = {c.serial_number: n for n, c in certs.items()}
+    append_revocations(pki, [
+        {"serial": f"{e.serial_number:#x}", "at": e.revocation_date_utc.isoformat(),
+         "reason": _reason(e), "name": by_serial.get(e.serial_number)}
+        for e in crl if e.serial_number not in known])
     return [(explain_revocation(pki.path(n), certs[n], written, written.revocation(certs[n])),
              n in new) for n in names]
 

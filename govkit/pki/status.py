@@ -10,17 +10,31 @@ status` exits 1) when it has expired, expires within `warn_days`, is not valid y
 a grant of a revoked certificate; a revoked certificate that nothing grants any more is
 only reported.
 
+Three checks that RTI's reference architecture makes of its PKI (rticonnextdds-medtech-
+reference-architecture, system_arch/security/security_tree.py: key permissions, "leaf
+outlives CA", permissions against certificate validity), each a finding with its name:
+- `key-mode` (a problem): a private key file that its group or others may read or write;
+- `outlives-ca` (a problem): a participant certificate whose notAfter is past its Identity
+  CA's: from that day no runtime accepts it, whatever its own date says;
+- `grant-outlives-certificate`, `grant-ends-before-certificate` (warnings): a grant whose
+  validity ends after, or before, its participant's certificate; the earlier one decides.
+  RTI makes grants outlive certificates on purpose (a renewed certificate keeps them), and
+  warns of the other way round (permissions lost while the certificate is valid).
+
 This module reads no document: the caller gives the dates it read (plain data).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import shlex
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from cryptography import x509
 
+from govkit.catalog.advisories import cite
 from govkit.common.errors import GovkitError
 from govkit.pki.manifest import crl_record
 from govkit.pki.names import grants_certificate
@@ -60,6 +74,13 @@ class Item:
     within: bool | None = None        # grants: validity within certificate's and signer's
     notes: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    findings: list[dict] = field(default_factory=list)   # {"check", "severity", "message"}
+
+    def find(self, check: str, severity: str, message: str) -> None:
+        """A named check's finding; a problem is one of the item's problems too (exit 1)."""
+        self.findings.append({"check": check, "severity": severity, "message": message})
+        if severity == "problem":
+            self.problems.append(message)
 
     def days_left(self, now: dt.datetime) -> int | None:
         if self.not_after is None:
@@ -73,7 +94,7 @@ class Item:
                 "not_before": iso(self.not_before), "not_after": iso(self.not_after),
                 "days_left": self.days_left(now), "revoked": self.revoked is not None,
                 "revocation": self.revoked, "within_certificate_and_signer": self.within,
-                "notes": self.notes, "problems": self.problems}
+                "notes": self.notes, "problems": self.problems, "findings": self.findings}
 
 
 @dataclass
@@ -166,6 +187,16 @@ def pki_status(pki: TestPKI, documents: list[SignedDates] = (), warn_days: int =
             item = Item("CRL", crl_path(pki).name, str(crl_path(pki)), None, None)
             items.append(item)
         item.problems.append(stale_crl.removeprefix(f"{crl_path(pki)}: "))
+    identity_ca = pki.certificate("identity_ca")
+    for name, cert in certs.items():
+        if cert.not_valid_after_utc > identity_ca.not_valid_after_utc:
+            participants[name].find("outlives-ca", "problem", (
+                f"expires {_day(cert.not_valid_after_utc)}, after its issuer, the Identity CA "
+                f"({_day(identity_ca.not_valid_after_utc)}): from then on no runtime accepts "
+                f"it, whatever its own date says"))
+    keyed = {"identity_ca": items[0], "permissions_ca": items[1], **participants}
+    for stem, item in keyed.items():
+        _key_mode(pki.path(stem, ".key"), item)
     for doc in documents:
         items += _document_items(doc, certs, participants)
     for item in items:
@@ -212,6 +243,8 @@ def _document_items(doc: SignedDates, certs: dict[str, x509.Certificate],
         if g.not_before is None or g.not_after is None:
             item.problems.append("validity is missing or not a date")
         else:
+            if owner is not None:
+                _grant_against_certificate(item, g, owner, certs[owner])
             outside = [what for lo, hi, what in bounds if g.not_before < lo or g.not_after > hi]
             item.within = not outside
             if outside:
@@ -219,6 +252,38 @@ def _document_items(doc: SignedDates, certs: dict[str, x509.Certificate],
                                   f"shorter one decides")
         out.append(item)
     return out
+
+
+def _key_mode(key: Path, item: Item) -> None:
+    """`key-mode`: a private key file its group or others may read or write (RTI's check
+    asks for 0600 or stricter)."""
+    try:
+        mode = key.stat().st_mode
+    except OSError:          # no key file (a PKCS#11 token holds it), or unreadable
+        return
+    if stat.S_ISREG(mode) and mode & 0o077:
+        item.find("key-mode", "problem", (
+            f"private key {key} has mode {mode & 0o777:04o}: its group or others may "
+            f"{'read' if mode & 0o044 else 'write'} it; make it 0600 or stricter "
+            f"(chmod 600 {shlex.quote(str(key))})"))
+
+
+def _grant_against_certificate(item: Item, grant: GrantDates, owner: str,
+                               cert: x509.Certificate) -> None:
+    """`grant-outlives-certificate` and `grant-ends-before-certificate` (warnings)."""
+    cert_end = cert.not_valid_after_utc
+    if grant.not_after > cert_end:
+        item.find("grant-outlives-certificate", "warning", (
+            f"the grant runs to {_day(grant.not_after)}, past {owner}'s certificate "
+            f"({_day(cert_end)}): no handshake succeeds after the certificate expires, though "
+            f"Fast DDS before its fix keeps a peer already matched ({cite('CVE-2025-67108')}); "
+            f"a renewed certificate (`govkit pki renew {owner}`, same subject) keeps this "
+            f"grant"))
+    elif grant.not_after < cert_end:
+        item.find("grant-ends-before-certificate", "warning", (
+            f"the grant ends {_day(grant.not_after)}, before {owner}'s certificate "
+            f"({_day(cert_end)}): the participant loses its permissions while its "
+            f"certificate is still valid; sign a longer grant before then"))
 
 
 def status_lines(status: Status) -> list[str]:
@@ -239,11 +304,15 @@ def status_lines(status: Status) -> list[str]:
     for i in status.items:
         lines += [f"{i.path}: {i.name}: note: {n}" for n in i.notes]
     for i in status.items:
+        lines += [f"{i.path}: {i.name}: warning: {f['message']} [{f['check']}]"
+                  for f in i.findings if f["severity"] == "warning"]
+    for i in status.items:
         lines += [f"{i.path}: {i.name}: {p}" for p in i.problems]
         if i.revoked and i.kind == "participant":
             lines.append(f"{i.path}: {i.name}: {i.revoked}")
     verdict = (f"{len(status.problems)} item(s) need attention (expired, expiring within "
-               f"{status.warn_days} days, not yet valid, or revoked yet granted)"
+               f"{status.warn_days} days, not yet valid, revoked yet granted, outliving its "
+               f"CA, or a private key not kept 0600)"
                if status.problems else f"nothing expires within {status.warn_days} days, "
                f"nothing revoked is granted")
     return [*lines, verdict]

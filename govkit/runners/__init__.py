@@ -28,6 +28,8 @@ directory, so listing runners imports none of them. `get_runner` below makes one
 - `pair`: a long-lived ping/pong pair of govkit's programs and the line protocol of its slots;
 - `readers`: one writer and N readers: the readers count and the per-reader figures;
 - `group`: a discovery group of participants started together;
+- `doctor`: the DDS Security runtimes installed here against the advisory table (`govkit
+  doctor`);
 
 May import: every stage up to govkit.smime and govkit.wire.
 """

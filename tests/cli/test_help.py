@@ -107,7 +107,7 @@ def _in_order(text: str, names: list[str]) -> bool:
 
 
 def test_the_walk_sees_every_command():
-    assert len(COMMANDS) == len(EXAMPLES) == 18
+    assert len(COMMANDS) == len(EXAMPLES) == 19
     assert set(IDS) == set(EXAMPLES)
 
 
@@ -302,7 +302,7 @@ def test_comma_and_repeated_profiles_write_the_same_files(cwd):
 # wire-check, report) or write outside it (completion). diff finds a difference: exit 1.
 RUN_IN_ORDER = ("pki init", "generate", "validate", "sign", "verify", "lint", "identify",
                 "explain", "diff", "profiles", "pki status", "pki renew", "pki revoke",
-                "export sros2")
+                "export sros2", "doctor")
 
 
 def test_the_examples_run(cwd):
@@ -313,7 +313,9 @@ def test_the_examples_run(cwd):
         for line in EXAMPLES[command]:
             done = runner.invoke(app, shlex.split(line)[1:])
             assert done.exception is None or isinstance(done.exception, SystemExit), line
-            assert done.exit_code == (1 if command == "diff" else 0), (line, done.output)
+            # doctor: 1 where an installed runtime has an advisory (Debian 12's Fast DDS)
+            expected = {"diff": {1}, "doctor": {0, 1}}.get(command, {0})
+            assert done.exit_code in expected, (line, done.output)
 
 
 @pytest.mark.parametrize(("path", "command", "ctx"), COMMANDS, ids=IDS)

@@ -411,7 +411,8 @@ def test_days_beyond_the_calendar_are_one_line_errors_not_crashes(pki, signed):
              "1000000000")
     assert r.exit_code == 1, r.output   # everything expires within a billion days
     assert r.output.strip().splitlines()[-1].endswith(
-        "expiring within 1000000000 days, not yet valid, or revoked yet granted)")
+        "expiring within 1000000000 days, not yet valid, revoked yet granted, outliving its "
+        "CA, or a private key not kept 0600)")
 
 
 def test_status_json_with_one_corrupt_certificate_reports_every_other_one(pki, signed):

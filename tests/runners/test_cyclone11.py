@@ -350,3 +350,25 @@ def test_a_killed_builds_directory_is_removed_once_no_build_can_own_it(tmp_path)
     os.utime(old, (stale, stale))
     assert source_build.remove_abandoned(prefix) == [old]
     assert recent.is_dir() and not old.exists()
+
+
+def test_doctor_lists_the_prefix_beside_the_systems_cyclone(cyclone11):
+    """`govkit doctor --dds-prefix` (and $GOVKIT_DDS_PREFIX) lists 11.0.1 in its prefix, its
+    version read from its library, beside Debian's 0.10.2, each against the advisory table:
+    CVE-2025-67109 (fixed in 0.10.5) affects 0.10.2 only."""
+    env = {k: v for k, v in os.environ.items() if k not in ("GOVKIT_DDS_PREFIX",
+                                                              "AMENT_PREFIX_PATH")}
+    for args, extra, source in ((["--dds-prefix", str(cyclone11)], {}, "--dds-prefix"),
+                                ([], {"GOVKIT_DDS_PREFIX": str(cyclone11)},
+                                 "GOVKIT_DDS_PREFIX")):
+        out = subprocess.run([GOVKIT, "doctor", "--json", *args], capture_output=True,
+                             text=True, timeout=120, env={**env, **extra})
+        doc = json.loads(out.stdout)
+        assert out.returncode == doc["exit_code"], out.stderr
+        cyclones = {r["source"]: r for r in doc["runtimes"] if r["product"] == "cyclonedds"}
+        assert cyclones[source]["version"] == VERSION
+        assert cyclones[source]["location"] == str(cyclone11)
+        hits = {(a["location"], a["id"]) for a in doc["advisories"] if a["status"] == "affected"}
+        assert (str(cyclone11), "CVE-2025-67109") not in hits
+        if "system" in cyclones and cyclones["system"]["version"] == "0.10.2":
+            assert ("/usr", "CVE-2025-67109") in hits

@@ -1,6 +1,7 @@
 """Rules about reading a document as a --target does (GK301, GK302), and the rewrite itself;
 what an implementation does with a document beyond the specification (GK303, GK304: the
-facts are data of govkit.catalog.targets, with their sources).
+facts are data of govkit.catalog.targets, their fixed releases rows of the advisory table
+that `govkit doctor` reads, govkit.catalog.advisories).
 
 A target that reads some non-standard spellings leniently (Cyclone's booleans, Connext's
 extension elements) gets the document rewritten as it would read it before the schema is
@@ -36,7 +37,8 @@ declare("GK302", "vendor-extension", "info", BOTH,
       "an empty topic_expression, dds or not_after (CVE-2026-45094/5/6): every participant "
       "given the document dies at start", "<not_after></not_after>", validate=True,
       note="an error under a target that crashes, a warning under --target omg; the "
-           "sources are govkit/catalog/targets.py's crash_source")
+           "fixed releases are rows of govkit/catalog/data/advisories.csv, as govkit doctor "
+           "reads them")
 def parser_crash(ctx: Context) -> Iterator[Hit]:
     for elem in ctx.doc.root.iter():
         if not isinstance(elem.tag, str):
@@ -58,8 +60,8 @@ def parser_crash(ctx: Context) -> Iterator[Hit]:
       "Fast DDS signed a payload without its padding (payload-only SIGN) until its 2026-08 "
       "fix, so it and a reader that includes the padding disagree on the signature of a "
       "padded payload and drop its samples", "<data_protection_kind>SIGN</...>",
-      note="under a target that does it and under --target omg; the source is "
-           "govkit/catalog/targets.py's unpadded_payload_sign")
+      note="under a target that does it and under --target omg; the fixed release is a "
+           "row of govkit/catalog/data/advisories.csv, as govkit doctor reads it")
 def unpadded_payload_sign(ctx: Context) -> Iterator[Hit]:
     signing = ctx.refusing(lambda t: bool(t.unpadded_payload_sign))
     if not signing:
