@@ -1,5 +1,7 @@
 """The command line: parse, call one stage function, print.
 
+- `fast`: the `govkit` entry: lint's and validate's usual command lines, --version and a
+  cached --help read without typer; everything else goes to `main`;
 - `main`: the typer app, its commands in order, and where errors become exit codes;
 - `artefacts`: profiles, validate, generate, sign, verify and `pki init`;
 - `pki`: `pki revoke`, `pki renew` and `pki status`;
@@ -7,8 +9,11 @@
 - `bench`: bench, wire-check and report;
 - `export`: `export sros2`;
 - `examples`: one example per command, for its --help and the manual;
-- `common`: what the command modules share: consoles, options, printing.
+- `lint_validate`: what lint and validate do once their options are read (typer's commands
+  and `fast` both call it);
+- `output`: the consoles and printing helpers, without typer;
+- `common`: what the command modules share: options, and `output`'s printers.
 
-May import: every stage, each inside the command that uses it (start-up: `govkit --help`
-imports only typer, the light defaults and vocabularies, and the catalog).
+May import: every stage, each inside the command that uses it (start-up: `govkit lint FILE`
+imports no typer, `govkit --help` from its cache nothing but govkit's cache reader).
 """
