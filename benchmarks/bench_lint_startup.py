@@ -12,9 +12,11 @@ child) and each as a multiple of `python -c pass`'s, against the goals (lint and
 other once at the end (not extrapolated). The host (CPU model), the date and the load are
 printed with them: the machine may be busy, so only ratios of interleaved runs are compared.
 
-The commands run as a user runs them: the venv's `govkit` console script, with the bytecode
+The commands run as a user runs them: the venv's `govkit` console script (its entry,
+govkit/cli/fast.py, reads lint's and validate's usual command lines and answers --help
+from its cache without importing typer), with the bytecode
 compiled (`compileall`: a checkout run with PYTHONDONTWRITEBYTECODE set would otherwise
-compile govkit on every run) and the leaf-type cache (govkit.documents.leaf_types) warm, in
+compile govkit on every run) and the leaf-type and help caches warm, in
 a temporary XDG_CACHE_HOME; the first, cold run of each kind is reported apart.
 
     .venv/bin/python benchmarks/bench_lint_startup.py [--rounds 21] [--files 100]
@@ -27,6 +29,7 @@ import argparse
 import compileall
 import datetime as dt
 import os
+import platform
 import shutil
 import statistics
 import subprocess
@@ -68,6 +71,7 @@ def main() -> None:
                     help="skip the one-file calls for each of the --files files at the end")
     args = ap.parse_args()
     compileall.compile_dir(ROOT / "govkit", quiet=1)
+    load_before = os.getloadavg()
     govkit = govkit_command()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -93,6 +97,7 @@ def main() -> None:
         }
         cold = {name: timed(argv, env) for name, argv in cases.items()
                 if name.startswith("govkit lint ") and "files" not in name}
+        timed(cases["govkit --help"], env)      # the help cache made (typer renders it once)
         times: dict[str, list] = {name: [] for name in cases}
         for i in range(args.rounds):
             for name in (list(cases) if i % 2 else list(cases)[::-1]):
@@ -110,9 +115,10 @@ def main() -> None:
         return statistics.median(s[k] for s in times[name]) * 1e3
 
     base_wall, base_cpu = med("python -c pass", 0), med("python -c pass", 1)
-    print(f"host: {cpu_model()}, {os.cpu_count()} CPUs; {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} "
-          f"UTC; load average at the end {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; Python "
-          f"{sys.version.split()[0]}")
+    print(f"host: {platform.node()}, {cpu_model()}, {os.cpu_count()} CPUs; "
+          f"{dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC; load average at the start "
+          f"{load_before[0]:.2f} {load_before[1]:.2f} {load_before[2]:.2f}, at the end "
+          f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; Python {sys.version.split()[0]}")
     print(f"{args.rounds} rounds, interleaved (order reversed every other round); medians")
     print(f"{'command':<30} {'wall ms':>8} {'× pass':>7} {'CPU ms':>7} {'× pass':>7}  goal")
     for name in cases:

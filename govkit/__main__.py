@@ -1,5 +1,5 @@
 """`python -m govkit`: the same command line as `govkit`."""
 
-from govkit.cli.main import main
+from govkit.cli.fast import main
 
 main()

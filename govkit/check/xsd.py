@@ -9,7 +9,6 @@ are worked out; the rest are counted, so a hostile document costs no more than a
 
 from __future__ import annotations
 
-import difflib
 import threading
 from dataclasses import dataclass
 from functools import cache
@@ -196,6 +195,7 @@ def _did_you_mean(value: str, allowed: tuple[str, ...] | list[str]) -> str:
     for a in allowed:
         if a.lower() == stripped.lower():
             return f" (values are case-sensitive: did you mean {a}?)"
+    import difflib  # only for a misspelt name (start-up)
     close = difflib.get_close_matches(stripped, allowed, n=1, cutoff=0.75)
     return f" (did you mean {close[0]}?)" if close else ""
 

@@ -31,7 +31,6 @@ from govkit.cli.common import (
     json_document,
     json_option,
     load_ros_input,
-    out,
     policy_domains,
     print_errors,
     print_lines,
@@ -96,33 +95,8 @@ def validate(files: Annotated[list[Path], typer.Argument(help="XML or signed S/M
     """Validate governance/permissions documents against the DDS Security 1.1 schemas, and
     check what the target refuses that the schema allows (lint's rules marked validate:
     the same verdict as `govkit lint --target`)."""
-    from govkit.check.config import lint_target
-    from govkit.check.validate import check_file
-    target = lint_target(target, Path.cwd())
-    report, code = [], EXIT_OK
-    for f in files:
-        try:
-            check = check_file(f, target)
-        except GovkitError as e:
-            report.append({"file": str(f), "valid": False, "error": str(e), "findings": [],
-                           "warnings": []})
-            err.print(f"govkit: {e}", markup=False)
-            code = EXIT_USAGE
-            continue
-        findings = check.findings
-        report.append({"file": str(f), "valid": not findings,
-                       "findings": [x.to_json() for x in findings],
-                       "warnings": [x.to_json() for x in check.warnings]})
-        if findings:
-            code = max(code, EXIT_INVALID)
-        if not as_json:
-            print_lines(map(str, sorted(findings + check.warnings,
-                                        key=lambda x: (x.line, x.column))))
-            if not findings:
-                out.print(f"{one_line(f)}: valid", markup=False)
-    if as_json:
-        print(json_document("validate", target=target, files=report))
-    raise typer.Exit(code)
+    from govkit.cli.lint_validate import run_validate
+    raise typer.Exit(run_validate(files, target, as_json))
 
 
 def _warn_revoked_grants(signed, ca: Path) -> None:

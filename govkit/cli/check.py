@@ -85,45 +85,11 @@ def lint(
     """Check what the XSD cannot: rules that never apply, what leaks, subjects, validity;
     for an sros2 policy and its protection, names that miss their protection and DENYs
     that never apply."""
-    from govkit import __version__
-    from govkit.check.config import lint_settings
-    from govkit.check.lint import LintOptions, lint_paths, worst
-    from govkit.check.output_formats import format_lint
-    from govkit.check.rules.engine import rules_table
-    from govkit.check.rules.registry import SEVERITY_RANK
-    if list_rules:
-        table = rules_table()
-        if as_json:
-            print(json_document("lint-rules", rules=[r.to_json() for r in table]))
-            return
-        for r in table:
-            kinds = ", ".join(k.value for k in r.kinds)
-            out.print(f"{r.id} {r.severity:<7} {r.name} ({kinds})", markup=False)
-            out.print(f"      why: {r.why}.", markup=False)
-            out.print(f"      example: {r.example}", markup=False)
-            if r.note:
-                out.print(f"      note: {r.note}", markup=False)
-        return
-    if not files:
-        raise GovkitError("give the files to lint (or --rules)")
-    s = lint_settings({"target": target, "warn-days": warn_days, "fail-on": fail_on,
-                       "select": select, "ignore": ignore,
-                       "output-format": "json" if as_json else output_format}, Path.cwd())
-    target, fail_on, fmt = s["target"], s["fail-on"], s["output-format"]
-    options = LintOptions(target=target, warn_days=s["warn-days"], ca=ca, select=s["select"],
-                          ignore=s["ignore"], protection=protection)
-    reports = lint_paths(files, options)
-    code = EXIT_USAGE if any(r.error for r in reports) else EXIT_OK
-    if worst(reports) >= SEVERITY_RANK[fail_on]:
-        code = max(code, EXIT_INVALID)
-    if fmt in ("full", "concise"):   # the machine formats carry unreadable files inside
-        for r in reports:
-            if r.error:
-                err.print(f"govkit: {r.error}", markup=False)
-    text = format_lint(fmt, reports, target, fail_on, __version__)
-    if text:
-        print(text)
-    raise typer.Exit(code)
+    from govkit.cli.lint_validate import run_lint
+    raise typer.Exit(run_lint(files, ca=ca, target=target, warn_days=warn_days, fail_on=fail_on,
+                              select=select, ignore=ignore, as_json=as_json,
+                              output_format=output_format, list_rules=list_rules,
+                              protection=protection))
 
 
 def identify(files: Annotated[list[Path], typer.Argument(help="Governance documents.")],

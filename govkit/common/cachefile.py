@@ -15,15 +15,26 @@ directory: whoever can do that can also edit the user's shell start-up files.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 from pathlib import Path
 
 from govkit.common.paths import user_cache_dir
-from govkit.common.staging import write_all
 
 MAX_CACHE_BYTES = 1 << 20       # a cache entry is kilobytes; anything larger is not ours
+
+try:        # CPython's own SHA-256: hashlib would load OpenSSL's libcrypto first (start-up)
+    from _sha2 import sha256  # 3.12 and later
+except ImportError:
+    try:
+        from _sha256 import sha256
+    except ImportError:
+        from hashlib import sha256
+
+
+def digest(data: bytes) -> str:
+    """The SHA-256 of `data`, in hex."""
+    return sha256(data).hexdigest()
 
 
 def _private_dir(directory: Path, create: bool) -> bool:
@@ -58,10 +69,10 @@ def read_cached(name: str) -> bytes | None:
         return None
     finally:
         os.close(fd)
-    digest, newline, content = raw.partition(b"\n")
+    stored, newline, content = raw.partition(b"\n")
     if not newline or len(raw) > MAX_CACHE_BYTES:
         return None
-    if digest != hashlib.sha256(content).hexdigest().encode():
+    if stored != digest(content).encode():
         return None
     return content
 
@@ -71,12 +82,13 @@ def write_cached(name: str, content: bytes) -> bool:
     path = user_cache_dir() / name
     if len(content) + 65 > MAX_CACHE_BYTES or not _private_dir(path.parent, create=True):
         return False
-    data = hashlib.sha256(content).hexdigest().encode() + b"\n" + content
+    data = digest(content).encode() + b"\n" + content
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
                      0o600)
         try:
+            from govkit.common.staging import write_all  # only on a miss (start-up)
             write_all(fd, data)
         finally:
             os.close(fd)

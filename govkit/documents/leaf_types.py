@@ -18,13 +18,13 @@ answers.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from govkit.common.cachefile import digest as sha256_hex
 from govkit.common.cachefile import read_cached, write_cached
 from govkit.common.findings import DocumentKind
 from govkit.common.paths import SCHEMA_FILES, SCHEMAS_DIR
@@ -184,7 +184,7 @@ def leaf_types(kind: DocumentKind) -> dict[str, LeafType] | None:
         xsd = xsd_path(kind).read_bytes()
     except OSError:
         return None
-    digest = hashlib.sha256(xsd).hexdigest()
+    digest = sha256_hex(xsd)
     name = cache_name(kind, digest)
     cached = read_cached(name)
     if cached is not None:

@@ -26,15 +26,17 @@ import datetime as dt
 import math
 import re
 from dataclasses import dataclass, field
-from fractions import Fraction
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from govkit.common.findings import DocumentKind
 from govkit.common.paths import SCHEMA_FILES, SCHEMAS_DIR
 from govkit.documents.leaf_types import leaf_types
 from govkit.documents.parse import local_name, text_value
+
+if TYPE_CHECKING:
+    from fractions import Fraction
 
 _EPOCH = dt.datetime(1, 1, 1, tzinfo=dt.UTC)
 _UNIX_EPOCH_S = 62135596800          # 0001-01-01 to 1970-01-01, in seconds
@@ -66,6 +68,7 @@ def datetime_key(text: str) -> Fraction | None:
     """Seconds since 1970-01-01 UTC of an xs:dateTime, exactly (no time zone: taken as
     UTC). The one reader govkit has: Instant and validate's GK200 both use it. Years are
     XSD 1.0's, as libxml2 validates them: there is no year 0, so -0001 is 1 BCE."""
+    from fractions import Fraction  # only documents with dates need it (lint's start-up)
     m = _DATETIME_RE.match(text or "")
     if not m:
         return None

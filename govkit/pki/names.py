@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING
 from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.common.inputs import read_input
 from govkit.common.limits import MAX_PEM_BYTES
-from govkit.pki.participants import CRL_STEM
 
 if TYPE_CHECKING:
     from cryptography import x509
@@ -297,6 +296,8 @@ def load_identities(where: Path) -> list[Identity]:
     file; CA certificates are left out (no grant names a CA). GovkitError (exit 2) for an
     unreadable path or a file that holds no certificate."""
     from cryptography import x509
+
+    from govkit.pki.participants import CRL_STEM  # not on lint's path without --ca
     where = Path(where)
     if where.is_dir():
         # not the CRL (identity_ca.crl.pem): no certificate, and far larger than one

@@ -169,13 +169,13 @@ def _forge(path: Path) -> None:
     doc = json.loads(content)
     doc["types"][next(iter(doc["types"]))] = ["decimal", None, True]
     content = json.dumps(doc).encode()
-    path.write_bytes(cachefile.hashlib.sha256(content).hexdigest().encode() + b"\n" + content)
+    path.write_bytes(cachefile.digest(content).encode() + b"\n" + content)
 
 
 def _other_xsd(path: Path) -> None:
     content = path.read_bytes().partition(b"\n")[2].replace(b'"xsd_sha256": "',
                                                             b'"xsd_sha256": "0')
-    path.write_bytes(cachefile.hashlib.sha256(content).hexdigest().encode() + b"\n" + content)
+    path.write_bytes(cachefile.digest(content).encode() + b"\n" + content)
 
 
 def _huge(path: Path) -> None:
@@ -247,3 +247,11 @@ def test_lint_with_a_warm_cache_does_not_load_xmlschema(tmp_path):
                            capture_output=True, text=True).stdout.strip() for _ in range(2)]
     assert runs == ["True", "False"]
     assert user_cache_dir() != tmp_path / "cache" / "govkit"
+
+
+def test_the_cache_digest_is_sha256():
+    """cachefile.digest uses CPython's own SHA-256 (not hashlib's OpenSSL, for start-up):
+    the same digest, so caches written either way are read."""
+    import hashlib
+    for data in (b"", b"abc", bytes(range(256)) * 300):
+        assert cachefile.digest(data) == hashlib.sha256(data).hexdigest()
