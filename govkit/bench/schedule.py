@@ -189,12 +189,14 @@ def _run_bench(opts: BenchOptions, console) -> BenchOutcome:
     if opts.wire:
         check_wire_networks(opts)
         check_capture(opts.wire_interface)       # no privilege: one line, exit 2, at once
+    settings = _settings(opts, runner, pin, realtime, seed)
+    # refuse a mismatch (another runtime too) before any work: before govkit's program is
+    # built against the runtime now selected
+    store = _resumed_store(opts, settings, console)
     runner.check_installed()
     if pin.cpus and shutil.which("taskset") is None:
         raise GovkitError("pinning needs `taskset` (Debian package util-linux); install it "
                           "or pass --no-pin")
-    settings = _settings(opts, runner, pin, realtime, seed)
-    store = _resumed_store(opts, settings, console)     # refuse a mismatch before any work
     bundles = make_bundles(opts, runner, console)
     store = store or _new_store(opts, settings, runner)
     store.set_signed_files([h for b in bundles.values() for h in bundle_hashes(b)])

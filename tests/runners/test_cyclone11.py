@@ -15,16 +15,16 @@ import hashlib
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
+from helpers.cyclone11 import VERSION, cyclone11_prefix, tarball
 from helpers.dds import cyclone_loads, make_bundle, needs_cyclone, run_pair, with_file
 from helpers.json_schemas import assert_valid
-from helpers.require import missing, shared_dir
+from helpers.require import missing
 from helpers.signers import signer_variants
 
 from govkit.catalog.profiles import SECURED_PROFILES
@@ -37,25 +37,15 @@ from govkit.runners.ddsperf import DdsperfRunner
 from govkit.smime.sign import sign_document
 
 GOVKIT = str(Path(sys.executable).parent / "govkit")
-VERSION = "11.0.1"
 
 
-def _tarball() -> Path:
-    return shared_dir() / "vendor" / source_build.TARBALL_NAME
+_tarball = tarball
 
 
 @pytest.fixture(scope="module")
 def cyclone11() -> Path:
     """The prefix of Cyclone DDS 11.0.1 built from the vendored source (cached)."""
-    absent = [what for what, ok in (
-        (str(_tarball()), _tarball().is_file()), ("cmake", shutil.which("cmake")),
-        ("gcc", shutil.which(os.environ.get("CC") or "gcc")),
-        ("libssl-dev", Path("/usr/include/openssl/ssl.h").is_file())) if not ok]
-    if absent:
-        pytest.skip(missing("cyclone11", f"cannot build Cyclone DDS 11.0.1: no "
-                                         f"{', '.join(absent)} (run `bash .ci/setup`)"))
-    # A failed build is a failure, not a skip: everything it needs is here.
-    return source_build.ensure_built(_tarball())
+    return cyclone11_prefix()
 
 
 # ---------------------------------------------------------------- the build itself
