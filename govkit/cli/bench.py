@@ -95,11 +95,13 @@ def bench(
     protection: Annotated[Path | None, typer.Option(
         "--protection", help="With --policy: the policy's protection sidecar "
                              "(schemas/protection.xsd).")] = None,
-    runner: Annotated[RunnerName | None, typer.Option(
+    runner: Annotated[str | None, typer.Option(
         "--runner", metavar=RUNNER_METAVAR,
         help=f"Benchmark program (default: {DEFAULT_RUNNER}, govkit's Cyclone DDS program "
              f"with latency by rotation; {DEFAULT_NETWORK_RUNNER} when --transport, --net, "
-             "--hosts or --loss-rate is given).", show_default=False)] = None,
+             "--hosts or --loss-rate is given). NAME@PREFIX,NAME@PREFIX: a version axis, two "
+             "installs of one rotating runner measured in one run, e.g. cyclone@/usr,"
+             "cyclone@/opt/ros/lyrical (docs/guide/runtime.md).", show_default=False)] = None,
     mode: Annotated[Literal[MODE_CHOICES], typer.Option(
         "--mode", help="What to measure (discovery: how long --peers participants started "
                        "together take to match each other, per profile).")] = "latency",
@@ -265,6 +267,7 @@ def bench(
         noise_floor_table,
         throughput_table,
         variant_table,
+        versions_table,
         wire_table,
     )
     from govkit.results.flags import flag_advice
@@ -291,10 +294,11 @@ def bench(
     if not dry_run:
         require_bench_extra("govkit bench", ("numpy",) if no_report
                             else ("numpy", "matplotlib"))
-    from govkit.runners.dds_prefix import prefix_options
-    runtime = prefix_options(runner or DEFAULT_RUNNER, dds_prefix)  # refused before any work
-    if runtime:
-        err.print(runtime["dds_prefix"].said, markup=False)
+    from govkit.runners.dds_prefix import select_runtimes
+    runtimes = select_runtimes(runner, dds_prefix, DEFAULT_RUNNER)  # refused before any work
+    runner, runtime = runtimes.runner, runtimes.options[0]
+    for line in runtimes.said:
+        err.print(line, markup=False)
     host_map = parse_hosts(hosts)
     if policy is not None or protection is not None:
         _refuse_policy_options(policy, runner, mode, transport or net or hosts or loss_rate
@@ -328,7 +332,8 @@ def bench(
         paths=parse_paths(net, bool(host_map)), hosts=host_map,
         peer_addresses=parse_peer_addresses(peer_address), ssh_config=ssh_config,
         wire=wire, wire_pcap=wire_pcap, wire_leaks=leaks, ciphers=parse_ciphers(cipher),
-        rekeys=parse_rekeys(rekey), gates=gate_settings(fail_on, max_ratios))
+        rekeys=parse_rekeys(rekey), gates=gate_settings(fail_on, max_ratios),
+        runtime_axis=runtimes.axis)
     outcome = run_bench(opts, err.get())
     if dry_run:
         print_lines(outcome.dry_run_lines)
@@ -338,6 +343,7 @@ def bench(
     awake = (doc.get("settings") or {}).get("cpus_kept_awake") is True
     for table in (latency_table(outcome.summary, awake), noise_floor_table(floor),
                   variant_table(variant_differences(outcome.summary)),
+                  versions_table(doc.get("versions")),
                   discovery_table(outcome.summary),
                   throughput_table(outcome.summary), *network_table(outcome.summary),
                   wire_table(outcome.wire), leak_table(outcome.wire_profiles)):

@@ -410,6 +410,8 @@ class ReportModel:
     variants: list[dict] = field(default_factory=list)
     crypto_defaults: str = ""
     awake_note: str = ""         # AWAKE_NOTE where the run kept its CPUs awake
+    # a version axis: govkit.results.versions' rows (each profile on two installs)
+    versions: list[dict] = field(default_factory=list)
 
     @property
     def shortened_note(self) -> str:

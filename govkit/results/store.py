@@ -38,6 +38,7 @@ from govkit.results.record import (
     as_run,
 )
 from govkit.results.summary import Summarizer, point_key
+from govkit.results.versions import run_versions
 from govkit.wire.rtps import METHOD as WIRE_METHOD
 from govkit.wire.verdict import profile_verdicts
 
@@ -228,6 +229,9 @@ class ResultStore:
             self.doc["summary"] = self.summarizer.summarize(run)
             if run.rotation is not None:
                 self.doc["cost_model"] = stored(cost_models(run))
+                versions = run_versions(run, self.summarizer.overheads)
+                if versions:            # a version axis (govkit.results.versions)
+                    self.doc["versions"] = versions
             gates = run_gates(run, self.doc["summary"], self.summarizer.overheads)
             if gates is None:
                 self.doc.pop("gates", None)
