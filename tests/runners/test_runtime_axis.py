@@ -73,3 +73,102 @@ def test_bench_resume_with_another_prefix_is_refused_before_anything(cyclone11, 
     assert (f"--resume: the runtime is Cyclone DDS {VERSION} in {cyclone11} but the run in "
             f"res/results.json used Cyclone DDS 0.10.2 in /usr") in lines[0], r.stderr
     assert (tmp_path / "res" / "results.json").read_bytes() == before
+
+
+# ---------------------------------------------------------------- the version axis
+
+
+@pytest.mark.parametrize("spec, says", [
+    ("cyclone@/usr", "a version axis pairs 2 installs, not 1"),
+    ("cyclone@/usr,ddsperf@/usr", "one runner and two install prefixes"),
+    ("cyclone@/usr,cyclone", "one runner and two install prefixes"),
+    ("ddsperf@/usr,ddsperf@/opt", "a version axis pairs two installs in one rotation: "
+                                  "--runner cyclone"),
+    ("fastdds@/usr,fastdds@/opt", "a version axis pairs two installs in one rotation"),
+    ("nosuch@/usr,nosuch@/opt", "unknown runner 'nosuch'"),
+    ("cyclone@/usr,cyclone@EMPTY", "--runner EMPTY: not a Cyclone DDS install (no "
+                                   "lib/libddsc.so)"),
+    ("cyclone@/usr,cyclone@/usr", "both name the same install"),
+])
+def test_a_bad_version_axis_is_one_line_and_exit_2_before_anything(tmp_path, spec, says):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    work = tmp_path / "work"
+    work.mkdir()
+    spec, says = spec.replace("EMPTY", str(empty)), says.replace("EMPTY", str(empty))
+    r = _govkit("bench", "--runner", spec, "--profile", "none,rtps_sign", cwd=work,
+                timeout=120)
+    assert r.returncode == 2, r.stdout + r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and says in lines[0], r.stderr
+    assert list(work.iterdir()) == []          # no PKI, no signed files, no results
+
+
+@needs_cyclone
+@pytest.mark.parametrize("extra, says", [
+    (["--dds-prefix", "/usr"], "names its installs: drop --dds-prefix"),
+    (["--mode", "discovery"], "a version axis (--runner NAME@PREFIX,NAME@PREFIX) pairs"),
+    (["--transport", "tcp"], "a version axis (--runner NAME@PREFIX,NAME@PREFIX) pairs"),
+])
+def test_what_a_version_axis_cannot_pair_is_refused(cyclone11, tmp_path, extra, says):
+    r = _govkit("bench", "--runner", f"cyclone@/usr,cyclone@{cyclone11}", "--profile",
+                "none,rtps_sign", "--dry-run", *extra, cwd=tmp_path, timeout=120)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert says in r.stderr.strip().splitlines()[-1], r.stderr
+
+
+def _loaded_libddsc(program: str) -> Path | None:
+    import re
+    ldd = subprocess.run(["ldd", program], capture_output=True, text=True, timeout=30).stdout
+    found = re.search(r"^\s*libddsc\.so\S* => (\S+)", ldd, re.M)
+    return Path(found[1]).resolve() if found else None
+
+
+@needs_cyclone
+@pytest.mark.cyclone
+def test_one_run_on_cyclone_0_10_and_11_gives_the_table_between_them(cyclone11, tmp_path):
+    """Both installs, one profile (and `none`), one size, the minimum rounds: every arm's
+    pairs run on its own install, and the versions table holds the profile's cost on each
+    and the ratio between them, with intervals."""
+    r = _govkit("bench", "--runner", f"cyclone@/usr,cyclone@{cyclone11}", "--profile",
+                "none,rtps_sign", "--sizes", "1024", "--instances", "2", "--rounds", "6",
+                "--budget", "1", "--out", "res", cwd=tmp_path, timeout=900)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"govkit: version axis: Cyclone DDS {VERSION} in {cyclone11}, arms " \
+           f"PROFILE@{VERSION}" in r.stderr
+    doc = json.loads((tmp_path / "res" / "results.json").read_text())
+    assert [(x["version"], x["tag"]) for x in doc["settings"]["runtimes"]] == \
+        [("0.10.2", "0.10.2"), (VERSION, VERSION)]
+    assert doc["settings"]["runtime"]["version"] == "0.10.2"
+    # each arm's program is linked to its own install's library
+    rot = doc["rotation"]
+    assert {p["status"] for p in rot["pairs"]} == {"ok"}
+    for pair in rot["pairs"]:
+        program = next(w for w in pair["commands"][0].split()
+                       if Path(w).name.startswith("cyclone_perf-"))
+        lib = _loaded_libddsc(program)
+        if pair["arm"].endswith(f"@{VERSION}"):
+            assert lib == cyclone11 / "lib" / f"libddsc.so.{VERSION}", pair
+        else:
+            assert lib is not None and lib.name == "libddsc.so.0.10.2", pair
+    versions = doc["versions"]
+    sign = next(x for x in versions if x["profile"] == "rtps_sign")
+    assert (sign["baseline"], sign["other"]) == ("0.10.2", VERSION)
+    assert sign["baseline_vs_none"]["ratio_ci95"] is not None
+    # An unsecured pair can meet a stranger's participant on its domain on this shared
+    # machine (the slot is discarded as foreign_participant); without any `none@11` slot
+    # the other install has no ratio, and says so
+    own_none = [x for x in rot["slots"] if x["arm"] == f"none@{VERSION}"]
+    if any(x["status"] == "ok" for x in own_none):
+        between = sign["other_over_baseline"]
+        assert between["ratio_ci95"] is not None and between["rounds"] >= 3
+        assert 0.3 < between["ratio"] < 3
+        assert next(x for x in versions if x["profile"] == "none")["other_over_baseline"]
+        assert "Version axis, one run" in r.stdout
+        table = r.stdout[r.stdout.index("Version axis, one run"):]
+        assert f"{between['ratio']:.2f}" in table
+    else:
+        assert {x["status"] for x in own_none} == {"foreign_participant"}
+        assert [f["code"] for f in sign["flags"]] == ["no_interval"]
+    md = (tmp_path / "res" / "summary.md").read_text()
+    assert f"### Two installs: 0.10.2 and {VERSION}" in md
