@@ -77,7 +77,8 @@ class CycloneInstall:
         return self.version if self.system else f"{self.version} ({self.prefix})"
 
 
-def chosen_prefix(option: Path | None) -> tuple[Path, str] | None:
+def chosen_prefix(option: Path | None, implementation: str = "Cyclone DDS"
+                  ) -> tuple[Path, str] | None:
     """The prefix a run is given and by what (`--dds-prefix`, GOVKIT_DDS_PREFIX or
     AMENT_PREFIX_PATH), or None for the system's Cyclone DDS. AMENT_PREFIX_PATH counts only
     through an entry holding a Cyclone DDS library: a ROS 2 environment whose middleware is
@@ -86,8 +87,9 @@ def chosen_prefix(option: Path | None) -> tuple[Path, str] | None:
         return Path(option), "--dds-prefix"
     if os.environ.get(ENV):
         return Path(os.environ[ENV]), ENV
+    holds = _library_link if implementation == "Cyclone DDS" else _fastdds_library
     for entry in filter(None, os.environ.get(AMENT_ENV, "").split(os.pathsep)):
-        if _library_link(Path(entry)) is not None:
+        if holds(Path(entry)) is not None:
             return Path(entry), AMENT_ENV
     return None
 
@@ -98,6 +100,11 @@ def _library_link(prefix: Path) -> Path | None:
             if (prefix / d / name).is_file():
                 return prefix / d / name
     return None
+
+
+def _fastdds_library(prefix: Path) -> Path | None:
+    return next((prefix / d / "libfastrtps.so" for d in _LIB_DIRS
+                 if (prefix / d / "libfastrtps.so").is_file()), None)
 
 
 def _plugin_dir(lib_dir: Path) -> Path | None:
@@ -190,15 +197,20 @@ def prefix_options(runner: str, option: Path | None) -> dict:
     a runner that cannot take one is refused too (AMENT_PREFIX_PATH is left to the runners
     that can)."""
     from govkit.catalog.runners import RUNNERS, runner_info
-    chosen = chosen_prefix(option)
+    info = runner_info(runner)
+    chosen = chosen_prefix(option, info.implementation)
     if chosen is None:
         return {}
     prefix, source = chosen
+    if info.dds_prefix and info.implementation == "Fast DDS":
+        # govkit's Fast DDS program is compiled against it (govkit.runners.fastdds_build)
+        from govkit.runners.fastdds_prefix import find_fastdds_install
+        return {"dds_prefix": find_fastdds_install(prefix.absolute(), source)}
     if not runner_info(runner).dds_prefix:
         if source == AMENT_ENV:
             return {}
         takers = ", ".join(n for n, r in RUNNERS.items() if r.dds_prefix)
-        raise GovkitError(f"{source} applies to --runner {takers} (a Cyclone DDS install); "
+        raise GovkitError(f"{source} applies to --runner {takers} (a DDS install); "
                           f"--runner {runner} runs the system's "
                           f"{runner_info(runner).implementation}")
     # govkit's own program (cyclone) is compiled against the prefix: its idlc and headers too
@@ -253,8 +265,9 @@ def select_runtimes(text: str | None, option: Path | None, default_runner: str
                           f"cyclone@/opt/ros/lyrical)")
     name = names.pop()
     info = runner_info(name)
-    if not (info.dds_prefix and info.rotates):
-        takers = ", ".join(n for n, r in RUNNERS.items() if r.dds_prefix and r.rotates)
+    if not (info.dds_prefix and info.rotates and info.implementation == "Cyclone DDS"):
+        takers = ", ".join(n for n, r in RUNNERS.items() if r.dds_prefix and r.rotates
+                           and r.implementation == "Cyclone DDS")
         raise GovkitError(f"--runner {text}: a version axis pairs two installs in one "
                           f"rotation: --runner {takers}")
     if len(items) != AXIS_RUNTIMES:

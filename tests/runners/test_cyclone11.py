@@ -245,8 +245,9 @@ def test_ament_prefix_path_counts_only_through_an_entry_holding_cyclone(tmp_path
     assert prefix_options("fastdds", None) == {}
     monkeypatch.setenv("AMENT_PREFIX_PATH", str(other))
     assert prefix_options("cyclone", None) == {}
-    with pytest.raises(GovkitError, match="--dds-prefix applies to --runner cyclone, ddsperf"):
-        prefix_options("fastdds", other)
+    with pytest.raises(GovkitError, match="--dds-prefix applies to --runner cyclone, "
+                                          "ddsperf, fastdds"):
+        prefix_options("perftest", other)
 
 
 # ---------------------------------------------------------------- where 11 differs from 0.10
