@@ -341,3 +341,26 @@ def test_a_killed_builds_directory_is_removed_once_no_build_can_own_it(tmp_path)
     os.utime(old, (stale, stale))
     assert source_build.remove_abandoned(prefix) == [old]
     assert recent.is_dir() and not old.exists()
+
+
+@needs_cyclone
+@pytest.mark.cyclone
+@pytest.mark.parametrize("top", [230, 231])
+def test_cyclone_11_keeps_the_domain_limit_of_230(cyclone11, tmp_path, top):
+    """targets.py: the cyclone target's `later.keeps` max_domain_id: 11.0.1 still fails to
+    load a governance whose domains reach 231 (access_control_parser.c), as 0.10 does, so
+    GK010's verdict for --target cyclone holds for 11; 230 loads."""
+    from govkit.catalog.targets import TARGETS
+    assert "max_domain_id" in TARGETS["cyclone"].later.keeps
+    assert TARGETS["cyclone"].max_domain_id == 230
+    bundle = make_bundle(tmp_path, "rtps_sign")
+    xml = bundle.participants["pub"].governance.with_suffix(".xml").read_bytes()
+    edited = xml.replace(b"<max>230</max>", f"<max>{top}</max>".encode())
+    assert (edited != xml) == (top != 230)
+    signed = _resigned(tmp_path, edited, f"domains-{top}")
+    runner = DdsperfRunner(dds_prefix=find_install(cyclone11, "--dds-prefix", for_build=False))
+    loaded, text = cyclone_loads(with_file(bundle, "pub", governance=signed), "pub",
+                                 tmp_path / "cfg", runner=runner)
+    assert loaded == (top == 230), text[-800:]
+    if not loaded:
+        assert "Can not parse governance file" in text, text[-800:]
