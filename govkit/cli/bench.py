@@ -64,10 +64,11 @@ BuildOpt = Annotated[Path, typer.Option(
 DdsPrefixOpt = Annotated[Path | None, typer.Option(
     "--dds-prefix", metavar="DIR", show_default=False,
     help="A Cyclone DDS installed in DIR (lib/libddsc.so, its DDS Security plugins, "
-         "bin/ddsperf; for --runner cyclone also bin/idlc and include/): run it instead of "
-         "the system's, govkit's program compiled against it. Default: $GOVKIT_DDS_PREFIX, "
-         "else the first $AMENT_PREFIX_PATH entry holding a Cyclone DDS, else /usr. Runners "
-         "cyclone and ddsperf.")]
+         "bin/ddsperf; for --runner cyclone also bin/idlc and include/), or for --runner "
+         "fastdds a Fast DDS 2 with DDS Security (lib/libfastrtps.so, include/fastrtps/): "
+         "run it instead of the system's, govkit's program compiled against it. Default: "
+         "$GOVKIT_DDS_PREFIX, else the first $AMENT_PREFIX_PATH entry holding the runner's "
+         "DDS, else /usr. Runners cyclone, ddsperf and fastdds.")]
 PinOpt = Annotated[bool, typer.Option(
     "--pin/--no-pin", help="Pin the two sides of a pair to two different CPUs.")]
 # The codes from the flag table itself (govkit.results.flags, light to import), in its
