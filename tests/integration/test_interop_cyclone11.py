@@ -156,3 +156,13 @@ def test_cyclone_11_and_fast_dds_2_9(cyclone11, tmp_path, profile, cyclone_role)
     outcome = _outcome(*_fastdds_pair(cyclone11, cyclone_role, bundle, tmp_path / "run"))
     pinger = f"Cyclone {VERSION}" if cyclone_role == "pub" else "Fast DDS 2.9.1"
     _record(f"Cyclone {VERSION} ↔ Fast DDS 2.9.1", profile, pinger, outcome)
+    # as with 0.10.2 (test_cross_vendor.py's seven expected failures), observed 2026-12-07:
+    # Fast DDS holding `sub` starts every secured handshake and 11.0.1 still refuses its
+    # DH key; the other way round only sign_origin_data_encrypt lacks reader tokens
+    if profile != "none" and cyclone_role == "pub":
+        expected = EXPLAINED[0][1]
+    elif profile == "sign_origin_data_encrypt":
+        expected = EXPLAINED[1][1]
+    else:
+        expected = "matched"
+    assert outcome.removeprefix("refused: ") == expected, outcome
