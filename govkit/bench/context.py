@@ -45,6 +45,16 @@ class RunContext:
     paths: NetPaths | None = None      # None: everything on this machine's loopback
     load: LoadWatch | None = None
     started: float = field(default_factory=time.monotonic)    # --budget counts from here
+    # a version axis: the other install's runner, by the tag its arms carry
+    # (govkit.bench.rotation.Arm.runtime); the baseline's is `runner`
+    runtimes: dict[str, Runner] = field(default_factory=dict)
+
+    def runner_of(self, runtime: str | None) -> Runner:
+        return self.runtimes[runtime] if runtime is not None else self.runner
+
+    def workdir_of(self, runtime: str | None) -> Path:
+        """Where an install's configuration files go (each names its own plugins)."""
+        return self.workdir / f"runtime-{runtime}" if runtime is not None else self.workdir
 
     @property
     def budget(self) -> int:

@@ -268,6 +268,9 @@ class BenchOptions:
     rekeys: list[int] = field(default_factory=list)
     # --fail-on-flag, --max-ratio: results.json's settings.gates (govkit.results.gates)
     gates: dict | None = None
+    # A version axis (`--runner cyclone@/usr,cyclone@PREFIX`, govkit.runners.dds_prefix):
+    # per install, its tag and runner options; the first is the baseline (runner_options)
+    runtime_axis: list[tuple[str, dict]] = field(default_factory=list)
 
     @property
     def variants(self) -> list[CryptoVariant]:
@@ -323,6 +326,13 @@ class BenchOptions:
                                   "--profile none (or use --all-profiles)")
         self.check_paths()
         self.check_variants()
+        if self.runtime_axis and (self.modes == [DISCOVERY] or DISCOVERY in self.modes
+                                  or self.wire or self.variants or not plain
+                                  or ("throughput" in self.modes
+                                      and not self.rotate_throughput)):
+            raise GovkitError("a version axis (--runner NAME@PREFIX,NAME@PREFIX) pairs the "
+                              "installs in the rotation: --mode latency or throughput by "
+                              "rotation, over udp on lo, without --wire, --cipher or --rekey")
         if not runner_info(self.runner).networks and not plain:
             raise GovkitError(f"--transport, --net, --hosts and --loss-rate need --runner "
                               f"ddsperf (Cyclone's transports); {self.runner} runs udp on lo")

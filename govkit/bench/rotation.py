@@ -71,6 +71,9 @@ class Arm:
     # --cipher/--rekey (govkit.runners.crypto): a secured profile's arm per variant;
     # `none` and the A/A arm have none (no crypto to vary)
     variant: CryptoVariant | None = None
+    # a version axis: the tag of the install it runs on (None: the baseline's), its name
+    # `PROFILE@TAG` (govkit.results.versions)
+    runtime: str | None = None
 
     @property
     def label(self) -> str:
@@ -83,13 +86,17 @@ class Arm:
 
 # ------------------------------------------------------------------------- scheduling
 
-def arms_of(profiles: list[Profile], aa: bool, variants: list[CryptoVariant] = ()
-            ) -> list[Arm]:
+def arms_of(profiles: list[Profile], aa: bool, variants: list[CryptoVariant] = (),
+            runtimes: list[str] = ()) -> list[Arm]:
     """An arm per profile, or per profile and crypto variant where the profile protects
     something (`no_protection` has nothing a cipher could change); `none`, then the A/A
-    arm. Each variant arm is paired with the same round's `none` slots like any other."""
+    arm. Each variant arm is paired with the same round's `none` slots like any other.
+    A version axis (`runtimes`: the other installs' tags) adds every profile again on each
+    other install, `none` included, as `PROFILE@TAG`: paired with the baseline's `none`
+    slots like any other arm, so every round holds both installs' slots."""
     arms = [Arm(f"{p.name}@{v.name}", p, v) if variants and protects(p) else Arm(p.name, p)
             for p in profiles for v in (variants if variants and protects(p) else [None])]
+    arms += [Arm(f"{p.name}@{tag}", p, runtime=tag) for tag in runtimes for p in profiles]
     base = next((p for p in profiles if p.name == BASELINE_ARM), None)
     if base is None:
         raise GovkitError("the rotating latency design pairs every profile with `none`: add "
@@ -244,20 +251,24 @@ def start_pairs(ctx: RunContext, arms: list[Arm], outcome: RotationOutcome
     """Every arm's pairs, each on a domain of its own, started and matched one after the
     other (a pair that fails to start is recorded and left out); their configuration files
     are the per-repeat ones, written once per profile."""
-    runner, store, pin = ctx.runner, ctx.store, ctx.pin
+    store, pin = ctx.store, ctx.pin
     first_instance = store.rotation()["next_instance"]
     for arm in arms:
+        runner = ctx.runner_of(arm.runtime)
         for path, text in runner.configs(BenchPoint(arm.profile, "latency", 32, 1),
-                                         ctx.bundle(arm.profile), ctx.workdir).items():
+                                         ctx.bundle(arm.profile),
+                                         ctx.workdir_of(arm.runtime)).items():
             write_atomic(path, text)
     domains = pair_domains(arms, ctx.opts.rotation, ctx.console)
     pairs: dict[tuple[str, int], Pair] = {}
     for arm in arms:
+        runner = ctx.runner_of(arm.runtime)
         for i, domain in enumerate(domains[arm.name]):
             extra = {"variant": arm.variant} if arm.variant is not None else {}
             pair = Pair(arm.name, arm.label, first_instance + i, domain,
                         runner.pair_specs(ctx.bundle(arm.profile), domain, pin.cpus,
-                                          pin.realtime, ctx.workdir, **extra),
+                                          pin.realtime, ctx.workdir_of(arm.runtime),
+                                          **extra),
                         runner.explain_refusal, realtime=pin.realtime)
             ctx.say(f"starting {arm.label} pair {pair.instance} (domain {domain})",
                     style="dim")

@@ -164,12 +164,14 @@ def _run_bench(opts: BenchOptions, console) -> BenchOutcome:
     load = LoadWatch()             # the load average before govkit starts anything
     opts.check()
     runner = get_runner(opts.runner, **opts.runner_options)
+    # a version axis: the other install's runner by its tag (its arms are PROFILE@TAG)
+    others = {tag: get_runner(opts.runner, **o) for tag, o in opts.runtime_axis[1:]}
     cells = [Cell(p, m, s, n) for p in opts.profiles for m in opts.point_modes
              for s in opts.sizes for n in opts.networks]
     if any(rotates(runner, c, opts.rotate_throughput) for c in cells):
         # a rotation without `none` is refused here, not after signing and writing an
         # empty results.json (issue 37, item 12)
-        arms_of(opts.profiles, True, opts.variants)
+        arms_of(opts.profiles, True, opts.variants, list(others))
     seed = opts.seed if opts.seed is not None else random.randrange(1 << 31)
     pin = pinning(opts.pin)
     realtime = realtime_note(opts.realtime, opts.modes, opts.dry_run)
@@ -181,18 +183,26 @@ def _run_bench(opts: BenchOptions, console) -> BenchOutcome:
         workdir = (opts.out or Path("results") / "<timestamp>") / "config"
         return _dry_run(RunContext(opts, runner, pin, seed, console, workdir,
                                    _planned_bundles(opts, runner), paths=paths,
-                                   started=started), cells, realtime[1])
+                                   started=started, runtimes=others), cells, realtime[1])
 
     paths.check()       # e.g. no root for --net netns: one line, exit 2, before any work
     if opts.wire:
         check_wire_networks(opts)
         check_capture(opts.wire_interface)       # no privilege: one line, exit 2, at once
+    settings = _settings(opts, runner, pin, realtime, seed)
+    if others:
+        settings["runtimes"] = [{**(r.runtime() or {}), "tag": tag} for tag, r in
+                                zip([t for t, _ in opts.runtime_axis], [runner, *others.values()],
+                                    strict=True)]
+    # refuse a mismatch (another runtime too) before any work: before govkit's program is
+    # built against the runtime now selected
+    store = _resumed_store(opts, settings, console)
     runner.check_installed()
+    for other in others.values():
+        other.check_installed()
     if pin.cpus and shutil.which("taskset") is None:
         raise GovkitError("pinning needs `taskset` (Debian package util-linux); install it "
                           "or pass --no-pin")
-    settings = _settings(opts, runner, pin, realtime, seed)
-    store = _resumed_store(opts, settings, console)     # refuse a mismatch before any work
     bundles = make_bundles(opts, runner, console)
     store = store or _new_store(opts, settings, runner)
     store.set_signed_files([h for b in bundles.values() for h in bundle_hashes(b)])
@@ -207,7 +217,7 @@ def _run_bench(opts: BenchOptions, console) -> BenchOutcome:
     if pin.orchestrator:
         os.sched_setaffinity(0, pin.orchestrator)
     ctx = RunContext(opts, runner, pin, seed, console, store.directory / "config", bundles,
-                     store, paths, load, started)
+                     store, paths, load, started, others)
     # Namespaces, veth and remote work directories exist only inside this block: they are
     # removed however it is left (end, failed point, exception, Ctrl-C, SIGTERM); so are
     # the spinners that keep the measured CPUs awake.
@@ -282,7 +292,7 @@ def _rotate(ctx: RunContext, cells: list[Cell]) -> BenchOutcome:
     lanes = list(dict.fromkeys((c.mode, c.size) for c in cells))
     # beside each throughput lane, its CPU lane (CPU per sample at a fixed rate)
     lanes += [(CPU, size) for mode, size in lanes if mode == THROUGHPUT]
-    arms = arms_of(profiles, rs.aa, ctx.opts.variants)
+    arms = arms_of(profiles, rs.aa, ctx.opts.variants, list(ctx.runtimes))
     store.set_rotation_method({"settings": rs.to_json(), "method": runner.method(),
                                "estimator": ESTIMATOR, "interval": PAIRED_INTERVAL_METHOD})
     ctx.say(f"{len(arms)} arms × {rs.instances} process pairs (none "
@@ -356,7 +366,8 @@ def _rotation_plan(ctx: RunContext, cells: list[Cell]) -> list[str]:
     rotating runner runs no per-repeat command for them (issue 37: the dry run listed
     ddsperf lines the default runner never runs)."""
     rs, pin = ctx.opts.rotation, ctx.pin
-    arms = arms_of(list(dict.fromkeys(c.profile for c in cells)), rs.aa, ctx.opts.variants)
+    arms = arms_of(list(dict.fromkeys(c.profile for c in cells)), rs.aa, ctx.opts.variants,
+                   list(ctx.runtimes))
     lanes = list(dict.fromkeys((c.mode, c.size) for c in cells))
     lanes += [(CPU, size) for mode, size in lanes if mode == THROUGHPUT]
     lines = [f"# rotation: {len(arms)} arms × {rs.instances} long-lived process pairs, each "
@@ -365,8 +376,9 @@ def _rotation_plan(ctx: RunContext, cells: list[Cell]) -> list[str]:
              f"until every ratio is within ±{rs.target_ci:g}% or the {ctx.budget} s budget"]
     for arm in arms:
         extra = {"variant": arm.variant} if arm.variant is not None else {}
-        specs = ctx.runner.pair_specs(ctx.bundle(arm.profile), DOMAIN_SHOWN, pin.cpus,
-                                      pin.realtime, ctx.workdir, **extra)
+        specs = ctx.runner_of(arm.runtime).pair_specs(
+            ctx.bundle(arm.profile), DOMAIN_SHOWN, pin.cpus, pin.realtime,
+            ctx.workdir_of(arm.runtime), **extra)
         n, where = instances_of(arm, arms, rs), ""
         if arm.profile.domain_ids is not None:     # a governance file's: where it allows
             n = min(n, len(arm.profile.domain_ids))

@@ -35,7 +35,8 @@ class RunnerInfo:
     rotates: bool = False
     rotates_throughput: bool = False   # ... throughput points too (its `tput` slots)
     pkcs11_keys: bool = False      # private keys in a token, by pkcs11: URI (govkit.pki.hsm)
-    # takes --dds-prefix: a Cyclone DDS installed elsewhere than /usr (govkit.runners.dds_prefix)
+    # takes --dds-prefix: its implementation installed elsewhere than /usr
+    # (govkit.runners.dds_prefix, govkit.runners.fastdds_prefix)
     dds_prefix: bool = False
 
 
@@ -52,7 +53,7 @@ RUNNERS: dict[str, RunnerInfo] = {r.name: r for r in (
                single_ca=False, networks=True, build_subdir="", dds_prefix=True),
     RunnerInfo("fastdds", "fastdds", "Fast DDS", "fastdds", DDSPERF_TOPICS, ("*",),
                single_ca=False, networks=False, build_subdir="fastdds", rotates=True,
-               rotates_throughput=True, pkcs11_keys=True),
+               rotates_throughput=True, pkcs11_keys=True, dds_prefix=True),
     # perftest: one -secureCertAuthority for identities and permissions; its results record
     # only the executable's path, not Connext's version.
     RunnerInfo("perftest", "perftest", "RTI Connext DDS", None,

@@ -80,10 +80,11 @@ BuildOpt = Annotated[Path, typer.Option(
 DdsPrefixOpt = Annotated[Path | None, typer.Option(
     "--dds-prefix", metavar="DIR", show_default=False,
     help="A Cyclone DDS installed in DIR (lib/libddsc.so, its DDS Security plugins, "
-         "bin/ddsperf; for --runner cyclone also bin/idlc and include/): run it instead of "
-         "the system's, govkit's program compiled against it. Default: $GOVKIT_DDS_PREFIX, "
-         "else the first $AMENT_PREFIX_PATH entry holding a Cyclone DDS, else /usr. Runners "
-         "cyclone and ddsperf.")]
+         "bin/ddsperf; for --runner cyclone also bin/idlc and include/), or for --runner "
+         "fastdds a Fast DDS 2 with DDS Security (lib/libfastrtps.so, include/fastrtps/): "
+         "run it instead of the system's, govkit's program compiled against it. Default: "
+         "$GOVKIT_DDS_PREFIX, else the first $AMENT_PREFIX_PATH entry holding the runner's "
+         "DDS, else /usr. Runners cyclone, ddsperf and fastdds.")]
 PinOpt = Annotated[bool, typer.Option(
     "--pin/--no-pin", help="Pin the two sides of a pair to two different CPUs.")]
 # What --net's paths need besides their words (govkit.catalog.measures.PATH_WORDS)
@@ -105,11 +106,13 @@ def bench(
                              "after it, beside --profile (give --profile none for its "
                              "baseline).")] = None,
     policy: BenchPolicyOpt = None, protection: ProtectionOpt = None,
-    runner: Annotated[RunnerName | None, typer.Option(
+    runner: Annotated[str | None, typer.Option(
         "--runner", metavar=RUNNER_METAVAR,
         help=f"Benchmark program (default: {DEFAULT_RUNNER}, govkit's Cyclone DDS program "
              f"with latency by rotation; {DEFAULT_NETWORK_RUNNER} when --transport, --net, "
-             "--hosts or --loss-rate is given).", show_default=False)] = None,
+             "--hosts or --loss-rate is given). NAME@PREFIX,NAME@PREFIX: a version axis, two "
+             "installs of one rotating runner measured in one run, e.g. cyclone@/usr,"
+             "cyclone@/opt/ros/lyrical (docs/guide/runtime.md).", show_default=False)] = None,
     mode: Annotated[Literal[MODE_CHOICES], typer.Option(
         "--mode", help=f"What to measure ({DISCOVERY}: how long --peers participants started "
                        "together take to match each other, per profile).")] = MODES[0],
@@ -275,6 +278,7 @@ def bench(
         noise_floor_table,
         throughput_table,
         variant_table,
+        versions_table,
         wire_table,
     )
     from govkit.results.flags import flag_advice
@@ -301,10 +305,11 @@ def bench(
     if not dry_run:
         require_bench_extra("govkit bench", ("numpy",) if no_report
                             else ("numpy", "matplotlib"))
-    from govkit.runners.dds_prefix import prefix_options
-    runtime = prefix_options(runner or DEFAULT_RUNNER, dds_prefix)  # refused before any work
-    if runtime:
-        err.print(runtime["dds_prefix"].said, markup=False)
+    from govkit.runners.dds_prefix import select_runtimes
+    runtimes = select_runtimes(runner, dds_prefix, DEFAULT_RUNNER)  # refused before any work
+    runner, runtime = runtimes.runner, runtimes.options[0]
+    for line in runtimes.said:
+        err.print(line, markup=False)
     host_map = parse_hosts(hosts)
     if uses_policy(policy, protection, {}, "runs on its own points"):
         _refuse_policy_options(policy, runner, mode, transport or net or hosts or loss_rate
@@ -338,7 +343,8 @@ def bench(
         paths=parse_paths(net, bool(host_map)), hosts=host_map,
         peer_addresses=parse_peer_addresses(peer_address), ssh_config=ssh_config,
         wire=wire, wire_pcap=wire_pcap, wire_leaks=leaks, ciphers=parse_ciphers(cipher),
-        rekeys=parse_rekeys(rekey), gates=gate_settings(fail_on, max_ratios))
+        rekeys=parse_rekeys(rekey), gates=gate_settings(fail_on, max_ratios),
+        runtime_axis=runtimes.axis)
     outcome = run_bench(opts, err.get())
     if dry_run:
         print_lines(outcome.dry_run_lines)
@@ -348,6 +354,7 @@ def bench(
     awake = (doc.get("settings") or {}).get("cpus_kept_awake") is True
     for table in (latency_table(outcome.summary, awake), noise_floor_table(floor),
                   variant_table(variant_differences(outcome.summary)),
+                  versions_table(doc.get("versions")),
                   discovery_table(outcome.summary),
                   throughput_table(outcome.summary), *network_table(outcome.summary),
                   wire_table(outcome.wire), leak_table(outcome.wire_profiles)):

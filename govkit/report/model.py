@@ -416,6 +416,8 @@ class ReportModel:
     crypto_defaults: str = ""
     awake_note: str = ""         # AWAKE_NOTE where the run kept its CPUs awake
     policy_baseline_meaning: str = POLICY_BASELINE_MEANING   # what `× CLASS` is
+    # a version axis: govkit.results.versions' rows (each profile on two installs)
+    versions: list[dict] = field(default_factory=list)
 
     @property
     def shortened_note(self) -> str:

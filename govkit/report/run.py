@@ -72,7 +72,7 @@ from govkit.results import stats
 from govkit.results.check import SCHEMA, Malformed, json_excerpt, load_run
 from govkit.results.cost_model import cost_models, predict, stored
 from govkit.results.figures import AWAKE_NOTE, FIGURES
-from govkit.results.flags import CPU_LANE_FLAGS, flag_advice
+from govkit.results.flags import CPU_LANE_FLAGS, flag_advice, short_label
 from govkit.results.gates import run_gates
 from govkit.results.paired import ESTIMATOR
 from govkit.results.point import Flag as PointFlag
@@ -93,6 +93,7 @@ from govkit.results.summary import (
     summarize,
     variant_differences,
 )
+from govkit.results.versions import run_versions
 from govkit.runners.network import Network
 from govkit.runners.network import sort_key as network_order
 
@@ -154,6 +155,11 @@ def build_report_model(doc: Any, source: str = RESULTS_NAME) -> ReportModel:
     model.wire = wire
     model.headline = headline(run, summary, summarizer)
     model.cost_models = cost_models(run)["models"] if run.rotation else []
+    # flags as the terminal and summary.md name them (govkit.results.flags)
+    model.versions = [{**r, "shown_flags": [
+        {"short": short_label(f["code"]), "warning": f["severity"] == "warning",
+         "reason": f["reason"]} for f in r["flags"]]}
+        for r in run_versions(run, summarizer.overheads)]
     _add_floor_and_gates(model, run, summary, summarizer.overheads)
     return model
 

@@ -347,3 +347,44 @@ def variant_table(rows: list[dict]) -> Table | None:
             f"{rti['difference_us']:+.1f}" if rti else "–",
             f"{rti['difference_pct']:+.1f}" if rti else "–")
     return table
+
+
+def versions_table(rows: list[dict] | None) -> Table | None:
+    """A version axis (results.json's `versions`, govkit.results.versions): each profile's
+    overhead on each install, over its own install's `none`, and the ratio between them,
+    paired by round, with 95% intervals; `none`'s row: each install's latency (µs) and
+    their ratio."""
+    if not rows:
+        return None
+    base, other = rows[0]["baseline"], rows[0]["other"]
+    modes = len({r["mode"] for r in rows}) > 1
+    table = Table(title=f"Version axis, one run: each profile's cost on {base} and on "
+                        f"{other} (× its own install's none) and {other} / {base}, paired "
+                        f"by round, with 95% intervals; none: one-way µs on each",
+                  title_justify="left")
+    for col in (*(("mode",) if modes else ()), "B", "profile", base, "95% CI", other,
+                "95% CI", f"{other} / {base}", "95% CI", "flags"):
+        table.add_column(col, justify="left" if col in ("mode", "profile", "flags")
+                         else "right")
+    for r in rows:
+        between = r.get("other_over_baseline") or {}
+        if r["profile"] == BASELINE:
+            cells = [_us(r.get("baseline_us")), _ci(r.get("baseline_us_ci95"), "{:.1f}"),
+                     _us(r.get("other_us")), _ci(r.get("other_us_ci95"), "{:.1f}")]
+        else:
+            cells = [x for side in ("baseline_vs_none", "other_vs_none")
+                     for x in (_ratio(r.get(side)), _ci((r.get(side) or {}).get("ratio_ci95"),
+                                                        "{:.2f}"))]
+        table.add_row(*((r["mode"],) if modes else ()), str(r["size"]), Text(r["profile"]),
+                      *cells, _ratio(between), _ci(between.get("ratio_ci95"), "{:.2f}"),
+                      " ".join(short_label(f["code"]) for f in r["flags"]) or "–")
+    return table
+
+
+def _us(value: float | None) -> str:
+    return f"{value:.1f} µs" if value is not None else "–"
+
+
+def _ratio(overhead: dict | None) -> str:
+    return f"{overhead['ratio']:.2f}" if overhead and overhead.get("ratio") is not None \
+        else "–"

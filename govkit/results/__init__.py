@@ -15,6 +15,7 @@
 - `discovery`: discovery figures, recomputed from the raw rows;
 - `perftest_csv`: the per-profile CSVs in perftest's file names and columns.
 - `cost_model`: each profile's added cost as a line through the measured sizes;
+- `versions`: a version axis's table: each profile's cost on two installs, and between;
 
 May import: every stage up to govkit.runners.
 """

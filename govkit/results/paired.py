@@ -387,6 +387,19 @@ def difference(pairs: list[Pairing], reference: list[Pairing], seed: str) -> Ove
     return _estimate(rows, seed) if rows else None
 
 
+def contrast_pairings(pairs: list[Pairing], reference: list[Pairing]) -> list[Pairing]:
+    """One arm over another, paired by round, as pairings `overhead` reads: per round a
+    pairing whose log ratio is the arm's minus the reference's (each over its own `none`
+    neighbours, so the round's regime cancels) and whose added µs is the arm's minus the
+    reference's: value the arm's slot, baseline the reference's slot scaled by the two
+    arms' baselines (a version axis: `rtps_sign@11` over `none@11`, govkit.results.versions).
+    Rounds without both are left out."""
+    ref = {p.round: p for p in reference}
+    return [Pairing(p.round, p.instance, p.value, r.value * p.baseline / r.baseline,
+                    r.value + p.baseline_mean - r.baseline_mean)
+            for p in pairs if (r := ref.get(p.round)) is not None]
+
+
 def _estimate(rows: list[tuple[int, int, float, float]], seed: str,
               ratio_only: bool = False, resamples: int = BOOTSTRAP_RESAMPLES,
               term: InstanceTerm | None = None, scale: tuple[float, float] | None = None,

@@ -38,6 +38,7 @@ from govkit.results.record import (
     as_run,
 )
 from govkit.results.summary import Summarizer, point_key
+from govkit.results.versions import run_versions
 from govkit.wire.rtps import METHOD as WIRE_METHOD
 from govkit.wire.verdict import profile_verdicts
 
@@ -228,6 +229,9 @@ class ResultStore:
             self.doc["summary"] = self.summarizer.summarize(run)
             if run.rotation is not None:
                 self.doc["cost_model"] = stored(cost_models(run))
+                versions = run_versions(run, self.summarizer.overheads)
+                if versions:            # a version axis (govkit.results.versions)
+                    self.doc["versions"] = versions
             gates = run_gates(run, self.doc["summary"], self.summarizer.overheads)
             if gates is None:
                 self.doc.pop("gates", None)
@@ -341,6 +345,13 @@ def check_resumable(stored: dict, wanted: dict, path: Path,
             raise GovkitError(
                 f"--resume: {option} is {_show(now)} but the run in {path} used "
                 f"{_show(was)}; resume with the same settings or choose a new --out")
+    was, now = runtime_identity(stored), runtime_identity(wanted)
+    if was is not None and was != now:
+        # (a run from before settings.runtime existed names none: nothing to compare)
+        raise GovkitError(
+            f"--resume: the runtime is {_runtimes(now)} but the run in {path} used "
+            f"{_runtimes(was)} (--runner, --dds-prefix); resume with the same runtime or "
+            f"choose a new --out")
     for key, option in (("ciphers", "--cipher"), ("rekeys", "--rekey")):
         # (settings.crypto; a run without it varied nothing)
         was = (stored.get("crypto") or {}).get(key, [])
@@ -350,6 +361,23 @@ def check_resumable(stored: dict, wanted: dict, path: Path,
                 f"--resume: {option} is {_show(now) or 'not given'} but the run in {path} "
                 f"used {_show(was) or 'none'}; resume with the same settings or choose a "
                 f"new --out")
+
+
+def runtime_identity(settings: dict) -> list[tuple] | None:
+    """What makes a run's runtime(s) the same one again: per runtime the runner, the
+    implementation, its version and its install prefix (settings.runtime, and a version
+    axis's settings.runtimes); None where the run recorded no runtime."""
+    runtimes = settings.get("runtimes") or ([settings["runtime"]] if settings.get("runtime")
+                                             else [])
+    if not runtimes:
+        return None
+    return [(r.get("runner", settings.get("runner")), r.get("name"), r.get("version"),
+             r.get("prefix")) for r in runtimes]
+
+
+def _runtimes(identity: list[tuple] | None) -> str:
+    return " and ".join(f"{name} {version} in {prefix}"
+                        for _, name, version, prefix in identity or []) or "no runtime"
 
 
 def _show(v) -> str:

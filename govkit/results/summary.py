@@ -30,6 +30,7 @@ from govkit.results.record import (
     as_run,
 )
 from govkit.runners.crypto import FASTDDS_DEFAULT_REKEY
+from govkit.results.versions import runtime_tags, versus_own_none
 from govkit.runners.network import DEFAULT, LOSS_MEANING, Network
 from govkit.runners.network import sort_key as network_order
 from govkit.wire.verdict import judge_again, profile_verdicts
@@ -195,7 +196,9 @@ def summarize(doc: Run | dict, summarizer: Summarizer | None = None) -> list[dic
         row["rti"] = published_overhead(base_profile(profile), size) if mode == "latency" \
             and net.transport == "udp" and not net.loss_pct else None
         point = PointSummary.from_json(row)      # the row so far, read as a record
-        row["flags"] = _flags(point, groups, ok, secured.get(profile, profile != BASELINE),
+        # (a version axis's `none@TAG` is a `none`: govkit.results.versions)
+        row["flags"] = _flags(point, groups, ok, secured.get(base_profile(profile),
+                                                             profile != BASELINE),
                               rot_target if rotated else target, fmt, term_source) \
             + _wire_flags(verdicts, profile)
         # One flag per code: the level's interval and the overhead's may both be thinned.
@@ -330,11 +333,13 @@ def rotation_overheads(doc: Run | dict, summarizer: Summarizer | None = None,
     resamples = stats.resamples_for(len(arms))      # a run of hundreds of arms: fewer
     terms = instance_terms(slots, arms)
     runs = run_terms(run.rotation)
-    for mode, arm, size, pairs in arms:
+    # (a version axis's arms against their own install's `none`: govkit.results.versions)
+    for mode, arm, size, pairs, term in versus_own_none(arms, terms,
+                                                        runtime_tags(run.settings.items)):
         # (latency keeps its seed of before throughput slots: same figures as then)
         seed = f"govkit/paired/{arm}/{size}" + ("" if mode == "latency" else f"/{mode}")
         key = ("paired", arm, mode, size, ratio_only)
-        term, run = terms.get(mode), runs.get(mode)
+        run = runs.get(mode)
         signature = (resamples, term, run, tuple((p.round, p.instance, p.value, p.baseline)
                                                  for p in pairs))
         hit = cache.get(key)

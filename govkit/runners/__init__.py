@@ -9,14 +9,15 @@ directory, so listing runners imports none of them. `get_runner` below makes one
   is given, and `Runner.run`: prepare, run, parse;
 - `cyclone`: Cyclone DDS through govkit's own program, latency by rotation (the default);
 - `ddsperf`: Cyclone DDS's `ddsperf`;
-- `fastdds`: Fast DDS 2.9 through govkit's own program;
+- `fastdds`: Fast DDS 2 through govkit's own program (the system's 2.9, or one by prefix);
 - `perftest`: RTI Perftest, the method of RTI's secure-performance pages;
 - `crypto`: a secured arm's crypto variant (AES key size, rekeying) and who allows it;
 - `network`: the network a point is measured over: transport, path, injected loss;
 - `netpath`: where the two processes run: loopback, two namespaces, or two hosts;
 - `cyclone_build`, `fastdds_build`: the native programs built once and cached;
 - `dds_prefix`: which Cyclone DDS install a run uses (`--dds-prefix`), its version as its
-  library states it;
+  library states it, and a version axis's two installs (`--runner NAME@PREFIX,...`);
+- `fastdds_prefix`: which Fast DDS install a run uses, its version as its headers state it;
 - `cyclone_source_build`: Cyclone DDS built from a source tarball (the vendored 11.0.1) into
   a prefix cached per machine;
 - `cyclone_refusal`, `fastdds_refusal`: why an implementation refused a participant;

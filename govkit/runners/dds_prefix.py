@@ -68,13 +68,17 @@ class CycloneInstall:
         """What a run says when it starts on this install (stderr)."""
         return f"govkit: Cyclone DDS {self.version} in {self.prefix} ({self.source})"
 
+    def name_of(self) -> str:
+        return f"Cyclone DDS {self.version} in {self.prefix}"
+
     @property
     def label(self) -> str:
         """`11.0.1 (/opt/ros/lyrical)`; the system's install by its version alone."""
         return self.version if self.system else f"{self.version} ({self.prefix})"
 
 
-def chosen_prefix(option: Path | None) -> tuple[Path, str] | None:
+def chosen_prefix(option: Path | None, implementation: str = "Cyclone DDS"
+                  ) -> tuple[Path, str] | None:
     """The prefix a run is given and by what (`--dds-prefix`, GOVKIT_DDS_PREFIX or
     AMENT_PREFIX_PATH), or None for the system's Cyclone DDS. AMENT_PREFIX_PATH counts only
     through an entry holding a Cyclone DDS library: a ROS 2 environment whose middleware is
@@ -83,8 +87,9 @@ def chosen_prefix(option: Path | None) -> tuple[Path, str] | None:
         return Path(option), "--dds-prefix"
     if os.environ.get(ENV):
         return Path(os.environ[ENV]), ENV
+    holds = _library_link if implementation == "Cyclone DDS" else _fastdds_library
     for entry in filter(None, os.environ.get(AMENT_ENV, "").split(os.pathsep)):
-        if _library_link(Path(entry)) is not None:
+        if holds(Path(entry)) is not None:
             return Path(entry), AMENT_ENV
     return None
 
@@ -95,6 +100,11 @@ def _library_link(prefix: Path) -> Path | None:
             if (prefix / d / name).is_file():
                 return prefix / d / name
     return None
+
+
+def _fastdds_library(prefix: Path) -> Path | None:
+    return next((prefix / d / "libfastrtps.so" for d in _LIB_DIRS
+                 if (prefix / d / "libfastrtps.so").is_file()), None)
 
 
 def _plugin_dir(lib_dir: Path) -> Path | None:
@@ -187,17 +197,106 @@ def prefix_options(runner: str, option: Path | None) -> dict:
     a runner that cannot take one is refused too (AMENT_PREFIX_PATH is left to the runners
     that can)."""
     from govkit.catalog.runners import RUNNERS, runner_info
-    chosen = chosen_prefix(option)
+    info = runner_info(runner)
+    chosen = chosen_prefix(option, info.implementation)
     if chosen is None:
         return {}
     prefix, source = chosen
+    if info.dds_prefix and info.implementation == "Fast DDS":
+        # govkit's Fast DDS program is compiled against it (govkit.runners.fastdds_build)
+        from govkit.runners.fastdds_prefix import find_fastdds_install
+        return {"dds_prefix": find_fastdds_install(prefix.absolute(), source)}
     if not runner_info(runner).dds_prefix:
         if source == AMENT_ENV:
             return {}
         takers = ", ".join(n for n, r in RUNNERS.items() if r.dds_prefix)
-        raise GovkitError(f"{source} applies to --runner {takers} (a Cyclone DDS install); "
+        raise GovkitError(f"{source} applies to --runner {takers} (a DDS install); "
                           f"--runner {runner} runs the system's "
                           f"{runner_info(runner).implementation}")
     # govkit's own program (cyclone) is compiled against the prefix: its idlc and headers too
     return {"dds_prefix": find_install(prefix.absolute(), source,
                                        for_build=runner_info(runner).rotates)}
+
+
+# ---------------------------------------------------------------- the version axis
+# `--runner cyclone@/usr,cyclone@/opt/ros/lyrical`: one runner, two installs, measured in one
+# rotation (govkit.bench.rotation): the first install is the baseline, whose arms keep the
+# profiles' names; the second's arms are `PROFILE@TAG`, TAG its version
+# (govkit.results.versions reads them back).
+
+AXIS_RUNTIMES = 2
+
+
+@dataclass(frozen=True)
+class RuntimeAxis:
+    """The runner a run names and each install's runner options (one, or two for a
+    version axis), with what the run says of them when it starts."""
+    runner: str | None
+    options: list[dict]        # per install, in the order given: {"dds_prefix": ...} or {}
+    tags: list[str]            # a version axis: per install, the name its arms carry
+    said: list[str]
+
+    @property
+    def axis(self) -> list[tuple[str, dict]]:
+        """govkit.bench.options.BenchOptions.runtime_axis: empty for one install."""
+        return list(zip(self.tags, self.options, strict=True)) if len(self.options) > 1 \
+            else []
+
+
+def select_runtimes(text: str | None, option: Path | None, default_runner: str
+                    ) -> RuntimeAxis:
+    """`--runner NAME` (its install from --dds-prefix and the environment: prefix_options),
+    or `--runner NAME@PREFIX,NAME@PREFIX` (a version axis: two installs of one runner, each
+    checked here, before anything is signed, built or started). GovkitError (exit 2), one
+    line, for anything else."""
+    from govkit.catalog.runners import RUNNERS, runner_info
+    if text is None or "@" not in text and "," not in text:
+        if text is not None:
+            runner_info(text)
+        options = prefix_options(text or default_runner, option)
+        return RuntimeAxis(text, [options],
+                           [], [options["dds_prefix"].said] if options else [])
+    items = [t.strip() for t in text.split(",")]
+    names = {i.partition("@")[0] for i in items}
+    bad = [i for i in items if "@" not in i or not i.partition("@")[2]]
+    if bad or len(names) != 1:
+        raise GovkitError(f"--runner {text}: a version axis is NAME@PREFIX,NAME@PREFIX, one "
+                          f"runner and two install prefixes (e.g. cyclone@/usr,"
+                          f"cyclone@/opt/ros/lyrical)")
+    name = names.pop()
+    info = runner_info(name)
+    if not (info.dds_prefix and info.rotates and info.implementation == "Cyclone DDS"):
+        takers = ", ".join(n for n, r in RUNNERS.items() if r.dds_prefix and r.rotates
+                           and r.implementation == "Cyclone DDS")
+        raise GovkitError(f"--runner {text}: a version axis pairs two installs in one "
+                          f"rotation: --runner {takers}")
+    if len(items) != AXIS_RUNTIMES:
+        raise GovkitError(f"--runner {text}: a version axis pairs {AXIS_RUNTIMES} installs, "
+                          f"not {len(items)}")
+    if option is not None:
+        raise GovkitError(f"--runner {text} names its installs: drop --dds-prefix")
+    installs = []
+    for item in items:
+        prefix = Path(item.partition("@")[2]).absolute()
+        installs.append(_system_for_axis(name) if prefix == SYSTEM
+                        else find_install(prefix, "--runner", for_build=info.rotates))
+    seen = [(i.prefix, i.library) for i in installs]
+    if len(set(seen)) != len(seen):
+        raise GovkitError(f"--runner {text}: both name the same install")
+    tags = [i.version for i in installs]
+    if len(set(tags)) != len(tags):
+        tags = [f"{t}~{k + 1}" for k, t in enumerate(tags)]
+    # the system's install runs as a plain run does (no prefix: govkit's usual program)
+    options = [{} if i.system else {"dds_prefix": i} for i in installs]
+    arms = ["PROFILE (the baseline)", *(f"PROFILE@{t}" for t in tags[1:])]
+    said = [f"govkit: version axis: {i.name_of()}, arms {a}"
+            for i, a in zip(installs, arms, strict=True)]
+    return RuntimeAxis(name, options, tags, said)
+
+
+def _system_for_axis(runner: str) -> CycloneInstall:
+    install = system_install()
+    if install is None:
+        raise GovkitError(f"--runner {runner}@/usr: the system has no whole Cyclone DDS "
+                          f"(libddsc, its DDS Security plugins, ddsperf)")
+    return install

@@ -38,6 +38,7 @@ from govkit.runners.base import (
 )
 from govkit.runners.crypto import CRYPTO_DEFAULTS, CryptoVariant
 from govkit.runners.fastdds_build import cached_path, ensure_built, fastdds_version
+from govkit.runners.fastdds_prefix import FastddsInstall
 from govkit.runners.fastdds_refusal import CRL_PROPERTY, PROPERTY_FILES, explain
 from govkit.runners.per_second import PerSecondLines, check_seconds
 from govkit.runners.readers import check_readers
@@ -116,21 +117,27 @@ class FastddsRunner(Runner):
     # own -D (counted from the match) is only a backstop this much later.
     backstop_s = 10
 
-    def __init__(self):
+    def __init__(self, dds_prefix: FastddsInstall | None = None):
         self.executable: str | None = None
+        self.install = dds_prefix      # --dds-prefix's Fast DDS 2 (None: the system's)
 
     def method(self) -> str:
-        return METHOD
+        if self.install is None:
+            return METHOD
+        return f"{METHOD} Fast DDS: {self.install.name_of()} (--dds-prefix)."
 
     def check_installed(self) -> None:
-        self.executable = str(ensure_built())
+        self.executable = str(ensure_built(self.install))
 
     def versions(self) -> dict:
-        return {"fastdds": fastdds_package_version(),
-                "fastdds_perf": Path(self.executable or cached_path()).name}
+        return {"fastdds": self.install.label if self.install else fastdds_package_version(),
+                "fastdds_perf": Path(self.executable or cached_path(self.install)).name}
 
     def runtime(self) -> dict | None:
-        """results.json's settings.runtime: the system's Fast DDS, as its headers state it."""
+        """results.json's settings.runtime: the Fast DDS the run used, as its headers state
+        it."""
+        if self.install is not None:
+            return self.install.to_json()
         return {"name": "Fast DDS", "version": fastdds_version(), "prefix": "/usr",
                 "library": None, "source": "system"}
 
@@ -168,7 +175,7 @@ class FastddsRunner(Runner):
     def commands(self, point: BenchPoint, bundle: Bundle, workdir: Path) -> list[ProcessSpec]:
         needed = point.warmup + point.duration          # per-second lines to collect
         backstop = needed + self.backstop_s
-        exe = self.executable or str(cached_path())
+        exe = self.executable or str(cached_path(self.install))
         cpu_pub, cpu_sub = point.cpus if point.cpus else (None, None)
 
         def argv(participant: str, duration: int, *mode: str) -> list[str]:
@@ -209,7 +216,7 @@ class FastddsRunner(Runner):
         participants and on all their writers and readers. `readers` > 1 becomes -n: pong
         forks that many reader processes, all on pong's CPU (govkit.runners.readers); at 1
         the command lines are what they always were."""
-        exe = self.executable or str(cached_path())
+        exe = self.executable or str(cached_path(self.install))
         specs = []
         for role, verb, cpu in (("sub", "pong", cpus[1] if cpus else None),
                                 ("pub", "ping", cpus[0] if cpus else None)):

@@ -1,12 +1,15 @@
 """Build govkit's Fast DDS program (govkit/runners/native/fastdds_perf.cpp) once, and cache it.
 
 The program is compiled with the system C++ compiler against the Fast DDS the system has
-(Debian 12: libfastrtps-dev 2.9.1, built with DDS Security). The binary is cached per user
+(Debian 12: libfastrtps-dev 2.9.1, built with DDS Security), or against a Fast DDS 2 in a
+prefix (`--dds-prefix`, govkit.runners.fastdds_prefix): its headers, its library, and its
+library directory as the run path. The binary is cached per user
 under `$XDG_CACHE_HOME/govkit` (default `~/.cache/govkit`), named by a hash of everything
-that makes it what it is: the source, the compiler's version, the Fast DDS version and the
-command line. A changed source, compiler or library therefore builds a new binary; an
-unchanged one is reused. The build writes to a temporary name and renames it into place,
-so two govkit processes building at the same time never run a half-written file.
+that makes it what it is: the source, the compiler's version, the Fast DDS version (a
+prefix's: that build of its library) and the command line. A changed source, compiler or
+library therefore builds a new binary; an unchanged one is reused. The build writes to a
+temporary name and renames it into place, so two govkit processes building at the same
+time never run a half-written file.
 
 `python -m govkit.runners.fastdds_build` builds it and prints its path (`.ci/setup` does that).
 """
@@ -26,6 +29,7 @@ from pathlib import Path
 
 from govkit.common.errors import GovkitError, run_main
 from govkit.common.paths import user_cache_dir
+from govkit.runners.fastdds_prefix import FastddsInstall
 
 SOURCE = Path(__file__).resolve().parent / "native" / "fastdds_perf.cpp"
 READERS = SOURCE.with_name("readers.h")    # the reader processes' relay, included by SOURCE
@@ -69,36 +73,58 @@ def _compiler_version(cxx: str) -> str:
     return (out.stdout.splitlines() or ["unknown"])[0].strip()
 
 
-def build_key(cxx: str) -> str:
-    """16 hex digits naming the binary: source + compiler + Fast DDS + command line."""
+def build_key(cxx: str, install: FastddsInstall | None = None) -> str:
+    """16 hex digits naming the binary: source + compiler + Fast DDS + command line; for
+    an install in a prefix, that build of its library (path and bytes) in place of the
+    system's version, so another build of the same version is another program."""
     h = hashlib.sha256()
+    runtime = _runtime_build(install) if install else fastdds_version().encode()
     for part in (SOURCE.read_bytes(), READERS.read_bytes(), _compiler_version(cxx).encode(),
-                 fastdds_version().encode(), " ".join(FLAGS + LIBS).encode()):
+                 runtime, " ".join(FLAGS + LIBS + prefix_flags(install)).encode()):
         h.update(hashlib.sha256(part).digest())
     return h.hexdigest()[:16]
 
 
-def cached_path() -> Path:
+def _runtime_build(install: FastddsInstall) -> bytes:
+    h = hashlib.sha256()
+    with install.library.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return f"{install.library} {h.hexdigest()}".encode()
+
+
+def prefix_flags(install: FastddsInstall | None) -> tuple[str, ...]:
+    """Its headers, its library, and its library directory as the run path (so the program
+    loads that install's Fast DDS without LD_LIBRARY_PATH); none for the system's."""
+    if install is None:
+        return ()
+    return (f"-I{install.include}", f"-I{install.prefix / 'include'}", f"-L{install.lib_dir}",
+            f"-Wl,-rpath,{install.lib_dir}")
+
+
+def cached_path(install: FastddsInstall | None = None) -> Path:
     """Where the binary is (or would be) cached; a placeholder name without a compiler."""
     cxx = compiler()
-    return user_cache_dir() / (f"{PROGRAM}-{build_key(cxx)}" if cxx else PROGRAM)
+    return user_cache_dir() / (f"{PROGRAM}-{build_key(cxx, install)}" if cxx else PROGRAM)
 
 
-def ensure_built() -> Path:
-    """The cached binary, compiled first if it is not there yet; GovkitError (exit 2) with
-    the install command when the compiler or Fast DDS's headers are missing."""
+def ensure_built(install: FastddsInstall | None = None) -> Path:
+    """The cached binary, compiled first if it is not there yet (against `install`, else the
+    system's Fast DDS); GovkitError (exit 2) with the install command when the compiler or
+    Fast DDS's headers are missing."""
     cxx = compiler()
     if cxx is None:
         raise GovkitError(f"Fast DDS runner: no C++ compiler "
                           f"({os.environ.get('CXX') or 'g++'}) found; {INSTALL_HINT}")
-    target = user_cache_dir() / f"{PROGRAM}-{build_key(cxx)}"
+    target = user_cache_dir() / f"{PROGRAM}-{build_key(cxx, install)}"
     if os.access(target, os.X_OK):
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     os.close(fd)
     try:
-        out = subprocess.run([cxx, *FLAGS, "-o", tmp, str(SOURCE), *LIBS],
+        out = subprocess.run([cxx, *FLAGS, *prefix_flags(install), "-o", tmp, str(SOURCE),
+                              *LIBS],
                              capture_output=True, text=True, timeout=600)
         if out.returncode != 0:
             raise GovkitError(_build_error(out.stderr))

@@ -15,16 +15,16 @@ import hashlib
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
+from helpers.cyclone11 import VERSION, cyclone11_prefix, tarball
 from helpers.dds import cyclone_loads, make_bundle, needs_cyclone, run_pair, with_file
 from helpers.json_schemas import assert_valid
-from helpers.require import missing, shared_dir
+from helpers.require import missing
 from helpers.signers import signer_variants
 
 from govkit.catalog.profiles import SECURED_PROFILES
@@ -37,25 +37,15 @@ from govkit.runners.ddsperf import DdsperfRunner
 from govkit.smime.sign import sign_document
 
 GOVKIT = str(Path(sys.executable).parent / "govkit")
-VERSION = "11.0.1"
 
 
-def _tarball() -> Path:
-    return shared_dir() / "vendor" / source_build.TARBALL_NAME
+_tarball = tarball
 
 
 @pytest.fixture(scope="module")
 def cyclone11() -> Path:
     """The prefix of Cyclone DDS 11.0.1 built from the vendored source (cached)."""
-    absent = [what for what, ok in (
-        (str(_tarball()), _tarball().is_file()), ("cmake", shutil.which("cmake")),
-        ("gcc", shutil.which(os.environ.get("CC") or "gcc")),
-        ("libssl-dev", Path("/usr/include/openssl/ssl.h").is_file())) if not ok]
-    if absent:
-        pytest.skip(missing("cyclone11", f"cannot build Cyclone DDS 11.0.1: no "
-                                         f"{', '.join(absent)} (run `bash .ci/setup`)"))
-    # A failed build is a failure, not a skip: everything it needs is here.
-    return source_build.ensure_built(_tarball())
+    return cyclone11_prefix()
 
 
 # ---------------------------------------------------------------- the build itself
@@ -255,8 +245,9 @@ def test_ament_prefix_path_counts_only_through_an_entry_holding_cyclone(tmp_path
     assert prefix_options("fastdds", None) == {}
     monkeypatch.setenv("AMENT_PREFIX_PATH", str(other))
     assert prefix_options("cyclone", None) == {}
-    with pytest.raises(GovkitError, match="--dds-prefix applies to --runner cyclone, ddsperf"):
-        prefix_options("fastdds", other)
+    with pytest.raises(GovkitError, match="--dds-prefix applies to --runner cyclone, "
+                                          "ddsperf, fastdds"):
+        prefix_options("perftest", other)
 
 
 # ---------------------------------------------------------------- where 11 differs from 0.10
@@ -372,3 +363,25 @@ def test_doctor_lists_the_prefix_beside_the_systems_cyclone(cyclone11):
         assert (str(cyclone11), "CVE-2025-67109") not in hits
         if "system" in cyclones and cyclones["system"]["version"] == "0.10.2":
             assert ("/usr", "CVE-2025-67109") in hits
+
+@needs_cyclone
+@pytest.mark.cyclone
+@pytest.mark.parametrize("top", [230, 231])
+def test_cyclone_11_keeps_the_domain_limit_of_230(cyclone11, tmp_path, top):
+    """targets.py: the cyclone target's `later.keeps` max_domain_id: 11.0.1 still fails to
+    load a governance whose domains reach 231 (access_control_parser.c), as 0.10 does, so
+    GK010's verdict for --target cyclone holds for 11; 230 loads."""
+    from govkit.catalog.targets import TARGETS
+    assert "max_domain_id" in TARGETS["cyclone"].later.keeps
+    assert TARGETS["cyclone"].max_domain_id == 230
+    bundle = make_bundle(tmp_path, "rtps_sign")
+    xml = bundle.participants["pub"].governance.with_suffix(".xml").read_bytes()
+    edited = xml.replace(b"<max>230</max>", f"<max>{top}</max>".encode())
+    assert (edited != xml) == (top != 230)
+    signed = _resigned(tmp_path, edited, f"domains-{top}")
+    runner = DdsperfRunner(dds_prefix=find_install(cyclone11, "--dds-prefix", for_build=False))
+    loaded, text = cyclone_loads(with_file(bundle, "pub", governance=signed), "pub",
+                                 tmp_path / "cfg", runner=runner)
+    assert loaded == (top == 230), text[-800:]
+    if not loaded:
+        assert "Can not parse governance file" in text, text[-800:]
