@@ -29,8 +29,8 @@ from govkit.results.record import (
     Variant,
     as_run,
 )
-from govkit.runners.crypto import FASTDDS_DEFAULT_REKEY
 from govkit.results.versions import runtime_tags, versus_own_none
+from govkit.runners.crypto import FASTDDS_DEFAULT_REKEY
 from govkit.runners.network import DEFAULT, LOSS_MEANING, Network
 from govkit.runners.network import sort_key as network_order
 from govkit.wire.verdict import judge_again, profile_verdicts
