@@ -15,6 +15,7 @@
 - `discovery`: discovery figures, recomputed from the raw rows;
 - `perftest_csv`: the per-profile CSVs in perftest's file names and columns.
 - `cost_model`: each profile's added cost as a line through the measured sizes;
+- `pool`: several runs of the same points pooled, the between-run term measured from them;
 
 May import: every stage up to govkit.runners.
 """
