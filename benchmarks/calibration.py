@@ -20,6 +20,7 @@ arm's ratio per run (should cover 1) and each run's load are printed too.
 
     .venv/bin/python benchmarks/calibration.py [--runs 8] [--out DIR] [-- BENCH ARGS]
     .venv/bin/python benchmarks/calibration.py --read DIR    # the runs already in DIR
+    .venv/bin/python benchmarks/calibration.py --pooled A/pooled.json B/pooled.json
 
 Recomputed coverage (what docs/background/method.md's "recomputed with κ = …" and "without
 the term" figures are): `--kappa PCT` (and `--floor PCT`) replaces the run-to-run term each
@@ -70,6 +71,20 @@ def run_all(out: Path, runs: int, args: list[str]) -> None:
 def load_docs(where: Path) -> list[dict]:
     """The results.json of every run*/ directory in `where` (run0, run1, … or run-1, …)."""
     return [json.loads(p.read_text()) for p in sorted(where.glob("run*/results.json"))]
+
+
+def pooled_ratios(path: Path) -> dict[tuple, tuple[float, float]]:
+    """(arm, mode, size) -> (log ratio, standard error) of a pooled.json's secured points
+    (govkit bench --runs, govkit report --pool), the error read off its 95 % interval as
+    for one run (half-width of the log interval / 1.96)."""
+    doc = json.loads(Path(path).read_text())
+    out = {}
+    for p in doc["points"]:
+        lo, hi = p["ratio_ci95"]
+        if p["mode"] == MODE and p["arm"] != "none:aa" and lo > 0:
+            out[(p["arm"], p["mode"], p["size"])] = (
+                math.log(p["ratio"]), (math.log(hi) - math.log(lo)) / (2 * 1.96))
+    return out
 
 
 def recomputed(doc: dict, kappa: float | None = None, floor: float = 0.0) -> dict:
@@ -149,9 +164,20 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--recompute", action="store_true",
                     help="recompute every figure from the raw slots with this checkout's "
                          "code (slower; exact with --kappa and --no-term)")
+    ap.add_argument("--pooled", type=Path, nargs="+", metavar="POOLED_JSON",
+                    help="compare pooled results instead (pooled.json of `govkit bench "
+                         "--runs` or `govkit report --pool`), each pair point by point")
     a = ap.parse_args(argv)
     global MODE
     MODE = a.mode
+    if a.pooled:
+        zs = pair_zs([pooled_ratios(p) for p in a.pooled])
+        if not zs:
+            raise SystemExit("fewer than two pooled results with secured points")
+        var, beyond = coverage(zs)
+        print(f"{len(a.pooled)} pooled results, {len(zs)} pairs × points ({MODE}): var(z) "
+              f"{var:.2f}, |z| > 1.96: {100 * beyond:.1f} % (goal ≤ 1.3 and ≤ 8 %)")
+        return
     where = a.read or a.out
     if a.read is None:
         run_all(a.out, a.runs, extra)

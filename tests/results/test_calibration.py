@@ -119,3 +119,22 @@ def test_cpu_direction_passes_fails_and_says_when_it_cannot_judge(tmp_path, caps
     latency_only = put(tmp_path / "lat", json.loads(
         (DATA / "report" / "rotation" / "results.json").read_text()))
     assert cpu_direction.main(["--read", str(latency_only)]) == 2
+
+
+def test_two_pooled_results_are_compared_point_by_point(tmp_path, capsys):
+    def pooled(name: str, ratio: float, half: float) -> Path:
+        lo, hi = ratio * math.exp(-half), ratio * math.exp(half)
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps({"points": [
+            {"arm": "rtps_sign", "mode": "latency", "size": 32, "ratio": ratio,
+             "ratio_ci95": [lo, hi]},
+            {"arm": "none:aa", "mode": "latency", "size": 32, "ratio": 1.5,
+             "ratio_ci95": [1.0, 2.0]}]}))
+        return path
+    a, b = pooled("a", 1.30, 0.0196), pooled("b", 1.30 * math.exp(0.03), 0.0392)
+    assert calibration.pooled_ratios(a) == {
+        ("rtps_sign", "latency", 32): (pytest.approx(math.log(1.3)), pytest.approx(0.01))}
+    calibration.main(["--pooled", str(a), str(b)])
+    z = -0.03 / math.hypot(0.01, 0.02)
+    assert f"1 pairs × points (latency): var(z) {z * z:.2f}, |z| > 1.96: 0.0 %" in \
+        capsys.readouterr().out
