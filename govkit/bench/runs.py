@@ -19,9 +19,11 @@ from pathlib import Path
 from govkit.bench.options import BenchOptions, BenchOutcome
 from govkit.common.errors import EXIT_INTERRUPTED, EXIT_INVALID, EXIT_USAGE, GovkitError
 
-# What a run takes beyond its --budget, at most: the stopping round, the last saves and
-# the processes' ends (2026-12-07, AMD EPYC 2-core VM, load 7-9: see method.md).
-RUN_OVERHEAD_S = 30
+# What a run takes beyond its --budget: the round that stops it, the figures recomputed
+# for the summary, the last saves and the processes' ends. 2026-12-07, AMD EPYC 2-core VM
+# (method.md, "Pooling runs"): 41 s after a run that stopped at its target (load 15), 79 s
+# after one that spent its budget (load 18).
+RUN_OVERHEAD_S = 60
 MAX_RUNS = 20
 
 
