@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import gzip
 import itertools
 import json
 import math
@@ -69,8 +70,11 @@ def run_all(out: Path, runs: int, args: list[str]) -> None:
 
 
 def load_docs(where: Path) -> list[dict]:
-    """The results.json of every run*/ directory in `where` (run0, run1, … or run-1, …)."""
-    return [json.loads(p.read_text()) for p in sorted(where.glob("run*/results.json"))]
+    """The results.json of every run*/ directory in `where` (run0, run1, … or run-1, …;
+    results.json.gz as committed in tests/data/runs/)."""
+    paths = sorted([*where.glob("run*/results.json"), *where.glob("run*/results.json.gz")])
+    return [json.loads(gzip.decompress(p.read_bytes()) if p.suffix == ".gz"
+                       else p.read_bytes()) for p in paths]
 
 
 def pooled_ratios(path: Path) -> dict[tuple, tuple[float, float]]:

@@ -1,8 +1,9 @@
 """Intervals that cover a rerun, checked against real reruns (test_run_term.py checks the
 term against data drawn from the very model it assumes; this does not).
 
-tests/data/runs/<host-date>/run*/results.json are default latency runs made back to back on
-one host (see the README there: host, date, load, command). For every pair of runs and
+tests/data/runs/<host-date>/run*/results.json.gz (each the gzip of an unedited
+results.json) are default latency runs made back to back on one host (see the README
+there: host, date, load, command). For every pair of runs and
 every secured point both hold, z = (ln r_a − ln r_b) / sqrt(se_a² + se_b²), each se read off
 the run's own 95 % interval; honest intervals give var(z) about 1 and about 5 % of |z|
 beyond 1.96. The intervals are those this checkout's code recomputes from the runs' raw
@@ -17,7 +18,6 @@ only when the code's intervals do."""
 from __future__ import annotations
 
 import importlib.util
-import json
 import sys
 from pathlib import Path
 
@@ -43,26 +43,25 @@ def calibration():
 
 
 def recomputed_runs(host: Path) -> list[dict]:
-    docs = []
-    for path in sorted(host.glob("run*/results.json")):
-        doc = json.loads(path.read_text())
+    docs = calibration().load_docs(host)
+    for doc in docs:
         doc["summary"] = summarize(doc)
-        docs.append(doc)
     return docs
 
 
 def test_the_committed_runs_are_real_default_runs_of_one_host():
     assert HOSTS, "no committed runs in tests/data/runs"
     for host in HOSTS:
-        docs = [json.loads(p.read_text()) for p in sorted(host.glob("run*/results.json"))]
+        docs = calibration().load_docs(host)
         assert len(docs) >= 3, host
         assert len({d["environment"]["cpu"] for d in docs}) == 1, host
         assert {tuple(d["settings"]["sizes"]) for d in docs} == {
             tuple(docs[0]["settings"]["sizes"])}
         assert all(d["rotation"]["slots"] and d["settings"]["modes"] == ["latency"]
                    for d in docs)
-        readme = (host / "README.md").read_text()
-        assert docs[0]["environment"]["cpu"] in readme and "load" in readme
+        row = [line for line in (RUNS / "README.md").read_text().splitlines()
+               if line.startswith(f"| `{host.name}/`")]
+        assert row and docs[0]["environment"]["cpu"] in row[0], host.name
 
 
 @pytest.mark.parametrize("host", HOSTS, ids=[h.name for h in HOSTS])
