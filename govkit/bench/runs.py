@@ -19,11 +19,14 @@ from pathlib import Path
 from govkit.bench.options import BenchOptions, BenchOutcome
 from govkit.common.errors import EXIT_INTERRUPTED, EXIT_INVALID, EXIT_USAGE, GovkitError
 
-# What a run takes beyond its --budget: the round that stops it, the figures recomputed
-# for the summary, the last saves and the processes' ends. 2026-12-07, AMD EPYC 2-core VM
-# (method.md, "Pooling runs"): 41 s after a run that stopped at its target (load 15), 79 s
-# after one that spent its budget (load 18).
-RUN_OVERHEAD_S = 60
+# What a run takes beyond its --budget (the round that stops it, its figures recomputed for
+# the summary, the last saves, the processes' ends) grows with its paired points (arms ×
+# sizes × lanes). 2026-12-07, AMD EPYC 2-core VM (method.md, "Pooling runs"): 2 points, 2-4
+# s at load 18-31; 16 points, 41 s (stopped at its target, load 15) and 79 s (budget spent,
+# load 18). So RUN_BASE_S + RUN_PER_POINT_S per point, at most RUN_OVERHEAD_CAP_S.
+RUN_BASE_S = 5
+RUN_PER_POINT_S = 4.5
+RUN_OVERHEAD_CAP_S = 120
 MAX_RUNS = 20
 
 
@@ -41,9 +44,19 @@ class PooledOutcome:
         return EXIT_INTERRUPTED if self.interrupted else EXIT_INVALID if self.failed else 0
 
 
+def run_overhead_seconds(opts: BenchOptions) -> int:
+    """What one run takes beyond its budget, from its paired points: every secured arm
+    and the A/A arm, at every size, in every lane (latency; throughput and CPU)."""
+    secured = sum(1 for p in opts.profiles if p.name != "none")
+    arms = secured * max(1, len(opts.variants)) + 1
+    lanes = sum({"latency": 1, "throughput": 2}.get(m, 1) for m in opts.modes)
+    points = arms * len(opts.sizes) * lanes
+    return round(min(RUN_OVERHEAD_CAP_S, RUN_BASE_S + RUN_PER_POINT_S * points))
+
+
 def announced_seconds(opts: BenchOptions, runs: int) -> int:
     """The announcement before the first run: N × (budget + what a run takes beyond)."""
-    return runs * (opts.budget + RUN_OVERHEAD_S)
+    return runs * (opts.budget + run_overhead_seconds(opts))
 
 
 def run_pooled(opts: BenchOptions, runs: int, console) -> PooledOutcome:
@@ -61,9 +74,9 @@ def run_pooled(opts: BenchOptions, runs: int, console) -> PooledOutcome:
     if (top / "run-1").exists():
         raise GovkitError(f"{top}/run-1 exists; choose another --out", EXIT_USAGE)
     announced = announced_seconds(opts, runs)
-    console.print(f"{runs} runs into {top}: at most about {_minutes(announced)} "
-                  f"({runs} × ({opts.budget} s --budget + {RUN_OVERHEAD_S} s); a run stops "
-                  "sooner when every ratio reaches its target)")
+    console.print(f"{runs} runs into {top}: about {_minutes(announced)} ({runs} × "
+                  f"({opts.budget} s --budget + {run_overhead_seconds(opts)} s to finish); a "
+                  "run stops sooner when every ratio reaches its target")
     result = PooledOutcome(top)
     if opts.dry_run:
         result.lines = run_bench(replace(opts, out=top / "run-1"), console).dry_run_lines

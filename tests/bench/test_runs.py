@@ -35,9 +35,14 @@ def test_runs_dry_run_announces_the_time_and_writes_nothing(tmp_path):
     r = bench(tmp_path, "--runs", "3", "--profile", "none,rtps_sign", "--sizes", "32",
               "--budget", "100", "--out", "res", "--dry-run")
     assert r.returncode == 0, r.stderr
-    assert "3 runs into res: at most about 8.0 min (3 × (100 s --budget + 60 s)" in r.stderr
+    assert "3 runs into res: about 5.7 min (3 × (100 s --budget + 14 s to finish)" in r.stderr
     assert r.stdout.strip()                  # the run's plan, as a dry run prints it
     assert not (tmp_path / "res").exists()
+    # each lane of each paired point adds to what a run takes after its budget
+    r = bench(tmp_path, "--runs", "2", "--all-profiles", "--mode", "both", "--sizes", "32,1024",
+              "--budget", "300", "--out", "res", "--dry-run")
+    assert "2 runs into res: about 14.0 min (2 × (300 s --budget + 120 s to finish)" in \
+        r.stderr, r.stderr
 
 
 @needs_cyclone
@@ -48,7 +53,7 @@ def test_runs_makes_each_run_and_pools_them(tmp_path):
               "--no-report", "--allow-idle", timeout=900)
     assert r.returncode == 0, r.stdout + r.stderr
     said = r.stderr
-    assert said.index("2 runs into res: at most about") < said.index("run 1 of 2") \
+    assert said.index("2 runs into res: about") < said.index("run 1 of 2") \
         < said.index("run 1 took") < said.index("run 2 of 2")
     for i in (1, 2):
         doc = json.loads((tmp_path / f"res/run-{i}/results.json").read_text())
@@ -57,7 +62,7 @@ def test_runs_makes_each_run_and_pools_them(tmp_path):
     assert [x["dir"] for x in pooled["runs"]] == ["res/run-1", "res/run-2"]
     assert pooled["rerun_term_source"] == BETWEEN_RUNS
     timing = pooled["timing"]
-    assert timing["runs_asked"] == 2 and timing["announced_s"] == 2 * (1 + 60)
+    assert timing["runs_asked"] == 2 and timing["announced_s"] == 2 * (1 + 14)
     assert len(timing["run_wall_s"]) == 2 and timing["actual_s"] >= sum(timing["run_wall_s"])
     assert timing["announced_after_first_run_s"] == round(2 * timing["run_wall_s"][0])
     sign = [p for p in pooled["points"] if p["arm"] == "rtps_sign"]

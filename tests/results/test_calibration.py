@@ -138,3 +138,20 @@ def test_two_pooled_results_are_compared_point_by_point(tmp_path, capsys):
     z = -0.03 / math.hypot(0.01, 0.02)
     assert f"1 pairs × points (latency): var(z) {z * z:.2f}, |z| > 1.96: 0.0 %" in \
         capsys.readouterr().out
+
+
+HOST = DATA / "runs" / "amd-epyc-2026-12-07"
+
+
+@pytest.mark.parametrize("args", [[], ["--no-term"], ["--kappa", "1.4"]],
+                         ids=["as-stated", "no-term", "kappa-1.4"])
+def test_method_md_quotes_what_calibration_prints_on_the_committed_runs(args, capsys):
+    """docs/background/method.md's figures of 2026-12-07 are reproduced from the runs
+    committed in tests/data/runs/ (from their stored widths: figures that do not move when
+    the code's intervals do; tests/results/test_run_term_real.py judges those)."""
+    calibration.main(["--read", str(HOST), *args])
+    out = capsys.readouterr().out
+    var = out.split("var(z) ")[1].split(",")[0]
+    beyond = out.split("|z| > 1.96: ")[1].split(" %")[0]
+    method = (ROOT / "docs" / "background" / "method.md").read_text()
+    assert f"var(z) {var}, {beyond} % beyond 1.96" in method, (args, var, beyond)

@@ -2,8 +2,8 @@
 term against data drawn from the very model it assumes; this does not).
 
 tests/data/runs/<host-date>/run*/results.json.gz (each the gzip of an unedited
-results.json) are default latency runs made back to back on one host (see the README
-there: host, date, load, command). For every pair of runs and
+results.json) are default latency runs made back to back on one host (see
+tests/data/runs/README.md: host, date, load, command). For every pair of runs and
 every secured point both hold, z = (ln r_a − ln r_b) / sqrt(se_a² + se_b²), each se read off
 the run's own 95 % interval; honest intervals give var(z) about 1 and about 5 % of |z|
 beyond 1.96. The intervals are those this checkout's code recomputes from the runs' raw
