@@ -16,7 +16,9 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 
+from govkit.bench.defaults import DISCOVERY
 from govkit.bench.options import BenchOptions, BenchOutcome
+from govkit.catalog.runners import runner_info
 from govkit.common.errors import EXIT_INTERRUPTED, EXIT_INVALID, EXIT_USAGE, GovkitError
 
 # What a run takes beyond its --budget (the round that stops it, its figures recomputed for
@@ -70,6 +72,12 @@ def run_pooled(opts: BenchOptions, runs: int, console) -> PooledOutcome:
         raise GovkitError("--runs does not take --resume: resume the interrupted run alone "
                           "(--out OUT/run-K --resume), then pool with `govkit report --pool "
                           "OUT/run-1 … OUT/run-N`", EXIT_USAGE)
+    opts.check()                  # the runner resolved; bad options refused before any run
+    if not runner_info(opts.runner).rotates or DISCOVERY in opts.modes:
+        raise GovkitError(f"--runs pools paired ratios: runner {opts.runner}"
+                          f"{' with --mode discovery' if DISCOVERY in opts.modes else ''} "
+                          "makes none (use the default runner, cyclone, or fastdds)",
+                          EXIT_USAGE)
     top = opts.out or Path("results") / datetime.now().strftime("%Y%m%d-%H%M%S")
     if (top / "run-1").exists():
         raise GovkitError(f"{top}/run-1 exists; choose another --out", EXIT_USAGE)

@@ -29,6 +29,10 @@ def test_runs_refuses_what_it_cannot_do_with_one_line(tmp_path):
     assert r.returncode == 2 and "--runs does not take --resume" in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert not (tmp_path / "x").exists()
+    r = bench(tmp_path, "--runs", "2", "--runner", "ddsperf", "--profile", "none,rtps_sign",
+              "--out", "y")
+    assert r.returncode == 2 and "--runs pools paired ratios: runner ddsperf" in r.stderr
+    assert not (tmp_path / "y").exists()
 
 
 def test_runs_dry_run_announces_the_time_and_writes_nothing(tmp_path):
