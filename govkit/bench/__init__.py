@@ -18,7 +18,8 @@ phase, latency by rotation, discovery, the machine's load, the defaults.
   paired rounds;
 - `discovery`: how long N participants started together take to match;
 - `wire_phase`: one extra repeat of every point with its traffic captured;
-- `schedule`: `govkit bench`: every point's repeats, in a shuffled order.
+- `schedule`: `govkit bench`: every point's repeats, in a shuffled order;
+- `runs`: `govkit bench --runs N`: N runs into one directory, pooled.
 
 May import: every stage up to govkit.results and govkit.generate.
 """

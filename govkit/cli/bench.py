@@ -255,6 +255,12 @@ def bench(
         "--leaks", help="--wire, and read each captured repeat as an eavesdropper would: "
                         "what it still learns per profile (certificates, permissions, topic "
                         "names, payload, ...), with the frames that carry it.")] = False,
+    runs: Annotated[int | None, typer.Option(
+        "--runs", min=2, max=20, show_default=False,
+        help="Rotation: this many runs of the same points into --out (run-1/ … run-N/, "
+             "each a complete results directory), then pooled: pooled.json and pooled.md "
+             "give one ratio per point whose interval includes the between-run term "
+             "measured from these runs. Says beforehand how long they will take.")] = None,
 ):
     """Benchmark each profile with its signed bundle; write results.json, CSVs, report."""
     from govkit.bench.discovery import DiscoverySettings
@@ -345,6 +351,11 @@ def bench(
         wire=wire, wire_pcap=wire_pcap, wire_leaks=leaks, ciphers=parse_ciphers(cipher),
         rekeys=parse_rekeys(rekey), gates=gate_settings(fail_on, max_ratios),
         runtime_axis=runtimes.axis)
+    if runs:
+        from govkit.bench.runs import run_pooled
+        pooled = run_pooled(opts, runs, err.get())
+        print_lines(pooled.lines)
+        raise typer.Exit(pooled.exit_code)
     outcome = run_bench(opts, err.get())
     if dry_run:
         print_lines(outcome.dry_run_lines)
@@ -581,6 +592,12 @@ def report(
              "line through its measured sizes, with 95% intervals), e.g. --cost-at "
              "200000,1048576.")] = None,
     as_json: ReportJson = False,
+    pool: Annotated[bool, typer.Option(
+        "--pool", help="Pool two or more runs of the same profiles, sizes, runner and mode "
+                       "(e.g. `govkit bench` run several times) into one ratio per point, "
+                       "its interval including the between-run term measured from them: "
+                       "pooled.json and pooled.md in --out (default: the first run's "
+                       "directory).")] = False,
 ):
     """Write report.html and summary.md for a results directory; for two or more (e.g. a
     ddsperf run and a fastdds run), compare.html and compare.md side by side."""
@@ -589,6 +606,10 @@ def report(
     from govkit.report.compare import write_reports
     from govkit.report.terminal import compare_table, cost_table
     sizes = parse_sizes(",".join(cost_at), "--cost-at") if cost_at else []
+    if pool:
+        from govkit.results.pool import pool_report
+        print_lines(pool_report(run_dirs, out_dir, bool(sizes or as_json)))
+        return
     if (sizes or as_json) and len(run_dirs) != 1:
         raise GovkitError("--cost-at and --json read one run", EXIT_USAGE)
     html, md, model = write_reports(run_dirs, out_dir)

@@ -16,6 +16,7 @@
 - `perftest_csv`: the per-profile CSVs in perftest's file names and columns.
 - `cost_model`: each profile's added cost as a line through the measured sizes;
 - `versions`: a version axis's table: each profile's cost on two installs, and between;
+- `pool`: several runs of the same points pooled, the between-run term measured from them;
 
 May import: every stage up to govkit.runners.
 """
