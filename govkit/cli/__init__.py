@@ -6,6 +6,7 @@
 - `check`: lint, identify, explain and diff;
 - `bench`: bench, wire-check and report;
 - `export`: `export sros2`;
+- `lifetime`: `lifetime-check`;
 - `examples`: one example per command, for its --help and the manual;
 - `common`: what the command modules share: consoles, options, printing.
 

@@ -32,6 +32,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "identify": (f"govkit identify {GOVERNANCE}",),
     "explain": (f"govkit explain {PERMISSIONS}",),
     "diff": (f"govkit diff {GOVERNANCE} build/governance/{ENCRYPTED}.xml",),
+    "lifetime-check": ("govkit lifetime-check --runtime cyclone,fastdds --json",),
     "completion": ("govkit completion bash > ~/.local/share/bash-completion/completions/govkit",),
     "pki init": (f"govkit pki init pki --participant pub,sub --key-type {KEY_TYPES[0]}",),
     "pki revoke": ("govkit pki revoke sub --reason keyCompromise",),

@@ -25,7 +25,7 @@ import typer.main
 from typer.core import TyperCommand, TyperGroup
 
 from govkit import __version__
-from govkit.cli import artefacts, bench, check, export, pki
+from govkit.cli import artefacts, bench, check, export, lifetime, pki
 from govkit.cli.common import err, out
 from govkit.cli.examples import epilog
 from govkit.common.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, GovkitError
@@ -100,6 +100,7 @@ app.command("lint", epilog=epilog("lint"))(check.lint)
 app.command("identify", epilog=epilog("identify"))(check.identify)
 app.command("explain", epilog=epilog("explain"))(check.explain)
 app.command("diff", epilog=epilog("diff"))(check.diff)
+app.command("lifetime-check", epilog=epilog("lifetime-check"))(lifetime.lifetime_check)
 pki_app.command("init", epilog=epilog("pki init"))(artefacts.pki_init)
 pki_app.command("revoke", epilog=epilog("pki revoke"))(pki.pki_revoke)
 pki_app.command("renew", epilog=epilog("pki renew"))(pki.pki_renew)
