@@ -410,6 +410,9 @@ class ReportModel:
     variants: list[dict] = field(default_factory=list)
     crypto_defaults: str = ""
     awake_note: str = ""         # AWAKE_NOTE where the run kept its CPUs awake
+    # what the runtimes said when a process pair failed: (which pair, its error), the
+    # runtime's own words in it (govkit.runners.security_log, cyclone_refusal)
+    runtimes_said: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def shortened_note(self) -> str:

@@ -154,6 +154,10 @@ def build_report_model(doc: Any, source: str = RESULTS_NAME) -> ReportModel:
     model.wire = wire
     model.headline = headline(run, summary, summarizer)
     model.cost_models = cost_models(run)["models"] if run.rotation else []
+    model.runtimes_said = [(f"{p.arm} pair {p.instance}" + (f" (domain {p.domain_id})"
+                                                           if p.domain_id is not None else ""),
+                            p.error) for p in (run.rotation.pairs if run.rotation else ())
+                           if p.error]
     _add_floor_and_gates(model, run, summary, summarizer.overheads)
     return model
 

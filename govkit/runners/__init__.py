@@ -29,6 +29,8 @@ directory, so listing runners imports none of them. `get_runner` below makes one
 - `readers`: one writer and N readers: the readers count and the per-reader figures;
 - `group`: a discovery group of participants started together;
 - `topic_refusal`: why an implementation refused a writer or reader on one topic;
+- `security_log`: Fast DDS's DDS Security logging plugin: its properties, its file read
+  back into events, and what Fast DDS said in its own words;
 
 May import: every stage up to govkit.smime and govkit.wire.
 """
