@@ -34,9 +34,9 @@ LINE = ("[1796670666.669203220] [EMERGENCY] 01.0f.78.fd.d3.2d.6c.ad.00.00.00.00|
         "PKIDH::begin_handshake_reply : Error verifying certificate\n")
 
 
-def _expired(root: Path) -> Path:
-    """pub's certificate again, for its key, ended an hour ago."""
-    return material.certificate_issued_at(TestPKI(root / "pki"), root,
+def _expired(root: Path, into: Path | None = None) -> Path:
+    """pub's certificate again, for its key, ended an hour ago: into/pub.pem (root)."""
+    return material.certificate_issued_at(TestPKI(root / "pki"), into or root,
                                           dt.datetime.now(dt.UTC) - dt.timedelta(hours=25))
 
 
@@ -103,13 +103,16 @@ def test_results_json_and_report_html_say_what_fastdds_said(tmp_path):
                                     text=True, timeout=900, stdin=subprocess.DEVNULL,
                                     env={**os.environ})
     assert run("pki", "init").returncode == 0
-    _expired(tmp_path)              # pki/pub.pem now ended an hour ago
+    _expired(tmp_path, tmp_path / "pki")        # pki/pub.pem now ended an hour ago
     out = run("bench", "--runner", "fastdds", "--profile", "none,rtps_sign", "--sizes", "32",
               "--rounds", "1", "--budget", "1", "--out", "res")
-    assert out.returncode in (0, 1), out.stdout[-2000:] + out.stderr[-2000:]
+    assert out.returncode == 1, out.stdout[-2000:] + out.stderr[-2000:]   # pairs failed
     doc = json.loads((tmp_path / "res" / "results.json").read_text())
     errors = [p["error"] for p in doc["rotation"]["pairs"] if p.get("error")]
-    assert errors and all(f"ping: Fast DDS said: {EXPIRED}" in e for e in errors), errors
+    # every secured pair failed; a ping still starting when its pong gave up (a machine
+    # under heavy load) has said nothing yet, so at least one, not each, has the words
+    assert errors and any(f"ping: Fast DDS said: {EXPIRED}" in e for e in errors), \
+        "\n".join(errors)
     html = (tmp_path / "res" / "report.html").read_text()
     assert 'id="runtimes-said"' in html
     assert f"Fast DDS said: {EXPIRED}" in html
