@@ -20,6 +20,11 @@ phase, latency by rotation, discovery, the machine's load, the defaults.
 - `wire_phase`: one extra repeat of every point with its traffic captured;
 - `schedule`: `govkit bench`: every point's repeats, in a shuffled order;
 - `runs`: `govkit bench --runs N`: N runs into one directory, pooled.
+- `lifetime`: `govkit lifetime-check`: what each runtime does at expiry, one real pair per
+  runtime and event;
+- `lifetime_events`: its events, outcomes and runtimes (light: the CLI reads them);
+- `lifetime_material`: a cell's PKI, bundle and the one file that expires or revokes;
+- `lifetime_pair`: a live pair of govkit's programs, every line kept with its time.
 
 May import: every stage up to govkit.results and govkit.generate.
 """

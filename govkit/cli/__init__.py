@@ -9,6 +9,7 @@
 - `bench`: bench, wire-check and report;
 - `export`: `export sros2`;
 - `doctor`: doctor (the runtimes installed here against the advisory table);
+- `lifetime`: `lifetime-check`;
 - `examples`: one example per command, for its --help and the manual;
 - `lint_validate`: what lint and validate do once their options are read (typer's commands
   and `fast` both call it);

@@ -33,6 +33,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "explain": (f"govkit explain {PERMISSIONS}",),
     "diff": (f"govkit diff {GOVERNANCE} build/governance/{ENCRYPTED}.xml",),
     "doctor": ("govkit doctor --json",),
+    "lifetime-check": ("govkit lifetime-check --runtime cyclone,fastdds --json",),
     "completion": ("govkit completion bash > ~/.local/share/bash-completion/completions/govkit",),
     "pki init": (f"govkit pki init pki --participant pub,sub --key-type {KEY_TYPES[0]}",),
     "pki revoke": ("govkit pki revoke sub --reason keyCompromise",),

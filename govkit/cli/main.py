@@ -25,7 +25,7 @@ import typer.main
 from typer.core import TyperCommand, TyperGroup
 
 from govkit import __version__
-from govkit.cli import artefacts, bench, check, doctor, export, pki
+from govkit.cli import artefacts, bench, check, doctor, export, lifetime, pki
 from govkit.cli.common import err, out
 from govkit.cli.examples import epilog
 from govkit.common.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, GovkitError
@@ -102,6 +102,7 @@ app.command("identify", epilog=epilog("identify"))(check.identify)
 app.command("explain", epilog=epilog("explain"))(check.explain)
 app.command("diff", epilog=epilog("diff"))(check.diff)
 app.command("doctor", epilog=epilog("doctor"))(doctor.doctor)
+app.command("lifetime-check", epilog=epilog("lifetime-check"))(lifetime.lifetime_check)
 pki_app.command("init", epilog=epilog("pki init"))(pki.pki_init)
 pki_app.command("revoke", epilog=epilog("pki revoke"))(pki.pki_revoke)
 pki_app.command("renew", epilog=epilog("pki renew"))(pki.pki_renew)

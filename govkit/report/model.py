@@ -418,6 +418,9 @@ class ReportModel:
     policy_baseline_meaning: str = POLICY_BASELINE_MEANING   # what `× CLASS` is
     # a version axis: govkit.results.versions' rows (each profile on two installs)
     versions: list[dict] = field(default_factory=list)
+    # what the runtimes said when a process pair failed: (which pair, its error), the
+    # runtime's own words in it (govkit.runners.security_log, cyclone_refusal)
+    runtimes_said: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def shortened_note(self) -> str:

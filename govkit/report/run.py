@@ -160,6 +160,10 @@ def build_report_model(doc: Any, source: str = RESULTS_NAME) -> ReportModel:
         {"short": short_label(f["code"]), "warning": f["severity"] == "warning",
          "reason": f["reason"]} for f in r["flags"]]}
         for r in run_versions(run, summarizer.overheads)]
+    model.runtimes_said = [(f"{p.arm} pair {p.instance}" + (f" (domain {p.domain_id})"
+                                                           if p.domain_id is not None else ""),
+                            p.error) for p in (run.rotation.pairs if run.rotation else ())
+                           if p.error]
     _add_floor_and_gates(model, run, summary, summarizer.overheads)
     return model
 

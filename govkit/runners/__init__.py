@@ -31,6 +31,8 @@ directory, so listing runners imports none of them. `get_runner` below makes one
 - `group`: a discovery group of participants started together;
 - `doctor`: the DDS Security runtimes installed here against the advisory table (`govkit
   doctor`);
+- `security_log`: Fast DDS's DDS Security logging plugin: its properties, its file read
+  back into events, and what Fast DDS said in its own words;
 
 May import: every stage up to govkit.smime and govkit.wire.
 """

@@ -42,6 +42,7 @@ from govkit.runners.fastdds_prefix import FastddsInstall
 from govkit.runners.fastdds_refusal import CRL_PROPERTY, PROPERTY_FILES, explain
 from govkit.runners.per_second import PerSecondLines, check_seconds
 from govkit.runners.readers import check_readers
+from govkit.runners.security_log import fastdds_properties, log_file_of, read_events, said
 
 try:    # a stranger on the domain: main's base.py reruns such a point on another domain
     from govkit.runners.base import ForeignParticipant
@@ -146,8 +147,14 @@ class FastddsRunner(Runner):
     def properties_path(self, bundle: Bundle, participant: str, workdir: Path) -> Path:
         return Path(workdir).resolve() / f"fastdds-{bundle.profile.name}-{participant}.properties"
 
-    def properties_text(self, bundle: Bundle, participant: str) -> str:
-        """The DDS Security properties of one participant, as Fast DDS names them."""
+    def security_log_path(self, bundle: Bundle, participant: str, workdir: Path) -> Path:
+        """Where the participant's DDS Security log goes (govkit.runners.security_log)."""
+        return Path(workdir).resolve() / f"fastdds-{bundle.profile.name}-{participant}.security.log"
+
+    def properties_text(self, bundle: Bundle, participant: str,
+                        security_log: Path | None = None) -> str:
+        """The DDS Security properties of one participant, as Fast DDS names them; with
+        `security_log`, its logging plugin on, writing there."""
         files = bundle.participants.get(participant)
         if files is None:
             raise GovkitError(f"bundle for {bundle.profile.name} has no participant "
@@ -164,12 +171,15 @@ class FastddsRunner(Runner):
         lines += [f"{name}={uris[key]}" for key, name in PROPERTY_FILES.items()]
         if files.crl is not None:    # Fast DDS 2.9 reads a file:// CRL URI only
             lines.append(f"{CRL_PROPERTY}={files.crl.as_uri()}")
+        if security_log is not None:
+            lines += fastdds_properties(security_log)
         return "\n".join(lines) + "\n"
 
     def configs(self, point: BenchPoint, bundle: Bundle, workdir: Path) -> dict[Path, str]:
         if not bundle.profile.security:
             return {}       # the baseline loads no security plugins at all
-        return {self.properties_path(bundle, role, workdir): self.properties_text(bundle, role)
+        return {self.properties_path(bundle, role, workdir): self.properties_text(
+                    bundle, role, self.security_log_path(bundle, role, workdir))
                 for role in ("sub", "pub")}
 
     def commands(self, point: BenchPoint, bundle: Bundle, workdir: Path) -> list[ProcessSpec]:
@@ -245,9 +255,11 @@ class FastddsRunner(Runner):
 
     @staticmethod
     def explain_refusal(env: dict[str, str], stderr: str, domain_id: int) -> str:
-        """Nothing yet: a rotating Fast DDS pair's refusal is told by its own stderr (the
-        per-repeat road explains it: refusal_message)."""
-        return ""
+        """A rotating pair's side that refused: what Fast DDS said about security on its
+        stderr, in its own words ("" when it said nothing: the per-repeat road adds
+        govkit's own checks of the files, refusal_message)."""
+        words = said(stderr, [])
+        return f"Fast DDS said: {' | '.join(words)}" if words else ""
 
     def timeout(self, point: BenchPoint) -> float:
         return self.init_wait_s + point.warmup + point.duration + self.backstop_s
@@ -266,7 +278,7 @@ class FastddsRunner(Runner):
                                   f"(peer never matched, or stopped answering)")
             if o.returncode == EXIT_NO_MATCH:
                 raise RunnerError(f"{name}: no peer matched within {self.init_wait_s} s"
-                                  + _unauthorized_note(outputs))
+                                  + _unauthorized_note(outputs) + _runtime_said(outputs))
             if o.returncode not in (None, 0):
                 raise RunnerError(f"{name} exited with status {o.returncode}"
                                   + _error_line(o) + _known_crash(o))
@@ -341,14 +353,31 @@ def _unauthorized_note(outputs: dict[str, ProcessOutput]) -> str:
             f"authentication handshake failed)")
 
 
+def security_said(output: ProcessOutput) -> list[str]:
+    """What Fast DDS said about security in one process: its security warnings on stderr
+    and the events of its DDS Security log (govkit.runners.security_log), its own words."""
+    props = _option(output.argv, "-s")
+    log = log_file_of(Path(props)) if props else None
+    return said(output.stderr, read_events(log, output.pid))
+
+
+def _runtime_said(outputs: dict[str, ProcessOutput]) -> str:
+    words = [f"{o.role}: {w}" for o in outputs.values() for w in security_said(o)]
+    return f"; Fast DDS said: {' | '.join(words)}" if words else ""
+
+
 def refusal_message(output: ProcessOutput) -> str:
-    """What to say when a process could not create its participant: Fast DDS gives no
-    reason, so govkit runs its own checks on the files that process was given."""
+    """What to say when a process could not create its participant: what Fast DDS said
+    (its security warnings and security log, where it says anything), and govkit's own
+    checks of the files that process was given."""
     domain = int(_option(output.argv, "-i") or 0)
     props = _option(output.argv, "-s")
     reasons = explain(Path(props) if props else None, domain)
+    words = security_said(output)
     head = (f"fastdds_perf {' '.join(_mode_args(output.argv))} ({output.role}) could not "
-            f"create its participant on domain {domain} (Fast DDS 2.9 gives no reason)")
+            f"create its participant on domain {domain}"
+            + (f"; Fast DDS said: {' | '.join(words)}" if words
+               else " (Fast DDS 2.9 gives no reason)"))
     if not reasons:
         return (head + "; govkit's own checks of the files it was given find nothing wrong "
                 "(signatures, CAs, validity as Fast DDS reads it, subject, domain)")

@@ -13,6 +13,8 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+from govkit.bench.lifetime_events import EVENTS as LIFETIME_EVENTS
+from govkit.bench.lifetime_events import RUNTIMES as LIFETIME_RUNTIMES
 from govkit.catalog.measures import CIPHERS, PATHS, TRANSPORTS
 from govkit.catalog.profiles import PROFILES, SECURED_PROFILES
 from govkit.catalog.runners import RUNNERS
@@ -41,6 +43,8 @@ NAMED = {
     "--cipher": list(CIPHERS),
     # `any`, then every flag code of the table parse_fail_on_flags reads
     "--fail-on-flag": [ANY_WARNING, *FLAGS],
+    "--runtime": list(LIFETIME_RUNTIMES),       # lifetime-check
+    "--event": list(LIFETIME_EVENTS),
 }
 # Text options whose value is not a name from a table, each with why.
 FREE = {
@@ -107,7 +111,7 @@ def _in_order(text: str, names: list[str]) -> bool:
 
 
 def test_the_walk_sees_every_command():
-    assert len(COMMANDS) == len(EXAMPLES) == 19
+    assert len(COMMANDS) == len(EXAMPLES) == 20
     assert set(IDS) == set(EXAMPLES)
 
 
@@ -303,7 +307,8 @@ def test_comma_and_repeated_profiles_write_the_same_files(cwd):
 
 
 # The examples run in this order in one directory; the rest need a benchmark run (bench,
-# wire-check, report) or write outside it (completion). diff finds a difference: exit 1.
+# wire-check, report, lifetime-check: real pairs, tests/integration/test_lifetime.py) or
+# write outside it (completion). diff finds a difference: exit 1.
 RUN_IN_ORDER = ("pki init", "generate", "validate", "sign", "verify", "lint", "identify",
                 "explain", "diff", "profiles", "pki status", "pki renew", "pki revoke",
                 "export sros2", "doctor")
@@ -311,7 +316,8 @@ RUN_IN_ORDER = ("pki init", "generate", "validate", "sign", "verify", "lint", "i
 
 def test_the_examples_run(cwd):
     """Each example does what it shows, on what the examples before it made."""
-    assert set(RUN_IN_ORDER) | {"bench", "wire-check", "report", "completion"} == set(EXAMPLES)
+    assert set(RUN_IN_ORDER) | {"bench", "wire-check", "report", "completion",
+                                "lifetime-check"} == set(EXAMPLES)
     runner = CliRunner()
     for command in RUN_IN_ORDER:
         for line in EXAMPLES[command]:
