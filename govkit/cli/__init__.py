@@ -5,6 +5,7 @@
 - `pki`: `pki revoke`, `pki renew` and `pki status`;
 - `check`: lint, identify, explain and diff;
 - `bench`: bench, wire-check and report;
+- `calibrate`: calibrate, this machine's run-to-run term for bench;
 - `export`: `export sros2`;
 - `examples`: one example per command, for its --help and the manual;
 - `common`: what the command modules share: consoles, options, printing.

@@ -236,6 +236,7 @@ class Headline:
     under_load: bool
     rounds: int
     estimator: str
+    rerun_term: str | None = None       # where the run-to-run term came from (one line)
 
     @property
     def throughput(self) -> bool:

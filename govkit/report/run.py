@@ -89,6 +89,7 @@ from govkit.results.summary import (
     flagged_points,
     load_line,
     noise_floor,
+    rerun_term_line,
     rotation_overheads,
     summarize,
     variant_differences,
@@ -380,7 +381,7 @@ def headline(run: RunRecord | dict, summary: list[dict],
         under_load=any(x.under_load for x in run.load),
         # the figures are recomputed from the raw slots by today's estimator: name that one,
         # not the one the run recorded
-        rounds=len(rot.rounds), estimator=ESTIMATOR)
+        rounds=len(rot.rounds), estimator=ESTIMATOR, rerun_term=rerun_term_line(run))
 
 
 def _point_rows(mode: str, order: list[ProfileInfo], points: list[Point],

@@ -108,7 +108,7 @@ def _in_order(text: str, names: list[str]) -> bool:
 
 
 def test_the_walk_sees_every_command():
-    assert len(COMMANDS) == len(EXAMPLES) == 18
+    assert len(COMMANDS) == len(EXAMPLES) == 19
     assert set(IDS) == set(EXAMPLES)
 
 
