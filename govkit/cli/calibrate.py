@@ -6,7 +6,7 @@ annotation string at start-up.
 """
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 
@@ -24,7 +24,7 @@ def calibrate(
     run_budget: Annotated[int | None, typer.Option(
         "--run-budget", help="Each run's --budget in seconds. Default: 40 (--quick: 15).",
         show_default=False)] = None,
-    mode: Annotated[str, typer.Option(
+    mode: Annotated[Literal["latency", "both"], typer.Option(
         "--mode", help="latency: κ, the latency term; both: the throughput floor too "
                        "(longer rounds: give a --run-budget of 90 or more).")] = "latency",
     quick: Annotated[bool, typer.Option(
@@ -47,8 +47,6 @@ def calibrate(
         run_calibration,
         store_calibration,
     )
-    if mode not in ("latency", "both"):
-        raise GovkitError(f"--mode {mode!r}: expected latency or both", EXIT_USAGE)
     base = QUICK if quick else {"runs": DEFAULT_RUNS, "run_budget_s": DEFAULT_RUN_BUDGET_S}
     plan = CalibrationPlan(**{**base, "mode": mode,
                               **({"runs": runs} if runs is not None else {}),

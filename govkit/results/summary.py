@@ -661,11 +661,14 @@ def rerun_term_line(doc: Run | dict) -> str | None:
     for mode in ("latency", "throughput"):
         kappa = config.rerun_kappa_pct.get(mode, 0.0)
         floor = config.rerun_floor_pct.get(mode, 0.0)
-        if not (kappa or floor) or not any(s.mode == mode for s in run.slots):
+        source = config.term_source(mode)
+        # (a term measured or given as 0 is said too: it is where the figure came from)
+        if not (kappa or floor or source != "default") or \
+                not any(s.mode == mode for s in run.slots):
             continue
         figure = "; ".join(x for x in (f"κ {kappa:g} %" if kappa else "",
-                                       f"floor {floor:g} %" if floor else "") if x)
-        source = config.term_source(mode)
+                                       f"floor {floor:g} %" if floor else "") if x) or \
+            ("κ 0 %" if mode == "latency" else "floor 0 %")
         said = RERUN_TERM_SAID[source]
         if source == "machine_calibration":
             cal = config.rerun_term_calibration

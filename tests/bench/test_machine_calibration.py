@@ -210,6 +210,13 @@ def test_the_notes_and_the_line_say_where_each_modes_term_came_from():
     assert "this machine" not in line and line.count("not measured here") == 2
     # a file from before the term: no line
     assert rerun_term_line(base) is None
+    # a calibration that measured no term (κ 0) still says where the figure came from
+    zero = _with_source(base, rerun_kappa_pct={"latency": 0.0},
+                        rerun_term_source="machine_calibration",
+                        rerun_term_calibration={**calibration, "terms": {
+                            "latency": {"kappa_pct": 0.0, "kappa_se_pct": None}}})
+    assert ": latency κ 0 %: measured on this machine by govkit calibrate on 2026-12-07T19:00 " \
+        "UTC (4 runs)" in rerun_term_line(zero)
 
 
 @pytest.mark.browser
