@@ -57,6 +57,17 @@ ALLOWED: dict[str, list[tuple[str, str]]] = {
         ("Measure this machine's run-to-run term and keep it", "the same"),
         ("govkit bench on this machine carries it", "the same machine, no figure"),
     ],
+    "docs/guide/benchmarking.md": [("says \"measured on this machine by govkit calibrate on "
+                                    "DATE\"", "quotes what a run carrying a calibration "
+                                    "made there says")],
+    "docs/background/method.md": [
+        ("note called it what \"a rerun **on this machine**\" moves", "quotes the old, false "
+         "note"),
+        ("measured on this machine by govkit calibrate on 2026-12-07", "quotes a run carrying "
+         "the calibration made on that host"),
+        ("lists every \"this machine\" in them", "names the phrase this test reads"),
+        ("words call the term this machine's", "the rule"),
+    ],
     "docs/reference/cli.md": [("Measure this machine's run-to-run term and keep it",
                                "calibrate's help, generated")],
     "benchmarks/calibration.py": [("this machine's run-to-run term ({MODE})",
