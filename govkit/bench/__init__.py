@@ -16,6 +16,10 @@ phase, latency by rotation, discovery, the machine's load, the defaults.
 - `repeat`: one repeat of a point;
 - `rotation`: latency, throughput and CPU by rotation: long-lived pairs, short slots,
   paired rounds;
+- `calibration`: `govkit calibrate`: the run-to-run term measured on this machine, kept
+  in the user's cache, and the term a run carries;
+- `forecast`: which ratios a rotating run will not narrow to its target in time, said
+  at once;
 - `discovery`: how long N participants started together take to match;
 - `wire_phase`: one extra repeat of every point with its traffic captured;
 - `schedule`: `govkit bench`: every point's repeats, in a shuffled order;

@@ -84,8 +84,11 @@ class RotationSettings:
     # per mode, what a rerun moves a ratio by (govkit.results.paired.RunTerm), in %
     rerun_kappa: tuple[tuple[str, float], ...] = tuple(RERUN_KAPPA_PCT.items())
     rerun_floor: tuple[tuple[str, float], ...] = tuple(RERUN_FLOOR_PCT.items())
-    # `default` (the constants above, measured on another machine) or `given` (the options)
+    # `default` (the constants above, measured on another machine), `given` (the options)
+    # or `machine_calibration` (govkit calibrate's, govkit.bench.calibration)
     rerun_term_source: str = "default"
+    rerun_term_calibration: dict | None = None   # that calibration: date, identity, runs
+    rerun_term_note: str | None = None           # why a stored calibration was refused
 
     @property
     def throughput_slot_ms(self) -> int:
@@ -106,7 +109,10 @@ class RotationSettings:
                 "max_rounds": self.max_rounds, "target_ci_pct": self.target_ci,
                 "aa_arm": self.aa, "rerun_kappa_pct": dict(self.rerun_kappa),
                 "rerun_floor_pct": dict(self.rerun_floor),
-                "rerun_term_source": self.rerun_term_source}
+                "rerun_term_source": self.rerun_term_source,
+                **({"rerun_term_calibration": self.rerun_term_calibration}
+                   if self.rerun_term_calibration else {}),
+                **({"rerun_term_note": self.rerun_term_note} if self.rerun_term_note else {})}
 
 
 @dataclass(frozen=True)

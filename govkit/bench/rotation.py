@@ -45,6 +45,7 @@ from datetime import UTC, datetime
 from govkit.bench.context import RunContext
 from govkit.bench.defaults import cpu_rate, step_at_or_below
 from govkit.bench.domains import distinct_domains, usable_domains
+from govkit.bench.forecast import cap_note, warn_late
 from govkit.bench.options import CPU_LOAD_SHARE, MIN_ARM_ROUNDS, RotationSettings, protects
 from govkit.catalog.measures import CPU, LATENCY, THROUGHPUT
 from govkit.catalog.profiles import Profile, domain_ids_text
@@ -180,6 +181,7 @@ def run_rotation(ctx: RunContext, arms: list[Arm], lanes: list[tuple[str, int]]
         rnd = first_round
         active = None
         widths_at = float("-inf")
+        forecast_said = False       # govkit.bench.forecast: said once, when it can be
         while rnd < first_round + rs.max_rounds:
             # rounds of the whole run: a resumed run counts the stored ones too (it ran its
             # minimum again and said "after 3 rounds" of a run of 6, issue 37)
@@ -191,6 +193,8 @@ def run_rotation(ctx: RunContext, arms: list[Arm], lanes: list[tuple[str, int]]
                     widths = stopping_widths(store)
                     widths_at = time.monotonic()
                 active = active_lanes(widths, rs.target_ci)
+                if not forecast_said:
+                    forecast_said = warn_late(ctx, widths, lengths, first_round, done)
                 if widths and all(w is not None and w <= rs.target_ci for w in widths.values()):
                     outcome.notes.append(f"every ratio within ±{rs.target_ci:g}% after "
                                          f"{done} rounds" + (
@@ -237,6 +241,10 @@ def run_rotation(ctx: RunContext, arms: list[Arm], lanes: list[tuple[str, int]]
             if not pairs:
                 outcome.notes.append("every process pair failed; nothing more to measure")
                 break
+        else:
+            # the round cap: said, never met in silence (issue 42)
+            outcome.notes.append(cap_note(rs.max_rounds, stopping_widths(store),
+                                          rs.target_ci))
     except KeyboardInterrupt:
         outcome.interrupted = True
     finally:

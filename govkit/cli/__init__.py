@@ -7,6 +7,7 @@
 - `pki`: `pki init`, `pki revoke`, `pki renew` and `pki status`;
 - `check`: lint, identify, explain and diff;
 - `bench`: bench, wire-check and report;
+- `calibrate`: calibrate, this machine's run-to-run term for bench;
 - `export`: `export sros2`;
 - `doctor`: doctor (the runtimes installed here against the advisory table);
 - `lifetime`: `lifetime-check`;

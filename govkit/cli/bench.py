@@ -163,16 +163,17 @@ def bench(
                         "so refused there).", show_default=False)] = None,
     rerun_kappa: Annotated[list[str] | None, typer.Option(
         "--rerun-kappa", callback=comma_list,
-        help="Rotation: what a rerun on this machine moves a ratio by, in proportion to the "
-             "share of the work security adds, per mode as MODE=PCT (repeatable or a comma "
-             "list; 0 leaves it out): every interval includes it. benchmarks/calibration.py "
-             "measures it. Default: the 2-core reference VM's (latency="
+        help="Rotation: what a rerun moves a ratio by, in proportion to the share of the "
+             "work security adds, per mode as MODE=PCT (repeatable or a comma list; 0 leaves "
+             "it out): every interval includes it. Default: the machine's own calibration "
+             "(govkit calibrate), else the 2-core reference VM's, another machine's (latency="
              f"{RERUN_KAPPA_PCT[LATENCY]:g}).",
         show_default=False)] = None,
     rerun_floor: Annotated[list[str] | None, typer.Option(
         "--rerun-floor", callback=comma_list,
         help="Rotation: what a rerun moves every ratio by, whatever the profile, per mode as "
-             "MODE=PCT (repeatable or a comma list). Default: the reference VM's "
+             "MODE=PCT (repeatable or a comma list). Default: the machine's own calibration "
+             "(govkit calibrate --mode both), else the reference VM's "
              f"(throughput={RERUN_FLOOR_PCT[THROUGHPUT]:g}).",
         show_default=False)] = None,
     instances: Annotated[int, typer.Option(
@@ -263,6 +264,7 @@ def bench(
              "measured from these runs. Says beforehand how long they will take.")] = None,
 ):
     """Benchmark each profile with its signed bundle; write results.json, CSVs, report."""
+    from govkit.bench.calibration import rerun_term_settings
     from govkit.bench.discovery import DiscoverySettings
     from govkit.bench.options import (
         BenchOptions,
@@ -299,6 +301,7 @@ def bench(
         flagged_points,
         load_line,
         noise_floor,
+        rerun_term_line,
         variant_differences,
     )
     from govkit.runners.network import (
@@ -341,10 +344,10 @@ def bench(
         rotation=RotationSettings(slot_ms=slot_ms, settle_ms=settle_ms, instances=instances,
                                   min_rounds=rounds, target_ci=DEFAULT_ROTATION_TARGET_PCT
                                   if target_ci is None else target_ci,
-                                  rerun_kappa=parse_rerun_term(rerun_kappa),
-                                  rerun_floor=parse_rerun_term(rerun_floor, "--rerun-floor"),
-                                  rerun_term_source="given" if rerun_kappa or rerun_floor
-                                  else "default"),
+                                  **rerun_term_settings(
+                                      parse_rerun_term(rerun_kappa),
+                                      parse_rerun_term(rerun_floor, "--rerun-floor"),
+                                      bool(rerun_kappa or rerun_floor))),
         transports=parse_transports(transport), loss_rates=parse_loss_rates(loss_rate),
         paths=parse_paths(net, bool(host_map)), hosts=host_map,
         peer_addresses=parse_peer_addresses(peer_address), ssh_config=ssh_config,
@@ -356,6 +359,9 @@ def bench(
         pooled = run_pooled(opts, runs, err.get())
         print_lines(pooled.lines)
         raise typer.Exit(pooled.exit_code)
+    if opts.rotation.rerun_term_note:
+        err.print(f"govkit: {opts.rotation.rerun_term_note}; the run carries the default "
+                  "run-to-run term, from another machine", markup=False)
     outcome = run_bench(opts, err.get())
     if dry_run:
         print_lines(outcome.dry_run_lines)
@@ -372,8 +378,9 @@ def bench(
         if table is not None:
             wide.print(table)
     print_lines(leak_sentences(outcome.wire_profiles))
-    if load_line(doc):
-        out.print(load_line(doc), markup=False, highlight=False)
+    for line in (load_line(doc), rerun_term_line(doc)):
+        if line:
+            out.print(line, markup=False, highlight=False)
     if not no_report and outcome.summary:
         from govkit.report.run import write_report
         html, md = write_report(outcome.out)

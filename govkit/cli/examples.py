@@ -28,6 +28,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
               f"--runner {next(iter(RUNNERS))} --budget 5m",),
     "wire-check": (f"govkit wire-check --profile {ENCRYPTED} --pcap captures",),
     "report": ("govkit report results/run-a results/run-b --out comparison",),
+    "calibrate": ("govkit calibrate --runs 4 --run-budget 40",),
     "lint": (f"govkit lint --target {VENDOR} --output-format concise {GOVERNANCE}",),
     "identify": (f"govkit identify {GOVERNANCE}",),
     "explain": (f"govkit explain {PERMISSIONS}",),

@@ -4,8 +4,9 @@ This module is the typer `app`, the list of commands, and where errors become ex
 once for every command (as pip's base command maps them): a `GovkitError` or `OSError` out
 of any command is one line on stderr and its exit code (`Commands.invoke`, which the tests'
 CliRunner passes through too); Ctrl-C and a govkit bug are `main()`'s. So a command calls
-its stage as a plain call. The commands are in artefacts.py, bench.py, check.py, doctor.py,
-export.py and pki.py, what they share in common.py. No command module imports this one.
+its stage as a plain call. The commands are in artefacts.py, bench.py, calibrate.py,
+check.py, doctor.py, export.py, lifetime.py and pki.py, what they share in common.py. No
+command module imports this one.
 
 Exit codes: govkit.common.errors.EXIT_CODES.
 
@@ -25,7 +26,7 @@ import typer.main
 from typer.core import TyperCommand, TyperGroup
 
 from govkit import __version__
-from govkit.cli import artefacts, bench, check, doctor, export, lifetime, pki
+from govkit.cli import artefacts, bench, calibrate, check, doctor, export, lifetime, pki
 from govkit.cli.common import err, out
 from govkit.cli.examples import epilog
 from govkit.common.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, GovkitError
@@ -97,6 +98,7 @@ app.command("verify", epilog=epilog("verify"))(artefacts.verify)
 app.command("bench", epilog=epilog("bench"))(bench.bench)
 app.command("wire-check", epilog=epilog("wire-check"))(bench.wire_check)
 app.command("report", epilog=epilog("report"))(bench.report)
+app.command("calibrate", epilog=epilog("calibrate"))(calibrate.calibrate)
 app.command("lint", epilog=epilog("lint"))(check.lint)
 app.command("identify", epilog=epilog("identify"))(check.identify)
 app.command("explain", epilog=epilog("explain"))(check.explain)

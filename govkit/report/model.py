@@ -241,6 +241,7 @@ class Headline:
     rounds: int
     estimator: str
     policy_reference: str | None = None     # the class `policy_baseline` is over
+    rerun_term: str | None = None       # where the run-to-run term came from (one line)
 
     @property
     def throughput(self) -> bool:

@@ -89,6 +89,7 @@ from govkit.results.summary import (
     load_line,
     noise_floor,
     policy_baseline,
+    rerun_term_line,
     rotation_overheads,
     summarize,
     variant_differences,
@@ -391,7 +392,7 @@ def headline(run: RunRecord | dict, summary: list[dict],
         under_load=any(x.under_load for x in run.load),
         # the figures are recomputed from the raw slots by today's estimator: name that one,
         # not the one the run recorded
-        rounds=len(rot.rounds), estimator=ESTIMATOR,
+        rounds=len(rot.rounds), estimator=ESTIMATOR, rerun_term=rerun_term_line(run),
         policy_reference=policy_baseline(run))
 
 

@@ -30,8 +30,8 @@ FLAGS: dict[str, Flag] = {f.code: f for f in (
          "per-repeat runs also --max-repeat); --resume --out DIR continues this run"),
     Flag("rerun_spread", "note", "rerun ±",
          "more rounds cannot narrow what moves between runs: compare runs (govkit report A "
-         "B), or measure the run-to-run term on this machine (benchmarks/calibration.py) "
-         "and give it (--rerun-kappa, --rerun-floor)"),
+         "B); where the term is a default from another machine, `govkit calibrate` "
+         "measures it where you run, and bench then carries it"),
     Flag("no_interval", "warning", "no CI", "run at least two repeats (--repeat)"),
     Flag("one_repeat", "warning", "1 repeat", "run at least two repeats (--repeat)"),
     Flag("faster_than_none", "warning", "FASTER?",

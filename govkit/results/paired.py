@@ -59,8 +59,9 @@ PAIRED_INTERVAL_METHOD = (
     f"{BOOTSTRAP_RESAMPLES} resamples seeded by the point's name. Where the run cannot "
     "estimate that spread, the instances themselves are resampled. Where the run carries "
     "a run-to-run term (rotation.settings.rerun_kappa_pct and rerun_floor_pct, measured "
-    "across runs by benchmarks/calibration.py; rerun_term_source says whether on this "
-    "machine, `given`, or another, `default`), a normal draw of SD sqrt(floor² + (kappa "
+    "across runs; rerun_term_source says where: `machine_calibration`, by govkit calibrate "
+    "on the machine that made the run; `default`, on another machine, not the one that "
+    "made the run; `given`, by the user), a normal draw of SD sqrt(floor² + (kappa "
     "(1 - 1/r))²) too: what a rerun on the machine moves a ratio r (the width without it "
     "is what more rounds can narrow).")
 # An arm's intervals resample at most this many paired rounds (thinned_rounds).

@@ -271,9 +271,13 @@ class Round:
 # Where a run's run-to-run term (rerun_kappa_pct, rerun_floor_pct) came from
 # (rotation.settings.rerun_term_source): `default`, govkit's constants, measured on another
 # machine (the 2-core reference VM of 2026-12-05), never this one; `given`, set with
-# --rerun-kappa or --rerun-floor (e.g. from benchmarks/calibration.py run here). A run
-# before 2026-12-07 records none: it carried the defaults, when it carried a term at all.
-RERUN_TERM_SOURCES = ("default", "given")
+# --rerun-kappa or --rerun-floor; `machine_calibration`, `govkit calibrate`'s on this
+# machine (rerun_term_calibration: its date, the machine's identity, its runs), for the
+# modes it measured (the others carry the default); `measured_in_run`, measured by the run
+# itself (no govkit writes it yet: govkit.bench.calibration says why). A run before
+# 2026-12-07 records none: it carried the defaults, when it carried a term at all.
+RERUN_TERM_SOURCES = ("default", "given", "machine_calibration", "measured_in_run")
+MEASURED_HERE = ("machine_calibration", "measured_in_run")   # on the machine itself
 
 
 def _percentages(values: Any) -> Mapping[str, float]:
@@ -298,9 +302,21 @@ class RotationConfig:
     rerun_kappa_pct: Mapping[str, float] = field(default_factory=lambda: EMPTY)
     rerun_floor_pct: Mapping[str, float] = field(default_factory=lambda: EMPTY)
     rerun_term_source: str = "default"
+    rerun_term_calibration: Mapping = field(default_factory=lambda: EMPTY)
     source: Mapping = field(default_factory=lambda: EMPTY, repr=False)
 
+    def term_source(self, mode: str) -> str:
+        """Where `mode`'s term came from: a calibration that did not measure the mode left
+        it the default."""
+        if self.rerun_term_source == "machine_calibration":
+            terms = self.rerun_term_calibration.get("terms")
+            if not isinstance(terms, Mapping) or mode not in terms:
+                return "default"
+        return self.rerun_term_source
+
     def __post_init__(self) -> None:
+        if not isinstance(self.rerun_term_calibration, Mapping):
+            raise RecordInvalid("rerun_term_calibration: expected an object")
         if self.rerun_term_source not in RERUN_TERM_SOURCES:
             raise RecordInvalid(f"rerun_term_source: expected one of "
                                 f"{', '.join(RERUN_TERM_SOURCES)}, got "
@@ -320,7 +336,8 @@ class RotationConfig:
         return cls(g("slot_ms"), g("throughput_slot_ms"), g("settle_ms"), g("instances"),
                    g("min_rounds"), g("min_arm_rounds"), g("target_ci_pct"),
                    _percentages(g("rerun_kappa_pct")), _percentages(g("rerun_floor_pct")),
-                   g("rerun_term_source") or "default", source=data)
+                   g("rerun_term_source") or "default",
+                   g("rerun_term_calibration") or EMPTY, source=data)
 
 
 @dataclass(frozen=True, eq=False)

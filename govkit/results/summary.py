@@ -136,7 +136,7 @@ def summarize(doc: Run | dict, summarizer: Summarizer | None = None) -> list[dic
     verdicts = summarizer.wire_verdicts if summarizer.wire_verdicts is not None \
         else wire_verdicts(run)
     rot_target = run.rotation.config.target_ci_pct if run.rotation else None
-    term_source = run.rotation.config.rerun_term_source if run.rotation else "default"
+    rot_config = run.rotation.config if run.rotation else RotationConfig()
     # Transport (path, loss) comparison: every point against the same profile, mode and
     # size over the run's first network (udp lo without loss when measured), seed 003-like.
     nets = sorted({Network(*k[3:]) for k in estimates}, key=network_order)
@@ -199,7 +199,8 @@ def summarize(doc: Run | dict, summarizer: Summarizer | None = None) -> list[dic
         # (a version axis's `none@TAG` is a `none`: govkit.results.versions)
         row["flags"] = _flags(point, groups, ok, secured.get(base_profile(profile),
                                                              profile != BASELINE),
-                              rot_target if rotated else target, fmt, term_source) \
+                              rot_target if rotated else target, fmt,
+                              rot_config.term_source(mode)) \
             + _wire_flags(verdicts, profile)
         # One flag per code: the level's interval and the overhead's may both be thinned.
         thinned = [est.subsampled] if est.subsampled else []
@@ -675,15 +676,65 @@ def wire_verdicts(run: Run) -> dict:
     return profile_verdicts([judge_again(p) for p in wire.get("points", [])])
 
 
-# What the rerun_spread note says its run-to-run term is: only a term given for this
-# machine is called that; a default was measured elsewhere (issue 42: the note said "a rerun
-# on this machine" of another VM's constant).
+# What the rerun_spread note says its run-to-run term is: only a term measured here is
+# called this machine's; a default was measured elsewhere (issue 42: the note said "a rerun
+# on this machine" of another VM's constant), and a given one is the user's
+# (tests/project/test_machine_words.py reads every sentence that says "this machine").
 RERUN_TERM_WORDS = {
-    "default": "the run-to-run term, a default measured on another machine (not here), "
+    "default": "the run-to-run term, a default from another machine, not measured here, "
                "puts what a rerun moves this ratio by at",
     "given": "the run-to-run term given (--rerun-kappa, --rerun-floor) puts what a rerun "
              "moves this ratio by at",
+    "machine_calibration": "the run-to-run term measured on this machine (govkit calibrate) "
+                           "puts what a rerun moves this ratio by at",
+    "measured_in_run": "the run-to-run term measured in this run puts what a rerun moves "
+                       "this ratio by at",
 }
+# The same, as the run's one line on its term (rerun_term_line)
+RERUN_TERM_SAID = {
+    "default": "a default from another machine, not measured here",
+    "given": "given (--rerun-kappa, --rerun-floor), not measured by govkit",
+    "machine_calibration": "measured on this machine",
+    "measured_in_run": "measured in this run",
+}
+
+
+def rerun_term_line(doc: Run | dict) -> str | None:
+    """Where the run's run-to-run term came from and what it is, in one line (the terminal,
+    report.html and summary.md print it; None for a run that carries none)."""
+    run = as_run(doc)
+    if not run.rotation:
+        return None
+    config = run.rotation.config
+    parts = []
+    for mode in ("latency", "throughput"):
+        kappa = config.rerun_kappa_pct.get(mode, 0.0)
+        floor = config.rerun_floor_pct.get(mode, 0.0)
+        source = config.term_source(mode)
+        # (a term measured or given as 0 is said too: it is where the figure came from)
+        if not (kappa or floor or source != "default") or \
+                not any(s.mode == mode for s in run.slots):
+            continue
+        figure = "; ".join(x for x in (f"κ {kappa:g} %" if kappa else "",
+                                       f"floor {floor:g} %" if floor else "") if x) or \
+            ("κ 0 %" if mode == "latency" else "floor 0 %")
+        said = RERUN_TERM_SAID[source]
+        if source == "machine_calibration":
+            cal = config.rerun_term_calibration
+            term = (cal.get("terms") or {}).get(mode) or {}
+            se = next((v for k, v in term.items() if k.endswith("_se_pct")), None)
+            said += (f" by govkit calibrate on {str(cal.get('created', '?'))[:16]} UTC "
+                     f"({cal.get('runs', '?')} runs" + (f", ± {se:g} %" if isinstance(
+                         se, int | float) else "") + ")")
+        parts.append(f"{mode} {figure}: {said}")
+    if not parts:
+        return None
+    text = "run-to-run term (what a rerun moves a ratio by, in every interval): " + \
+        "; ".join(parts)
+    note = config.source.get("rerun_term_note")
+    if isinstance(note, str) and note:
+        text += f" ({note[:300]})"
+    return text
 
 
 def _flags(row: PointSummary, groups: list[list[float]], ok: list[Repeat], secured: bool,

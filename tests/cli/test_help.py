@@ -111,7 +111,7 @@ def _in_order(text: str, names: list[str]) -> bool:
 
 
 def test_the_walk_sees_every_command():
-    assert len(COMMANDS) == len(EXAMPLES) == 20
+    assert len(COMMANDS) == len(EXAMPLES) == 21
     assert set(IDS) == set(EXAMPLES)
 
 
@@ -316,7 +316,7 @@ RUN_IN_ORDER = ("pki init", "generate", "validate", "sign", "verify", "lint", "i
 
 def test_the_examples_run(cwd):
     """Each example does what it shows, on what the examples before it made."""
-    assert set(RUN_IN_ORDER) | {"bench", "wire-check", "report", "completion",
+    assert set(RUN_IN_ORDER) | {"bench", "wire-check", "report", "calibrate", "completion",
                                 "lifetime-check"} == set(EXAMPLES)
     runner = CliRunner()
     for command in RUN_IN_ORDER:

@@ -188,7 +188,7 @@ def test_the_rerun_note_calls_a_term_this_machines_only_when_given(source):
     notes = [f["reason"] for r in rows for f in r["flags"] if f["code"] == "rerun_spread"]
     assert notes
     expected = ("given (--rerun-kappa, --rerun-floor)" if source == "given"
-                else "a default measured on another machine (not here)")
+                else "a default from another machine, not measured here")
     assert all(expected in n for n in notes), notes
     assert not any("this machine" in f["reason"] for r in rows for f in r["flags"])
 
