@@ -47,6 +47,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from govkit.bench.defaults import RERUN_FLOOR_PCT, RERUN_KAPPA_PCT
+from govkit.catalog.measures import MODES
 from govkit.common.cachefile import read_cached, write_cached
 from govkit.common.errors import GovkitError
 from govkit.common.paths import user_cache_dir
@@ -64,7 +65,6 @@ DEFAULT_RUNS = 4
 DEFAULT_RUN_BUDGET_S = 40
 QUICK = {"runs": 2, "run_budget_s": 15, "profiles": ("none", "rtps_sign"), "sizes": (32,)}
 SETUP_S = 12            # a run's start-up beyond its budget (pairs started, warm-up, save)
-MODES = ("latency", "throughput")
 MAX_PCT = 100.0
 
 

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 
-from govkit.bench.defaults import DISCOVERY
 from govkit.bench.options import BenchOptions, BenchOutcome
+from govkit.catalog.measures import DISCOVERY
 from govkit.catalog.runners import runner_info
 from govkit.common.errors import EXIT_INTERRUPTED, EXIT_INVALID, EXIT_USAGE, GovkitError
 

@@ -379,7 +379,7 @@ def test_slots_grow_to_hold_enough_samples_and_keep_their_length_on_resume():
         RotationSettings,
         measure_lengths,
     )
-    from govkit.runners.pair import THROUGHPUT
+    from govkit.catalog.measures import THROUGHPUT
 
     rs = RotationSettings()
     lanes = [(LATENCY, 32), (LATENCY, 1 << 22), (THROUGHPUT, 32), (THROUGHPUT, 1 << 22),
