@@ -142,7 +142,13 @@ def test_secured_processes_get_every_bundle_file_as_a_property(tmp_path):
         "dds.sec.auth.builtin.PKI-DH.private_key": files.private_key.as_uri(),
         "dds.sec.access.builtin.Access-Permissions.permissions_ca": files.permissions_ca.as_uri(),
         "dds.sec.access.builtin.Access-Permissions.governance": files.governance.as_uri(),
-        "dds.sec.access.builtin.Access-Permissions.permissions": files.permissions.as_uri()}
+        "dds.sec.access.builtin.Access-Permissions.permissions": files.permissions.as_uri(),
+        # Fast DDS's security log, beside the run's files (issue 43 item 2)
+        "dds.sec.log.plugin": "builtin.DDS_LogTopic",
+        "dds.sec.log.builtin.DDS_LogTopic.logging_level": "WARNING_LEVEL",
+        "dds.sec.log.builtin.DDS_LogTopic.log_file":
+            str(tmp_path / "cfg" / "fastdds-rtps_encrypt-sub.security.log"),
+        "dds.sec.log.builtin.DDS_LogTopic.distribute": "false"}
     assert files.governance.suffix == files.permissions.suffix == ".p7s"
     # the baseline loads no plugins: no properties at all
     assert r.configs(point, Bundle(get_profile("none")), tmp_path / "cfg") == {}
