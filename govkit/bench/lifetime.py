@@ -15,7 +15,7 @@ event), `dropped` (they stopped; `seconds` after the event, to within one slot),
 `refused` (a joining pub was never matched: its own participant was not created, or the
 peer refused its handshake), `accepted` (a joining pub matched and talked), `crashed` (a
 side ended on a signal), or `inconclusive` (the pair matched only after the event: the
-lead time was too short on this machine; never a runtime's answer). The evidence is what
+lead time was too short for the host; never a runtime's answer). The evidence is what
 the runtime said on either side (its own log lines; Fast DDS's listener events as
 fastdds_perf prints them), else what govkit saw.
 
@@ -94,7 +94,7 @@ class Cell:
 # `SECONDS.MICROS [DOMAIN] THREAD: ` (its log line prefix)
 _PREFIX = re.compile(r"^(?:\[\d+\] |\d+\.\d+ \[\d*\] [^:]+: )")
 # Lines that are not about the cell's pair: fastdds_perf's discovery lines (no security
-# event in them), and a stranger's handshake on the same domain (another program on this
+# event in them), and a stranger's handshake on the same domain (another program on the
 # machine: domains are few): a peer from another PKI (a cell's two sides share one
 # Identity CA, so theirs always has its issuer), or a non-eProsima participant (vendor
 # 01.10 is Cyclone's) that Fast DDS did not authorize.
