@@ -70,8 +70,6 @@ ALLOWED: dict[str, list[tuple[str, str]]] = {
     ],
     "docs/reference/cli.md": [("Measure this machine's run-to-run term and keep it",
                                "calibrate's help, generated")],
-    "benchmarks/calibration.py": [("this machine's run-to-run term ({MODE})",
-                                   "estimated from the runs it just made here")],
     # where things run, not figures
     "govkit/common/staging.py": [("this boot of this machine", "a pid's scope")],
     "govkit/runners/base.py": [("on this machine's loopback", "where the processes run")],
