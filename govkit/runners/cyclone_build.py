@@ -28,7 +28,7 @@ from pathlib import Path
 from govkit.common.errors import GovkitError
 from govkit.common.paths import user_cache_dir
 from govkit.runners.dds_prefix import CycloneInstall
-from govkit.runners.fastdds_build import print_built
+from govkit.runners.fastdds_build import print_built, runtime_build
 
 NATIVE = Path(__file__).resolve().parent / "native"
 SOURCE = NATIVE / "cyclone_perf.c"
@@ -57,15 +57,6 @@ def first_line(argv: list[str]) -> str:
     return ((out.stdout or out.stderr).splitlines() or ["unknown"])[0].strip()
 
 
-def _runtime_build(install: CycloneInstall) -> bytes:
-    """What names one build of an installed library: its path and its bytes' hash."""
-    h = hashlib.sha256()
-    with install.library.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return f"{install.library} {h.hexdigest()}".encode()
-
-
 def prefix_flags(install: CycloneInstall | None) -> tuple[str, ...]:
     """The compiler's flags for an install in a prefix: its headers, its library, and its
     library directory as the run path; none for the system's."""
@@ -78,7 +69,7 @@ def build_key(cc: str, install: CycloneInstall | None = None) -> str:
     """16 hex digits naming the binary: sources + compiler + Cyclone + command line."""
     from govkit.runners.ddsperf import cyclonedds_version
     h = hashlib.sha256()
-    runtime = _runtime_build(install) if install else cyclonedds_version().encode()
+    runtime = runtime_build(install.library) if install else cyclonedds_version().encode()
     for part in (SOURCE.read_bytes(), IDL.read_bytes(), READERS.read_bytes(),
                  first_line([cc, "--version"]).encode(),
                  runtime, " ".join(FLAGS + LIBS + prefix_flags(install)).encode()):

@@ -78,19 +78,21 @@ def build_key(cxx: str, install: FastddsInstall | None = None) -> str:
     an install in a prefix, that build of its library (path and bytes) in place of the
     system's version, so another build of the same version is another program."""
     h = hashlib.sha256()
-    runtime = _runtime_build(install) if install else fastdds_version().encode()
+    runtime = runtime_build(install.library) if install else fastdds_version().encode()
     for part in (SOURCE.read_bytes(), READERS.read_bytes(), _compiler_version(cxx).encode(),
                  runtime, " ".join(FLAGS + LIBS + prefix_flags(install)).encode()):
         h.update(hashlib.sha256(part).digest())
     return h.hexdigest()[:16]
 
 
-def _runtime_build(install: FastddsInstall) -> bytes:
+def runtime_build(library: Path) -> bytes:
+    """What names one build of an installed runtime library (Fast DDS's or Cyclone's): its
+    path and its bytes' hash."""
     h = hashlib.sha256()
-    with install.library.open("rb") as f:
+    with library.open("rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
-    return f"{install.library} {h.hexdigest()}".encode()
+    return f"{library} {h.hexdigest()}".encode()
 
 
 def prefix_flags(install: FastddsInstall | None) -> tuple[str, ...]:
