@@ -46,10 +46,17 @@ def pytest_runtest_makereport(item, call):
     # test_report_browser.py skips with its own wording; its marker says what it needs.
     if needed is None and item.get_closest_marker("browser") is not None:
         needed = "browser"
-    if needed in item.config._govkit_required:
+    required_here = item.config._govkit_required
+    if needed in required_here:
         report.outcome = "failed"
         report.longrepr = (f"{ENV} requires {needed!r}, but this test would have been skipped: "
                            f"{reason.removeprefix('Skipped: ')}")
+    elif needed is None and required_here:
+        # CI (any GOVKIT_REQUIRE) runs everything: a skip naming no prerequisite hides a
+        # test as surely as one that does
+        report.outcome = "failed"
+        report.longrepr = (f"{ENV} is set, and a skip that names no prerequisite is a failure "
+                           f"here: {reason.removeprefix('Skipped: ')}")
 
 
 @pytest.fixture(scope="session")

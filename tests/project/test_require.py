@@ -59,3 +59,20 @@ def test_ci_requires_every_prerequisite_and_runs_the_readme_command():
     readme = (HERE.parent / "README.md").read_text()
     command = "bash .ci/setup && .venv/bin/python -m pytest"
     assert command in readme and command in text
+
+
+def test_in_ci_a_skip_that_names_no_prerequisite_fails_too(tmp_path):
+    """A bare pytest.skip passes on a user's machine and fails under any GOVKIT_REQUIRE
+    (tests/conftest.py, loaded here as a plugin)."""
+    (tmp_path / "test_bare_skip.py").write_text(
+        "import pytest\n\ndef test_x():\n    pytest.skip('not today')\n")
+    env = {k: v for k, v in os.environ.items() if k != ENV} | {"PYTHONPATH": str(HERE)}
+    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "conftest",
+            "-rfEs", str(tmp_path / "test_bare_skip.py")]
+    run = lambda extra: subprocess.run(argv, cwd=tmp_path, env=env | extra,  # noqa: E731
+                                       capture_output=True, text=True, timeout=120)
+    local = run({})
+    assert local.returncode == 0 and "1 skipped" in local.stdout, local.stdout + local.stderr
+    ci = run({ENV: "shared"})
+    assert ci.returncode == 1, ci.stdout + ci.stderr
+    assert "names no prerequisite" in ci.stdout and "not today" in ci.stdout
