@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from helpers.dds import cyclone_program, needs_cyclone, next_domain, pair_bundle
+from helpers.require import missing
 
 from govkit.common.errors import GovkitError
 from govkit.runners.pair import Pair, PairFailed, parse_count, parse_slot
@@ -153,6 +154,56 @@ def test_fastdds_program_with_four_readers(tmp_path, profile):
 @pytest.mark.fastdds
 def test_fastdds_program_with_one_reader_prints_what_it_did(tmp_path):
     _check_one_reader_unchanged(_fastdds(), tmp_path)
+
+
+def _policies_of_tree(pid: int) -> tuple[set[int], set[int]]:
+    """(the policies of process `pid`'s threads, those of its child processes' threads)."""
+    import os
+
+    def threads(p: int) -> set[int]:
+        return {os.sched_getscheduler(int(t)) for t in os.listdir(f"/proc/{p}/task")}
+    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    return threads(pid), set().union(*(threads(int(c)) for c in children))
+
+
+def _check_relay_is_never_real_time(r, tmp_path: Path) -> None:
+    """A realtime pair with 2 readers: the relay (pong's parent, off the measured path)
+    runs under SCHED_OTHER while its readers follow the slot's policy. Under SCHED_FIFO a
+    Fast DDS relay once spun in the kernel for 77 minutes and starved the machine
+    (govkit/runners/native/readers.h)."""
+    import os
+
+    from govkit.runners.pair import FIFO, NORMAL
+    if os.geteuid() != 0:
+        pytest.skip(missing("root", "SCHED_FIFO needs root or CAP_SYS_NICE"))
+    bundle, work = pair_bundle(r, tmp_path, "none")
+    domain = next_domain()
+    specs = r.pair_specs(bundle, domain, None, True, work, wait_s=WAIT_S, readers=2)
+    pair = Pair("none", "none", 0, domain, specs, r.explain_refusal, realtime=True)
+    try:
+        pair.start(timeout=WAIT_S + 30)
+        relay = pair.procs["sub"].pid
+        for policy, readers_run in ((FIFO, os.SCHED_FIFO), (NORMAL, os.SCHED_OTHER),
+                                    (FIFO, os.SCHED_FIFO)):
+            pair.use_policy(policy)
+            own, children = _policies_of_tree(relay)
+            assert own == {os.SCHED_OTHER}, (policy, own)
+            assert readers_run in children, (policy, children)
+            assert children <= {readers_run, os.SCHED_OTHER}, (policy, children)
+        assert any(pair.slot(32, 10_000, 100_000)["n"] > 0 for _ in range(50))
+    finally:
+        pair.close()
+
+
+@needs_cyclone
+@pytest.mark.cyclone
+def test_cyclone_relay_is_never_real_time(tmp_path):
+    _check_relay_is_never_real_time(_cyclone(), tmp_path)
+
+
+@pytest.mark.fastdds
+def test_fastdds_relay_is_never_real_time(tmp_path):
+    _check_relay_is_never_real_time(_fastdds(), tmp_path)
 
 
 def test_readers_count_is_checked():

@@ -18,13 +18,15 @@
 //     `count TAG missing` when any reader is missing that slot's end.
 // A child that exits ends the parent with the child's status after stopping the others;
 // the children ask the kernel for SIGKILL when the parent dies (PR_SET_PDEATHSIG), and
-// share the parent's process group, standard error, CPU affinity and scheduling policy.
+// share the parent's process group, standard error, CPU affinity and scheduling policy;
+// the parent itself then leaves real-time scheduling (readers_fork says why).
 // With READERS 1 nothing is forked: the program is what it was, byte for byte.
 
 #ifndef GOVKIT_READERS_H
 #define GOVKIT_READERS_H
 
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -311,6 +313,18 @@ static int readers_fork(int n)
         readers_from[k]->fd = out[0];
     }
     signal(SIGPIPE, SIG_IGN);
+    // The relay is never real-time. It forwards lines, off the measured path, yet chrt gave
+    // it SCHED_FIFO with the readers; a Fast DDS relay ending while its 4 readers exited
+    // once spun in the kernel under SCHED_FIFO for 77 minutes, deaf to SIGKILL, and starved
+    // the machine (load average 1400). Under SCHED_OTHER a spin costs a share, not a CPU.
+    // The readers keep the policy they inherited, and `sched` still reaches them.
+    struct sched_param normal;
+    memset(&normal, 0, sizeof normal);
+    if (sched_setscheduler(0, SCHED_OTHER, &normal) != 0) {
+        fprintf(stderr, "[%ld] warning: the relay could not leave real-time scheduling "
+                "(errno %d)\n", (long)getpid(), errno);
+        fflush(stderr);
+    }
     exit(readers_relay());
 }
 
