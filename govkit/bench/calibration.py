@@ -18,7 +18,9 @@ error without the term (the method of moments of benchmarks/calibration.py). Its
 uncertainty is a jackknife over the runs (each left out in turn). The calibration is one
 file in the user's cache (govkit.common.cachefile: digest-checked, private, atomic),
 named by and holding the machine's identity (CPU model, microcode, kernel release, host
-name) and dated. A bench run on the same machine carries it (`rerun_term_source:
+name) and dated; it also holds how far idle CPUs move the absolute latency
+(govkit.bench.idle_vs_awake), measured by the same command. A bench run on the same
+machine carries it (`rerun_term_source:
 machine_calibration`); a file that does not check, or is for another identity, or older
 than MAX_AGE_DAYS, is refused in one line and the run carries the default, saying it is
 another machine's.
@@ -42,14 +44,22 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from govkit.bench.defaults import RERUN_FLOOR_PCT, RERUN_KAPPA_PCT
+from govkit.bench.idle_vs_awake import QUICK as IDLE_QUICK
+from govkit.bench.idle_vs_awake import (
+    IdlePlan,
+    IdleRefused,
+    check_idle_vs_awake,
+    idle_vs_awake_lines,
+    run_idle_vs_awake,
+)
 from govkit.catalog.measures import MODES
 from govkit.common.cachefile import read_cached, write_cached
-from govkit.common.errors import GovkitError
+from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.common.paths import user_cache_dir
 
 FORMAT = "govkit.calibration/1"
@@ -63,7 +73,8 @@ PROFILES = ("none", "rtps_sign", "sign_submsg_encrypt_origin_data_encrypt")
 SIZES = (32, 63000)
 DEFAULT_RUNS = 4
 DEFAULT_RUN_BUDGET_S = 40
-QUICK = {"runs": 2, "run_budget_s": 15, "profiles": ("none", "rtps_sign"), "sizes": (32,)}
+QUICK = {"runs": 2, "run_budget_s": 15, "profiles": ("none", "rtps_sign"), "sizes": (32,),
+         "idle": IdlePlan(**IDLE_QUICK)}
 SETUP_S = 12            # a run's start-up beyond its budget (pairs started, warm-up, save)
 MAX_PCT = 100.0
 
@@ -101,11 +112,13 @@ class Calibration:
     points: int
     terms: dict[str, dict[str, float | None]]   # mode → {kappa_pct|floor_pct, …_se_pct}
     settings: dict
+    idle_vs_awake: dict | None = None   # govkit.bench.idle_vs_awake's measurement
 
     def to_json(self) -> dict:
         return {"format": FORMAT, "identity": self.identity, "created": self.created,
                 "runs": self.runs, "points": self.points, "terms": self.terms,
-                "settings": self.settings}
+                "settings": self.settings,
+                **({"idle_vs_awake": self.idle_vs_awake} if self.idle_vs_awake else {})}
 
     def summary(self) -> dict:
         """What a run's rotation.settings.rerun_term_calibration records of it."""
@@ -154,8 +167,14 @@ def parse_calibration(data: object, identity: dict[str, str], now: datetime) -> 
                     or not math.isfinite(value) or not 0 <= value <= MAX_PCT):
                 raise CalibrationRefused(f"`terms.{mode}.{key}` is not a percentage")
     settings = data.get("settings")
+    idle = data.get("idle_vs_awake")
+    if idle is not None:
+        try:
+            idle = check_idle_vs_awake(idle)
+        except IdleRefused as e:
+            raise CalibrationRefused(str(e)) from None
     return Calibration(identity, created.isoformat(timespec="seconds"), runs, points,
-                       terms, settings if isinstance(settings, dict) else {})
+                       terms, settings if isinstance(settings, dict) else {}, idle)
 
 
 def load_calibration(identity: dict[str, str] | None = None,
@@ -269,11 +288,21 @@ class CalibrationPlan:
     profiles: tuple[str, ...] = PROFILES
     sizes: tuple[int, ...] = SIZES
     mode: str = "latency"           # or "both": the throughput floor too
+    idle: IdlePlan | None = IdlePlan()  # the awake/idle runs after them (None: none)
 
     @property
     def seconds(self) -> int:
         """What the runs take, about: the budget and the start-up of each."""
-        return self.runs * (self.run_budget_s + SETUP_S)
+        return self.runs * (self.run_budget_s + SETUP_S) + (
+            self.idle.seconds if self.idle else 0)
+
+    def with_idle_runs(self, runs: int | None) -> CalibrationPlan:
+        """`--idle-runs`: the awake/idle runs per state (0: none; None: as planned)."""
+        if runs is None:
+            return self
+        if not 0 <= runs <= 50:
+            raise GovkitError(f"--idle-runs {runs}: expected 0 to 50", EXIT_USAGE)
+        return replace(self, idle=replace(self.idle or IdlePlan(), runs=runs) if runs else None)
 
     def bench_args(self) -> list[str]:
         return ["--profile", ",".join(self.profiles), "--sizes",
@@ -282,13 +311,14 @@ class CalibrationPlan:
 
     def to_json(self) -> dict:
         return {"runs": self.runs, "run_budget_s": self.run_budget_s,
-                "profiles": list(self.profiles), "sizes": list(self.sizes), "mode": self.mode}
+                "profiles": list(self.profiles), "sizes": list(self.sizes), "mode": self.mode,
+                "idle_runs_per_state": self.idle.runs if self.idle else 0}
 
 
 def run_calibration(plan: CalibrationPlan, say, keep: Path | None = None) -> Calibration:
     """`plan.runs` short `govkit bench` runs back to back in a work directory of their own
-    (their test PKI and results there; removed unless `keep`), then the estimate; `say`
-    prints a line."""
+    (their test PKI and results there; removed unless `keep`), then the estimate, then
+    `plan.idle`'s awake/idle runs; `say` prints a line."""
     work = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="govkit-calibrate-"))
     work.mkdir(parents=True, exist_ok=True)
     docs = []
@@ -309,10 +339,13 @@ def run_calibration(plan: CalibrationPlan, say, keep: Path | None = None) -> Cal
             load = os.getloadavg()[0]
             say(f"run {i + 1} of {plan.runs}: {time.monotonic() - t0:.0f} s, exit "
                 f"{r.returncode}, load average {load:.2f}")
+        cal = calibration_of(docs, machine_identity(), plan.to_json())
+        if plan.idle:
+            cal = replace(cal, idle_vs_awake=run_idle_vs_awake(plan.idle, work, say))
     finally:
         if keep is None:
             shutil.rmtree(work, ignore_errors=True)
-    return calibration_of(docs, machine_identity(), plan.to_json())
+    return cal
 
 
 def calibration_lines(cal: Calibration) -> list[str]:
@@ -325,7 +358,16 @@ def calibration_lines(cal: Calibration) -> list[str]:
         default = (RERUN_KAPPA_PCT if mode == "latency" else RERUN_FLOOR_PCT)[mode]
         lines.append(f"{mode}: {'κ' if mode == 'latency' else 'floor'} {value:.2f} %{unc} "
                      f"(the default, from another machine: {default:g} %)")
+    if cal.idle_vs_awake:
+        lines += idle_vs_awake_lines(cal.idle_vs_awake)
     return lines
+
+
+def measured_idle_vs_awake() -> dict | None:
+    """This machine's awake/idle measurement (from its calibration), or None: what a bench
+    run records in environment.idle_vs_awake."""
+    cal, _ = load_calibration()
+    return cal.idle_vs_awake if cal is not None else None
 
 
 # ------------------------------------------------------------------- what a run carries

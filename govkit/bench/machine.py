@@ -97,7 +97,8 @@ def cpu_facts(cpuinfo: str) -> dict:
 
 def environment(extra: dict | None = None) -> dict:
     """govkit, OpenSSL and Python versions, CPU (its crypto extensions) and kernel (plus
-    runner versions)."""
+    runner versions), and the awake/idle measurement of govkit calibrate here."""
+    from govkit.bench.calibration import measured_idle_vs_awake
     try:
         facts = cpu_facts(Path("/proc/cpuinfo").read_text())
     except OSError:
@@ -116,6 +117,9 @@ def environment(extra: dict | None = None) -> dict:
             "kernel": f"{uname.system} {uname.release} {uname.machine}",
             # the most a socket buffer may be (a runner asks more for large samples: 1 MiB)
             "socket_buffers": {k: _sysctl(f"net/core/{k}") for k in ("rmem_max", "wmem_max")},
+            # how far idle CPUs move the absolute latency, where govkit calibrate measured
+            # it on this same machine identity; null: not measured here
+            "idle_vs_awake": measured_idle_vs_awake(),
             **(extra or {})}
 
 

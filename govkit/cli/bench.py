@@ -296,6 +296,7 @@ def bench(
         parse_max_ratios,
         verdict_line,
     )
+    from govkit.results.latency_state import latency_state_note
     from govkit.results.store import RESULTS_NAME
     from govkit.results.summary import (
         flagged_points,
@@ -368,8 +369,7 @@ def bench(
         return
     doc = outcome.doc or {}
     floor = noise_floor(doc) + noise_floor(doc, mode="throughput")
-    awake = (doc.get("settings") or {}).get("cpus_kept_awake") is True
-    for table in (latency_table(outcome.summary, awake), noise_floor_table(floor),
+    for table in (latency_table(outcome.summary, latency_state_note(doc)), noise_floor_table(floor),
                   variant_table(variant_differences(outcome.summary)),
                   versions_table(doc.get("versions")),
                   discovery_table(outcome.summary),

@@ -30,6 +30,13 @@ def calibrate(
     quick: Annotated[bool, typer.Option(
         "--quick", help="Two 15 s runs of none and rtps_sign at 32 B: a rough term in about "
                         "a minute (for trying it out, and the tests).")] = False,
+    idle_runs: Annotated[int | None, typer.Option(
+        "--idle-runs", help="Then this many runs of none and rtps_sign at 32 B with the "
+                            "CPUs kept awake and as many allowed to idle, interleaved "
+                            "(awake, idle, idle, awake, ...): how far idle CPUs move the "
+                            "absolute latency here, which bench runs then state; 0 skips "
+                            "it. Default: 2 (--quick: 1), of 20 s each (--quick: 10 s).",
+        show_default=False)] = None,
     keep: Annotated[Path | None, typer.Option(
         "--keep", help="Keep the runs (their results.json and output) in this directory; "
                        "by default they go in a temporary one, removed after.",
@@ -52,6 +59,7 @@ def calibrate(
                               **({"runs": runs} if runs is not None else {}),
                               **({"run_budget_s": run_budget} if run_budget is not None
                                  else {})})
+    plan = plan.with_idle_runs(idle_runs)
     if not 2 <= plan.runs <= 50:
         raise GovkitError(f"--runs {plan.runs}: expected 2 to 50", EXIT_USAGE)
     if not 5 <= plan.run_budget_s <= 3600:
@@ -59,8 +67,9 @@ def calibrate(
                           EXIT_USAGE)
     who = machine_identity()
     minutes, seconds = divmod(plan.seconds, 60)
+    idle = f", then {plan.idle.said()}" if plan.idle else ""
     err.print(f"govkit calibrate: {plan.runs} runs of `govkit bench {' '.join(plan.bench_args())}`"
-              f" back to back, about {minutes} min {seconds:02d} s in all, on {who['cpu']} "
+              f" back to back{idle}, about {minutes} min {seconds:02d} s in all, on {who['cpu']} "
               f"({who['host']}, kernel {who['kernel']}); keep the machine as it will be when "
               "you benchmark", markup=False, highlight=False)
     cal = run_calibration(plan, lambda line: err.print(line, markup=False, highlight=False),

@@ -415,7 +415,7 @@ class ReportModel:
     # variant against its reference, paired by round), and what the runtime let govkit vary
     variants: list[dict] = field(default_factory=list)
     crypto_defaults: str = ""
-    awake_note: str = ""         # AWAKE_NOTE where the run kept its CPUs awake
+    awake_note: str = ""         # the CPUs' state behind the µs (results.latency_state)
     policy_baseline_meaning: str = POLICY_BASELINE_MEANING   # what `× CLASS` is
     # a version axis: govkit.results.versions' rows (each profile on two installs)
     versions: list[dict] = field(default_factory=list)

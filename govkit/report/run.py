@@ -71,9 +71,10 @@ from govkit.report.wire_section import MAX_WIRE_ROWS, WireMalformed, build_wire_
 from govkit.results import stats
 from govkit.results.check import SCHEMA, Malformed, json_excerpt, load_run
 from govkit.results.cost_model import cost_models, predict, stored
-from govkit.results.figures import AWAKE_NOTE, FIGURES
+from govkit.results.figures import FIGURES
 from govkit.results.flags import CPU_LANE_FLAGS, flag_advice, short_label
 from govkit.results.gates import run_gates
+from govkit.results.latency_state import latency_state_note
 from govkit.results.paired import ESTIMATOR
 from govkit.results.point import Flag as PointFlag
 from govkit.results.point import NoiseFloorRow, PointSummary, as_points
@@ -258,7 +259,7 @@ def _build(run: RunRecord, summary: list[dict], records: list[Repeat]) -> Report
         path_text=_path_text(nets), discovery=discovery,
         variants=variant_differences(summary),
         crypto_defaults=settings.crypto.get("defaults") or "",
-        awake_note=AWAKE_NOTE if settings.items.get("cpus_kept_awake") is True else "")
+        awake_note=latency_state_note(run))
 
 
 def _interval_text(settings: RunSettings, summary: list[dict], rotation: Rotation | None

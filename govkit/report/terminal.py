@@ -8,7 +8,7 @@ from rich.text import Text
 from govkit.catalog.measures import DISCOVERY
 from govkit.catalog.profiles import BASELINE
 from govkit.results import figures
-from govkit.results.figures import AWAKE_NOTE, FIGURES
+from govkit.results.figures import FIGURES
 from govkit.results.flags import short_label
 from govkit.results.point import NoiseFloorRow, PointSummary, Tail, as_points
 from govkit.results.summary import POLICY_BASELINE_MEANING
@@ -71,7 +71,8 @@ def noise_floor_table(rows: list[dict]) -> Table | None:
     return table
 
 
-def latency_table(summary: list, awake: bool = False) -> Table | None:
+def latency_table(summary: list, state_note: str = "") -> Table | None:
+    """`state_note`: the CPUs' state behind the µs (govkit.results.latency_state)."""
     rows = _mode(summary, "latency")
     if not rows:
         return None
@@ -84,7 +85,7 @@ def latency_table(summary: list, awake: bool = False) -> Table | None:
     table = Table(title=f"One-way latency (µs): {rows[0].statistic}, with 95% intervals; "
                         "overhead over `none` (same network) as a ratio and as added µs; "
                         f"RTI's published Connext figures beside them; p99*: {tail}"
-                        + (f"; {AWAKE_NOTE}" if awake else "")
+                        + (f"; {state_note}" if state_note else "")
                         + (f"; × class: over {own}, {POLICY_BASELINE_MEANING}" if own
                            else ""),
                   title_justify="left")

@@ -64,15 +64,3 @@ FIGURES: dict[str, Figure] = {f.key: f for f in (
     Figure("rexmit_bytes", "Retransmitted bytes (injected loss)", "int"),
     Figure("rexmit_share_pct", "Retransmitted / delivered payload", "pct"),
 )}
-
-
-# What an absolute latency is, beside the ratios: govkit keeps the measured CPUs awake
-# (govkit.bench.awake), so its µs are not what a pair on idle CPUs reads (issue 46 item 5:
-# a bare ddsperf pair read 1.9x govkit's µs on one host; on the AMD EPYC VM of 2026-12-07
-# --allow-idle read `none` faster, 22.5 against 25.4 µs at 32 B, and rtps_sign 2.04x
-# against 1.76x: neither the direction nor the size is general). Said wherever the µs are shown
-# (terminal, report.html, summary.md) when settings.cpus_kept_awake is true.
-AWAKE_NOTE = ("absolute µs are with the CPUs kept awake (no idle halt); on idle CPUs, as "
-              "most deployments run, the µs and the ratios differ, by an amount and in a "
-              "direction that depend on the machine: a run with --allow-idle on the same "
-              "machine measures it")

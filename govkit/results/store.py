@@ -24,6 +24,7 @@ from govkit.common.limits import MAX_RESULTS_BYTES
 from govkit.results.check import Malformed, load_run
 from govkit.results.cost_model import cost_models, stored
 from govkit.results.gates import run_gates
+from govkit.results.latency_state import latency_state
 from govkit.results.perftest_csv import csv_name, to_csv
 from govkit.results.record import (
     SCHEMA_PREFIX,
@@ -227,6 +228,9 @@ class ResultStore:
         run = self.run() if summary or "summary" not in self.doc else None
         if run is not None:
             self.doc["summary"] = self.summarizer.summarize(run)
+            state = latency_state(run)      # the words beside every absolute µs
+            if state is not None:
+                self.doc["absolute_latency"] = state
             if run.rotation is not None:
                 self.doc["cost_model"] = stored(cost_models(run))
                 versions = run_versions(run, self.summarizer.overheads)
