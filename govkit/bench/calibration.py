@@ -364,8 +364,8 @@ def calibration_lines(cal: Calibration) -> list[str]:
 
 
 def measured_idle_vs_awake() -> dict | None:
-    """This machine's awake/idle measurement (from its calibration), or None: what a bench
-    run records in environment.idle_vs_awake."""
+    """The awake/idle measurement of the calibration made on the same machine identity
+    (load_calibration), or None: what a bench run records in environment.idle_vs_awake."""
     cal, _ = load_calibration()
     return cal.idle_vs_awake if cal is not None else None
 

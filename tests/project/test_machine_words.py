@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from govkit.results.latency_state import NOT_MEASURED, latency_state_note
 from govkit.results.record import MEASURED_HERE, RERUN_TERM_SOURCES
 from govkit.results.summary import RERUN_TERM_SAID, RERUN_TERM_WORDS, rerun_term_line
 
@@ -147,3 +148,31 @@ def test_the_runs_line_never_calls_a_term_not_measured_here_this_machines(source
     line = rerun_term_line(doc)
     assert line and "this machine" not in line
     assert RERUN_TERM_SAID[source] in line
+
+
+IDLE_MEASURED = {"created": "2026-12-07T19:00:00+00:00", "size": 32, "ratio": 0.89,
+                 "ratio_ci95": [0.85, 0.93], "idle_us": 22.5, "awake_us": 25.4,
+                 "runs_per_state": 2, "protected": {"profile": "rtps_sign", "awake": 1.76,
+                                                    "idle": 2.04}}
+
+
+@pytest.mark.parametrize("awake", [True, False])
+@pytest.mark.parametrize("idle", [None, IDLE_MEASURED, {"ratio": "0.9"}])
+def test_the_cpus_state_gives_idles_figure_only_where_measured_on_the_runs_machine(awake,
+                                                                                  idle):
+    """Issue 46 item 5: the sentence beside absolute µs names the CPUs' state; it gives
+    how far idle moves them only from the run's environment.idle_vs_awake (govkit
+    calibrate on the same machine identity), dated and named as govkit calibrate's, and
+    otherwise says it is not measured there and how to measure it: never a figure of
+    another machine, never "this machine" (the report may be read elsewhere)."""
+    doc = {"settings": {"cpus_kept_awake": awake}, "environment": {"idle_vs_awake": idle},
+           "profiles": [], "results": []}
+    note = latency_state_note(doc)
+    assert note.startswith("CPUs kept awake: " if awake else "CPUs allowed to idle: ")
+    assert not PHRASE.search(note), note
+    if idle is IDLE_MEASURED:
+        assert ("idle reads 0.89× [0.85, 0.93] of awake on the machine that made this run"
+                in note and "measured 2026-12-07 by govkit calibrate (2 run(s) of each"
+                in note), note
+    else:
+        assert note.endswith(NOT_MEASURED) and not re.search(r"\d×", note), note

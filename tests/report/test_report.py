@@ -1322,28 +1322,3 @@ def test_an_aa_arm_without_an_interval_is_reported_not_a_crash(tmp_path):
     page = lxml.html.parse(str(tmp_path / "report.html"))
     cells = page.xpath('//*[@data-kind="aa-ratio-ci"]')
     assert cells and all(text(c) == "no interval (too few rounds)" for c in cells)
-
-
-@pytest.mark.parametrize("awake", [True, False])
-def test_absolute_latencies_say_the_cpus_were_kept_awake(tmp_path, awake):
-    """govkit keeps the measured CPUs awake, and a pair on idle CPUs reads slower (issue 46
-    item 5: a bare ddsperf pair read 1.9x govkit's µs): report.html, summary.md and the
-    terminal's latency table say so beside the µs of a run that did, and only of one."""
-    from rich.console import Console
-
-    from govkit.report.terminal import latency_table
-    from govkit.results.figures import AWAKE_NOTE
-    doc = json.loads((DATA / "rotation_both" / "results.json").read_text())
-    doc["settings"]["cpus_kept_awake"] = awake
-    (tmp_path / "results.json").write_text(json.dumps(doc))
-    done = subprocess.run([GOVKIT, "report", str(tmp_path)], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    note = lxml.html.parse(str(tmp_path / "report.html")).xpath('//*[@id="awake-note"]')
-    md = (tmp_path / "summary.md").read_text()
-    console = Console(width=400, record=True)
-    console.print(latency_table(summarize(copy.deepcopy(doc)), awake))
-    shown = console.export_text().replace("\n", " ")
-    assert bool(note) == awake == ("CPUs kept awake:** absolute µs" in md) == \
-        (AWAKE_NOTE in " ".join(shown.split()))
-    if awake:
-        assert text(note[0]) == f"CPUs kept awake: {AWAKE_NOTE}."
