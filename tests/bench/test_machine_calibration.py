@@ -241,25 +241,50 @@ def test_the_report_and_summary_read_the_terminals_line(tmp_path):
 @needs_cyclone
 @pytest.mark.cyclone
 def test_calibrate_measures_stores_and_bench_carries_it(tmp_path):
-    """A real `govkit calibrate --quick` (two short runs), then a bench run that carries
-    its term and says so."""
+    """A real `govkit calibrate --quick` (two short runs, then one awake and one idle run),
+    then a bench run that carries its term and its awake/idle figure and says so: the
+    same sentence beside the µs in the terminal, report.html, summary.md and results.json
+    (issue 46 item 5)."""
+    import lxml.html
+    from helpers.html import text
+
+    from govkit.report.model import md_cell
     env, _ = marked_env()
     env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
     r = subprocess.run([GOVKIT, "calibrate", "--quick"], cwd=tmp_path, capture_output=True,
                        text=True, timeout=900, stdin=subprocess.DEVNULL, env=env)
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stderr.startswith("govkit calibrate: 2 runs of `govkit bench "), r.stderr
-    assert "about 0 min 54 s in all" in r.stderr.splitlines()[0]
+    assert ", then 2 awake/idle runs (" in r.stderr.splitlines()[0]
+    assert "about 1 min 38 s in all" in r.stderr.splitlines()[0]
     assert "latency: κ " in r.stdout and "stored in " in r.stdout
+    assert "idle over awake: " in r.stdout
     stored = list((tmp_path / "cache" / "govkit").glob("rerun-term-*.json"))
     assert len(stored) == 1
+    idle = json.loads(stored[0].read_text().split("\n", 1)[1])["idle_vs_awake"]  # digest, JSON
+    assert idle["order"] == ["awake", "idle"] and idle["size"] == 32
+    lo, hi = idle["ratio_ci95"]
+    assert lo <= idle["ratio"] <= hi
+    assert idle["ratio"] == pytest.approx(idle["idle_us"] / idle["awake_us"], rel=2e-3)
     b = subprocess.run([GOVKIT, "bench", "--profile", "none,rtps_sign", "--sizes", "32",
-                        "--budget", "10", "--no-report", "--out", "res"], cwd=tmp_path,
+                        "--budget", "10", "--out", "res"], cwd=tmp_path,
                        capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL,
                        env=env)
     assert b.returncode in (0, 1), b.stderr
-    settings = json.loads((tmp_path / "res/results.json").read_text())["rotation"][
-        "settings"]
+    doc = json.loads((tmp_path / "res/results.json").read_text())
+    settings = doc["rotation"]["settings"]
     assert settings["rerun_term_source"] == "machine_calibration"
     assert settings["rerun_term_calibration"]["identity"] == cal.machine_identity()
     assert "measured on this machine by govkit calibrate on " in b.stdout
+    # the run records the measurement, and every output says the same words of it
+    assert doc["environment"]["idle_vs_awake"] == idle
+    state = doc["absolute_latency"]
+    note = state["note"]
+    assert state["cpus"] == "CPUs kept awake" and state["idle_vs_awake_measured"] is True
+    assert note.startswith("CPUs kept awake: ") and (
+        f"idle reads {idle['ratio']:.2f}× [{lo:.2f}, {hi:.2f}] of awake on the machine "
+        f"that made this run" in note), note
+    assert note in " ".join(b.stdout.split())
+    shown = lxml.html.parse(str(tmp_path / "res/report.html")).xpath('//*[@id="awake-note"]')
+    assert len(shown) == 1 and text(shown[0]) == f"{note}."
+    assert f"{md_cell(note)}." in (tmp_path / "res/summary.md").read_text()
