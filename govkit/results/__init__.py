@@ -17,6 +17,7 @@
 - `cost_model`: each profile's added cost as a line through the measured sizes;
 - `versions`: a version axis's table: each profile's cost on two installs, and between;
 - `pool`: several runs of the same points pooled, the between-run term measured from them;
+- `latency_state`: the CPUs' state behind absolute µs, and idle's effect where measured;
 
 May import: every stage up to govkit.runners.
 """
