@@ -16,6 +16,7 @@ from pathlib import Path
 import lxml.html
 import pytest
 from helpers.html import text
+from helpers.json_schemas import assert_valid
 from rich.console import Console
 
 from govkit.bench import calibration as cal
@@ -125,7 +126,9 @@ def test_every_output_gives_the_same_sentence(tmp_path, awake, measured):
     # results.json: what the store writes at every save
     store = ResultStore.load(tmp_path)
     store.save()
-    saved = json.loads((tmp_path / "results.json").read_text())["absolute_latency"]
+    whole = json.loads((tmp_path / "results.json").read_text())
+    assert_valid(whole, "bench")
+    saved = whole["absolute_latency"]
     assert saved == latency_state(doc) and saved["note"] == note
     assert saved["idle_vs_awake_measured"] is measured
     assert saved["cpus"] == label[:-2]
