@@ -28,8 +28,9 @@ def calibrate(
         "--mode", help="latency: κ, the latency term; both: the throughput floor too "
                        "(longer rounds: give a --run-budget of 90 or more).")] = "latency",
     quick: Annotated[bool, typer.Option(
-        "--quick", help="Two 15 s runs of none and rtps_sign at 32 B: a rough term in about "
-                        "a minute (for trying it out, and the tests).")] = False,
+        "--quick", help="Two 15 s runs of none and rtps_sign at 32 B, then one awake "
+                        "and one idle 10 s run: a rough term and idle figure in under two "
+                        "minutes (for trying it out, and the tests).")] = False,
     idle_runs: Annotated[int | None, typer.Option(
         "--idle-runs", help="Then this many runs of none and rtps_sign at 32 B with the "
                             "CPUs kept awake and as many allowed to idle, interleaved "
