@@ -231,6 +231,9 @@ def test_throughput_rotates_beside_latency(tmp_path):
     doc = json.loads((tmp_path / "res/results.json").read_text())
     assert doc["results"] == []         # nothing ran as fresh per-repeat processes
     assert doc["settings"]["cpus_kept_awake"] is False and "--allow-idle" in doc["settings"]["idle"]
+    # and the µs say so, the terminal as results.json (issue 46 item 5)
+    assert doc["absolute_latency"]["cpus"] == "CPUs allowed to idle"
+    assert doc["absolute_latency"]["note"] in " ".join(r.stdout.split())
     slots = doc["rotation"]["slots"]
     by_mode = {m: [s for s in slots if s["mode"] == m] for m in ("latency", "throughput", "cpu")}
     assert [len(v) for v in by_mode.values()] == [3 * 5] * 3
