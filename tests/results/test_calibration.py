@@ -141,15 +141,18 @@ def test_two_pooled_results_are_compared_point_by_point(tmp_path, capsys):
 
 
 HOST = DATA / "runs" / "amd-epyc-2026-12-07"
+LATE = DATA / "runs" / "amd-epyc-2026-12-07-late"
 
 
-@pytest.mark.parametrize("args", [[], ["--no-term"], ["--kappa", "1.4"]],
-                         ids=["as-stated", "no-term", "kappa-1.4"])
-def test_method_md_quotes_what_calibration_prints_on_the_committed_runs(args, capsys):
+@pytest.mark.parametrize("host, args", [
+    (HOST, []), (HOST, ["--no-term"]), (HOST, ["--kappa", "1.4"]),
+    (LATE, []), (LATE, ["--kappa", "4.5"])],
+    ids=["as-stated", "no-term", "kappa-1.4", "late-as-stated", "late-kappa-4.5"])
+def test_method_md_quotes_what_calibration_prints_on_the_committed_runs(host, args, capsys):
     """docs/background/method.md's figures of 2026-12-07 are reproduced from the runs
     committed in tests/data/runs/ (from their stored widths: figures that do not move when
     the code's intervals do; tests/results/test_run_term_real.py judges those)."""
-    calibration.main(["--read", str(HOST), *args])
+    calibration.main(["--read", str(host), *args])
     out = capsys.readouterr().out
     var = out.split("var(z) ")[1].split(",")[0]
     beyond = out.split("|z| > 1.96: ")[1].split(" %")[0]
