@@ -123,3 +123,30 @@ def test_govkit_report_a_b_on_the_command_line(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "Cyclone DDS 0.10.2-2 and 11.0.1" in r.stdout
     assert "ran two installs in one run" in " ".join(r.stdout.split())
+
+
+def test_fail_on_flag_judges_the_versions_rows_and_reads_the_same_everywhere(tmp_path):
+    """--fail-on-flag judges the ratio between the two installs (each row of `versions`,
+    with flags of its own) beside the points: results.json's `gates` (as `govkit bench`
+    saves it and prints its lines), report.html and summary.md give the same lines. Before,
+    a version axis row's flags never reached a gate."""
+    from govkit.results.store import ResultStore
+    run = _copy(tmp_path, "axis")
+    doc = json.loads((run / "results.json").read_text())
+    doc["settings"]["gates"] = {"fail_on_flag": ["wide_interval"], "max_ratio": {}}
+    (run / "results.json").write_text(json.dumps(doc))
+    store = ResultStore.load(run)
+    store.save()                    # what bench does at its end: summary, versions, gates
+    saved = json.loads((run / "results.json").read_text())
+    line = "rtps_sign latency 1024 B, 11.0.1 / 0.10.2: flagged wide_interval (--fail-on-flag)"
+    assert any(f["code"] == "wide_interval" for r in saved["versions"]
+               if r["profile"] == "rtps_sign" for f in r["flags"])
+    assert line in saved["gates"]["failures"] and not saved["gates"]["passed"]
+    html_path, md_path = write_report(run)
+    page = lxml.html.fromstring(html_path.read_text())
+    shown = [li.text_content() for li in page.xpath('//section[@id="gates"]//li')]
+    assert shown == saved["gates"]["failures"]      # the same lines, in the same order
+    md = md_path.read_text()
+    assert all(x in md for x in saved["gates"]["failures"])
+    # report.html does not say the stored verdict differs from the recomputed one
+    assert "is not the recomputed one" not in html_path.read_text()
