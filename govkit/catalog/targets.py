@@ -187,15 +187,20 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
            # observed: a leaf the Permissions CA issued signs (tests/integration/
            # test_verify_cyclone.py); 0.10.2 calls PKCS7_verify without PKCS7_NOINTERN
            permissions_signer="chain",
-           # observed (tests/runners/test_cyclone11.py, both versions): a deny of subscribe
-           # listed before an allow of publish refuses the topic ("Not Allowed By
-           # Security" at dds_create_topic) where the governance enables read and write
+           # observed, both versions (tests/runners/test_cyclone11.py::test_a_deny_of_
+           # subscribe_before_an_allow_of_publish_refuses_the_topic_on_0_10_only): a deny
+           # of subscribe listed before an allow of publish refuses the topic ("Not Allowed
+           # By Security" at dds_create_topic) where the governance enables read and write
            # access control for it; 0.10.2 access_control.c:2018-2024,
            # is_topic_allowed_by_permissions, returns the first matching criterion's verdict
            topic_creation="first",
-           # observed: SIGSEGV, 0.10.2 and 11.0.1 alike (test_cyclone11.py), at the first
-           # topic looked up past the empty element: its data callback never runs, so its
-           # value stays NULL, and ac_fnmatch dereferences it (asserts compiled out)
+           # observed: SIGSEGV, 0.10.2 and 11.0.1 alike (test_cyclone11.py::test_an_empty_
+           # topic_pattern_crashes_both_versions), at the first topic looked up past the
+           # empty element: access_control_parser.c sets a value only in its data callback
+           # (0.10.2 lines 641, 1008), which an empty element never reaches, so it stays
+           # NULL and ac_fnmatch dereferences it (asserts compiled out) from
+           # find_topic_from_domain_rule (0.10.2 access_control.c:1228, 11.0.1 :1232) and
+           # is_topic_in_criteria (0.10.2 :1204, 11.0.1 :1208)
            crashes_on_empty=frozenset({"topic_expression", "topic"}),
            crash_evidence="seen: Cyclone DDS 0.10.2 and 11.0.1 end with SIGSEGV; "
                           "access_control.c find_topic_from_domain_rule and "
