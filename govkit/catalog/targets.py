@@ -12,7 +12,7 @@ the specification's reading is assumed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from govkit.catalog.advisories import cite
@@ -53,6 +53,13 @@ CaFileCerts = Literal["first", "all"] | None
 #   ca      the Permissions CA certificate itself only (PKCS7_NOINTERN | PKCS7_NOVERIFY)
 #   None    not known
 Signer = Literal["chain", "ca"] | None
+# Whether a participant may create a topic that both read and write access control protect
+# (the governance's topic rule enables both).
+#   either  if its permissions allow publishing it or subscribing to it (per action, the
+#           first rule naming the topic for that action decides)
+#   first   the first rule naming the topic decides, whatever its action: a deny of
+#           subscribe listed before an allow of publish refuses the topic, so no writer
+TopicCreation = Literal["either", "first"]
 
 
 @dataclass(frozen=True)
@@ -63,6 +70,7 @@ class Later:
     version: str                          # "Cyclone DDS 11"
     subject_trims: bool = False           # spaces around a subject token's '=' trimmed
     permissions_signer: Signer = None
+    topic_creation: TopicCreation | None = None
     source: str = ""
     # facts of the target's row that the later release keeps, checked in its source and by
     # running it (what lint --target says of them holds for it too)
@@ -100,11 +108,19 @@ class Target:
     # handshake only)
     expired_peers_advisory: str = ""
     later: Later | None = None
+    # spaces around a subject token's name and value trimmed (subject_match "tokens")
+    subject_trims: bool = False
+    topic_creation: TopicCreation = "either"
+    # where crashes_on_empty was seen when no advisory names it (a run and a source line)
+    crash_evidence: str = ""
+    # the target whose `later` this row is (its own --target); such a row is not among
+    # VENDOR_TARGETS, since --target omg already says its differences beside its base
+    release_of: str = ""
 
     @property
     def crash_source(self) -> str:
-        """The advisories behind crashes_on_empty, cited ("" when none)."""
-        return cite(*self.crash_advisories) if self.crash_advisories else ""
+        """The advisories behind crashes_on_empty, cited, else crash_evidence."""
+        return cite(*self.crash_advisories) if self.crash_advisories else self.crash_evidence
 
     @property
     def unpadded_payload_sign(self) -> str:
@@ -171,8 +187,31 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
            # observed: a leaf the Permissions CA issued signs (tests/integration/
            # test_verify_cyclone.py); 0.10.2 calls PKCS7_verify without PKCS7_NOINTERN
            permissions_signer="chain",
+           # observed, both versions (tests/runners/test_cyclone11.py::test_a_deny_of_
+           # subscribe_before_an_allow_of_publish_refuses_the_topic_on_0_10_only): a deny
+           # of subscribe listed before an allow of publish refuses the topic ("Not Allowed
+           # By Security" at dds_create_topic) where the governance enables read and write
+           # access control for it; 0.10.2 access_control.c:2018-2024,
+           # is_topic_allowed_by_permissions, returns the first matching criterion's verdict
+           topic_creation="first",
+           # observed: SIGSEGV, 0.10.2 and 11.0.1 alike (test_cyclone11.py::test_an_empty_
+           # topic_pattern_crashes_both_versions), at the first topic looked up past the
+           # empty element: access_control_parser.c sets a value only in its data callback
+           # (0.10.2 lines 641, 1008), which an empty element never reaches, so it stays
+           # NULL and ac_fnmatch dereferences it (asserts compiled out) from
+           # find_topic_from_domain_rule (0.10.2 access_control.c:1228, 11.0.1 :1232) and
+           # is_topic_in_criteria (0.10.2 :1204, 11.0.1 :1208)
+           crashes_on_empty=frozenset({"topic_expression", "topic"}),
+           crash_evidence="seen: Cyclone DDS 0.10.2 and 11.0.1 end with SIGSEGV; "
+                          "access_control.c find_topic_from_domain_rule and "
+                          "is_topic_in_criteria pass the element's NULL value to ac_fnmatch; "
+                          "no fix upstream as of eclipse-cyclonedds/cyclonedds@4c1beb2",
            later=Later(
                "Cyclone DDS 11", subject_trims=True, permissions_signer="ca",
+               # topic creation per action: eclipse-cyclonedds/cyclonedds 5ac329b "Improve
+               # asymmetric deny_rule handling for topics" (fixes #2267, 2025-09-02, in
+               # 11.0.1: access_control.c:2015-2054); run: test_cyclone11.py
+               topic_creation="either",
                # the signer: PKCS7_verify(..., PKCS7_TEXT | PKCS7_NOVERIFY |
                # PKCS7_NOINTERN) with the Permissions CA as the only candidate, since
                # eclipse-cyclonedds/cyclonedds#1552 (merged 2023-01-27, after 0.10.2;
@@ -185,6 +224,7 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
                # signature is refused ("PKCS7_get0_signers:signer certificate not found"),
                # "O=govkit test PKI, CN=pub" matches.
                source="https://github.com/eclipse-cyclonedds/cyclonedds/pull/1552; "
+                      "https://github.com/eclipse-cyclonedds/cyclonedds/issues/2267; "
                       "https://github.com/eclipse-cyclonedds/cyclonedds/blob/"
                       "0233f1c91926e2e11526842a04dc7463e440e891/src/security/"
                       "builtin_plugins/access_control/src/access_control_utils.c; "
@@ -193,8 +233,12 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
                # its data callback, and access_control.c domainid_within_sets still reads
                # an <id_range> without <max> as its <min> alone (vendored source, read
                # 2026-12-07); tests/runners/test_cyclone11.py runs the first. Its
-               # CHANGELOG.rst stops at 0.7.0: it says nothing of either.
-               keeps=("max_domain_id", "open_range"))),
+               # CHANGELOG.rst stops at 0.7.0: it says nothing of either. `git diff 0.10.2
+               # 11.0.1` of access_control_parser.c changes no data callback (booleans by
+               # strcasecmp, empty elements left NULL: both crashes run on 11.0.1), nor
+               # ac_X509_certificate_from_file (the CA file's first certificate only).
+               keeps=("max_domain_id", "open_range", "booleans", "crashes_on_empty",
+                      "permissions_ca_certs"))),
     Target("connext", "Connext", "RTI Connext DDS 6.1-7.x",
            max_domain_id=RTPS_MAX_DOMAIN_ID,      # spec (RTPS port mapping; not measured)
            domain_limit=f"{_RTPS_LIMIT} (not measured)",
@@ -246,9 +290,30 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
            # https://www.cve.org/CVERecord?id=CVE-2025-67108
            expired_peers_advisory="CVE-2025-67108"),
 )}
+
+
+def release(base: Target, name: str, title: str) -> Target:
+    """`base` as its `later` release reads documents: its own --target, its facts the
+    base's except where `later` says otherwise (one place holds each difference)."""
+    later = base.later
+    assert later is not None
+    return replace(base, name=name, short=later.version, title=title, later=None,
+                   subject_trims=later.subject_trims or base.subject_trims,
+                   permissions_signer=later.permissions_signer or base.permissions_signer,
+                   topic_creation=later.topic_creation or base.topic_creation,
+                   release_of=base.name)
+
+
+# Cyclone DDS 11.0.1 (ROS 2 Lyrical's), run from ../shared/vendor: a row of its own so that
+# `--target cyclone11` gives its verdicts as errors, as `--target cyclone` gives 0.10's.
+_CYCLONE11 = release(TARGETS["cyclone"], "cyclone11", "Cyclone DDS 11.0")
+TARGETS = {name: {**TARGETS, _CYCLONE11.name: _CYCLONE11}[name]     # beside its base
+           for name in ("omg", "cyclone", "cyclone11", "connext", "fastdds")}
 # The specification: the one target that warns about every implementation that differs.
 PORTABLE_TARGET = "omg"
-VENDOR_TARGETS = tuple(t for t in TARGETS.values() if t.name != PORTABLE_TARGET)
+# The implementations --target omg warns about: a later release is said beside its base.
+VENDOR_TARGETS = tuple(t for t in TARGETS.values()
+                       if t.name != PORTABLE_TARGET and not t.release_of)
 # lint's, validate's and sign's --target when none is given or configured
 DEFAULT_TARGET = PORTABLE_TARGET
 

@@ -175,11 +175,16 @@ def _cyclone_pair(token: str) -> tuple[str, str]:
     return name, value
 
 
-def cyclone_accepts(grant_subject: str, cert: x509.Certificate) -> bool:
+def cyclone_accepts(grant_subject: str, cert: x509.Certificate, trims: bool = False) -> bool:
     """Cyclone DDS 0.10's ac_check_subjects_are_equal: every NAME=VALUE token (split at
     ',' '/' '|') of the certificate's RFC 2253 subject must appear in the grant (first
     token of that NAME, byte-identical value; at most 20 tokens; nothing trimmed; an
-    empty token is skipped in the grant, refused in the certificate's subject)."""
+    empty token is skipped in the grant, refused in the certificate's subject). `trims`:
+    Cyclone DDS 11's, which strips spaces (' ' only, ddsrt_str_trim_ord_space) from each
+    token's name and value on both sides first."""
+    def pair(token: str) -> tuple[str, str]:
+        name, value = _cyclone_pair(token)
+        return (name.strip(" "), value.strip(" ")) if trims else (name, value)
     props: dict[str, str] = {}
     count = 0
     for token in _cyclone_tokens(grant_subject):
@@ -187,13 +192,13 @@ def cyclone_accepts(grant_subject: str, cert: x509.Certificate) -> bool:
             continue
         if count >= 20:
             return False
-        name, value = _cyclone_pair(token)
+        name, value = pair(token)
         props.setdefault(name, value)
         count += 1
     for token in _cyclone_tokens(openssl_rfc2253(cert)):
         if not token:
             return False
-        name, value = _cyclone_pair(token)
+        name, value = pair(token)
         if props.get(name) != value:
             return False
     return True

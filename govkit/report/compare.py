@@ -29,6 +29,7 @@ from govkit.report.run import build_report_model, render, write_report
 from govkit.results.record import Run as RunRecord
 from govkit.results.record import as_run
 from govkit.results.store import RESULTS_NAME, load_results
+from govkit.results.versions import runtime_tags
 from govkit.runners.network import DEFAULT
 
 HTML_NAME = "compare.html"
@@ -63,6 +64,19 @@ class RunInfo:
     @property
     def failed_repeats(self) -> int:
         return len(self.model.failures)
+
+    @property
+    def version_note(self) -> str:
+        """What a version axis run's rows are, and where the ratio between its two installs
+        is ("" for a run on one install; govkit.results.versions)."""
+        if not self.model.versions:
+            return ""
+        base, other = self.model.versions[0]["baseline"], self.model.versions[0]["other"]
+        return (f"{self.label} ran two installs in one run, {base} and {other}: its row "
+                f"PROFILE@{other} is that profile's cost on {other} over {other}'s own none, "
+                f"and none@{other} is {other}'s none over {base}'s. The ratio between the "
+                f"two installs, per profile with its interval, is in that run's own report "
+                f"(report.html and summary.md, \"Two installs\")")
 
     @property
     def networks(self) -> list[str]:
@@ -267,6 +281,9 @@ def _runs(dirs: list[Path], records: tuple[RunRecord, ...], models: tuple[Report
         name, key = (info.implementation, info.environment_key) if info else (model.runner, None)
         version = run.environment.get(key) if key else None
         implementations.append(f"{name} {version}" if version else name)
+        others = runtime_tags(dict(run.settings.items))[1:]   # a version axis's other install
+        if others:
+            implementations[-1] += " and " + ", ".join(map(str, others))
         labels.append(f"{model.runner} · {implementations[-1]}")
     return [RunInfo(i, str(d), label if labels.count(label) == 1 else f"{label} ({d})",
                     impl, model)

@@ -183,7 +183,7 @@ def _add_floor_and_gates(model: ReportModel, run: RunRecord, summary: list[dict]
     points = [row for row, p in zip(summary, as_points(summary), strict=True)
               if p.mode != DISCOVERY]
     model.advice = flag_advice(flagged_points(points, floor))
-    model.gates = run_gates(run, summary, overheads)
+    model.gates = run_gates(run, summary, overheads, model.versions)
     stored = run.stored_gates
     if stored is not None and json.loads(json.dumps(model.gates)) != stored:
         model.stored_summary.append("the gates' stored verdict "

@@ -297,6 +297,9 @@ def compare_table(model) -> Table | None:
             cells.append(Text(f"{vs.ratio:.2f}{ci}"))
         table.add_row(Text(profile.name), str(row.size), *cells,
                       f"{row.rti.ratio:.2f}" if row.rti else "–")
+    notes = [r.version_note for r in model.runs if r.version_note]
+    if notes:
+        table.caption, table.caption_justify = "\n".join(notes), "left"
     return table
 
 

@@ -110,6 +110,19 @@ def gate_failures(summary: list[dict], fail_on: set[str], max_ratios: dict[str, 
     return lines
 
 
+def version_failures(versions: list[dict] | None, fail_on: set[str]) -> list[str]:
+    """One line per row of a version axis's table (results.json's `versions`) whose flags
+    trip --fail-on-flag: the ratio between the two installs is a figure of its own, with
+    flags of its own, beside the points (each install's cost is a point, judged above)."""
+    lines = []
+    for r in versions or ():
+        hit = sorted({f["code"] for f in r["flags"]} & fail_on)
+        if hit:
+            lines.append(f"{r['profile']} {r['mode']} {r['size']} B, {r['other']} / "
+                         f"{r['baseline']}: flagged {', '.join(hit)} (--fail-on-flag)")
+    return lines
+
+
 def gate_settings(fail_on: set[str], max_ratios: dict[str, float]) -> dict | None:
     """results.json's settings.gates: the flag codes that fail the run (`any` expanded) and
     the ratio limits; None when no gate was given."""
@@ -118,18 +131,20 @@ def gate_settings(fail_on: set[str], max_ratios: dict[str, float]) -> dict | Non
     return {"fail_on_flag": sorted(fail_on), "max_ratio": dict(max_ratios)}
 
 
-def run_gates(doc: Run | dict, summary: list[dict], overheads: dict | None = None
-              ) -> dict | None:
+def run_gates(doc: Run | dict, summary: list[dict], overheads: dict | None = None,
+              versions: list[dict] | None = None) -> dict | None:
     """results.json's `gates`: the run's gates (settings.gates) and their verdict over
-    `summary` and the A/A rows (`overheads`: the summary's paired overheads, if at hand),
-    `passed` and one line per `failures`; None when the run has no gates."""
+    `summary`, the A/A rows (`overheads`: the summary's paired overheads, if at hand) and a
+    version axis's rows (`versions`, govkit.results.versions), `passed` and one line per
+    `failures`; None when the run has no gates."""
     run = as_run(doc)
     gates = run.settings.gates
     if not gates:
         return None
     floor = noise_floor(run, overheads) + noise_floor(run, overheads, mode="throughput")
     failures = gate_failures(flagged_points(summary, floor), set(gates["fail_on_flag"]),
-                             gates["max_ratio"])
+                             gates["max_ratio"]) \
+        + version_failures(versions, set(gates["fail_on_flag"]))
     return {"fail_on_flag": gates["fail_on_flag"], "max_ratio": gates["max_ratio"],
             "passed": not failures, "failures": failures}
 

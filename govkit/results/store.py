@@ -236,7 +236,8 @@ class ResultStore:
                 versions = run_versions(run, self.summarizer.overheads)
                 if versions:            # a version axis (govkit.results.versions)
                     self.doc["versions"] = versions
-            gates = run_gates(run, self.doc["summary"], self.summarizer.overheads)
+            gates = run_gates(run, self.doc["summary"], self.summarizer.overheads,
+                              self.doc.get("versions"))
             if gates is None:
                 self.doc.pop("gates", None)
             else:

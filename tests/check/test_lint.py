@@ -20,7 +20,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 from typer.testing import CliRunner
 
-from govkit.catalog.targets import TARGETS
+from govkit.catalog.targets import TARGETS, VENDOR_TARGETS
 from govkit.check.lint import LintOptions, lint_bytes
 from govkit.check.rules import registry
 from govkit.check.rules.engine import lint_findings, selected_rules
@@ -352,7 +352,7 @@ def test_cli_rules_listing(run):
 
 
 @pytest.mark.parametrize(("option", "choices"), [
-    ("--target", "[omg|cyclone|connext|fastdds]"), ("--fail-on", "[error|warning|info]")])
+    ("--target", "[omg|cyclone|cyclone11|connext|fastdds]"), ("--fail-on", "[error|warning|info]")])
 def test_cli_choices_are_shown(option, choices):
     # on a wide terminal (on 80 columns rich folds the longer one over two lines)
     result = CliRunner().invoke(app, ["lint", "--help"], env={"COLUMNS": "160"})
@@ -420,8 +420,11 @@ def test_vendor_facts_of_2026_are_the_target_tables():
     assert "CVE-2025-67108" in fast.keeps_expired_peers
     assert cyclone.permissions_signer == "chain" and cyclone.later.permissions_signer == "ca"
     assert cyclone.later.subject_trims and "1552" in cyclone.later.source
-    assert not any(t.crashes_on_empty or t.unpadded_payload_sign or t.keeps_expired_peers
+    assert not any(t.unpadded_payload_sign or t.keeps_expired_peers
                    for t in TARGETS.values() if t.name != "fastdds")
+    # Cyclone's crashes (both versions, tests/runners/test_cyclone11.py) cite the run
+    assert {t.name for t in TARGETS.values() if t.crashes_on_empty} == \
+        {"fastdds", "cyclone", "cyclone11"}
     perm = (DATA / "GK210.ok.xml").read_text().replace(
         "<not_after>2034-01-01T00:00:00Z</not_after>", "<not_after> </not_after>")
     for target, severity in (("fastdds", "error"), ("omg", "warning"), ("cyclone", None)):
@@ -450,3 +453,46 @@ def test_fast_dds_2_9_keeps_a_peer_past_its_certificate(identities):
                                 "GK209") if "not_after" in f.message]
         assert got and all(("keeps a participant matched past its certificate's notAfter"
                             in f.message) == said for f in got), target
+
+
+def test_cyclone11_is_cyclone_with_its_later_release_applied():
+    """--target cyclone11 (Cyclone DDS 11.0.1, run from ../shared/vendor): the cyclone row with
+    what its `later` says differs (subject trimming, the Permissions CA alone as signer,
+    topic creation per action), every other fact the base's, checked in 11's source and run
+    (tests/runners/test_cyclone11.py); not among the implementations --target omg lists,
+    which says 11's differences beside 0.10's verdicts."""
+    base, c11 = TARGETS["cyclone"], TARGETS["cyclone11"]
+    assert (c11.subject_trims, c11.permissions_signer, c11.topic_creation) == (True, "ca",
+                                                                             "either")
+    assert (base.subject_trims, base.permissions_signer, base.topic_creation) == (False,
+                                                                                "chain",
+                                                                                "first")
+    for fact in base.later.keeps:
+        assert getattr(c11, fact) == getattr(base, fact), fact
+    assert c11.release_of == "cyclone" and c11.later is None
+    assert "cyclone11" not in {t.name for t in VENDOR_TARGETS}
+    assert list(TARGETS) == ["omg", "cyclone", "cyclone11", "connext", "fastdds"]
+
+
+def test_lint_target_cyclone11_verdicts():
+    """Each fact of 11 read by the rules under --target cyclone11, beside 0.10's."""
+    spaced = (DATA / "GK205.bad.xml").read_text()
+    assert _only(lint_text(spaced, "p.xml", target="cyclone"), "GK205")
+    assert not _only(lint_text(spaced, "p.xml", target="cyclone11"), "GK205")
+    first = (DATA / "GK218.bad.xml").read_text()
+    for target, hits in (("omg", 1), ("cyclone", 1), ("cyclone11", 0), ("fastdds", 0)):
+        got = _only(lint_text(first, "p.xml", target=target), "GK218")
+        assert len(got) == hits, target
+    (hit,) = _only(lint_text(first, "p.xml", target="omg"), "GK218")
+    assert "deny_rule on line 11 (subscribe)" in hit.message
+    assert hit.message.endswith("(Cyclone DDS 11 decides per action and creates it)")
+    # an empty <topic> crashes both Cyclone releases once a topic reaches it
+    perm = (DATA / "GK218.ok.xml").read_text().replace("<topic>Status</topic>",
+                                                        "<topic></topic>")
+    for target, severity in (("cyclone", "error"), ("cyclone11", "error"), ("omg", "warning"),
+                             ("fastdds", None)):
+        got = _only(lint_text(perm, "p.xml", target=target), "GK303")
+        assert [f.severity for f in got] == ([severity] if severity else []), target
+        if severity:
+            assert "<topic> is empty: Cyclone DDS" in got[0].message
+            assert "SIGSEGV" in got[0].message

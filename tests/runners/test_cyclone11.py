@@ -385,3 +385,143 @@ def test_cyclone_11_keeps_the_domain_limit_of_230(cyclone11, tmp_path, top):
     assert loaded == (top == 230), text[-800:]
     if not loaded:
         assert "Can not parse governance file" in text, text[-800:]
+
+
+# ---------------------------------------------------------------- facts of the cyclone11 target
+# govkit.catalog.targets: TARGETS["cyclone11"] is the cyclone row with its `later` applied;
+# each fact below is both versions run on the same crafted, signed files, and lint's verdict
+# under each target on the same document.
+
+
+def _signed_as_is(tmp_path: Path, xml: bytes, name: str) -> Path:
+    """`xml` signed by the Permissions CA with OpenSSL itself: govkit's signer refuses
+    these documents (they break its rules), the runtimes are given them anyway."""
+    pki = TestPKI(tmp_path / "pki")
+    path, out = tmp_path / f"{name}.xml", tmp_path / f"{name}.p7s"
+    path.write_bytes(xml)
+    subprocess.run(["openssl", "smime", "-sign", "-text", "-in", str(path), "-out", str(out),
+                    "-signer", str(pki.permissions_ca), "-inkey", str(pki.permissions_ca_key)],
+                   check=True, capture_output=True, timeout=60)
+    return out
+
+
+def _protected(governance: bytes) -> bytes:
+    """Read and write access control on for every topic (the catalog's profiles leave them
+    off): only then does Cyclone ask the permissions whether a topic may be created."""
+    out = governance.replace(b"<enable_read_access_control>false",
+                             b"<enable_read_access_control>true").replace(
+        b"<enable_write_access_control>false", b"<enable_write_access_control>true")
+    assert out.count(b">true</enable_") >= 2
+    return out
+
+
+_DOMAINS = b"<domains><id_range><min>0</min><max>230</max></id_range></domains>"
+
+
+def _rule(verdict: bytes, action: bytes, topic: bytes) -> bytes:
+    return (b"<%s_rule>%s<%s><topics><topic>%s</topic></topics></%s></%s_rule>"
+            % (verdict, _DOMAINS, action, topic, action, verdict))
+
+
+def _with_rules(permissions: bytes, *rules: bytes) -> bytes:
+    out = re.sub(rb"<allow_rule>.*</allow_rule>", b"".join(rules), permissions, flags=re.S)
+    assert out != permissions
+    return out
+
+
+def _writer_alone(request, tmp_path: Path, runtime: str, bundle, governance: Path,
+                  permissions: Path) -> tuple[int | None, str]:
+    """govkit's Cyclone program, built against `runtime`, creating topic T and a writer on
+    it with pub's files and no peer: exit 4 once the writer exists and no peer matched."""
+    from helpers.dds import finish, next_domain, start_topic
+
+    from govkit.runners.cyclone_build import ensure_built
+    files = with_file(bundle, "pub", governance=governance, permissions=permissions)
+    if runtime == "0.10":
+        runner, program = DdsperfRunner(), ensure_built()
+    else:
+        prefix = request.getfixturevalue("cyclone11")
+        runner = DdsperfRunner(dds_prefix=find_install(prefix, "--dds-prefix",
+                                                       for_build=False))
+        program = ensure_built(find_install(prefix, "--dds-prefix"))
+    workdir = tmp_path / f"writer-{runtime}"
+    workdir.mkdir(parents=True)
+    config = workdir / "cyclone.xml"
+    config.write_text(runner.config_text(files, "pub"))
+    proc = start_topic([str(program), "pub", str(next_domain()), "2", "T"],
+                       {"CYCLONEDDS_URI": config.as_uri()})
+    return finish(proc)
+
+
+def _lint_hits(xml: bytes, target: str, rule: str) -> list:
+    from govkit.check.lint import LintOptions, lint_bytes
+    from govkit.check.rules.engine import selected_rules
+    report = lint_bytes(xml, "p.xml", LintOptions(target=target), selected_rules([], []))
+    return [f for f in report.findings if f.rule == rule]
+
+
+@needs_cyclone
+@pytest.mark.cyclone
+@pytest.mark.parametrize("runtime", ["0.10", "11"])
+def test_a_deny_of_subscribe_before_an_allow_of_publish_refuses_the_topic_on_0_10_only(
+        request, tmp_path, runtime):
+    """targets.py topic_creation: 0.10 lets the first rule naming T decide whether T may be
+    created (access_control.c is_topic_allowed_by_permissions), so the writer it may have
+    is never made; 11.0.1 decides per action (cyclonedds 5ac329b, #2267). lint's GK218 says
+    so under --target cyclone, and nothing under --target cyclone11."""
+    bundle = make_bundle(tmp_path, "rtps_sign")
+    files = bundle.participants["pub"]
+    governance = _signed_as_is(tmp_path, _protected(
+        files.governance.with_suffix(".xml").read_bytes()), "governance")
+    for order, rules in (("deny-first", (_rule(b"deny", b"subscribe", b"T"),
+                                         _rule(b"allow", b"publish", b"T"))),
+                         ("allow-first", (_rule(b"allow", b"publish", b"T"),
+                                          _rule(b"deny", b"subscribe", b"T")))):
+        xml = _with_rules(files.permissions.with_suffix(".xml").read_bytes(), *rules)
+        permissions = _signed_as_is(tmp_path, xml, order)
+        code, text = _writer_alone(request, tmp_path / order, runtime, bundle, governance,
+                                   permissions)
+        refused = order == "deny-first" and runtime == "0.10"
+        if refused:
+            assert code == 5 and "topic T: Not Allowed By Security" in text, text[-800:]
+        else:   # the writer exists; no peer
+            assert code == 4 and "no peer matched on T" in text, (code, text[-800:])
+        target = "cyclone" if runtime == "0.10" else "cyclone11"
+        assert len(_lint_hits(xml, target, "GK218")) == int(refused), (target, order)
+
+
+def _crash_cases(files) -> dict[str, tuple[str, bytes]]:
+    governance = _protected(files.governance.with_suffix(".xml").read_bytes())
+    permissions = files.permissions.with_suffix(".xml").read_bytes()
+    return {
+        "topic_expression": ("governance", governance.replace(
+            b"<topic_expression>*</topic_expression>",
+            b"<topic_expression></topic_expression>")),
+        "topic": ("permissions", _with_rules(permissions, _rule(b"allow", b"publish", b""),
+                                             _rule(b"allow", b"publish", b"T"))),
+    }
+
+
+@needs_cyclone
+@pytest.mark.cyclone
+@pytest.mark.parametrize("runtime", ["0.10", "11"])
+@pytest.mark.parametrize("element", ["topic_expression", "topic"])
+def test_an_empty_topic_pattern_crashes_both_versions(request, tmp_path, runtime, element):
+    """targets.py crashes_on_empty (cyclone, kept by cyclone11): an empty topic_expression
+    (governance) or topic (permissions) leaves its value NULL, and the first topic looked up
+    past it ends the process with SIGSEGV in ac_fnmatch, on 0.10.2 and 11.0.1 alike. GK303
+    is an error under both targets."""
+    bundle = make_bundle(tmp_path, "rtps_sign")
+    files = bundle.participants["pub"]
+    kind, xml = _crash_cases(files)[element]
+    signed = _signed_as_is(tmp_path, xml, element)
+    other = _signed_as_is(tmp_path, _protected(
+        files.governance.with_suffix(".xml").read_bytes()), "governance") \
+        if kind == "permissions" else files.permissions
+    governance, permissions = (signed, other) if kind == "governance" else (other, signed)
+    code, text = _writer_alone(request, tmp_path / "run", runtime, bundle, governance,
+                               permissions)
+    assert code == -11, (code, text[-800:])          # SIGSEGV, not a refusal
+    target = "cyclone" if runtime == "0.10" else "cyclone11"
+    (hit,) = _lint_hits(xml, target, "GK303")
+    assert hit.severity == "error" and f"<{element}> is empty" in hit.message

@@ -20,7 +20,7 @@ from govkit.check.rules.registry import PERM, Context, Hit, rule, vendor_names
 from govkit.check.rules.subjects import accepts, match, subject_of
 from govkit.common.findings import quote_value
 from govkit.documents import domainsets
-from govkit.documents.globs import covers, matches, matches_everything
+from govkit.documents.globs import covers, has_wildcards, matches, matches_everything
 from govkit.documents.model import AccessRule, Criteria, Grant, Instant, datetime_key
 from govkit.documents.parse import text_value
 from govkit.pki import names
@@ -298,3 +298,57 @@ def duplicate_subject(ctx: Context) -> Iterator[Hit]:
                 "applies"))
         else:
             seen[key] = g
+
+
+def _first_naming(ctx: Context, g: Grant, spans: list, k: int, topic: str):
+    """The first rule before g.rules[k] naming `topic` in domains it shares with that
+    rule: (rule, criteria, shared domains), or None."""
+    for j, earlier in enumerate(g.rules[:k]):
+        shared = domainsets.intersect(spans[j], spans[k])
+        if not shared:
+            continue
+        for c in earlier.criteria:
+            if not ctx.spend(len(c.topics)):
+                return None
+            if any(isinstance(p.value, str) and matches(p.value, topic) for p in c.topics):
+                return earlier, c, shared
+    return None
+
+
+@rule("GK218", "topic-denied-first", "warning", [PERM],
+      "Cyclone DDS 0.10 lets the first rule naming a topic decide whether the participant "
+      "may create it at all, whatever that rule's action: a deny of subscribe listed before "
+      "an allow of publish refuses the topic, and with it the writer, where the governance "
+      "enables read and write access control for it (Cyclone DDS 11 decides per action)",
+      "<deny_rule> subscribe 'T' then <allow_rule> publish 'T'", structural=True,
+      note="under --target cyclone and --target omg; Cyclone DDS 11 (--target cyclone11) "
+           "and the specification decide per action")
+def topic_denied_first(ctx: Context) -> Iterator[Hit]:
+    refusers = ctx.refusing(lambda t: t.topic_creation == "first")
+    if not refusers:
+        return
+    later = [t.later for t in refusers if t.later and t.later.topic_creation == "either"]
+    for g in ctx.model.grants:
+        spans = [domainsets.of_spans(r.domains, ctx.target.open_range) for r in g.rules]
+        for k, rule_ in enumerate(g.rules):
+            if rule_.verdict != "allow":
+                continue
+            for c in rule_.criteria:
+                for t in c.topics:
+                    if not isinstance(t.value, str) or has_wildcards(t.value):
+                        continue
+                    first = _first_naming(ctx, g, spans, k, t.value)
+                    if first is None:
+                        continue
+                    earlier, ec, shared = first
+                    if earlier.verdict != "deny" or ec.action == c.action:
+                        continue
+                    yield Hit(t.elem, (
+                        f"this allow of {c.action} {quote_value(t.value)} never applies on "
+                        f"{vendor_names(refusers)}: the deny_rule on line "
+                        f"{ctx.line(earlier.elem)} ({ec.action}) is the first rule naming "
+                        f"the topic in domains {domainsets.domains_text(shared)}, so "
+                        "creating the topic is refused where the governance enables read "
+                        "and write access control for it" + "".join(
+                            f" ({v.version} decides per action and creates it)"
+                            for v in later)))

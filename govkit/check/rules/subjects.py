@@ -31,7 +31,7 @@ def match(ctx: Context, g: Grant) -> names.Identity | None:
 def accepts(t: Target, subject: str, identity: names.Identity) -> bool:
     """Whether implementation `t` finds `identity`'s grant in `subject`."""
     if t.subject_match == "tokens":
-        return names.cyclone_accepts(subject, identity.cert)
+        return names.cyclone_accepts(subject, identity.cert, trims=t.subject_trims)
     if t.subject_match == "ordered":
         return names.fastdds_accepts(subject, identity.cert)
     try:
@@ -126,7 +126,7 @@ def subject_syntax(ctx: Context) -> Iterator[Hit]:
       "trims them)",
       "<subject_name>CN=pub, O=Org</subject_name>",
       note="checked without --ca (with it, GK203 compares against the certificate); an "
-           "error under --target cyclone")
+           "error under --target cyclone, nothing under --target cyclone11")
 def subject_whitespace(ctx: Context) -> Iterator[Hit]:
     if ctx.identities is not None:
         return
@@ -137,7 +137,7 @@ def subject_whitespace(ctx: Context) -> Iterator[Hit]:
         tokens = [t for t in re.split(r"[,/|]", subject.strip()) if t]
         spaced = [t for t in tokens if "=" in t and any(
             part != part.strip() for part in t.split("=", 1))]
-        refusers = ctx.refusing(lambda t: t.subject_match == "tokens")
+        refusers = ctx.refusing(lambda t: t.subject_match == "tokens" and not t.subject_trims)
         if spaced and refusers:
             later = [t.later for t in refusers if t.later and t.later.subject_trims]
             yield Hit(g.subject.elem, (

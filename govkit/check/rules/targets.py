@@ -34,9 +34,10 @@ declare("GK302", "vendor-extension", "info", BOTH,
 
 @rule("GK303", "parser-crash", "error", BOTH,
       "Fast DDS before its 2026 fixes (2.9.1 included) crashes, rather than refuses, reading "
-      "an empty topic_expression, dds or not_after (CVE-2026-45094/5/6): every participant "
-      "given the document dies at start", "<not_after></not_after>", validate=True,
-      note="an error under a target that crashes, a warning under --target omg; the "
+      "an empty topic_expression, dds or not_after (CVE-2026-45094/5/6), and Cyclone DDS "
+      "(0.10 and 11) an empty topic_expression or topic once a topic reaches it: every "
+      "participant given the document dies", "<not_after></not_after>", validate=True,
+      note="an error under a target that crashes, a warning under --target omg; Fast DDS's "
            "fixed releases are rows of govkit/catalog/data/advisories.csv, as govkit doctor "
            "reads them")
 def parser_crash(ctx: Context) -> Iterator[Hit]:
