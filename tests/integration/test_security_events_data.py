@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from helpers import fastdds as fastdds_helpers
-from helpers.dds import make_bundle, needs_cyclone, run_pair, with_file
+from helpers.dds import make_bundle, needs_cyclone, next_domain, run_pair, with_file
 from helpers.json_schemas import assert_valid
 
 from govkit.bench import lifetime_material as material
@@ -109,3 +109,33 @@ def test_results_json_and_report_html_carry_cyclone_words(tmp_path):
     assert refused[0]["runtime"] == "cyclone" and refused[0]["level"] is None
     html = (tmp_path / "res" / "report.html").read_text()
     assert 'id="security-events"' in html and "certificate has expired" in html
+
+
+@pytest.mark.fastdds
+def test_a_rotating_fastdds_pair_refused_quotes_its_security_log(tmp_path):
+    """The rotating road (govkit.runners.pair): a refused handshake's reason, which Fast
+    DDS 2.9 writes only to its security log, is in the explanation of the failed pair."""
+    from govkit.common.fsutil import write_atomic
+    from govkit.runners.base import BenchPoint
+    from govkit.runners.pair import Pair, PairFailed
+
+    bundle = _foreign_ping(tmp_path)
+    runner = fastdds_helpers.runner()
+    domain = next_domain()
+    workdir = tmp_path / "cfg"
+    workdir.mkdir()
+    point = BenchPoint(bundle.profile, "latency", 32, 1, domain_id=domain)
+    for path, text in runner.configs(point, bundle, workdir).items():
+        write_atomic(Path(path), text.encode())
+    pair = Pair("rtps_sign", "rtps_sign", 0, domain,
+                runner.pair_specs(bundle, domain, None, False, workdir, wait_s=5),
+                runner.explain_refusal)
+    try:
+        with pytest.raises(PairFailed) as e:
+            pair.start(timeout=30)
+    finally:
+        pair.close()
+    message = str(e.value)
+    assert "Fast DDS said:" in message, message
+    assert "[WARNING] PKIDH::" in message and ": Error verifying certificate" in message, \
+        message
