@@ -27,6 +27,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
+from glob import escape as glob_escape
 from pathlib import Path, PurePath
 
 from govkit.runners.security_log import MAX_READ, read_events
@@ -61,6 +62,15 @@ def cyclone_log_pattern(config: PurePath) -> str | None:
     stem = config.name.removesuffix(".xml")
     return str(config.parent / f"{stem}-${{CYCLONEDDS_DOMAIN_ID}}-${{CYCLONEDDS_PID}}"
                                 f".security.log")
+
+
+def cyclone_logged(config: Path, domain_id: int) -> str:
+    """What the processes started with a Cyclone configuration wrote to their warning logs
+    on `domain_id` (cyclone_log_pattern), their last MAX_READ bytes each: Cyclone's own
+    words when its stderr was not kept, or lost them among other lines."""
+    stem = config.name.removesuffix(".xml")
+    paths = sorted(config.parent.glob(f"{glob_escape(stem)}-{domain_id}-*.security.log"))
+    return "\n".join(_tail(p) for p in paths[:MAX_FILES] if p.is_file() and not p.is_symlink())
 
 
 @dataclass

@@ -139,3 +139,24 @@ def test_a_rotating_fastdds_pair_refused_quotes_its_security_log(tmp_path):
     assert "Fast DDS said:" in message, message
     assert "[WARNING] PKIDH::" in message and ": Error verifying certificate" in message, \
         message
+
+
+@needs_cyclone
+@pytest.mark.cyclone
+def test_the_cyclone_explainer_quotes_its_warning_log(tmp_path):
+    """A refused Cyclone side whose stderr govkit no longer has (a rotating pair reads only
+    its last lines): the explanation still quotes Cyclone, from the side's warning log."""
+    from govkit.runners.cyclone import CycloneRunner
+    bundle = make_bundle(tmp_path, "rtps_sign")
+    expired = material.certificate_issued_at(TestPKI(tmp_path / "pki"), tmp_path,
+                                             dt.datetime.now(dt.UTC) - dt.timedelta(hours=25))
+    refused = with_file(bundle, "pub", certificate=expired)
+    work = tmp_path / "res" / "config"
+    runner, point, outputs = run_pair(refused, work)
+    assert outputs["pub"].returncode not in (0, None)
+    pub = next(s for s in outputs.values() if s.role == "pub")
+    env = {"CYCLONEDDS_URI": runner.config_path(refused, "pub", work, point).as_uri()}
+    message = CycloneRunner.explain_refusal(env, "", point.domain_id)
+    assert "Cyclone DDS says" in message and "certificate has expired" in message, message
+    assert "fix: " in message
+    assert "certificate has expired" in pub.stderr     # the same words as on its stderr
