@@ -30,7 +30,9 @@ phase, latency by rotation, discovery, the machine's load, the defaults.
   runtime and event;
 - `lifetime_events`: its events, outcomes and runtimes (light: the CLI reads them);
 - `lifetime_material`: a cell's PKI, bundle and the one file that expires or revokes;
-- `lifetime_pair`: a live pair of govkit's programs, every line kept with its time.
+- `lifetime_pair`: a live pair of govkit's programs, every line kept with its time;
+- `runtime_words`: what the runtimes said about security, into a finished run's
+  results.json (`security_events`).
 
 May import: every stage up to govkit.results and govkit.generate.
 """

@@ -50,6 +50,7 @@ from pathlib import Path
 from govkit.bench import lifetime_material as material
 from govkit.bench.lifetime_events import EVENTS, RUNTIMES
 from govkit.bench.lifetime_pair import LivePair, start_pair
+from govkit.bench.machine import cpu_facts
 from govkit.runners import get_runner
 
 RUNTIME_NAMES = {"cyclone": "Cyclone DDS", "fastdds": "Fast DDS"}
@@ -276,6 +277,18 @@ def run_matrix(runtimes: tuple[str, ...] = RUNTIMES, events: tuple[str, ...] = E
     finally:
         if own:
             shutil.rmtree(root, ignore_errors=True)
+
+
+def matrix_fields(cells: list[Cell], timing: Timing) -> dict:
+    """The --json document's fields (and lifetime.json's): the timing, the cells, when
+    (UTC) and on which CPU (/proc/cpuinfo's model name) the matrix was measured."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            host = cpu_facts(f.read(1 << 20))["cpu"]
+    except OSError:
+        host = None
+    return {"created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), "host": host,
+            "timing": timing.to_json(), "cells": [c.to_json() for c in cells]}
 
 
 def table_rows(cells: list[Cell]) -> list[str]:

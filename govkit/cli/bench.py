@@ -367,6 +367,8 @@ def bench(
     if dry_run:
         print_lines(outcome.dry_run_lines)
         return
+    from govkit.bench.runtime_words import add_security_events
+    add_security_events(outcome.out, outcome.doc)
     doc = outcome.doc or {}
     floor = noise_floor(doc) + noise_floor(doc, mode="throughput")
     for table in (latency_table(outcome.summary, latency_state_note(doc)), noise_floor_table(floor),

@@ -52,6 +52,10 @@ def lifetime_check(
     workdir: Annotated[Path | None, typer.Option(
         "--workdir", help="Keep every cell's PKI, documents and configuration here "
                           "(default: a temporary directory, removed after).")] = None,
+    out_dir: Annotated[Path | None, typer.Option(
+        "--out", help="Also write DIR/lifetime.json (the --json document) and "
+                      "DIR/lifetime.html (the matrix and its evidence, a page to keep).")
+    ] = None,
     as_json: json_option("lifetime-check") = False,
 ):
     """What each runtime does when a matched peer's certificate or grant expires, when a
@@ -59,15 +63,22 @@ def lifetime_check(
     peer is written: one real pair per runtime and event, the runtime's own words as
     evidence. Exit 0 when every cell was measured, 1 when one was inconclusive (the pair
     had not matched by the event: give a longer --lead)."""
-    from govkit.bench.lifetime import Timing, run_matrix, table_rows
+    from govkit.bench.lifetime import Timing, matrix_fields, run_matrix, table_rows
     timing = Timing(lead_s=lead, observe_s=observe, wait_s=wait)
     cells = run_matrix(_words(runtime, RUNTIMES, "--runtime"),
                        _words(event or ",".join(EVENTS), EVENTS, "--event"), timing, workdir, jobs)
+    document = json_document("lifetime-check", **matrix_fields(cells, timing))
+    if out_dir is not None:
+        import json
+
+        from govkit.report.lifetime_page import write_lifetime
+        write_lifetime(out_dir, json.loads(document))
     if as_json:
-        out.print(json_document("lifetime-check", timing=timing.to_json(),
-                                cells=[c.to_json() for c in cells]), markup=False)
+        out.print(document, markup=False)
     else:
         for line in table_rows(cells):
             out.print(line, markup=False)
+        if out_dir is not None:
+            out.print(f"lifetime: {out_dir / 'lifetime.html'}", markup=False)
     if any(c.outcome == "inconclusive" for c in cells):
         raise typer.Exit(EXIT_INVALID)     # measured nothing there: say so in the status

@@ -8,7 +8,8 @@ the terminal tables.
 - `plot_process`: the charts drawn in a forked plotter, beside the report's own work;
 - `wire_section`: what the report shows of `bench --wire`;
 - `compare`: `govkit report RUN RUN …`: runs side by side;
-- `terminal`: the run's summary as terminal tables.
+- `terminal`: the run's summary as terminal tables;
+- `lifetime_page`: `govkit lifetime-check --out`: lifetime.json and lifetime.html.
 
 May import: every stage up to govkit.bench.
 """

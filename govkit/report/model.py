@@ -422,6 +422,8 @@ class ReportModel:
     # what the runtimes said when a process pair failed: (which pair, its error), the
     # runtime's own words in it (govkit.runners.security_log, cyclone_refusal)
     runtimes_said: list[tuple[str, str]] = field(default_factory=list)
+    # results.json's security_events (govkit.runners.security_events), as rows of text
+    security_events: list[dict] = field(default_factory=list)
 
     @property
     def shortened_note(self) -> str:

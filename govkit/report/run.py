@@ -166,8 +166,25 @@ def build_report_model(doc: Any, source: str = RESULTS_NAME) -> ReportModel:
                                                            if p.domain_id is not None else ""),
                             p.error) for p in (run.rotation.pairs if run.rotation else ())
                            if p.error]
+    model.security_events = security_event_rows(doc)
     _add_floor_and_gates(model, run, summary, summarizer.overheads)
     return model
+
+
+def security_event_rows(doc: Any) -> list[dict]:
+    """results.json's security_events as the page shows them: each value text (the
+    template escapes it), the side named as ping or pong."""
+    events = doc.get("security_events") if isinstance(doc, dict) else None
+    rows = []
+    for e in events if isinstance(events, list) else []:
+        if not isinstance(e, dict):
+            continue
+        text = {k: "" if e.get(k) is None else str(e[k])
+                for k in ("runtime", "profile", "domain_id", "kind", "topic", "participant",
+                          "reason", "count")}
+        text["side"] = {"pub": "ping", "sub": "pong"}.get(e.get("role"), str(e.get("role")))
+        rows.append(text)
+    return rows
 
 
 def _add_floor_and_gates(model: ReportModel, run: RunRecord, summary: list[dict],

@@ -33,6 +33,8 @@ directory, so listing runners imports none of them. `get_runner` below makes one
   doctor`);
 - `security_log`: Fast DDS's DDS Security logging plugin: its properties, its file read
   back into events, and what Fast DDS said in its own words;
+- `security_events`: every security log of a run (Fast DDS's, Cyclone's warnings) read
+  into results.json's `security_events`;
 
 May import: every stage up to govkit.smime and govkit.wire.
 """

@@ -24,6 +24,7 @@ from pathlib import Path
 from lxml import etree
 
 from govkit.runners.fastdds_refusal import check_files, file_of
+from govkit.runners.security_events import cyclone_logged
 
 # Where each file is set in govkit's Cyclone configuration (Domain/Security/...).
 CONFIG_FILES = {
@@ -167,7 +168,8 @@ def explain_cyclone_refusal(env: dict[str, str], output: str, domain_id: int,
         return f"cannot read its Cyclone configuration {config}: {e}"
     if given:
         findings = check_files(given, CONFIG_FILES, crl, domain_id, now, "cyclone")
-    said = cyclone_line(output)
+    # its stderr, else its warning log on this domain (govkit.runners.security_events)
+    said = cyclone_line(output) or cyclone_line(cyclone_logged(config, domain_id))
     if said is None:
         if not findings:
             return ""

@@ -35,6 +35,7 @@ from govkit.runners.base import (
 from govkit.runners.cyclone_refusal import explain_cyclone_refusal
 from govkit.runners.dds_prefix import CycloneInstall, system_install
 from govkit.runners.per_second import PerSecondLines, check_seconds
+from govkit.runners.security_events import cyclone_log_pattern
 
 METHOD = (
     "Eclipse Cyclone DDS ddsperf, two processes with a configuration each that names one "
@@ -154,8 +155,8 @@ class DdsperfRunner(Runner):
             return PurePosixPath(where.workdir or ".") / name
         return Path(workdir).resolve() / name
 
-    def config_text(self, bundle: Bundle, participant: str, point: BenchPoint | None = None
-                    ) -> str:
+    def config_text(self, bundle: Bundle, participant: str, point: BenchPoint | None = None,
+                    security_log: str | None = None) -> str:
         files = bundle.participants.get(participant)
         if bundle.profile.security and files is None:
             raise GovkitError(f"bundle for {bundle.profile.name} has no participant "
@@ -174,7 +175,7 @@ class DdsperfRunner(Runner):
         return get_template("cyclonedds.xml.j2").render(
             name=participant, files=files if bundle.profile.security else None,
             plugins=plugins, version=__version__, net=self._net(point, bundle, participant),
-            uri=lambda p: PurePosixPath(p).as_uri())
+            uri=lambda p: PurePosixPath(p).as_uri(), security_log=security_log)
 
     @staticmethod
     def _net(point: BenchPoint | None, bundle: Bundle, role: str) -> dict:
@@ -203,8 +204,9 @@ class DdsperfRunner(Runner):
                 "loss_per_mille": net.loss_per_mille if role == "pub" else 0}
 
     def configs(self, point: BenchPoint, bundle: Bundle, workdir: Path) -> dict[Path, str]:
-        return {self.config_path(bundle, role, workdir, point):
-                self.config_text(bundle, role, point) for role in ("sub", "pub")}
+        paths = {role: self.config_path(bundle, role, workdir, point) for role in ("sub", "pub")}
+        return {path: self.config_text(bundle, role, point, cyclone_log_pattern(path))
+                for role, path in paths.items()}
 
     def commands(self, point: BenchPoint, bundle: Bundle, workdir: Path) -> list[ProcessSpec]:
         needed = point.warmup + point.duration          # per-second lines to collect

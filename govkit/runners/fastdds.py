@@ -42,7 +42,13 @@ from govkit.runners.fastdds_prefix import FastddsInstall
 from govkit.runners.fastdds_refusal import CRL_PROPERTY, PROPERTY_FILES, explain
 from govkit.runners.per_second import PerSecondLines, check_seconds
 from govkit.runners.readers import check_readers
-from govkit.runners.security_log import fastdds_properties, log_file_of, read_events, said
+from govkit.runners.security_log import (
+    SECURITY_LOG_ENV,
+    fastdds_properties,
+    log_file_of,
+    read_events,
+    said,
+)
 
 try:    # a stranger on the domain: main's base.py reruns such a point on another domain
     from govkit.runners.base import ForeignParticipant
@@ -239,8 +245,12 @@ class FastddsRunner(Runner):
                     args += ["-k", str(variant.key_bits)]
                 if variant is not None and variant.rekey is not None:
                     args += ["-r", str(variant.rekey)]
+            # where its security log is, for explain_refusal (fastdds_perf ignores it)
+            log = {SECURITY_LOG_ENV: str(self.security_log_path(bundle, role, workdir))} \
+                if bundle.profile.security else {}
             specs.append(ProcessSpec(role, [*args, verb],
-                                     {**token_env(bundle, role), **topics_env(bundle.profile)},
+                                     {**token_env(bundle, role), **topics_env(bundle.profile),
+                                      **log},
                                      cpu=cpu, realtime=realtime))
         return specs
 
@@ -256,9 +266,12 @@ class FastddsRunner(Runner):
     @staticmethod
     def explain_refusal(env: dict[str, str], stderr: str, domain_id: int) -> str:
         """A rotating pair's side that refused: what Fast DDS said about security on its
-        stderr, in its own words ("" when it said nothing: the per-repeat road adds
-        govkit's own checks of the files, refusal_message)."""
-        words = said(stderr, [])
+        stderr and, on the pair's domain, in its security log (the side's
+        SECURITY_LOG_ENV), in its own words ("" when it said nothing: the per-repeat road
+        adds govkit's own checks of the files, refusal_message)."""
+        log = env.get(SECURITY_LOG_ENV)
+        events = [e for e in read_events(Path(log)) if e.domain == domain_id] if log else []
+        words = said(stderr, events)
         return f"Fast DDS said: {' | '.join(words)}" if words else ""
 
     def timeout(self, point: BenchPoint) -> float:

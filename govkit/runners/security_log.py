@@ -29,6 +29,8 @@ LEVELS = ("EMERGENCY_LEVEL", "ALERT_LEVEL", "CRITICAL_LEVEL", "ERROR_LEVEL", "WA
 DEFAULT_LEVEL = "WARNING_LEVEL"
 LEVEL_ENV = "GOVKIT_SECURITY_LOG_LEVEL"
 LOG_FILE_PROPERTY = "dds.sec.log.builtin.DDS_LogTopic.log_file"
+# a rotating pair's side names its log in its environment (FastddsRunner.explain_refusal)
+SECURITY_LOG_ENV = "GOVKIT_SECURITY_LOG_FILE"
 MAX_READ = 256 * 1024          # the end of a log: the run that just failed wrote it last
 MAX_EVENTS = 5
 

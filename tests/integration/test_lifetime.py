@@ -25,13 +25,21 @@ from pathlib import Path
 import pytest
 from helpers.dds import needs_cyclone
 from helpers.json_schemas import assert_valid
+from test_report_browser import (  # the report pages' browser (same directory)
+    ARTIFACTS,
+    CHROMIUM,
+    LAYOUT_FACTS,
+    Chromium,
+    assert_clean_page,
+)
 from typer.testing import CliRunner
 
 from govkit.bench import lifetime_material as material
-from govkit.bench.lifetime import Cell, table_rows
+from govkit.bench.lifetime import Cell, Timing, matrix_fields, table_rows
 from govkit.bench.lifetime_events import EVENTS
 from govkit.cli.main import app
 from govkit.pki.issuance import init_pki
+from govkit.report.lifetime_page import write_lifetime
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "guide" / "expiry.md"
 
@@ -74,11 +82,15 @@ def test_the_guide_states_the_expected_matrix():
 @needs_cyclone
 @pytest.mark.cyclone
 @pytest.mark.fastdds
-def test_the_measured_matrix_is_the_guides():
-    r = CliRunner().invoke(app, ["lifetime-check", "--json", *SHORT])
+def test_the_measured_matrix_is_the_guides(tmp_path):
+    r = CliRunner().invoke(app, ["lifetime-check", "--json", *SHORT, "--out",
+                                 str(tmp_path / "out")])
     assert r.exit_code == 0, r.output[-3000:]
     doc = json.loads(r.stdout)
     assert_valid(doc, "lifetime-check")
+    # the same document kept beside its page, which a real browser shows cell for cell
+    assert json.loads((tmp_path / "out" / "lifetime.json").read_text()) == doc
+    _check_page_in_chromium(tmp_path, tmp_path / "out" / "lifetime.html", doc)
     cells = doc["cells"]
     assert [(c["runtime"], c["event"]) for c in cells] == [
         (rt, e) for rt in EXPECTED for e in EVENTS]
@@ -94,6 +106,60 @@ def test_the_measured_matrix_is_the_guides():
             assert 0 <= c["seconds"] <= 6, c
         else:
             assert c["seconds"] is None, c
+
+
+PAGE_FACTS = """(() => ({
+  title: document.title, text: document.body.innerText, scripts: document.scripts.length,
+  cells: [...document.querySelectorAll('#lifetime-table td[data-outcome]')].map(td => ({
+    runtime: td.dataset.runtime, event: td.dataset.event, outcome: td.dataset.outcome,
+    shown: td.innerText, title: td.title,
+    visible: td.getBoundingClientRect().width > 0 && td.getBoundingClientRect().height > 0})),
+  """ + LAYOUT_FACTS + """}))()"""
+
+
+def _check_page_in_chromium(tmp_path: Path, html: Path, doc: dict) -> None:
+    """lifetime.html in a real headless Chromium: every cell shown with its outcome (and
+    the seconds of a drop), its evidence on hover and in the evidence table; the page
+    clean as every report page (no script, no error, nothing fetched, no overflow)."""
+    if not CHROMIUM.exists():
+        pytest.skip(f"{CHROMIUM} not installed (apt-get install chromium): the page "
+                    f"was written but not opened")
+    browser = Chromium(tmp_path / "chromium-profile")
+    try:
+        browser.open_page()
+        browser.navigate(html.as_uri())
+        facts = browser.evaluate(PAGE_FACTS)
+        browser.screenshot(ARTIFACTS / "lifetime.png")
+        assert doc["created"] in facts["title"]
+        shown = {(c["runtime"], c["event"]): c for c in facts["cells"]}
+        assert len(shown) == len(doc["cells"])
+        for c in doc["cells"]:
+            s = shown[(c["runtime"], c["event"])]
+            assert s["outcome"] == c["outcome"] and s["visible"], s
+            assert s["shown"].startswith(c["outcome"]), s
+            if c["seconds"] is not None:
+                assert f"{c['seconds']} s" in s["shown"], s
+            assert s["title"] == c["evidence"]
+            assert c["evidence"][:60] in facts["text"]
+        assert doc["host"] is None or doc["host"] in facts["text"]
+        assert_clean_page(browser, facts, ARTIFACTS / "lifetime.png")
+    finally:
+        browser.close()
+
+
+def test_the_page_escapes_what_the_runtimes_said(tmp_path):
+    cells = [Cell("Cyclone DDS", "0.10.2", "identity_expires", "dropped", 0.9,
+                  "ping: <script>alert(1)</script> & \"quoted\""),
+             Cell("Fast DDS", "2.9.1", "crl_written", "kept_talking", None, "b")]
+    doc = {"schema": "govkit.lifetime-check/1", **matrix_fields(cells, Timing())}
+    assert_valid(doc, "lifetime-check")
+    json_path, html_path = write_lifetime(tmp_path / "new" / "dir", doc)
+    assert json.loads(json_path.read_text()) == doc
+    html = html_path.read_text()
+    assert "<script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt; &amp;" in html
+    assert 'data-outcome="dropped"' in html and "0.9 s" in html
+    assert sorted(p.name for p in (tmp_path / "new" / "dir").iterdir()) == [
+        "lifetime.html", "lifetime.json"]      # no temporary file left behind
 
 
 def test_a_certificate_issued_at_a_moment_ends_or_starts_a_day_from_it(tmp_path):

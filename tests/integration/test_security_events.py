@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from helpers.dds import make_bundle, with_file
 from helpers.fastdds import require_fastdds, run_pair
+from helpers.json_schemas import assert_valid
 
 from govkit.bench import lifetime_material as material
 from govkit.pki.testpki import TestPKI
@@ -116,3 +117,11 @@ def test_results_json_and_report_html_say_what_fastdds_said(tmp_path):
     html = (tmp_path / "res" / "report.html").read_text()
     assert 'id="runtimes-said"' in html
     assert f"Fast DDS said: {EXPIRED}" in html
+    # the security log, as data: the pub refused its own identity, where Fast DDS says so
+    events = doc["security_events"]
+    assert_valid(doc, "bench")
+    refused = [e for e in events if e["runtime"] == "fastdds" and e["role"] == "pub"
+               and e["kind"] == "identity_refused"]
+    assert refused and refused[0]["source"] == "PKIDH::validate_local_identity", events
+    assert refused[0]["level"] == "EMERGENCY" and refused[0]["profile"] == "rtps_sign"
+    assert 'id="security-events"' in html and "PKIDH::validate_local_identity" in html
