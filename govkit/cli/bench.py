@@ -106,6 +106,10 @@ def bench(
     peers: Annotated[int, typer.Option(
         "--peers", help="--mode discovery: participants per group (2 .. 100).")
     ] = DEFAULT_PEERS,
+    readers: Annotated[str, typer.Option(
+        "--readers", help="Rotation (cyclone, fastdds): readers per writer, a comma list "
+                          "(e.g. 1,2,4,8; 1 .. 64): every point at each count, paired with "
+                          "`none` at the same count (docs/guide/many-readers.md).")] = "1",
     sizes: Annotated[list[str] | None, typer.Option(
         "--sizes", callback=comma_list, show_default=False,
         help="Payload bytes, repeatable or a comma list, or 'seeds' (the seeds' 8 sizes). "
@@ -288,6 +292,7 @@ def bench(
         parse_peer_addresses,
         parse_transports,
     )
+    from govkit.runners.readers import parse_readers_list
     if not dry_run:
         require_bench_extra("govkit bench", ("numpy",) if no_report
                             else ("numpy", "matplotlib"))
@@ -328,7 +333,8 @@ def bench(
         paths=parse_paths(net, bool(host_map)), hosts=host_map,
         peer_addresses=parse_peer_addresses(peer_address), ssh_config=ssh_config,
         wire=wire, wire_pcap=wire_pcap, wire_leaks=leaks, ciphers=parse_ciphers(cipher),
-        rekeys=parse_rekeys(rekey), gates=gate_settings(fail_on, max_ratios))
+        rekeys=parse_rekeys(rekey), gates=gate_settings(fail_on, max_ratios),
+        readers=parse_readers_list(readers))
     outcome = run_bench(opts, err.get())
     if dry_run:
         print_lines(outcome.dry_run_lines)
