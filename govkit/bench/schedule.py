@@ -385,7 +385,8 @@ def _rotation_plan(ctx: RunContext, cells: list[Cell]) -> list[str]:
             for a in arms_of(profiles, rs.aa, ctx.opts.variants, n)]
     lanes = list(dict.fromkeys((c.mode, c.size) for c in cells))
     lanes += [(CPU, size) for mode, size in lanes if mode == THROUGHPUT]
-    lines = [f"# rotation: {len(arms) // len(ctx.opts.readers)} arms × {rs.instances} long-lived process pairs, each "
+    per_count = len(arms) // len(ctx.opts.readers)
+    lines = [f"# rotation: {per_count} arms × {rs.instances} long-lived process pairs, each "
              f"on a domain of its own (DOMAIN below); rounds of {_lanes_text(lanes)}, every "
              f"arm's slot between two `none` slots, at least {rs.min_rounds} rounds, then "
              f"until every ratio is within ±{rs.target_ci:g}% or the {ctx.budget} s budget"]
