@@ -236,6 +236,9 @@ class Headline:
     under_load: bool
     rounds: int
     estimator: str
+    # --readers: per profile (at 1 reader's name), per size, its latency's cost per reader
+    # (govkit.results.cost_model.fit_readers: a dict, or None where not measured)
+    per_reader: list[tuple[str, list[dict | None]]] = field(default_factory=list)
 
     @property
     def throughput(self) -> bool:
