@@ -470,6 +470,10 @@ def wire_check(
     mode: Annotated[Literal[MODES], typer.Option(
         "--mode", help="Which ddsperf pair to run.")] = "latency",
     duration: Annotated[int, typer.Option("--duration", help="Seconds of traffic.")] = 2,
+    readers: Annotated[int, typer.Option(
+        "--readers", help="Readers of the one writer (runners cyclone and fastdds; 1 .. "
+                          "64): each point's receiver_macs counts the MACs per footer.")
+    ] = 1,
     expect: Annotated[str | None, typer.Option(
         "--expect", help="Check against this profile's governance instead of the run's own "
                          "(a deliberately wrong pairing must be a mismatch): "
@@ -498,6 +502,7 @@ def wire_check(
     from govkit.bench.wire_phase import wire_check as run_wire_check
     from govkit.catalog.profiles import get_profile
     from govkit.report.terminal import leak_sentences, leak_table, wire_table
+    from govkit.runners.readers import check_readers
     if read:
         _read_captures(read, profile or all_profiles or governance or pcap or expect, as_json)
         return
@@ -514,7 +519,8 @@ def wire_check(
         sizes=parse_sizes(str(size), "--size"), duration=duration, ca=ca, build=build,
         pin=pin,
         out=pcap, wire=True, wire_pcap=pcap is not None, wire_leaks=leaks,
-        wire_expect=get_profile(expect) if expect else None, runner_options=runtime)
+        wire_expect=get_profile(expect) if expect else None, runner_options=runtime,
+        readers=[check_readers(readers, "--readers")])
     outcome = run_wire_check(opts, err)
     if as_json:
         print(json_document("wire-check", points=outcome.wire, profiles=outcome.wire_profiles))

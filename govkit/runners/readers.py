@@ -30,11 +30,12 @@ LATENCY_FIELDS = ("n", "mean", "min", "p50", "p90", "p99", "max")
 THROUGHPUT_FIELDS = ("n", "later_n", "span_us", "lost")
 
 
-def check_readers(readers: int) -> int:
-    """`readers` if the programs take it (1 .. MAX_READERS), else a usage error."""
+def check_readers(readers: int, what: str = "readers") -> int:
+    """`readers` if the programs take it (1 .. MAX_READERS), else a usage error naming
+    `what` (an option, as the user gave it)."""
     if not isinstance(readers, int) or isinstance(readers, bool) \
             or not 1 <= readers <= MAX_READERS:
-        raise GovkitError(f"readers {readers!r}: use 1 .. {MAX_READERS}")
+        raise GovkitError(f"{what} {readers!r}: use 1 .. {MAX_READERS}")
     return readers
 
 
