@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from govkit.catalog.profiles import PROFILES
 from govkit.results import paired
 from govkit.results.flags import flag
 from govkit.results.record import Run, as_run
@@ -169,6 +170,8 @@ def reader_cost_models(doc: Run | dict) -> dict | None:
         resamples = resamples_for(sum(len(v) for v in by_point.values()))
         for (name, size), counts in by_point.items():
             models.append(fit_readers(name, size, (figure, what, suffix), counts, resamples))
+    order = {p.name: i for i, p in enumerate(PROFILES)}     # the catalog's, as the tables
+    models.sort(key=lambda m: (order.get(m["profile"], len(order)), m["profile"], m["size"]))
     return {"method": READERS_METHOD, "models": models}
 
 
