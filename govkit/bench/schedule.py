@@ -301,10 +301,11 @@ def _rotate(ctx: RunContext, cells: list[Cell]) -> BenchOutcome:
                          f"the other" if len(counts) > 1 else ""), style="dim")
     outcome = BenchOutcome(store.directory)
     for i, readers in enumerate(counts):
-        # each readers count's rotation in turn, with its share of the budget left
+        # each readers count's rotation in turn, with its share of the budget left: its
+        # context's clock starts earlier by what the later counts keep
         left = ctx.budget - ctx.elapsed()
         share = max(0.0, left) / (len(counts) - i)
-        mine = replace(ctx, started=ctx.started + max(0.0, left - share))
+        mine = replace(ctx, started=ctx.started - max(0.0, left - share))
         if len(counts) > 1:
             ctx.say(f"readers {readers}: one writer, {readers} reader(s) per pair; "
                     f"{share:.0f} s of the budget", style="dim")
