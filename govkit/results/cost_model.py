@@ -180,22 +180,22 @@ def fit_readers(profile: str, size: int, figure: tuple[str, str, str],
     """One profile's added cost against its readers count at one size (`figure`: its name,
     what it is, its seed's suffix; `counts`: per count, the arm and its pairings)."""
     name, what, suffix = figure
-    measured, dists = {}, {}
+    measured, dists, shown = {}, {}, []
     for n, (arm, pairs) in sorted(counts.items()):
         dist = paired.added_distribution(pairs, f"govkit/paired/{arm}/{size}{suffix}",
                                          resamples)
-        if dist is not None:
-            measured[n] = paired.trimmed_mean([p.added for p in pairs])
-            dists[n] = dist
+        value = paired.trimmed_mean([p.added for p in pairs]) if pairs else None
+        if dist is not None:        # (None below 3 paired rounds: no interval, not fitted)
+            measured[n], dists[n] = value, dist
+        if value is not None:
+            shown.append({"readers": n, "measured": value, "measured_ci95": list(
+                percentile_interval(dist)) if dist is not None else None})
     out = {"profile": profile, "size": size, "figure": name, "what": what,
-           "counts": [{"readers": n, "measured": measured[n],
-                       "measured_ci95": list(percentile_interval(dists[n]))}
-                      for n in measured],
-           "per_reader": None, "per_reader_ci95": None, "intercept": None,
+           "counts": shown, "per_reader": None, "per_reader_ci95": None, "intercept": None,
            "intercept_ci95": None, "fits": False}
     if len(measured) < 2:
-        out["why"] = (f"measured at {len(measured)} readers count(s): a line needs two; "
-                      "no cost per reader")
+        out["why"] = (f"{len(measured)} readers count(s) with an interval (3 or more paired "
+                      "rounds): a line needs two; no cost per reader")
         return out
     xs = [float(n) for n in measured]
     weights = [1 / max(_variance(dists[n]), 1e-12) for n in measured]
@@ -204,6 +204,8 @@ def fit_readers(profile: str, size: int, figure: tuple[str, str, str],
     lines = [line(xs, [dists[n][b] for n in measured], weights) for b in range(draws)]
     misses = []
     for row in out["counts"]:
+        if row["measured_ci95"] is None:
+            continue
         model = intercept + slope * row["readers"]
         lo, hi = row["measured_ci95"]
         row.update(model=model, residual=row["measured"] - model)

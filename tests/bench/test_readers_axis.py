@@ -100,6 +100,11 @@ def test_growth_that_is_no_line_is_said_not_forced():
     one = fit_readers("x", 32, ("latency_added_us", "what", ""),
                       {4: ("x@4readers", _pairs(5))}, 500)
     assert one["per_reader"] is None and one["fits"] is False and "a line needs two" in one["why"]
+    # a count with too few rounds for an interval is shown, not fitted
+    few = fit_readers("x", 32, ("latency_added_us", "what", ""),
+                      {1: ("x", _pairs(5, rounds=2)), 4: ("x@4readers", _pairs(9))}, 500)
+    assert [c["measured_ci95"] is None for c in few["counts"]] == [True, False]
+    assert few["per_reader"] is None and "1 readers count(s) with an interval" in few["why"]
 
 
 def test_a_run_at_one_reader_has_no_cost_per_reader():
@@ -118,7 +123,7 @@ def _bench(tmp_path: Path, out: str, *args: str, runner: str = "cyclone",
            env=None) -> subprocess.CompletedProcess:
     r = subprocess.run([GOVKIT, "bench", "--runner", runner, "--profile", "none",
                         "--profile", "sign_origin_data_encrypt", "--sizes", "32",
-                        "--rounds", "2", "--instances", "1", "--budget", "1", "--seed", "7",
+                        "--rounds", "3", "--instances", "1", "--budget", "1", "--seed", "7",
                         "--out", out, *args], cwd=tmp_path, capture_output=True, text=True,
                        timeout=1800, stdin=subprocess.DEVNULL, env=env)
     # exit 1 only for a pair that failed (e.g. matched nobody within its wait on a machine
@@ -195,3 +200,31 @@ def test_one_reader_has_the_shape_of_a_plain_run(tmp_path):
     keys = [{k for s in doc["rotation"]["slots"] if s["status"] == "ok" for k in s}
             for doc in (plain, one)]
     assert keys[0] == keys[1] and "readers" not in keys[0]
+
+
+@needs_cyclone
+@pytest.mark.cyclone
+def test_wire_check_at_two_readers_keeps_receiver_macs_per_point(tmp_path):
+    import socket
+
+    from helpers.require import missing
+    try:
+        socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0).close()
+    except (PermissionError, AttributeError, OSError):
+        pytest.skip(missing("root", "raw capture on lo needs root or CAP_NET_RAW"))
+    r = subprocess.run([GOVKIT, "wire-check", "--runner", "cyclone", "--profile", "rtps_sign",
+                        "--profile", "sign_origin_data_encrypt", "--readers", "2", "--json"],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=900,
+                       stdin=subprocess.DEVNULL)
+    assert r.returncode == 0, r.stderr
+    points = {p["profile"]: p for p in json.loads(r.stdout)["points"]}
+    assert set(points) == {"rtps_sign@2readers", "sign_origin_data_encrypt@2readers"}
+    assert all(p["readers"] == 2 and p["verdict"] == "match" for p in points.values())
+    # a MAC per receiving participant with origin authentication, none without
+    assert points["sign_origin_data_encrypt@2readers"]["receiver_macs"] >= 2
+    assert points["rtps_sign@2readers"]["receiver_macs"] == 0
+    # --readers is refused, one line, where one reader runs
+    bad = subprocess.run([GOVKIT, "wire-check", "--runner", "ddsperf", "--readers", "2"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                         stdin=subprocess.DEVNULL)
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1, bad.stderr
