@@ -301,11 +301,10 @@ def _rotate(ctx: RunContext, cells: list[Cell]) -> BenchOutcome:
                          f"the other" if len(counts) > 1 else ""), style="dim")
     outcome = BenchOutcome(store.directory)
     for i, readers in enumerate(counts):
-        # each readers count's rotation in turn, with its share of the budget left: its
-        # context's clock starts earlier by what the later counts keep
-        left = ctx.budget - ctx.elapsed()
-        share = max(0.0, left) / (len(counts) - i)
-        mine = replace(ctx, started=ctx.started - max(0.0, left - share))
+        # each readers count's rotation in turn, with its share of the budget left
+        mine = replace(ctx, started=share_start(ctx.started, ctx.elapsed(), ctx.budget,
+                                                len(counts) - i))
+        share = ctx.budget - (ctx.elapsed() + ctx.started - mine.started)
         if len(counts) > 1:
             ctx.say(f"readers {readers}: one writer, {readers} reader(s) per pair; "
                     f"{share:.0f} s of the budget", style="dim")
@@ -319,6 +318,14 @@ def _rotate(ctx: RunContext, cells: list[Cell]) -> BenchOutcome:
             break
     outcome.summary = store.doc["summary"]
     return outcome
+
+
+def share_start(started: float, elapsed: float, budget: float, counts_left: int) -> float:
+    """The `started` of a context whose budget ends when this readers count's share of
+    what is left ends (an equal share for each of `counts_left` counts): its clock starts
+    earlier by what the later counts keep."""
+    left = max(0.0, budget - elapsed)
+    return started - (left - left / counts_left)
 
 
 def _counts_text(counts: list[int]) -> str:

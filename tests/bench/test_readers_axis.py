@@ -228,3 +228,13 @@ def test_wire_check_at_two_readers_keeps_receiver_macs_per_point(tmp_path):
                          cwd=tmp_path, capture_output=True, text=True, timeout=120,
                          stdin=subprocess.DEVNULL)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1, bad.stderr
+
+
+def test_each_readers_count_gets_its_share_of_the_budget_left():
+    from govkit.bench.schedule import share_start
+    # 100 s started at t=0, 20 s spent, 2 counts left: this count's budget ends at t=60
+    started = share_start(0.0, 20.0, 100.0, 2)
+    assert started == -40.0          # its clock reads 60 s at t=20: 40 s left, not 120
+    assert 100.0 - (20.0 - started) == 40.0
+    assert share_start(0.0, 20.0, 100.0, 1) == 0.0       # the last count: all that is left
+    assert share_start(5.0, 150.0, 100.0, 3) == 5.0      # nothing left: the minimum only
