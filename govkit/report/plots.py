@@ -224,7 +224,8 @@ def _drawing():
 
 def build_figures(model: ReportModel) -> list[Figure]:
     """The report's plots as inline SVG, in page order (throughput only if measured)."""
-    model, left_out = _within_limits(_on_reference_network(model))
+    every = _on_reference_network(model)     # the readers plots: a line per profile
+    model, left_out = _within_limits(every)
     figures = []
     with _drawing():
         if any(r.point for g in model.latency for r in g.rows):
@@ -234,7 +235,7 @@ def build_figures(model: ReportModel) -> list[Figure]:
             figures.append(_overhead_figure(model))
         if model.has_throughput:
             figures.append(_throughput_figure(model))
-        figures += [_readers_figure(model, size) for size in readers_sizes(model)]
+        figures += [_readers_figure(every, size) for size in readers_sizes(every)]
     subsampled = sum(1 for p in model.points if any(f.code == "subsampled_interval"
                                                      for f in p.flags))
     if subsampled:
