@@ -26,6 +26,7 @@ from typing import Any
 
 from govkit.catalog.measures import CPU, LATENCY, SLOT_MODES, THROUGHPUT
 from govkit.runners.network import Network
+from govkit.runners.readers import split_readers_arm
 
 SCHEMA_PREFIX = "govkit.bench/"
 VERSION = 3              # the version this govkit writes (govkit.bench/3)
@@ -187,6 +188,12 @@ class Slot:
     @property
     def point(self) -> tuple[str, str, int]:
         return (self.arm, self.mode, self.size)
+
+    @property
+    def readers(self) -> int:
+        """The readers of the slot's pair: its arm's name says (`ARM@4readers`; a plain
+        name, as every slot before issue 41, is 1 reader)."""
+        return split_readers_arm(self.arm)[1]
 
     def to_json(self) -> dict:
         if self.source:
