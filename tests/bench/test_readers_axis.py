@@ -16,6 +16,8 @@ import pytest
 from helpers.dds import needs_cyclone
 from helpers.procs import left_running, marked_env
 
+from govkit.bench.rotation import arms_of
+from govkit.catalog.profiles import PROFILES
 from govkit.common.errors import GovkitError
 from govkit.results import paired
 from govkit.results.cost_model import fit_readers, reader_cost_models
@@ -69,6 +71,25 @@ def test_the_dry_run_shows_each_counts_pairs_with_their_readers(tmp_path):
     assert "# none@4readers: 6 pair(s) of" in r.stdout     # none at 4, as many as at 1
     pongs = [x for x in r.stdout.splitlines() if "cyclone_perf pong" in x]
     assert sum(x.endswith(" 4") for x in pongs) == 3 and len(pongs) == 6
+
+
+def test_arms_are_named_for_one_axis_at_a_time():
+    """Readers and versions each name an arm `P@SUFFIX`; the version axis pairs `P@TAG` with
+    `none@TAG` by name, so the two together are refused rather than misnamed or mispaired."""
+    profiles = [p for p in PROFILES if p.name in ("none", "rtps_sign")]
+    at4 = arms_of(profiles, aa=True, readers=4)
+    assert {a.name for a in at4} == {"rtps_sign@4readers", "none@4readers",
+                                     readers_arm(paired.AA_ARM, 4)}
+    assert all(a.readers == 4 and a.runtime is None for a in at4)
+    assert [a.name for a in at4 if a.is_baseline] == ["none@4readers"]
+    versions = arms_of(profiles, aa=False, runtimes=["11.0.1"])
+    assert {a.name for a in versions} >= {"none@11.0.1", "rtps_sign@11.0.1"}
+    assert all(a.readers == 1 for a in versions)
+    # none@TAG is its install's own none, not the baseline arm, and no readers count
+    assert [a.name for a in versions if a.is_baseline] == ["none"]
+    assert split_readers_arm("rtps_sign@11.0.1") == ("rtps_sign@11.0.1", 1)
+    with pytest.raises(GovkitError, match="not with a version axis"):
+        arms_of(profiles, aa=False, runtimes=["11.0.1"], readers=4)
 
 
 # ------------------------------------------------------------------- the cost per reader
