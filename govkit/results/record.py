@@ -673,7 +673,8 @@ def as_run(doc: Run | Mapping) -> Run:
 
 def with_current_names(summary: Any, version: int = VERSION) -> Any:
     """A stored summary with its overheads under today's names (RENAMED_IN_OVERHEADS) and
-    a point row's `readers` (1 before issue 41), as a copy where a name changes (the document read stays as it was); anything not shaped
+    a point row's `readers` (1 before issue 41), as a copy where a name changes (the
+    document read stays as it was); anything not shaped
     like a summary is left for the report to show as it is."""
     if not isinstance(summary, list):
         return summary
