@@ -47,6 +47,7 @@ from govkit.bench.defaults import cpu_rate, step_at_or_below
 from govkit.bench.domains import distinct_domains, usable_domains
 from govkit.bench.forecast import cap_note, warn_late
 from govkit.bench.options import CPU_LOAD_SHARE, MIN_ARM_ROUNDS, RotationSettings, protects
+from govkit.bench.watchdog import idle_burners, read_pairs, stop
 from govkit.catalog.measures import CPU, LATENCY, THROUGHPUT
 from govkit.catalog.profiles import Profile, domain_ids_text
 from govkit.common.errors import EXIT_USAGE, GovkitError
@@ -239,6 +240,8 @@ def run_rotation(ctx: RunContext, arms: list[Arm], lanes: list[tuple[str, int]],
             if not plan:
                 outcome.notes.append(f"no interval left to narrow after {done} rounds")
                 break
+            cpu_before = read_pairs(pairs)      # the idle-pair watchdog's first reading
+            used: set[tuple[str, int]] = set()
             for (mode, size), seq in plan:
                 rows = []
                 for position, (arm, k) in enumerate(seq):
@@ -246,6 +249,7 @@ def run_rotation(ctx: RunContext, arms: list[Arm], lanes: list[tuple[str, int]],
                                  instances_of(arm, arms, rs), rot["next_instance"])
                     if pair is None:
                         continue
+                    used.add((pair.name, pair.instance))
                     base = {"round": rnd, "position": position, "arm": arm.name,
                             "profile": arm.profile.name, "instance": pair.instance,
                             "size": size, "mode": mode, **arm.to_json()}
@@ -262,6 +266,8 @@ def run_rotation(ctx: RunContext, arms: list[Arm], lanes: list[tuple[str, int]],
                                  "status": slot_status(mode, row, arm.readers)})
                 store.add_slots(rows)
             last_round_s = time.monotonic() - t0
+            stop_idle_burners(pairs, cpu_before, set(pairs) - used, last_round_s, outcome,
+                              ctx)
             store.finish_round(rnd, last_round_s)
             outcome.rounds += 1
             # a line per round (also when piped: stderr, no live display), with the budget
@@ -550,6 +556,23 @@ def _pick(pairs: dict, arm: Arm, wanted: int, instances: int, first: int) -> Pai
         if (arm.name, first + k) in pairs:
             return pairs[(arm.name, first + k)]
     return None
+
+
+def stop_idle_burners(pairs: dict, before: dict, idle: set, wall_s: float,
+                      outcome: RotationOutcome, ctx: RunContext) -> None:
+    """The idle-pair watchdog (govkit.bench.watchdog): a pair that ran no slot this round
+    yet burnt CPU is stopped, counted failed, and the run goes on."""
+    idle = {k for k in idle if k in pairs}
+    if not idle:
+        return
+    burners = idle_burners(before, read_pairs({k: pairs[k] for k in idle}), idle, wall_s)
+    for key, message in burners.items():
+        pair = pairs[key]
+        error = PairFailed(f"{pair.label} pair {pair.instance} (domain {pair.domain_id}) "
+                           f"{message}")
+        outcome.notes.append(f"watchdog: {error}")
+        stop(pair)
+        _drop(pairs, pair, error, outcome, ctx)
 
 
 def _drop(pairs: dict, pair: Pair, error: Exception, outcome: RotationOutcome,
