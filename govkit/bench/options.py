@@ -277,6 +277,9 @@ class BenchOptions:
     # A version axis (`--runner cyclone@/usr,cyclone@PREFIX`, govkit.runners.dds_prefix):
     # per install, its tag and runner options; the first is the baseline (runner_options)
     runtime_axis: list[tuple[str, dict]] = field(default_factory=list)
+    # --readers 1,4: every rotated point at each readers count (one writer, N readers;
+    # govkit.runners.readers), each paired with `none` at the same count
+    readers: list[int] = field(default_factory=lambda: [1])
 
     @property
     def variants(self) -> list[CryptoVariant]:
@@ -339,10 +342,40 @@ class BenchOptions:
             raise GovkitError("a version axis (--runner NAME@PREFIX,NAME@PREFIX) pairs the "
                               "installs in the rotation: --mode latency or throughput by "
                               "rotation, over udp on lo, without --wire, --cipher or --rekey")
+        self.check_readers()
         if not runner_info(self.runner).networks and not plain:
             raise GovkitError(f"--transport, --net, --hosts and --loss-rate need --runner "
                               f"ddsperf (Cyclone's transports); {self.runner} runs udp on lo")
 
+
+    def check_readers(self) -> None:
+        """--readers beyond 1: only where the readers run, the long-lived pairs of the
+        rotation (cyclone, fastdds); refused, one line, everywhere else."""
+        if self.readers == [1]:
+            return
+        shown = ",".join(map(str, self.readers))
+        if not runner_info(self.runner).rotates:
+            raise GovkitError(f"--readers {shown}: only the cyclone and fastdds runners' "
+                              f"long-lived pairs run several readers; --runner "
+                              f"{self.runner} runs one (use --readers 1)")
+        if "throughput" in self.modes and not self.rotate_throughput:
+            raise GovkitError(f"--readers {shown}: throughput per repeat (the per-second "
+                              f"programs) runs one reader; drop --per-repeat-throughput")
+        if DISCOVERY in self.modes:
+            raise GovkitError(f"--readers {shown}: --mode discovery has a --peers count "
+                              f"of its own; measure it without --readers")
+        if self.variants:
+            raise GovkitError(f"--readers {shown}: not with --cipher/--rekey; measure the "
+                              f"readers axis and the crypto variants in runs of their own")
+        if self.runtime_axis:
+            # a version axis pairs `P@TAG` with `none@TAG` by name (results.versions); at N
+            # readers the name would carry both suffixes and no pairing reads them yet
+            raise GovkitError(f"--readers {shown}: not with a version axis (--runner "
+                              f"NAME@PREFIX,NAME@PREFIX); measure the readers axis and the "
+                              f"versions in runs of their own")
+        if self.resume:
+            raise GovkitError(f"--readers {shown}: a run of several readers counts cannot "
+                              f"be resumed yet; start it again")
 
     def check_variants(self) -> None:
         """--cipher/--rekey: refused, one line, where the runtime or the run cannot apply

@@ -47,14 +47,16 @@ from govkit.bench.defaults import cpu_rate, step_at_or_below
 from govkit.bench.domains import distinct_domains, usable_domains
 from govkit.bench.forecast import cap_note, warn_late
 from govkit.bench.options import CPU_LOAD_SHARE, MIN_ARM_ROUNDS, RotationSettings, protects
+from govkit.bench.watchdog import idle_burners, read_pairs, stop
 from govkit.catalog.measures import CPU, LATENCY, THROUGHPUT
 from govkit.catalog.profiles import Profile, domain_ids_text
 from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.common.fsutil import write_atomic
-from govkit.results.paired import AA_ARM, BASELINE_ARM
+from govkit.results.paired import AA_ARM, BASELINE_ARM, is_baseline_arm
 from govkit.runners.base import BenchPoint
 from govkit.runners.crypto import CryptoVariant
 from govkit.runners.pair import Pair, PairFailed
+from govkit.runners.readers import readers_arm, split_readers_arm
 
 CPU_DELIVERED = 0.95              # ... and a slot that delivers less of it is "saturated"
 # Fewest samples a slot's figure rests on (round trips, arrivals, paced writes), and the
@@ -75,10 +77,20 @@ class Arm:
     # a version axis: the tag of the install it runs on (None: the baseline's), its name
     # `PROFILE@TAG` (govkit.results.versions)
     runtime: str | None = None
+    # --readers: its pairs' readers; above 1 the name is `NAME@Nreaders`
+    # (govkit.runners.readers.readers_arm), `none`'s too: the baseline at that count. Never
+    # both a runtime and readers above 1: BenchOptions.check_readers refuses the two axes
+    # together, and arms_of too
+    readers: int = 1
 
     @property
     def label(self) -> str:
-        return "none (A/A)" if self.name == AA_ARM else self.name
+        return readers_arm("none (A/A)", self.readers) \
+            if self.name == readers_arm(AA_ARM, self.readers) else self.name
+
+    @property
+    def is_baseline(self) -> bool:
+        return is_baseline_arm(self.name)
 
     def to_json(self) -> dict:
         """What a pair or slot record says of its arm beyond its name."""
@@ -88,14 +100,21 @@ class Arm:
 # ------------------------------------------------------------------------- scheduling
 
 def arms_of(profiles: list[Profile], aa: bool, variants: list[CryptoVariant] = (),
-            runtimes: list[str] = ()) -> list[Arm]:
+            runtimes: list[str] = (), readers: int = 1) -> list[Arm]:
     """An arm per profile, or per profile and crypto variant where the profile protects
     something (`no_protection` has nothing a cipher could change); `none`, then the A/A
     arm. Each variant arm is paired with the same round's `none` slots like any other.
     A version axis (`runtimes`: the other installs' tags) adds every profile again on each
     other install, `none` included, as `PROFILE@TAG`: paired with the baseline's `none`
-    slots like any other arm, so every round holds both installs' slots."""
-    arms = [Arm(f"{p.name}@{v.name}", p, v) if variants and protects(p) else Arm(p.name, p)
+    slots like any other arm, so every round holds both installs' slots.
+    At `readers` > 1 every arm's pairs have that many readers and its name says so
+    (`PROFILE@Nreaders`); not with a version axis (a name `P@TAG@Nreaders` no pairing
+    reads: results.versions pairs `P@TAG` with `none@TAG` by name)."""
+    if runtimes and readers != 1:
+        raise GovkitError(f"--readers {readers}: not with a version axis; measure the "
+                          f"readers axis and the versions in runs of their own")
+    arms = [Arm(f"{p.name}@{v.name}", p, v) if variants and protects(p)
+            else Arm(readers_arm(p.name, readers), p, readers=readers)
             for p in profiles for v in (variants if variants and protects(p) else [None])]
     arms += [Arm(f"{p.name}@{tag}", p, runtime=tag) for tag in runtimes for p in profiles]
     base = next((p for p in profiles if p.name == BASELINE_ARM), None)
@@ -103,7 +122,7 @@ def arms_of(profiles: list[Profile], aa: bool, variants: list[CryptoVariant] = (
         raise GovkitError("the rotating latency design pairs every profile with `none`: add "
                           "--profile none (or use --all-profiles)")
     if aa:
-        arms.append(Arm(AA_ARM, base))
+        arms.append(Arm(readers_arm(AA_ARM, readers), base, readers=readers))
     return arms
 
 
@@ -113,7 +132,7 @@ def baseline_instances(arms: list[Arm], instances: int) -> int:
     other arm's; with the arms' count it took several slots per lane and round where an
     arm's pair took one every few rounds, and a pair kept that busy reads slower: at 32 B
     its throughput was 6-8 % below the A/A arm's, two identical `none` arms (2026-12-04)."""
-    return instances * max(1, len([a for a in arms if a.name != BASELINE_ARM]))
+    return instances * max(1, len([a for a in arms if not a.is_baseline]))
 
 
 def round_plan(arms: list[Arm], lanes: list[tuple[str, int]], instances: int, seed: int,
@@ -131,15 +150,16 @@ def round_plan(arms: list[Arm], lanes: list[tuple[str, int]], instances: int, se
     base_n = baseline_instances(arms, instances)
     order = list(lanes)
     rand.shuffle(order)
-    base = next(a for a in arms if a.name == BASELINE_ARM)
+    base = next(a for a in arms if a.is_baseline)
     plan = []
     for lane in order:
-        others = [a for a in arms if a.name != BASELINE_ARM]
+        others = [a for a in arms if not a.is_baseline]
         if active is not None:
             wanted = {a.name for a in others if (a.name, *lane) in active}
             if not wanted:
                 continue
-            others = [a for a in others if a.name in wanted or a.name == AA_ARM]
+            others = [a for a in others if a.name in wanted
+                      or a.name == readers_arm(AA_ARM, a.readers)]
         rand.shuffle(others)
         seq: list[tuple[Arm, int]] = []
         n0 = rand.randrange(base_n)
@@ -161,21 +181,27 @@ class RotationOutcome:
     notes: list[str] = field(default_factory=list)
 
 
-def run_rotation(ctx: RunContext, arms: list[Arm], lanes: list[tuple[str, int]]
-                 ) -> RotationOutcome:
+def run_rotation(ctx: RunContext, arms: list[Arm], lanes: list[tuple[str, int]],
+                 counted_from: int = 0) -> RotationOutcome:
     """Start every pair, then rounds until every ratio is within the target (after the
-    minimum) or the budget would be passed; every slot goes to the store as it completes."""
+    minimum) or the budget would be passed; every slot goes to the store as it completes.
+    `counted_from`: the round the minimum counts from (a later readers count of the run,
+    govkit.bench.schedule, starts its own minimum after the rounds of the counts before)."""
     rs, store = ctx.opts.rotation, ctx.store
     outcome = RotationOutcome()
     rot = store.rotation()
     first_round = rot["next_round"]
+    names = {a.name for a in arms}
     pairs: dict[tuple[str, int], Pair] = {}
     try:
         pairs = start_pairs(ctx, arms, outcome)
         warm = warm_up(pairs, lanes, outcome, ctx)
-        offered = offered_rates(rot["settings"], lanes, warm)
-        outcome.notes += rot["settings"].get("cpu_offered_rate_lowered", {}).values()
-        lengths = measure_lengths(rot["settings"], lanes, warm, offered, rs)
+        readers = arms[0].readers
+        offered = offered_rates(rot["settings"], lanes, warm, readers)
+        outcome.notes += [v for k, v in rot["settings"].get("cpu_offered_rate_lowered",
+                                                             {}).items()
+                          if _kept_key(k, readers) is not None]
+        lengths = measure_lengths(rot["settings"], lanes, warm, offered, rs, readers)
         ctx.load.start()
         last_round_s = None
         rnd = first_round
@@ -185,12 +211,14 @@ def run_rotation(ctx: RunContext, arms: list[Arm], lanes: list[tuple[str, int]]
         while rnd < first_round + rs.max_rounds:
             # rounds of the whole run: a resumed run counts the stored ones too (it ran its
             # minimum again and said "after 3 rounds" of a run of 6, issue 37)
-            done = rnd
+            done = rnd - counted_from
             if done >= rs.min_rounds:
                 # the widths (a bootstrap per arm, ~0.2 s in all) once per WIDTHS_EVERY_S of
                 # rounds, not after every round: late rounds of 30 ms slots are shorter
                 if time.monotonic() - widths_at >= WIDTHS_EVERY_S:
-                    widths = stopping_widths(store)
+                    # this rotation's arms only (another readers count's were before)
+                    widths = {k: w for k, w in stopping_widths(store).items()
+                              if k[0] in names}
                     widths_at = time.monotonic()
                 active = active_lanes(widths, rs.target_ci)
                 if not forecast_said:
@@ -212,6 +240,8 @@ def run_rotation(ctx: RunContext, arms: list[Arm], lanes: list[tuple[str, int]]
             if not plan:
                 outcome.notes.append(f"no interval left to narrow after {done} rounds")
                 break
+            cpu_before = read_pairs(pairs)      # the idle-pair watchdog's first reading
+            used: set[tuple[str, int]] = set()
             for (mode, size), seq in plan:
                 rows = []
                 for position, (arm, k) in enumerate(seq):
@@ -219,9 +249,12 @@ def run_rotation(ctx: RunContext, arms: list[Arm], lanes: list[tuple[str, int]]
                                  instances_of(arm, arms, rs), rot["next_instance"])
                     if pair is None:
                         continue
+                    used.add((pair.name, pair.instance))
                     base = {"round": rnd, "position": position, "arm": arm.name,
                             "profile": arm.profile.name, "instance": pair.instance,
                             "size": size, "mode": mode, **arm.to_json()}
+                    if arm.readers != 1:
+                        base["readers"] = arm.readers
                     try:
                         row = measure_slot(pair, (mode, size), rs.settle_ms * 1000,
                                            lengths[(mode, size)], offered.get(size))
@@ -229,9 +262,12 @@ def run_rotation(ctx: RunContext, arms: list[Arm], lanes: list[tuple[str, int]]
                         rows.append({**base, "status": "failed", "error": str(e)})
                         _drop(pairs, pair, e, outcome, ctx)
                         continue
-                    rows.append({**base, **row, "status": slot_status(mode, row)})
+                    rows.append({**base, **row,
+                                 "status": slot_status(mode, row, arm.readers)})
                 store.add_slots(rows)
             last_round_s = time.monotonic() - t0
+            stop_idle_burners(pairs, cpu_before, set(pairs) - used, last_round_s, outcome,
+                              ctx)
             store.finish_round(rnd, last_round_s)
             outcome.rounds += 1
             # a line per round (also when piped: stderr, no live display), with the budget
@@ -273,6 +309,8 @@ def start_pairs(ctx: RunContext, arms: list[Arm], outcome: RotationOutcome
         runner = ctx.runner_of(arm.runtime)
         for i, domain in enumerate(domains[arm.name]):
             extra = {"variant": arm.variant} if arm.variant is not None else {}
+            if arm.readers != 1:
+                extra["readers"] = arm.readers
             pair = Pair(arm.name, arm.label, first_instance + i, domain,
                         runner.pair_specs(ctx.bundle(arm.profile), domain, pin.cpus,
                                           pin.realtime, ctx.workdir_of(arm.runtime),
@@ -283,6 +321,7 @@ def start_pairs(ctx: RunContext, arms: list[Arm], outcome: RotationOutcome
             record = {"arm": arm.name, "profile": arm.profile.name,
                       "instance": pair.instance, "domain_id": domain,
                       "commands": pair.commands(), **arm.to_json(),
+                      **({"readers": arm.readers} if arm.readers != 1 else {}),
                       "started": datetime.now(UTC).isoformat(timespec="seconds")}
             try:
                 pair.start(timeout=60)
@@ -329,7 +368,7 @@ def pair_domains(arms: list[Arm], rs: RotationSettings, console) -> dict[str, li
 
 def instances_of(arm: Arm, arms: list[Arm], rs: RotationSettings) -> int:
     """An arm's process pairs: --instances, `none` more (baseline_instances)."""
-    return baseline_instances(arms, rs.instances) if arm.name == BASELINE_ARM \
+    return baseline_instances(arms, rs.instances) if arm.is_baseline \
         else rs.instances
 
 
@@ -352,8 +391,22 @@ def warm_up(pairs: dict[tuple[str, int], Pair], lanes: list[tuple[str, int]],
     return rows
 
 
+def readers_key(key: str, readers: int) -> str:
+    """A key of the rotation's kept settings (a size, `mode/size`) at `readers` readers:
+    as it always was at 1, `KEY@Nreaders` above (slots at N readers are longer, and the
+    rate every arm sustains is lower)."""
+    return readers_arm(key, readers)
+
+
+def _kept_key(key: str, readers: int) -> str | None:
+    """The key at 1 reader of a kept setting's `key` if it is at `readers`, else None."""
+    head, n = split_readers_arm(key)
+    return head if n == readers else None
+
+
 def offered_rates(settings: dict, lanes: list[tuple[str, int]],
-                  warm: dict[tuple[str, int], list[dict]]) -> dict[int, float]:
+                  warm: dict[tuple[str, int], list[dict]], readers: int = 1
+                  ) -> dict[int, float]:
     """Per size of a CPU lane, the fixed rate every arm's paced slots offer: the size's
     fixed rate (govkit.bench.defaults.cpu_rate), the same in every run and on every machine
     fast enough for it; where CPU_LOAD_SHARE of the slowest warm-up rate of any arm at that
@@ -362,7 +415,7 @@ def offered_rates(settings: dict, lanes: list[tuple[str, int]],
     a resumed run offers the same."""
     kept = settings.setdefault("cpu_offered_rate_sps", {})
     for mode, size in lanes:
-        if mode != CPU or str(size) in kept:
+        if mode != CPU or readers_key(str(size), readers) in kept:
             continue
         rates = [r["rate_sps"] for r in warm.get((THROUGHPUT, size), []) if r.get("rate_sps")]
         if not rates:
@@ -372,18 +425,20 @@ def offered_rates(settings: dict, lanes: list[tuple[str, int]],
         room = CPU_LOAD_SHARE * min(rates)
         if room < rate:
             lowered = step_at_or_below(room)
-            settings.setdefault("cpu_offered_rate_lowered", {})[str(size)] = (
+            settings.setdefault("cpu_offered_rate_lowered", {})[
+                readers_key(str(size), readers)] = (
                 f"CPU slots at {size} B offer {lowered:,.0f} samples/s, not the usual "
                 f"{rate:,.0f}: the slowest arm reached {min(rates):,.0f} in its warm-up "
                 "(CPU per sample depends on the rate: compare runs at the same one)")
             rate = lowered
-        kept[str(size)] = float(rate)
-    return {int(k): v for k, v in kept.items()}
+        kept[readers_key(str(size), readers)] = float(rate)
+    return {int(head): v for head, v in ((_kept_key(k, readers), v) for k, v in kept.items())
+            if head is not None}
 
 
 def measure_lengths(settings: dict, lanes: list[tuple[str, int]],
                     warm: dict[tuple[str, int], list[dict]], offered: dict[int, float],
-                    rs: RotationSettings) -> dict[tuple[str, int], int]:
+                    rs: RotationSettings, readers: int = 1) -> dict[tuple[str, int], int]:
     """Per lane, its slots' measured µs: the mode's slot length (--slot-ms; throughput and
     CPU slots their own minimum), longer where that would hold too few samples for the
     slot's figure (a 4 MiB round trip takes ~10 ms): at least MIN_SLOT_SAMPLES of the
@@ -391,7 +446,7 @@ def measure_lengths(settings: dict, lanes: list[tuple[str, int]],
     MAX_SLOT_US. Kept in the rotation's settings, so a resumed run's slots are alike."""
     kept = settings.setdefault("measure_us", {})
     for mode, size in lanes:
-        key = f"{mode}/{size}"
+        key = readers_key(f"{mode}/{size}", readers)
         if key in kept:
             continue
         rows = warm.get((mode, size), [])
@@ -406,7 +461,7 @@ def measure_lengths(settings: dict, lanes: list[tuple[str, int]],
             base = rs.cpu_slot_ms * 1000
             per = 1e6 / offered[size] if offered.get(size) else 0
         kept[key] = int(min(MAX_SLOT_US, max(base, MIN_SLOT_SAMPLES[mode] * per)))
-    return {(m, s): kept[f"{m}/{s}"] for m, s in lanes}
+    return {(m, s): kept[readers_key(f"{m}/{s}", readers)] for m, s in lanes}
 
 
 def measure_slot(pair: Pair, lane: tuple[str, int], settle_us: int, measure_us: int,
@@ -434,11 +489,12 @@ def cpu_per_sample(row: dict, written: int) -> dict:
             "cpu_us_per_sample": round(ping + pong, 4)}
 
 
-def slot_status(mode: str, row: dict) -> str:
-    """ok, foreign_participant (a stranger matched on the pair's domain), no_samples, or
-    (a CPU slot) saturated: it delivered less than CPU_DELIVERED of the offered rate, so
-    its CPU per sample is not at the rate the others had."""
-    if row.get("peers", 1) > 1:
+def slot_status(mode: str, row: dict, readers: int = 1) -> str:
+    """ok, foreign_participant (a stranger matched on the pair's domain: ping matched more
+    peers than the pair's `readers`), no_samples, or (a CPU slot) saturated: it delivered
+    less than CPU_DELIVERED of the offered rate, so its CPU per sample is not at the rate
+    the others had."""
+    if row.get("peers", 1) > readers:
         return "foreign_participant"
     if not row.get("n") or (mode != LATENCY and not row.get("rate_sps")):
         return "no_samples"
@@ -500,6 +556,23 @@ def _pick(pairs: dict, arm: Arm, wanted: int, instances: int, first: int) -> Pai
         if (arm.name, first + k) in pairs:
             return pairs[(arm.name, first + k)]
     return None
+
+
+def stop_idle_burners(pairs: dict, before: dict, idle: set, wall_s: float,
+                      outcome: RotationOutcome, ctx: RunContext) -> None:
+    """The idle-pair watchdog (govkit.bench.watchdog): a pair that ran no slot this round
+    yet burnt CPU is stopped, counted failed, and the run goes on."""
+    idle = {k for k in idle if k in pairs}
+    if not idle:
+        return
+    burners = idle_burners(before, read_pairs({k: pairs[k] for k in idle}), idle, wall_s)
+    for key, message in burners.items():
+        pair = pairs[key]
+        error = PairFailed(f"{pair.label} pair {pair.instance} (domain {pair.domain_id}) "
+                           f"{message}")
+        outcome.notes.append(f"watchdog: {error}")
+        stop(pair)
+        _drop(pairs, pair, error, outcome, ctx)
 
 
 def _drop(pairs: dict, pair: Pair, error: Exception, outcome: RotationOutcome,

@@ -113,6 +113,8 @@ def _settings(opts: BenchOptions, runner, pin: Pinning, realtime: tuple[bool, st
             "min_repeats": opts.repeat,
             "max_repeats": opts.max_repeat, "target_ci_pct": opts.target_ci,
             "budget_s": opts.budget, "seed": seed, "gates": opts.gates,
+            # (only when asked: a run at 1 reader keeps the settings it always had)
+            **({"readers": opts.readers} if opts.readers != [1] else {}),
             "method": runner.method(),
             "interval": DISCOVERY_INTERVAL_METHOD if opts.modes == [DISCOVERY]
             else (f"latency (rotation): {PAIRED_INTERVAL_METHOD} Other points: "
@@ -292,7 +294,8 @@ def _rotate(ctx: RunContext, cells: list[Cell]) -> BenchOutcome:
     lanes = list(dict.fromkeys((c.mode, c.size) for c in cells))
     # beside each throughput lane, its CPU lane (CPU per sample at a fixed rate)
     lanes += [(CPU, size) for mode, size in lanes if mode == THROUGHPUT]
-    arms = arms_of(profiles, rs.aa, ctx.opts.variants, list(ctx.runtimes))
+    counts = ctx.opts.readers
+    arms = arms_of(profiles, rs.aa, ctx.opts.variants, list(ctx.runtimes), counts[0])
     store.set_rotation_method({"settings": rs.to_json(), "method": runner.method(),
                                "estimator": ESTIMATOR, "interval": PAIRED_INTERVAL_METHOD})
     ctx.say(f"{len(arms)} arms × {rs.instances} process pairs (none "
@@ -302,12 +305,40 @@ def _rotate(ctx: RunContext, cells: list[Cell]) -> BenchOutcome:
             f"{_tput_slot_text(lanes, rs)}; {ctx.pin.note}; order seed "
             f"{ctx.seed}; rounds until every ratio is within ±{rs.target_ci:g}% (at least "
             f"{rs.min_rounds}, and {MIN_ARM_ROUNDS} per arm) or the {ctx.budget} s "
-            f"budget", style="dim")
-    got = run_rotation(ctx, arms, lanes)
-    outcome = BenchOutcome(store.directory, failed=got.failed, interrupted=got.interrupted,
-                           notes=got.notes)
+            f"budget" + (f", shared by the readers counts {_counts_text(counts)} one after "
+                         f"the other" if len(counts) > 1 else ""), style="dim")
+    outcome = BenchOutcome(store.directory)
+    for i, readers in enumerate(counts):
+        # each readers count's rotation in turn, with its share of the budget left
+        mine = replace(ctx, started=share_start(ctx.started, ctx.elapsed(), ctx.budget,
+                                                len(counts) - i))
+        share = ctx.budget - (ctx.elapsed() + ctx.started - mine.started)
+        if len(counts) > 1:
+            ctx.say(f"readers {readers}: one writer, {readers} reader(s) per pair; "
+                    f"{share:.0f} s of the budget", style="dim")
+        got = run_rotation(mine, arms_of(profiles, rs.aa, ctx.opts.variants,
+                                         list(ctx.runtimes), readers),
+                           lanes, counted_from=store.rotation()["next_round"] if i else 0)
+        outcome.failed += got.failed
+        outcome.notes += [f"readers {readers}: {n}" if len(counts) > 1 else n
+                          for n in got.notes]
+        if got.interrupted:
+            outcome.interrupted = True
+            break
     outcome.summary = store.doc["summary"]
     return outcome
+
+
+def share_start(started: float, elapsed: float, budget: float, counts_left: int) -> float:
+    """The `started` of a context whose budget ends when this readers count's share of
+    what is left ends (an equal share for each of `counts_left` counts): its clock starts
+    earlier by what the later counts keep."""
+    left = max(0.0, budget - elapsed)
+    return started - (left - left / counts_left)
+
+
+def _counts_text(counts: list[int]) -> str:
+    return ", ".join(map(str, counts))
 
 
 def _lanes_text(lanes: list[tuple[str, int]]) -> str:
@@ -366,20 +397,28 @@ def _rotation_plan(ctx: RunContext, cells: list[Cell]) -> list[str]:
     rotating runner runs no per-repeat command for them (issue 37: the dry run listed
     ddsperf lines the default runner never runs)."""
     rs, pin = ctx.opts.rotation, ctx.pin
-    arms = arms_of(list(dict.fromkeys(c.profile for c in cells)), rs.aa, ctx.opts.variants,
-                   list(ctx.runtimes))
+    profiles = list(dict.fromkeys(c.profile for c in cells))
+    arms = [a for n in ctx.opts.readers
+            for a in arms_of(profiles, rs.aa, ctx.opts.variants, list(ctx.runtimes), n)]
     lanes = list(dict.fromkeys((c.mode, c.size) for c in cells))
     lanes += [(CPU, size) for mode, size in lanes if mode == THROUGHPUT]
-    lines = [f"# rotation: {len(arms)} arms × {rs.instances} long-lived process pairs, each "
+    per_count = len(arms) // len(ctx.opts.readers)
+    lines = [f"# rotation: {per_count} arms × {rs.instances} long-lived process pairs, each "
              f"on a domain of its own (DOMAIN below); rounds of {_lanes_text(lanes)}, every "
              f"arm's slot between two `none` slots, at least {rs.min_rounds} rounds, then "
              f"until every ratio is within ±{rs.target_ci:g}% or the {ctx.budget} s budget"]
+    if ctx.opts.readers != [1]:
+        lines.append(f"# readers {_counts_text(ctx.opts.readers)}: one rotation per count, "
+                     f"one after the other, each sharing the budget left; at N readers "
+                     f"each arm is named ARM@Nreaders and paired with none@Nreaders")
     for arm in arms:
         extra = {"variant": arm.variant} if arm.variant is not None else {}
+        if arm.readers != 1:
+            extra["readers"] = arm.readers
         specs = ctx.runner_of(arm.runtime).pair_specs(
             ctx.bundle(arm.profile), DOMAIN_SHOWN, pin.cpus, pin.realtime,
             ctx.workdir_of(arm.runtime), **extra)
-        n, where = instances_of(arm, arms, rs), ""
+        n, where = instances_of(arm, [a for a in arms if a.readers == arm.readers], rs), ""
         if arm.profile.domain_ids is not None:     # a governance file's: where it allows
             n = min(n, len(arm.profile.domain_ids))
             where = f", DOMAIN one of {domain_ids_text(arm.profile.domain_ids)}"

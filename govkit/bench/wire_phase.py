@@ -25,10 +25,12 @@ from govkit.runners import get_runner
 from govkit.runners.base import BenchPoint, Bundle
 from govkit.runners.network import DEFAULT
 from govkit.runners.pair import Pair, PairFailed
+from govkit.runners.readers import readers_arm, split_readers_arm
 from govkit.wire import rtps
 from govkit.wire.capture import Capture, check_capture, pcap_bytes, udp_datagrams
 from govkit.wire.leaks import find_leaks
 from govkit.wire.pcapfile import captured_frames, datagrams
+from govkit.wire.verdict import receiver_mac_summary
 
 # a class point's captured slot: its first round trips, kept apart as in every slot
 WIRE_SETTLE_US = 100_000
@@ -57,25 +59,32 @@ def wire_phase(ctx: RunContext, cells: list[Cell], done: set, record, pcap_dir: 
     sees it; the capture socket exists only while that repeat's processes run, so the
     measured repeats run without it. Returns True if interrupted."""
     opts = ctx.opts
-    for cell in cells:
-        if cell.network != DEFAULT or wire_key_of(cell) in done:
-            continue
-        expect = rtps.expectation(opts.wire_expect or cell.profile)
-        ctx.console.print(f"wire: capturing {cell.profile.name} {cell.mode} {cell.size} B "
-                          f"on {opts.wire_interface} (an extra repeat, not measured)",
-                          style="dim")
-        # a protection class's point (bench --policy) runs on its own topic names, which
-        # only the rotating programs take: its capture is of one of its pairs
-        run = run_pair_wire_point if cell.profile.topics else run_wire_point
-        try:
-            rec = run(ctx, point(ctx, cell, 0), ctx.bundle(cell.profile), expect,
-                      pcap_dir if opts.wire_pcap else None)
-        except KeyboardInterrupt:
-            return True
-        verdict = rec["verdict"].upper() if rec["verdict"] != "match" else "match"
-        ctx.say(f"wire: {cell.profile.name} {cell.mode} {cell.size} B: {verdict}; "
-                f"{rec.get('headline') or rec['error']}")
-        record(rec)
+    for readers in opts.readers:
+        for cell in cells:
+            name = readers_arm(cell.profile.name, readers)
+            if cell.network != DEFAULT or (name, cell.mode, cell.size) in done:
+                continue
+            expect = rtps.expectation(opts.wire_expect or cell.profile)
+            ctx.console.print(f"wire: capturing {name} {cell.mode} {cell.size} B "
+                              f"on {opts.wire_interface} (an extra repeat, not measured)",
+                              style="dim")
+            # a protection class's point (bench --policy) runs on its own topic names, and
+            # N readers (--readers) run in them, which only the rotating programs take:
+            # its capture is of one of its pairs
+            try:
+                if cell.profile.topics or readers != 1:
+                    rec = run_pair_wire_point(ctx, point(ctx, cell, 0),
+                                              ctx.bundle(cell.profile), expect,
+                                              pcap_dir if opts.wire_pcap else None, readers)
+                else:
+                    rec = run_wire_point(ctx, point(ctx, cell, 0), ctx.bundle(cell.profile),
+                                         expect, pcap_dir if opts.wire_pcap else None)
+            except KeyboardInterrupt:
+                return True
+            verdict = rec["verdict"].upper() if rec["verdict"] != "match" else "match"
+            ctx.say(f"wire: {name} {cell.mode} {cell.size} B: {verdict}; "
+                    f"{rec.get('headline') or rec['error']}")
+            record(rec)
     return False
 
 
@@ -98,18 +107,21 @@ def run_wire_point(ctx: RunContext, point: BenchPoint, bundle: Bundle,
 
 
 def run_pair_wire_point(ctx: RunContext, point: BenchPoint, bundle: Bundle,
-                        expect: rtps.Expectation, pcap_dir: Path | None) -> dict:
+                        expect: rtps.Expectation, pcap_dir: Path | None, readers: int = 1
+                        ) -> dict:
     """`run_wire_point` with one long-lived pair of the runner's own program (its
-    pair_specs: the profile's topic names), one slot of the point's mode and size lasting
-    its duration, captured from the pair's start to its end."""
+    pair_specs: the profile's topic names; `readers` readers), one slot of the point's mode
+    and size lasting its duration, captured from the pair's start to its end. At N > 1
+    readers the record is named `PROFILE@Nreaders` and says its `readers`."""
     runner = ctx.runner
     for path, text in runner.configs(replace(point, mode="latency", size=32), bundle,
                                      ctx.workdir).items():
         write_atomic(path, text)
-    specs = runner.pair_specs(bundle, point.domain_id, point.cpus, False, ctx.workdir)
-    pair = Pair(point.profile.name, point.profile.name, 0, point.domain_id, specs,
-                runner.explain_refusal)
-    result = {"profile": point.profile.name, "mode": point.mode, "size": point.size,
+    specs = runner.pair_specs(bundle, point.domain_id, point.cpus, False, ctx.workdir,
+                              **({"readers": readers} if readers != 1 else {}))
+    name = readers_arm(point.profile.name, readers)
+    pair = Pair(name, name, 0, point.domain_id, specs, runner.explain_refusal)
+    result = {"profile": name, "mode": point.mode, "size": point.size,
               "domain_id": point.domain_id, "commands": pair.commands(),
               "started": datetime.now(UTC).isoformat(timespec="seconds")}
     failure = None
@@ -138,6 +150,9 @@ def _judged(ctx: RunContext, result: dict, failure: str | None, cap: Capture,
     """The wire record of a captured repeat: its capture parsed and judged."""
     rec = {k: result.get(k) for k in ("profile", "mode", "size", "domain_id", "started",
                                       "finished", "elapsed_s", "commands", "status", "error")}
+    readers = split_readers_arm(result["profile"])[1]
+    if readers != 1:
+        rec["readers"] = readers
     rec["capture"] = cap.summary()
     rec["pcap"] = None
     frames = cap.own_frames()      # only what the point's two processes sent
@@ -155,6 +170,10 @@ def _judged(ctx: RunContext, result: dict, failure: str | None, cap: Capture,
                             cap.stop_ns, lost=cap.kernel_drops + cap.seen - len(cap.frames),
                             others=len(cap.frames) - len(frames),
                             attributed=bool(cap.own_ports)))
+    # the most receiver-specific MACs any footer of the user traffic carried (one per
+    # receiver with origin authentication, none without: govkit.wire.verdict)
+    macs = receiver_mac_summary(rec["observed"])
+    rec["receiver_macs"] = max((k["max"] for k in macs.values()), default=0)
     if ctx.opts.wire_leaks:     # frame numbers are those of the pcap `pcap_bytes(frames)` writes
         rec["leaks"] = find_leaks(datagrams(captured_frames(frames)), result["domain_id"],
                                   filler)

@@ -119,6 +119,10 @@ def bench(
     peers: Annotated[int, typer.Option(
         "--peers", help=f"--mode {DISCOVERY}: participants per group ({MIN_PEERS} .. "
                         f"{MAX_PEERS}).")] = DEFAULT_PEERS,
+    readers: Annotated[str, typer.Option(
+        "--readers", help="Rotation (cyclone, fastdds): readers per writer, a comma list "
+                          "(e.g. 1,2,4,8; 1 .. 64): every point at each count, paired with "
+                          "`none` at the same count (docs/guide/many-readers.md).")] = "1",
     sizes: Annotated[list[str] | None, typer.Option(
         "--sizes", callback=comma_list, show_default=False,
         help="Payload bytes, repeatable or a comma list, or 'seeds' (the seeds' 8 sizes). "
@@ -312,6 +316,7 @@ def bench(
         parse_peer_addresses,
         parse_transports,
     )
+    from govkit.runners.readers import parse_readers_list
     if not dry_run:
         require_bench_extra("govkit bench", ("numpy",) if no_report
                             else ("numpy", "matplotlib"))
@@ -354,7 +359,7 @@ def bench(
         peer_addresses=parse_peer_addresses(peer_address), ssh_config=ssh_config,
         wire=wire, wire_pcap=wire_pcap, wire_leaks=leaks, ciphers=parse_ciphers(cipher),
         rekeys=parse_rekeys(rekey), gates=gate_settings(fail_on, max_ratios),
-        runtime_axis=runtimes.axis)
+        runtime_axis=runtimes.axis, readers=parse_readers_list(readers))
     if runs:
         from govkit.bench.runs import run_pooled
         pooled = run_pooled(opts, runs, err.get())
@@ -498,6 +503,10 @@ def wire_check(
     mode: Annotated[Literal[MODES], typer.Option(
         "--mode", help="Which ddsperf pair to run.")] = MODES[0],
     duration: Annotated[int, typer.Option("--duration", help="Seconds of traffic.")] = 2,
+    readers: Annotated[int, typer.Option(
+        "--readers", help="Readers of the one writer (runners cyclone and fastdds; 1 .. "
+                          "64): each point's receiver_macs counts the MACs per footer.")
+    ] = 1,
     expect: Annotated[str | None, typer.Option(
         "--expect", help="Check against this profile's governance instead of the run's own "
                          "(a deliberately wrong pairing must be a mismatch): "
@@ -526,6 +535,7 @@ def wire_check(
     from govkit.bench.wire_phase import wire_check as run_wire_check
     from govkit.catalog.profiles import get_profile
     from govkit.report.terminal import leak_sentences, leak_table, wire_table
+    from govkit.runners.readers import check_readers
     if read:
         _read_captures(read, profile or all_profiles or governance or pcap or expect, as_json)
         return
@@ -542,7 +552,8 @@ def wire_check(
         sizes=parse_sizes(str(size), "--size"), duration=duration, ca=ca, build=build,
         pin=pin,
         out=pcap, wire=True, wire_pcap=pcap is not None, wire_leaks=leaks,
-        wire_expect=get_profile(expect) if expect else None, runner_options=runtime)
+        wire_expect=get_profile(expect) if expect else None, runner_options=runtime,
+        readers=[check_readers(readers, "--readers")])
     outcome = run_wire_check(opts, err)
     if as_json:
         print(json_document("wire-check", points=outcome.wire, profiles=outcome.wire_profiles))

@@ -242,6 +242,9 @@ class Headline:
     estimator: str
     policy_reference: str | None = None     # the class `policy_baseline` is over
     rerun_term: str | None = None       # where the run-to-run term came from (one line)
+    # --readers: per profile (at 1 reader's name), per size, its latency's cost per reader
+    # (govkit.results.cost_model.fit_readers: a dict, or None where not measured)
+    per_reader: list[tuple[str, list[dict | None]]] = field(default_factory=list)
 
     @property
     def throughput(self) -> bool:

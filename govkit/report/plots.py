@@ -18,6 +18,7 @@ from dataclasses import replace
 from govkit.catalog.profiles import BASELINE
 from govkit.report.model import Figure, ProfileRows, ReportModel, fmt_int, fmt_size
 from govkit.results.figures import FIGURES, tail_p99
+from govkit.runners.readers import split_readers_arm
 
 # ---------------------------------------------------------------------- plots
 
@@ -223,7 +224,8 @@ def _drawing():
 
 def build_figures(model: ReportModel) -> list[Figure]:
     """The report's plots as inline SVG, in page order (throughput only if measured)."""
-    model, left_out = _within_limits(_on_reference_network(model))
+    every = _on_reference_network(model)     # the readers plots: a line per profile
+    model, left_out = _within_limits(every)
     figures = []
     with _drawing():
         if any(r.point for g in model.latency for r in g.rows):
@@ -233,6 +235,7 @@ def build_figures(model: ReportModel) -> list[Figure]:
             figures.append(_overhead_figure(model))
         if model.has_throughput:
             figures.append(_throughput_figure(model))
+        figures += [_readers_figure(every, size) for size in readers_sizes(every)]
     subsampled = sum(1 for p in model.points if any(f.code == "subsampled_interval"
                                                      for f in p.flags))
     if subsampled:
@@ -551,3 +554,67 @@ def _ratio_figure(model) -> Figure:
                   "Lower is better." + (f" Drawn: {'; '.join(left_out)}. The tables list "
                                         "every point." if left_out else ""),
                   _to_svg(fig, COMPARE_KEY))
+
+
+# ------------------------------------------------------------- --readers: ratio per count
+
+def _by_readers(model: ReportModel, size: int) -> dict[str, list[tuple[int, object]]]:
+    """Per profile (its name at 1 reader), its latency points at `size` as (readers, point),
+    by readers count; `none` and points without a ratio left out."""
+    out: dict[str, list[tuple[int, object]]] = {}
+    for group in model.latency:
+        name, readers = split_readers_arm(group.profile.name)
+        if name == BASELINE:
+            continue
+        for row in group.rows:
+            if row.point and row.size == size and row.point.vs_none \
+                    and row.point.vs_none.ratio is not None:
+                out.setdefault(name, []).append((readers, row.point))
+    return {k: sorted(v, key=lambda t: t[0]) for k, v in out.items()}
+
+
+def readers_sizes(model: ReportModel) -> list[int]:
+    """The sizes measured at more than one readers count (govkit bench --readers): a
+    readers plot each."""
+    return [s for s in model.sizes
+            if any(len(v) > 1 for v in _by_readers(model, s).values())]
+
+
+def _readers_figure(model: ReportModel, size: int) -> Figure:
+    """At one size: each profile's latency ratio over `none` (at the same readers count)
+    against the readers count, a line per profile, with its 95% interval."""
+    fig = _new_figure(10.0, 5.2)
+    ax = fig.subplots(1, 1)
+    styles = _style_indexes(model)
+    lines = _by_readers(model, size)
+    counts = sorted({n for v in lines.values() for n, _ in v})
+    shown = [1.0]
+    for j, (name, pts) in enumerate(lines.items()):
+        st = profile_style(styles.get(name, j))
+        spread = 0.06 * (j - (len(lines) - 1) / 2)       # equal values stay visible
+        xs = [n + spread for n, _ in pts]
+        ratios = [p.vs_none.ratio for _, p in pts]
+        intervals = [p.vs_none.ratio_ci95 for _, p in pts]
+        ax.plot(xs, ratios, color=st["color"], linestyle=st["linestyle"],
+                marker=st["marker"], markersize=6, linewidth=1.8, label=short_name(name),
+                zorder=3)
+        _whiskers(ax, xs, ratios, intervals, f"whiskers-readers-{size}-{j}",
+                  ecolor=st["color"])
+        shown += ratios + [e for ci in intervals if ci for e in ci]
+    ax.axhline(1.0, color="black", linewidth=1.0, linestyle="--", zorder=2)
+    ax.set_xticks(counts, [str(n) for n in counts])
+    ax.set_xlabel("Readers of one writer")
+    ax.set_ylabel("Latency / latency of none\nat the same readers count (\u00d7)")
+    ax.set_title(f"Overhead over none against the readers count, {fmt_size(size)}")
+    lo, hi = min(shown), max(shown)
+    ax.set_ylim(max(0.0, lo - 0.1 * (hi - lo or 1)), hi + 0.1 * (hi - lo or 1))
+    handles, labels = ax.get_legend_handles_labels()
+    ax.legend([*handles, _whisker_proxy()], [*labels, "95% interval"], loc="upper left",
+              bbox_to_anchor=(1.01, 1.0), title="Profile", title_fontsize=9,
+              alignment="left")
+    key = f"fig-readers-{size}"
+    return Figure(key, f"Overhead against readers, {fmt_size(size)}",
+                  f"At {fmt_size(size)}: each profile's one-way latency (the slowest "
+                  "reader's) over none's at the same readers count, one line per profile, "
+                  "with its 95% interval (whiskers); markers shifted a little sideways so "
+                  "that equal values stay visible. 1 = no overhead.", _to_svg(fig, key))

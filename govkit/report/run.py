@@ -70,12 +70,18 @@ from govkit.report.rows_html import repeat_rows, run_rows
 from govkit.report.wire_section import MAX_WIRE_ROWS, WireMalformed, build_wire_section
 from govkit.results import stats
 from govkit.results.check import SCHEMA, Malformed, json_excerpt, load_run
-from govkit.results.cost_model import cost_models, predict, stored
+from govkit.results.cost_model import (
+    LATENCY_ADDED,
+    cost_models,
+    predict,
+    reader_cost_models,
+    stored,
+)
 from govkit.results.figures import FIGURES
 from govkit.results.flags import CPU_LANE_FLAGS, flag_advice, short_label
 from govkit.results.gates import run_gates
 from govkit.results.latency_state import latency_state_note
-from govkit.results.paired import ESTIMATOR
+from govkit.results.paired import ESTIMATOR, is_baseline_arm
 from govkit.results.point import Flag as PointFlag
 from govkit.results.point import NoiseFloorRow, PointSummary, as_points
 from govkit.results.point import Published as PointPublished
@@ -371,7 +377,7 @@ def headline(run: RunRecord | dict, summary: list[dict],
     points = [p for p in as_points(summary) if p.rotated]
     rows = [p for p in points if p.mode == "latency"]
     sizes = sorted({r.size for r in rows})
-    names = list(dict.fromkeys(r.profile for r in rows if r.profile != BASELINE))
+    names = list(dict.fromkeys(r.profile for r in rows if not is_baseline_arm(r.profile)))
     tput = {(r.profile, r.size): r for r in points if r.mode == "throughput"}
 
     def cell(vs: PointRelative | None, rti: PointPublished | None, flags=(), key=None
@@ -400,7 +406,8 @@ def headline(run: RunRecord | dict, summary: list[dict],
               statistics.median(match[name]) if match.get(name) else None) for name in names]
     overheads = summarizer.overheads if summarizer is not None and summarizer.overheads \
         else rotation_overheads(run)      # (summarize's, when it has them)
-    floor = {f.size: f for f in map(NoiseFloorRow.from_json, noise_floor(run, overheads))}
+    floor = {f.size: f for f in map(NoiseFloorRow.from_json, (
+        r for r in noise_floor(run, overheads) if r.get("readers", 1) == 1))}
     return Headline(
         sizes=sizes, rows=table,
         floor=[cell(floor[s].overhead, None, floor[s].flags) if s in floor else None
@@ -411,7 +418,19 @@ def headline(run: RunRecord | dict, summary: list[dict],
         # the figures are recomputed from the raw slots by today's estimator: name that one,
         # not the one the run recorded
         rounds=len(rot.rounds), estimator=ESTIMATOR, rerun_term=rerun_term_line(run),
-        policy_reference=policy_baseline(run))
+        policy_reference=policy_baseline(run), per_reader=per_reader_rows(run, sizes))
+
+
+def per_reader_rows(run: RunRecord, sizes: list[int]) -> list[tuple[str, list[dict | None]]]:
+    """The cost matrix's "per reader" figure (govkit bench --readers): per profile and
+    size, how its added latency grows per reader (govkit.results.cost_model)."""
+    found = reader_cost_models(run)
+    if found is None:
+        return []
+    models = {(m["profile"], m["size"]): m for m in found["models"]
+              if m["figure"] == LATENCY_ADDED}
+    names = list(dict.fromkeys(name for name, _ in models))
+    return [(name, [models.get((name, s)) for s in sizes]) for name in names]
 
 
 def _point_rows(mode: str, order: list[ProfileInfo], points: list[Point],

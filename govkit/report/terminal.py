@@ -13,6 +13,7 @@ from govkit.results.flags import short_label
 from govkit.results.point import NoiseFloorRow, PointSummary, Tail, as_points
 from govkit.results.summary import POLICY_BASELINE_MEANING
 from govkit.runners.network import DEFAULT, Network, sort_key
+from govkit.runners.readers import split_readers_arm
 
 
 def _ci(values, fmt: str) -> str:
@@ -44,6 +45,17 @@ def tail_p99(tail: Tail) -> float | None:
     return figures.tail_p99(tail.p99_of_samples, tail.p99_median_of_seconds)
 
 
+def _with_readers(rows: list[PointSummary]) -> bool:
+    """Whether the rows hold more than one readers count (govkit bench --readers 1,4)."""
+    return len({r.readers for r in rows}) > 1
+
+
+def _named(r: PointSummary, readers: bool) -> tuple[str, ...]:
+    """A row's first cells: its point name, or with a readers column its profile (the
+    name at 1 reader: `rtps_sign@4readers` → `rtps_sign`) and its readers count."""
+    return (split_readers_arm(r.profile)[0], str(r.readers)) if readers else (r.profile,)
+
+
 def _mode(summary: list, mode: str) -> list[PointSummary]:
     """The summary's rows of `mode`, as records (rows from results.json or summarize)."""
     return [r for r in as_points(summary) if r.mode == mode]
@@ -54,16 +66,18 @@ def noise_floor_table(rows: list[dict]) -> Table | None:
     per size (and mode, when throughput rotated too: its ratio is of rates)."""
     if not rows:
         return None
+    counts = [r.get("readers", 1) for r in rows]      # --readers: the A/A arm per count
+    many = len(set(counts)) > 1
     rows = [NoiseFloorRow.from_json(r) for r in rows]
     modes = len({r.mode for r in rows}) > 1
     table = Table(title="A/A noise floor: an independent second `none`, paired like a "
                         "profile; its ratio should be 1.00", title_justify="left")
-    for col in (*(("mode",) if modes else ()), "B", "× none", "95% CI", "±%", "+µs" if not modes
-                else "+", "rounds", "flags"):
+    for col in (*(("mode",) if modes else ()), *(("readers",) if many else ()), "B",
+                "× none", "95% CI", "±%", "+µs" if not modes else "+", "rounds", "flags"):
         table.add_column(col, justify="left" if col in ("flags", "mode") else "right")
-    for r in rows:
+    for r, n in zip(rows, counts, strict=True):
         o = r.overhead
-        table.add_row(*((r.mode,) if modes else ()), str(r.size),
+        table.add_row(*((r.mode,) if modes else ()), *((str(n),) if many else ()), str(r.size),
                       f"{o.ratio:.3f}", _ci(o.ratio_ci95, "{:.3f}"),
                       f"{o.halfwidth_pct:.1f}" if o.halfwidth_pct is not None else "–",
                       f"{o.added:+.2f}" if not modes else f"{o.added:+,.2f}", str(o.rounds),
@@ -76,7 +90,7 @@ def latency_table(summary: list, state_note: str = "") -> Table | None:
     rows = _mode(summary, "latency")
     if not rows:
         return None
-    net = _with_network(rows)
+    net, many = _with_network(rows), _with_readers(rows)
     tail = FIGURES[tail_p99_key(rows)].name     # which p99 the column holds, said once
     # a `bench --policy` run whose governance protects every RTPS message: each class over
     # the policy's unprotected class too (summary.add_policy_baselines)
@@ -89,15 +103,15 @@ def latency_table(summary: list, state_note: str = "") -> Table | None:
                         + (f"; × class: over {own}, {POLICY_BASELINE_MEANING}" if own
                            else ""),
                   title_justify="left")
-    for col in ("profile", *(("network",) if net else ()), "B", "µs", "95% CI", "p99*",
-                "× none", "95% CI", "+µs", "95% CI",
+    for col in ("profile", *(("readers",) if many else ()), *(("network",) if net else ()),
+                "B", "µs", "95% CI", "p99*", "× none", "95% CI", "+µs", "95% CI",
                 *(("× class", "95% CI") if own else ()), "RTI ×", "RTI +µs", "flags"):
         table.add_column(col, justify="left" if col in ("profile", "network", "flags")
                          else "right", no_wrap=col != "flags")
     for r in rows:
         vs, rti = r.vs_none, r.rti
         table.add_row(
-            r.profile, *((r.network.label,) if net else ()), str(r.size),
+            *_named(r, many), *((r.network.label,) if net else ()), str(r.size),
             f"{r.estimate:.1f}", _ci(r.ci95, "{:.1f}"),
             f"{p99:.0f}" if (p99 := tail_p99(r.tail)) is not None else "–",
             f"{vs.ratio:.2f}" if vs and vs.ratio is not None else "–",
@@ -115,7 +129,7 @@ def throughput_table(summary: list) -> Table | None:
     rows = _mode(summary, "throughput")
     if not rows:
         return None
-    net = _with_network(rows)
+    net, many = _with_network(rows), _with_readers(rows)
     lossy = any(r.loss for r in rows)
     cpu = any(r.cpu_per_sample for r in rows)
     table = Table(title=f"Throughput (samples/s): {rows[0].statistic}, with 95% "
@@ -124,7 +138,8 @@ def throughput_table(summary: list) -> Table | None:
                            else "")
                         + ("; CPU µs per sample (ping + pong) written at the offered rate, "
                            "and its ratio over `none`" if cpu else ""), title_justify="left")
-    for col in ("profile", *(("network",) if net else ()), "B", "samples/s", "95% CI",
+    for col in ("profile", *(("readers",) if many else ()), *(("network",) if net else ()),
+                "B", "samples/s", "95% CI",
                 "× none", "95% CI", *(("rexmit B", "rexmit %") if lossy else ()),
                 *(("offered/s", "CPU µs", "× none", "95% CI") if cpu else ()), "flags"):
         table.add_column(col, justify="left" if col in ("profile", "network", "flags")
@@ -132,7 +147,7 @@ def throughput_table(summary: list) -> Table | None:
     for r in rows:
         vs, loss = r.vs_none, r.loss or {}
         rex, share = (loss.get(k) for k in ("retransmitted_bytes", "retransmitted_share_pct"))
-        table.add_row(r.profile, *((r.network.label,) if net else ()), str(r.size),
+        table.add_row(*_named(r, many), *((r.network.label,) if net else ()), str(r.size),
                       f"{r.estimate:,.0f}", _ci(r.ci95, "{:,.0f}"),
                       f"{vs.ratio:.2f}" if vs and vs.ratio is not None else "–",
                       _ci(vs and vs.ratio_ci95, "{:.2f}"),

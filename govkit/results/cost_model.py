@@ -15,6 +15,10 @@ per resample, the fixed part, the slope and any predicted cost read off the line
 is checked against every measured size: where a size's own 95 % interval excludes the line,
 the model is flagged `cost_model_misfit` and that size's residual is shown (fragmentation,
 socket buffers and retransmission make large samples cost more than linearly).
+
+With `govkit bench --readers`, the same per profile and size against the readers count
+(`reader_cost_models`: results.json's `cost_per_reader`): "origin authentication adds X µs
+per reader at 1024 B", with intervals, and said not to be a line where it is not.
 """
 
 from __future__ import annotations
@@ -22,10 +26,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from govkit.catalog.profiles import PROFILES
 from govkit.results import paired
 from govkit.results.flags import flag
 from govkit.results.record import Run, as_run
 from govkit.results.stats import percentile_interval, resamples_for
+from govkit.runners.readers import split_readers_arm
 
 LATENCY_ADDED = "latency_added_us"
 CPU_ADDED = "cpu_added_us_per_sample"
@@ -49,7 +55,7 @@ def cost_models(doc: Run | dict) -> dict:
         for figure, (mode, suffix, what) in FIGURES.items():
             by_arm: dict[str, dict[int, list]] = {}
             for (arm, size), pairs in paired.pairings(slots, mode).items():
-                if arm != paired.AA_ARM:
+                if not paired.is_aa_arm(arm):
                     by_arm.setdefault(arm, {})[size] = pairs
             resamples = resamples_for(sum(len(v) for v in by_arm.values()))
             for arm, sizes in by_arm.items():
@@ -134,3 +140,85 @@ def _variance(values: Sequence[float]) -> float:
     n = len(values)
     m = math.fsum(values) / n
     return math.fsum((v - m) ** 2 for v in values) / max(1, n - 1)
+
+
+# ------------------------------------------------------------------ cost per reader
+
+READERS_METHOD = (
+    "added cost ≈ intercept + per reader × N (N readers of one writer, each count paired "
+    "with `none` at the same count), a weighted least-squares line through the measured "
+    "reader counts of one profile and size (each weighted by the inverse variance of its "
+    "paired bootstrap); 95% percentile intervals from a line fitted to each bootstrap "
+    "resample. No line where fewer than two counts were measured, and `fits` false where "
+    "a count's own 95% interval excludes the line: read the counts, not the line, then")
+
+
+def reader_cost_models(doc: Run | dict) -> dict | None:
+    """results.json's `cost_per_reader` (None for a run at 1 reader only): per profile,
+    size and figure, how the added cost over `none` grows with the readers count."""
+    slots = as_run(doc).slots
+    if not any(s.readers > 1 for s in slots):
+        return None
+    models = []
+    for figure, (mode, suffix, what) in FIGURES.items():
+        by_point: dict[tuple[str, int], dict[int, tuple[str, list]]] = {}
+        for (arm, size), pairs in paired.pairings(slots, mode).items():
+            if paired.is_aa_arm(arm):
+                continue
+            name, readers = split_readers_arm(arm)
+            by_point.setdefault((name, size), {})[readers] = (arm, pairs)
+        resamples = resamples_for(sum(len(v) for v in by_point.values()))
+        for (name, size), counts in by_point.items():
+            models.append(fit_readers(name, size, (figure, what, suffix), counts, resamples))
+    order = {p.name: i for i, p in enumerate(PROFILES)}     # the catalog's, as the tables
+    models.sort(key=lambda m: (order.get(m["profile"], len(order)), m["profile"], m["size"]))
+    return {"method": READERS_METHOD, "models": models}
+
+
+def fit_readers(profile: str, size: int, figure: tuple[str, str, str],
+                counts: dict[int, tuple[str, list]], resamples: int) -> dict:
+    """One profile's added cost against its readers count at one size (`figure`: its name,
+    what it is, its seed's suffix; `counts`: per count, the arm and its pairings)."""
+    name, what, suffix = figure
+    measured, dists, shown = {}, {}, []
+    for n, (arm, pairs) in sorted(counts.items()):
+        dist = paired.added_distribution(pairs, f"govkit/paired/{arm}/{size}{suffix}",
+                                         resamples)
+        value = paired.trimmed_mean([p.added for p in pairs]) if pairs else None
+        if dist is not None:        # (None below 3 paired rounds: no interval, not fitted)
+            measured[n], dists[n] = value, dist
+        if value is not None:
+            shown.append({"readers": n, "measured": value, "measured_ci95": list(
+                percentile_interval(dist)) if dist is not None else None})
+    out = {"profile": profile, "size": size, "figure": name, "what": what,
+           "counts": shown, "per_reader": None, "per_reader_ci95": None, "intercept": None,
+           "intercept_ci95": None, "fits": False}
+    if len(measured) < 2:
+        out["why"] = (f"{len(measured)} readers count(s) with an interval (3 or more paired "
+                      "rounds): a line needs two; no cost per reader")
+        return out
+    xs = [float(n) for n in measured]
+    weights = [1 / max(_variance(dists[n]), 1e-12) for n in measured]
+    intercept, slope = line(xs, list(measured.values()), weights)
+    draws = min(len(d) for d in dists.values())
+    lines = [line(xs, [dists[n][b] for n in measured], weights) for b in range(draws)]
+    misses = []
+    for row in out["counts"]:
+        if row["measured_ci95"] is None:
+            continue
+        model = intercept + slope * row["readers"]
+        lo, hi = row["measured_ci95"]
+        row.update(model=model, residual=row["measured"] - model)
+        if not lo <= model <= hi:
+            misses.append(f"{row['readers']} readers: measured {row['measured']:+.2f} "
+                          f"[{lo:+.2f}, {hi:+.2f}], line {model:+.2f}")
+    out.update(per_reader=slope, per_reader_ci95=list(percentile_interval(
+        [k for _, k in lines])), intercept=intercept,
+        intercept_ci95=list(percentile_interval([a for a, _ in lines])),
+        fits=not misses, tested=len(measured) > 2, resamples=len(lines))
+    if len(measured) == 2:
+        out["why"] = "two readers counts: the line passes through both, so nothing tests it"
+    elif misses:
+        out["why"] = ("not a line: a count's own 95% interval excludes it ("
+                      + "; ".join(misses) + ")")
+    return out

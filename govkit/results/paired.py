@@ -44,9 +44,23 @@ from govkit.results.stats import (
     percentile_interval,
     with_fewer_resamples,
 )
+from govkit.runners.readers import split_readers_arm
 
 BASELINE_ARM = BASELINE      # the baseline's arm is named like its profile
 AA_ARM = "none:aa"            # the A/A arm: an independent second `none`, paired like a profile
+
+
+def is_baseline_arm(name: str) -> bool:
+    """Whether an arm is `none`, at any readers count (`none@4readers`: the baseline of
+    the arms at 4 readers; govkit.runners.readers.readers_arm)."""
+    return split_readers_arm(name)[0] == BASELINE_ARM
+
+
+def is_aa_arm(name: str) -> bool:
+    """Whether an arm is the A/A arm, at any readers count."""
+    return split_readers_arm(name)[0] == AA_ARM
+
+
 # Successive rounds whose log ratios correlate more than this are resampled in blocks.
 BLOCK_LAG1 = 0.2
 
@@ -100,19 +114,21 @@ def pairings(slots: Sequence[Slot], mode: str = "latency", value_key: str | None
     """Per (arm, size), every round's pairing of one mode's slots, from the run's slot
     records (any order). The value paired is the slot's median latency, its receive rate or
     its CPU per sample (Slot.value), or the slot's `value_key` (a Slot attribute)."""
-    blocks: dict[tuple[int, int], list[Slot]] = {}
+    # a block: one round's sandwich of one size at one readers count
+    blocks: dict[tuple[int, int, int], list[Slot]] = {}
     for s in as_slots(slots):
         if s.mode == mode:
-            blocks.setdefault((s.round, s.size), []).append(s)
+            blocks.setdefault((s.round, s.size, split_readers_arm(s.arm)[1]), []).append(s)
     out: dict[tuple[str, int], list[Pairing]] = {}
-    for (rnd, size), block in sorted(blocks.items()):
+    for (rnd, size, _), block in sorted(blocks.items()):
         block.sort(key=lambda s: s.position)
         values = [getattr(s, value_key) if value_key else s.value for s in block]
         # each slot's value if it is a usable `none` slot (None if not), read once
-        none = [v if s.arm == BASELINE_ARM and s.usable else None
+        # (a round's slots are all at one readers count: `none` there is its baseline)
+        none = [v if is_baseline_arm(s.arm) and s.usable else None
                 for s, v in zip(block, values, strict=True)]
         for i, s in enumerate(block):
-            if s.arm == BASELINE_ARM or not s.usable:
+            if is_baseline_arm(s.arm) or not s.usable:
                 continue
             around = [v for v in (none[i - 1] if i else None,
                                   none[i + 1] if i + 1 < len(none) else None)

@@ -171,6 +171,13 @@ class PointSummary:
         return self.rounds is not None
 
     @property
+    def readers(self) -> int:
+        """The readers the point's writer had (`govkit bench --readers`); 1 when the row
+        does not say (every row before issue 41)."""
+        n = self.source.get("readers")
+        return n if isinstance(n, int) and not isinstance(n, bool) and n >= 1 else 1
+
+    @property
     def codes(self) -> set[str]:
         return {f.code for f in self.flags}
 

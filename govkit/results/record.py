@@ -26,6 +26,7 @@ from typing import Any
 
 from govkit.catalog.measures import CPU, LATENCY, SLOT_MODES, THROUGHPUT
 from govkit.runners.network import Network
+from govkit.runners.readers import split_readers_arm
 
 SCHEMA_PREFIX = "govkit.bench/"
 VERSION = 3              # the version this govkit writes (govkit.bench/3)
@@ -187,6 +188,12 @@ class Slot:
     @property
     def point(self) -> tuple[str, str, int]:
         return (self.arm, self.mode, self.size)
+
+    @property
+    def readers(self) -> int:
+        """The readers of the slot's pair: its arm's name says (`ARM@4readers`; a plain
+        name, as every slot before issue 41, is 1 reader)."""
+        return split_readers_arm(self.arm)[1]
 
     def to_json(self) -> dict:
         if self.source:
@@ -665,8 +672,9 @@ def as_run(doc: Run | Mapping) -> Run:
 
 
 def with_current_names(summary: Any, version: int = VERSION) -> Any:
-    """A stored summary with its overheads under today's names (RENAMED_IN_OVERHEADS), as
-    a copy where a name changes (the document read stays as it was); anything not shaped
+    """A stored summary with its overheads under today's names (RENAMED_IN_OVERHEADS) and
+    a point row's `readers` (1 before issue 41), as a copy where a name changes (the
+    document read stays as it was); anything not shaped
     like a summary is left for the report to show as it is."""
     if not isinstance(summary, list):
         return summary
@@ -675,6 +683,10 @@ def with_current_names(summary: Any, version: int = VERSION) -> Any:
 
 def _renamed_row(row: dict) -> dict:
     out = {k: _renamed(v) if k in ("vs_none", "vs_network") else v for k, v in row.items()}
+    if out.get("mode") in (LATENCY, THROUGHPUT) and "readers" not in out:
+        # a point's row written before issue 41 had one writer and one reader; today's
+        # summary says so (`readers`), so such a file's stored summary still compares
+        out["readers"] = 1
     cpu = out.get("cpu_per_sample")
     if isinstance(cpu, dict):
         # the CPU-per-sample overheads were renamed with the others (a file of 2026-12-04

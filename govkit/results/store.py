@@ -22,7 +22,7 @@ from govkit.common.fsutil import write_atomic
 from govkit.common.inputs import read_input
 from govkit.common.limits import MAX_RESULTS_BYTES
 from govkit.results.check import Malformed, load_run
-from govkit.results.cost_model import cost_models, stored
+from govkit.results.cost_model import cost_models, reader_cost_models, stored
 from govkit.results.gates import run_gates
 from govkit.results.latency_state import latency_state
 from govkit.results.perftest_csv import csv_name, to_csv
@@ -236,6 +236,9 @@ class ResultStore:
                 versions = run_versions(run, self.summarizer.overheads)
                 if versions:            # a version axis (govkit.results.versions)
                     self.doc["versions"] = versions
+                per_reader = reader_cost_models(run)       # --readers: N > 1 measured
+                if per_reader is not None:
+                    self.doc["cost_per_reader"] = per_reader
             gates = run_gates(run, self.doc["summary"], self.summarizer.overheads,
                               self.doc.get("versions"))
             if gates is None:

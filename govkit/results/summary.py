@@ -33,6 +33,7 @@ from govkit.results.versions import runtime_tags, versus_own_none
 from govkit.runners.crypto import FASTDDS_DEFAULT_REKEY
 from govkit.runners.network import DEFAULT, LOSS_MEANING, Network
 from govkit.runners.network import sort_key as network_order
+from govkit.runners.readers import split_readers_arm
 from govkit.wire.verdict import judge_again, profile_verdicts
 
 
@@ -145,6 +146,7 @@ def summarize(doc: Run | dict, summarizer: Summarizer | None = None) -> list[dic
     for key in sorted(points, key=lambda k: (network_order(Network(*k[3:])),
                                              order.get(base_profile(k[0]), 99),
                                              listed.get(base_profile(k[0]), len(listed)),
+                                             split_readers_arm(k[0])[1],
                                              k[0], k[1], k[2])):
         profile, mode, size = key[:3]
         net = Network(*key[3:])
@@ -154,8 +156,11 @@ def summarize(doc: Run | dict, summarizer: Summarizer | None = None) -> list[dic
         records = points[key]
         ok = sorted((r for r in records if r.ok), key=lambda r: r.repeat)
         failed = len(records) - len(ok)
+        readers = split_readers_arm(profile)[1]
         row = {
             "profile": profile, "mode": mode, "size": size, **net.to_json(),
+            # one writer, this many readers (govkit bench --readers; 1 before issue 41)
+            "readers": readers,
             "statistic": fmt.statistic,
             "unit": fmt.unit, "estimate": est.value,
             "ci95": list(est.interval) if est.interval else None,
@@ -193,8 +198,9 @@ def summarize(doc: Run | dict, summarizer: Summarizer | None = None) -> list[dic
             if ref else None
         if rotated and ok and ok[0].variant:     # a crypto variant's arm (--cipher, --rekey)
             row["variant"] = ok[0].variant.to_json()
+        # (RTI published one writer and one reader)
         row["rti"] = published_overhead(base_profile(profile), size) if mode == "latency" \
-            and net.transport == "udp" and not net.loss_pct else None
+            and net.transport == "udp" and not net.loss_pct and readers == 1 else None
         point = PointSummary.from_json(row)      # the row so far, read as a record
         # (a version axis's `none@TAG` is a `none`: govkit.results.versions)
         row["flags"] = _flags(point, groups, ok, secured.get(base_profile(profile),
@@ -284,7 +290,7 @@ def rotation_records(doc: Run | dict) -> list[Repeat]:
     pairs = {(p.arm, p.instance): p for p in rot.pairs}
     groups: dict[tuple, list[Slot]] = {}
     for s in rot.slots:
-        if s.arm == paired.AA_ARM or s.mode == CPU:
+        if paired.is_aa_arm(s.arm) or s.mode == CPU:
             continue
         # by arm: a profile measured under several crypto variants is one point per
         # variant, named like its arm (`rtps_encrypt@aes128`)
@@ -375,7 +381,7 @@ def instance_terms(slots: list[Slot], arms: list[tuple]) -> dict[str, paired.Ins
     out = {}
     slots = paired.as_slots(slots)
     for mode in dict.fromkeys(m for m, *_ in arms):
-        none = {s.instance for s in slots if s.arm == paired.BASELINE_ARM and s.mode == mode}
+        none = {s.instance for s in slots if paired.is_baseline_arm(s.arm) and s.mode == mode}
         term = paired.instance_term({(arm, size): pairs for m, arm, size, pairs in arms
                                      if m == mode}, len(none))
         if term is not None:
@@ -564,9 +570,11 @@ def noise_floor(doc: Run | dict, overheads: dict | None = None, mode: str = "lat
     overheads = overheads if overheads is not None else rotation_overheads(run)
     target = run.rotation.config.target_ci_pct
     rows = []
-    for (arm, arm_mode, size), o in sorted(overheads.items(), key=lambda kv: kv[0][2]):
-        if arm != paired.AA_ARM or arm_mode != mode:
+    for (arm, arm_mode, size), o in sorted(overheads.items(), key=lambda kv: (
+            split_readers_arm(kv[0][0])[1], kv[0][2])):
+        if not paired.is_aa_arm(arm) or arm_mode != mode:
             continue
+        readers = split_readers_arm(arm)[1]
         flags = []
         ci = o.ratio_ci95
         if ci is not None and not ci[0] <= 1 <= ci[1]:
@@ -579,7 +587,8 @@ def noise_floor(doc: Run | dict, overheads: dict | None = None, mode: str = "lat
             flags.append(flag("aa_wide",
                 f"the A/A interval {pct_text(o.halfwidth_pct, target)} is wider than the target "
                 f"±{target:g}%: the machine was too noisy for that precision"))
-        rows.append(_rounded({"size": size, "mode": mode, **o.to_json(), "flags": flags}))
+        rows.append(_rounded({"size": size, "mode": mode, **o.to_json(), "flags": flags,
+                              **({"readers": readers} if readers != 1 else {})}))
     return rows
 
 

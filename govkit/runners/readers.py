@@ -30,11 +30,12 @@ LATENCY_FIELDS = ("n", "mean", "min", "p50", "p90", "p99", "max")
 THROUGHPUT_FIELDS = ("n", "later_n", "span_us", "lost")
 
 
-def check_readers(readers: int) -> int:
-    """`readers` if the programs take it (1 .. MAX_READERS), else a usage error."""
+def check_readers(readers: int, what: str = "readers") -> int:
+    """`readers` if the programs take it (1 .. MAX_READERS), else a usage error naming
+    `what` (an option, as the user gave it)."""
     if not isinstance(readers, int) or isinstance(readers, bool) \
             or not 1 <= readers <= MAX_READERS:
-        raise GovkitError(f"readers {readers!r}: use 1 .. {MAX_READERS}")
+        raise GovkitError(f"{what} {readers!r}: use 1 .. {MAX_READERS}")
     return readers
 
 
@@ -78,3 +79,40 @@ def parse_throughput_readers(given: dict[str, str]) -> dict:
         r["rate_sps"] = round(r["later_n"] / (r["span_us"] / 1e6), 3) \
             if r["span_us"] > 0 and r["later_n"] > 0 else 0.0
     return {"readers": n, "per_reader": rows}
+
+
+# ------------------------------------------------- a bench's arms and points at N readers
+
+# `govkit bench --readers 1,4`: at N > 1 readers every arm, `none` and the A/A arm
+# included, is named `ARM@Nreaders` (a point of its own, as a crypto variant's arm is
+# `PROFILE@VARIANT`); at 1 reader the arm keeps its plain name, so a run at 1 reader is
+# figure for figure, key for key, a run without --readers.
+READERS_SUFFIX = "readers"
+
+
+def readers_arm(arm: str, readers: int) -> str:
+    """The arm (or point) name of `arm` at `readers` readers."""
+    return arm if readers == 1 else f"{arm}@{readers}{READERS_SUFFIX}"
+
+
+def split_readers_arm(name: str) -> tuple[str, int]:
+    """(the arm's name at 1 reader, its readers count) of an arm or point name: inverse of
+    readers_arm; a name without the suffix is at 1 reader."""
+    head, sep, tail = name.rpartition("@")
+    if sep and tail.endswith(READERS_SUFFIX):
+        count = tail[:-len(READERS_SUFFIX)]
+        if count.isascii() and count.isdigit() and int(count) > 1:
+            return head, int(count)
+    return name, 1
+
+
+def parse_readers_list(text: str) -> list[int]:
+    """`--readers 1,2,4,8`: the reader counts, in the order given, each once; GovkitError
+    (a usage error, one line) when one is not a whole number 1 .. MAX_READERS."""
+    counts = []
+    for item in (x.strip() for x in str(text).split(",")):
+        if not (item.isascii() and item.isdigit()) or not 1 <= int(item) <= MAX_READERS:
+            raise GovkitError(f"invalid --readers {text!r}: use reader counts 1 .. "
+                              f"{MAX_READERS}, e.g. 1,2,4,8")
+        counts.append(int(item))
+    return list(dict.fromkeys(counts))

@@ -109,6 +109,8 @@ def test_a_bad_version_axis_is_one_line_and_exit_2_before_anything(tmp_path, spe
     (["--dds-prefix", "/usr"], "names its installs: drop --dds-prefix"),
     (["--mode", "discovery"], "a version axis (--runner NAME@PREFIX,NAME@PREFIX) pairs"),
     (["--transport", "tcp"], "a version axis (--runner NAME@PREFIX,NAME@PREFIX) pairs"),
+    # issue 41: P@TAG pairs with none@TAG by name; a P@TAG@4readers no pairing reads
+    (["--readers", "1,4"], "--readers 1,4: not with a version axis"),
 ])
 def test_what_a_version_axis_cannot_pair_is_refused(cyclone11, tmp_path, extra, says):
     r = _govkit("bench", "--runner", f"cyclone@/usr,cyclone@{cyclone11}", "--profile",
