@@ -18,6 +18,7 @@ phase, latency by rotation, discovery, the machine's load, the defaults.
   paired rounds;
 - `calibration`: `govkit calibrate`: the run-to-run term measured on this machine, kept
   in the user's cache, and the term a run carries;
+- `watchdog`: between rounds, an idle pair that burns CPU is stopped and counted failed;
 - `forecast`: which ratios a rotating run will not narrow to its target in time, said
   at once;
 - `discovery`: how long N participants started together take to match;

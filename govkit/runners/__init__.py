@@ -28,6 +28,7 @@ directory, so listing runners imports none of them. `get_runner` below makes one
 - `per_second`: ddsperf's and fastdds_perf's per-second lines read into rows, one way;
 - `pair`: a long-lived ping/pong pair of govkit's programs and the line protocol of its slots;
 - `readers`: one writer and N readers: the readers count and the per-reader figures;
+- `cputime`: the CPU time a process tree spent, from /proc (the idle-pair watchdog's);
 - `group`: a discovery group of participants started together;
 - `doctor`: the DDS Security runtimes installed here against the advisory table (`govkit
   doctor`);
