@@ -11,6 +11,7 @@ announced and what it took.
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -97,7 +98,9 @@ def run_pooled(opts: BenchOptions, runs: int, console) -> PooledOutcome:
         t0 = time.monotonic()
         console.print(f"run {i} of {runs}: {top / f'run-{i}'}")
         outcome = run_bench(replace(opts, out=top / f"run-{i}", seed=seed), console)
-        walls.append(round(time.monotonic() - t0, 1))
+        # tenths, rounded down: their sum never passes the whole's (rounded up below), so
+        # pooled.json never says the runs took longer than the command
+        walls.append(math.floor((time.monotonic() - t0) * 10) / 10)
         result.outcomes.append(outcome)
         result.failed += outcome.failed
         if outcome.interrupted:
@@ -108,7 +111,7 @@ def run_pooled(opts: BenchOptions, runs: int, console) -> PooledOutcome:
             console.print(f"run 1 took {walls[0]:.0f} s: the other {runs - 1} about "
                           f"{_minutes(walls[0] * (runs - 1))} more")
     done = [o.out for o in result.outcomes if not o.interrupted and o.out is not None]
-    actual = round(time.monotonic() - began, 1)
+    actual = math.ceil((time.monotonic() - began) * 10) / 10
     if len(done) < 2:
         result.lines.append(f"govkit: {len(done)} run(s) completed: nothing to pool")
         return result
