@@ -53,7 +53,7 @@ from govkit.catalog.profiles import Profile, domain_ids_text
 from govkit.common.errors import EXIT_USAGE, GovkitError
 from govkit.common.fsutil import write_atomic
 from govkit.results.paired import AA_ARM, BASELINE_ARM, is_baseline_arm
-from govkit.runners.base import BenchPoint
+from govkit.runners.base import BenchPoint, PairRequest
 from govkit.runners.crypto import CryptoVariant
 from govkit.runners.pair import Pair, PairFailed
 from govkit.runners.readers import readers_arm, split_readers_arm
@@ -308,29 +308,24 @@ def start_pairs(ctx: RunContext, arms: list[Arm], outcome: RotationOutcome
     for arm in arms:
         runner = ctx.runner_of(arm.runtime)
         for i, domain in enumerate(domains[arm.name]):
-            extra = {"variant": arm.variant} if arm.variant is not None else {}
-            if arm.readers != 1:
-                extra["readers"] = arm.readers
-            pair = Pair(arm.name, arm.label, first_instance + i, domain,
-                        runner.pair_specs(ctx.bundle(arm.profile), domain, pin.cpus,
-                                          pin.realtime, ctx.workdir_of(arm.runtime),
-                                          **extra),
-                        runner.explain_refusal, realtime=pin.realtime)
-            ctx.say(f"starting {arm.label} pair {pair.instance} (domain {domain})",
+            request = PairRequest(arm.name, arm.label, first_instance + i, pin.cpus,
+                                  pin.realtime, ctx.workdir_of(arm.runtime), arm.variant,
+                                  arm.readers)
+            ctx.say(f"starting {arm.label} pair {request.instance} (domain {domain})",
                     style="dim")
             record = {"arm": arm.name, "profile": arm.profile.name,
-                      "instance": pair.instance, "domain_id": domain,
-                      "commands": pair.commands(), **arm.to_json(),
+                      "instance": request.instance, "domain_id": domain, **arm.to_json(),
                       **({"readers": arm.readers} if arm.readers != 1 else {}),
                       "started": datetime.now(UTC).isoformat(timespec="seconds")}
             try:
-                pair.start(timeout=60)
+                pair = runner.ready_pair(ctx.bundle(arm.profile), domain, request)
             except PairFailed as e:
-                pair.close()
                 outcome.failed += 1
-                store.add_pair({**record, "status": "failed", "error": str(e)})
+                store.add_pair({**record, "commands": e.commands, "status": "failed",
+                                "error": str(e)})
                 ctx.say(f"FAILED {e}")
                 continue
+            record["commands"] = pair.commands()
             pairs[(arm.name, pair.instance)] = pair
             store.add_pair({**record, "status": "ok", "placement": pair.placement(),
                             "time_to_match_s": pair.ready_s.get("pub"),

@@ -21,6 +21,7 @@ from govkit.catalog.profiles import Profile
 from govkit.common.fsutil import write_atomic
 from govkit.runners.crypto import CryptoVariant
 from govkit.runners.network import DEFAULT, LOOPBACK, Endpoint, Network
+from govkit.runners.pair import Pair, PairFailed
 from govkit.runners.processes import ProcessOutput, ProcessSpec, run_processes
 
 
@@ -196,6 +197,55 @@ class RotatingRunner(Runner, Protocol):
     def explain_refusal(self, env: dict[str, str], stderr: str, domain_id: int) -> str:
         """One line naming the file, the rule and the fix when a side refused to start or
         to match ("" when the output says nothing govkit knows)."""
+
+    def ready_pair(self, bundle: Bundle, domain_id: int, request: PairRequest) -> Pair:
+        """A pair of this runner's program, started and matched: its specs, its refusal
+        explainer and its scheduling policy (`request.realtime`: SCHED_FIFO from its
+        start, its latency slots so) are the runner's, so bench schedules slots and never
+        builds a pair. PairFailed if it did not match (the pair closed; the error's
+        `commands` are its command lines)."""
+        extra: dict = {} if request.variant is None else {"variant": request.variant}
+        if request.readers != 1:
+            extra["readers"] = request.readers
+        wait_s = request.match_wait_s()
+        pair = Pair(request.name, request.label, request.instance, domain_id,
+                    self.pair_specs(bundle, domain_id, request.cpus, request.realtime,
+                                    request.workdir, wait_s=wait_s, **extra),
+                    self.explain_refusal, realtime=request.realtime)
+        try:
+            pair.start(timeout=request.timeout_s or wait_s + START_MARGIN_S)
+        except PairFailed as e:
+            pair.close()
+            e.commands = pair.commands()
+            raise
+        return pair
+
+
+@dataclass(frozen=True)
+class PairRequest:
+    """What bench asks of a rotating runner's pair besides its bundle and domain: the arm
+    it measures (`name`), how messages name it (`label`), its instance, the CPUs (ping's,
+    pong's) and policy it runs with, its work directory, crypto variant and readers."""
+    name: str
+    label: str
+    instance: int
+    cpus: tuple[int, int] | None
+    realtime: bool
+    workdir: Path
+    variant: CryptoVariant | None = None
+    readers: int = 1
+    timeout_s: float | None = None      # None: the match wait and START_MARGIN_S
+
+    def match_wait_s(self) -> float:
+        """How long each side waits for its peers to match: MATCH_WAIT_S per reader.
+        Every participant authenticates every other, so N readers are N + 1 participants
+        and N(N + 1)/2 handshakes; with 30 s for any count, 7 of the 4-reader Fast DDS
+        pairs of a loaded run (2026-12-07, load 13) gave up before the last matched."""
+        return MATCH_WAIT_S * max(1, self.readers)
+
+
+MATCH_WAIT_S = 30.0     # a pair's wait for its peer to match, per reader
+START_MARGIN_S = 30.0   # govkit's wait for both sides' `ready` beyond theirs
 
 
 def prepare(runner: Runner, point: BenchPoint, bundle: Bundle, workdir: Path,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from govkit.runners.base import BenchPoint, Bundle, ProcessSpec, topics_env
+from govkit.runners.base import BenchPoint, Bundle, ProcessSpec, RotatingRunner, topics_env
 from govkit.runners.crypto import CRYPTO_DEFAULTS, CryptoVariant
 from govkit.runners.cyclone_refusal import explain_cyclone_refusal
 from govkit.runners.dds_prefix import CycloneInstall
@@ -55,7 +55,7 @@ METHOD = (f"{SLOT_METHOD} {THROUGHPUT_SLOT_METHOD} {DISCOVERY_METHOD} Throughput
           f"otherwise, points on other networks and --wire captures: {DDSPERF_METHOD}")
 
 
-class CycloneRunner(DdsperfRunner):
+class CycloneRunner(DdsperfRunner, RotatingRunner):
     """A RotatingRunner (its row in govkit.catalog.runners says what it rotates)."""
     name = "cyclone"
 

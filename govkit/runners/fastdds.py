@@ -32,7 +32,7 @@ from govkit.runners.base import (
     PointResult,
     ProcessOutput,
     ProcessSpec,
-    Runner,
+    RotatingRunner,
     RunnerError,
     topics_env,
 )
@@ -111,7 +111,7 @@ def fastdds_package_version() -> str:
     return fastdds_version()
 
 
-class FastddsRunner(Runner):
+class FastddsRunner(RotatingRunner):
     """A RotatingRunner (its row in govkit.catalog.runners says what it rotates) with
     `fastdds_perf -S`."""
     name = "fastdds"

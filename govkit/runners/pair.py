@@ -44,7 +44,9 @@ REFUSAL_WAIT_S = 3.0              # for the other side's refusal, once one side 
 
 
 class PairFailed(Exception):
-    """A pair's process died, refused or stopped answering; the message says which."""
+    """A pair's process died, refused or stopped answering; the message says which.
+    `commands`: the pair's command lines, where the pair that failed is known."""
+    commands: list[str] = []
 
 
 class Pair:

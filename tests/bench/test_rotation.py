@@ -150,7 +150,8 @@ def test_rotating_run_end_to_end(tmp_path):
     assert all(p["status"] == "ok" and 0 < p["time_to_match_s"] < 30 for p in rot["pairs"])
     # the minimum rounds always run: 3 rounds × 2 sizes × (none X none Y none)
     assert len(rot["rounds"]) == 3 and len(rot["slots"]) == 3 * 2 * 5
-    assert all(s["status"] == "ok" and s["n"] > 0 and s["peers"] == 1 for s in rot["slots"])
+    assert all(s["status"] == "ok" and s["n"] > 0 and s["peers"] == 1 for s in rot["slots"]), \
+        [(s["status"], s["n"], s.get("peers"), s.get("error")) for s in rot["slots"]]
     # both sides' CPU per slot: busy ping-pong takes a real share of a core, never above it
     # by more than the processes' own threads can (a pair runs one side on each CPU)
     assert all(0 < s["cpu_us"] and 0 < s["pong_cpu_us"] < 2 * s["wall_us"] for s in rot["slots"])
