@@ -40,8 +40,6 @@ import math
 import os
 import shutil
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass, replace
@@ -53,6 +51,7 @@ from govkit.bench.idle_vs_awake import QUICK as IDLE_QUICK
 from govkit.bench.idle_vs_awake import (
     IdlePlan,
     IdleRefused,
+    bench_in_child,
     check_idle_vs_awake,
     idle_vs_awake_lines,
     run_idle_vs_awake,
@@ -325,20 +324,12 @@ def run_calibration(plan: CalibrationPlan, say, keep: Path | None = None) -> Cal
     try:
         for i in range(plan.runs):
             t0 = time.monotonic()
-            out = work / f"run{i}"
-            r = subprocess.run([sys.executable, "-m", "govkit", "bench", *plan.bench_args(),
-                                "--out", str(out)], cwd=work, capture_output=True, text=True,
-                               stdin=subprocess.DEVNULL)
-            (work / f"run{i}.log").write_text(r.stdout + r.stderr)
-            results = out / "results.json"
-            if not results.is_file():
-                last = (r.stderr.strip().splitlines() or ["no output"])[-1]
-                raise GovkitError(f"calibration run {i + 1} of {plan.runs} failed (exit "
-                                  f"{r.returncode}): {last}")
-            docs.append(json.loads(results.read_text()))
+            doc, code = bench_in_child(plan.bench_args(), work, f"run{i}",
+                                       f"calibration run {i + 1} of {plan.runs}")
+            docs.append(doc)
             load = os.getloadavg()[0]
             say(f"run {i + 1} of {plan.runs}: {time.monotonic() - t0:.0f} s, exit "
-                f"{r.returncode}, load average {load:.2f}")
+                f"{code}, load average {load:.2f}")
         cal = calibration_of(docs, machine_identity(), plan.to_json())
         if plan.idle:
             cal = replace(cal, idle_vs_awake=run_idle_vs_awake(plan.idle, work, say))

@@ -54,6 +54,21 @@ INTERVAL = ("95% percentile bootstrap: each state's runs resampled, then the slo
 STATES = ("awake", "idle")
 
 
+def bench_in_child(args: list[str], work: Path, name: str, what: str) -> tuple[dict, int]:
+    """`govkit bench ARGS --out WORK/NAME` in a child interpreter, its output kept in
+    WORK/NAME.log: (its results.json, its exit code); GovkitError naming `what` and the
+    last line it printed when it wrote no results (calibrate's runs and these)."""
+    out = work / name
+    r = subprocess.run([sys.executable, "-m", "govkit", "bench", *args, "--out", str(out)],
+                       cwd=work, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    (work / f"{name}.log").write_text(r.stdout + r.stderr)
+    results = out / "results.json"
+    if not results.is_file():
+        last = (r.stderr.strip().splitlines() or ["no output"])[-1]
+        raise GovkitError(f"{what} failed (exit {r.returncode}): {last}")
+    return json.loads(results.read_text()), r.returncode
+
+
 @dataclass(frozen=True)
 class IdlePlan:
     runs: int = DEFAULT_RUNS          # per state
@@ -137,19 +152,11 @@ def run_idle_vs_awake(plan: IdlePlan, work: Path, say: Callable[[str], None]) ->
     """The plan's runs in ABBA order in `work`, then the measurement."""
     docs: dict[str, list[dict]] = {s: [] for s in STATES}
     for i, state in enumerate(plan.order):
-        out = work / f"{state}{i}"
-        r = subprocess.run([sys.executable, "-m", "govkit", "bench", *plan.bench_args(state),
-                            "--out", str(out)], cwd=work, capture_output=True, text=True,
-                           stdin=subprocess.DEVNULL)
-        (work / f"{state}{i}.log").write_text(r.stdout + r.stderr)
-        results = out / "results.json"
-        if not results.is_file():
-            last = (r.stderr.strip().splitlines() or ["no output"])[-1]
-            raise GovkitError(f"awake/idle run {i + 1} of {len(plan.order)} ({state}) "
-                              f"failed (exit {r.returncode}): {last}")
-        docs[state].append(json.loads(results.read_text()))
+        doc, code = bench_in_child(plan.bench_args(state), work, f"{state}{i}",
+                                   f"awake/idle run {i + 1} of {len(plan.order)} ({state})")
+        docs[state].append(doc)
         say(f"awake/idle run {i + 1} of {len(plan.order)}: CPUs "
-            f"{'kept awake' if state == 'awake' else 'allowed to idle'}, exit {r.returncode}")
+            f"{'kept awake' if state == 'awake' else 'allowed to idle'}, exit {code}")
     return idle_vs_awake_of(docs, plan)
 
 

@@ -21,7 +21,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from helpers.dds import cyclone_program, needs_cyclone, next_domain, pair_bundle
+from helpers.dds import cyclone_runner, needs_cyclone, next_domain, pair_bundle
 
 from govkit.bench.watchdog import IDLE_CPU_LIMIT, idle_burners, read_pairs, stop
 from govkit.runners.cputime import ProcessCpu, read_stat, spent
@@ -31,16 +31,8 @@ WAIT_S = 120
 SPINNERS = 3
 
 
-def _cyclone():
-    from govkit.runners.cyclone import CycloneRunner
-    cyclone_program()
-    r = CycloneRunner()
-    r.check_installed()
-    return r
-
-
 def _pair(tmp_path: Path, burner: bool) -> Pair:
-    r = _cyclone()
+    r = cyclone_runner()
     bundle, work = pair_bundle(r, tmp_path, "none")
     domain = next_domain()
     specs = r.pair_specs(bundle, domain, None, False, work, wait_s=WAIT_S)

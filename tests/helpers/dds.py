@@ -111,6 +111,15 @@ def cyclone_program() -> str:
         pytest.skip(missing("cyclone", f"Cyclone program not available ({e})"))
 
 
+def cyclone_runner():
+    """A checked CycloneRunner with govkit's program built (skips as cyclone_program)."""
+    from govkit.runners.cyclone import CycloneRunner
+    cyclone_program()
+    runner = CycloneRunner()
+    runner.check_installed()
+    return runner
+
+
 def _config(files: ParticipantFiles, workdir: Path) -> Path:
     """A Cyclone configuration with `files` (as govkit's runners write it)."""
     bundle = Bundle(get_profile("rtps_sign"), {"pub": files})

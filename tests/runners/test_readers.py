@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers.dds import cyclone_program, needs_cyclone, next_domain, pair_bundle
+from helpers.dds import cyclone_runner, needs_cyclone, next_domain, pair_bundle
 from helpers.require import missing
 
 from govkit.common.errors import GovkitError
@@ -24,14 +24,6 @@ SLOT_US = 100_000
 # every participant authenticates every other: 5 participants, 10 handshakes, on a busy
 # machine (a Fast DDS reader once missed the 30 s default with the load at 10)
 WAIT_S = 120
-
-
-def _cyclone():
-    from govkit.runners.cyclone import CycloneRunner
-    cyclone_program()              # skips (or fails under GOVKIT_REQUIRE) without it
-    r = CycloneRunner()
-    r.check_installed()
-    return r
 
 
 def _fastdds():
@@ -124,7 +116,7 @@ def _check_fewer_readers_than_awaited(r, tmp_path: Path) -> None:
 @needs_cyclone
 @pytest.mark.cyclone
 def test_cyclone_ping_says_how_many_readers_matched(tmp_path):
-    _check_fewer_readers_than_awaited(_cyclone(), tmp_path)
+    _check_fewer_readers_than_awaited(cyclone_runner(), tmp_path)
 
 
 @pytest.mark.fastdds
@@ -136,13 +128,13 @@ def test_fastdds_ping_says_how_many_readers_matched(tmp_path):
 @pytest.mark.cyclone
 @pytest.mark.parametrize("profile", ["none", "sign_origin_data_encrypt"])
 def test_cyclone_program_with_four_readers(tmp_path, profile):
-    _check_readers_pair(_cyclone(), tmp_path, profile)
+    _check_readers_pair(cyclone_runner(), tmp_path, profile)
 
 
 @needs_cyclone
 @pytest.mark.cyclone
 def test_cyclone_program_with_one_reader_prints_what_it_did(tmp_path):
-    _check_one_reader_unchanged(_cyclone(), tmp_path)
+    _check_one_reader_unchanged(cyclone_runner(), tmp_path)
 
 
 @pytest.mark.fastdds
@@ -198,7 +190,7 @@ def _check_relay_is_never_real_time(r, tmp_path: Path) -> None:
 @needs_cyclone
 @pytest.mark.cyclone
 def test_cyclone_relay_is_never_real_time(tmp_path):
-    _check_relay_is_never_real_time(_cyclone(), tmp_path)
+    _check_relay_is_never_real_time(cyclone_runner(), tmp_path)
 
 
 @pytest.mark.fastdds

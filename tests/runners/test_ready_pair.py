@@ -6,20 +6,12 @@ DDS processes; the checks are on what the pair is and says, never on how fast it
 from __future__ import annotations
 
 import pytest
-from helpers.dds import cyclone_program, needs_cyclone, next_domain, pair_bundle
+from helpers.dds import cyclone_runner, needs_cyclone, next_domain, pair_bundle
 
 from govkit.runners.base import PairRequest
 from govkit.runners.pair import NORMAL, PairFailed
 
 WAIT_S = 120
-
-
-def _cyclone():
-    from govkit.runners.cyclone import CycloneRunner
-    cyclone_program()
-    r = CycloneRunner()
-    r.check_installed()
-    return r
 
 
 def _fastdds():
@@ -57,13 +49,13 @@ def _check_unready_pair(r, tmp_path) -> None:
 @needs_cyclone
 @pytest.mark.cyclone
 def test_cyclone_hands_out_a_ready_pair(tmp_path):
-    _check_ready_pair(_cyclone(), tmp_path)
+    _check_ready_pair(cyclone_runner(), tmp_path)
 
 
 @needs_cyclone
 @pytest.mark.cyclone
 def test_cyclone_pair_that_does_not_match_in_time_is_closed_and_named(tmp_path):
-    _check_unready_pair(_cyclone(), tmp_path)
+    _check_unready_pair(cyclone_runner(), tmp_path)
 
 
 @pytest.mark.fastdds
