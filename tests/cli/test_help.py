@@ -56,6 +56,7 @@ FREE = {
     "--ignore": "as --select",
     "--sizes": "numbers, or 'seeds'",
     "--cost-at": "message sizes in bytes",
+    "--readers": "reader counts (1 to 64)",
     "--budget": "a duration",
     "--perftest": "a path to a program",
     "--loss-rate": "percentages",
