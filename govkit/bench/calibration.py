@@ -51,6 +51,7 @@ from govkit.bench.idle_vs_awake import QUICK as IDLE_QUICK
 from govkit.bench.idle_vs_awake import (
     IdlePlan,
     IdleRefused,
+    aware_date,
     bench_in_child,
     check_idle_vs_awake,
     idle_vs_awake_lines,
@@ -137,12 +138,7 @@ def parse_calibration(data: object, identity: dict[str, str], now: datetime) -> 
     if data.get("identity") != identity:
         raise CalibrationRefused("it was made on another machine (CPU, microcode, kernel or "
                                  "host name differ)")
-    try:
-        created = datetime.fromisoformat(str(data.get("created")))
-    except ValueError:
-        raise CalibrationRefused("its date `created` is not a date") from None
-    if created.tzinfo is None:
-        raise CalibrationRefused("its date `created` has no time zone")
+    created = aware_date(data.get("created"), "its date `created`", CalibrationRefused)
     if created > now + timedelta(minutes=5):
         raise CalibrationRefused("its date `created` is in the future")
     if now - created > timedelta(days=MAX_AGE_DAYS):

@@ -171,16 +171,23 @@ def _number(value, name: str, low: float, high: float) -> float:
     return value
 
 
+def aware_date(value: object, what: str, refused: type[Exception]) -> datetime:
+    """`value` as an ISO date with a time zone, else `refused` saying which `what` is not
+    (the calibration file's `created` and this measurement's)."""
+    try:
+        date = datetime.fromisoformat(str(value))
+    except ValueError:
+        raise refused(f"{what} is not a date") from None
+    if date.tzinfo is None:
+        raise refused(f"{what} has no time zone")
+    return date
+
+
 def check_idle_vs_awake(data: object) -> dict:
     """A stored measurement checked field by field (IdleRefused naming the first problem)."""
     if not isinstance(data, dict):
         raise IdleRefused("`idle_vs_awake` is not an object")
-    try:
-        created = datetime.fromisoformat(str(data.get("created")))
-    except ValueError:
-        raise IdleRefused("`idle_vs_awake.created` is not a date") from None
-    if created.tzinfo is None:
-        raise IdleRefused("`idle_vs_awake.created` has no time zone")
+    aware_date(data.get("created"), "`idle_vs_awake.created`", IdleRefused)
     if data.get("size") != SIZE:
         raise IdleRefused(f"`idle_vs_awake.size` is not {SIZE}")
     _number(data.get("ratio"), "ratio", 0.01, 100)
